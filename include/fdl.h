@@ -1,0 +1,161 @@
+/*
+ * libfdl: versions of a DuckLake dataset kept on a folder, an HTTP host or
+ * S3, the way Git keeps commits (FDL 0.1).
+ *
+ * Conventions (modelled on libgit2):
+ *  - Every function that can fail returns 0 on success or a negative
+ *    FDL_E* code, and fills the caller's `fdl_error` with a message that
+ *    names the file, the field and what was expected. There is no global
+ *    error state: pass an `fdl_error` to each call.
+ *  - Out-parameters come first. An object returned through `**out` belongs
+ *    to the caller and is released with its one `_free` function; strings
+ *    returned through `char **out` are released with `fdl_free`.
+ *  - `const char *` results of accessors are owned by the object they were
+ *    read from and live as long as it does.
+ */
+#ifndef FDL_H
+#define FDL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FDL_SPEC_VERSION "0.1"
+#define FDL_ID_LEN 36 /* a lower-case hyphenated UUID, without NUL */
+
+/* Error codes. The CLI exits with the negated code, so scripts can rely on
+ * them: 3 not found, 4 conflict, 5 invalid, 6 I/O, 7 expired, 8 nothing to
+ * commit, 9 already exists, 10 DuckDB. */
+enum {
+	FDL_OK = 0,
+	FDL_ERROR = -1,      /* anything not listed below */
+	FDL_ENOTFOUND = -3,  /* a file, ref or version does not exist */
+	FDL_ECONFLICT = -4,  /* another writer won a compare-and-swap */
+	FDL_EINVALID = -5,   /* bad input or a file that breaks the spec */
+	FDL_EIO = -6,        /* the store or the file system failed */
+	FDL_EEXPIRED = -7,   /* the version left retention or was withdrawn */
+	FDL_ENOCHANGE = -8,  /* nothing to commit */
+	FDL_EEXISTS = -9,    /* refusing to overwrite */
+	FDL_EDUCKDB = -10,   /* DuckDB or one of its extensions failed */
+};
+
+typedef struct fdl_error {
+	int code;
+	char message[2048];
+} fdl_error;
+
+/* Release a string or buffer returned by libfdl. */
+void fdl_free(void *ptr);
+
+/* ---- repositories ------------------------------------------------------ */
+
+typedef struct fdl_repo fdl_repo;
+
+typedef struct fdl_init_options {
+	const char *branch;   /* default branch, NULL = "main" */
+	const char *data_dir; /* data folder relative to the root, NULL = "data" */
+} fdl_init_options;
+
+/* Create a repository at `root` (a folder path or file:// URL): fdl.json,
+ * HEAD, refs/heads/ and the data folder. Refuses (FDL_EEXISTS) a non-empty
+ * root that is not a repository, and a root that already is one. */
+int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err);
+
+/* Open the repository at `root`; reads and checks fdl.json. */
+int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err);
+void fdl_repo_free(fdl_repo *repo);
+
+/* The root as given, normalised (absolute path for folders). */
+const char *fdl_repo_root(const fdl_repo *repo);
+/* fdl.json's data_dir, e.g. "data". */
+const char *fdl_repo_data_dir(const fdl_repo *repo);
+/* Where readers find the data: root + data_dir + "/". */
+const char *fdl_repo_data_url(const fdl_repo *repo);
+
+/* ---- refs -------------------------------------------------------------- */
+
+/* The branch HEAD names, e.g. "main". Caller frees with fdl_free. */
+int fdl_repo_head_branch(char **out, fdl_repo *repo, fdl_error *err);
+
+/* Resolve `spec` to a version id. `spec` is NULL (HEAD), a branch name,
+ * "refs/heads/<b>", "refs/tags/<t>", "HEAD" or a full version id.
+ * FDL_ENOTFOUND when it names nothing (or an unborn branch). */
+int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err);
+
+/* Check a branch or tag name against Git's ref-name rules. */
+int fdl_ref_name_check(const char *name, fdl_error *err);
+
+/* ---- versions ---------------------------------------------------------- */
+
+typedef struct fdl_version fdl_version;
+
+/* Read and validate versions/<id>/version.json per the spec: every must
+ * field with its type, and `id` equal to the directory. */
+int fdl_version_read(fdl_version **out, fdl_repo *repo, const char *id, fdl_error *err);
+
+/* Validate a version.json held in memory. `dir_id` is the name of the
+ * directory it was found in; `source` names it in error messages. */
+int fdl_version_parse(fdl_version **out, const char *json, size_t len, const char *dir_id,
+		      const char *source, fdl_error *err);
+void fdl_version_free(fdl_version *v);
+
+const char *fdl_version_id(const fdl_version *v);
+int64_t fdl_version_seq(const fdl_version *v);
+size_t fdl_version_parent_count(const fdl_version *v);
+const char *fdl_version_parent(const fdl_version *v, size_t i); /* NULL past the end */
+const char *fdl_version_created_at(const fdl_version *v);
+const char *fdl_version_author_name(const fdl_version *v);
+const char *fdl_version_author_email(const fdl_version *v); /* NULL when absent */
+const char *fdl_version_message(const fdl_version *v);
+const char *fdl_version_catalog_path(const fdl_version *v);
+const char *fdl_version_catalog_sha256(const fdl_version *v);
+const char *fdl_version_catalog_storage(const fdl_version *v);
+int64_t fdl_version_catalog_bytes(const fdl_version *v);
+const char *fdl_version_ducklake_format(const fdl_version *v);
+int64_t fdl_version_snapshot_id(const fdl_version *v);
+/* Pretty-printed JSON of the whole version.json. Caller frees. */
+int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err);
+
+/* ---- working catalogs -------------------------------------------------- */
+
+typedef struct fdl_checkout_options {
+	const char *ref; /* branch to work on, NULL = HEAD's branch */
+} fdl_checkout_options;
+
+/* Make the working catalog folder `work` (which must not exist or be
+ * empty): a SQLite DuckLake catalog holding the branch tip (empty when the
+ * branch has no version yet), and `fdl-work.json` recording the
+ * repository, branch and base version. */
+int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err);
+
+/* The ATTACH statement (with the LOAD lines) a user runs in stock DuckDB to
+ * write to the working catalog `work`. Caller frees. */
+int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err);
+
+typedef struct fdl_commit_options {
+	const char *message;      /* required */
+	const char *author_name;  /* required */
+	const char *author_email; /* may be NULL */
+} fdl_commit_options;
+
+/* Freeze the working catalog's latest snapshot into a new version and move
+ * its branch by compare-and-swap. FDL_ENOCHANGE when there is no new
+ * snapshot (nothing written), FDL_ECONFLICT when the branch moved. */
+int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts,
+	       fdl_error *err);
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* The SQL a reader runs in stock DuckDB to open a version read-only, with
+ * DATA_PATH overridden to where the data is. `spec` as fdl_ref_resolve;
+ * `alias` NULL = "lake". Validates version.json and the catalog's bytes and
+ * sha256 first. Caller frees. */
+int fdl_attach_sql(char **out, fdl_repo *repo, const char *spec, const char *alias, fdl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

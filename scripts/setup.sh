@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Installs everything fdl needs to build and test, offline after the first
+# run: Debian's C libraries, libduckdb + duckdb.h + the DuckDB extensions
+# (pinned, sha256-checked, unpacked under deps/), and a Python venv with
+# stock DuckDB 1.5.5 for the interop tests.
+#
+# Downloads are cached in $FDL_CACHE (default ~/.cache/fdl), outside the
+# clone, and checked against scripts/deps.sha256 and scripts/requirements.txt
+# every time, cached or not. Nothing downloaded is ever committed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+deps="$here/deps"
+cache="${FDL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fdl}"
+duckdb_version=1.5.5
+node_bindings="@duckdb/node-bindings-linux-x64@1.5.5-r.5"
+platform=linux_amd64
+extdir="$deps/extensions/v$duckdb_version/$platform"
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+# --- 1. Debian packages -------------------------------------------------------
+apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
+          libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null \
+    || die "apt-get install ${missing[*]} failed"
+fi
+
+# --- 2. Downloads (cached, always checksummed) --------------------------------
+mkdir -p "$cache"
+fetch_npm() {
+  local file=$1
+  [ -f "$cache/$file" ] && return 0
+  say "downloading $node_bindings"
+  (cd "$cache" && npm pack --silent "$node_bindings" >/dev/null) || die "npm pack $node_bindings failed"
+}
+fetch_sdist() {
+  local file=$1
+  [ -f "$cache/$file" ] && return 0
+  say "downloading duckdb==$duckdb_version source (for duckdb.h)"
+  pip download --quiet --no-deps --no-binary duckdb -d "$cache" "duckdb==$duckdb_version" \
+    || die "pip download duckdb==$duckdb_version (sdist) failed"
+}
+fetch_npm duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz
+fetch_sdist "duckdb-$duckdb_version.tar.gz"
+# The wheels: pip checks each against the hashes in requirements.txt.
+say "checking Python wheels"
+pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements.txt" \
+  || die "pip download -r scripts/requirements.txt failed (hash mismatch or registry unreachable)"
+(cd "$cache" && sha256sum --quiet -c "$here/scripts/deps.sha256") \
+  || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
+
+# --- 3. Unpack under deps/ ----------------------------------------------------
+stamp="$deps/.stamp"
+want=$(sha256sum "$here/scripts/deps.sha256" "$here/scripts/setup.sh" | sha256sum | cut -c1-64)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "unpacking into deps/"
+  rm -rf "$deps/lib" "$deps/include" "$deps/extensions"
+  mkdir -p "$deps/lib" "$deps/include" "$extdir"
+  tar -xzf "$cache/duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz" -C "$deps/lib" --strip-components=1 package/libduckdb.so
+  tar -xzf "$cache/duckdb-$duckdb_version.tar.gz" -C "$deps/include" --strip-components=5 \
+    "duckdb-$duckdb_version/external/duckdb/src/include/duckdb.h"
+  for ext in ducklake sqlite_scanner httpfs; do
+    whl=$(ls "$cache"/duckdb_extension_${ext}-$duckdb_version-*.whl)
+    unzip -q -o -j "$whl" "*/extensions/v$duckdb_version/$ext.duckdb_extension" -d "$extdir"
+    [ -f "$extdir/$ext.duckdb_extension" ] || die "$whl has no $ext.duckdb_extension"
+  done
+  echo "$want" > "$stamp"
+fi
+
+# --- 4. Python venv for the interop tests -------------------------------------
+venv="$deps/venv"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import duckdb, pytest; assert duckdb.__version__ == '$duckdb_version'" 2>/dev/null; then
+  say "creating the Python venv (deps/venv)"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes \
+    -r "$here/scripts/requirements.txt" || die "pip install into deps/venv failed"
+fi
+
+say "ok: libduckdb $(strings "$deps/lib/libduckdb.so" | grep -m1 -o 'v1\.5\.5' || echo '?'), extensions in $extdir"

@@ -1,0 +1,73 @@
+/* Everything fdl does to DuckLake catalogs: create, copy (freeze and
+ * checkout), and inspect (files, tables) through DuckDB. */
+#ifndef FDL_CATALOG_H
+#define FDL_CATALOG_H
+
+#include "../util/json.h"
+#include "duck.h"
+
+typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB } fdl_cat_kind;
+
+/* Create an empty DuckLake catalog file through the extension, so every
+ * metadata table of the current format exists, then detach it. */
+int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const char *data_path, fdl_error *err);
+
+/* ATTACH a catalog file raw (its ducklake_* tables as plain tables). */
+int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
+			   fdl_error *err);
+int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err);
+
+typedef struct fdl_copy_options {
+	int64_t upto;          /* keep rows up to this snapshot; -1 keeps all */
+	const char *data_path; /* new ducklake_metadata data_path */
+	bool no_inlining;      /* store data_inlining_row_limit = 0 */
+} fdl_copy_options;
+
+/* Replace every metadata row of `dst` with those of `src` (both attached
+ * raw, same DuckLake format): rows begun after `upto` are dropped and an
+ * end_snapshot after it becomes NULL. Inlined data and the working
+ * catalog's deletion queue are not copied. Runs in one transaction. */
+int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o, fdl_error *err);
+
+typedef struct fdl_catalog_info {
+	int64_t first_snapshot, last_snapshot;
+	char format[32];  /* ducklake_metadata 'version' */
+	char storage[64]; /* DuckDB storage of the file, e.g. "duckdb-v1.5.0" */
+} fdl_catalog_info;
+
+int fdl_catalog_info_read(fdl_duck *d, const char *alias, fdl_catalog_info *info, fdl_error *err);
+
+/* Refuse a catalog that holds rows inline at snapshot `upto`. */
+int fdl_catalog_check_inlined(fdl_duck *d, const char *alias, int64_t upto, fdl_error *err);
+
+/* One live data file of a catalog whose end_snapshot values are already
+ * cut at the frozen snapshot. Paths are relative to the data path. */
+typedef struct fdl_data_file {
+	char *table_key; /* "schema.table" */
+	int64_t table_id;
+	char *path;
+	int64_t rows, bytes, footer_bytes; /* footer_bytes -1 when not recorded */
+	char *delete_path;                 /* NULL without deletes */
+	int64_t delete_rows, delete_bytes;
+} fdl_data_file;
+
+typedef struct fdl_data_files {
+	fdl_data_file *items;
+	size_t len, cap;
+} fdl_data_files;
+
+/* Every live data file (catalog order), with each path resolved through
+ * schema and table paths and checked to be relative and clean. */
+int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, fdl_error *err);
+void fdl_data_files_free(fdl_data_files *f);
+
+/* files.json's content (seed: "files.json"). */
+int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
+			   fdl_error *err);
+
+/* dataset.json's "tables": every live table (rows, fields with type and
+ * nullable, COMMENT ON text as description), then views (kind, sql). */
+int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
+			    fdl_error *err);
+
+#endif

@@ -1,0 +1,318 @@
+/* Creating catalog files and copying metadata rows between them: the freeze
+ * (working SQLite catalog -> frozen DuckDB file) and the checkout (frozen
+ * file -> new working catalog) are the same copy with other options. */
+#include "catalog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const char *data_path, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	char *target = fdl_asprintf("ducklake:%s", path);
+	if (!target)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, target, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AS fdl_new (DATA_PATH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, data_path, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, kind == FDL_CAT_SQLITE ? ", META_TYPE 'sqlite')" : ")", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (!rc)
+		rc = fdl_duck_exec(d, "DETACH fdl_new", err);
+	if (rc)
+		fdl_error_prefix(err, "creating the DuckLake catalog %s", path);
+	free(target);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
+			   fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, path, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, " AS %s (TYPE %s%s)", alias, kind == FDL_CAT_SQLITE ? "sqlite" : "duckdb",
+				    read_only ? ", READ_ONLY" : "");
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "opening the catalog %s", path);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "DETACH %s", alias);
+	return fdl_duck_exec(d, sql, err);
+}
+
+/* The column names of a table of an attached database, in order. */
+static int table_columns(fdl_duck *d, const char *db, const char *table, fdl_strlist *out, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "SELECT column_name FROM duckdb_columns() WHERE database_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, db, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AND schema_name = 'main' AND table_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, table, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " ORDER BY column_index", err);
+	fdl_rows r;
+	if (!rc && !(rc = fdl_duck_query(d, &r, sql.data, err))) {
+		for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+			char *c = fdl_rows_str(&r, 0, i);
+			rc = fdl_strlist_add(out, c ? c : "", err);
+			duckdb_free(c);
+		}
+		fdl_rows_free(&r);
+	}
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+static int metadata_tables(fdl_duck *d, const char *db, fdl_strlist *out, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "SELECT table_name FROM duckdb_tables() WHERE database_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, db, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AND schema_name = 'main' AND table_name LIKE 'ducklake\\_%' ESCAPE '\\' "
+					"ORDER BY table_name",
+				  err);
+	fdl_rows r;
+	if (!rc && !(rc = fdl_duck_query(d, &r, sql.data, err))) {
+		for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+			char *c = fdl_rows_str(&r, 0, i);
+			rc = fdl_strlist_add(out, c ? c : "", err);
+			duckdb_free(c);
+		}
+		fdl_rows_free(&r);
+	}
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+static bool has(const fdl_strlist *l, const char *s)
+{
+	for (size_t i = 0; i < l->len; i++)
+		if (!strcmp(l->items[i], s))
+			return true;
+	return false;
+}
+
+/* Tables that belong to the working catalog only, never copied. */
+static bool working_only(const char *t)
+{
+	return !strcmp(t, "ducklake_files_scheduled_for_deletion") || !strcmp(t, "ducklake_inlined_data_tables") ||
+	       !strncmp(t, "ducklake_inlined_data_", 22) || !strncmp(t, "ducklake_inlined_delete_", 24);
+}
+
+/* The WHERE clause that keeps a table's rows up to snapshot N. */
+static int where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_strlist *cols, int64_t n,
+		      fdl_error *err)
+{
+	if (n < 0)
+		return 0;
+	if (has(cols, "snapshot_id") && (!strcmp(t, "ducklake_snapshot") || !strcmp(t, "ducklake_snapshot_changes")))
+		return fdl_buf_printf(sql, err, " WHERE snapshot_id <= %lld", (long long)n);
+	if (has(cols, "begin_snapshot"))
+		return fdl_buf_printf(sql, err, " WHERE begin_snapshot <= %lld", (long long)n);
+	if (has(cols, "data_file_id") && strcmp(t, "ducklake_data_file") != 0)
+		return fdl_buf_printf(sql, err,
+				      " WHERE data_file_id IN (SELECT data_file_id FROM %s.ducklake_data_file WHERE "
+				      "begin_snapshot <= %lld)",
+				      src, (long long)n);
+	if (!strcmp(t, "ducklake_table_stats") || !strcmp(t, "ducklake_table_column_stats"))
+		return fdl_buf_printf(sql, err,
+				      " WHERE table_id IN (SELECT table_id FROM %s.ducklake_table WHERE "
+				      "begin_snapshot <= %lld)",
+				      src, (long long)n);
+	return 0;
+}
+
+static int copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_copy_options *o,
+		      fdl_error *err)
+{
+	fdl_strlist dcols = {0}, scols = {0};
+	fdl_buf sql = {0};
+	int rc = table_columns(d, dst, t, &dcols, err);
+	if (!rc)
+		rc = table_columns(d, src, t, &scols, err);
+	if (!rc && scols.len == 0)
+		rc = fdl_fail(err, FDL_EINVALID,
+			      "the source catalog has no table %s: it is not a DuckLake catalog of this format", t);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, "DELETE FROM %s.%s; INSERT INTO %s.%s (", dst, t, dst, t);
+	for (size_t i = 0; i < dcols.len && !rc; i++)
+		rc = fdl_buf_printf(&sql, err, "%s\"%s\"", i ? ", " : "", dcols.items[i]);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ") SELECT ", err);
+	for (size_t i = 0; i < dcols.len && !rc; i++) {
+		const char *c = dcols.items[i];
+		if (i)
+			rc = fdl_buf_puts(&sql, ", ", err);
+		if (rc)
+			break;
+		if (!has(&scols, c))
+			rc = fdl_buf_puts(&sql, "NULL", err);
+		else if (!strcmp(c, "end_snapshot") && o->upto >= 0)
+			rc = fdl_buf_printf(&sql, err, "CASE WHEN end_snapshot > %lld THEN NULL ELSE end_snapshot END",
+					    (long long)o->upto);
+		else if (!strcmp(t, "ducklake_metadata") && !strcmp(c, "value") && o->data_path) {
+			rc = fdl_buf_puts(&sql, "CASE WHEN key = 'data_path' AND scope IS NULL THEN ", err);
+			if (!rc)
+				rc = fdl_buf_sql_str(&sql, o->data_path, err);
+			if (!rc)
+				rc = fdl_buf_puts(&sql, " ELSE value END", err);
+		} else
+			rc = fdl_buf_printf(&sql, err, "\"%s\"", c);
+	}
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, " FROM %s.%s", src, t);
+	if (!rc)
+		rc = where_upto(&sql, src, t, &scols, o->upto, err);
+	if (!rc && !strcmp(t, "ducklake_metadata") && o->no_inlining) {
+		/* ducklake_metadata has no snapshot columns: no WHERE yet. */
+		rc = fdl_buf_puts(&sql, " WHERE NOT (key = 'data_inlining_row_limit' AND scope IS NULL); INSERT INTO ",
+					  err);
+		if (!rc)
+			rc = fdl_buf_printf(&sql, err,
+					    "%s.ducklake_metadata (key, value, scope, scope_id) VALUES "
+					    "('data_inlining_row_limit', '0', NULL, NULL)",
+					    dst);
+	}
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "copying %s", t);
+	fdl_buf_free(&sql);
+	fdl_strlist_free(&dcols);
+	fdl_strlist_free(&scols);
+	return rc;
+}
+
+int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o, fdl_error *err)
+{
+	fdl_strlist tables = {0};
+	int rc = metadata_tables(d, dst, &tables, err);
+	if (!rc && tables.len == 0)
+		rc = fdl_fail(err, FDL_EINVALID, "the new catalog has no DuckLake tables");
+	if (!rc)
+		rc = fdl_duck_exec(d, "BEGIN TRANSACTION", err);
+	for (size_t i = 0; i < tables.len && !rc; i++) {
+		if (working_only(tables.items[i])) {
+			char sql[256];
+			snprintf(sql, sizeof sql, "DELETE FROM %s.%s", dst, tables.items[i]);
+			rc = fdl_duck_exec(d, sql, err);
+			continue;
+		}
+		rc = copy_table(d, src, dst, tables.items[i], o, err);
+	}
+	if (!rc)
+		rc = fdl_duck_exec(d, "COMMIT", err);
+	else
+		fdl_duck_exec(d, "ROLLBACK", NULL);
+	fdl_strlist_free(&tables);
+	return rc;
+}
+
+int fdl_catalog_info_read(fdl_duck *d, const char *alias, fdl_catalog_info *info, fdl_error *err)
+{
+	memset(info, 0, sizeof *info);
+	char sql[512];
+	fdl_rows r;
+	snprintf(sql, sizeof sql, "SELECT min(snapshot_id), max(snapshot_id) FROM %s.ducklake_snapshot", alias);
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return fdl_error_prefix(err, "reading the catalog's snapshots");
+	if (fdl_rows_count(&r) == 0 || fdl_rows_null(&r, 1, 0))
+		rc = fdl_fail(err, FDL_EINVALID, "the catalog has no snapshots");
+	else {
+		info->first_snapshot = fdl_rows_int(&r, 0, 0);
+		info->last_snapshot = fdl_rows_int(&r, 1, 0);
+	}
+	fdl_rows_free(&r);
+	if (rc)
+		return rc;
+	snprintf(sql, sizeof sql,
+		 "SELECT value FROM %s.ducklake_metadata WHERE key = 'version' AND scope IS NULL", alias);
+	if ((rc = fdl_duck_query(d, &r, sql, err)))
+		return rc;
+	char *v = fdl_rows_count(&r) ? fdl_rows_str(&r, 0, 0) : NULL;
+	if (!v)
+		rc = fdl_fail(err, FDL_EINVALID, "the catalog's ducklake_metadata has no 'version'");
+	else
+		snprintf(info->format, sizeof info->format, "%s", v);
+	duckdb_free(v);
+	fdl_rows_free(&r);
+	if (rc)
+		return rc;
+	/* DuckDB files carry a storage version tag, e.g. "v1.5.0+". */
+	snprintf(sql, sizeof sql,
+		 "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = '%s' AND type = "
+		 "'duckdb'",
+		 alias);
+	if ((rc = fdl_duck_query(d, &r, sql, err)))
+		return rc;
+	char *s = fdl_rows_count(&r) ? fdl_rows_str(&r, 0, 0) : NULL;
+	if (s) {
+		size_t n = strlen(s);
+		if (n && s[n - 1] == '+')
+			s[n - 1] = '\0';
+		snprintf(info->storage, sizeof info->storage, "duckdb-%s", s);
+	}
+	duckdb_free(s);
+	fdl_rows_free(&r);
+	return 0;
+}
+
+int fdl_catalog_check_inlined(fdl_duck *d, const char *alias, int64_t upto, fdl_error *err)
+{
+	fdl_strlist tables = {0};
+	int rc = metadata_tables(d, alias, &tables, err);
+	for (size_t i = 0; i < tables.len && !rc; i++) {
+		const char *t = tables.items[i];
+		bool data = !strncmp(t, "ducklake_inlined_data_", 22) && strcmp(t, "ducklake_inlined_data_tables");
+		bool del = !strncmp(t, "ducklake_inlined_delete_", 24);
+		if (!data && !del)
+			continue;
+		fdl_strlist cols = {0};
+		char sql[512];
+		rc = table_columns(d, alias, t, &cols, err);
+		const char *begin = has(&cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
+		const char *end = has(&cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
+		if (data && has(&cols, end))
+			snprintf(sql, sizeof sql,
+				 "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld AND (%s IS NULL OR %s > %lld)", alias,
+				 t, begin, (long long)upto, end, end, (long long)upto);
+		else
+			snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld", alias, t, begin,
+				 (long long)upto);
+		fdl_strlist_free(&cols);
+		int64_t n = 0;
+		if (!rc)
+			rc = fdl_duck_int(d, &n, 0, sql, err);
+		if (!rc && n > 0)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "the working catalog holds %lld %s inline (%s); a version keeps all data in "
+				      "data files: run CALL ducklake_flush_inlined_data('<catalog alias>') in DuckDB, "
+				      "then commit again",
+				      (long long)n, data ? "rows" : "deletes", t);
+	}
+	fdl_strlist_free(&tables);
+	return rc;
+}

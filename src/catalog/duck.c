@@ -1,0 +1,169 @@
+#include "duck.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef FDL_DEFAULT_EXTENSION_DIR
+#define FDL_DEFAULT_EXTENSION_DIR "/usr/local/lib/fdl/extensions"
+#endif
+
+const char *fdl_duck_platform(void)
+{
+#if defined(__x86_64__) && defined(__linux__)
+	return "linux_amd64";
+#elif defined(__aarch64__) && defined(__linux__)
+	return "linux_arm64";
+#else
+	return "unknown";
+#endif
+}
+
+char *fdl_duck_extension_dir(void)
+{
+	const char *dir = getenv("FDL_EXTENSION_DIR");
+	return fdl_strdup(dir && *dir ? dir : FDL_DEFAULT_EXTENSION_DIR);
+}
+
+int fdl_duck_extension_path(char **out, const char *name, fdl_error *err)
+{
+	char *dir = fdl_duck_extension_dir();
+	char *path = dir ? fdl_asprintf("%s/%s/%s/%s.duckdb_extension", dir, duckdb_library_version(),
+					fdl_duck_platform(), name)
+			 : NULL;
+	free(dir);
+	if (!path)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int rc = fdl_fail(err, FDL_ENOTFOUND,
+				  "DuckDB extension '%s' is missing: expected the file %s (run `make setup`, or "
+				  "set FDL_EXTENSION_DIR to a folder holding %s/%s/%s.duckdb_extension)",
+				  name, path, duckdb_library_version(), fdl_duck_platform(), name);
+		free(path);
+		return rc;
+	}
+	*out = path;
+	return 0;
+}
+
+static int load_extension(fdl_duck *d, const char *name, fdl_error *err)
+{
+	char *path;
+	int rc = fdl_duck_extension_path(&path, name, err);
+	if (rc)
+		return rc;
+	fdl_buf sql = {0};
+	rc = fdl_buf_puts(&sql, "LOAD ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, path, err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "loading %s", path);
+	fdl_buf_free(&sql);
+	free(path);
+	return rc;
+}
+
+int fdl_duck_open(fdl_duck *d, fdl_error *err)
+{
+	memset(d, 0, sizeof *d);
+	duckdb_config cfg;
+	if (duckdb_create_config(&cfg) != DuckDBSuccess)
+		return fdl_fail(err, FDL_EDUCKDB, "DuckDB: cannot create a configuration");
+	char *extdir = fdl_duck_extension_dir();
+	/* Never fetch anything from the internet: fdl loads its own files. */
+	duckdb_set_config(cfg, "autoinstall_known_extensions", "false");
+	duckdb_set_config(cfg, "autoload_known_extensions", "false");
+	if (extdir)
+		duckdb_set_config(cfg, "extension_directory", extdir);
+	free(extdir);
+	char *msg = NULL;
+	if (duckdb_open_ext(NULL, &d->db, cfg, &msg) != DuckDBSuccess) {
+		int rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: cannot open: %s", msg ? msg : "unknown error");
+		duckdb_free(msg);
+		duckdb_destroy_config(&cfg);
+		return rc;
+	}
+	duckdb_destroy_config(&cfg);
+	if (duckdb_connect(d->db, &d->con) != DuckDBSuccess) {
+		duckdb_close(&d->db);
+		return fdl_fail(err, FDL_EDUCKDB, "DuckDB: cannot connect");
+	}
+	int rc = load_extension(d, "sqlite_scanner", err);
+	if (!rc)
+		rc = load_extension(d, "ducklake", err);
+	if (rc)
+		fdl_duck_close(d);
+	return rc;
+}
+
+void fdl_duck_close(fdl_duck *d)
+{
+	if (d->con)
+		duckdb_disconnect(&d->con);
+	if (d->db)
+		duckdb_close(&d->db);
+	d->con = NULL;
+	d->db = NULL;
+}
+
+int fdl_duck_query(fdl_duck *d, fdl_rows *rows, const char *sql, fdl_error *err)
+{
+	memset(rows, 0, sizeof *rows);
+	if (duckdb_query(d->con, sql, &rows->res) != DuckDBSuccess) {
+		const char *e = duckdb_result_error(&rows->res);
+		int rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", e ? e : "query failed");
+		duckdb_destroy_result(&rows->res);
+		return rc;
+	}
+	rows->live = true;
+	return 0;
+}
+
+int fdl_duck_exec(fdl_duck *d, const char *sql, fdl_error *err)
+{
+	fdl_rows r;
+	int rc = fdl_duck_query(d, &r, sql, err);
+	fdl_rows_free(&r);
+	return rc;
+}
+
+void fdl_rows_free(fdl_rows *rows)
+{
+	if (rows->live)
+		duckdb_destroy_result(&rows->res);
+	rows->live = false;
+}
+
+size_t fdl_rows_count(fdl_rows *rows) { return (size_t)duckdb_row_count(&rows->res); }
+size_t fdl_rows_columns(fdl_rows *rows) { return (size_t)duckdb_column_count(&rows->res); }
+bool fdl_rows_null(fdl_rows *rows, size_t col, size_t row)
+{
+	return duckdb_value_is_null(&rows->res, col, row);
+}
+int64_t fdl_rows_int(fdl_rows *rows, size_t col, size_t row)
+{
+	return duckdb_value_int64(&rows->res, col, row);
+}
+char *fdl_rows_str(fdl_rows *rows, size_t col, size_t row)
+{
+	if (duckdb_value_is_null(&rows->res, col, row))
+		return NULL;
+	return duckdb_value_varchar(&rows->res, col, row);
+}
+
+int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err)
+{
+	fdl_rows r;
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return rc;
+	if (fdl_rows_count(&r) == 0 || fdl_rows_null(&r, 0, 0))
+		*out = if_null;
+	else
+		*out = fdl_rows_int(&r, 0, 0);
+	fdl_rows_free(&r);
+	return 0;
+}

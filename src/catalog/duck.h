@@ -1,0 +1,46 @@
+/* The one wrapper around DuckDB's C API: open an in-memory database with
+ * fdl's own extensions loaded (never from the internet), run statements,
+ * read result cells. No handle leaks on error paths. */
+#ifndef FDL_DUCK_H
+#define FDL_DUCK_H
+
+#include "../util/util.h"
+#include <duckdb.h>
+
+typedef struct fdl_duck {
+	duckdb_database db;
+	duckdb_connection con;
+} fdl_duck;
+
+typedef struct fdl_rows {
+	duckdb_result res;
+	bool live;
+} fdl_rows;
+
+/* Open DuckDB in memory and LOAD ducklake and sqlite_scanner from the
+ * extension folder (FDL_EXTENSION_DIR, else the one `make setup` filled),
+ * laid out as <dir>/<duckdb version>/<platform>/<name>.duckdb_extension. */
+int fdl_duck_open(fdl_duck *d, fdl_error *err);
+void fdl_duck_close(fdl_duck *d);
+
+/* The path of an extension file; FDL_ENOTFOUND (naming the file expected)
+ * when it is missing. Caller frees. */
+int fdl_duck_extension_path(char **out, const char *name, fdl_error *err);
+/* The folder fdl loads extensions from. Caller frees. */
+char *fdl_duck_extension_dir(void);
+const char *fdl_duck_platform(void);
+
+int fdl_duck_exec(fdl_duck *d, const char *sql, fdl_error *err);
+int fdl_duck_query(fdl_duck *d, fdl_rows *rows, const char *sql, fdl_error *err);
+void fdl_rows_free(fdl_rows *rows);
+size_t fdl_rows_count(fdl_rows *rows);
+size_t fdl_rows_columns(fdl_rows *rows);
+bool fdl_rows_null(fdl_rows *rows, size_t col, size_t row);
+int64_t fdl_rows_int(fdl_rows *rows, size_t col, size_t row);
+/* Cell as text; NULL for SQL NULL. Caller frees with duckdb_free. */
+char *fdl_rows_str(fdl_rows *rows, size_t col, size_t row);
+
+/* Run a query returning one BIGINT (NULL reads as `if_null`). */
+int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err);
+
+#endif

@@ -1,0 +1,306 @@
+/* Reading what a frozen catalog holds: its live data files (for the data
+ * check and files.json) and its tables and views (for dataset.json). The
+ * catalog is attached raw and its end_snapshot values are already cut at
+ * the frozen snapshot, so "live" is simply end_snapshot IS NULL. */
+#include "catalog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void fdl_data_files_free(fdl_data_files *f)
+{
+	for (size_t i = 0; i < f->len; i++) {
+		free(f->items[i].table_key);
+		free(f->items[i].path);
+		free(f->items[i].delete_path);
+	}
+	free(f->items);
+	memset(f, 0, sizeof *f);
+}
+
+/* Join schema path, table path and file path the way DuckLake resolves
+ * them (ducklake-format.md 4.4); refuses absolute components. */
+static int resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err)
+{
+	fdl_buf b = {0};
+	int rc = 0;
+	/* columns: schema path, rel, table path, rel, file path, rel */
+	for (size_t k = 0; k < 3 && !rc; k++) {
+		char *p = fdl_rows_str(r, col0 + 2 * k, row);
+		bool rel = fdl_rows_null(r, col0 + 2 * k + 1, row) || fdl_rows_int(r, col0 + 2 * k + 1, row) != 0;
+		if (p && *p && !rel)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s: the catalog records an absolute path '%s'; every data file of a version must "
+				      "lie under data_dir, recorded relative to the data path",
+				      what, p);
+		else if (p)
+			rc = fdl_buf_puts(&b, p, err);
+		duckdb_free(p);
+	}
+	if (!rc)
+		rc = fdl_path_check_relative(b.data ? b.data : "", what, err);
+	if (rc) {
+		fdl_buf_free(&b);
+		return rc;
+	}
+	*out = fdl_buf_detach(&b);
+	return 0;
+}
+
+/* Expand a query template: every {db} becomes the attached alias. */
+static int with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err)
+{
+	int rc = 0;
+	for (const char *p = tmpl; *p && !rc;) {
+		const char *hit = strstr(p, "{db}");
+		size_t n = hit ? (size_t)(hit - p) : strlen(p);
+		rc = fdl_buf_add(sql, p, n, err);
+		if (!rc && hit)
+			rc = fdl_buf_puts(sql, alias, err);
+		p += n + (hit ? 4 : 0);
+	}
+	return rc;
+}
+
+static const char FILES_SQL[] =
+	"SELECT s.schema_name || '.' || t.table_name, t.table_id,"
+	" s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, f.path_is_relative,"
+	" f.record_count, f.file_size_bytes, f.footer_size,"
+	" s.path, s.path_is_relative, t.path, t.path_is_relative, d.path, d.path_is_relative,"
+	" d.delete_count, d.file_size_bytes, d.data_file_id IS NOT NULL"
+	" FROM {db}.ducklake_data_file f"
+	" JOIN {db}.ducklake_table t ON t.table_id = f.table_id AND t.end_snapshot IS NULL"
+	" JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL"
+	" LEFT JOIN {db}.ducklake_delete_file d ON d.data_file_id = f.data_file_id AND d.end_snapshot IS NULL"
+	" WHERE f.end_snapshot IS NULL"
+	" ORDER BY t.table_id, f.file_order NULLS LAST, f.data_file_id";
+
+int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = with_db(&sql, FILES_SQL, alias, err);
+	fdl_rows r;
+	if (!rc)
+		rc = fdl_duck_query(d, &r, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		return fdl_error_prefix(err, "listing the catalog's data files");
+	size_t n = fdl_rows_count(&r);
+	out->items = n ? calloc(n, sizeof *out->items) : NULL;
+	if (n && !out->items)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; i < n && !rc; i++) {
+		fdl_data_file *f = &out->items[out->len++];
+		char *key = fdl_rows_str(&r, 0, i);
+		f->table_key = fdl_strdup(key ? key : "");
+		duckdb_free(key);
+		f->table_id = fdl_rows_int(&r, 1, i);
+		char what[600];
+		snprintf(what, sizeof what, "data file of table %s", f->table_key);
+		rc = resolve_path(&f->path, &r, i, 2, what, err);
+		f->rows = fdl_rows_null(&r, 8, i) ? 0 : fdl_rows_int(&r, 8, i);
+		f->bytes = fdl_rows_null(&r, 9, i) ? 0 : fdl_rows_int(&r, 9, i);
+		f->footer_bytes = fdl_rows_null(&r, 10, i) ? -1 : fdl_rows_int(&r, 10, i);
+		if (!rc && fdl_rows_int(&r, 19, i)) {
+			snprintf(what, sizeof what, "delete file of table %s", f->table_key);
+			rc = resolve_path(&f->delete_path, &r, i, 11, what, err);
+			f->delete_rows = fdl_rows_null(&r, 17, i) ? 0 : fdl_rows_int(&r, 17, i);
+			f->delete_bytes = fdl_rows_null(&r, 18, i) ? 0 : fdl_rows_int(&r, 18, i);
+		}
+		if (!rc && !f->table_key)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	fdl_rows_free(&r);
+	if (rc)
+		fdl_data_files_free(out);
+	return rc;
+}
+
+/* Live tables in catalog order: key, table_id, schema, name, renamed. */
+static const char TABLES_SQL[] =
+	"SELECT s.schema_name || '.' || t.table_name, t.table_id, s.schema_name, t.table_name,"
+	" EXISTS (SELECT 1 FROM {db}.ducklake_column c WHERE c.table_id = t.table_id"
+	"         GROUP BY c.column_id HAVING count(DISTINCT c.column_name) > 1)"
+	" FROM {db}.ducklake_table t"
+	" JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL"
+	" WHERE t.end_snapshot IS NULL ORDER BY t.table_id";
+
+static int file_json(json_t **out, const fdl_data_file *f)
+{
+	json_t *o = json_pack("{s:s, s:I, s:I}", "path", f->path, "rows", (json_int_t)f->rows, "bytes",
+			      (json_int_t)f->bytes);
+	if (o && f->footer_bytes >= 0)
+		json_object_set_new(o, "footer_bytes", json_integer(f->footer_bytes));
+	if (o && f->delete_path)
+		json_object_set_new(o, "deletes",
+				    json_pack("{s:s, s:I, s:I}", "path", f->delete_path, "rows",
+					      (json_int_t)f->delete_rows, "bytes", (json_int_t)f->delete_bytes));
+	*out = o;
+	return o ? 0 : -1;
+}
+
+int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
+			   fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = with_db(&sql, TABLES_SQL, alias, err);
+	fdl_rows r;
+	if (!rc)
+		rc = fdl_duck_query(d, &r, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		return fdl_error_prefix(err, "listing the catalog's tables");
+	json_t *tables = json_object();
+	for (size_t i = 0; i < fdl_rows_count(&r) && tables; i++) {
+		char *key = fdl_rows_str(&r, 0, i);
+		int64_t id = fdl_rows_int(&r, 1, i);
+		json_t *list = json_array();
+		for (size_t k = 0; k < files->len && list; k++) {
+			json_t *fj;
+			if (files->items[k].table_id != id)
+				continue;
+			if (file_json(&fj, &files->items[k]) || json_array_append_new(list, fj)) {
+				json_decref(list);
+				list = NULL;
+			}
+		}
+		json_t *t = list ? json_pack("{s:o, s:b}", "files", list, "renamed_columns",
+					     (int)fdl_rows_int(&r, 4, i))
+				 : NULL;
+		if (!t || !key || json_object_set_new(tables, key, t)) {
+			json_decref(tables);
+			tables = NULL;
+		}
+		duckdb_free(key);
+	}
+	fdl_rows_free(&r);
+	json_t *doc = tables ? json_pack("{s:o}", "tables", tables) : NULL;
+	if (!doc)
+		return fdl_fail(err, FDL_ERROR, "out of memory building files.json");
+	*out = doc;
+	return 0;
+}
+
+/* fields of one table: name, type, nullable, and the COMMENT ON text. */
+static int table_fields(json_t **out, fdl_duck *d, const char *alias, int64_t table_id, fdl_error *err)
+{
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+		 "SELECT c.column_name, c.column_type, c.nulls_allowed,"
+		 " (SELECT g.value FROM %1$s.ducklake_column_tag g WHERE g.table_id = c.table_id AND"
+		 "  g.column_id = c.column_id AND g.key = 'comment' AND g.end_snapshot IS NULL LIMIT 1)"
+		 " FROM %1$s.ducklake_column c WHERE c.table_id = %2$lld AND c.end_snapshot IS NULL"
+		 " AND c.parent_column IS NULL ORDER BY c.column_order",
+		 alias, (long long)table_id);
+	fdl_rows r;
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return rc;
+	json_t *fields = json_array();
+	for (size_t i = 0; i < fdl_rows_count(&r) && fields; i++) {
+		char *name = fdl_rows_str(&r, 0, i), *type = fdl_rows_str(&r, 1, i), *comment = fdl_rows_str(&r, 3, i);
+		bool nullable = fdl_rows_null(&r, 2, i) || fdl_rows_int(&r, 2, i) != 0;
+		json_t *f = json_pack("{s:s, s:s, s:b}", "name", name ? name : "", "type", type ? type : "",
+				      "nullable", nullable);
+		if (f && comment && *comment)
+			json_object_set_new(f, "description", json_string(comment));
+		if (!f || json_array_append_new(fields, f)) {
+			json_decref(fields);
+			fields = NULL;
+		}
+		duckdb_free(name);
+		duckdb_free(type);
+		duckdb_free(comment);
+	}
+	fdl_rows_free(&r);
+	if (!fields)
+		return fdl_fail(err, FDL_ERROR, "out of memory building dataset.json");
+	*out = fields;
+	return 0;
+}
+
+static int add_views(json_t *tables, fdl_duck *d, const char *alias, fdl_error *err)
+{
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+		 "SELECT s.schema_name, v.view_name, v.sql,"
+		 " (SELECT g.value FROM %1$s.ducklake_tag g WHERE g.object_id = v.view_id AND g.key = 'comment'"
+		 "  AND g.end_snapshot IS NULL LIMIT 1)"
+		 " FROM %1$s.ducklake_view v JOIN %1$s.ducklake_schema s ON s.schema_id = v.schema_id AND"
+		 " s.end_snapshot IS NULL WHERE v.end_snapshot IS NULL ORDER BY v.view_id",
+		 alias);
+	fdl_rows r;
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+		char *schema = fdl_rows_str(&r, 0, i), *name = fdl_rows_str(&r, 1, i), *vsql = fdl_rows_str(&r, 2, i),
+		     *comment = fdl_rows_str(&r, 3, i);
+		json_t *v = json_pack("{s:s, s:s, s:s, s:s}", "schema", schema ? schema : "", "name",
+				      name ? name : "", "kind", "view", "sql", vsql ? vsql : "");
+		if (v && comment && *comment)
+			json_object_set_new(v, "description", json_string(comment));
+		if (!v || json_array_append_new(tables, v))
+			rc = fdl_fail(err, FDL_ERROR, "out of memory building dataset.json");
+		duckdb_free(schema);
+		duckdb_free(name);
+		duckdb_free(vsql);
+		duckdb_free(comment);
+	}
+	fdl_rows_free(&r);
+	return rc;
+}
+
+int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
+			    fdl_error *err)
+{
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+		 "SELECT t.table_id, s.schema_name, t.table_name,"
+		 " (SELECT g.value FROM %1$s.ducklake_tag g WHERE g.object_id = t.table_id AND g.key = 'comment'"
+		 "  AND g.end_snapshot IS NULL LIMIT 1)"
+		 " FROM %1$s.ducklake_table t JOIN %1$s.ducklake_schema s ON s.schema_id = t.schema_id AND"
+		 " s.end_snapshot IS NULL WHERE t.end_snapshot IS NULL ORDER BY t.table_id",
+		 alias);
+	fdl_rows r;
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return fdl_error_prefix(err, "listing the catalog's tables");
+	json_t *tables = json_array();
+	if (!tables)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+		int64_t id = fdl_rows_int(&r, 0, i);
+		int64_t rows = 0;
+		for (size_t k = 0; k < files->len; k++)
+			if (files->items[k].table_id == id)
+				rows += files->items[k].rows - files->items[k].delete_rows;
+		char *schema = fdl_rows_str(&r, 1, i), *name = fdl_rows_str(&r, 2, i), *comment = fdl_rows_str(&r, 3, i);
+		json_t *fields = NULL;
+		rc = table_fields(&fields, d, alias, id, err);
+		json_t *t = rc ? NULL
+			       : json_pack("{s:s, s:s}", "schema", schema ? schema : "", "name", name ? name : "");
+		if (t && comment && *comment)
+			json_object_set_new(t, "description", json_string(comment));
+		if (t) {
+			json_object_set_new(t, "rows", json_integer(rows));
+			json_object_set_new(t, "fields", fields);
+			fields = NULL;
+		}
+		if (!rc && (!t || json_array_append_new(tables, t)))
+			rc = fdl_fail(err, FDL_ERROR, "out of memory building dataset.json");
+		json_decref(fields);
+		duckdb_free(schema);
+		duckdb_free(name);
+		duckdb_free(comment);
+	}
+	fdl_rows_free(&r);
+	if (!rc)
+		rc = add_views(tables, d, alias, err);
+	if (rc) {
+		json_decref(tables);
+		return rc;
+	}
+	*out = tables;
+	return 0;
+}

@@ -1,0 +1,181 @@
+/* fdl checkout: a new working catalog holding a branch's tip. */
+#include "catalog/catalog.h"
+#include "work.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int dir_is_empty_or_absent(const char *dir, bool *existed, fdl_error *err)
+{
+	*existed = false;
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		return fdl_fail(err, errno == ENOTDIR ? FDL_EEXISTS : FDL_EIO, "cannot use %s as a working catalog "
+				"folder: %s", dir, strerror(errno));
+	}
+	*existed = true;
+	struct dirent *e;
+	int rc = 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			rc = fdl_fail(err, FDL_EEXISTS, "%s is not empty (it holds %s); refusing to check out there",
+				      dir, e->d_name);
+			break;
+		}
+	closedir(d);
+	return rc;
+}
+
+/* The branch a checkout works on: a branch name, refs/heads/<b>, or HEAD. */
+static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_error *err)
+{
+	if (!ref || !strcmp(ref, "HEAD"))
+		return fdl_repo_head_branch(out, repo, err);
+	if (fdl_id_is_valid(ref) || strncmp(ref, "refs/tags/", 10) == 0)
+		return fdl_fail(err, FDL_EINVALID,
+				"--ref %s: a working catalog commits to a branch; give a branch name (create one at "
+				"that version first)",
+				ref);
+	const char *name = strncmp(ref, "refs/heads/", 11) == 0 ? ref + 11 : ref;
+	int rc = fdl_ref_name_check(name, err);
+	if (rc)
+		return rc;
+	*out = fdl_strdup(name);
+	return *out ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+}
+
+static int seed_catalog(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
+{
+	int rc = fdl_catalog_create(d, w->catalog, FDL_CAT_SQLITE, w->data_path, err);
+	if (rc)
+		return rc;
+	if ((rc = fdl_catalog_attach_raw(d, "fdl_work", w->catalog, FDL_CAT_SQLITE, false, err)))
+		return rc;
+	if (!w->base[0]) {
+		/* An empty branch: a fresh catalog that never inlines rows. */
+		rc = fdl_duck_exec(d, "INSERT INTO fdl_work.ducklake_metadata (key, value, scope, scope_id) "
+				      "VALUES ('data_inlining_row_limit', '0', NULL, NULL)",
+				   err);
+		fdl_catalog_detach(d, "fdl_work", NULL);
+		return rc;
+	}
+	fdl_version *v = NULL;
+	char *frozen = NULL;
+	rc = fdl_version_read(&v, repo, w->base, err);
+	if (!rc)
+		rc = fdl_version_fetch_checked(&frozen, repo, v, fdl_version_catalog_path(v),
+					       fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), NULL, err);
+	if (!rc)
+		rc = fdl_catalog_attach_raw(d, "fdl_src", frozen, FDL_CAT_DUCKDB, true, err);
+	if (!rc) {
+		fdl_copy_options o = {.upto = -1, .data_path = w->data_path, .no_inlining = true};
+		rc = fdl_catalog_copy(d, "fdl_src", "fdl_work", &o, err);
+		fdl_catalog_detach(d, "fdl_src", NULL);
+		if (rc)
+			fdl_error_prefix(err, "seeding the working catalog from version %s", w->base);
+	}
+	if (!rc)
+		w->base_snapshot = fdl_version_snapshot_id(v);
+	fdl_catalog_detach(d, "fdl_work", NULL);
+	free(frozen);
+	fdl_version_free(v);
+	return rc;
+}
+
+int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err)
+{
+	fdl_work w = {0};
+	w.base_snapshot = -1;
+	bool existed = false, made = false;
+	char *key = NULL;
+	int rc = checkout_branch(&w.branch, repo, opts ? opts->ref : NULL, err);
+	if (!rc)
+		rc = fdl_ref_branch_key(&key, w.branch, err);
+	bool exists = false;
+	if (!rc)
+		rc = fdl_ref_read(repo, key, w.base, &exists, NULL, err);
+	if (!rc && !exists)
+		w.base[0] = '\0';
+	if (!rc) {
+		char *data = fdl_store_local_path(repo->store, repo->data_dir);
+		w.data_path = data ? fdl_asprintf("%s/", data) : NULL;
+		free(data);
+		if (!w.data_path)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s: working catalogs for a %s store are not supported yet (folders only)",
+				      repo->root, repo->store->ops->name);
+	}
+	if (!rc)
+		rc = fdl_path_absolute(&w.dir, work, err);
+	if (!rc)
+		rc = dir_is_empty_or_absent(w.dir, &existed, err);
+	if (!rc && !existed) {
+		rc = fdl_mkdir_p(w.dir, err);
+		made = !rc;
+	}
+	if (!rc) {
+		w.catalog = fdl_asprintf("%s/%s", w.dir, FDL_WORK_CATALOG);
+		w.repository = fdl_strdup(repo->root);
+		if (!w.catalog || !w.repository)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	fdl_duck d = {0};
+	if (!rc && !(rc = fdl_duck_open(&d, err))) {
+		rc = seed_catalog(&d, repo, &w, err);
+		fdl_duck_close(&d);
+	}
+	if (!rc)
+		rc = fdl_work_save(&w, err);
+	if (rc && w.dir) {
+		/* Leave nothing half-made behind. */
+		if (made)
+			fdl_rm_rf(w.dir);
+		else if (existed && w.catalog) {
+			const char *sfx[] = {"", "-wal", "-shm", "-journal"};
+			for (size_t i = 0; i < 4; i++) {
+				char *p = fdl_asprintf("%s%s", w.catalog, sfx[i]);
+				if (p)
+					remove(p);
+				free(p);
+			}
+		}
+	}
+	free(key);
+	fdl_work_free(&w);
+	return rc;
+}
+
+int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err)
+{
+	fdl_work w;
+	int rc = fdl_work_load(&w, work, err);
+	if (rc)
+		return rc;
+	fdl_buf b = {0};
+	char *target = fdl_asprintf("ducklake:%s", w.catalog);
+	rc = target ? fdl_buf_puts(&b, "LOAD ducklake;\nLOAD sqlite_scanner;\nATTACH ", err)
+		    : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, target, err);
+	if (!rc)
+		rc = fdl_buf_printf(&b, err, " AS %s (DATA_PATH ", alias ? alias : "lake");
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, w.data_path, err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, ", OVERRIDE_DATA_PATH true, META_TYPE 'sqlite', DATA_INLINING_ROW_LIMIT 0, "
+				      "META_JOURNAL_MODE 'WAL', BUSY_TIMEOUT 5000);\n",
+				  err);
+	free(target);
+	fdl_work_free(&w);
+	if (rc) {
+		fdl_buf_free(&b);
+		return rc;
+	}
+	*out = fdl_buf_detach(&b);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* The fdl command line: one file per command (cmd_<name>.c), each a story
+ * of calls into libfdl; this header is what they share. */
+#ifndef FDL_CLI_H
+#define FDL_CLI_H
+
+#include "fdl.h"
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit codes: 0 ok, 1 other failure, 2 usage, else the negated FDL_E*. */
+#define CLI_EXIT_USAGE 2
+
+typedef struct cli_opt {
+	const char *name;   /* long name without "--" */
+	char short_name;    /* 0 for none */
+	const char **value; /* set for options taking a value */
+	bool *flag;         /* set for flags */
+	const char *help;
+} cli_opt;
+
+typedef struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} cli_cmd;
+
+/* Parse argv[1..]: options anywhere, "--" ends them, positionals into pos
+ * (at most max). Returns 0 to go on, or an exit code: 0 after printing
+ * --help, 2 after a usage error. */
+int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage, const char *description,
+	      const char **pos, int min, int max, int *npos, bool *done);
+
+/* Print "fdl: <message>" and return the exit code for a libfdl error. */
+int cli_fail(const fdl_error *err);
+int cli_exit_code(int code);
+
+int cmd_init(int argc, char **argv);
+int cmd_checkout(int argc, char **argv);
+int cmd_commit(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+
+#endif

@@ -1,0 +1,39 @@
+#include "cli.h"
+
+#include <stdlib.h>
+
+int cmd_checkout(int argc, char **argv)
+{
+	const char *ref = NULL, *alias = NULL, *pos[2];
+	int npos;
+	bool done;
+	cli_opt opts[] = {
+		{"ref", 0, &ref, NULL, "branch to work on (default: the branch HEAD names)"},
+		{"as", 0, &alias, NULL, "catalog alias in the printed ATTACH (default: lake)"},
+		{0},
+	};
+	int rc = cli_parse(argc, argv, opts, "fdl checkout ROOT WORK [--ref BRANCH]",
+			   "Make the working catalog folder WORK (it must not exist or be empty): a SQLite\n"
+			   "DuckLake catalog holding the branch's latest version, writing data files into the\n"
+			   "repository's data folder, with data inlining off. Prints the ATTACH to run in\n"
+			   "DuckDB to write to it; then `fdl commit WORK` publishes what you wrote.",
+			   pos, 2, 2, &npos, &done);
+	if (done)
+		return rc;
+	fdl_error err = {0};
+	fdl_repo *repo;
+	if (fdl_repo_open(&repo, pos[0], &err))
+		return cli_fail(&err);
+	fdl_checkout_options o = {.ref = ref};
+	char *sql = NULL;
+	rc = fdl_checkout(repo, pos[1], &o, &err);
+	fdl_repo_free(repo);
+	if (!rc)
+		rc = fdl_work_attach_sql(&sql, pos[1], alias, &err);
+	if (rc)
+		return cli_fail(&err);
+	fprintf(stderr, "Working catalog ready in %s. Write to it from DuckDB with:\n", pos[1]);
+	fputs(sql, stdout);
+	fdl_free(sql);
+	return 0;
+}

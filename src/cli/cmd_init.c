@@ -1,0 +1,25 @@
+#include "cli.h"
+
+int cmd_init(int argc, char **argv)
+{
+	const char *branch = NULL, *data_dir = NULL, *pos[1];
+	int npos;
+	bool done;
+	cli_opt opts[] = {
+		{"branch", 0, &branch, NULL, "name of the default branch (default: main)"},
+		{"data-dir", 0, &data_dir, NULL, "data folder, relative to ROOT (default: data)"},
+		{0},
+	};
+	int rc = cli_parse(argc, argv, opts, "fdl init ROOT [--branch NAME] [--data-dir DIR]",
+			   "Create an empty repository at ROOT (a folder): fdl.json, HEAD, refs/ and the data\n"
+			   "folder. ROOT must not exist or be empty.",
+			   pos, 1, 1, &npos, &done);
+	if (done)
+		return rc;
+	fdl_error err = {0};
+	fdl_init_options o = {.branch = branch, .data_dir = data_dir};
+	if (fdl_repo_init(pos[0], &o, &err))
+		return cli_fail(&err);
+	printf("Initialized empty fdl repository in %s (branch %s)\n", pos[0], branch ? branch : "main");
+	return 0;
+}

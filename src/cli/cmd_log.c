@@ -1,0 +1,103 @@
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void print_version(const fdl_version *v)
+{
+	printf("version %s (seq %lld)\n", fdl_version_id(v), (long long)fdl_version_seq(v));
+	const char *email = fdl_version_author_email(v);
+	printf("Author: %s%s%s%s\n", fdl_version_author_name(v), email ? " <" : "", email ? email : "",
+	       email ? ">" : "");
+	printf("Date:   %s\n\n", fdl_version_created_at(v));
+	/* indent every line of the message, as git log does */
+	const char *m = fdl_version_message(v);
+	while (*m) {
+		const char *nl = strchr(m, '\n');
+		int n = nl ? (int)(nl - m) : (int)strlen(m);
+		printf("    %.*s\n", n, m);
+		m += n + (nl ? 1 : 0);
+	}
+	printf("\n");
+}
+
+int cmd_log(int argc, char **argv)
+{
+	const char *limit_s = NULL, *pos[2];
+	bool json = false;
+	int npos;
+	bool done;
+	cli_opt opts[] = {
+		{"json", 0, NULL, &json, "one version.json object per line"},
+		{"limit", 'n', &limit_s, NULL, "show at most N versions"},
+		{0},
+	};
+	int rc = cli_parse(argc, argv, opts, "fdl log ROOT [REF] [--json] [--limit N]",
+			   "List the versions of a branch (default: HEAD), newest first, following the first\n"
+			   "parent. Every version.json is checked as it is read.",
+			   pos, 1, 2, &npos, &done);
+	if (done)
+		return rc;
+	long long limit = -1;
+	if (limit_s) {
+		char *end;
+		limit = strtoll(limit_s, &end, 10);
+		if (*end || limit < 0) {
+			fprintf(stderr, "fdl: --limit expects a number, got '%s'\n", limit_s);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	fdl_error err = {0};
+	fdl_repo *repo;
+	if (fdl_repo_open(&repo, pos[0], &err))
+		return cli_fail(&err);
+	char id[FDL_ID_LEN + 1];
+	rc = fdl_ref_resolve(id, repo, npos > 1 ? pos[1] : NULL, &err);
+	if (rc == FDL_ENOTFOUND && npos < 2) {
+		/* an unborn HEAD branch: an empty history, like `git log` would refuse */
+		fprintf(stderr, "fdl: %s\n", err.message);
+		fdl_repo_free(repo);
+		return cli_exit_code(rc);
+	}
+	int64_t expect_seq = -1;
+	for (long long shown = 0; !rc && (limit < 0 || shown < limit); shown++) {
+		fdl_version *v;
+		if ((rc = fdl_version_read(&v, repo, id, &err)))
+			break;
+		if (expect_seq >= 0 && fdl_version_seq(v) != expect_seq) {
+			rc = err.code = FDL_EINVALID;
+			snprintf(err.message, sizeof err.message,
+				 "version %s has seq %lld, but its child has seq %lld; expected %lld", id,
+				 (long long)fdl_version_seq(v), (long long)expect_seq + 1, (long long)expect_seq);
+			fdl_version_free(v);
+			break;
+		}
+		if (json) {
+			char *text;
+			if ((rc = fdl_version_to_json(&text, v, &err))) {
+				fdl_version_free(v);
+				break;
+			}
+			/* one line per version: fold the pretty-printed JSON */
+			for (char *p = text; *p; p++)
+				if (*p == '\n')
+					*p = ' ';
+			printf("%s\n", text);
+			fdl_free(text);
+		} else {
+			print_version(v);
+		}
+		expect_seq = fdl_version_seq(v) - 1;
+		const char *parent = fdl_version_parent(v, 0);
+		bool more = parent != NULL;
+		if (more)
+			memcpy(id, parent, FDL_ID_LEN + 1);
+		fdl_version_free(v);
+		if (!more)
+			break;
+	}
+	fdl_repo_free(repo);
+	if (rc)
+		return cli_fail(&err);
+	return 0;
+}

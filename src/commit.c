@@ -1,0 +1,292 @@
+/*
+ * fdl commit: freeze the working catalog's latest snapshot into a version.
+ *
+ * Order of writes (the invariant readers rely on): the catalog, dataset.json
+ * and files.json first, each create-only; version.json last; then the
+ * branch moves by compare-and-swap from the base version. A commit that
+ * fails at any point leaves at most an incomplete version directory that no
+ * ref points at (readers ignore it), and the working catalog untouched.
+ */
+#include "catalog/catalog.h"
+#include "work.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct frozen {
+	fdl_catalog_info info;
+	json_t *files_json;
+	json_t *tables_json;
+	char *catalog_file; /* local temp path */
+} frozen;
+
+static void frozen_free(frozen *f)
+{
+	json_decref(f->files_json);
+	json_decref(f->tables_json);
+	free(f->catalog_file);
+	memset(f, 0, sizeof *f);
+}
+
+/* Every data and delete file the frozen catalog references must exist
+ * under data_dir with the size the catalog records. */
+static int check_data_files(fdl_repo *repo, const fdl_data_files *files, fdl_error *err)
+{
+	for (size_t i = 0; i < files->len; i++) {
+		const fdl_data_file *f = &files->items[i];
+		for (int k = 0; k < 2; k++) {
+			const char *path = k ? f->delete_path : f->path;
+			int64_t want = k ? f->delete_bytes : f->bytes;
+			if (!path)
+				continue;
+			char *key = fdl_asprintf("%s/%s", repo->data_dir, path);
+			int64_t have = -1;
+			int rc = key ? fdl_store_head(repo->store, key, &have, err) : fdl_fail(err, FDL_ERROR, "oom");
+			if (rc == FDL_ENOTFOUND)
+				rc = fdl_fail(err, FDL_EINVALID,
+					      "table %s references %s, which is not in the repository's data folder "
+					      "(%s/%s)",
+					      f->table_key, path, repo->root, key);
+			else if (!rc && want > 0 && have != want)
+				rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; the catalog records %lld",
+					      repo->root, key, (long long)have, (long long)want);
+			free(key);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
+{
+	fdl_duck d;
+	int rc = fdl_duck_open(&d, err);
+	if (rc)
+		return rc;
+	fdl_catalog_info winfo;
+	fdl_data_files files = {0};
+	rc = fdl_catalog_attach_raw(&d, "fdl_work", w->catalog, FDL_CAT_SQLITE, true, err);
+	if (!rc)
+		rc = fdl_catalog_info_read(&d, "fdl_work", &winfo, err);
+	if (!rc && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot)
+		rc = fdl_fail(err, FDL_ENOCHANGE,
+			      "nothing to commit: the working catalog's latest snapshot (%lld) is the one version "
+			      "%s froze",
+			      (long long)winfo.last_snapshot, w->base);
+	if (!rc && winfo.last_snapshot < w->base_snapshot)
+		rc = fdl_fail(err, FDL_EINVALID,
+			      "the working catalog's latest snapshot (%lld) is older than its base version's (%lld)",
+			      (long long)winfo.last_snapshot, (long long)w->base_snapshot);
+	if (!rc)
+		rc = fdl_catalog_check_inlined(&d, "fdl_work", winfo.last_snapshot, err);
+	if (!rc) {
+		out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir);
+		rc = out->catalog_file ? fdl_catalog_create(&d, out->catalog_file, FDL_CAT_DUCKDB, repo->data_url, err)
+				       : fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	if (!rc)
+		rc = fdl_catalog_attach_raw(&d, "fdl_frozen", out->catalog_file, FDL_CAT_DUCKDB, false, err);
+	if (!rc) {
+		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url};
+		rc = fdl_catalog_copy(&d, "fdl_work", "fdl_frozen", &o, err);
+	}
+	if (!rc)
+		rc = fdl_catalog_info_read(&d, "fdl_frozen", &out->info, err);
+	if (!rc) {
+		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
+		rc = fdl_catalog_data_files(&d, "fdl_frozen", &files, err);
+	}
+	if (!rc)
+		rc = check_data_files(repo, &files, err);
+	if (!rc)
+		rc = fdl_catalog_files_json(&out->files_json, &d, "fdl_frozen", &files, err);
+	if (!rc)
+		rc = fdl_catalog_tables_json(&out->tables_json, &d, "fdl_frozen", &files, err);
+	fdl_data_files_free(&files);
+	fdl_duck_close(&d); /* detaches and checkpoints the frozen file */
+	return rc;
+}
+
+static int put_json(fdl_repo *repo, const char *id, const char *name, const json_t *doc, json_t *ref_out,
+		    fdl_error *err)
+{
+	char *text = NULL, *key = fdl_version_key(id, name);
+	size_t len = 0;
+	char hex[65];
+	int rc = key ? fdl_json_dump(&text, &len, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_sha256_mem(hex, text, len, err);
+	if (!rc)
+		rc = fdl_store_put_if_absent(repo->store, key, text, len, err);
+	if (!rc && ref_out) {
+		json_object_set_new(ref_out, "path", json_string(name));
+		json_object_set_new(ref_out, "bytes", json_integer((json_int_t)len));
+		json_object_set_new(ref_out, "sha256", json_string(hex));
+	}
+	free(text);
+	free(key);
+	return rc;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_work *w, frozen *fz,
+			   const fdl_commit_options *opts, fdl_error *err)
+{
+	int64_t seq = 1;
+	if (w->base[0]) {
+		fdl_version *parent;
+		int rc = fdl_version_read(&parent, repo, w->base, err);
+		if (rc)
+			return fdl_error_prefix(err, "reading the base version");
+		seq = fdl_version_seq(parent) + 1;
+		fdl_version_free(parent);
+	}
+	char now[32], cat_sha[65];
+	int64_t cat_bytes = 0;
+	int rc = fdl_time_now_iso(now, err);
+	if (!rc)
+		rc = fdl_uuid7_next(&repo->ids, id, err);
+	if (!rc)
+		rc = fdl_sha256_file(cat_sha, &cat_bytes, fz->catalog_file, err);
+	if (rc)
+		return rc;
+
+	json_t *dataset = json_pack("{s:s, s:s, s:O}", "name", basename_of(repo->root), "title",
+				    basename_of(repo->root), "tables", fz->tables_json);
+	json_t *dataset_ref = json_object(), *files_ref = json_object();
+	json_t *author = json_pack("{s:s}", "name", opts->author_name);
+	if (author && opts->author_email && *opts->author_email)
+		json_object_set_new(author, "email", json_string(opts->author_email));
+	json_t *parents = json_array();
+	if (parents && w->base[0])
+		json_array_append_new(parents, json_string(w->base));
+	if (!dataset || !dataset_ref || !files_ref || !author || !parents) {
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		goto out;
+	}
+	char *cat_key = fdl_version_key(id, "ducklake.duckdb");
+	rc = cat_key ? fdl_store_put_file_if_absent(repo->store, cat_key, fz->catalog_file, err)
+		     : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(cat_key);
+	if (!rc)
+		rc = put_json(repo, id, "dataset.json", dataset, dataset_ref, err);
+	if (!rc)
+		rc = put_json(repo, id, "files.json", fz->files_json, files_ref, err);
+	if (rc)
+		goto out;
+	json_t *v = json_pack("{s:s, s:s, s:I, s:O, s:s, s:O, s:s,"
+			      " s:{s:s, s:s, s:I, s:s}, s:O,"
+			      " s:{s:s, s:I, s:[I, I]}, s:O}",
+			      "fdl", FDL_SPEC_VERSION, "id", id, "seq", (json_int_t)seq, "parents", parents,
+			      "created_at", now, "author", author, "message", opts->message,
+			      "catalog", "path", "ducklake.duckdb", "storage", fz->info.storage, "bytes",
+			      (json_int_t)cat_bytes, "sha256", cat_sha, "dataset", dataset_ref,
+			      "ducklake", "format", fz->info.format, "snapshot_id",
+			      (json_int_t)fz->info.last_snapshot, "snapshots", (json_int_t)fz->info.first_snapshot,
+			      (json_int_t)fz->info.last_snapshot, "files", files_ref);
+	if (!v) {
+		rc = fdl_fail(err, FDL_ERROR, "out of memory building version.json");
+		goto out;
+	}
+	/* Read our own version.json back through the reader's checks: a
+	 * writer never publishes what its readers would refuse. */
+	char *text = NULL;
+	size_t len = 0;
+	rc = fdl_json_dump(&text, &len, v, err);
+	fdl_version *check = NULL;
+	if (!rc)
+		rc = fdl_version_parse(&check, text, len, id, "the new version.json", err);
+	fdl_version_free(check);
+	char *key = fdl_version_key(id, "version.json");
+	if (!rc)
+		rc = key ? fdl_store_put_if_absent(repo->store, key, text, len, err)
+			 : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(key);
+	free(text);
+	json_decref(v);
+out:
+	json_decref(dataset);
+	json_decref(dataset_ref);
+	json_decref(files_ref);
+	json_decref(author);
+	json_decref(parents);
+	return rc;
+}
+
+static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const char *ours, fdl_error *err)
+{
+	char now_id[FDL_ID_LEN + 1] = "";
+	bool exists = false;
+	fdl_error ignore;
+	fdl_ref_read(repo, key, now_id, &exists, NULL, &ignore);
+	return fdl_fail(err, FDL_ECONFLICT,
+			"%s moved: it is now at %s, but this working catalog is based on %s; %s%s%s was not "
+			"published. Check out the branch again, redo the change, and commit.",
+			key, exists ? now_id : "(deleted)", w->base[0] ? w->base : "(no version)",
+			ours ? "version " : "nothing", ours ? ours : "", ours ? " (its files stay unreferenced)" : "");
+}
+
+int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
+{
+	if (!opts || !opts->message || !*opts->message)
+		return fdl_fail(err, FDL_EINVALID, "a commit needs a message (-m MESSAGE)");
+	if (!opts->author_name || !*opts->author_name)
+		return fdl_fail(err, FDL_EINVALID, "a commit needs an author name (--author NAME)");
+	fdl_work w;
+	int rc = fdl_work_load(&w, work, err);
+	if (rc)
+		return rc;
+	fdl_repo *repo = NULL;
+	char *key = NULL, *tmpdir = NULL;
+	frozen fz = {0};
+	char id[FDL_ID_LEN + 1] = "", tip[FDL_ID_LEN + 1] = "", etag[FDL_ETAG_MAX] = "";
+	bool exists = false;
+	if ((rc = fdl_repo_open(&repo, w.repository, err)))
+		goto out;
+	if ((rc = fdl_ref_branch_key(&key, w.branch, err)))
+		goto out;
+	/* Fail early, before any work, when the branch already moved. */
+	if ((rc = fdl_ref_read(repo, key, tip, &exists, etag, err)))
+		goto out;
+	if (exists != (w.base[0] != '\0') || (exists && strcmp(tip, w.base) != 0)) {
+		rc = conflict(repo, key, &w, NULL, err);
+		goto out;
+	}
+	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
+		goto out;
+	if ((rc = freeze(&fz, repo, &w, tmpdir, err)))
+		goto out;
+	if ((rc = build_and_write(id, repo, &w, &fz, opts, err)))
+		goto out;
+	rc = fdl_ref_update(repo, key, id, exists ? etag : NULL, err);
+	if (rc == FDL_ECONFLICT) {
+		rc = conflict(repo, key, &w, id, err);
+		goto out;
+	}
+	if (rc)
+		goto out;
+	memcpy(w.base, id, sizeof w.base);
+	w.base_snapshot = fz.info.last_snapshot;
+	if ((rc = fdl_work_save(&w, err))) {
+		fdl_error_prefix(err, "version %s is published on %s, but recording it in the working catalog failed",
+				 id, key);
+		goto out;
+	}
+	memcpy(out_id, id, FDL_ID_LEN + 1);
+out:
+	if (tmpdir) {
+		fdl_rm_rf(tmpdir);
+		free(tmpdir);
+	}
+	frozen_free(&fz);
+	free(key);
+	fdl_repo_free(repo);
+	fdl_work_free(&w);
+	return rc;
+}

@@ -1,0 +1,55 @@
+/* The repository layout: fdl.json, HEAD and refs, versions/<id>/ files.
+ * Everything here goes through the store and never knows its backend. */
+#ifndef FDL_LAYOUT_H
+#define FDL_LAYOUT_H
+
+#include "../store/store.h"
+#include "../util/json.h"
+
+struct fdl_repo {
+	fdl_store *store;
+	char *root;     /* store->url */
+	char *data_dir; /* from fdl.json */
+	char *data_url; /* root/data_dir/ */
+	json_t *config; /* fdl.json as read; unknown fields kept */
+	fdl_uuid7_gen ids;
+};
+
+#define FDL_CONFIG_FILE "fdl.json"
+#define FDL_DEFAULT_FORMAT "1.0"
+#define FDL_DEFAULT_FORMAT_DUCKDB "1.5.2"
+
+/* Validate fdl.json's content. */
+int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err);
+
+/* ---- refs ---- */
+
+/* "refs/heads/<name>" from a branch name (checked). Caller frees. */
+int fdl_ref_branch_key(char **out, const char *branch, fdl_error *err);
+
+/* Read a ref file (e.g. "refs/heads/main"). *exists false (rc 0) when it
+ * does not exist; etag receives the store's etag for put_if_match. */
+int fdl_ref_read(fdl_repo *repo, const char *key, char id[FDL_ID_LEN + 1], bool *exists,
+		 char etag[FDL_ETAG_MAX], fdl_error *err);
+
+/* Move a ref by compare-and-swap: old_etag NULL means "must not exist". */
+int fdl_ref_update(fdl_repo *repo, const char *key, const char *new_id, const char *old_etag, fdl_error *err);
+
+/* Parse "ref: refs/heads/x\n" (HEAD) into the branch name. Caller frees. */
+int fdl_head_parse(char **branch, const char *data, size_t len, fdl_error *err);
+
+/* ---- versions ---- */
+
+/* The key of a file of a version: versions/<id>/<name>. Caller frees. */
+char *fdl_version_key(const char *id, const char *name);
+
+/* The parsed JSON document of a version (owned by v). */
+const json_t *fdl_version_json(const fdl_version *v);
+
+/* Fetch a version file to check it against the (path, bytes, sha256) the
+ * version.json records; returns a local path to open (the file itself for
+ * local stores, else a downloaded copy in tmpdir). Caller frees. */
+int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
+			      int64_t bytes, const char *sha256, const char *tmpdir, fdl_error *err);
+
+#endif

@@ -1,0 +1,179 @@
+/* fdl.json, init and open. */
+#include "layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err)
+{
+	const char *s;
+	int rc;
+	if (!json_is_object(cfg))
+		return fdl_fail(err, FDL_EINVALID, "%s: expected a JSON object", source);
+	if ((rc = fdl_json_get_string(&s, cfg, "fdl", true, source, "fdl", err)))
+		return rc;
+	if ((rc = fdl_json_get_string(&s, cfg, "data_dir", true, source, "data_dir", err)))
+		return rc;
+	if ((rc = fdl_path_check_relative(s, "fdl.json field 'data_dir'", err)))
+		return fdl_error_prefix(err, "%s", source);
+	const json_t *formats;
+	if ((rc = fdl_json_get_typed(&formats, cfg, "formats", JSON_ARRAY, false, source, "formats", err)))
+		return rc;
+	size_t i;
+	const json_t *f;
+	json_array_foreach(formats, i, f)
+	{
+		char field[64];
+		snprintf(field, sizeof field, "formats[%zu].ducklake", i);
+		if (!json_is_object(f))
+			return fdl_fail(err, FDL_EINVALID, "%s: field 'formats[%zu]' is not an object", source, i);
+		if ((rc = fdl_json_get_string(&s, f, "ducklake", true, source, field, err)))
+			return rc;
+	}
+	return 0;
+}
+
+static int repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err)
+{
+	fdl_buf b = {0};
+	int rc = fdl_store_get(store, FDL_CONFIG_FILE, FDL_META_MAX_BYTES, &b, NULL, err);
+	if (rc == FDL_ENOTFOUND)
+		return fdl_fail(err, FDL_ENOTFOUND, "%s is not an fdl repository (no fdl.json)", store->url);
+	if (rc)
+		return rc;
+	char *source = fdl_asprintf("%s/fdl.json", store->url);
+	json_t *cfg = NULL;
+	rc = fdl_json_parse(&cfg, b.data, b.len, source ? source : "fdl.json", err);
+	fdl_buf_free(&b);
+	if (!rc)
+		rc = fdl_config_check(cfg, source ? source : "fdl.json", err);
+	free(source);
+	if (rc) {
+		json_decref(cfg);
+		return rc;
+	}
+	fdl_repo *r = calloc(1, sizeof *r);
+	if (!r) {
+		json_decref(cfg);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	r->store = store;
+	r->root = store->url;
+	r->config = cfg;
+	r->data_dir = fdl_strdup(json_string_value(json_object_get(cfg, "data_dir")));
+	size_t n = strlen(r->data_dir);
+	while (n > 1 && r->data_dir[n - 1] == '/')
+		r->data_dir[--n] = '\0';
+	r->data_url = fdl_asprintf("%s/%s/", r->root, r->data_dir);
+	if (!r->data_dir || !r->data_url) {
+		r->store = NULL;
+		fdl_repo_free(r);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	*out = r;
+	return 0;
+}
+
+int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err)
+{
+	fdl_store *store;
+	int rc = fdl_store_open(&store, root, err);
+	if (rc)
+		return rc;
+	rc = repo_from_store(out, store, err);
+	if (rc)
+		fdl_store_free(store);
+	return rc;
+}
+
+void fdl_repo_free(fdl_repo *repo)
+{
+	if (!repo)
+		return;
+	json_decref(repo->config);
+	free(repo->data_dir);
+	free(repo->data_url);
+	fdl_store_free(repo->store);
+	free(repo);
+}
+
+const char *fdl_repo_root(const fdl_repo *repo) { return repo->root; }
+const char *fdl_repo_data_dir(const fdl_repo *repo) { return repo->data_dir; }
+const char *fdl_repo_data_url(const fdl_repo *repo) { return repo->data_url; }
+
+int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err)
+{
+	const char *branch = opts && opts->branch ? opts->branch : "main";
+	const char *data_dir = opts && opts->data_dir ? opts->data_dir : "data";
+	int rc;
+	char *branch_key = NULL;
+	if ((rc = fdl_ref_branch_key(&branch_key, branch, err)))
+		return rc;
+	if ((rc = fdl_path_check_relative(data_dir, "--data-dir", err)) ||
+	    (strncmp(data_dir, "versions", 8) == 0 && (data_dir[8] == '\0' || data_dir[8] == '/')) ||
+	    (strncmp(data_dir, "refs", 4) == 0 && (data_dir[4] == '\0' || data_dir[4] == '/'))) {
+		free(branch_key);
+		return rc ? rc
+			  : fdl_fail(err, FDL_EINVALID, "--data-dir '%s' would mix data with the repository's own "
+							"versions/ or refs/",
+				     data_dir);
+	}
+
+	fdl_store *store;
+	if ((rc = fdl_store_open(&store, root, err))) {
+		free(branch_key);
+		return rc;
+	}
+	fdl_strlist existing = {0};
+	rc = fdl_store_list(store, "", &existing, err);
+	if (!rc && existing.len) {
+		int64_t sz;
+		fdl_error ignore;
+		if (fdl_store_head(store, FDL_CONFIG_FILE, &sz, &ignore) == 0)
+			rc = fdl_fail(err, FDL_EEXISTS, "%s is already an fdl repository", store->url);
+		else
+			rc = fdl_fail(err, FDL_EEXISTS,
+				      "%s is not empty and is not an fdl repository (it holds %s); refusing to "
+				      "init there",
+				      store->url, existing.items[0]);
+	}
+	fdl_strlist_free(&existing);
+
+	json_t *cfg = NULL;
+	char *text = NULL, *head = NULL;
+	size_t len = 0;
+	if (!rc) {
+		cfg = json_pack("{s:s, s:s, s:[{s:s, s:s}], s:{s:n, s:n}}", "fdl", FDL_SPEC_VERSION, "data_dir",
+				data_dir, "formats", "ducklake", FDL_DEFAULT_FORMAT, "duckdb",
+				FDL_DEFAULT_FORMAT_DUCKDB, "retention", "days", "keep");
+		if (!cfg)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	if (!rc)
+		rc = fdl_json_dump(&text, &len, cfg, err);
+	/* HEAD first, fdl.json last: a folder is a repository only once
+	 * fdl.json exists, so a failed init leaves no half repository. */
+	if (!rc) {
+		head = fdl_asprintf("ref: %s\n", branch_key);
+		rc = head ? fdl_store_put_if_absent(store, "HEAD", head, strlen(head), err)
+			  : fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	if (!rc) {
+		/* Local stores get the folders a user expects to see. */
+		char *dirs[] = {fdl_store_local_path(store, "refs/heads"), fdl_store_local_path(store, "refs/tags"),
+				fdl_store_local_path(store, "versions"), fdl_store_local_path(store, data_dir)};
+		for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+			if (dirs[i] && !rc)
+				rc = fdl_mkdir_p(dirs[i], err);
+			free(dirs[i]);
+		}
+	}
+	if (!rc)
+		rc = fdl_store_put_if_absent(store, FDL_CONFIG_FILE, text, len, err);
+	free(head);
+	free(text);
+	json_decref(cfg);
+	free(branch_key);
+	fdl_store_free(store);
+	return rc;
+}

@@ -1,0 +1,267 @@
+/* version.json: the reader's checks (seed: "version.json"). */
+#include "layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct fdl_version {
+	json_t *doc;
+	const char *id, *created_at, *author_name, *author_email, *message;
+	const char *catalog_path, *catalog_sha256, *catalog_storage, *ducklake_format;
+	int64_t seq, catalog_bytes, snapshot_id;
+	const json_t *parents;
+};
+
+char *fdl_version_key(const char *id, const char *name)
+{
+	return fdl_asprintf("versions/%s/%s", id, name);
+}
+
+static bool is_sha256(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return false;
+	for (int i = 0; i < 64; i++)
+		if (!strchr("0123456789abcdef", s[i]))
+			return false;
+	return true;
+}
+
+/* A {path, bytes, sha256} reference to a file beside version.json. */
+static int check_file_ref(const json_t *doc, const char *key, bool required, const char *src, fdl_error *err,
+			  const char **path, int64_t *bytes, const char **sha)
+{
+	const json_t *o;
+	int rc = fdl_json_get_typed(&o, doc, key, JSON_OBJECT, required, src, key, err);
+	if (rc || !o)
+		return rc;
+	char f[64];
+	const char *p, *h;
+	int64_t n;
+	snprintf(f, sizeof f, "%s.path", key);
+	if ((rc = fdl_json_get_string(&p, o, "path", true, src, f, err)))
+		return rc;
+	if ((rc = fdl_path_check_relative(p, f, err)))
+		return fdl_error_prefix(err, "%s", src);
+	snprintf(f, sizeof f, "%s.bytes", key);
+	if ((rc = fdl_json_get_int(&n, NULL, o, "bytes", true, src, f, err)))
+		return rc;
+	if (n < 0)
+		return fdl_fail(err, FDL_EINVALID, "%s: field '%s' is negative", src, f);
+	snprintf(f, sizeof f, "%s.sha256", key);
+	if ((rc = fdl_json_get_string(&h, o, "sha256", true, src, f, err)))
+		return rc;
+	if (!is_sha256(h))
+		return fdl_fail(err, FDL_EINVALID, "%s: field '%s' is '%.80s'; expected 64 lower-case hex digits",
+				src, f, h);
+	if (path)
+		*path = p;
+	if (bytes)
+		*bytes = n;
+	if (sha)
+		*sha = h;
+	return 0;
+}
+
+static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_error *err)
+{
+	const json_t *d = v->doc;
+	const char *s;
+	int rc;
+	if (!json_is_object(d))
+		return fdl_fail(err, FDL_EINVALID, "%s: expected a JSON object", src);
+	if ((rc = fdl_json_get_string(&s, d, "fdl", true, src, "fdl", err)))
+		return rc;
+	if ((rc = fdl_json_get_string(&v->id, d, "id", true, src, "id", err)))
+		return rc;
+	if (!fdl_id_is_valid(v->id))
+		return fdl_fail(err, FDL_EINVALID, "%s: field 'id' is '%.80s'; expected a lower-case hyphenated UUID",
+				src, v->id);
+	if (dir_id && strcmp(v->id, dir_id) != 0)
+		return fdl_fail(err, FDL_EINVALID,
+				"%s: field 'id' is %s but the version's directory is %s; refusing to read it", src,
+				v->id, dir_id);
+	if ((rc = fdl_json_get_int(&v->seq, NULL, d, "seq", true, src, "seq", err)))
+		return rc;
+	if (v->seq < 1)
+		return fdl_fail(err, FDL_EINVALID, "%s: field 'seq' is %lld; expected 1 or more", src,
+				(long long)v->seq);
+	if ((rc = fdl_json_get_typed(&v->parents, d, "parents", JSON_ARRAY, true, src, "parents", err)))
+		return rc;
+	size_t i;
+	const json_t *p;
+	json_array_foreach(v->parents, i, p)
+	{
+		if (!json_is_string(p) || !fdl_id_is_valid(json_string_value(p)))
+			return fdl_fail(err, FDL_EINVALID, "%s: field 'parents[%zu]' is not a version id", src, i);
+	}
+	if (json_array_size(v->parents) == 0 && v->seq != 1)
+		return fdl_fail(err, FDL_EINVALID, "%s: field 'seq' is %lld but 'parents' is empty; a first version "
+				"has seq 1", src, (long long)v->seq);
+	if (json_array_size(v->parents) > 0 && v->seq < 2)
+		return fdl_fail(err, FDL_EINVALID, "%s: field 'seq' is 1 but the version has a parent; expected the "
+				"first parent's seq + 1", src);
+	if ((rc = fdl_json_get_string(&v->created_at, d, "created_at", true, src, "created_at", err)))
+		return rc;
+	if (!fdl_time_is_iso_utc(v->created_at))
+		return fdl_fail(err, FDL_EINVALID,
+				"%s: field 'created_at' is '%.80s'; expected UTC ISO 8601 like 2026-10-30T09:00:00Z",
+				src, v->created_at);
+	const json_t *author;
+	if ((rc = fdl_json_get_typed(&author, d, "author", JSON_OBJECT, true, src, "author", err)))
+		return rc;
+	if ((rc = fdl_json_get_string(&v->author_name, author, "name", true, src, "author.name", err)))
+		return rc;
+	if ((rc = fdl_json_get_string(&v->author_email, author, "email", false, src, "author.email", err)))
+		return rc;
+	if ((rc = fdl_json_get_string(&v->message, d, "message", true, src, "message", err)))
+		return rc;
+	if ((rc = check_file_ref(d, "catalog", true, src, err, &v->catalog_path, &v->catalog_bytes,
+				 &v->catalog_sha256)))
+		return rc;
+	if ((rc = fdl_json_get_string(&v->catalog_storage, json_object_get(d, "catalog"), "storage", true, src,
+				      "catalog.storage", err)))
+		return rc;
+	/* dataset is a must field, but versions written before it became
+	 * required lack it: check it only when present. */
+	if ((rc = check_file_ref(d, "dataset", false, src, err, NULL, NULL, NULL)))
+		return rc;
+	const json_t *dl, *snaps;
+	if ((rc = fdl_json_get_typed(&dl, d, "ducklake", JSON_OBJECT, true, src, "ducklake", err)))
+		return rc;
+	if ((rc = fdl_json_get_string(&v->ducklake_format, dl, "format", true, src, "ducklake.format", err)))
+		return rc;
+	if ((rc = fdl_json_get_int(&v->snapshot_id, NULL, dl, "snapshot_id", true, src, "ducklake.snapshot_id",
+				   err)))
+		return rc;
+	if ((rc = fdl_json_get_typed(&snaps, dl, "snapshots", JSON_ARRAY, true, src, "ducklake.snapshots", err)))
+		return rc;
+	if (json_array_size(snaps) != 2 || !json_is_integer(json_array_get(snaps, 0)) ||
+	    !json_is_integer(json_array_get(snaps, 1)))
+		return fdl_fail(err, FDL_EINVALID,
+				"%s: field 'ducklake.snapshots' must be [first, last], two integers", src);
+	if (json_integer_value(json_array_get(snaps, 1)) != v->snapshot_id ||
+	    json_integer_value(json_array_get(snaps, 0)) > v->snapshot_id)
+		return fdl_fail(err, FDL_EINVALID,
+				"%s: field 'ducklake.snapshots' is [%lld, %lld]; expected [first, %lld] with first <= "
+				"snapshot_id",
+				src, (long long)json_integer_value(json_array_get(snaps, 0)),
+				(long long)json_integer_value(json_array_get(snaps, 1)), (long long)v->snapshot_id);
+	/* may fields: checked when present */
+	if ((rc = check_file_ref(d, "files", false, src, err, NULL, NULL, NULL)))
+		return rc;
+	const json_t *o;
+	if ((rc = fdl_json_get_typed(&o, d, "changes", JSON_ARRAY, false, src, "changes", err)) ||
+	    (rc = fdl_json_get_typed(&o, d, "inputs", JSON_ARRAY, false, src, "inputs", err)) ||
+	    (rc = fdl_json_get_typed(&o, d, "annotations", JSON_OBJECT, false, src, "annotations", err)))
+		return rc;
+	return 0;
+}
+
+int fdl_version_parse(fdl_version **out, const char *json, size_t len, const char *dir_id, const char *source,
+		      fdl_error *err)
+{
+	fdl_version *v = calloc(1, sizeof *v);
+	if (!v)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = fdl_json_parse(&v->doc, json, len, source, err);
+	if (!rc)
+		rc = validate(v, dir_id, source, err);
+	if (rc) {
+		fdl_version_free(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
+int fdl_version_read(fdl_version **out, fdl_repo *repo, const char *id, fdl_error *err)
+{
+	if (!fdl_id_is_valid(id))
+		return fdl_fail(err, FDL_EINVALID, "'%s' is not a version id", id);
+	char *key = fdl_version_key(id, "version.json");
+	char *src = fdl_asprintf("%s/versions/%s/version.json", repo->root, id);
+	fdl_buf b = {0};
+	int rc = (!key || !src) ? fdl_fail(err, FDL_ERROR, "out of memory")
+				: fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err);
+	if (rc == FDL_ENOTFOUND)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s (no %s)", id, repo->root, key);
+	if (!rc)
+		rc = fdl_version_parse(out, b.data, b.len, id, src, err);
+	fdl_buf_free(&b);
+	free(key);
+	free(src);
+	return rc;
+}
+
+void fdl_version_free(fdl_version *v)
+{
+	if (v) {
+		json_decref(v->doc);
+		free(v);
+	}
+}
+
+const char *fdl_version_id(const fdl_version *v) { return v->id; }
+int64_t fdl_version_seq(const fdl_version *v) { return v->seq; }
+size_t fdl_version_parent_count(const fdl_version *v) { return json_array_size(v->parents); }
+const char *fdl_version_parent(const fdl_version *v, size_t i)
+{
+	return json_string_value(json_array_get(v->parents, i));
+}
+const char *fdl_version_created_at(const fdl_version *v) { return v->created_at; }
+const char *fdl_version_author_name(const fdl_version *v) { return v->author_name; }
+const char *fdl_version_author_email(const fdl_version *v) { return v->author_email; }
+const char *fdl_version_message(const fdl_version *v) { return v->message; }
+const char *fdl_version_catalog_path(const fdl_version *v) { return v->catalog_path; }
+const char *fdl_version_catalog_sha256(const fdl_version *v) { return v->catalog_sha256; }
+const char *fdl_version_catalog_storage(const fdl_version *v) { return v->catalog_storage; }
+int64_t fdl_version_catalog_bytes(const fdl_version *v) { return v->catalog_bytes; }
+const char *fdl_version_ducklake_format(const fdl_version *v) { return v->ducklake_format; }
+int64_t fdl_version_snapshot_id(const fdl_version *v) { return v->snapshot_id; }
+const json_t *fdl_version_json(const fdl_version *v) { return v->doc; }
+
+int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err)
+{
+	return fdl_json_dump(out, NULL, v->doc, err);
+}
+
+int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
+			      int64_t bytes, const char *sha256, const char *tmpdir, fdl_error *err)
+{
+	char *key = fdl_version_key(v->id, path);
+	if (!key)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	char *local = fdl_store_local_path(repo->store, key);
+	int rc = 0;
+	if (!local) {
+		if (!tmpdir) {
+			rc = fdl_fail(err, FDL_ERROR, "no folder to download %s into", key);
+			free(key);
+			return rc;
+		}
+		const char *base = strrchr(path, '/');
+		local = fdl_asprintf("%s/%s", tmpdir, base ? base + 1 : path);
+		rc = local ? fdl_store_get_file(repo->store, key, local, err) : fdl_fail(err, FDL_ERROR, "oom");
+	}
+	char hex[65];
+	int64_t n = 0;
+	if (!rc)
+		rc = fdl_sha256_file(hex, &n, local, err);
+	if (rc == FDL_ENOTFOUND)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "%s/%s is missing (listed in version.json)", repo->root, key);
+	if (!rc && n != bytes)
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; version.json says %lld", repo->root, key,
+			      (long long)n, (long long)bytes);
+	if (!rc && strcmp(hex, sha256) != 0)
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; version.json says %s", repo->root, key, hex,
+			      sha256);
+	free(key);
+	if (rc) {
+		free(local);
+		return rc;
+	}
+	*local_path = local;
+	return 0;
+}

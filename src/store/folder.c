@@ -1,0 +1,421 @@
+/*
+ * The folder store. Create-only writes go to a temporary file in the target
+ * folder, are fsynced, then link()ed to the key: link fails if the key
+ * exists, so a key appears whole or not at all and is never replaced.
+ * Compare-and-swap is Git's lockfile: create <key>.lock with O_EXCL, re-read
+ * the key, check it still has the etag the caller read, write the new value
+ * into the lock, fsync, rename it over the key. An etag is the sha256 of the
+ * content.
+ */
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct folder_store {
+	fdl_store base;
+	char *root; /* absolute, no trailing slash */
+} folder_store;
+
+static char *key_path(folder_store *f, const char *key)
+{
+	return fdl_asprintf("%s/%s", f->root, key);
+}
+
+static int err_errno(fdl_error *err, const char *what, const char *path)
+{
+	int e = errno;
+	int code = e == ENOENT ? FDL_ENOTFOUND : FDL_EIO;
+	return fdl_fail(err, code, "%s %s: %s", what, path, strerror(e));
+}
+
+static int ensure_parent(const char *path, fdl_error *err)
+{
+	char *copy = fdl_strdup(path);
+	if (!copy)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	char *slash = strrchr(copy, '/');
+	int rc = 0;
+	if (slash && slash != copy) {
+		*slash = '\0';
+		rc = fdl_mkdir_p(copy, err);
+	}
+	free(copy);
+	return rc;
+}
+
+static void fsync_parent(const char *path)
+{
+	char *copy = fdl_strdup(path);
+	if (!copy)
+		return;
+	char *slash = strrchr(copy, '/');
+	if (slash) {
+		*slash = '\0';
+		int fd = open(*copy ? copy : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			fsync(fd);
+			close(fd);
+		}
+	}
+	free(copy);
+}
+
+static int write_all(int fd, const void *data, size_t len, const char *path, fdl_error *err)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return err_errno(err, "cannot write", path);
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Copy from fd `in` (when >= 0) or from memory into fd `out`. */
+static int copy_fd(int in, int out, const char *in_path, const char *out_path, fdl_error *err)
+{
+	enum { CHUNK = 1 << 16 };
+	char *chunk = malloc(CHUNK);
+	if (!chunk)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = 0;
+	for (;;) {
+		ssize_t n = read(in, chunk, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = err_errno(err, "cannot read", in_path);
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((rc = write_all(out, chunk, (size_t)n, out_path, err)))
+			break;
+	}
+	free(chunk);
+	return rc;
+}
+
+/* Create a temporary file beside `path`; returns its fd and name. */
+static int open_tmp(const char *path, char **tmp_out, fdl_error *err)
+{
+	char *tmp = fdl_asprintf("%s.tmp-XXXXXX", path);
+	if (!tmp)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int rc = err_errno(err, "cannot create", tmp);
+		free(tmp);
+		return rc;
+	}
+	fchmod(fd, 0644);
+	*tmp_out = tmp;
+	return fd;
+}
+
+/* fsync + close the temp file and link it to `path` (create-only). */
+static int publish_tmp(int fd, char *tmp, const char *path, const char *key, int rc, fdl_error *err)
+{
+	if (!rc && fsync(fd) != 0)
+		rc = err_errno(err, "cannot fsync", tmp);
+	if (close(fd) != 0 && !rc)
+		rc = err_errno(err, "cannot close", tmp);
+	if (!rc && link(tmp, path) != 0) {
+		if (errno == EEXIST)
+			rc = fdl_fail(err, FDL_EEXISTS, "%s already exists; refusing to overwrite it", key);
+		else
+			rc = err_errno(err, "cannot create", path);
+	}
+	unlink(tmp);
+	free(tmp);
+	if (!rc)
+		fsync_parent(path);
+	return rc;
+}
+
+static int folder_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
+		      fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	if (!path)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = fdl_file_read(out, path, max_bytes, err);
+	free(path);
+	if (!rc && etag) {
+		char hex[65];
+		rc = fdl_sha256_mem(hex, out->data, out->len, err);
+		if (!rc)
+			memcpy(etag, hex, 65);
+	}
+	return rc;
+}
+
+static int folder_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	if (!path)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = 0;
+	int in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		rc = err_errno(err, "cannot open", path);
+		free(path);
+		return rc;
+	}
+	int out = open(local_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0)
+		rc = err_errno(err, "cannot create", local_path);
+	else {
+		rc = copy_fd(in, out, path, local_path, err);
+		if (close(out) != 0 && !rc)
+			rc = err_errno(err, "cannot close", local_path);
+	}
+	close(in);
+	free(path);
+	return rc;
+}
+
+static int folder_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	if (!path)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	struct stat st;
+	int rc = 0;
+	if (stat(path, &st) != 0)
+		rc = err_errno(err, "cannot stat", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = fdl_fail(err, FDL_EINVALID, "%s is not a regular file", path);
+	else if (bytes)
+		*bytes = (int64_t)st.st_size;
+	free(path);
+	return rc;
+}
+
+static int folder_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	char *tmp = NULL;
+	if (!path)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = ensure_parent(path, err);
+	int fd = rc ? rc : open_tmp(path, &tmp, err);
+	if (fd < 0) {
+		free(path);
+		return fd;
+	}
+	rc = write_all(fd, data, len, tmp, err);
+	rc = publish_tmp(fd, tmp, path, key, rc, err);
+	free(path);
+	return rc;
+}
+
+static int folder_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	char *tmp = NULL;
+	if (!path)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int in = open(local_path, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		int rc = err_errno(err, "cannot open", local_path);
+		free(path);
+		return rc;
+	}
+	int rc = ensure_parent(path, err);
+	int fd = rc ? rc : open_tmp(path, &tmp, err);
+	if (fd < 0) {
+		close(in);
+		free(path);
+		return fd;
+	}
+	rc = copy_fd(in, fd, local_path, tmp, err);
+	close(in);
+	rc = publish_tmp(fd, tmp, path, key, rc, err);
+	free(path);
+	return rc;
+}
+
+static int folder_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
+			       fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	char *lock = fdl_asprintf("%s/%s.lock", f->root, key);
+	int rc = 0;
+	if (!path || !lock) {
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		goto out;
+	}
+	if ((rc = ensure_parent(path, err)))
+		goto out;
+	int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			rc = fdl_fail(err, FDL_ECONFLICT,
+				      "%s is being updated by another writer (%s exists; remove it if no "
+				      "writer is running)",
+				      key, lock);
+		else
+			rc = err_errno(err, "cannot create", lock);
+		goto out;
+	}
+	/* Holding the lock: the current value cannot change under us. */
+	fdl_buf cur = {0};
+	fdl_error rerr = {0};
+	int got = fdl_file_read(&cur, path, FDL_META_MAX_BYTES, &rerr);
+	if (got == FDL_ENOTFOUND) {
+		if (etag)
+			rc = fdl_fail(err, FDL_ECONFLICT, "%s was deleted by another writer", key);
+	} else if (got) {
+		rc = fdl_fail(err, rerr.code, "%s", rerr.message);
+	} else if (!etag) {
+		rc = fdl_fail(err, FDL_ECONFLICT, "%s was created by another writer", key);
+	} else {
+		char hex[65];
+		rc = fdl_sha256_mem(hex, cur.data, cur.len, err);
+		if (!rc && strcmp(hex, etag) != 0)
+			rc = fdl_fail(err, FDL_ECONFLICT, "%s was changed by another writer", key);
+	}
+	fdl_buf_free(&cur);
+	if (!rc)
+		rc = write_all(fd, data, len, lock, err);
+	if (!rc && fsync(fd) != 0)
+		rc = err_errno(err, "cannot fsync", lock);
+	if (close(fd) != 0 && !rc)
+		rc = err_errno(err, "cannot close", lock);
+	if (!rc && rename(lock, path) != 0)
+		rc = err_errno(err, "cannot rename onto", path);
+	if (rc)
+		unlink(lock);
+	else
+		fsync_parent(path);
+out:
+	free(path);
+	free(lock);
+	return rc;
+}
+
+static int list_rec(const char *dir, const char *rel, fdl_strlist *out, fdl_error *err)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return err_errno(err, "cannot list", dir);
+	}
+	int rc = 0;
+	struct dirent *e;
+	while (!rc && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *child = fdl_asprintf("%s/%s", dir, e->d_name);
+		char *crel = *rel ? fdl_asprintf("%s/%s", rel, e->d_name) : fdl_strdup(e->d_name);
+		struct stat st;
+		if (!child || !crel)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		else if (lstat(child, &st) != 0)
+			rc = err_errno(err, "cannot stat", child);
+		else if (S_ISDIR(st.st_mode))
+			rc = list_rec(child, crel, out, err);
+		else if (S_ISREG(st.st_mode))
+			rc = fdl_strlist_add(out, crel, err);
+		free(child);
+		free(crel);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int folder_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *dir = *prefix ? key_path(f, prefix) : fdl_strdup(f->root);
+	char *rel = fdl_strdup(prefix);
+	int rc = 0;
+	if (!dir || !rel)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	else {
+		size_t n = strlen(rel);
+		while (n && rel[n - 1] == '/')
+			rel[--n] = '\0';
+		rc = list_rec(dir, rel, out, err);
+	}
+	free(dir);
+	free(rel);
+	return rc;
+}
+
+static int folder_del(fdl_store *s, const char *key, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	if (!path)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = 0;
+	if (unlink(path) != 0)
+		rc = err_errno(err, "cannot delete", path);
+	else
+		fsync_parent(path);
+	free(path);
+	return rc;
+}
+
+static char *folder_local_path(fdl_store *s, const char *key)
+{
+	return key_path((folder_store *)s, key);
+}
+
+static void folder_free(fdl_store *s)
+{
+	folder_store *f = (folder_store *)s;
+	free(f->root);
+	free(f);
+}
+
+static const fdl_store_ops folder_ops = {
+	.name = "folder",
+	.get = folder_get,
+	.get_file = folder_get_file,
+	.head = folder_head,
+	.put_if_absent = folder_put_if_absent,
+	.put_file_if_absent = folder_put_file_if_absent,
+	.put_if_match = folder_put_if_match,
+	.list = folder_list,
+	.del = folder_del,
+	.local_path = folder_local_path,
+	.free = folder_free,
+};
+
+int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err)
+{
+	folder_store *f = calloc(1, sizeof *f);
+	if (!f)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	if (fdl_path_absolute(&f->root, path, err)) {
+		free(f);
+		return FDL_ERROR;
+	}
+	size_t n = strlen(f->root);
+	while (n > 1 && f->root[n - 1] == '/')
+		f->root[--n] = '\0';
+	f->base.ops = &folder_ops;
+	f->base.url = f->root;
+	*out = &f->base;
+	return 0;
+}

@@ -1,0 +1,89 @@
+#include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int fdl_store_open(fdl_store **out, const char *root, fdl_error *err)
+{
+	if (!root || !*root)
+		return fdl_fail(err, FDL_EINVALID, "no repository given");
+	if (strncmp(root, "file://", 7) == 0)
+		return fdl_store_folder_open(out, root + 7, err);
+	const char *scheme = strstr(root, "://");
+	if (scheme)
+		return fdl_fail(err, FDL_EINVALID,
+				"repository '%s': the %.*s:// store is not supported yet (folders and file:// only)",
+				root, (int)(scheme - root), root);
+	return fdl_store_folder_open(out, root, err);
+}
+
+void fdl_store_free(fdl_store *s)
+{
+	if (s)
+		s->ops->free(s);
+}
+
+#define CHECK_KEY(key)                                                 \
+	do {                                                           \
+		int rc_ = fdl_path_check_relative((key), "store key", err); \
+		if (rc_)                                               \
+			return rc_;                                    \
+	} while (0)
+
+int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
+		  fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->get(s, key, max_bytes, out, etag, err);
+}
+
+int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->get_file(s, key, local_path, err);
+}
+
+int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->head(s, key, bytes, err);
+}
+
+int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->put_if_absent(s, key, data, len, err);
+}
+
+int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->put_file_if_absent(s, key, local_path, err);
+}
+
+int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
+			   fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->put_if_match(s, key, data, len, etag, err);
+}
+
+int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err)
+{
+	if (*prefix) /* "" lists the whole store */
+		CHECK_KEY(prefix);
+	return s->ops->list(s, prefix, out, err);
+}
+
+int fdl_store_del(fdl_store *s, const char *key, fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->del(s, key, err);
+}
+
+char *fdl_store_local_path(fdl_store *s, const char *key)
+{
+	if (fdl_path_check_relative(key, "store key", NULL) != 0 || !s->ops->local_path)
+		return NULL;
+	return s->ops->local_path(s, key);
+}

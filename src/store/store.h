@@ -1,0 +1,72 @@
+/*
+ * The store: where a repository's files live (a folder, later HTTP and S3).
+ * The layout code sees only this table of operations and never knows which
+ * backend it has. Keys are relative paths with '/' separators, already
+ * checked by fdl_path_check_relative.
+ *
+ * Atomicity contract, the same for every backend:
+ *  - put_if_absent creates a key with its whole content or not at all;
+ *    FDL_EEXISTS when the key exists.
+ *  - put_if_match replaces a key only if it still has the etag the caller
+ *    read (NULL: only if it does not exist); FDL_ECONFLICT otherwise.
+ *  - an etag is an opaque string returned by get; equal content from the
+ *    same backend gives equal etags.
+ */
+#ifndef FDL_STORE_H
+#define FDL_STORE_H
+
+#include "../util/util.h"
+
+#define FDL_ETAG_MAX 128
+/* Metadata files (version.json, refs, fdl.json) are read whole, up to this. */
+#define FDL_META_MAX_BYTES (64u << 20)
+
+typedef struct fdl_store fdl_store;
+
+typedef struct fdl_store_ops {
+	const char *name;
+	/* Read a whole key (at most max_bytes). etag may be NULL. */
+	int (*get)(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
+		   fdl_error *err);
+	/* Stream a key into a local file. */
+	int (*get_file)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
+	/* Size of a key; FDL_ENOTFOUND if absent. */
+	int (*head)(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
+	int (*put_if_absent)(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err);
+	/* Stream a local file into a new key. */
+	int (*put_file_if_absent)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
+	int (*put_if_match)(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
+			    fdl_error *err);
+	/* Every key below prefix (recursively), appended to out, unsorted. */
+	int (*list)(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err);
+	int (*del)(fdl_store *s, const char *key, fdl_error *err);
+	/* The local file system path of a key, for backends that have one
+	 * (DuckDB can then open it in place); NULL otherwise. Caller frees. */
+	char *(*local_path)(fdl_store *s, const char *key);
+	void (*free)(fdl_store *s);
+} fdl_store_ops;
+
+struct fdl_store {
+	const fdl_store_ops *ops;
+	char *url; /* the root, normalised: an absolute path for folders */
+};
+
+/* Open the store a root names: a folder path or file:// URL. */
+int fdl_store_open(fdl_store **out, const char *root, fdl_error *err);
+int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err);
+void fdl_store_free(fdl_store *s);
+
+/* Thin wrappers that check the key and add the key to error messages. */
+int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
+		  fdl_error *err);
+int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
+int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
+int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err);
+int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
+int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
+			   fdl_error *err);
+int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err);
+int fdl_store_del(fdl_store *s, const char *key, fdl_error *err);
+char *fdl_store_local_path(fdl_store *s, const char *key);
+
+#endif

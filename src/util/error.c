@@ -1,0 +1,57 @@
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void fdl_free(void *ptr)
+{
+	free(ptr);
+}
+
+int fdl_fail(fdl_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		vsnprintf(err->message, sizeof err->message, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int fdl_error_prefix(fdl_error *err, const char *fmt, ...)
+{
+	if (!err)
+		return FDL_ERROR;
+	char prefix[512];
+	char old[sizeof err->message];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	memcpy(old, err->message, sizeof old);
+	/* prefix + ": " + old, cut to fit */
+	size_t pl = strnlen(prefix, sizeof prefix);
+	size_t room = sizeof err->message - 1;
+	size_t n = 0;
+	memcpy(err->message, prefix, pl < room ? pl : room);
+	n = pl < room ? pl : room;
+	if (n + 2 <= room) {
+		memcpy(err->message + n, ": ", 2);
+		n += 2;
+	}
+	size_t ol = strnlen(old, sizeof old);
+	size_t take = ol < room - n ? ol : room - n;
+	memcpy(err->message + n, old, take);
+	err->message[n + take] = '\0';
+	return err->code;
+}
+
+void fdl_error_clear(fdl_error *err)
+{
+	if (err) {
+		err->code = FDL_OK;
+		err->message[0] = '\0';
+	}
+}

@@ -1,0 +1,106 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct fdl_sha256 {
+	EVP_MD_CTX *ctx;
+};
+
+int fdl_sha256_new(fdl_sha256 **out, fdl_error *err)
+{
+	fdl_sha256 *h = calloc(1, sizeof *h);
+	if (!h)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+		fdl_sha256_free(h);
+		return fdl_fail(err, FDL_ERROR, "OpenSSL: cannot start a SHA-256 digest");
+	}
+	*out = h;
+	return 0;
+}
+
+int fdl_sha256_update(fdl_sha256 *h, const void *data, size_t len, fdl_error *err)
+{
+	if (EVP_DigestUpdate(h->ctx, data, len) != 1)
+		return fdl_fail(err, FDL_ERROR, "OpenSSL: SHA-256 update failed");
+	return 0;
+}
+
+int fdl_sha256_final(fdl_sha256 *h, char hex[65], fdl_error *err)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	if (EVP_DigestFinal_ex(h->ctx, md, &n) != 1 || n != 32)
+		return fdl_fail(err, FDL_ERROR, "OpenSSL: SHA-256 final failed");
+	static const char digits[] = "0123456789abcdef";
+	for (unsigned i = 0; i < 32; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[64] = '\0';
+	return 0;
+}
+
+void fdl_sha256_free(fdl_sha256 *h)
+{
+	if (h) {
+		EVP_MD_CTX_free(h->ctx);
+		free(h);
+	}
+}
+
+int fdl_sha256_mem(char hex[65], const void *data, size_t len, fdl_error *err)
+{
+	fdl_sha256 *h;
+	if (fdl_sha256_new(&h, err))
+		return FDL_ERROR;
+	int rc = fdl_sha256_update(h, data, len, err);
+	if (!rc)
+		rc = fdl_sha256_final(h, hex, err);
+	fdl_sha256_free(h);
+	return rc;
+}
+
+int fdl_sha256_file(char hex[65], int64_t *bytes, const char *path, fdl_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fdl_fail(err, errno == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s: %s", path,
+				strerror(errno));
+	fdl_sha256 *h;
+	if (fdl_sha256_new(&h, err)) {
+		close(fd);
+		return FDL_ERROR;
+	}
+	enum { CHUNK = 1 << 16 };
+	char *chunk = malloc(CHUNK);
+	int rc = chunk ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int64_t total = 0;
+	while (!rc) {
+		ssize_t n = read(fd, chunk, CHUNK);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = fdl_fail(err, FDL_EIO, "cannot read %s: %s", path, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		total += n;
+		rc = fdl_sha256_update(h, chunk, (size_t)n, err);
+	}
+	if (!rc)
+		rc = fdl_sha256_final(h, hex, err);
+	free(chunk);
+	fdl_sha256_free(h);
+	close(fd);
+	if (!rc && bytes)
+		*bytes = total;
+	return rc;
+}

@@ -1,0 +1,100 @@
+/* Small helpers shared by every part of libfdl: errors, growable buffers,
+ * string lists, hashing, ids, time and path checks. One of each. */
+#ifndef FDL_UTIL_H
+#define FDL_UTIL_H
+
+#include "fdl.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+#if defined(__GNUC__)
+#define FDL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FDL_PRINTF(a, b)
+#endif
+
+/* Set err (if not NULL) and return code, so callers can `return fdl_fail(...)`. */
+int fdl_fail(fdl_error *err, int code, const char *fmt, ...) FDL_PRINTF(3, 4);
+/* Prefix an already-set error message with context ("reading X: ..."). */
+int fdl_error_prefix(fdl_error *err, const char *fmt, ...) FDL_PRINTF(2, 3);
+void fdl_error_clear(fdl_error *err);
+
+/* A growable byte buffer, always NUL-terminated. */
+typedef struct fdl_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+} fdl_buf;
+
+int fdl_buf_grow(fdl_buf *b, size_t extra, fdl_error *err);
+int fdl_buf_add(fdl_buf *b, const void *data, size_t len, fdl_error *err);
+int fdl_buf_puts(fdl_buf *b, const char *s, fdl_error *err);
+int fdl_buf_printf(fdl_buf *b, fdl_error *err, const char *fmt, ...) FDL_PRINTF(3, 4);
+/* Append s as a SQL string literal: 'it''s'. */
+int fdl_buf_sql_str(fdl_buf *b, const char *s, fdl_error *err);
+/* Append s as a SQL identifier: "a""b". */
+int fdl_buf_sql_ident(fdl_buf *b, const char *s, fdl_error *err);
+/* Give the buffer's memory to the caller (NULL-safe result "" when empty). */
+char *fdl_buf_detach(fdl_buf *b);
+void fdl_buf_free(fdl_buf *b);
+
+char *fdl_strdup(const char *s);
+char *fdl_asprintf(const char *fmt, ...) FDL_PRINTF(1, 2);
+
+/* A list of owned strings. */
+typedef struct fdl_strlist {
+	char **items;
+	size_t len;
+	size_t cap;
+} fdl_strlist;
+int fdl_strlist_add(fdl_strlist *l, const char *s, fdl_error *err);
+void fdl_strlist_sort(fdl_strlist *l);
+void fdl_strlist_free(fdl_strlist *l);
+
+/* SHA-256 (OpenSSL). `hex` receives 64 lower-case hex digits and a NUL. */
+typedef struct fdl_sha256 fdl_sha256;
+int fdl_sha256_new(fdl_sha256 **out, fdl_error *err);
+int fdl_sha256_update(fdl_sha256 *h, const void *data, size_t len, fdl_error *err);
+int fdl_sha256_final(fdl_sha256 *h, char hex[65], fdl_error *err);
+void fdl_sha256_free(fdl_sha256 *h);
+int fdl_sha256_mem(char hex[65], const void *data, size_t len, fdl_error *err);
+/* Hash a local file by streaming it; also returns its size. */
+int fdl_sha256_file(char hex[65], int64_t *bytes, const char *path, fdl_error *err);
+
+/* UUIDv7 (RFC 9562, method 1: 12-bit counter in rand_a), monotonic for
+ * every id drawn from the same generator. No hidden state: the caller owns
+ * the generator. */
+typedef struct fdl_uuid7_gen {
+	uint64_t last_ms;
+	uint16_t counter;
+} fdl_uuid7_gen;
+int fdl_uuid7_next(fdl_uuid7_gen *g, char out[FDL_ID_LEN + 1], fdl_error *err);
+/* Same, with the clock given (for tests). */
+int fdl_uuid7_next_at(fdl_uuid7_gen *g, uint64_t now_ms, char out[FDL_ID_LEN + 1], fdl_error *err);
+bool fdl_id_is_valid(const char *s); /* lower-case hyphenated UUID */
+bool fdl_id_is_uuid7(const char *s);
+
+/* Time: "2026-10-30T09:00:00Z" (UTC, second precision). */
+int fdl_time_now_iso(char out[32], fdl_error *err);
+bool fdl_time_is_iso_utc(const char *s);
+
+/* A relative path inside the repository: no leading '/', no '..' or '.'
+ * segments, no backslash, no empty segments, no NUL, at most 1024 bytes.
+ * `what` names the path in the message. */
+int fdl_path_check_relative(const char *path, const char *what, fdl_error *err);
+
+/* Local file helpers. */
+int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err);
+/* Write a file atomically (tmp + fsync + rename). */
+int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err);
+int fdl_mkdir_p(const char *path, fdl_error *err);
+/* Remove a folder tree (best effort, for temp folders). */
+void fdl_rm_rf(const char *path);
+/* Make a fresh temp folder; caller frees the path and removes the folder. */
+int fdl_tempdir(char **out, const char *tag, fdl_error *err);
+/* Absolute, '.'/'..'-free form of a local path (it need not exist). */
+int fdl_path_absolute(char **out, const char *path, fdl_error *err);
+
+#endif

@@ -1,0 +1,88 @@
+#include "work.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void fdl_work_free(fdl_work *w)
+{
+	free(w->dir);
+	free(w->catalog);
+	free(w->repository);
+	free(w->branch);
+	free(w->data_path);
+	memset(w, 0, sizeof *w);
+}
+
+int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
+{
+	memset(w, 0, sizeof *w);
+	w->base_snapshot = -1;
+	int rc = fdl_path_absolute(&w->dir, dir, err);
+	if (rc)
+		return rc;
+	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
+	w->catalog = fdl_asprintf("%s/%s", w->dir, FDL_WORK_CATALOG);
+	fdl_buf b = {0};
+	json_t *j = NULL;
+	if (!path || !w->catalog)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_file_read(&b, path, 1 << 20, err);
+	if (rc == FDL_ENOTFOUND)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "%s is not a working catalog made by `fdl checkout` (no %s)",
+			      w->dir, FDL_WORK_FILE);
+	if (!rc)
+		rc = fdl_json_parse(&j, b.data, b.len, path, err);
+	const char *s;
+	int64_t n;
+	bool present;
+	if (!rc) { /* null means "no base": the same as absent */
+		if (json_is_null(json_object_get(j, "base")))
+			json_object_del(j, "base");
+		if (json_is_null(json_object_get(j, "base_snapshot")))
+			json_object_del(j, "base_snapshot");
+	}
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "repository", true, path, "repository", err)))
+		w->repository = fdl_strdup(s);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "branch", true, path, "branch", err)))
+		w->branch = fdl_strdup(s);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "data_path", true, path, "data_path", err)))
+		w->data_path = fdl_strdup(s);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "base", false, path, "base", err)) && s) {
+		if (!fdl_id_is_valid(s))
+			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'base' is not a version id", path);
+		else
+			memcpy(w->base, s, FDL_ID_LEN + 1);
+	}
+	if (!rc && !(rc = fdl_json_get_int(&n, &present, j, "base_snapshot", false, path, "base_snapshot", err)) &&
+	    present)
+		w->base_snapshot = n;
+	if (!rc && (!w->repository || !w->branch || !w->data_path))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	json_decref(j);
+	fdl_buf_free(&b);
+	free(path);
+	if (rc)
+		fdl_work_free(w);
+	return rc;
+}
+
+int fdl_work_save(const fdl_work *w, fdl_error *err)
+{
+	json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "fdl_work", 1, "repository", w->repository, "branch",
+			      w->branch, "catalog", FDL_WORK_CATALOG, "data_path", w->data_path);
+	if (!j)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	json_object_set_new(j, "base", w->base[0] ? json_string(w->base) : json_null());
+	json_object_set_new(j, "base_snapshot", w->base_snapshot >= 0 ? json_integer(w->base_snapshot) : json_null());
+	char *text = NULL;
+	size_t len = 0;
+	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
+	int rc = path ? fdl_json_dump(&text, &len, j, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_file_write_atomic(path, text, len, err);
+	free(text);
+	free(path);
+	json_decref(j);
+	return rc;
+}

@@ -1,0 +1,26 @@
+/* A working catalog folder: WORK/ducklake.sqlite (the SQLite DuckLake
+ * catalog a publisher writes with DuckDB) and WORK/fdl-work.json, which
+ * records where it came from so commit knows what to compare-and-swap. */
+#ifndef FDL_WORK_H
+#define FDL_WORK_H
+
+#include "layout/layout.h"
+
+#define FDL_WORK_FILE "fdl-work.json"
+#define FDL_WORK_CATALOG "ducklake.sqlite"
+
+typedef struct fdl_work {
+	char *dir;          /* absolute */
+	char *catalog;      /* dir/ducklake.sqlite */
+	char *repository;   /* the repository root it was checked out from */
+	char *branch;       /* branch name */
+	char *data_path;    /* the DATA_PATH the catalog writes to */
+	char base[FDL_ID_LEN + 1]; /* "" when the branch had no version */
+	int64_t base_snapshot;     /* -1 without a base */
+} fdl_work;
+
+int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err);
+int fdl_work_save(const fdl_work *w, fdl_error *err);
+void fdl_work_free(fdl_work *w);
+
+#endif
