@@ -225,11 +225,15 @@ static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const ch
 	bool exists = false;
 	fdl_error ignore;
 	fdl_ref_read(repo, key, now_id, &exists, NULL, &ignore);
+	char what[160];
+	if (ours)
+		snprintf(what, sizeof what, "version %s was not published (its files stay unreferenced)", ours);
+	else
+		snprintf(what, sizeof what, "nothing was written");
 	return fdl_fail(err, FDL_ECONFLICT,
-			"%s moved: it is now at %s, but this working catalog is based on %s; %s%s%s was not "
-			"published. Check out the branch again, redo the change, and commit.",
-			key, exists ? now_id : "(deleted)", w->base[0] ? w->base : "(no version)",
-			ours ? "version " : "nothing", ours ? ours : "", ours ? " (its files stay unreferenced)" : "");
+			"%s moved: it is now at %s, but this working catalog is based on %s; %s. Check out the "
+			"branch again (fdl checkout), redo the change, and commit.",
+			key, exists ? now_id : "(deleted)", w->base[0] ? w->base : "(no version)", what);
 }
 
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)

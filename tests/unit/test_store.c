@@ -1,0 +1,210 @@
+/* The folder store's atomic writes and compare-and-swap. */
+#include "test.h"
+#include "../../src/store/store.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static fdl_store *open_store(t_ctx *t, char **dir)
+{
+	*dir = t_tempdir();
+	fdl_store *s = NULL;
+	fdl_error err;
+	CHECK(t, fdl_store_open(&s, *dir, &err) == 0);
+	return s;
+}
+
+static void done(fdl_store *s, char *dir)
+{
+	fdl_store_free(s);
+	fdl_rm_rf(dir);
+	free(dir);
+}
+
+/* No temporary or lock files left anywhere in the store. */
+static int leftovers(fdl_store *s)
+{
+	fdl_strlist l = {0};
+	fdl_error err;
+	fdl_store_list(s, "", &l, &err);
+	int n = 0;
+	for (size_t i = 0; i < l.len; i++)
+		if (strstr(l.items[i], ".tmp-") || strstr(l.items[i], ".lock"))
+			n++;
+	fdl_strlist_free(&l);
+	return n;
+}
+
+static void put_if_absent(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	fdl_buf b = {0};
+	CHECK(t, fdl_store_put_if_absent(s, "versions/a/version.json", "one", 3, &err) == 0);
+	CHECK(t, fdl_store_put_if_absent(s, "versions/a/version.json", "two", 3, &err) == FDL_EEXISTS);
+	CHECK_CONTAINS(t, err.message, "versions/a/version.json");
+	CHECK(t, fdl_store_get(s, "versions/a/version.json", 100, &b, NULL, &err) == 0);
+	CHECK(t, b.len == 3 && !memcmp(b.data, "one", 3));
+	fdl_buf_free(&b);
+	CHECK(t, fdl_store_get(s, "versions/b/version.json", 100, &b, NULL, &err) == FDL_ENOTFOUND);
+	fdl_buf_free(&b);
+	CHECK(t, leftovers(s) == 0);
+	done(s, dir);
+}
+
+static void put_file_streams(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	char *src = fdl_asprintf("%s/big.bin", dir);
+	FILE *f = fopen(src, "wb");
+	for (int i = 0; i < 3 * 1024 * 1024 / 4; i++)
+		fwrite(&i, sizeof i, 1, f);
+	fclose(f);
+	CHECK(t, fdl_store_put_file_if_absent(s, "x/big.bin", src, &err) == 0);
+	CHECK(t, fdl_store_put_file_if_absent(s, "x/big.bin", src, &err) == FDL_EEXISTS);
+	char h1[65], h2[65];
+	int64_t n1, n2;
+	char *dst = fdl_store_local_path(s, "x/big.bin");
+	CHECK(t, fdl_sha256_file(h1, &n1, src, &err) == 0);
+	CHECK(t, fdl_sha256_file(h2, &n2, dst, &err) == 0);
+	CHECK(t, n1 == n2 && n1 == 3 * 1024 * 1024 && !strcmp(h1, h2));
+	int64_t sz = 0;
+	CHECK(t, fdl_store_head(s, "x/big.bin", &sz, &err) == 0 && sz == n1);
+	CHECK(t, fdl_store_head(s, "x/none.bin", &sz, &err) == FDL_ENOTFOUND);
+	char *copy = fdl_asprintf("%s/copy.bin", dir);
+	CHECK(t, fdl_store_get_file(s, "x/big.bin", copy, &err) == 0);
+	CHECK(t, fdl_sha256_file(h2, &n2, copy, &err) == 0 && !strcmp(h1, h2));
+	free(copy);
+	free(dst);
+	free(src);
+	CHECK(t, leftovers(s) == 0);
+	done(s, dir);
+}
+
+static void compare_and_swap(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	char etag[FDL_ETAG_MAX], etag2[FDL_ETAG_MAX];
+	fdl_buf b = {0};
+	/* create only if absent */
+	CHECK(t, fdl_store_put_if_match(s, "refs/heads/main", "A\n", 2, NULL, &err) == 0);
+	CHECK(t, fdl_store_put_if_match(s, "refs/heads/main", "B\n", 2, NULL, &err) == FDL_ECONFLICT);
+	CHECK(t, fdl_store_get(s, "refs/heads/main", 100, &b, etag, &err) == 0);
+	CHECK(t, b.len == 2 && b.data[0] == 'A');
+	fdl_buf_free(&b);
+	/* replace with the etag read */
+	CHECK(t, fdl_store_put_if_match(s, "refs/heads/main", "C\n", 2, etag, &err) == 0);
+	/* a stale etag loses and changes nothing */
+	CHECK(t, fdl_store_put_if_match(s, "refs/heads/main", "D\n", 2, etag, &err) == FDL_ECONFLICT);
+	CHECK_CONTAINS(t, err.message, "another writer");
+	CHECK(t, fdl_store_get(s, "refs/heads/main", 100, &b, etag2, &err) == 0);
+	CHECK(t, b.data[0] == 'C' && strcmp(etag, etag2) != 0);
+	fdl_buf_free(&b);
+	/* an etag for a key that does not exist */
+	CHECK(t, fdl_store_put_if_match(s, "refs/heads/other", "E\n", 2, etag2, &err) == FDL_ECONFLICT);
+	/* a held lock is a conflict, and is left to its owner */
+	char *lock = fdl_asprintf("%s/refs/heads/main.lock", dir);
+	FILE *f = fopen(lock, "w");
+	fclose(f);
+	CHECK(t, fdl_store_put_if_match(s, "refs/heads/main", "F\n", 2, etag2, &err) == FDL_ECONFLICT);
+	CHECK_CONTAINS(t, err.message, "main.lock");
+	CHECK(t, access(lock, F_OK) == 0);
+	unlink(lock);
+	free(lock);
+	CHECK(t, leftovers(s) == 0);
+	done(s, dir);
+}
+
+/* Many processes increment one counter by CAS: no update may be lost. */
+static void concurrent_cas(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	CHECK(t, fdl_store_put_if_match(s, "refs/heads/n", "0\n", 2, NULL, &err) == 0);
+	enum { PROCS = 6, EACH = 40 };
+	for (int p = 0; p < PROCS; p++) {
+		if (fork() == 0) {
+			int wins = 0;
+			while (wins < EACH) {
+				fdl_buf b = {0};
+				char etag[FDL_ETAG_MAX], next[32];
+				if (fdl_store_get(s, "refs/heads/n", 100, &b, etag, &err))
+					_exit(3);
+				snprintf(next, sizeof next, "%ld\n", strtol(b.data, NULL, 10) + 1);
+				fdl_buf_free(&b);
+				int rc = fdl_store_put_if_match(s, "refs/heads/n", next, strlen(next), etag, &err);
+				if (rc == 0)
+					wins++;
+				else if (rc != FDL_ECONFLICT)
+					_exit(4);
+			}
+			_exit(0);
+		}
+	}
+	int ok = 0;
+	for (int p = 0; p < PROCS; p++) {
+		int st;
+		wait(&st);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok++;
+	}
+	CHECK(t, ok == PROCS);
+	fdl_buf b = {0};
+	CHECK(t, fdl_store_get(s, "refs/heads/n", 100, &b, NULL, &err) == 0);
+	CHECK(t, strtol(b.data, NULL, 10) == PROCS * EACH);
+	fdl_buf_free(&b);
+	CHECK(t, leftovers(s) == 0);
+	done(s, dir);
+}
+
+static void keys_checked(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	fdl_buf b = {0};
+	const char *bad[] = {"../x", "/etc/passwd", "a/../../x", "a\\b", "", "a//b", "./a", NULL};
+	for (const char **k = bad; *k; k++) {
+		CHECK(t, fdl_store_put_if_absent(s, *k, "x", 1, &err) == FDL_EINVALID);
+		CHECK(t, fdl_store_get(s, *k, 10, &b, NULL, &err) == FDL_EINVALID);
+	}
+	fdl_buf_free(&b);
+	done(s, dir);
+}
+
+static void list_and_delete(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	fdl_store_put_if_absent(s, "versions/a/x", "1", 1, &err);
+	fdl_store_put_if_absent(s, "versions/b/y", "1", 1, &err);
+	fdl_store_put_if_absent(s, "refs/heads/main", "1", 1, &err);
+	fdl_strlist l = {0};
+	CHECK(t, fdl_store_list(s, "versions", &l, &err) == 0);
+	fdl_strlist_sort(&l);
+	CHECK(t, l.len == 2 && !strcmp(l.items[0], "versions/a/x") && !strcmp(l.items[1], "versions/b/y"));
+	fdl_strlist_free(&l);
+	CHECK(t, fdl_store_list(s, "nothing", &l, &err) == 0 && l.len == 0);
+	CHECK(t, fdl_store_del(s, "versions/a/x", &err) == 0);
+	CHECK(t, fdl_store_del(s, "versions/a/x", &err) == FDL_ENOTFOUND);
+	done(s, dir);
+}
+
+const t_case store_tests[] = {
+	{"folder store: put-if-absent never overwrites", put_if_absent},
+	{"folder store: files are streamed in and out", put_file_streams},
+	{"folder store: compare-and-swap", compare_and_swap},
+	{"folder store: concurrent CAS loses no update", concurrent_cas},
+	{"folder store: unsafe keys are refused", keys_checked},
+	{"folder store: list and delete", list_and_delete},
+	{NULL, NULL},
+};
