@@ -16,7 +16,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
-HDRS    := $(wildcard include/*.h src/*.h src/*/*.h tests/unit/*.h)
+HDRS    := $(wildcard include/*.h src/*.h src/*/*.h)
 
 .PHONY: all setup test unit interop demo clean
 all: build/fdl

@@ -1,0 +1,84 @@
+"""Interop tests: the real fdl binary against stock DuckDB 1.5.5 + ducklake.
+
+Environment (set by `make interop`):
+  FDL_BIN            the fdl binary under test (default: build/fdl)
+  FDL_EXTENSION_DIR  where the pinned DuckDB extensions live (deps/extensions)
+"""
+import json
+import os
+import pathlib
+import subprocess
+
+import duckdb
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FDL = os.environ.get("FDL_BIN", str(ROOT / "build" / "fdl"))
+EXT = os.environ.get("FDL_EXTENSION_DIR", str(ROOT / "deps" / "extensions"))
+
+
+def fdl(*args, check=True, env=None):
+    """Run fdl; with check, a non-zero exit fails the test with its stderr."""
+    e = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org")
+    if env:
+        e.update(env)
+    p = subprocess.run([FDL, *map(str, args)], capture_output=True, text=True, env=e)
+    if check and p.returncode != 0:
+        raise AssertionError(f"fdl {' '.join(map(str, args))} exited {p.returncode}:\n{p.stderr}")
+    return p
+
+
+def connect():
+    """A stock DuckDB connection that loads the pinned extensions offline."""
+    return duckdb.connect(config={
+        "extension_directory": EXT,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": True,
+    })
+
+
+def rows(con, table):
+    return con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+
+
+def tables(con, catalog="lake"):
+    return sorted(r[0] for r in con.execute(
+        "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = ?",
+        [catalog]).fetchall())
+
+
+def read_json(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+class Repo:
+    """A repository in a temp folder plus helpers to work on it."""
+
+    def __init__(self, tmp):
+        self.root = tmp / "repo"
+        fdl("init", self.root)
+
+    def checkout(self, work, *extra):
+        """Check out and return a DuckDB connection writing to the working catalog,
+        using exactly the ATTACH that `fdl checkout` printed."""
+        p = fdl("checkout", self.root, work, *extra)
+        con = connect()
+        con.execute(p.stdout)
+        return con
+
+    def head(self, branch="main"):
+        return (self.root / "refs" / "heads" / branch).read_text().strip()
+
+    def version(self, vid):
+        return read_json(self.root / "versions" / vid / "version.json")
+
+    def open_version(self, ref):
+        """Attach a version in a fresh stock DuckDB through `fdl attach`."""
+        con = connect()
+        con.execute(fdl("attach", self.root, ref).stdout)
+        return con
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return Repo(tmp_path)
