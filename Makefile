@@ -10,7 +10,7 @@ WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=
 CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include \
            -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"'
 CFLAGS  ?= -O2 -g
-LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lcrypto
+LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lcrypto
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/*.c)
@@ -28,10 +28,11 @@ setup:
 # --- release build -----------------------------------------------------------
 build/obj/%.o: %.c $(HDRS) | deps-check
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 build/libfdl.a: $(LIB_SRC:%.c=build/obj/%.o)
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 build/fdl: $(CLI_SRC:%.c=build/obj/%.o) build/libfdl.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -39,10 +40,11 @@ build/fdl: $(CLI_SRC:%.c=build/obj/%.o) build/libfdl.a
 # --- sanitizer build (tests) -------------------------------------------------
 build/san/%.o: %.c $(HDRS) | deps-check
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CPPFLAGS) -O1 -g $(SAN) -c $< -o $@
+	@echo "  CC san  $<"
+	@$(CC) $(WARN) $(CPPFLAGS) -O1 -g $(SAN) -c $< -o $@
 
 build/san/libfdl.a: $(LIB_SRC:%.c=build/san/%.o)
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 build/san/fdl: $(CLI_SRC:%.c=build/san/%.o) build/san/libfdl.a
 	$(CC) $(SAN) -o $@ $^ $(LDLIBS)

@@ -88,6 +88,22 @@ int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spe
 /* Check a branch or tag name against Git's ref-name rules. */
 int fdl_ref_name_check(const char *name, fdl_error *err);
 
+/* ---- branches --------------------------------------------------------- */
+
+typedef struct fdl_branch {
+	char name[256];
+	char tip[FDL_ID_LEN + 1];
+	int head; /* 1 for the branch HEAD names */
+} fdl_branch;
+
+/* Every branch with a version, sorted by name. Caller frees *out. */
+int fdl_branch_list(fdl_branch **out, size_t *count, fdl_repo *repo, fdl_error *err);
+/* Create branch `name` at `start` (NULL = HEAD; a ref or version id).
+ * FDL_EEXISTS if it exists. */
+int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_error *err);
+/* Delete a branch (compare-and-swap); refuses HEAD's branch. */
+int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err);
+
 /* ---- versions ---------------------------------------------------------- */
 
 typedef struct fdl_version fdl_version;
@@ -119,6 +135,18 @@ int64_t fdl_version_snapshot_id(const fdl_version *v);
 /* Pretty-printed JSON of the whole version.json. Caller frees. */
 int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err);
 
+/* Differences from version `a` to `b` as JSON text: {"from", "to",
+ * "changes": [...]} and, with `rows`, "rows": {"schema.table": {"added":
+ * [...], "removed": [...]}} computed by DuckDB over the two frozen
+ * catalogs (`table` NULL = every table in both). Caller frees. */
+int fdl_diff(char **out, fdl_repo *repo, const char *a, const char *b, int rows, const char *table,
+	     fdl_error *err);
+
+/* The DuckLake snapshots version `id` added since its parent, as JSON text:
+ * [{"snapshot_id", "time", "author", "message", "extra_info", "changes"}].
+ * Caller frees. */
+int fdl_version_snapshots(char **out, fdl_repo *repo, const char *id, fdl_error *err);
+
 /* ---- working catalogs -------------------------------------------------- */
 
 typedef struct fdl_checkout_options {
@@ -131,6 +159,10 @@ typedef struct fdl_checkout_options {
  * repository, branch and base version. */
 int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err);
 
+/* Delete a working catalog folder made by fdl_checkout (refuses a folder
+ * without fdl-work.json). */
+int fdl_work_remove(const char *work, fdl_error *err);
+
 /* The ATTACH statement (with the LOAD lines) a user runs in stock DuckDB to
  * write to the working catalog `work`. Caller frees. */
 int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err);
@@ -139,6 +171,9 @@ typedef struct fdl_commit_options {
 	const char *message;      /* required */
 	const char *author_name;  /* required */
 	const char *author_email; /* may be NULL */
+	/* "SOURCE_ID=FILE_OR_URL" items recorded as version.json `inputs` */
+	const char *const *inputs;
+	size_t input_count;
 } fdl_commit_options;
 
 /* Freeze the working catalog's latest snapshot into a new version and move
@@ -146,6 +181,11 @@ typedef struct fdl_commit_options {
  * snapshot (nothing written), FDL_ECONFLICT when the branch moved. */
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts,
 	       fdl_error *err);
+
+/* The dataset.json the next commit of `work` would write (its description
+ * files merged with the catalog), failing with the errors commit would
+ * give. Writes nothing. Caller frees. */
+int fdl_describe(char **out, const char *work, fdl_error *err);
 
 /* ---- reading ----------------------------------------------------------- */
 

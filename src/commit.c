@@ -8,6 +8,8 @@
  * ref points at (readers ignore it), and the working catalog untouched.
  */
 #include "catalog/catalog.h"
+#include "inputs.h"
+#include "layout/dataset.h"
 #include "work.h"
 
 #include <stdlib.h>
@@ -16,14 +18,16 @@
 typedef struct frozen {
 	fdl_catalog_info info;
 	json_t *files_json;
-	json_t *tables_json;
+	json_t *dataset_json;
+	json_t *changes; /* NULL for a first version */
 	char *catalog_file; /* local temp path */
 } frozen;
 
 static void frozen_free(frozen *f)
 {
 	json_decref(f->files_json);
-	json_decref(f->tables_json);
+	json_decref(f->dataset_json);
+	json_decref(f->changes);
 	free(f->catalog_file);
 	memset(f, 0, sizeof *f);
 }
@@ -58,7 +62,40 @@ static int check_data_files(fdl_repo *repo, const fdl_data_files *files, fdl_err
 	return 0;
 }
 
-static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+/* Attach the base version's frozen catalog (checked) and compute changes. */
+static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, fdl_error *err)
+{
+	fdl_version *parent = NULL;
+	char *path = NULL;
+	int rc = fdl_version_read(&parent, repo, w->base, err);
+	if (!rc)
+		rc = fdl_version_fetch_checked(&path, repo, parent, fdl_version_catalog_path(parent),
+					       fdl_version_catalog_bytes(parent), fdl_version_catalog_sha256(parent),
+					       NULL, err);
+	if (!rc)
+		rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
+	if (!rc) {
+		rc = fdl_catalog_changes(&out->changes, d, "fdl_parent", "fdl_frozen", err);
+		fdl_catalog_detach(d, "fdl_parent", NULL);
+	}
+	if (rc)
+		fdl_error_prefix(err, "comparing with the base version %s", w->base);
+	free(path);
+	fdl_version_free(parent);
+	return rc;
+}
+
+/* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb
+ * and derive files.json, dataset.json and changes from it. With
+ * `allow_same`, a catalog with no new snapshot is frozen anyway (describe). */
+static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, bool allow_same,
+		  fdl_error *err)
 {
 	fdl_duck d;
 	int rc = fdl_duck_open(&d, err);
@@ -69,7 +106,7 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 	rc = fdl_catalog_attach_raw(&d, "fdl_work", w->catalog, FDL_CAT_SQLITE, true, err);
 	if (!rc)
 		rc = fdl_catalog_info_read(&d, "fdl_work", &winfo, err);
-	if (!rc && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot)
+	if (!rc && !allow_same && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot)
 		rc = fdl_fail(err, FDL_ENOCHANGE,
 			      "nothing to commit: the working catalog's latest snapshot (%lld) is the one version "
 			      "%s froze",
@@ -101,8 +138,14 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 		rc = check_data_files(repo, &files, err);
 	if (!rc)
 		rc = fdl_catalog_files_json(&out->files_json, &d, "fdl_frozen", &files, err);
+	json_t *tables = NULL;
 	if (!rc)
-		rc = fdl_catalog_tables_json(&out->tables_json, &d, "fdl_frozen", &files, err);
+		rc = fdl_catalog_tables_json(&tables, &d, "fdl_frozen", &files, err);
+	if (!rc)
+		rc = fdl_dataset_build(&out->dataset_json, w->dir, tables, basename_of(repo->root), err);
+	json_decref(tables);
+	if (!rc && w->base[0])
+		rc = changes_since_base(out, &d, repo, w, err);
 	fdl_data_files_free(&files);
 	fdl_duck_close(&d); /* detaches and checkpoints the frozen file */
 	return rc;
@@ -129,12 +172,6 @@ static int put_json(fdl_repo *repo, const char *id, const char *name, const json
 	return rc;
 }
 
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s && s[1] ? s + 1 : path;
-}
-
 static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_work *w, frozen *fz,
 			   const fdl_commit_options *opts, fdl_error *err)
 {
@@ -157,8 +194,18 @@ static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_wo
 	if (rc)
 		return rc;
 
-	json_t *dataset = json_pack("{s:s, s:s, s:O}", "name", basename_of(repo->root), "title",
-				    basename_of(repo->root), "tables", fz->tables_json);
+	json_t *inputs = json_array();
+	for (size_t i = 0; inputs && i < opts->input_count && !rc; i++) {
+		json_t *in = NULL;
+		rc = fdl_input_record(&in, opts->inputs[i], err);
+		if (!rc)
+			json_array_append_new(inputs, in);
+	}
+	if (rc) {
+		json_decref(inputs);
+		return rc;
+	}
+	json_t *dataset = json_incref(fz->dataset_json);
 	json_t *dataset_ref = json_object(), *files_ref = json_object();
 	json_t *author = json_pack("{s:s}", "name", opts->author_name);
 	if (author && opts->author_email && *opts->author_email)
@@ -194,6 +241,10 @@ static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_wo
 		rc = fdl_fail(err, FDL_ERROR, "out of memory building version.json");
 		goto out;
 	}
+	if (fz->changes)
+		json_object_set(v, "changes", fz->changes);
+	if (json_array_size(inputs))
+		json_object_set(v, "inputs", inputs);
 	/* Read our own version.json back through the reader's checks: a
 	 * writer never publishes what its readers would refuse. */
 	char *text = NULL;
@@ -211,6 +262,7 @@ static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_wo
 	free(text);
 	json_decref(v);
 out:
+	json_decref(inputs);
 	json_decref(dataset);
 	json_decref(dataset_ref);
 	json_decref(files_ref);
@@ -264,7 +316,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	}
 	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
 		goto out;
-	if ((rc = freeze(&fz, repo, &w, tmpdir, err)))
+	if ((rc = freeze(&fz, repo, &w, tmpdir, false, err)))
 		goto out;
 	if ((rc = build_and_write(id, repo, &w, &fz, opts, err)))
 		goto out;
@@ -290,6 +342,32 @@ out:
 	}
 	frozen_free(&fz);
 	free(key);
+	fdl_repo_free(repo);
+	fdl_work_free(&w);
+	return rc;
+}
+
+int fdl_describe(char **out, const char *work, fdl_error *err)
+{
+	fdl_work w;
+	int rc = fdl_work_load(&w, work, err);
+	if (rc)
+		return rc;
+	fdl_repo *repo = NULL;
+	char *tmpdir = NULL;
+	frozen fz = {0};
+	rc = fdl_repo_open(&repo, w.repository, err);
+	if (!rc)
+		rc = fdl_tempdir(&tmpdir, "describe", err);
+	if (!rc)
+		rc = freeze(&fz, repo, &w, tmpdir, true, err);
+	if (!rc)
+		rc = fdl_json_dump(out, NULL, fz.dataset_json, err);
+	if (tmpdir) {
+		fdl_rm_rf(tmpdir);
+		free(tmpdir);
+	}
+	frozen_free(&fz);
 	fdl_repo_free(repo);
 	fdl_work_free(&w);
 	return rc;

@@ -86,3 +86,14 @@ int fdl_work_save(const fdl_work *w, fdl_error *err)
 	json_decref(j);
 	return rc;
 }
+
+int fdl_work_remove(const char *dir, fdl_error *err)
+{
+	fdl_work w;
+	int rc = fdl_work_load(&w, dir, err);
+	if (rc)
+		return rc;
+	fdl_rm_rf(w.dir);
+	fdl_work_free(&w);
+	return 0;
+}

@@ -70,4 +70,18 @@ int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const f
 int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
 			    fdl_error *err);
 
+/* Schema changes from catalog `old_alias` to `new_alias` (both attached
+ * raw, live rows = end_snapshot IS NULL), as version.json's `changes`:
+ * objects {table, kind, column?, from?, type?, from_type?, breaking}. Kinds:
+ * add_table, drop_table, rename_table, add_column, drop_column,
+ * rename_column, recreate_column, type_change. */
+int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const char *new_alias, fdl_error *err);
+
+/* Rows added and removed per table between two versions attached through
+ * DuckLake as `a` and `b`: {"schema.table": {"added": [...], "removed":
+ * [...]}} over the columns both versions have. `only_table` NULL = all
+ * tables present in both. */
+int fdl_catalog_row_diff(json_t **out, fdl_duck *d, const char *a, const char *b, const char *only_table,
+			 fdl_error *err);
+
 #endif

@@ -4,6 +4,7 @@
 #define FDL_CLI_H
 
 #include "fdl.h"
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -16,6 +17,10 @@ typedef struct cli_opt {
 	const char **value; /* set for options taking a value */
 	bool *flag;         /* set for flags */
 	const char *help;
+	/* repeatable options: values appended to many[0..*nmany) (max_many) */
+	const char **many;
+	size_t *nmany;
+	size_t max_many;
 } cli_opt;
 
 typedef struct cli_cmd {
@@ -34,11 +39,18 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage, con
 int cli_fail(const fdl_error *err);
 int cli_exit_code(int code);
 
+/* One `changes` item as a line: "add_column main.t.note ... BREAKING". */
+void cli_print_change(FILE *f, const json_t *change, const char *indent);
+
 int cmd_init(int argc, char **argv);
 int cmd_checkout(int argc, char **argv);
 int cmd_commit(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
+int cmd_describe(int argc, char **argv);
+int cmd_branch(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif

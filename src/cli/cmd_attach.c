@@ -6,7 +6,7 @@ int cmd_attach(int argc, char **argv)
 	int npos;
 	bool done;
 	cli_opt opts[] = {
-		{"as", 0, &alias, NULL, "catalog alias in the ATTACH (default: lake)"},
+		{.name = "as", .short_name = 0, .value = &alias, .flag = NULL, .help = "catalog alias in the ATTACH (default: lake)"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, opts, "fdl attach ROOT [REF|ID] [--as NAME]",

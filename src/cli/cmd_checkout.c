@@ -8,8 +8,8 @@ int cmd_checkout(int argc, char **argv)
 	int npos;
 	bool done;
 	cli_opt opts[] = {
-		{"ref", 0, &ref, NULL, "branch to work on (default: the branch HEAD names)"},
-		{"as", 0, &alias, NULL, "catalog alias in the printed ATTACH (default: lake)"},
+		{.name = "ref", .short_name = 0, .value = &ref, .flag = NULL, .help = "branch to work on (default: the branch HEAD names)"},
+		{.name = "as", .short_name = 0, .value = &alias, .flag = NULL, .help = "catalog alias in the printed ATTACH (default: lake)"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, opts, "fdl checkout ROOT WORK [--ref BRANCH]",

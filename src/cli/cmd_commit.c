@@ -34,20 +34,25 @@ static void author_from(const char *spec, char *name, size_t nsz, char *email, s
 
 int cmd_commit(int argc, char **argv)
 {
-	const char *message = NULL, *author = NULL, *pos[1];
+	const char *message = NULL, *author = NULL, *pos[1], *inputs[256];
+	size_t ninputs = 0;
 	bool quiet = false;
 	int npos;
 	bool done;
 	cli_opt opts[] = {
-		{"message", 'm', &message, NULL, "what changed (required)"},
-		{"author", 0, &author, NULL, "\"NAME <EMAIL>\" (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, $USER)"},
-		{"quiet", 'q', NULL, &quiet, "print only the new version id"},
+		{.name = "message", .short_name = 'm', .value = &message, .flag = NULL, .help = "what changed (required)"},
+		{.name = "author", .short_name = 0, .value = &author, .flag = NULL, .help = "\"NAME <EMAIL>\" (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, $USER)"},
+		{.name = "quiet", .short_name = 'q', .value = NULL, .flag = &quiet, .help = "print only the new version id"},
+		{.name = "input", .help = "SOURCE_ID=FILE_OR_URL: record a source file (repeatable)", .many = inputs,
+		 .nmany = &ninputs, .max_many = 256},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl commit WORK -m MESSAGE [--author \"NAME <EMAIL>\"]",
+	int rc = cli_parse(argc, argv, opts, "fdl commit WORK -m MESSAGE [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]...",
 			   "Freeze the working catalog's latest snapshot into a new version and move its branch,\n"
 			   "only if nobody else moved it since the checkout (else exit 4, nothing published).\n"
-			   "With no new snapshot since the last commit, says so, writes nothing and exits 8.",
+			   "With no new snapshot since the last commit, says so, writes nothing and exits 8.\n"
+			   "The description (dataset.yml, *.table.yml or dataset.json in WORK) is checked and\n"
+			   "merged with the catalog into the version's dataset.json (see `fdl describe`).",
 			   pos, 1, 1, &npos, &done);
 	if (done)
 		return rc;
@@ -57,7 +62,8 @@ int cmd_commit(int argc, char **argv)
 	}
 	char name[256], email[256];
 	author_from(author, name, sizeof name, email, sizeof email);
-	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email};
+	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email,
+				.inputs = inputs, .input_count = ninputs};
 	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
 	if (fdl_commit(id, pos[0], &o, &err))

@@ -6,8 +6,8 @@ int cmd_init(int argc, char **argv)
 	int npos;
 	bool done;
 	cli_opt opts[] = {
-		{"branch", 0, &branch, NULL, "name of the default branch (default: main)"},
-		{"data-dir", 0, &data_dir, NULL, "data folder, relative to ROOT (default: data)"},
+		{.name = "branch", .short_name = 0, .value = &branch, .flag = NULL, .help = "name of the default branch (default: main)"},
+		{.name = "data-dir", .short_name = 0, .value = &data_dir, .flag = NULL, .help = "data folder, relative to ROOT (default: data)"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, opts, "fdl init ROOT [--branch NAME] [--data-dir DIR]",

@@ -3,6 +3,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void print_snapshots(fdl_repo *repo, const fdl_version *v)
+{
+	char *text = NULL;
+	fdl_error err;
+	if (fdl_version_snapshots(&text, repo, fdl_version_id(v), &err)) {
+		printf("    (snapshots unavailable: %s)\n\n", err.message);
+		return;
+	}
+	json_t *list = json_loads(text, 0, NULL);
+	fdl_free(text);
+	size_t i;
+	const json_t *s;
+	json_array_foreach(list, i, s)
+	{
+		const char *msg = json_string_value(json_object_get(s, "message"));
+		const char *author = json_string_value(json_object_get(s, "author"));
+		const char *extra = json_string_value(json_object_get(s, "extra_info"));
+		printf("    snapshot %lld  %s", (long long)json_integer_value(json_object_get(s, "snapshot_id")),
+		       json_string_value(json_object_get(s, "time")));
+		if (author)
+			printf("  %s", author);
+		if (msg)
+			printf(": %s", msg);
+		else
+			printf("  [%s]", json_string_value(json_object_get(s, "changes")));
+		printf("\n");
+		if (extra)
+			printf("        %s\n", extra);
+	}
+	printf("\n");
+	json_decref(list);
+}
+
 static void print_version(const fdl_version *v)
 {
 	printf("version %s (seq %lld)\n", fdl_version_id(v), (long long)fdl_version_seq(v));
@@ -19,20 +52,36 @@ static void print_version(const fdl_version *v)
 		m += n + (nl ? 1 : 0);
 	}
 	printf("\n");
+	char *text = NULL;
+	fdl_error err;
+	if (fdl_version_to_json(&text, v, &err) == 0) {
+		json_t *doc = json_loads(text, 0, NULL);
+		const json_t *changes = json_object_get(doc, "changes");
+		if (json_array_size(changes)) {
+			printf("    Changes:\n");
+			size_t i;
+			const json_t *c;
+			json_array_foreach(changes, i, c) cli_print_change(stdout, c, "      ");
+			printf("\n");
+		}
+		json_decref(doc);
+		fdl_free(text);
+	}
 }
 
 int cmd_log(int argc, char **argv)
 {
 	const char *limit_s = NULL, *pos[2];
-	bool json = false;
+	bool json = false, snapshots = false;
 	int npos;
 	bool done;
 	cli_opt opts[] = {
-		{"json", 0, NULL, &json, "one version.json object per line"},
-		{"limit", 'n', &limit_s, NULL, "show at most N versions"},
+		{.name = "json", .short_name = 0, .value = NULL, .flag = &json, .help = "one version.json object per line"},
+		{.name = "limit", .short_name = 'n', .value = &limit_s, .flag = NULL, .help = "show at most N versions"},
+		{.name = "snapshots", .short_name = 0, .value = NULL, .flag = &snapshots, .help = "list the DuckLake snapshots (commit messages) under each version"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl log ROOT [REF] [--json] [--limit N]",
+	int rc = cli_parse(argc, argv, opts, "fdl log ROOT [REF] [--json] [--limit N] [--snapshots]",
 			   "List the versions of a branch (default: HEAD), newest first, following the first\n"
 			   "parent. Every version.json is checked as it is read.",
 			   pos, 1, 2, &npos, &done);
@@ -86,6 +135,8 @@ int cmd_log(int argc, char **argv)
 			fdl_free(text);
 		} else {
 			print_version(v);
+			if (snapshots)
+				print_snapshots(repo, v);
 		}
 		expect_seq = fdl_version_seq(v) - 1;
 		const char *parent = fdl_version_parent(v, 0);

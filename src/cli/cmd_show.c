@@ -7,7 +7,7 @@ int cmd_show(int argc, char **argv)
 	int npos;
 	bool done;
 	cli_opt opts[] = {
-		{"json", 0, NULL, &json, "print version.json as stored"},
+		{.name = "json", .short_name = 0, .value = NULL, .flag = &json, .help = "print version.json as stored"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, opts, "fdl show ROOT [VERSION|REF] [--json]",

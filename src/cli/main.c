@@ -13,6 +13,10 @@ static const cli_cmd commands[] = {
 	{"log", cmd_log, "list versions, newest first, following the first parent"},
 	{"show", cmd_show, "show one version"},
 	{"attach", cmd_attach, "print the SQL that opens a version in stock DuckDB"},
+	{"describe", cmd_describe, "print the dataset.json the next commit would write"},
+	{"branch", cmd_branch, "list, create or delete branches"},
+	{"diff", cmd_diff, "schema (and row) differences between two versions"},
+	{"run", cmd_run, "check out, run a build command, commit if it succeeded"},
 	{NULL, NULL, NULL},
 };
 

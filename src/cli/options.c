@@ -12,9 +12,10 @@ static void print_help(const cli_opt *opts, const char *usage, const char *descr
 		any = true;
 		char left[64];
 		if (o->short_name)
-			snprintf(left, sizeof left, "-%c, --%s%s", o->short_name, o->name, o->value ? " VALUE" : "");
+			snprintf(left, sizeof left, "-%c, --%s%s", o->short_name, o->name,
+				 o->value || o->many ? " VALUE" : "");
 		else
-			snprintf(left, sizeof left, "    --%s%s", o->name, o->value ? " VALUE" : "");
+			snprintf(left, sizeof left, "    --%s%s", o->name, o->value || o->many ? " VALUE" : "");
 		printf("  %-26s %s\n", left, o->help);
 	}
 	printf("  %-26s %s\n", "-h, --help", "show this help");
@@ -80,10 +81,18 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage, con
 				return CLI_EXIT_USAGE;
 			}
 			*o->flag = true;
-		} else if (inline_value) {
-			*o->value = inline_value;
-		} else if (i + 1 < argc) {
-			*o->value = argv[++i];
+		} else if (inline_value || i + 1 < argc) {
+			const char *v = inline_value ? inline_value : argv[++i];
+			if (o->many) {
+				if (*o->nmany >= o->max_many) {
+					fprintf(stderr, "fdl: --%s given more than %zu times\n", o->name, o->max_many);
+					*done = true;
+					return CLI_EXIT_USAGE;
+				}
+				o->many[(*o->nmany)++] = v;
+			} else {
+				*o->value = v;
+			}
 		} else {
 			fprintf(stderr, "fdl: option --%s needs a value\nusage: %s\n", o->name, usage);
 			*done = true;

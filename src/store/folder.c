@@ -251,10 +251,12 @@ static int folder_put_file_if_absent(fdl_store *s, const char *key, const char *
 	return rc;
 }
 
-static int folder_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
-			       fdl_error *err)
+/* Git's lockfile: hold <key>.lock (O_EXCL), check the key still has `etag`
+ * (NULL: does not exist), then either write `data` and rename the lock over
+ * the key, or (data NULL) delete the key. */
+static int locked_update(folder_store *f, const char *key, const void *data, size_t len, const char *etag,
+			 fdl_error *err)
 {
-	folder_store *f = (folder_store *)s;
 	char *path = key_path(f, key);
 	char *lock = fdl_asprintf("%s/%s.lock", f->root, key);
 	int rc = 0;
@@ -293,22 +295,37 @@ static int folder_put_if_match(fdl_store *s, const char *key, const void *data, 
 			rc = fdl_fail(err, FDL_ECONFLICT, "%s was changed by another writer", key);
 	}
 	fdl_buf_free(&cur);
-	if (!rc)
+	if (!rc && data)
 		rc = write_all(fd, data, len, lock, err);
-	if (!rc && fsync(fd) != 0)
+	if (!rc && data && fsync(fd) != 0)
 		rc = err_errno(err, "cannot fsync", lock);
 	if (close(fd) != 0 && !rc)
 		rc = err_errno(err, "cannot close", lock);
-	if (!rc && rename(lock, path) != 0)
+	if (!rc && data && rename(lock, path) != 0)
 		rc = err_errno(err, "cannot rename onto", path);
-	if (rc)
+	if (!rc && !data && unlink(path) != 0)
+		rc = err_errno(err, "cannot delete", path);
+	if (rc || !data)
 		unlink(lock);
-	else
+	if (!rc)
 		fsync_parent(path);
 out:
 	free(path);
 	free(lock);
 	return rc;
+}
+
+static int folder_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
+			       fdl_error *err)
+{
+	return locked_update((folder_store *)s, key, data ? data : "", len, etag, err);
+}
+
+static int folder_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err)
+{
+	if (!etag)
+		return fdl_fail(err, FDL_EINVALID, "deleting %s needs the etag it was read with", key);
+	return locked_update((folder_store *)s, key, NULL, 0, etag, err);
 }
 
 static int list_rec(const char *dir, const char *rel, fdl_strlist *out, fdl_error *err)
@@ -398,6 +415,7 @@ static const fdl_store_ops folder_ops = {
 	.put_if_match = folder_put_if_match,
 	.list = folder_list,
 	.del = folder_del,
+	.del_if_match = folder_del_if_match,
 	.local_path = folder_local_path,
 	.free = folder_free,
 };

@@ -87,3 +87,9 @@ char *fdl_store_local_path(fdl_store *s, const char *key)
 		return NULL;
 	return s->ops->local_path(s, key);
 }
+
+int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->del_if_match(s, key, etag, err);
+}

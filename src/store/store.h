@@ -40,6 +40,8 @@ typedef struct fdl_store_ops {
 	/* Every key below prefix (recursively), appended to out, unsorted. */
 	int (*list)(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err);
 	int (*del)(fdl_store *s, const char *key, fdl_error *err);
+	/* Delete a key only if it still has `etag`; FDL_ECONFLICT otherwise. */
+	int (*del_if_match)(fdl_store *s, const char *key, const char *etag, fdl_error *err);
 	/* The local file system path of a key, for backends that have one
 	 * (DuckDB can then open it in place); NULL otherwise. Caller frees. */
 	char *(*local_path)(fdl_store *s, const char *key);
@@ -67,6 +69,7 @@ int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size
 			   fdl_error *err);
 int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err);
 int fdl_store_del(fdl_store *s, const char *key, fdl_error *err);
+int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err);
 char *fdl_store_local_path(fdl_store *s, const char *key);
 
 #endif

@@ -1,0 +1,334 @@
+/* Differences between two frozen catalogs: schema changes (version.json's
+ * `changes`, `fdl diff`) from the metadata, and row differences computed by
+ * DuckDB over the two versions. Tables and columns are matched by DuckLake's
+ * stable ids, so a rename is told apart from a drop and an add. */
+#include "catalog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct col {
+	int64_t table_id, column_id;
+	char *name, *type;
+} col;
+
+typedef struct tbl {
+	int64_t id;
+	char *name; /* schema.table */
+} tbl;
+
+typedef struct shape {
+	tbl *tables;
+	size_t ntables;
+	col *cols;
+	size_t ncols;
+} shape;
+
+static void shape_free(shape *s)
+{
+	for (size_t i = 0; i < s->ntables; i++)
+		free(s->tables[i].name);
+	for (size_t i = 0; i < s->ncols; i++) {
+		free(s->cols[i].name);
+		free(s->cols[i].type);
+	}
+	free(s->tables);
+	free(s->cols);
+	memset(s, 0, sizeof *s);
+}
+
+static char *dup_cell(fdl_rows *r, size_t c, size_t i)
+{
+	char *v = fdl_rows_str(r, c, i);
+	char *copy = fdl_strdup(v ? v : "");
+	duckdb_free(v);
+	return copy;
+}
+
+static int shape_read(shape *s, fdl_duck *d, const char *alias, fdl_error *err)
+{
+	memset(s, 0, sizeof *s);
+	char sql[1024];
+	fdl_rows r;
+	snprintf(sql, sizeof sql,
+		 "SELECT t.table_id, s.schema_name || '.' || t.table_name FROM %1$s.ducklake_table t JOIN "
+		 "%1$s.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL WHERE "
+		 "t.end_snapshot IS NULL ORDER BY t.table_id",
+		 alias);
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return rc;
+	size_t n = fdl_rows_count(&r);
+	s->tables = calloc(n ? n : 1, sizeof *s->tables);
+	for (size_t i = 0; s->tables && i < n; i++) {
+		s->tables[i].id = fdl_rows_int(&r, 0, i);
+		s->tables[i].name = dup_cell(&r, 1, i);
+		s->ntables++;
+	}
+	fdl_rows_free(&r);
+	snprintf(sql, sizeof sql,
+		 "SELECT table_id, column_id, column_name, column_type FROM %s.ducklake_column WHERE end_snapshot "
+		 "IS NULL AND parent_column IS NULL ORDER BY table_id, column_order",
+		 alias);
+	if (!s->tables || (rc = fdl_duck_query(d, &r, sql, err))) {
+		shape_free(s);
+		return rc ? rc : fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	n = fdl_rows_count(&r);
+	s->cols = calloc(n ? n : 1, sizeof *s->cols);
+	for (size_t i = 0; s->cols && i < n; i++) {
+		col *c = &s->cols[s->ncols++];
+		c->table_id = fdl_rows_int(&r, 0, i);
+		c->column_id = fdl_rows_int(&r, 1, i);
+		c->name = dup_cell(&r, 2, i);
+		c->type = dup_cell(&r, 3, i);
+	}
+	fdl_rows_free(&r);
+	if (!s->cols) {
+		shape_free(s);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	return 0;
+}
+
+static const tbl *find_table(const shape *s, int64_t id)
+{
+	for (size_t i = 0; i < s->ntables; i++)
+		if (s->tables[i].id == id)
+			return &s->tables[i];
+	return NULL;
+}
+
+static const col *find_col(const shape *s, int64_t table_id, int64_t column_id, const char *name)
+{
+	for (size_t i = 0; i < s->ncols; i++)
+		if (s->cols[i].table_id == table_id &&
+		    (name ? !strcmp(s->cols[i].name, name) : s->cols[i].column_id == column_id))
+			return &s->cols[i];
+	return NULL;
+}
+
+static int add(json_t *list, const char *table, const char *kind, const char *column, bool breaking,
+	       const char *k1, const char *v1, const char *k2, const char *v2)
+{
+	json_t *o = json_pack("{s:s, s:s}", "table", table, "kind", kind);
+	if (!o)
+		return -1;
+	if (column)
+		json_object_set_new(o, "column", json_string(column));
+	if (k1)
+		json_object_set_new(o, k1, json_string(v1));
+	if (k2)
+		json_object_set_new(o, k2, json_string(v2));
+	json_object_set_new(o, "breaking", json_boolean(breaking));
+	return json_array_append_new(list, o);
+}
+
+/* Column changes of one table present in both (same table_id). */
+static int column_changes(json_t *list, const shape *a, const shape *b, const tbl *t)
+{
+	int rc = 0;
+	for (size_t i = 0; i < b->ncols && !rc; i++) {
+		const col *nc = &b->cols[i];
+		if (nc->table_id != t->id)
+			continue;
+		const col *oc = find_col(a, t->id, nc->column_id, NULL);
+		if (!oc) {
+			/* same name, new id: dropped and added again */
+			const col *same = find_col(a, t->id, 0, nc->name);
+			if (same)
+				rc = add(list, t->name, "recreate_column", nc->name, true, "from_type", same->type,
+					 "type", nc->type);
+			else
+				rc = add(list, t->name, "add_column", nc->name, false, "type", nc->type, NULL, NULL);
+			continue;
+		}
+		if (strcmp(oc->name, nc->name))
+			rc = add(list, t->name, "rename_column", nc->name, true, "from", oc->name, NULL, NULL);
+		if (!rc && strcmp(oc->type, nc->type))
+			/* DuckLake only allows widening type changes, which old SQL survives */
+			rc = add(list, t->name, "type_change", nc->name, false, "from_type", oc->type, "type",
+				 nc->type);
+	}
+	for (size_t i = 0; i < a->ncols && !rc; i++) {
+		const col *oc = &a->cols[i];
+		if (oc->table_id != t->id || find_col(b, t->id, oc->column_id, NULL))
+			continue;
+		if (!find_col(b, t->id, 0, oc->name)) /* else reported as recreate_column */
+			rc = add(list, t->name, "drop_column", oc->name, true, NULL, NULL, NULL, NULL);
+	}
+	return rc;
+}
+
+int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const char *new_alias, fdl_error *err)
+{
+	shape a, b;
+	int rc = shape_read(&a, d, old_alias, err);
+	if (rc)
+		return rc;
+	if ((rc = shape_read(&b, d, new_alias, err))) {
+		shape_free(&a);
+		return rc;
+	}
+	json_t *list = json_array();
+	rc = list ? 0 : -1;
+	for (size_t i = 0; i < b.ntables && !rc; i++) {
+		const tbl *nt = &b.tables[i];
+		const tbl *ot = find_table(&a, nt->id);
+		if (!ot)
+			rc = add(list, nt->name, "add_table", NULL, false, NULL, NULL, NULL, NULL);
+		else {
+			if (strcmp(ot->name, nt->name))
+				rc = add(list, nt->name, "rename_table", NULL, true, "from", ot->name, NULL, NULL);
+			if (!rc)
+				rc = column_changes(list, &a, &b, nt);
+		}
+	}
+	for (size_t i = 0; i < a.ntables && !rc; i++)
+		if (!find_table(&b, a.tables[i].id))
+			rc = add(list, a.tables[i].name, "drop_table", NULL, true, NULL, NULL, NULL, NULL);
+	shape_free(&a);
+	shape_free(&b);
+	if (rc) {
+		json_decref(list);
+		return fdl_fail(err, FDL_ERROR, "out of memory computing changes");
+	}
+	*out = list;
+	return 0;
+}
+
+/* Rows of `from` EXCEPT ALL rows of `minus`, over the columns both have,
+ * as JSON objects. */
+static int except_rows(json_t **out, fdl_duck *d, const char *from, const char *minus, const char *cols,
+		       fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_printf(&sql, err,
+				"SELECT to_json(x)::VARCHAR FROM (SELECT %s FROM %s EXCEPT ALL SELECT %s FROM %s) x "
+				"ORDER BY ALL",
+				cols, from, cols, minus);
+	fdl_rows r;
+	if (!rc)
+		rc = fdl_duck_query(d, &r, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		return rc;
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < fdl_rows_count(&r); i++) {
+		char *s = fdl_rows_str(&r, 0, i);
+		json_t *row = s ? json_loads(s, 0, NULL) : json_null();
+		json_array_append_new(a, row ? row : json_null());
+		duckdb_free(s);
+	}
+	fdl_rows_free(&r);
+	if (!a)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	*out = a;
+	return 0;
+}
+
+/* The columns two attached versions of a table share, quoted, in b's order. */
+static int common_columns(fdl_buf *out, fdl_duck *d, const char *a, const char *b, const char *schema,
+			  const char *table, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "SELECT y.column_name FROM duckdb_columns() y WHERE y.database_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, b, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AND y.schema_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, schema, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AND y.table_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, table, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AND y.column_name IN (SELECT x.column_name FROM duckdb_columns() x WHERE "
+					"x.database_name = ",
+				  err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, a, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AND x.schema_name = y.schema_name AND x.table_name = y.table_name) ORDER "
+					"BY y.column_index",
+				  err);
+	fdl_rows r;
+	if (!rc)
+		rc = fdl_duck_query(d, &r, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+		char *c = fdl_rows_str(&r, 0, i);
+		if (i)
+			rc = fdl_buf_puts(out, ", ", err);
+		if (!rc)
+			rc = fdl_buf_sql_ident(out, c ? c : "", err);
+		duckdb_free(c);
+	}
+	fdl_rows_free(&r);
+	if (!rc && out->len == 0)
+		rc = fdl_fail(err, FDL_EINVALID, "%s.%s has no column in common between the two versions", schema,
+			      table);
+	return rc;
+}
+
+int fdl_catalog_row_diff(json_t **out, fdl_duck *d, const char *a, const char *b, const char *only_table,
+			 fdl_error *err)
+{
+	/* tables present in both versions, by name */
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+		 "SELECT y.schema_name, y.table_name FROM duckdb_tables() y JOIN duckdb_tables() x ON "
+		 "x.database_name = '%s' AND x.schema_name = y.schema_name AND x.table_name = y.table_name "
+		 "WHERE y.database_name = '%s' ORDER BY 1, 2",
+		 a, b);
+	fdl_rows r;
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return rc;
+	json_t *res = json_object();
+	bool found = only_table == NULL;
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc && res; i++) {
+		char *schema = fdl_rows_str(&r, 0, i), *table = fdl_rows_str(&r, 1, i);
+		char *key = fdl_asprintf("%s.%s", schema, table);
+		bool want = !only_table || !strcmp(only_table, key) ||
+			    (!strchr(only_table, '.') && !strcmp(schema, "main") && !strcmp(only_table, table));
+		if (want && key) {
+			found = true;
+			fdl_buf cols = {0}, qa = {0}, qb = {0};
+			rc = common_columns(&cols, d, a, b, schema, table, err);
+			if (!rc)
+				rc = fdl_buf_printf(&qa, err, "%s.\"%s\".\"%s\"", a, schema, table);
+			if (!rc)
+				rc = fdl_buf_printf(&qb, err, "%s.\"%s\".\"%s\"", b, schema, table);
+			json_t *added = NULL, *removed = NULL;
+			if (!rc)
+				rc = except_rows(&added, d, qb.data, qa.data, cols.data, err);
+			if (!rc)
+				rc = except_rows(&removed, d, qa.data, qb.data, cols.data, err);
+			if (!rc)
+				json_object_set_new(res, key, json_pack("{s:o, s:o}", "added", added, "removed", removed));
+			else {
+				json_decref(added);
+				json_decref(removed);
+			}
+			fdl_buf_free(&cols);
+			fdl_buf_free(&qa);
+			fdl_buf_free(&qb);
+		}
+		free(key);
+		duckdb_free(schema);
+		duckdb_free(table);
+	}
+	fdl_rows_free(&r);
+	if (!rc && !found)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "table %s is not in both versions", only_table);
+	if (rc || !res) {
+		json_decref(res);
+		return rc ? rc : fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	*out = res;
+	return 0;
+}

@@ -1,0 +1,56 @@
+#include "cli.h"
+
+#include <string.h>
+
+int cmd_branch(int argc, char **argv)
+{
+	const char *del = NULL, *pos[3];
+	int npos;
+	bool done;
+	cli_opt opts[] = {
+		{.name = "delete", .short_name = 'd', .value = &del, .flag = NULL, .help = "delete branch NAME (not the one HEAD names)"},
+		{0},
+	};
+	int rc = cli_parse(argc, argv, opts, "fdl branch ROOT [NAME [START]] [--delete NAME]",
+			   "Without NAME, list the branches with their tip (* marks HEAD's). With NAME, create\n"
+			   "a branch at START (a branch, tag or version id; default HEAD). Every ref change is\n"
+			   "a compare-and-swap.",
+			   pos, 1, 3, &npos, &done);
+	if (done)
+		return rc;
+	if (del && npos > 1) {
+		fprintf(stderr, "fdl: --delete takes no other NAME\n");
+		return CLI_EXIT_USAGE;
+	}
+	fdl_error err = {0};
+	fdl_repo *repo;
+	if (fdl_repo_open(&repo, pos[0], &err))
+		return cli_fail(&err);
+	if (del) {
+		rc = fdl_branch_delete(repo, del, &err);
+		if (!rc)
+			printf("Deleted branch %s\n", del);
+	} else if (npos > 1) {
+		rc = fdl_branch_create(repo, pos[1], npos > 2 ? pos[2] : NULL, &err);
+		if (!rc)
+			printf("Created branch %s\n", pos[1]);
+	} else {
+		fdl_branch *list = NULL;
+		size_t n = 0;
+		rc = fdl_branch_list(&list, &n, repo, &err);
+		for (size_t i = 0; !rc && i < n; i++) {
+			fdl_version *v = NULL;
+			fdl_error verr;
+			long long seq = fdl_version_read(&v, repo, list[i].tip, &verr) ? -1 : (long long)fdl_version_seq(v);
+			printf("%c %-20s %s", list[i].head ? '*' : ' ', list[i].name, list[i].tip);
+			if (seq > 0)
+				printf(" (seq %lld) %s\n", seq, fdl_version_message(v));
+			else
+				printf(" (unreadable: %s)\n", verr.message);
+			fdl_version_free(v);
+		}
+		fdl_free(list);
+	}
+	fdl_repo_free(repo);
+	return rc ? cli_fail(&err) : 0;
+}

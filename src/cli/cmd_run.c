@@ -1,0 +1,196 @@
+/* fdl run: a pipeline step. Check out the branch tip into a temporary
+ * working catalog, run COMMAND with variables telling it how to attach, and
+ * commit only if COMMAND exited 0 and wrote a new snapshot. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *tempdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *t = malloc(4096);
+	if (!t)
+		return NULL;
+	snprintf(t, 4096, "%s/fdl-run-XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Remove the temporary folder: the working catalog (through libfdl, which
+ * checks it is one), then the folder itself. */
+static void rm_tree(const char *dir)
+{
+	char *work = NULL;
+	fdl_error ignore;
+	if (asprintf(&work, "%s/work", dir) >= 0)
+		fdl_work_remove(work, &ignore);
+	free(work);
+	rmdir(dir);
+}
+
+static int run_child(char **cmd, const char *work, const char *repo_root, const char *branch_ref,
+		     const char *attach)
+{
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "fdl: cannot start %s: %s\n", cmd[0], strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		char *catalog = NULL;
+		if (asprintf(&catalog, "%s/ducklake.sqlite", work) < 0)
+			_exit(127);
+		setenv("FDL_WORK", work, 1);
+		setenv("FDL_CATALOG", catalog, 1);
+		setenv("FDL_REPOSITORY", repo_root, 1);
+		setenv("FDL_ATTACH", attach, 1);
+		if (branch_ref)
+			setenv("FDL_BRANCH", branch_ref, 1);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "fdl: cannot run %s: %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+/* Read base and data_path back from WORK/fdl-work.json for the environment. */
+static void work_facts(const char *work, char *base, size_t bsz, char *data_path, size_t dsz, char *branch,
+		       size_t brsz)
+{
+	char *path = NULL;
+	json_t *j = asprintf(&path, "%s/fdl-work.json", work) < 0 ? NULL : json_load_file(path, 0, NULL);
+	free(path);
+	const char *b = json_string_value(json_object_get(j, "base"));
+	const char *d = json_string_value(json_object_get(j, "data_path"));
+	const char *r = json_string_value(json_object_get(j, "branch"));
+	snprintf(base, bsz, "%s", b ? b : "");
+	snprintf(data_path, dsz, "%s", d ? d : "");
+	snprintf(branch, brsz, "%s", r ? r : "");
+	json_decref(j);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	/* split at "--": options and ROOT before, COMMAND after */
+	int dash = -1;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dash = i;
+			break;
+		}
+	const char *ref = NULL, *message = NULL, *author = NULL, *pos[1];
+	int npos;
+	bool done;
+	cli_opt opts[] = {
+		{.name = "ref", .short_name = 0, .value = &ref, .flag = NULL, .help = "branch to build on (default: HEAD's)"},
+		{.name = "message", .short_name = 'm', .value = &message, .flag = NULL, .help = "commit message (default: \"fdl run: COMMAND\")"},
+		{.name = "author", .short_name = 0, .value = &author, .flag = NULL, .help = "\"NAME <EMAIL>\" (default as for commit)"},
+		{0},
+	};
+	const char *usage = "fdl run ROOT [--ref BRANCH] [-m MSG] -- COMMAND [ARGS...]";
+	int rc = cli_parse(dash < 0 ? argc : dash, argv, opts, usage,
+			   "Check out the branch tip into a temporary working catalog, run COMMAND, and commit\n"
+			   "only if it exits 0 and wrote a new snapshot; never overwrites someone else's\n"
+			   "publish (a conflict exits 4). COMMAND's exit code is passed on. COMMAND sees:\n"
+			   "  FDL_WORK        the working catalog folder (put dataset.yml here to describe it)\n"
+			   "  FDL_CATALOG     the SQLite DuckLake catalog file, FDL_WORK/ducklake.sqlite\n"
+			   "  FDL_DATA_PATH   the data folder DuckDB writes Parquet files into\n"
+			   "  FDL_ATTACH      the full LOAD + ATTACH SQL (catalog alias 'lake')\n"
+			   "  FDL_REPOSITORY  the repository root\n"
+			   "  FDL_BRANCH      the branch\n"
+			   "  FDL_BASE        the version the build starts from (empty on a new branch)",
+			   pos, 1, 1, &npos, &done);
+	if (done)
+		return rc;
+	if (dash < 0 || dash + 1 >= argc) {
+		fprintf(stderr, "fdl: run needs a command after --\nusage: %s\n", usage);
+		return CLI_EXIT_USAGE;
+	}
+	char **cmd = argv + dash + 1;
+	fdl_error err = {0};
+	fdl_repo *repo;
+	if (fdl_repo_open(&repo, pos[0], &err))
+		return cli_fail(&err);
+	char *tmp = tempdir();
+	if (!tmp) {
+		fdl_repo_free(repo);
+		fprintf(stderr, "fdl: cannot make a temporary folder: %s\n", strerror(errno));
+		return 6;
+	}
+	char *work = NULL;
+	if (asprintf(&work, "%s/work", tmp) < 0) {
+		fdl_repo_free(repo);
+		free(tmp);
+		return 1;
+	}
+	fdl_checkout_options co = {.ref = ref};
+	char *attach = NULL;
+	rc = fdl_checkout(repo, work, &co, &err);
+	char root[4096];
+	snprintf(root, sizeof root, "%s", fdl_repo_root(repo));
+	fdl_repo_free(repo);
+	if (!rc)
+		rc = fdl_work_attach_sql(&attach, work, "lake", &err);
+	if (rc) {
+		rm_tree(tmp);
+		free(tmp);
+		free(work);
+		return cli_fail(&err);
+	}
+	char base[64], data_path[4096], branch[300];
+	work_facts(work, base, sizeof base, data_path, sizeof data_path, branch, sizeof branch);
+	setenv("FDL_BASE", base, 1);
+	setenv("FDL_DATA_PATH", data_path, 1);
+	int code = run_child(cmd, work, root, branch, attach);
+	fdl_free(attach);
+	if (code != 0) {
+		fprintf(stderr, "fdl: %s exited %d; nothing committed\n", cmd[0], code);
+		rm_tree(tmp);
+		free(tmp);
+		free(work);
+		return code;
+	}
+	char msg[1024];
+	if (!message) {
+		snprintf(msg, sizeof msg, "fdl run:");
+		for (char **c = cmd; *c && strlen(msg) + strlen(*c) + 2 < sizeof msg; c++) {
+			strcat(msg, " ");
+			strcat(msg, *c);
+		}
+		message = msg;
+	}
+	char *argv_commit[8];
+	int n = 0;
+	argv_commit[n++] = "commit";
+	argv_commit[n++] = work;
+	argv_commit[n++] = "-m";
+	argv_commit[n++] = (char *)message;
+	if (author) {
+		argv_commit[n++] = "--author";
+		argv_commit[n++] = (char *)author;
+	}
+	argv_commit[n] = NULL;
+	rc = cmd_commit(n, argv_commit);
+	if (rc == 8) {
+		printf("%s wrote no new snapshot; nothing to commit\n", cmd[0]);
+		rc = 0;
+	}
+	rm_tree(tmp);
+	free(tmp);
+	free(work);
+	return rc;
+}
