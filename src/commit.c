@@ -173,7 +173,7 @@ static int put_json(fdl_repo *repo, const char *id, const char *name, const json
 }
 
 static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_work *w, frozen *fz,
-			   const fdl_commit_options *opts, fdl_error *err)
+			   const fdl_commit_options *opts, const json_t *inputs, fdl_error *err)
 {
 	int64_t seq = 1;
 	if (w->base[0]) {
@@ -194,17 +194,6 @@ static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_wo
 	if (rc)
 		return rc;
 
-	json_t *inputs = json_array();
-	for (size_t i = 0; inputs && i < opts->input_count && !rc; i++) {
-		json_t *in = NULL;
-		rc = fdl_input_record(&in, opts->inputs[i], err);
-		if (!rc)
-			json_array_append_new(inputs, in);
-	}
-	if (rc) {
-		json_decref(inputs);
-		return rc;
-	}
 	json_t *dataset = json_incref(fz->dataset_json);
 	json_t *dataset_ref = json_object(), *files_ref = json_object();
 	json_t *author = json_pack("{s:s}", "name", opts->author_name);
@@ -244,7 +233,7 @@ static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_wo
 	if (fz->changes)
 		json_object_set(v, "changes", fz->changes);
 	if (json_array_size(inputs))
-		json_object_set(v, "inputs", inputs);
+		json_object_set(v, "inputs", (json_t *)inputs);
 	/* Read our own version.json back through the reader's checks: a
 	 * writer never publishes what its readers would refuse. */
 	char *text = NULL;
@@ -262,7 +251,6 @@ static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_wo
 	free(text);
 	json_decref(v);
 out:
-	json_decref(inputs);
 	json_decref(dataset);
 	json_decref(dataset_ref);
 	json_decref(files_ref);
@@ -301,6 +289,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	fdl_repo *repo = NULL;
 	char *key = NULL, *tmpdir = NULL;
 	frozen fz = {0};
+	json_t *inputs = NULL;
 	char id[FDL_ID_LEN + 1] = "", tip[FDL_ID_LEN + 1] = "", etag[FDL_ETAG_MAX] = "";
 	bool exists = false;
 	if ((rc = fdl_repo_open(&repo, w.repository, err)))
@@ -314,11 +303,22 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		rc = conflict(repo, key, &w, NULL, err);
 		goto out;
 	}
+	/* Inputs first: a bad --input fails before any work, whatever the catalog. */
+	if (!(inputs = json_array())) {
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < opts->input_count; i++) {
+		json_t *in = NULL;
+		if ((rc = fdl_input_record(&in, opts->inputs[i], err)))
+			goto out;
+		json_array_append_new(inputs, in);
+	}
 	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
 		goto out;
 	if ((rc = freeze(&fz, repo, &w, tmpdir, false, err)))
 		goto out;
-	if ((rc = build_and_write(id, repo, &w, &fz, opts, err)))
+	if ((rc = build_and_write(id, repo, &w, &fz, opts, inputs, err)))
 		goto out;
 	rc = fdl_ref_update(repo, key, id, exists ? etag : NULL, err);
 	if (rc == FDL_ECONFLICT) {
@@ -341,6 +341,7 @@ out:
 		free(tmpdir);
 	}
 	frozen_free(&fz);
+	json_decref(inputs);
 	free(key);
 	fdl_repo_free(repo);
 	fdl_work_free(&w);

@@ -1,0 +1,231 @@
+"""changes, inputs, per-snapshot messages, branches, diff and run."""
+import functools
+import hashlib
+import http.server
+import json
+import os
+import sys
+import threading
+import textwrap
+
+import pytest
+
+from conftest import EXT, FDL, connect, fdl, read_json, rows
+
+
+def commit(work, msg, *extra):
+    return fdl("commit", work, "-m", msg, *extra)
+
+
+def test_changes_and_breaking(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR, c INTEGER)")
+    con.execute("CREATE TABLE lake.gone (x INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1, 'x', 1)")
+    commit(tmp_path / "w", "one")
+    assert "changes" not in repo.version(repo.head())  # a first version has no parent
+    con.execute("ALTER TABLE lake.t ADD COLUMN note VARCHAR")
+    commit(tmp_path / "w", "add")
+    assert repo.version(repo.head())["changes"] == [
+        {"table": "main.t", "kind": "add_column", "column": "note", "type": "varchar", "breaking": False}]
+    con.execute("ALTER TABLE lake.t RENAME COLUMN b TO bee")
+    con.execute("ALTER TABLE lake.t DROP COLUMN c")
+    con.execute("ALTER TABLE lake.t ADD COLUMN c BIGINT")  # recreated
+    con.execute("DROP TABLE lake.gone")
+    con.execute("ALTER TABLE lake.t RENAME TO t2")
+    con.execute("CREATE TABLE lake.fresh (y INTEGER)")
+    commit(tmp_path / "w", "breaking")
+    v = repo.version(repo.head())
+    kinds = {(c["kind"], c.get("column")): c for c in v["changes"]}
+    assert kinds[("rename_table", None)]["from"] == "main.t" and kinds[("rename_table", None)]["breaking"]
+    assert kinds[("rename_column", "bee")]["from"] == "b" and kinds[("rename_column", "bee")]["breaking"]
+    assert kinds[("recreate_column", "c")]["breaking"]
+    assert kinds[("drop_table", None)]["table"] == "main.gone" and kinds[("drop_table", None)]["breaking"]
+    assert kinds[("add_table", None)]["table"] == "main.fresh" and not kinds[("add_table", None)]["breaking"]
+    files = read_json(repo.root / "versions" / repo.head() / "files.json")
+    assert files["tables"]["main.t2"]["renamed_columns"] is True
+    assert files["tables"]["main.fresh"]["renamed_columns"] is False
+    # no schema change: an empty list
+    con.execute("INSERT INTO lake.fresh VALUES (1)")
+    commit(tmp_path / "w", "data only")
+    assert repo.version(repo.head())["changes"] == []
+    log = fdl("log", repo.root).stdout
+    assert "rename_column" in log and "BREAKING" in log
+
+
+def test_inputs_file_and_url(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    big = tmp_path / "source.bin"
+    with open(big, "wb") as f:  # bigger than any buffer: hashed streaming
+        for i in range(300):
+            f.write(os.urandom(64 * 1024))
+    served = tmp_path / "site"
+    served.mkdir()
+    (served / "data.csv").write_bytes(b"a\n1\n2\n")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a: None
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/data.csv"
+    try:
+        commit(tmp_path / "w", "with inputs", "--input", f"local:big={big}", "--input", f"web:csv={url}")
+    finally:
+        httpd.shutdown()
+    inputs = repo.version(repo.head())["inputs"]
+    assert inputs[0]["source_id"] == "local:big" and inputs[0]["url"] == f"file://{big}"
+    assert inputs[0]["sha256"] == hashlib.sha256(big.read_bytes()).hexdigest()
+    assert inputs[1] == {"source_id": "web:csv", "sha256": hashlib.sha256(b"a\n1\n2\n").hexdigest(),
+                         "retrieved_at": inputs[1]["retrieved_at"], "url": url}
+    p = fdl("commit", tmp_path / "w", "-m", "x", "--input", "nosep", check=False)
+    assert p.returncode == 5 and "SOURCE_ID=FILE_OR_URL" in p.stderr
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    p = fdl("commit", tmp_path / "w", "-m", "x", "--input", f"a={tmp_path}/missing.csv", check=False)
+    assert p.returncode == 3 and "missing.csv" in p.stderr
+
+
+def test_snapshot_messages_stay_in_the_catalog(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("BEGIN")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("CALL lake.set_commit_message('builder', 'create t', extra_info => '{\"step\": 1}')")
+    con.execute("COMMIT")
+    con.execute("BEGIN")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    con.execute("CALL lake.set_commit_message('builder', 'load t')")
+    con.execute("COMMIT")
+    commit(tmp_path / "w", "one")
+    v = repo.version(repo.head())
+    assert "create t" not in json.dumps(v)  # not copied into version.json
+    out = fdl("log", repo.root, "--snapshots").stdout
+    assert "builder: create t" in out and "builder: load t" in out and '{"step": 1}' in out
+
+
+def test_branches(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    commit(tmp_path / "w", "one")
+    first = repo.head()
+    fdl("branch", repo.root, "dev")
+    p = fdl("branch", repo.root, "dev", check=False)
+    assert p.returncode == 9 and "already exists" in p.stderr
+    assert fdl("branch", repo.root, "bad..name", check=False).returncode == 5
+    dev = repo.checkout(tmp_path / "dev", "--ref", "dev")
+    dev.execute("INSERT INTO lake.t VALUES (2)")
+    commit(tmp_path / "dev", "on dev")
+    assert repo.head() == first  # main did not move
+    assert repo.version(repo.head("dev"))["parents"] == [first]
+    assert rows(repo.open_version("dev"), "lake.t") == [(1,), (2,)]
+    assert rows(repo.open_version("main"), "lake.t") == [(1,)]
+    listing = fdl("branch", repo.root).stdout.splitlines()
+    assert listing[0].startswith("  dev") and listing[1].startswith("* main")
+    log = fdl("log", repo.root, "dev", "--json").stdout.splitlines()
+    assert [json.loads(x)["seq"] for x in log] == [2, 1]
+    assert fdl("branch", repo.root, "--delete", "main", check=False).returncode == 5
+    fdl("branch", repo.root, "--delete", "dev")
+    assert not (repo.root / "refs" / "heads" / "dev").exists()
+    assert fdl("branch", repo.root, "--delete", "dev", check=False).returncode == 3
+    # a branch from an old version by id
+    fdl("branch", repo.root, "old", first)
+    assert repo.head("old") == first
+
+
+def test_diff_rows_match_except(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR)")
+    con.execute("INSERT INTO lake.t VALUES (1, 'x'), (2, 'y'), (2, 'y'), (3, 'z')")
+    commit(tmp_path / "w", "one")
+    a = repo.head()
+    con.execute("DELETE FROM lake.t WHERE a = 1")
+    con.execute("UPDATE lake.t SET b = 'Z' WHERE a = 3")
+    con.execute("INSERT INTO lake.t VALUES (4, 'w'), (2, 'y')")
+    con.execute("ALTER TABLE lake.t ADD COLUMN c INTEGER")
+    commit(tmp_path / "w", "two")
+    b = repo.head()
+    d = json.loads(fdl("diff", repo.root, a, b, "--rows", "--json").stdout)
+    assert d["from"] == a and d["to"] == b
+    assert [c["kind"] for c in d["changes"]] == ["add_column"]
+    # the same difference computed directly in stock DuckDB
+    va, vb = repo.open_version(a), repo.open_version(b)
+    old = va.execute("SELECT a, b FROM lake.t").fetchall()
+    new = vb.execute("SELECT a, b FROM lake.t").fetchall()
+    duck = connect()
+    duck.execute("CREATE TABLE o (a INTEGER, b VARCHAR)")
+    duck.execute("CREATE TABLE n (a INTEGER, b VARCHAR)")
+    duck.executemany("INSERT INTO o VALUES (?, ?)", old)
+    duck.executemany("INSERT INTO n VALUES (?, ?)", new)
+    added = duck.execute("SELECT * FROM (SELECT * FROM n EXCEPT ALL SELECT * FROM o) ORDER BY ALL").fetchall()
+    removed = duck.execute("SELECT * FROM (SELECT * FROM o EXCEPT ALL SELECT * FROM n) ORDER BY ALL").fetchall()
+    t = d["rows"]["main.t"]
+    assert [(r["a"], r["b"]) for r in t["added"]] == added == [(2, "y"), (3, "Z"), (4, "w")]
+    assert [(r["a"], r["b"]) for r in t["removed"]] == removed == [(1, "x"), (3, "z")]
+    text = fdl("diff", repo.root, a, b, "--rows", "t").stdout
+    assert "rows of main.t: +3 -2" in text and "add_column" in text
+    assert fdl("diff", repo.root, a, b, "--rows", "nosuch", check=False).returncode == 3
+    assert "no schema changes" in fdl("diff", repo.root, a, a).stdout
+
+
+BUILD = textwrap.dedent("""
+    import os, sys, duckdb
+    con = duckdb.connect(config={"extension_directory": os.environ["EXT"], "autoinstall_known_extensions": False})
+    con.execute(os.environ["FDL_ATTACH"])
+    assert os.path.exists(os.environ["FDL_CATALOG"]) and os.environ["FDL_DATA_PATH"].endswith("/data/")
+    assert os.environ["FDL_REPOSITORY"] and os.environ["FDL_BRANCH"] == "main"
+    open(os.path.join(os.environ["FDL_WORK"], "base.txt"), "w").write(os.environ["FDL_BASE"])
+    mode = sys.argv[1]
+    if mode == "fail":
+        con.execute("CREATE TABLE lake.partial (a INTEGER)")
+        sys.exit(3)
+    if mode == "build":
+        con.execute("CREATE TABLE IF NOT EXISTS lake.t (a INTEGER)")
+        con.execute("INSERT INTO lake.t SELECT count(*) + 1 FROM lake.t")
+""")
+
+
+def test_run_pipeline(repo, tmp_path):
+    script = tmp_path / "build.py"
+    script.write_text(BUILD)
+    env = {"EXT": EXT}
+    py = sys.executable
+    p = fdl("run", repo.root, "-m", "nightly", "--", py, script, "build", env=env)
+    assert "Committed version" in p.stdout
+    first = repo.head()
+    assert repo.version(first)["message"] == "nightly"
+    fdl("run", repo.root, "--", py, script, "build", env=env)
+    assert repo.version(repo.head())["parents"] == [first]
+    assert repo.version(repo.head())["message"].startswith("fdl run: ")
+    assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,)]
+    # a failing build: its exit code, nothing committed
+    before = repo.head()
+    p = fdl("run", repo.root, "--", py, script, "fail", env=env, check=False)
+    assert p.returncode == 3 and "nothing committed" in p.stderr and repo.head() == before
+    # a build that writes nothing: no version, exit 0
+    p = fdl("run", repo.root, "--", py, script, "noop", env=env)
+    assert "nothing to commit" in p.stdout and repo.head() == before
+    # a command that cannot start
+    assert fdl("run", repo.root, "--", "/nonexistent/cmd", check=False).returncode == 127
+    assert fdl("run", repo.root, check=False).returncode == 2
+
+
+def test_run_reports_conflict(repo, tmp_path):
+    """A publish that lands while the build runs makes the run's commit a conflict."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    commit(tmp_path / "w", "base")
+    # a second working catalog on the same base, whose commit lands mid-build
+    (tmp_path / "other.sql").write_text(fdl("checkout", repo.root, tmp_path / "other").stdout)
+    script = tmp_path / "racy.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, subprocess, duckdb
+        con = duckdb.connect(config={{"extension_directory": os.environ["EXT"]}})
+        con.execute(os.environ["FDL_ATTACH"])
+        con.execute("INSERT INTO lake.t VALUES (1)")
+        other = duckdb.connect(config={{"extension_directory": os.environ["EXT"]}})
+        other.execute(open("{tmp_path}/other.sql").read())
+        other.execute("INSERT INTO lake.t VALUES (2)")
+        subprocess.run(["{FDL}", "commit", "{tmp_path}/other", "-m", "won"], check=True)
+    """))
+    p = fdl("run", repo.root, "--", sys.executable, script, env={"EXT": EXT}, check=False)
+    assert p.returncode == 4 and "moved" in p.stderr
+    assert repo.version(repo.head())["message"] == "won"
