@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -189,11 +190,71 @@ int fdl_describe(char **out, const char *work, fdl_error *err);
 
 /* ---- reading ----------------------------------------------------------- */
 
-/* The SQL a reader runs in stock DuckDB to open a version read-only, with
- * DATA_PATH overridden to where the data is. `spec` as fdl_ref_resolve;
- * `alias` NULL = "lake". Validates version.json and the catalog's bytes and
- * sha256 first. Caller frees. */
-int fdl_attach_sql(char **out, fdl_repo *repo, const char *spec, const char *alias, fdl_error *err);
+typedef enum { FDL_FORMAT_TABLE, FDL_FORMAT_CSV, FDL_FORMAT_JSON } fdl_format;
+
+/* An opened version, ready to read. */
+typedef struct fdl_reader fdl_reader;
+
+/* Open a version from "ROOT[@REF]": ROOT is a folder, file://, or http(s)://
+ * URL; REF is a branch, tag, version id, HEAD (default), "<seq>" on HEAD's
+ * branch or "<branch>:<seq>". version.json is checked per the seed, the
+ * catalog is chosen (the newest catalogs/<format>.duckdb this DuckDB opens,
+ * else ducklake.duckdb) and, unless it lives in a local folder, downloaded
+ * once, checked against its bytes and sha256 and cached by sha256
+ * ($FDL_CACHE_DIR, default ~/.cache/fdl/read). FDL_EEXPIRED for a version
+ * that left retention or was withdrawn. */
+int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err);
+void fdl_reader_free(fdl_reader *r);
+const fdl_version *fdl_reader_version(const fdl_reader *r);
+/* The local file of the chosen catalog (checked). */
+const char *fdl_reader_catalog(const fdl_reader *r);
+/* Where the data files are: ROOT/<data_dir>/. */
+const char *fdl_reader_data_url(const fdl_reader *r);
+/* Requests made to an HTTP repository so far (0 for folders). */
+long fdl_reader_requests(const fdl_reader *r);
+
+/* Run SQL against the version (attached read-only as `lake`, the default
+ * catalog, so `SELECT * FROM population` works) and stream the rows. */
+int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, fdl_error *err);
+
+/* The data files of `table` ("schema.table" or "table" in main) as JSON
+ * text {"table", "source": "files.json"|"catalog", "files": [...]} where
+ * each file is as in files.json. Uses files.json alone when the version has
+ * one, else the catalog. Caller frees. */
+int fdl_reader_table_files(char **out, fdl_reader *r, const char *table, fdl_error *err);
+
+/* Export a table as plain Parquet: into folder `to` (one file per data
+ * file, copied as they are) or into one file `to` ending in ".parquet".
+ * Refuses, with the reason, a table with delete files or renamed columns
+ * (plain Parquet readers would see deleted rows or miss renamed columns)
+ * unless `apply` is set, in which case DuckDB applies them through DuckLake
+ * into one Parquet file. */
+int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int apply, fdl_error *err);
+
+/* The SQL a reader runs in stock DuckDB to open the version read-only, with
+ * DATA_PATH overridden to where the data is (and the httpfs lines an HTTP
+ * repository needs). `alias` NULL = "lake". Caller frees. */
+int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err);
+
+/* ---- hosting ------------------------------------------------------------ */
+
+typedef struct fdl_server fdl_server;
+
+typedef struct fdl_serve_options {
+	const char *bind; /* address, NULL = "127.0.0.1" */
+	int port;         /* 0 = any free port */
+	FILE *log;        /* one line per request; NULL = none */
+} fdl_serve_options;
+
+/* Serve the folder repository `root` over HTTP in background threads: GET
+ * and HEAD of the repository's own files only (fdl.json, HEAD, refs/,
+ * versions/, the data folder), byte ranges, ETags (a version file's sha256)
+ * and conditional GET, CORS, immutable caching for versions and data, short
+ * caching for HEAD and refs. Never serves a path outside root (`..`,
+ * symlinks, encoded traversal) and never lists folders. */
+int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err);
+int fdl_server_port(const fdl_server *s);
+void fdl_server_stop(fdl_server *s);
 
 #ifdef __cplusplus
 }

@@ -47,7 +47,7 @@ int fdl_duck_extension_path(char **out, const char *name, fdl_error *err)
 	return 0;
 }
 
-static int load_extension(fdl_duck *d, const char *name, fdl_error *err)
+int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err)
 {
 	char *path;
 	int rc = fdl_duck_extension_path(&path, name, err);
@@ -91,9 +91,9 @@ int fdl_duck_open(fdl_duck *d, fdl_error *err)
 		duckdb_close(&d->db);
 		return fdl_fail(err, FDL_EDUCKDB, "DuckDB: cannot connect");
 	}
-	int rc = load_extension(d, "sqlite_scanner", err);
+	int rc = fdl_duck_load(d, "sqlite_scanner", err);
 	if (!rc)
-		rc = load_extension(d, "ducklake", err);
+		rc = fdl_duck_load(d, "ducklake", err);
 	if (rc)
 		fdl_duck_close(d);
 	return rc;

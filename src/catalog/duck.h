@@ -22,6 +22,8 @@ typedef struct fdl_rows {
  * laid out as <dir>/<duckdb version>/<platform>/<name>.duckdb_extension. */
 int fdl_duck_open(fdl_duck *d, fdl_error *err);
 void fdl_duck_close(fdl_duck *d);
+/* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
+int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err);
 
 /* The path of an extension file; FDL_ENOTFOUND (naming the file expected)
  * when it is missing. Caller frees. */

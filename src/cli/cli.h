@@ -52,5 +52,11 @@ int cmd_describe(int argc, char **argv);
 int cmd_branch(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+
+/* "ROOT" and an optional REF as the reader's "ROOT@REF". Caller frees. */
+char *cli_target(const char *root, const char *ref);
 
 #endif

@@ -9,10 +9,12 @@ int fdl_store_open(fdl_store **out, const char *root, fdl_error *err)
 		return fdl_fail(err, FDL_EINVALID, "no repository given");
 	if (strncmp(root, "file://", 7) == 0)
 		return fdl_store_folder_open(out, root + 7, err);
+	if (strncmp(root, "http://", 7) == 0 || strncmp(root, "https://", 8) == 0)
+		return fdl_store_http_open(out, root, err);
 	const char *scheme = strstr(root, "://");
 	if (scheme)
 		return fdl_fail(err, FDL_EINVALID,
-				"repository '%s': the %.*s:// store is not supported yet (folders and file:// only)",
+				"repository '%s': the %.*s:// store is not supported yet (folders, file:// and http(s):// only)",
 				root, (int)(scheme - root), root);
 	return fdl_store_folder_open(out, root, err);
 }

@@ -53,9 +53,13 @@ struct fdl_store {
 	char *url; /* the root, normalised: an absolute path for folders */
 };
 
-/* Open the store a root names: a folder path or file:// URL. */
+/* Open the store a root names: a folder path, file:// or http(s):// URL. */
 int fdl_store_open(fdl_store **out, const char *root, fdl_error *err);
 int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err);
+/* Read only: any static web host. */
+int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err);
+/* Requests an HTTP store has made (0 for other stores), for measurements. */
+long fdl_store_http_requests(const fdl_store *s);
 void fdl_store_free(fdl_store *s);
 
 /* Thin wrappers that check the key and add the key to error messages. */

@@ -279,3 +279,15 @@ int fdl_path_absolute(char **out, const char *path, fdl_error *err)
 	*out = fdl_buf_detach(&b);
 	return 0;
 }
+
+char *fdl_cache_dir(void)
+{
+	const char *c = getenv("FDL_CACHE_DIR");
+	if (c && *c)
+		return fdl_strdup(c);
+	const char *x = getenv("XDG_CACHE_HOME");
+	if (x && *x)
+		return fdl_asprintf("%s/fdl/read", x);
+	const char *home = getenv("HOME");
+	return fdl_asprintf("%s/.cache/fdl/read", home && *home ? home : "/tmp");
+}

@@ -13,6 +13,10 @@
 #define FDL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define FDL_PRINTF(a, b)
+/* Where readers cache immutable version files: $FDL_CACHE_DIR, else
+ * $XDG_CACHE_HOME/fdl/read, else ~/.cache/fdl/read. Caller frees. */
+char *fdl_cache_dir(void);
+
 #endif
 
 /* Set err (if not NULL) and return code, so callers can `return fdl_fail(...)`. */
@@ -96,5 +100,9 @@ void fdl_rm_rf(const char *path);
 int fdl_tempdir(char **out, const char *tag, fdl_error *err);
 /* Absolute, '.'/'..'-free form of a local path (it need not exist). */
 int fdl_path_absolute(char **out, const char *path, fdl_error *err);
+
+/* Where readers cache immutable version files: $FDL_CACHE_DIR, else
+ * $XDG_CACHE_HOME/fdl/read, else ~/.cache/fdl/read. Caller frees. */
+char *fdl_cache_dir(void);
 
 #endif

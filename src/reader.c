@@ -1,0 +1,573 @@
+/*
+ * Reading any version from anywhere (fdl-spec.md, "Reading"): resolve the
+ * ref, check version.json, choose and check the catalog, attach it in
+ * DuckDB with DATA_PATH overridden to where the data really is.
+ *
+ * Round trips over HTTP: fdl.json and HEAD are cached for a short time and
+ * version.json forever (by the HTTP store), catalogs and files.json by
+ * sha256 (here), so a cold open of a branch costs fdl.json, the ref,
+ * version.json and then the catalog, and a warm one only the ref.
+ */
+#include "catalog/catalog.h"
+#include "catalog/query.h"
+#include "layout/layout.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* DuckLake formats this DuckDB (1.5.x, ducklake 1.0) opens, newest first. */
+static const char *const OPENABLE_FORMATS[] = {"1.0", NULL};
+
+struct fdl_reader {
+	fdl_repo *repo;
+	fdl_version *v;
+	char *catalog;     /* local file */
+	char *catalog_key; /* versions/<id>/<path> */
+	bool local;
+};
+
+const fdl_version *fdl_reader_version(const fdl_reader *r) { return r->v; }
+const char *fdl_reader_catalog(const fdl_reader *r) { return r->catalog; }
+const char *fdl_reader_data_url(const fdl_reader *r) { return r->repo->data_url; }
+long fdl_reader_requests(const fdl_reader *r) { return fdl_store_http_requests(r->repo->store); }
+
+void fdl_reader_free(fdl_reader *r)
+{
+	if (!r)
+		return;
+	fdl_version_free(r->v);
+	fdl_repo_free(r->repo);
+	free(r->catalog);
+	free(r->catalog_key);
+	free(r);
+}
+
+/* ROOT[@REF]: the last '@' with no '/' after it starts the ref. */
+static int split_target(char **root, char **ref, const char *target, fdl_error *err)
+{
+	const char *at = strrchr(target, '@');
+	if (at && (strchr(at, '/') || at == target))
+		at = NULL;
+	*root = at ? strndup(target, (size_t)(at - target)) : fdl_strdup(target);
+	*ref = at && at[1] ? fdl_strdup(at + 1) : NULL;
+	return *root ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+}
+
+static bool all_digits(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* A ref, an id, "<seq>" (on HEAD's branch) or "<branch>:<seq>". */
+static int resolve(char id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err)
+{
+	const char *colon = spec ? strchr(spec, ':') : NULL;
+	bool by_seq = all_digits(spec) || (colon && all_digits(colon + 1));
+	if (!by_seq)
+		return fdl_ref_resolve(id, repo, spec, err);
+	char *branch = colon ? strndup(spec, (size_t)(colon - spec)) : NULL;
+	long long want = strtoll(colon ? colon + 1 : spec, NULL, 10);
+	int rc = fdl_ref_resolve(id, repo, branch, err);
+	/* walk the first-parent chain down to that seq; seq strictly falls, so
+	 * this ends (a cycle or a gap is a broken chain) */
+	while (!rc) {
+		fdl_version *v;
+		if ((rc = fdl_version_read(&v, repo, id, err)))
+			break;
+		long long seq = (long long)fdl_version_seq(v);
+		const char *parent = fdl_version_parent(v, 0);
+		if (seq == want) {
+			fdl_version_free(v);
+			break;
+		}
+		if (seq < want || !parent)
+			rc = fdl_fail(err, FDL_ENOTFOUND, "branch %s has no version with seq %lld", branch ? branch : "HEAD",
+				      want);
+		else
+			memcpy(id, parent, FDL_ID_LEN + 1);
+		fdl_version_free(v);
+	}
+	free(branch);
+	return rc;
+}
+
+/* The reason a version cannot be read any more, from its expired.json. */
+static int expired_error(fdl_repo *repo, const char *id, fdl_error *err)
+{
+	char *key = fdl_version_key(id, "expired.json");
+	fdl_buf b = {0};
+	fdl_error e2;
+	int rc = key ? fdl_store_get(repo->store, key, 1 << 20, &b, NULL, &e2) : FDL_ERROR;
+	if (rc == 0) {
+		json_t *j = json_loadb(b.data, b.len, 0, NULL);
+		const char *reason = json_string_value(json_object_get(j, "reason"));
+		const char *when = json_string_value(json_object_get(j, "expired_at"));
+		rc = fdl_fail(err, FDL_EEXPIRED, "version %s %s on %s; its catalog is gone (%s/%s)", id,
+			      reason && !strcmp(reason, "withdrawn") ? "was withdrawn" : "left retention",
+			      when ? when : "an unknown date", repo->root, key);
+		json_decref(j);
+	} else {
+		rc = 0; /* not expired */
+	}
+	fdl_buf_free(&b);
+	free(key);
+	return rc;
+}
+
+/* A version file by sha256: in place for local stores, else downloaded
+ * once into the cache and checked. */
+static int fetch_object(char **out, fdl_repo *repo, const char *key, int64_t bytes, const char *sha, fdl_error *err)
+{
+	char *local = fdl_store_local_path(repo->store, key);
+	char hex[65];
+	int64_t n = 0;
+	int rc = 0;
+	if (local) {
+		rc = fdl_sha256_file(hex, &n, local, err);
+		if (rc == FDL_ENOTFOUND)
+			rc = fdl_fail(err, FDL_ENOTFOUND, "%s/%s is missing (listed in version.json)", repo->root, key);
+		if (!rc && (n != bytes || strcmp(hex, sha)))
+			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes with sha256 %s; version.json says %lld "
+				      "bytes, %s", repo->root, key, (long long)n, hex, (long long)bytes, sha);
+		if (rc)
+			free(local);
+		else
+			*out = local;
+		return rc;
+	}
+	char *dir = fdl_cache_dir();
+	char *objdir = dir ? fdl_asprintf("%s/objects", dir) : NULL;
+	char *path = objdir ? fdl_asprintf("%s/%s", objdir, sha) : NULL;
+	char *tmp = path ? fdl_asprintf("%s.tmp-%ld", path, (long)getpid()) : NULL;
+	free(dir);
+	struct stat st;
+	if (!tmp)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	else if (stat(path, &st) == 0 && st.st_size == bytes) {
+		/* cached: verified when it was stored, immutable since */
+	} else if (!(rc = fdl_mkdir_p(objdir, err)) && !(rc = fdl_store_get_file(repo->store, key, tmp, err))) {
+		rc = fdl_sha256_file(hex, &n, tmp, err);
+		if (!rc && (n != bytes || strcmp(hex, sha)))
+			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes with sha256 %s; version.json says %lld "
+				      "bytes, %s", repo->root, key, (long long)n, hex, (long long)bytes, sha);
+		if (!rc && rename(tmp, path) != 0)
+			rc = fdl_fail(err, FDL_EIO, "cannot store %s in the cache: %s", path, strerror(errno));
+		if (rc)
+			unlink(tmp);
+	}
+	free(tmp);
+	free(objdir);
+	if (rc)
+		free(path);
+	else
+		*out = path;
+	return rc;
+}
+
+static int choose_catalog(fdl_reader *r, fdl_error *err)
+{
+	const fdl_version *v = r->v;
+	const char *id = fdl_version_id(v);
+	const char *main_format = fdl_version_ducklake_format(v);
+	/* catalogs/<format>.duckdb carry no recorded hash in FDL 0.1: look for
+	 * one only when the main catalog is not the newest format we open */
+	if (strcmp(main_format, OPENABLE_FORMATS[0]) != 0) {
+		for (const char *const *f = OPENABLE_FORMATS; *f; f++) {
+			char name[64];
+			snprintf(name, sizeof name, "catalogs/%s.duckdb", *f);
+			char *key = fdl_version_key(id, name);
+			int64_t size = 0;
+			fdl_error e2;
+			if (key && fdl_store_head(r->repo->store, key, &size, &e2) == 0) {
+				char *local = fdl_store_local_path(r->repo->store, key);
+				if (!local) {
+					char *dir = fdl_cache_dir();
+					local = dir ? fdl_asprintf("%s/catalogs-%s-%s.duckdb", dir, id, *f) : NULL;
+					int rc = local ? fdl_mkdir_p(dir, err) : FDL_ERROR;
+					if (!rc)
+						rc = fdl_store_get_file(r->repo->store, key, local, err);
+					free(dir);
+					if (rc) {
+						free(local);
+						free(key);
+						return rc;
+					}
+				}
+				r->catalog = local;
+				r->catalog_key = key;
+				return 0;
+			}
+			free(key);
+		}
+		bool openable = false;
+		for (const char *const *f = OPENABLE_FORMATS; *f; f++)
+			openable |= !strcmp(*f, main_format);
+		if (!openable)
+			return fdl_fail(err, FDL_EINVALID,
+					"version %s is in DuckLake format %s and has no catalogs/<format>.duckdb this "
+					"DuckDB (%s, DuckLake 1.0) can open",
+					id, main_format, duckdb_library_version());
+	}
+	r->catalog_key = fdl_version_key(id, fdl_version_catalog_path(v));
+	if (!r->catalog_key)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = fetch_object(&r->catalog, r->repo, r->catalog_key, fdl_version_catalog_bytes(v),
+			      fdl_version_catalog_sha256(v), err);
+	if (rc == FDL_ENOTFOUND) {
+		fdl_error e2 = *err;
+		rc = expired_error(r->repo, id, err);
+		if (!rc) {
+			*err = e2;
+			rc = FDL_ENOTFOUND;
+		}
+	}
+	return rc;
+}
+
+int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
+{
+	char *root = NULL, *ref = NULL;
+	int rc = split_target(&root, &ref, target, err);
+	fdl_reader *r = rc ? NULL : calloc(1, sizeof *r);
+	if (!rc && !r)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_repo_open(&r->repo, root, err);
+	char id[FDL_ID_LEN + 1];
+	if (!rc)
+		rc = resolve(id, r->repo, ref, err);
+	if (!rc) {
+		r->local = fdl_store_local_path(r->repo->store, "HEAD") != NULL;
+		if (r->local) { /* cheap on a folder: say why before anything else */
+			free(fdl_store_local_path(r->repo->store, "HEAD"));
+			rc = expired_error(r->repo, id, err);
+		}
+	}
+	if (!rc)
+		rc = fdl_version_read(&r->v, r->repo, id, err);
+	if (rc == FDL_ENOTFOUND && r && r->repo && !r->v) {
+		fdl_error e2 = *err;
+		if (expired_error(r->repo, id, err) == 0)
+			*err = e2;
+		else
+			rc = FDL_EEXPIRED;
+	}
+	if (!rc)
+		rc = choose_catalog(r, err);
+	free(root);
+	free(ref);
+	if (rc) {
+		fdl_reader_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+static bool is_http(const char *url)
+{
+	return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8);
+}
+
+/* Attach the version in `d` as `alias`, read only, data where it really is. */
+static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, fdl_error *err)
+{
+	int rc = 0;
+	if (is_http(r->repo->data_url))
+		rc = fdl_duck_load(d, "httpfs", err);
+	fdl_buf sql = {0};
+	char *target = fdl_asprintf("ducklake:%s", r->catalog);
+	if (!rc)
+		rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, target, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, " AS %s (READ_ONLY, DATA_PATH ", alias);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, r->repo->data_url, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ", OVERRIDE_DATA_PATH true)", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "attaching version %s", fdl_version_id(r->v));
+	free(target);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, fdl_error *err)
+{
+	fdl_duck d;
+	int rc = fdl_duck_open(&d, err);
+	if (rc)
+		return rc;
+	rc = reader_attach(r, &d, "lake", err);
+	if (!rc)
+		rc = fdl_duck_exec(&d, "USE lake", err);
+	if (!rc)
+		rc = fdl_duck_stream(&d, sql, fmt, out, err);
+	fdl_duck_close(&d);
+	return rc;
+}
+
+/* ---- the attach statement for stock DuckDB ------------------------------ */
+
+int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err)
+{
+	fdl_buf b = {0};
+	/* a local catalog is attached in place; a remote one straight from the
+	 * host (DuckDB reads it over HTTP), after fdl checked its hash */
+	char *where = r->local ? fdl_strdup(r->catalog) : fdl_asprintf("%s/%s", r->repo->root, r->catalog_key);
+	char *target = where ? fdl_asprintf("ducklake:%s", where) : NULL;
+	int rc = target ? fdl_buf_printf(&b, err, "-- version %s (seq %lld) of %s\n", fdl_version_id(r->v),
+					 (long long)fdl_version_seq(r->v), r->repo->root)
+			: fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc && is_http(r->repo->root))
+		rc = fdl_buf_puts(&b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, "LOAD ducklake;\nATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, target, err);
+	if (!rc)
+		rc = fdl_buf_printf(&b, err, " AS %s (READ_ONLY, DATA_PATH ", alias ? alias : "lake");
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, r->repo->data_url, err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, ", OVERRIDE_DATA_PATH true);\n", err);
+	free(target);
+	free(where);
+	if (rc) {
+		fdl_buf_free(&b);
+		return rc;
+	}
+	*out = fdl_buf_detach(&b);
+	return 0;
+}
+
+/* ---- plain Parquet: files.json ----------------------------------------- */
+
+static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error *err)
+{
+	const json_t *ref = json_object_get(fdl_version_json(r->v), "files");
+	if (ref) {
+		char *key = fdl_version_key(fdl_version_id(r->v), json_string_value(json_object_get(ref, "path")));
+		char *path = NULL;
+		int rc = key ? fetch_object(&path, r->repo, key, (int64_t)json_integer_value(json_object_get(ref, "bytes")),
+					    json_string_value(json_object_get(ref, "sha256")), err)
+			     : fdl_fail(err, FDL_ERROR, "out of memory");
+		fdl_buf b = {0};
+		if (!rc)
+			rc = fdl_file_read(&b, path, FDL_META_MAX_BYTES, err);
+		if (!rc)
+			rc = fdl_json_parse(out, b.data, b.len, key, err);
+		if (!rc && !json_is_object(json_object_get(*out, "tables"))) {
+			json_decref(*out);
+			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'tables' is missing or not an object", key);
+		}
+		fdl_buf_free(&b);
+		free(path);
+		free(key);
+		*source = "files.json";
+		return rc;
+	}
+	/* no files.json: the catalog has the same facts */
+	fdl_duck d;
+	fdl_data_files files = {0};
+	int rc = fdl_duck_open(&d, err);
+	if (rc)
+		return rc;
+	rc = fdl_catalog_attach_raw(&d, "fdl_v", r->catalog, FDL_CAT_DUCKDB, true, err);
+	if (!rc)
+		rc = fdl_catalog_data_files(&d, "fdl_v", &files, err);
+	if (!rc)
+		rc = fdl_catalog_files_json(out, &d, "fdl_v", &files, err);
+	fdl_data_files_free(&files);
+	fdl_duck_close(&d);
+	*source = "catalog";
+	return rc;
+}
+
+static int find_table(const json_t **out, char **key_out, const json_t *doc, const char *table, fdl_error *err)
+{
+	char *key = strchr(table, '.') ? fdl_strdup(table) : fdl_asprintf("main.%s", table);
+	const json_t *t = key ? json_object_get(json_object_get(doc, "tables"), key) : NULL;
+	if (!t) {
+		int rc = fdl_fail(err, FDL_ENOTFOUND, "no table %s in this version", key ? key : table);
+		free(key);
+		return rc;
+	}
+	*out = t;
+	*key_out = key;
+	return 0;
+}
+
+int fdl_reader_table_files(char **out, fdl_reader *r, const char *table, fdl_error *err)
+{
+	json_t *doc = NULL;
+	const char *source = NULL;
+	int rc = files_doc(&doc, &source, r, err);
+	const json_t *t = NULL;
+	char *key = NULL;
+	if (!rc)
+		rc = find_table(&t, &key, doc, table, err);
+	if (!rc) {
+		json_t *res = json_pack("{s:s, s:s, s:O}", "table", key, "source", source, "files",
+					json_object_get(t, "files"));
+		if (res && json_object_get(t, "renamed_columns"))
+			json_object_set(res, "renamed_columns", json_object_get(t, "renamed_columns"));
+		rc = res ? fdl_json_dump(out, NULL, res, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		json_decref(res);
+	}
+	free(key);
+	json_decref(doc);
+	return rc;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Why a plain Parquet reader must not read this table (seed: files.json). */
+static int plain_parquet_check(const json_t *t, const char *key, fdl_error *err)
+{
+	size_t i;
+	const json_t *f;
+	json_array_foreach(json_object_get(t, "files"), i, f) if (json_object_get(f, "deletes")) return fdl_fail(
+		err, FDL_EINVALID,
+		"table %s has rows deleted through delete files (%s); read as plain Parquet the deleted rows "
+		"would come back. Use --apply to export through DuckLake, or compact the table first",
+		key, json_string_value(json_object_get(json_object_get(f, "deletes"), "path")));
+	if (json_is_true(json_object_get(t, "renamed_columns")))
+		return fdl_fail(err, FDL_EINVALID,
+				"table %s had a column renamed; its older data files keep the old name, so read as "
+				"plain Parquet the column would go missing. Use --apply to export through DuckLake",
+				key);
+	return 0;
+}
+
+static int export_applied(fdl_reader *r, const char *key, const char *to, fdl_error *err)
+{
+	if (!ends_with(to, ".parquet"))
+		return fdl_fail(err, FDL_EINVALID, "--apply writes one file: give --to FILE.parquet");
+	fdl_duck d;
+	int rc = fdl_duck_open(&d, err);
+	if (rc)
+		return rc;
+	rc = reader_attach(r, &d, "lake", err);
+	const char *dot = strchr(key, '.');
+	fdl_buf sql = {0};
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "COPY (SELECT * FROM lake.", err);
+	char *schema = strndup(key, (size_t)(dot - key));
+	if (!rc)
+		rc = schema ? fdl_buf_sql_ident(&sql, schema, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ".", err);
+	if (!rc)
+		rc = fdl_buf_sql_ident(&sql, dot + 1, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ") TO ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, to, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " (FORMAT parquet)", err);
+	if (!rc)
+		rc = fdl_duck_exec(&d, sql.data, err);
+	free(schema);
+	fdl_buf_free(&sql);
+	fdl_duck_close(&d);
+	return rc;
+}
+
+int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int apply, fdl_error *err)
+{
+	json_t *doc = NULL;
+	const char *source = NULL;
+	const json_t *t = NULL;
+	char *key = NULL, *tmpdir = NULL;
+	int rc = files_doc(&doc, &source, r, err);
+	if (!rc)
+		rc = find_table(&t, &key, doc, table, err);
+	if (!rc && apply) {
+		rc = export_applied(r, key, to, err);
+		goto out;
+	}
+	if (!rc)
+		rc = plain_parquet_check(t, key, err);
+	const json_t *files = t ? json_object_get(t, "files") : NULL;
+	if (!rc && json_array_size(files) == 0)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "table %s has no data files; nothing to export", key);
+	bool one_file = ends_with(to, ".parquet");
+	if (!rc && !one_file)
+		rc = fdl_mkdir_p(to, err);
+	else if (!rc)
+		rc = fdl_tempdir(&tmpdir, "export", err);
+	fdl_buf list = {0};
+	size_t i;
+	const json_t *f;
+	json_array_foreach(files, i, f)
+	{
+		if (rc)
+			break;
+		const char *path = json_string_value(json_object_get(f, "path"));
+		char *skey = NULL, *dst = NULL;
+		if ((rc = fdl_path_check_relative(path, "files.json path", err)))
+			break;
+		skey = fdl_asprintf("%s/%s", r->repo->data_dir, path);
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		dst = fdl_asprintf("%s/%s", one_file ? tmpdir : to, base);
+		if (!skey || !dst)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		if (!rc)
+			rc = fdl_store_get_file(r->repo->store, skey, dst, err);
+		struct stat st;
+		if (!rc && stat(dst, &st) == 0 && (int64_t)st.st_size != json_integer_value(json_object_get(f, "bytes")))
+			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; %s says %lld", r->repo->root, skey,
+				      (long long)st.st_size, source,
+				      (long long)json_integer_value(json_object_get(f, "bytes")));
+		if (!rc && one_file) {
+			rc = fdl_buf_puts(&list, i ? ", " : "[", err);
+			if (!rc)
+				rc = fdl_buf_sql_str(&list, dst, err);
+		}
+		free(skey);
+		free(dst);
+	}
+	if (!rc && one_file) {
+		/* many Parquet files into one; union_by_name fills columns added later */
+		fdl_duck d;
+		fdl_buf sql = {0};
+		rc = fdl_duck_open(&d, err);
+		if (!rc)
+			rc = fdl_buf_printf(&sql, err, "COPY (SELECT * FROM read_parquet(%s], union_by_name = true)) TO ",
+					    list.data);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, to, err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, " (FORMAT parquet)", err);
+		if (!rc)
+			rc = fdl_duck_exec(&d, sql.data, err);
+		fdl_buf_free(&sql);
+		fdl_duck_close(&d);
+	}
+	fdl_buf_free(&list);
+out:
+	if (tmpdir) {
+		fdl_rm_rf(tmpdir);
+		free(tmpdir);
+	}
+	free(key);
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,442 @@
+/*
+ * fdl serve. Every file is opened by walking the path from the repository
+ * root one component at a time with O_NOFOLLOW, so neither `..` (refused
+ * anyway), an encoded traversal (libmicrohttpd decodes before we check) nor
+ * a symlink can reach outside the root. Only the layout's own files are
+ * served; folders are never listed; temp and lock files are invisible.
+ */
+#include "serve.h"
+#include "../layout/layout.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_RANGES 32
+
+struct fdl_server {
+	struct MHD_Daemon *mhd;
+	char *root;
+	char *data_dir;
+	int root_fd;
+	FILE *log;
+	int port;
+};
+
+/* ---- which files exist for HTTP ----------------------------------------- */
+
+static bool servable(const fdl_server *s, const char *rel)
+{
+	if (fdl_path_check_relative(rel, "path", NULL) != 0)
+		return false;
+	if (strstr(rel, ".tmp-") || strstr(rel, ".lock"))
+		return false;
+	size_t dl = strlen(s->data_dir);
+	return !strcmp(rel, "fdl.json") || !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) ||
+	       !strncmp(rel, "versions/", 9) || (!strncmp(rel, s->data_dir, dl) && rel[dl] == '/');
+}
+
+/* Open rel under the root without following any symlink; -1 with errno. */
+static int open_beneath(const fdl_server *s, const char *rel, struct stat *st)
+{
+	char *copy = fdl_strdup(rel);
+	if (!copy) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int dir = dup(s->root_fd);
+	char *save = NULL;
+	char *comp = strtok_r(copy, "/", &save);
+	int fd = -1;
+	while (comp && dir >= 0) {
+		char *next = strtok_r(NULL, "/", &save);
+		int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0);
+		int f = openat(dir, comp, flags);
+		close(dir);
+		dir = -1;
+		if (f < 0)
+			break;
+		if (next)
+			dir = f;
+		else
+			fd = f;
+		comp = next;
+	}
+	if (dir >= 0)
+		close(dir);
+	free(copy);
+	if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))) {
+		close(fd);
+		errno = EISDIR;
+		fd = -1;
+	}
+	return fd;
+}
+
+static const char *content_type(const char *rel)
+{
+	size_t n = strlen(rel);
+#define ENDS(x) (n >= strlen(x) && !strcmp(rel + n - strlen(x), x))
+	if (ENDS(".json"))
+		return "application/json";
+	if (ENDS(".parquet"))
+		return "application/vnd.apache.parquet";
+	if (ENDS(".sig"))
+		return "text/plain; charset=utf-8";
+	if (!strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5))
+		return "text/plain; charset=utf-8";
+	return "application/octet-stream";
+#undef ENDS
+}
+
+/* The ETag of a file: for a file version.json lists, its recorded sha256;
+ * for version.json itself, its own sha256; else size and mtime (data files
+ * never change, refs do and their mtime moves with them). */
+static void etag_of(const fdl_server *s, const char *rel, int fd, const struct stat *st, char out[FDL_ETAG_MAX])
+{
+	snprintf(out, FDL_ETAG_MAX, "\"%llx-%llx\"", (unsigned long long)st->st_size,
+		 (unsigned long long)st->st_mtim.tv_sec * 1000000000ull + (unsigned long long)st->st_mtim.tv_nsec);
+	if (strncmp(rel, "versions/", 9) != 0 || strlen(rel) < 9 + FDL_ID_LEN + 2)
+		return;
+	char id[FDL_ID_LEN + 1];
+	memcpy(id, rel + 9, FDL_ID_LEN);
+	id[FDL_ID_LEN] = '\0';
+	const char *name = rel + 9 + FDL_ID_LEN + 1;
+	if (!fdl_id_is_valid(id) || rel[9 + FDL_ID_LEN] != '/')
+		return;
+	char hex[65];
+	if (!strcmp(name, "version.json")) {
+		char *p = fdl_asprintf("%s/%s", s->root, rel);
+		int64_t n;
+		(void)fd;
+		if (p && fdl_sha256_file(hex, &n, p, NULL) == 0)
+			snprintf(out, FDL_ETAG_MAX, "\"%s\"", hex);
+		free(p);
+		return;
+	}
+	char *vj = fdl_asprintf("%s/versions/%s/version.json", s->root, id);
+	json_t *doc = vj ? json_load_file(vj, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	const char *keys[] = {"catalog", "dataset", "files"};
+	for (size_t i = 0; doc && i < 3; i++) {
+		const json_t *o = json_object_get(doc, keys[i]);
+		const char *path = json_string_value(json_object_get(o, "path"));
+		const char *sha = json_string_value(json_object_get(o, "sha256"));
+		if (path && sha && !strcmp(path, name) && strlen(sha) == 64)
+			snprintf(out, FDL_ETAG_MAX, "\"%s\"", sha);
+	}
+	json_decref(doc);
+	free(vj);
+}
+
+static bool etag_matches(const char *header, const char *etag)
+{
+	if (!header)
+		return false;
+	if (!strcmp(header, "*"))
+		return true;
+	/* a list of (possibly weak) tags */
+	const char *p = header;
+	size_t n = strlen(etag);
+	while ((p = strstr(p, etag + 1)) != NULL) {
+		if (p > header && p[-1] == '"' && !strncmp(p, etag + 1, n - 1))
+			return true;
+		p++;
+	}
+	return false;
+}
+
+static void common_headers(struct MHD_Response *r, const char *rel)
+{
+	MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+	MHD_add_response_header(r, "Access-Control-Expose-Headers",
+				"Content-Length, Content-Range, ETag, Accept-Ranges, Content-Type");
+	MHD_add_response_header(r, "Accept-Ranges", "bytes");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (!rel)
+		return;
+	bool moves = !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) || !strcmp(rel, "fdl.json") ||
+		     strstr(rel, "/expired.json") != NULL;
+	MHD_add_response_header(r, "Cache-Control", moves ? "public, max-age=5, must-revalidate"
+							  : "public, max-age=31536000, immutable");
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	common_headers(r, NULL);
+	MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, "Allow", "GET, HEAD, OPTIONS");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* ---- multipart/byteranges ------------------------------------------------ */
+
+typedef struct multipart {
+	int fd;
+	size_t n;
+	fdl_range ranges[MAX_RANGES];
+	char *heads[MAX_RANGES]; /* each part's header block */
+	char *tail;
+	uint64_t total;
+} multipart;
+
+static void multipart_free(void *cls)
+{
+	multipart *m = cls;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->heads[i]);
+	free(m->tail);
+	close(m->fd);
+	free(m);
+}
+
+/* Serve byte `pos` onwards of the whole body: head, data, head, data..., tail. */
+static ssize_t multipart_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	multipart *m = cls;
+	uint64_t off = 0;
+	for (size_t i = 0; i <= m->n; i++) {
+		const char *h = i < m->n ? m->heads[i] : m->tail;
+		uint64_t hl = strlen(h);
+		if (pos < off + hl) {
+			size_t k = (size_t)(off + hl - pos) < max ? (size_t)(off + hl - pos) : max;
+			memcpy(buf, h + (pos - off), k);
+			return (ssize_t)k;
+		}
+		off += hl;
+		if (i == m->n)
+			break;
+		uint64_t dl = (uint64_t)(m->ranges[i].end - m->ranges[i].start + 1);
+		if (pos < off + dl) {
+			size_t k = (size_t)(off + dl - pos) < max ? (size_t)(off + dl - pos) : max;
+			ssize_t got = pread(m->fd, buf, k, (off_t)(m->ranges[i].start + (int64_t)(pos - off)));
+			return got > 0 ? got : MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+		off += dl;
+	}
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static struct MHD_Response *multipart_response(int fd, const fdl_range *ranges, size_t n, int64_t size,
+					       const char *type)
+{
+	multipart *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->fd = fd;
+	const char *boundary = "fdl-byteranges-6f3c1e";
+	for (size_t i = 0; i < n; i++) {
+		m->ranges[i] = ranges[i];
+		m->heads[i] = fdl_asprintf("%s--%s\r\nContent-Type: %s\r\nContent-Range: bytes %lld-%lld/%lld\r\n\r\n",
+					   i ? "\r\n" : "", boundary, type, (long long)ranges[i].start,
+					   (long long)ranges[i].end, (long long)size);
+		m->n++;
+		if (!m->heads[i]) {
+			multipart_free(m);
+			return NULL;
+		}
+		m->total += strlen(m->heads[i]) + (uint64_t)(ranges[i].end - ranges[i].start + 1);
+	}
+	m->tail = fdl_asprintf("\r\n--%s--\r\n", boundary);
+	if (!m->tail) {
+		multipart_free(m);
+		return NULL;
+	}
+	m->total += strlen(m->tail);
+	struct MHD_Response *r = MHD_create_response_from_callback(m->total, 64 * 1024, multipart_read, m,
+								   multipart_free);
+	if (!r) {
+		multipart_free(m);
+		return NULL;
+	}
+	char ct[128];
+	snprintf(ct, sizeof ct, "multipart/byteranges; boundary=%s", boundary);
+	MHD_add_response_header(r, "Content-Type", ct);
+	return r;
+}
+
+/* ---- the handler ---------------------------------------------------------- */
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_size, void **state)
+{
+	(void)version;
+	(void)upload;
+	fdl_server *s = cls;
+	if (!*state) { /* first call for this request: wait for the body (none expected) */
+		*state = (void *)1;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	unsigned status = 0;
+	int64_t sent = 0;
+	enum MHD_Result ret;
+	const char *rel = url && url[0] == '/' ? url + 1 : "";
+	if (!strcmp(method, "OPTIONS")) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		common_headers(r, NULL);
+		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
+		MHD_add_response_header(r, "Access-Control-Allow-Headers", "Range, If-None-Match, If-Match");
+		MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
+		ret = MHD_queue_response(c, status = MHD_HTTP_NO_CONTENT, r);
+		MHD_destroy_response(r);
+		goto log;
+	}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		ret = reply_text(c, status = MHD_HTTP_METHOD_NOT_ALLOWED, "read only: GET, HEAD and OPTIONS\n");
+		goto log;
+	}
+	if (strstr(rel, "..") || strchr(rel, '\\') || strstr(rel, "//") || (rel[0] == '.' && rel[1] == '/')) {
+		ret = reply_text(c, status = MHD_HTTP_FORBIDDEN, "forbidden\n");
+		goto log;
+	}
+	struct stat st;
+	int fd = servable(s, rel) ? open_beneath(s, rel, &st) : -1;
+	if (fd < 0) {
+		ret = reply_text(c, status = MHD_HTTP_NOT_FOUND, "not found\n");
+		goto log;
+	}
+	char etag[FDL_ETAG_MAX];
+	etag_of(s, rel, fd, &st, etag);
+	if (etag_matches(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match"), etag)) {
+		close(fd);
+		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		common_headers(r, rel);
+		MHD_add_response_header(r, "ETag", etag);
+		ret = MHD_queue_response(c, status = MHD_HTTP_NOT_MODIFIED, r);
+		MHD_destroy_response(r);
+		goto log;
+	}
+	int64_t size = (int64_t)st.st_size;
+	fdl_range ranges[MAX_RANGES];
+	size_t n = 0;
+	int kind = fdl_http_parse_ranges(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Range"), size, ranges,
+					 MAX_RANGES, &n);
+	struct MHD_Response *r = NULL;
+	if (kind == FDL_RANGE_UNSATISFIABLE) {
+		close(fd);
+		char cr[64];
+		snprintf(cr, sizeof cr, "bytes */%lld", (long long)size);
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		MHD_add_response_header(r, "Content-Range", cr);
+		status = MHD_HTTP_RANGE_NOT_SATISFIABLE;
+	} else if (kind == FDL_RANGE_OK && n == 1) {
+		char cr[96];
+		snprintf(cr, sizeof cr, "bytes %lld-%lld/%lld", (long long)ranges[0].start, (long long)ranges[0].end,
+			 (long long)size);
+		sent = ranges[0].end - ranges[0].start + 1;
+		r = MHD_create_response_from_fd_at_offset64((uint64_t)sent, fd, (uint64_t)ranges[0].start);
+		if (r) {
+			MHD_add_response_header(r, "Content-Range", cr);
+			MHD_add_response_header(r, "Content-Type", content_type(rel));
+		}
+		status = MHD_HTTP_PARTIAL_CONTENT;
+	} else if (kind == FDL_RANGE_OK) {
+		r = multipart_response(fd, ranges, n, size, content_type(rel));
+		for (size_t i = 0; i < n; i++)
+			sent += ranges[i].end - ranges[i].start + 1;
+		status = MHD_HTTP_PARTIAL_CONTENT;
+	} else {
+		r = MHD_create_response_from_fd64((uint64_t)size, fd);
+		if (r)
+			MHD_add_response_header(r, "Content-Type", content_type(rel));
+		sent = size;
+		status = MHD_HTTP_OK;
+	}
+	if (!r) {
+		ret = reply_text(c, status = MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot serve the file\n");
+		goto log;
+	}
+	common_headers(r, rel);
+	MHD_add_response_header(r, "ETag", etag);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+log:
+	if (s->log) {
+		fprintf(s->log, "fdl serve: %s /%s %u %lld\n", method, rel, status, (long long)sent);
+		fflush(s->log);
+	}
+	return ret;
+}
+
+int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err)
+{
+	fdl_repo *repo = NULL;
+	int rc = fdl_repo_open(&repo, root, err);
+	if (rc)
+		return rc;
+	char *local = fdl_store_local_path(repo->store, "fdl.json");
+	if (!local) {
+		fdl_repo_free(repo);
+		return fdl_fail(err, FDL_EINVALID, "fdl serve serves a folder repository; %s is not one", root);
+	}
+	free(local);
+	fdl_server *s = calloc(1, sizeof *s);
+	if (!s) {
+		fdl_repo_free(repo);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	s->root = fdl_strdup(repo->root);
+	s->data_dir = fdl_strdup(repo->data_dir);
+	s->log = opts ? opts->log : NULL;
+	fdl_repo_free(repo);
+	s->root_fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->root_fd < 0) {
+		rc = fdl_fail(err, FDL_EIO, "cannot open %s: %s", s->root, strerror(errno));
+		fdl_server_stop(s);
+		return rc;
+	}
+	struct sockaddr_in addr = {0};
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)(opts ? opts->port : 0));
+	const char *bind = opts && opts->bind ? opts->bind : "127.0.0.1";
+	if (inet_pton(AF_INET, bind, &addr.sin_addr) != 1) {
+		fdl_server_stop(s);
+		return fdl_fail(err, FDL_EINVALID, "--bind '%s' is not an IPv4 address", bind);
+	}
+	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
+				  0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
+				  (unsigned int)256, MHD_OPTION_END);
+	if (!s->mhd) {
+		fdl_server_stop(s);
+		return fdl_fail(err, FDL_EIO, "cannot listen on %s:%d: %s", bind, opts ? opts->port : 0,
+				strerror(errno));
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info ? (int)info->port : (opts ? opts->port : 0);
+	*out = s;
+	return 0;
+}
+
+int fdl_server_port(const fdl_server *s)
+{
+	return s->port;
+}
+
+void fdl_server_stop(fdl_server *s)
+{
+	if (!s)
+		return;
+	if (s->mhd)
+		MHD_stop_daemon(s->mhd);
+	if (s->root_fd > 0)
+		close(s->root_fd);
+	free(s->root);
+	free(s->data_dir);
+	free(s);
+}

@@ -1,0 +1,315 @@
+/*
+ * The HTTP store: any static web host, read only, through libcurl. get and
+ * get_file are plain GETs (the ETag header is the etag), head is a HEAD.
+ * Writes, deletes and listing are refused: a static host cannot do them.
+ * Timeouts are bounded: a host that does not answer in 30 s, or trickles
+ * slower than 1 byte/s for 60 s, is given up on (FDL_HTTP_TIMEOUT overrides
+ * the second figure).
+ */
+#include "store.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+typedef struct http_store {
+	fdl_store base;
+	char *root; /* no trailing slash */
+	CURL *curl; /* reused: one connection for the whole open (keep-alive) */
+	long requests;
+} http_store;
+
+typedef struct sink {
+	fdl_buf *buf;
+	FILE *file;
+	size_t max;
+	size_t got;
+	bool too_big;
+	char etag[FDL_ETAG_MAX];
+} sink;
+
+static size_t on_body(char *p, size_t size, size_t n, void *user)
+{
+	sink *s = user;
+	size_t len = size * n;
+	if (s->got + len > s->max) {
+		s->too_big = true;
+		return 0;
+	}
+	s->got += len;
+	if (s->file)
+		return fwrite(p, 1, len, s->file) == len ? len : 0;
+	return fdl_buf_add(s->buf, p, len, NULL) == 0 ? len : 0;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *user)
+{
+	sink *s = user;
+	size_t len = size * n;
+	if (len > 5 && strncasecmp(p, "etag:", 5) == 0) {
+		const char *v = p + 5;
+		while (*v == ' ')
+			v++;
+		size_t vl = (size_t)(p + len - v);
+		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+			vl--;
+		if (vl < sizeof s->etag) {
+			memcpy(s->etag, v, vl);
+			s->etag[vl] = '\0';
+		}
+	}
+	return len;
+}
+
+static long timeout_s(void)
+{
+	const char *t = getenv("FDL_HTTP_TIMEOUT");
+	long v = t ? strtol(t, NULL, 10) : 0;
+	return v > 0 ? v : 60;
+}
+
+/* One request; status in *status. */
+static int request(http_store *h, const char *key, bool head_only, sink *s, long *status, fdl_error *err)
+{
+	char *url = fdl_asprintf("%s/%s", h->root, key);
+	if (!url)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	CURL *c = h->curl;
+	curl_easy_reset(c);
+	char curl_err[CURL_ERROR_SIZE] = "";
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, timeout_s());
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
+	curl_easy_setopt(c, CURLOPT_NOBODY, head_only ? 1L : 0L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, s);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "fdl/0.1");
+	h->requests++;
+	CURLcode cc = curl_easy_perform(c);
+	int rc = 0;
+	*status = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	if (s->too_big)
+		rc = fdl_fail(err, FDL_EINVALID, "%s is larger than the %zu bytes allowed", url, s->max);
+	else if (cc != CURLE_OK)
+		rc = fdl_fail(err, FDL_EIO, "GET %s: %s", url, curl_err[0] ? curl_err : curl_easy_strerror(cc));
+	else if (*status == 404 || *status == 410)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "%s: not found (HTTP %ld)", url, *status);
+	else if (*status < 200 || *status >= 300)
+		rc = fdl_fail(err, FDL_EIO, "GET %s: HTTP %ld", url, *status);
+	free(url);
+	return rc;
+}
+
+/* What may be answered from the local cache: version.json for ever (a
+ * version never changes), fdl.json and HEAD for FDL_CACHE_TTL seconds
+ * (default 60). Refs never: they are what moves. Returns the TTL, -1 for
+ * "do not cache". */
+static long cache_ttl(const char *key)
+{
+	size_t n = strlen(key);
+	if (!strncmp(key, "versions/", 9) && n > 13 && !strcmp(key + n - 13, "/version.json"))
+		return 0; /* forever */
+	if (!strcmp(key, "fdl.json") || !strcmp(key, "HEAD")) {
+		const char *t = getenv("FDL_CACHE_TTL");
+		long v = t ? strtol(t, NULL, 10) : 60;
+		return v > 0 ? v : -1;
+	}
+	return -1;
+}
+
+static char *cache_path(http_store *h, const char *key)
+{
+	char *url = fdl_asprintf("%s/%s", h->root, key);
+	char *dir = fdl_cache_dir();
+	char hex[65];
+	char *p = NULL;
+	if (url && dir && fdl_sha256_mem(hex, url, strlen(url), NULL) == 0)
+		p = fdl_asprintf("%s/http/%s", dir, hex);
+	free(url);
+	free(dir);
+	return p;
+}
+
+static bool cache_read(http_store *h, const char *key, long ttl, size_t max_bytes, fdl_buf *out)
+{
+	char *p = cache_path(h, key);
+	struct stat st;
+	bool hit = p && stat(p, &st) == 0 && (ttl == 0 || time(NULL) - st.st_mtime < ttl) &&
+		   (size_t)st.st_size <= max_bytes && fdl_file_read(out, p, max_bytes, NULL) == 0;
+	free(p);
+	return hit;
+}
+
+static void cache_write(http_store *h, const char *key, const fdl_buf *b)
+{
+	char *p = cache_path(h, key);
+	char *dir = p ? fdl_strdup(p) : NULL;
+	if (dir && strrchr(dir, '/')) {
+		*strrchr(dir, '/') = '\0';
+		if (fdl_mkdir_p(dir, NULL) == 0)
+			fdl_file_write_atomic(p, b->data, b->len, NULL);
+	}
+	free(dir);
+	free(p);
+}
+
+static int http_get(fdl_store *st, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
+		    fdl_error *err)
+{
+	http_store *h = (http_store *)st;
+	long ttl = cache_ttl(key);
+	if (ttl >= 0 && !etag && cache_read(h, key, ttl, max_bytes, out))
+		return 0;
+	sink s = {.buf = out, .max = max_bytes};
+	long status;
+	int rc = request(h, key, false, &s, &status, err);
+	if (!rc && ttl >= 0)
+		cache_write(h, key, out);
+	if (!rc && !out->data)
+		rc = fdl_buf_add(out, "", 0, err);
+	if (!rc && etag) {
+		/* without an ETag, the content itself identifies the version */
+		if (s.etag[0])
+			memcpy(etag, s.etag, sizeof s.etag);
+		else {
+			char hex[65];
+			rc = fdl_sha256_mem(hex, out->data, out->len, err);
+			memcpy(etag, hex, 65);
+		}
+	}
+	return rc;
+}
+
+static int http_get_file(fdl_store *st, const char *key, const char *local_path, fdl_error *err)
+{
+	http_store *h = (http_store *)st;
+	FILE *f = fopen(local_path, "wb");
+	if (!f)
+		return fdl_fail(err, FDL_EIO, "cannot create %s", local_path);
+	sink s = {.file = f, .max = SIZE_MAX};
+	long status;
+	int rc = request(h, key, false, &s, &status, err);
+	if (fclose(f) != 0 && !rc)
+		rc = fdl_fail(err, FDL_EIO, "cannot write %s", local_path);
+	if (rc)
+		remove(local_path);
+	return rc;
+}
+
+static int http_head(fdl_store *st, const char *key, int64_t *bytes, fdl_error *err)
+{
+	http_store *h = (http_store *)st;
+	sink s = {.max = 0};
+	long status;
+	int rc = request(h, key, true, &s, &status, err);
+	curl_off_t len = -1;
+	if (!rc)
+		curl_easy_getinfo(h->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+	if (!rc && bytes)
+		*bytes = (int64_t)len;
+	return rc;
+}
+
+static int read_only(fdl_store *st, const char *key, fdl_error *err)
+{
+	return fdl_fail(err, FDL_EINVALID, "%s/%s: an HTTP repository is read only (write to its folder or bucket)",
+			st->url, key);
+}
+
+static int http_put(fdl_store *st, const char *key, const void *d, size_t n, fdl_error *err)
+{
+	(void)d;
+	(void)n;
+	return read_only(st, key, err);
+}
+
+static int http_put_file(fdl_store *st, const char *key, const char *p, fdl_error *err)
+{
+	(void)p;
+	return read_only(st, key, err);
+}
+
+static int http_put_if_match(fdl_store *st, const char *key, const void *d, size_t n, const char *e,
+			     fdl_error *err)
+{
+	(void)d;
+	(void)n;
+	(void)e;
+	return read_only(st, key, err);
+}
+
+static int http_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_error *err)
+{
+	(void)out;
+	return fdl_fail(err, FDL_EINVALID, "%s/%s: a static HTTP host cannot list files", st->url, prefix);
+}
+
+static int http_del(fdl_store *st, const char *key, fdl_error *err)
+{
+	return read_only(st, key, err);
+}
+
+static int http_del_if_match(fdl_store *st, const char *key, const char *e, fdl_error *err)
+{
+	(void)e;
+	return read_only(st, key, err);
+}
+
+static void http_free(fdl_store *st)
+{
+	http_store *h = (http_store *)st;
+	if (h->curl)
+		curl_easy_cleanup(h->curl);
+	free(h->root);
+	free(h);
+}
+
+static const fdl_store_ops http_ops = {
+	.name = "http",
+	.get = http_get,
+	.get_file = http_get_file,
+	.head = http_head,
+	.put_if_absent = http_put,
+	.put_file_if_absent = http_put_file,
+	.put_if_match = http_put_if_match,
+	.list = http_list,
+	.del = http_del,
+	.del_if_match = http_del_if_match,
+	.local_path = NULL,
+	.free = http_free,
+};
+
+int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err)
+{
+	http_store *h = calloc(1, sizeof *h);
+	if (!h)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	h->root = fdl_strdup(url);
+	h->curl = curl_easy_init();
+	if (!h->root || !h->curl) {
+		http_free(&h->base);
+		return fdl_fail(err, FDL_ERROR, "libcurl: cannot start");
+	}
+	size_t n = strlen(h->root);
+	while (n > 8 && h->root[n - 1] == '/')
+		h->root[--n] = '\0';
+	h->base.ops = &http_ops;
+	h->base.url = h->root;
+	*out = &h->base;
+	return 0;
+}
+
+long fdl_store_http_requests(const fdl_store *st)
+{
+	return st->ops == &http_ops ? ((const http_store *)st)->requests : 0;
+}
