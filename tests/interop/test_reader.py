@@ -1,0 +1,259 @@
+"""Reading any version from anywhere: fdl query/export/attach on folders and
+over HTTP from `fdl serve`, checked against stock DuckDB with httpfs."""
+import hashlib
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from conftest import EXT, FDL, connect, fdl, read_json, rows
+
+
+class Server:
+    def __init__(self, root, tmp_path):
+        self.log_path = tmp_path / f"serve-{time.monotonic_ns()}.log"
+        self.log = open(self.log_path, "w")
+        self.p = subprocess.Popen([FDL, "serve", str(root), "--port", "0"], stdout=subprocess.PIPE,
+                                  stderr=self.log, text=True, env=dict(os.environ, FDL_EXTENSION_DIR=EXT))
+        line = self.p.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert m, line
+        self.port = int(m.group(1))
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def lines(self):
+        self.log.flush()
+        return [l for l in self.log_path.read_text().splitlines() if l.startswith("fdl serve:")]
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=10)
+        self.log.close()
+
+
+@pytest.fixture
+def published(repo, tmp_path):
+    """A repository with two versions: v1 plain, v2 with a delete and a rename."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.pop (town VARCHAR, people BIGINT)")
+    con.execute("INSERT INTO lake.pop SELECT 'town' || i, i * 10 FROM range(1000) t(i)")
+    con.execute("CREATE TABLE lake.other (x INTEGER)")
+    con.execute("INSERT INTO lake.other VALUES (1), (2)")
+    fdl("commit", tmp_path / "w", "-m", "one")
+    con.execute("DELETE FROM lake.pop WHERE people < 100")
+    fdl("commit", tmp_path / "w", "-m", "two")
+    con.close()
+    return repo
+
+
+@pytest.fixture
+def server(published, tmp_path):
+    s = Server(published.root, tmp_path)
+    yield s
+    s.stop()
+
+
+def get(url, headers=None, method="GET"):
+    req = urllib.request.Request(url, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(req) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def raw(port, path, method="GET"):
+    """A request sent as written (no client-side normalisation of the path)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1])
+
+
+def test_query_formats_and_refs(published):
+    root = published.root
+    out = fdl("query", root, "SELECT count(*) AS n, sum(people) AS s FROM pop", "--format", "csv").stdout
+    assert out == "n,s\n990,4994550\n"
+    out = fdl("query", f"{root}@1", "SELECT count(*) AS n FROM pop", "-f", "json").stdout
+    assert json.loads(out) == {"n": 1000}
+    assert json.loads(fdl("query", f"{root}@main:2", "SELECT count(*) AS n FROM pop", "-f", "json").stdout) == {"n": 990}
+    table = fdl("query", root, "SELECT town, people FROM pop ORDER BY people DESC LIMIT 2").stdout.splitlines()
+    assert table[0].split("|")[0].strip() == "town" and "town999" in table[2]
+    lines = fdl("query", root, "SELECT * FROM pop ORDER BY people", "-f", "json").stdout.splitlines()
+    assert len(lines) == 990 and json.loads(lines[0]) == {"town": "town10", "people": 100}
+    p = fdl("query", root, "SELECT * FROM nosuch", check=False)
+    assert p.returncode == 10 and "nosuch" in p.stderr
+    assert fdl("query", f"{root}@99", "SELECT 1", check=False).returncode == 3
+    assert fdl("query", root, "SELECT 1", "-f", "xml", check=False).returncode == 2
+
+
+def test_stock_duckdb_reads_through_serve(published, server):
+    sql = fdl("attach", server.url, "main").stdout
+    assert "LOAD httpfs" in sql and f"'{server.url}/data/'" in sql
+    con = connect()
+    con.execute(sql)
+    over_http = rows(con, "lake.pop")
+    local = rows(published.open_version("main"), "lake.pop")
+    assert over_http == local and len(local) == 990
+    # the data files really were read over HTTP with ranges
+    assert any(".parquet" in l and " 206 " in l for l in server.lines())
+    first = published.version(published.head())["parents"][0]
+    con2 = connect()
+    con2.execute(fdl("attach", server.url, first).stdout)
+    assert len(rows(con2, "lake.pop")) == 1000
+
+
+def test_request_counts(published, server, tmp_path):
+    env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
+    before = len(server.lines())
+    p = fdl("query", f"{server.url}@main", "SELECT count(*) FROM other", "--requests", env=env)
+    cold = server.lines()[before:]
+    catalog_at = next(i for i, l in enumerate(cold) if "ducklake.duckdb" in l)
+    assert catalog_at <= 3, cold  # fdl.json, the ref, version.json, then the catalog
+    assert "took 4 HTTP requests" in p.stderr
+    before = len(server.lines())
+    p = fdl("query", f"{server.url}@main", "SELECT count(*) FROM other", "--requests", env=env)
+    warm = [l for l in server.lines()[before:] if ".parquet" not in l]
+    assert warm == ["fdl serve: GET /refs/heads/main 200 37"], warm
+    assert "took 1 HTTP requests" in p.stderr
+    # the cache holds the catalog under its sha256
+    sha = published.version(published.head())["catalog"]["sha256"]
+    assert (tmp_path / "cache" / "objects" / sha).exists()
+
+
+def test_ranges_byte_by_byte(published, server):
+    v = published.head()
+    path = f"versions/{v}/ducklake.duckdb"
+    data = (published.root / path).read_bytes()
+    url = f"{server.url}/{path}"
+    n = len(data)
+    for header, want in [("bytes=0-99", data[:100]), ("bytes=100-", data[100:]), ("bytes=-37", data[-37:]),
+                         (f"bytes={n - 5}-{n + 100}", data[-5:]), ("bytes=7-7", data[7:8])]:
+        status, h, body = get(url, {"Range": header})
+        assert status == 206 and body == want, header
+        assert h["Content-Range"].endswith(f"/{n}")
+    status, h, body = get(url, {"Range": f"bytes={n}-"})
+    assert status == 416 and h["Content-Range"] == f"bytes */{n}"
+    status, h, body = get(url, {"Range": "bytes=0-9,20-29,-5"})
+    assert status == 206 and h["Content-Type"].startswith("multipart/byteranges; boundary=")
+    boundary = h["Content-Type"].split("boundary=")[1].encode()
+    parts = [p for p in body.split(b"--" + boundary) if p.strip(b"\r\n-")]
+    got = [p.split(b"\r\n\r\n", 1)[1][:-2] if p.endswith(b"\r\n") else p.split(b"\r\n\r\n", 1)[1] for p in parts]
+    assert got == [data[0:10], data[20:30], data[-5:]]
+    status, h, body = get(url, {"Range": "bytes=oops"})  # malformed: ignored
+    assert status == 200 and body == data
+    status, h, body = get(url, method="HEAD")
+    assert status == 200 and int(h["Content-Length"]) == n and body == b""
+
+
+def test_headers_etag_cache_cors(published, server):
+    v = published.head()
+    vj = published.version(v)
+    status, h, body = get(f"{server.url}/versions/{v}/ducklake.duckdb")
+    assert h["ETag"] == f'"{vj["catalog"]["sha256"]}"'
+    assert "immutable" in h["Cache-Control"] and h["Access-Control-Allow-Origin"] == "*"
+    assert h["Content-Type"] == "application/octet-stream" and h["Accept-Ranges"] == "bytes"
+    status, h2, body = get(f"{server.url}/versions/{v}/ducklake.duckdb", {"If-None-Match": h["ETag"]})
+    assert status == 304 and body == b""
+    status, h, body = get(f"{server.url}/versions/{v}/version.json")
+    assert h["ETag"] == f'"{hashlib.sha256(body).hexdigest()}"' and h["Content-Type"] == "application/json"
+    status, h, body = get(f"{server.url}/refs/heads/main")
+    assert body.decode().strip() == v and "max-age=5" in h["Cache-Control"]
+    assert h["Content-Type"].startswith("text/plain")
+    status, h, body = get(f"{server.url}/HEAD")
+    assert body == b"ref: refs/heads/main\n" and "immutable" not in h["Cache-Control"]
+    [parquet] = list((published.root / "data" / "main" / "other").glob("*.parquet"))
+    status, h, body = get(f"{server.url}/data/main/other/{parquet.name}")
+    assert status == 200 and h["Content-Type"] == "application/vnd.apache.parquet" and "immutable" in h["Cache-Control"]
+    status, h, body = get(f"{server.url}/fdl.json", method="OPTIONS")
+    assert status == 204 and "Range" in h["Access-Control-Allow-Headers"]
+
+
+def test_nothing_outside_the_repository(published, server, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    (published.root / "stray.txt").write_text("not part of the layout")
+    (published.root / "data" / "link.parquet").symlink_to(secret)
+    os.symlink(tmp_path, published.root / "versions" / "escape")
+    (published.root / "refs" / "heads" / "main.lock").write_text("x")
+    for path in ["/../secret.txt", "/data/../../secret.txt", "/%2e%2e/secret.txt", "/data/%2e%2e/%2e%2e/secret.txt",
+                 "/versions/..%2f..%2fsecret.txt", "/data%2f..%2f..%2fsecret.txt", "/data\\..\\fdl.json"]:
+        assert raw(server.port, path) in (403, 404), path
+    for path in ["/stray.txt", "/data/link.parquet", "/versions/escape/secret.txt", "/versions/", "/data",
+                 "/refs/heads/main.lock", "/", "/nosuch"]:
+        assert raw(server.port, path) == 404, path
+    assert raw(server.port, "/fdl.json", "POST") == 405
+    assert raw(server.port, "/fdl.json", "PUT") == 405
+    assert raw(server.port, "/fdl.json") == 200
+
+
+def test_expired_version_refused(published, tmp_path):
+    first = published.version(published.head())["parents"][0]
+    vdir = published.root / "versions" / first
+    (vdir / "expired.json").write_text(json.dumps(
+        {"reason": "retention", "expired_at": "2026-11-30T00:00:00Z", "message": "old", "removed": ["ducklake.duckdb"]}))
+    (vdir / "ducklake.duckdb").unlink()
+    p = fdl("query", f"{published.root}@{first}", "SELECT 1", check=False)
+    assert p.returncode == 7 and "left retention" in p.stderr and "2026-11-30" in p.stderr
+    assert fdl("attach", published.root, first, check=False).returncode == 7
+    s = Server(published.root, tmp_path)
+    try:
+        p = fdl("query", f"{s.url}@{first}", "SELECT 1", check=False, env={"FDL_CACHE_DIR": str(tmp_path / "c")})
+        assert p.returncode == 7 and "left retention" in p.stderr
+    finally:
+        s.stop()
+
+
+def test_export_plain_parquet(published, tmp_path):
+    root = published.root
+    # a table without deletes: from files.json alone
+    listing = json.loads(fdl("export", root, "other", "--list").stdout)
+    assert listing["source"] == "files.json" and len(listing["files"]) == 1
+    fdl("export", root, "other", "--to", tmp_path / "out")
+    con = connect()
+    assert con.execute(f"SELECT * FROM '{tmp_path}/out/*.parquet' ORDER BY ALL").fetchall() == [(1,), (2,)]
+    fdl("export", root, "main.other", "--to", tmp_path / "other.parquet")
+    assert con.execute(f"SELECT count(*) FROM '{tmp_path}/other.parquet'").fetchone()[0] == 2
+    # a table with deletes: refused with the reason, nothing written
+    p = fdl("export", root, "pop", "--to", tmp_path / "pop.parquet", check=False)
+    assert p.returncode == 5 and "deleted" in p.stderr and "-delete.parquet" in p.stderr
+    assert not (tmp_path / "pop.parquet").exists()
+    # applied through DuckLake it is right
+    fdl("export", root, "pop", "--to", tmp_path / "pop.parquet", "--apply")
+    assert con.execute(f"SELECT count(*) FROM '{tmp_path}/pop.parquet'").fetchone()[0] == 990
+    assert fdl("export", root, "nosuch", "--to", tmp_path / "x", check=False).returncode == 3
+
+
+def test_export_after_compaction_and_rename(published, tmp_path):
+    con = published.checkout(tmp_path / "w2")
+    con.execute("CALL ducklake_rewrite_data_files('lake', 'pop', delete_threshold => 0)")
+    fdl("commit", tmp_path / "w2", "-m", "compacted")
+    files = read_json(published.root / "versions" / published.head() / "files.json")["tables"]["main.pop"]["files"]
+    assert files and not any("deletes" in f for f in files)
+    fdl("export", published.root, "pop", "--to", tmp_path / "pop.parquet")
+    duck = connect()
+    assert duck.execute(f"SELECT count(*), min(people) FROM '{tmp_path}/pop.parquet'").fetchone() == (990, 100)
+    con.execute("ALTER TABLE lake.other RENAME COLUMN x TO y")
+    fdl("commit", tmp_path / "w2", "-m", "renamed")
+    p = fdl("export", published.root, "other", "--to", tmp_path / "o.parquet", check=False)
+    assert p.returncode == 5 and "renamed" in p.stderr
+
+
+def test_export_without_files_json(published, tmp_path):
+    v = published.head()
+    vdir = published.root / "versions" / v
+    vj = read_json(vdir / "version.json")
+    del vj["files"]
+    (vdir / "version.json").write_text(json.dumps(vj))
+    (vdir / "files.json").unlink()
+    listing = json.loads(fdl("export", published.root, "other", "--list").stdout)
+    assert listing["source"] == "catalog" and len(listing["files"]) == 1
+    p = fdl("export", published.root, "pop", "--to", tmp_path / "p.parquet", check=False)
+    assert p.returncode == 5 and "deleted" in p.stderr
