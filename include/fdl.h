@@ -236,6 +236,15 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
  * repository needs). `alias` NULL = "lake". Caller frees. */
 int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err);
 
+/* ---- checking ----------------------------------------------------------- */
+
+/* Check a repository the way git fsck does and report every problem (JSON
+ * text: {"repository", "versions_checked", "ok", "problems": [{"where",
+ * "problem"}], "warnings": [...]}); *problems is their count. Versions
+ * reachable from refs, or every version directory with `all`. The rc is an
+ * error only when the check itself could not run. Caller frees. */
+int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, fdl_error *err);
+
 /* ---- hosting ------------------------------------------------------------ */
 
 typedef struct fdl_server fdl_server;

@@ -245,11 +245,11 @@ int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
 	if (!rc)
 		rc = resolve(id, r->repo, ref, err);
 	if (!rc) {
-		r->local = fdl_store_local_path(r->repo->store, "HEAD") != NULL;
-		if (r->local) { /* cheap on a folder: say why before anything else */
-			free(fdl_store_local_path(r->repo->store, "HEAD"));
+		char *head = fdl_store_local_path(r->repo->store, "HEAD");
+		r->local = head != NULL;
+		free(head);
+		if (r->local) /* cheap on a folder: say why before anything else */
 			rc = expired_error(r->repo, id, err);
-		}
 	}
 	if (!rc)
 		rc = fdl_version_read(&r->v, r->repo, id, err);

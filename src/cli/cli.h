@@ -55,6 +55,9 @@ int cmd_run(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+/* fdl verify's report; quiet prints only problems (on stderr). Exit code. */
+int cli_verify(const char *root, bool all, bool json, bool quiet);
 
 /* "ROOT" and an optional REF as the reader's "ROOT@REF". Caller frees. */
 char *cli_target(const char *root, const char *ref);

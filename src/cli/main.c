@@ -16,6 +16,7 @@ static const cli_cmd commands[] = {
 	{"query", cmd_query, "run SQL against a version (folder or http)"},
 	{"export", cmd_export, "export a table as plain Parquet"},
 	{"serve", cmd_serve, "serve a repository over HTTP"},
+	{"verify", cmd_verify, "check a repository like git fsck"},
 	{"describe", cmd_describe, "print the dataset.json the next commit would write"},
 	{"branch", cmd_branch, "list, create or delete branches"},
 	{"diff", cmd_diff, "schema (and row) differences between two versions"},

@@ -1,0 +1,60 @@
+#include "cli.h"
+
+#include <stdlib.h>
+
+/* Run fdl_verify and print its report; returns the exit code. */
+int cli_verify(const char *root, bool all, bool json, bool quiet)
+{
+	fdl_error err = {0};
+	fdl_repo *repo;
+	if (fdl_repo_open(&repo, root, &err))
+		return cli_fail(&err);
+	char *text = NULL;
+	int problems = 0;
+	int rc = fdl_verify(&text, &problems, repo, all, &err);
+	fdl_repo_free(repo);
+	if (rc)
+		return cli_fail(&err);
+	if (json) {
+		fputs(text, stdout);
+	} else {
+		json_t *doc = json_loads(text, 0, NULL);
+		size_t i;
+		const json_t *p;
+		json_array_foreach(json_object_get(doc, "problems"), i, p)
+			fprintf(quiet ? stderr : stdout, "problem: %s: %s\n", json_string_value(json_object_get(p, "where")),
+				json_string_value(json_object_get(p, "problem")));
+		json_array_foreach(json_object_get(doc, "warnings"), i, p)
+			fprintf(quiet ? stderr : stdout, "warning: %s: %s\n", json_string_value(json_object_get(p, "where")),
+				json_string_value(json_object_get(p, "warning")));
+		if (!quiet || problems)
+			fprintf(quiet ? stderr : stdout, "%lld versions checked, %d problems\n",
+				(long long)json_integer_value(json_object_get(doc, "versions_checked")), problems);
+		json_decref(doc);
+	}
+	fdl_free(text);
+	return problems ? 5 : 0;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	const char *pos[1];
+	bool all = false, json = false;
+	int npos;
+	bool done;
+	cli_opt opts[] = {
+		{.name = "all", .flag = &all, .help = "every version directory, not only those reachable from refs"},
+		{.name = "json", .flag = &json, .help = "print the report as JSON"},
+		{0},
+	};
+	int rc = cli_parse(argc, argv, opts, "fdl verify ROOT [--all] [--json]",
+			   "Check a repository like git fsck and name every problem: refs and HEAD; each\n"
+			   "version.json (must fields, id = directory, seq and parents); the bytes and sha256\n"
+			   "of every file it lists; no file a version may not hold; for every live catalog,\n"
+			   "its last snapshot, that each data file it references exists with its recorded\n"
+			   "size, and that files.json agrees with it. Exit 0 only when clean, 5 otherwise.",
+			   pos, 1, 1, &npos, &done);
+	if (done)
+		return rc;
+	return cli_verify(pos[0], all, json, false);
+}

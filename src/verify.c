@@ -1,0 +1,328 @@
+/*
+ * fdl verify, modelled on git fsck: walk the repository, check everything,
+ * and report every problem with the file it was found in rather than stop
+ * at the first. Checks: refs and HEAD; each version's version.json (must
+ * fields, id = directory, seq/parents chain); the bytes and sha256 of every
+ * file version.json lists; that no file other than the spec's allowed
+ * additions is in a version directory; for every live catalog, that it
+ * stops at its snapshot, that every data file it references exists under
+ * data_dir with its recorded size, and that files.json agrees with it.
+ */
+#include "catalog/catalog.h"
+#include "layout/layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct report {
+	json_t *problems;
+	json_t *warnings;
+	int checked;
+} report;
+
+static void problem(report *r, const char *where, const char *fmt, ...) FDL_PRINTF(3, 4);
+static void problem(report *r, const char *where, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	json_array_append_new(r->problems, json_pack("{s:s, s:s}", "where", where, "problem", msg));
+}
+
+static void warning(report *r, const char *where, const char *msg)
+{
+	json_array_append_new(r->warnings, json_pack("{s:s, s:s}", "where", where, "warning", msg));
+}
+
+/* Version directories: id -> list of file names (relative to the dir). */
+typedef struct vdir {
+	char id[FDL_ID_LEN + 1];
+	fdl_strlist files;
+	fdl_version *v;
+	bool reachable;
+} vdir;
+
+typedef struct vdirs {
+	vdir *items;
+	size_t len;
+} vdirs;
+
+static vdir *find_dir(vdirs *d, const char *id)
+{
+	for (size_t i = 0; i < d->len; i++)
+		if (!strcmp(d->items[i].id, id))
+			return &d->items[i];
+	return NULL;
+}
+
+static int list_versions(vdirs *out, fdl_repo *repo, report *r, fdl_error *err)
+{
+	fdl_strlist keys = {0};
+	int rc = fdl_store_list(repo->store, "versions", &keys, err);
+	fdl_strlist_sort(&keys);
+	for (size_t i = 0; i < keys.len && !rc; i++) {
+		const char *k = keys.items[i] + 9; /* after "versions/" */
+		const char *slash = strchr(k, '/');
+		char id[FDL_ID_LEN + 1];
+		if (!slash || (size_t)(slash - k) != FDL_ID_LEN) {
+			problem(r, keys.items[i], "not inside a version directory named by a version id");
+			continue;
+		}
+		memcpy(id, k, FDL_ID_LEN);
+		id[FDL_ID_LEN] = '\0';
+		if (!fdl_id_is_valid(id)) {
+			problem(r, keys.items[i], "the directory name is not a version id");
+			continue;
+		}
+		vdir *d = find_dir(out, id);
+		if (!d) {
+			vdir *p = realloc(out->items, (out->len + 1) * sizeof *p);
+			if (!p) {
+				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+				break;
+			}
+			out->items = p;
+			d = &p[out->len++];
+			memset(d, 0, sizeof *d);
+			memcpy(d->id, id, sizeof id);
+		}
+		rc = fdl_strlist_add(&d->files, slash + 1, err);
+	}
+	fdl_strlist_free(&keys);
+	return rc;
+}
+
+static bool has_file(const vdir *d, const char *name)
+{
+	for (size_t i = 0; i < d->files.len; i++)
+		if (!strcmp(d->files.items[i], name))
+			return true;
+	return false;
+}
+
+/* One listed file: present, with the recorded bytes and sha256. */
+static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired)
+{
+	const char *path = json_string_value(json_object_get(ref, "path"));
+	const char *sha = json_string_value(json_object_get(ref, "sha256"));
+	int64_t bytes = (int64_t)json_integer_value(json_object_get(ref, "bytes"));
+	char *key = fdl_version_key(d->id, path);
+	char *local = key ? fdl_store_local_path(repo->store, key) : NULL;
+	char hex[65];
+	int64_t n = 0;
+	fdl_error e;
+	int before = (int)json_array_size(r->problems);
+	if (!key || !local)
+		problem(r, key ? key : d->id, "cannot be checked (not a local store)");
+	else if (!has_file(d, path)) {
+		if (!expired)
+			problem(r, key, "is listed in version.json but missing");
+	} else if (fdl_sha256_file(hex, &n, local, &e))
+		problem(r, key, "cannot be read: %s", e.message);
+	else if (n != bytes)
+		problem(r, key, "is %lld bytes; version.json says %lld", (long long)n, (long long)bytes);
+	else if (strcmp(hex, sha))
+		problem(r, key, "has sha256 %s; version.json says %s (the file changed after it was written)", hex, sha);
+	free(local);
+	free(key);
+	return (int)json_array_size(r->problems) == before;
+}
+
+static bool allowed_name(const vdir *d, const char *name)
+{
+	const json_t *doc = fdl_version_json(d->v);
+	const char *keys[] = {"catalog", "dataset", "files"};
+	for (size_t i = 0; i < 3; i++) {
+		const char *p = json_string_value(json_object_get(json_object_get(doc, keys[i]), "path"));
+		if (p && !strcmp(p, name))
+			return true;
+	}
+	size_t n = strlen(name);
+	return !strcmp(name, "version.json") || !strcmp(name, "expired.json") || !strcmp(name, "version.json.sig") ||
+	       (!strncmp(name, "catalogs/", 9) && n > 16 && !strcmp(name + n - 7, ".duckdb") && !strchr(name + 9, '/'));
+}
+
+/* A live catalog: snapshots, data files, files.json. */
+static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir *d)
+{
+	const fdl_version *v = d->v;
+	char *key = fdl_version_key(d->id, fdl_version_catalog_path(v));
+	char *local = key ? fdl_store_local_path(repo->store, key) : NULL;
+	fdl_error e;
+	fdl_data_files files = {0};
+	json_t *derived = NULL;
+	if (!local || fdl_catalog_attach_raw(duck, "fdl_verify", local, FDL_CAT_DUCKDB, true, &e)) {
+		problem(r, key ? key : d->id, "cannot be opened by DuckDB: %s", local ? e.message : "no local path");
+		goto out;
+	}
+	fdl_catalog_info info;
+	if (fdl_catalog_info_read(duck, "fdl_verify", &info, &e))
+		problem(r, key, "%s", e.message);
+	else if (info.last_snapshot != fdl_version_snapshot_id(v))
+		problem(r, key, "holds snapshots up to %lld; version.json's ducklake.snapshot_id is %lld",
+			(long long)info.last_snapshot, (long long)fdl_version_snapshot_id(v));
+	if (fdl_catalog_data_files(duck, "fdl_verify", &files, &e)) {
+		problem(r, key, "%s", e.message);
+	} else {
+		for (size_t i = 0; i < files.len; i++) {
+			for (int k = 0; k < 2; k++) {
+				const char *p = k ? files.items[i].delete_path : files.items[i].path;
+				int64_t want = k ? files.items[i].delete_bytes : files.items[i].bytes;
+				if (!p)
+					continue;
+				char *dkey = fdl_asprintf("%s/%s", repo->data_dir, p);
+				int64_t have = -1;
+				if (!dkey || fdl_store_head(repo->store, dkey, &have, &e))
+					problem(r, dkey ? dkey : p, "is referenced by %s (table %s) but missing", key,
+						files.items[i].table_key);
+				else if (want > 0 && have != want)
+					problem(r, dkey, "is %lld bytes; %s records %lld", (long long)have, key,
+						(long long)want);
+				free(dkey);
+			}
+		}
+		const json_t *fref = json_object_get(fdl_version_json(v), "files");
+		const char *fpath = json_string_value(json_object_get(fref, "path"));
+		char *fkey = fpath ? fdl_version_key(d->id, fpath) : NULL;
+		char *flocal = fkey ? fdl_store_local_path(repo->store, fkey) : NULL;
+		json_t *written = flocal && has_file(d, fpath) ? json_load_file(flocal, 0, NULL) : NULL;
+		if (written && !fdl_catalog_files_json(&derived, duck, "fdl_verify", &files, &e) &&
+		    !json_equal(written, derived))
+			problem(r, fkey, "does not agree with the catalog (the catalog is right)");
+		json_decref(written);
+		free(flocal);
+		free(fkey);
+	}
+	fdl_catalog_detach(duck, "fdl_verify", NULL);
+out:
+	json_decref(derived);
+	fdl_data_files_free(&files);
+	free(local);
+	free(key);
+}
+
+static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
+{
+	char *vkey = fdl_version_key(d->id, "version.json");
+	bool expired = has_file(d, "expired.json");
+	r->checked++;
+	for (size_t i = 0; i < d->files.len; i++)
+		if (!allowed_name(d, d->files.items[i])) {
+			char *k = fdl_version_key(d->id, d->files.items[i]);
+			problem(r, k ? k : d->id, "is not a file a version may hold (the spec allows only the files "
+				"version.json lists, catalogs/<format>.duckdb, expired.json and version.json.sig)");
+			free(k);
+		}
+	const json_t *doc = fdl_version_json(d->v);
+	const char *keys[] = {"catalog", "dataset", "files"};
+	bool catalog_ok = false;
+	for (size_t i = 0; i < 3; i++) {
+		const json_t *ref = json_object_get(doc, keys[i]);
+		bool ok = ref ? check_listed(r, repo, d, ref, expired && i != 1) : true;
+		if (i == 0)
+			catalog_ok = ok;
+	}
+	const char *parent = fdl_version_parent(d->v, 0);
+	if (parent) {
+		vdir *p = find_dir(dirs, parent);
+		if (!p || !p->v)
+			problem(r, vkey, "its first parent %s is not a readable version of this repository", parent);
+		else if (fdl_version_seq(p->v) + 1 != fdl_version_seq(d->v))
+			problem(r, vkey, "seq is %lld but its first parent's is %lld; expected %lld",
+				(long long)fdl_version_seq(d->v), (long long)fdl_version_seq(p->v),
+				(long long)fdl_version_seq(p->v) + 1);
+	}
+	/* a catalog whose bytes are not the recorded ones is not opened */
+	if (!expired && catalog_ok && has_file(d, fdl_version_catalog_path(d->v)))
+		check_catalog(r, repo, duck, d);
+	free(vkey);
+}
+
+static void mark_reachable(vdirs *dirs, const char *id)
+{
+	/* seq falls along a valid chain; a bound stops a cycle in a broken one */
+	for (size_t steps = 0; id && steps <= dirs->len; steps++) {
+		vdir *d = find_dir(dirs, id);
+		if (!d || d->reachable)
+			return;
+		d->reachable = true;
+		id = d->v ? fdl_version_parent(d->v, 0) : NULL;
+	}
+}
+
+static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
+{
+	fdl_strlist refs = {0};
+	fdl_error e;
+	if (fdl_store_list(repo->store, "refs", &refs, &e))
+		problem(r, "refs", "cannot be listed: %s", e.message);
+	fdl_strlist_sort(&refs);
+	for (size_t i = 0; i < refs.len; i++) {
+		char id[FDL_ID_LEN + 1];
+		bool exists = false;
+		if (strstr(refs.items[i], ".lock")) {
+			warning(r, refs.items[i], "a ref lock is held (a writer is running, or died: remove it then)");
+			continue;
+		}
+		if (fdl_ref_read(repo, refs.items[i], id, &exists, NULL, &e)) {
+			problem(r, refs.items[i], "%s", e.message);
+			continue;
+		}
+		vdir *d = find_dir(dirs, id);
+		if (!d || !d->v)
+			problem(r, refs.items[i], "points at %s, which is not a readable version", id);
+		else
+			mark_reachable(dirs, id);
+	}
+	fdl_strlist_free(&refs);
+	char *head = NULL;
+	if (fdl_repo_head_branch(&head, repo, &e))
+		problem(r, "HEAD", "%s", e.message);
+	free(head);
+}
+
+int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, fdl_error *err)
+{
+	report r = {json_array(), json_array(), 0};
+	vdirs dirs = {0};
+	fdl_duck duck = {0};
+	int rc = list_versions(&dirs, repo, &r, err);
+	if (!rc)
+		rc = fdl_duck_open(&duck, err);
+	for (size_t i = 0; i < dirs.len && !rc; i++) {
+		vdir *d = &dirs.items[i];
+		char *key = fdl_version_key(d->id, "version.json");
+		fdl_buf b = {0};
+		fdl_error e;
+		if (!has_file(d, "version.json"))
+			warning(&r, key, "missing: an incomplete version (a writer died or is writing); readers ignore it");
+		else if (fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
+			 fdl_version_parse(&d->v, b.data, b.len, d->id, key, &e))
+			problem(&r, key, "%s", e.message);
+		fdl_buf_free(&b);
+		free(key);
+	}
+	if (!rc)
+		check_refs(&r, repo, &dirs);
+	for (size_t i = 0; i < dirs.len && !rc; i++)
+		if (dirs.items[i].v && (all || dirs.items[i].reachable))
+			check_version(&r, repo, &duck, &dirs, &dirs.items[i]);
+	fdl_duck_close(&duck);
+	for (size_t i = 0; i < dirs.len; i++) {
+		fdl_strlist_free(&dirs.items[i].files);
+		fdl_version_free(dirs.items[i].v);
+	}
+	free(dirs.items);
+	if (!rc) {
+		*problems = (int)json_array_size(r.problems);
+		json_t *doc = json_pack("{s:s, s:i, s:b, s:O, s:O}", "repository", repo->root, "versions_checked",
+					r.checked, "ok", *problems == 0, "problems", r.problems, "warnings", r.warnings);
+		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		json_decref(doc);
+	}
+	json_decref(r.problems);
+	json_decref(r.warnings);
+	return rc;
+}

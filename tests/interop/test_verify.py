@@ -1,0 +1,87 @@
+"""fdl verify names every problem, and fdl serve --verify refuses a broken repository."""
+import json
+import subprocess
+
+from conftest import EXT, FDL, fdl, read_json
+
+
+def two_versions(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1), (2)")
+    fdl("commit", tmp_path / "w", "-m", "one")
+    con.execute("DELETE FROM lake.t WHERE a = 1")
+    fdl("commit", tmp_path / "w", "-m", "two")
+    return repo.head(), repo.version(repo.head())["parents"][0]
+
+
+def verify(root, *args):
+    p = fdl("verify", root, "--json", *args, check=False)
+    return p.returncode, json.loads(p.stdout)
+
+
+def test_clean_repository(repo, tmp_path):
+    two_versions(repo, tmp_path)
+    rc, rep = verify(repo.root)
+    assert rc == 0 and rep["ok"] and rep["versions_checked"] == 2 and rep["problems"] == []
+    assert "2 versions checked, 0 problems" in fdl("verify", repo.root).stdout
+
+
+def test_every_problem_is_named(repo, tmp_path):
+    head, first = two_versions(repo, tmp_path)
+    vdir = repo.root / "versions" / head
+    # a changed byte in the catalog of one version
+    cat = bytearray((vdir / "ducklake.duckdb").read_bytes())
+    cat[len(cat) // 2] ^= 0xFF
+    (vdir / "ducklake.duckdb").write_bytes(bytes(cat))
+    # a file no version may hold
+    (repo.root / "versions" / first / "notes.txt").write_text("x")
+    # a data file gone
+    data = read_json(repo.root / "versions" / first / "files.json")["tables"]["main.t"]["files"][0]["path"]
+    (repo.root / "data" / data).unlink()
+    # a ref to nowhere
+    (repo.root / "refs" / "heads" / "ghost").write_text("019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c\n")
+    rc, rep = verify(repo.root)
+    assert rc == 5 and not rep["ok"]
+    where = {p["where"]: p["problem"] for p in rep["problems"]}
+    assert "sha256" in where[f"versions/{head}/ducklake.duckdb"]
+    assert "not a file a version may hold" in where[f"versions/{first}/notes.txt"]
+    assert "missing" in where[f"data/{data}"]
+    assert "not a readable version" in where["refs/heads/ghost"]
+    text = fdl("verify", repo.root, check=False)
+    assert text.returncode == 5 and "problems" in text.stdout
+
+
+def test_seq_chain_and_files_json(repo, tmp_path):
+    head, first = two_versions(repo, tmp_path)
+    vj = repo.root / "versions" / head / "version.json"
+    doc = json.loads(vj.read_text())
+    doc["seq"] = 7
+    vj.write_text(json.dumps(doc))
+    rc, rep = verify(repo.root)
+    assert rc == 5 and any("seq is 7" in p["problem"] for p in rep["problems"])
+
+
+def test_incomplete_version_is_a_warning(repo, tmp_path):
+    two_versions(repo, tmp_path)
+    inc = repo.root / "versions" / "019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c"
+    inc.mkdir()
+    (inc / "dataset.json").write_text("{}")
+    rc, rep = verify(repo.root, "--all")
+    assert rc == 0 and any("incomplete" in w["warning"] for w in rep["warnings"])
+
+
+def test_serve_verify(repo, tmp_path):
+    head, first = two_versions(repo, tmp_path)
+    (repo.root / "versions" / first / "notes.txt").write_text("x")
+    p = subprocess.run([FDL, "serve", str(repo.root), "--port", "0", "--verify"], capture_output=True, text=True,
+                       env={"FDL_EXTENSION_DIR": EXT, "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert p.returncode == 5 and "fails fdl verify" in p.stderr and "notes.txt" in p.stderr
+    (repo.root / "versions" / first / "notes.txt").unlink()
+    s = subprocess.Popen([FDL, "serve", str(repo.root), "--port", "0", "--verify"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env={"FDL_EXTENSION_DIR": EXT, "PATH": "/usr/bin:/bin"})
+    try:
+        assert "Serving" in s.stdout.readline()
+    finally:
+        s.terminate()
+        s.wait(timeout=10)
