@@ -70,15 +70,8 @@ static int table_columns(fdl_duck *d, const char *db, const char *table, fdl_str
 		rc = fdl_buf_sql_str(&sql, table, err);
 	if (!rc)
 		rc = fdl_buf_puts(&sql, " ORDER BY column_index", err);
-	fdl_rows r;
-	if (!rc && !(rc = fdl_duck_query(d, &r, sql.data, err))) {
-		for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
-			char *c = fdl_rows_str(&r, 0, i);
-			rc = fdl_strlist_add(out, c ? c : "", err);
-			duckdb_free(c);
-		}
-		fdl_rows_free(&r);
-	}
+	if (!rc)
+		rc = fdl_duck_strings(d, out, sql.data, err);
 	fdl_buf_free(&sql);
 	return rc;
 }
@@ -93,15 +86,8 @@ static int metadata_tables(fdl_duck *d, const char *db, fdl_strlist *out, fdl_er
 		rc = fdl_buf_puts(&sql, " AND schema_name = 'main' AND table_name LIKE 'ducklake\\_%' ESCAPE '\\' "
 					"ORDER BY table_name",
 				  err);
-	fdl_rows r;
-	if (!rc && !(rc = fdl_duck_query(d, &r, sql.data, err))) {
-		for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
-			char *c = fdl_rows_str(&r, 0, i);
-			rc = fdl_strlist_add(out, c ? c : "", err);
-			duckdb_free(c);
-		}
-		fdl_rows_free(&r);
-	}
+	if (!rc)
+		rc = fdl_duck_strings(d, out, sql.data, err);
 	fdl_buf_free(&sql);
 	return rc;
 }

@@ -167,3 +167,16 @@ int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fd
 	fdl_rows_free(&r);
 	return 0;
 }
+
+int fdl_duck_strings(fdl_duck *d, fdl_strlist *out, const char *sql, fdl_error *err)
+{
+	fdl_rows r;
+	int rc = fdl_duck_query(d, &r, sql, err);
+	for (size_t i = 0; !rc && i < fdl_rows_count(&r); i++) {
+		char *c = fdl_rows_str(&r, 0, i);
+		rc = fdl_strlist_add(out, c ? c : "", err);
+		duckdb_free(c);
+	}
+	fdl_rows_free(&r); /* safe after a failed query too: live is false */
+	return rc;
+}

@@ -42,6 +42,9 @@ int64_t fdl_rows_int(fdl_rows *rows, size_t col, size_t row);
 /* Cell as text; NULL for SQL NULL. Caller frees with duckdb_free. */
 char *fdl_rows_str(fdl_rows *rows, size_t col, size_t row);
 
+/* Run a query and append its first column (as text) to out. */
+int fdl_duck_strings(fdl_duck *d, fdl_strlist *out, const char *sql, fdl_error *err);
+
 /* Run a query returning one BIGINT (NULL reads as `if_null`). */
 int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err);
 
