@@ -10,6 +10,7 @@
  */
 #include "catalog/catalog.h"
 #include "layout/layout.h"
+#include "layout/walk.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,72 +37,6 @@ static void warning(report *r, const char *where, const char *msg)
 	json_array_append_new(r->warnings, json_pack("{s:s, s:s}", "where", where, "warning", msg));
 }
 
-/* Version directories: id -> list of file names (relative to the dir). */
-typedef struct vdir {
-	char id[FDL_ID_LEN + 1];
-	fdl_strlist files;
-	fdl_version *v;
-	bool reachable;
-} vdir;
-
-typedef struct vdirs {
-	vdir *items;
-	size_t len;
-} vdirs;
-
-static vdir *find_dir(vdirs *d, const char *id)
-{
-	for (size_t i = 0; i < d->len; i++)
-		if (!strcmp(d->items[i].id, id))
-			return &d->items[i];
-	return NULL;
-}
-
-static int list_versions(vdirs *out, fdl_repo *repo, report *r, fdl_error *err)
-{
-	fdl_strlist keys = {0};
-	int rc = fdl_store_list(repo->store, "versions", &keys, err);
-	fdl_strlist_sort(&keys);
-	for (size_t i = 0; i < keys.len && !rc; i++) {
-		const char *k = keys.items[i] + 9; /* after "versions/" */
-		const char *slash = strchr(k, '/');
-		char id[FDL_ID_LEN + 1];
-		if (!slash || (size_t)(slash - k) != FDL_ID_LEN) {
-			problem(r, keys.items[i], "not inside a version directory named by a version id");
-			continue;
-		}
-		memcpy(id, k, FDL_ID_LEN);
-		id[FDL_ID_LEN] = '\0';
-		if (!fdl_id_is_valid(id)) {
-			problem(r, keys.items[i], "the directory name is not a version id");
-			continue;
-		}
-		vdir *d = find_dir(out, id);
-		if (!d) {
-			vdir *p = realloc(out->items, (out->len + 1) * sizeof *p);
-			if (!p) {
-				rc = fdl_fail(err, FDL_ERROR, "out of memory");
-				break;
-			}
-			out->items = p;
-			d = &p[out->len++];
-			memset(d, 0, sizeof *d);
-			memcpy(d->id, id, sizeof id);
-		}
-		rc = fdl_strlist_add(&d->files, slash + 1, err);
-	}
-	fdl_strlist_free(&keys);
-	return rc;
-}
-
-static bool has_file(const vdir *d, const char *name)
-{
-	for (size_t i = 0; i < d->files.len; i++)
-		if (!strcmp(d->files.items[i], name))
-			return true;
-	return false;
-}
-
 /* One listed file: present, with the recorded bytes and sha256. */
 static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired)
 {
@@ -116,7 +51,7 @@ static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t 
 	int before = (int)json_array_size(r->problems);
 	if (!key || !local)
 		problem(r, key ? key : d->id, "cannot be checked (not a local store)");
-	else if (!has_file(d, path)) {
+	else if (!fdl_vdir_has(d, path)) {
 		if (!expired)
 			problem(r, key, "is listed in version.json but missing");
 	} else if (fdl_sha256_file(hex, &n, local, &e))
@@ -187,7 +122,7 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 		const char *fpath = json_string_value(json_object_get(fref, "path"));
 		char *fkey = fpath ? fdl_version_key(d->id, fpath) : NULL;
 		char *flocal = fkey ? fdl_store_local_path(repo->store, fkey) : NULL;
-		json_t *written = flocal && has_file(d, fpath) ? json_load_file(flocal, 0, NULL) : NULL;
+		json_t *written = flocal && fdl_vdir_has(d, fpath) ? json_load_file(flocal, 0, NULL) : NULL;
 		if (written && !fdl_catalog_files_json(&derived, duck, "fdl_verify", &files, &e) &&
 		    !json_equal(written, derived))
 			problem(r, fkey, "does not agree with the catalog (the catalog is right)");
@@ -206,7 +141,7 @@ out:
 static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
 {
 	char *vkey = fdl_version_key(d->id, "version.json");
-	bool expired = has_file(d, "expired.json");
+	bool expired = fdl_vdir_has(d, "expired.json");
 	r->checked++;
 	for (size_t i = 0; i < d->files.len; i++)
 		if (!allowed_name(d, d->files.items[i])) {
@@ -226,7 +161,7 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 	}
 	const char *parent = fdl_version_parent(d->v, 0);
 	if (parent) {
-		vdir *p = find_dir(dirs, parent);
+		vdir *p = fdl_vdirs_find(dirs, parent);
 		if (!p || !p->v)
 			problem(r, vkey, "its first parent %s is not a readable version of this repository", parent);
 		else if (fdl_version_seq(p->v) + 1 != fdl_version_seq(d->v))
@@ -235,7 +170,7 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 				(long long)fdl_version_seq(p->v) + 1);
 	}
 	/* a catalog whose bytes are not the recorded ones is not opened */
-	if (!expired && catalog_ok && has_file(d, fdl_version_catalog_path(d->v)))
+	if (!expired && catalog_ok && fdl_vdir_has(d, fdl_version_catalog_path(d->v)))
 		check_catalog(r, repo, duck, d);
 	free(vkey);
 }
@@ -244,7 +179,7 @@ static void mark_reachable(vdirs *dirs, const char *id)
 {
 	/* seq falls along a valid chain; a bound stops a cycle in a broken one */
 	for (size_t steps = 0; id && steps <= dirs->len; steps++) {
-		vdir *d = find_dir(dirs, id);
+		vdir *d = fdl_vdirs_find(dirs, id);
 		if (!d || d->reachable)
 			return;
 		d->reachable = true;
@@ -270,7 +205,7 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 			problem(r, refs.items[i], "%s", e.message);
 			continue;
 		}
-		vdir *d = find_dir(dirs, id);
+		vdir *d = fdl_vdirs_find(dirs, id);
 		if (!d || !d->v)
 			problem(r, refs.items[i], "points at %s, which is not a readable version", id);
 		else
@@ -288,33 +223,36 @@ int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, fdl_error *er
 	report r = {json_array(), json_array(), 0};
 	vdirs dirs = {0};
 	fdl_duck duck = {0};
-	int rc = list_versions(&dirs, repo, &r, err);
+	fdl_strlist strays = {0};
+	int rc = fdl_vdirs_list(&dirs, &strays, repo, err);
+	for (size_t i = 0; i < strays.len; i++)
+		problem(&r, strays.items[i], "is not inside a version directory named by a version id");
+	fdl_strlist_free(&strays);
 	if (!rc)
 		rc = fdl_duck_open(&duck, err);
-	for (size_t i = 0; i < dirs.len && !rc; i++) {
-		vdir *d = &dirs.items[i];
-		char *key = fdl_version_key(d->id, "version.json");
-		fdl_buf b = {0};
-		fdl_error e;
-		if (!has_file(d, "version.json"))
-			warning(&r, key, "missing: an incomplete version (a writer died or is writing); readers ignore it");
-		else if (fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
-			 fdl_version_parse(&d->v, b.data, b.len, d->id, key, &e))
-			problem(&r, key, "%s", e.message);
-		fdl_buf_free(&b);
-		free(key);
+	fdl_strlist unreadable = {0};
+	if (!rc)
+		rc = fdl_vdirs_read(&dirs, &unreadable, repo, err);
+	for (size_t i = 0; i < unreadable.len; i++) {
+		char *tab = strchr(unreadable.items[i], '\t');
+		*tab = '\0';
+		problem(&r, unreadable.items[i], "%s", tab + 1);
 	}
+	fdl_strlist_free(&unreadable);
+	for (size_t i = 0; i < dirs.len && !rc; i++)
+		if (!fdl_vdir_has(&dirs.items[i], "version.json")) {
+			char *key = fdl_version_key(dirs.items[i].id, "version.json");
+			warning(&r, key ? key : dirs.items[i].id,
+				"missing: an incomplete version (a writer died or is writing); readers ignore it");
+			free(key);
+		}
 	if (!rc)
 		check_refs(&r, repo, &dirs);
 	for (size_t i = 0; i < dirs.len && !rc; i++)
 		if (dirs.items[i].v && (all || dirs.items[i].reachable))
 			check_version(&r, repo, &duck, &dirs, &dirs.items[i]);
 	fdl_duck_close(&duck);
-	for (size_t i = 0; i < dirs.len; i++) {
-		fdl_strlist_free(&dirs.items[i].files);
-		fdl_version_free(dirs.items[i].v);
-	}
-	free(dirs.items);
+	fdl_vdirs_free(&dirs);
 	if (!rc) {
 		*problems = (int)json_array_size(r.problems);
 		json_t *doc = json_pack("{s:s, s:i, s:b, s:O, s:O}", "repository", repo->root, "versions_checked",

@@ -1,0 +1,95 @@
+#include "walk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+vdir *fdl_vdirs_find(vdirs *d, const char *id)
+{
+	for (size_t i = 0; id && i < d->len; i++)
+		if (!strcmp(d->items[i].id, id))
+			return &d->items[i];
+	return NULL;
+}
+
+bool fdl_vdir_has(const vdir *d, const char *name)
+{
+	for (size_t i = 0; name && i < d->files.len; i++)
+		if (!strcmp(d->files.items[i], name))
+			return true;
+	return false;
+}
+
+int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_repo *repo, fdl_error *err)
+{
+	memset(out, 0, sizeof *out);
+	fdl_strlist keys = {0};
+	int rc = fdl_store_list(repo->store, "versions", &keys, err);
+	fdl_strlist_sort(&keys);
+	for (size_t i = 0; i < keys.len && !rc; i++) {
+		const char *k = keys.items[i] + 9; /* after "versions/" */
+		const char *slash = strchr(k, '/');
+		char id[FDL_ID_LEN + 1] = "";
+		if (slash && (size_t)(slash - k) == FDL_ID_LEN) {
+			memcpy(id, k, FDL_ID_LEN);
+			id[FDL_ID_LEN] = '\0';
+		}
+		if (!fdl_id_is_valid(id)) {
+			if (strays)
+				rc = fdl_strlist_add(strays, keys.items[i], err);
+			continue;
+		}
+		vdir *d = fdl_vdirs_find(out, id);
+		if (!d) {
+			vdir *p = realloc(out->items, (out->len + 1) * sizeof *p);
+			if (!p) {
+				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+				break;
+			}
+			out->items = p;
+			d = &p[out->len++];
+			memset(d, 0, sizeof *d);
+			memcpy(d->id, id, sizeof id);
+		}
+		rc = fdl_strlist_add(&d->files, slash + 1, err);
+	}
+	fdl_strlist_free(&keys);
+	if (rc)
+		fdl_vdirs_free(out);
+	return rc;
+}
+
+int fdl_vdirs_read(vdirs *d, fdl_strlist *problems, fdl_repo *repo, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < d->len && !rc; i++) {
+		vdir *v = &d->items[i];
+		if (!fdl_vdir_has(v, "version.json"))
+			continue;
+		char *key = fdl_version_key(v->id, "version.json");
+		fdl_buf b = {0};
+		fdl_error e;
+		if (!key)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		else if (fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
+			 fdl_version_parse(&v->v, b.data, b.len, v->id, key, &e)) {
+			if (problems) {
+				char *line = fdl_asprintf("%s\t%s", key, e.message);
+				rc = line ? fdl_strlist_add(problems, line, err) : fdl_fail(err, FDL_ERROR, "oom");
+				free(line);
+			}
+		}
+		fdl_buf_free(&b);
+		free(key);
+	}
+	return rc;
+}
+
+void fdl_vdirs_free(vdirs *d)
+{
+	for (size_t i = 0; i < d->len; i++) {
+		fdl_strlist_free(&d->items[i].files);
+		fdl_version_free(d->items[i].v);
+	}
+	free(d->items);
+	memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,30 @@
+/* Every version directory of a repository, with its files: what verify,
+ * expire, withdraw, gc and clone walk. */
+#ifndef FDL_WALK_H
+#define FDL_WALK_H
+
+#include "layout.h"
+
+typedef struct vdir {
+	char id[FDL_ID_LEN + 1];
+	fdl_strlist files;  /* names relative to versions/<id>/ */
+	fdl_version *v;     /* set by the caller once version.json is read */
+	bool reachable;
+} vdir;
+
+typedef struct vdirs {
+	vdir *items;
+	size_t len;
+} vdirs;
+
+/* List versions/ of the store; keys that are not inside a directory named
+ * by a version id go to `strays` (may be NULL). */
+int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_repo *repo, fdl_error *err);
+/* Also read and check each version.json; unreadable ones stay NULL, their
+ * message appended to `problems` as "key: message" (may be NULL). */
+int fdl_vdirs_read(vdirs *d, fdl_strlist *problems, fdl_repo *repo, fdl_error *err);
+vdir *fdl_vdirs_find(vdirs *d, const char *id);
+bool fdl_vdir_has(const vdir *d, const char *name);
+void fdl_vdirs_free(vdirs *d);
+
+#endif
