@@ -245,6 +245,29 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
  * error only when the check itself could not run. Caller frees. */
 int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, fdl_error *err);
 
+/* ---- retention, withdrawal, gc ------------------------------------------- */
+
+/* Expire every version past fdl.json's retention (never a branch or tag
+ * tip, never one of a branch's newest `keep`): add expired.json, delete the
+ * catalog, catalogs/ and files.json. Report as JSON text. */
+int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err);
+
+/* Withdraw version `id`: expired.json with reason "withdrawn" (recording the
+ * data files), catalogs deleted, the data files it added deleted, and every
+ * other version whose catalog references one of them withdrawn with it;
+ * version.json deleted too with `remove_version_json` (when it carries the
+ * withdrawn data). Idempotent; safe to rerun after a crash. */
+int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason, int remove_version_json,
+		 int dry_run, fdl_error *err);
+
+/* Delete data files no live version's catalog references, and incomplete
+ * version directories, older than `grace_seconds`. */
+int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err);
+
+/* Add versions/<id>/catalogs/<format>.duckdb (never replacing one). DuckDB
+ * 1.5.5 writes DuckLake 1.0 only: another format is refused, saying so. */
+int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err);
+
 /* ---- hosting ------------------------------------------------------------ */
 
 typedef struct fdl_server fdl_server;

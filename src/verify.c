@@ -240,7 +240,7 @@ int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, fdl_error *er
 	}
 	fdl_strlist_free(&unreadable);
 	for (size_t i = 0; i < dirs.len && !rc; i++)
-		if (!fdl_vdir_has(&dirs.items[i], "version.json")) {
+		if (!fdl_vdir_has(&dirs.items[i], "version.json") && !fdl_vdir_has(&dirs.items[i], "expired.json")) {
 			char *key = fdl_version_key(dirs.items[i].id, "version.json");
 			warning(&r, key ? key : dirs.items[i].id,
 				"missing: an incomplete version (a writer died or is writing); readers ignore it");

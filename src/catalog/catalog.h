@@ -61,6 +61,11 @@ typedef struct fdl_data_files {
 int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, fdl_error *err);
 void fdl_data_files_free(fdl_data_files *f);
 
+/* Every data and delete file any row of the catalog references (relative
+ * to the data path), ended or not; with added_from >= 0 only those whose
+ * begin_snapshot >= added_from. May hold duplicates. */
+int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err);
+
 /* files.json's content (seed: "files.json"). */
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
 			   fdl_error *err);

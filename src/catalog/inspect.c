@@ -304,3 +304,41 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 	*out = tables;
 	return 0;
 }
+
+/* Every data and delete file any row references, live or ended (time
+ * travel inside a frozen catalog still needs the ended ones), resolved and
+ * checked like the live ones; `added_from` >= 0 keeps only files whose
+ * begin_snapshot is at least that (the files a version added). */
+static const char ALL_FILES_SQL[] =
+	"WITH s AS (SELECT DISTINCT ON (schema_id) schema_id, path, path_is_relative FROM {db}.ducklake_schema"
+	"           ORDER BY schema_id, begin_snapshot DESC),"
+	" t AS (SELECT DISTINCT ON (table_id) table_id, schema_id, path, path_is_relative FROM {db}.ducklake_table"
+	"       ORDER BY table_id, begin_snapshot DESC)"
+	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, f.path_is_relative, f.begin_snapshot"
+	" FROM {db}.ducklake_data_file f JOIN t USING (table_id) JOIN s USING (schema_id)"
+	" UNION ALL"
+	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, d.path, d.path_is_relative, d.begin_snapshot"
+	" FROM {db}.ducklake_delete_file d JOIN t USING (table_id) JOIN s USING (schema_id)";
+
+int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = with_db(&sql, ALL_FILES_SQL, alias, err);
+	fdl_rows r;
+	if (!rc)
+		rc = fdl_duck_query(d, &r, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		return fdl_error_prefix(err, "listing the files the catalog references");
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+		if (added_from >= 0 && fdl_rows_int(&r, 6, i) < added_from)
+			continue;
+		char *path = NULL;
+		rc = resolve_path(&path, &r, i, 0, "a file the catalog references", err);
+		if (!rc)
+			rc = fdl_strlist_add(out, path, err);
+		free(path);
+	}
+	fdl_rows_free(&r);
+	return rc;
+}

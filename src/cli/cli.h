@@ -56,6 +56,10 @@ int cmd_query(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_expire(int argc, char **argv);
+int cmd_withdraw(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
+int cmd_catalogs(int argc, char **argv);
 /* fdl verify's report; quiet prints only problems (on stderr). Exit code. */
 int cli_verify(const char *root, bool all, bool json, bool quiet);
 

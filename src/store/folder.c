@@ -205,6 +205,20 @@ static int folder_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error 
 	return rc;
 }
 
+static int folder_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	if (!path)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	struct stat st;
+	int rc = lstat(path, &st) != 0 ? err_errno(err, "cannot stat", path) : 0;
+	if (!rc)
+		*when = (int64_t)st.st_mtime;
+	free(path);
+	return rc;
+}
+
 static int folder_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err)
 {
 	folder_store *f = (folder_store *)s;
@@ -410,6 +424,7 @@ static const fdl_store_ops folder_ops = {
 	.get = folder_get,
 	.get_file = folder_get_file,
 	.head = folder_head,
+	.modified = folder_modified,
 	.put_if_absent = folder_put_if_absent,
 	.put_file_if_absent = folder_put_file_if_absent,
 	.put_if_match = folder_put_if_match,

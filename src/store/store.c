@@ -95,3 +95,12 @@ int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_
 	CHECK_KEY(key);
 	return s->ops->del_if_match(s, key, etag, err);
 }
+
+int fdl_store_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *err)
+{
+	CHECK_KEY(key);
+	if (!s->ops->modified)
+		return fdl_fail(err, FDL_EINVALID, "%s: the %s store cannot tell when a file was written", s->url,
+				s->ops->name);
+	return s->ops->modified(s, key, when, err);
+}

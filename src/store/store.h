@@ -32,6 +32,8 @@ typedef struct fdl_store_ops {
 	int (*get_file)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 	/* Size of a key; FDL_ENOTFOUND if absent. */
 	int (*head)(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
+	/* When a key was last written (Unix seconds); for gc's grace period. */
+	int (*modified)(fdl_store *s, const char *key, int64_t *when, fdl_error *err);
 	int (*put_if_absent)(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err);
 	/* Stream a local file into a new key. */
 	int (*put_file_if_absent)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
@@ -67,6 +69,7 @@ int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out,
 		  fdl_error *err);
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
+int fdl_store_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *err);
 int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err);
 int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,

@@ -159,3 +159,19 @@ void fdl_strlist_free(fdl_strlist *l)
 	l->items = NULL;
 	l->len = l->cap = 0;
 }
+
+bool fdl_strlist_has_sorted(const fdl_strlist *l, const char *s)
+{
+	size_t lo = 0, hi = l->len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(l->items[mid], s);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}

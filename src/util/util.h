@@ -55,6 +55,8 @@ typedef struct fdl_strlist {
 } fdl_strlist;
 int fdl_strlist_add(fdl_strlist *l, const char *s, fdl_error *err);
 void fdl_strlist_sort(fdl_strlist *l);
+/* Binary search in a list sorted by fdl_strlist_sort. */
+bool fdl_strlist_has_sorted(const fdl_strlist *l, const char *s);
 void fdl_strlist_free(fdl_strlist *l);
 
 /* SHA-256 (OpenSSL). `hex` receives 64 lower-case hex digits and a NUL. */

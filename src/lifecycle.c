@@ -1,0 +1,448 @@
+/*
+ * The life of a version after it is written: retention (expire), withdrawal
+ * and garbage collection of data files. The seed allows exactly these
+ * changes to a version: add expired.json and delete the catalog (and
+ * files.json, catalogs/), and on withdrawal also version.json when it
+ * carries the withdrawn data. Every step is idempotent and ordered so that
+ * a crash at any point leaves a repository that verifies and a rerun that
+ * completes: expired.json first (readers refuse from then on, and it
+ * records what is being removed), then the deletions.
+ */
+#include "catalog/catalog.h"
+#include "layout/layout.h"
+#include "layout/walk.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t parse_time(const char *iso)
+{
+	struct tm tm = {0};
+	if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
+		return -1;
+	return (int64_t)timegm(&tm);
+}
+
+static bool expired(const vdir *d)
+{
+	return fdl_vdir_has(d, "expired.json");
+}
+
+/* The files expire/withdraw remove from a version, as they exist. */
+static json_t *catalog_files(const vdir *d)
+{
+	json_t *list = json_array();
+	const char *cat = d->v ? fdl_version_catalog_path(d->v) : "ducklake.duckdb";
+	const char *files = d->v ? json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"))
+				 : "files.json";
+	for (size_t i = 0; i < d->files.len; i++) {
+		const char *f = d->files.items[i];
+		if (!strcmp(f, cat) || (files && !strcmp(f, files)) || !strncmp(f, "catalogs/", 9))
+			json_array_append_new(list, json_string(f));
+	}
+	return list;
+}
+
+/* Add expired.json (unless there) and delete what it lists. */
+static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *message, const json_t *extra,
+		      json_t *removed, fdl_error *err)
+{
+	char now[32];
+	int rc = fdl_time_now_iso(now, err);
+	char *key = fdl_version_key(d->id, "expired.json");
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:O}", "reason", reason, "expired_at", now, "message", message,
+				"removed", removed);
+	if (doc && extra)
+		json_object_update(doc, (json_t *)extra);
+	char *text = NULL;
+	size_t len = 0;
+	if (!rc && (!key || !doc))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc && !expired(d)) {
+		rc = fdl_json_dump(&text, &len, doc, err);
+		if (!rc)
+			rc = fdl_store_put_if_absent(repo->store, key, text, len, err);
+		if (rc == FDL_EEXISTS) /* a concurrent or earlier run wrote it */
+			rc = 0;
+	}
+	size_t i;
+	const json_t *f;
+	json_array_foreach(removed, i, f)
+	{
+		if (rc)
+			break;
+		char *k = fdl_version_key(d->id, json_string_value(f));
+		fdl_error e;
+		int drc = k ? fdl_store_del(repo->store, k, &e) : FDL_ERROR;
+		if (drc && drc != FDL_ENOTFOUND)
+			rc = fdl_fail(err, e.code, "%s", e.message);
+		free(k);
+	}
+	free(text);
+	free(key);
+	json_decref(doc);
+	return rc;
+}
+
+/* ---- retention ------------------------------------------------------------ */
+
+typedef struct protect {
+	fdl_strlist ids;
+} protect;
+
+static bool protected_id(const protect *p, const char *id)
+{
+	for (size_t i = 0; i < p->ids.len; i++)
+		if (!strcmp(p->ids.items[i], id))
+			return true;
+	return false;
+}
+
+/* Tips of every branch and tag, and the newest `keep` of every branch. */
+static int protected_versions(protect *p, fdl_repo *repo, vdirs *dirs, int64_t keep, fdl_error *err)
+{
+	fdl_strlist refs = {0};
+	int rc = fdl_store_list(repo->store, "refs", &refs, err);
+	for (size_t i = 0; i < refs.len && !rc; i++) {
+		char id[FDL_ID_LEN + 1];
+		bool exists = false;
+		fdl_error e;
+		if (strstr(refs.items[i], ".lock") || fdl_ref_read(repo, refs.items[i], id, &exists, NULL, &e) || !exists)
+			continue;
+		bool branch = !strncmp(refs.items[i], "refs/heads/", 11);
+		int64_t n = 0;
+		const char *cur = id;
+		char buf[FDL_ID_LEN + 1];
+		for (size_t steps = 0; cur && steps <= dirs->len && !rc; steps++, n++) {
+			if (n > 0 && (!branch || keep < 0 || n >= keep))
+				break;
+			rc = fdl_strlist_add(&p->ids, cur, err);
+			vdir *d = fdl_vdirs_find(dirs, cur);
+			const char *parent = d && d->v ? fdl_version_parent(d->v, 0) : NULL;
+			if (parent) {
+				memcpy(buf, parent, sizeof buf);
+				cur = buf;
+			} else
+				cur = NULL;
+		}
+	}
+	fdl_strlist_free(&refs);
+	return rc;
+}
+
+static int json_int_or(int64_t *out, const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	*out = json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+	return json_is_integer(v) || !v || json_is_null(v) ? 0 : -1;
+}
+
+int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err)
+{
+	const json_t *ret = json_object_get(repo->config, "retention");
+	int64_t days = -1, keep = -1;
+	if (json_int_or(&days, ret, "days") || json_int_or(&keep, ret, "keep") || days < -1 || keep < -1)
+		return fdl_fail(err, FDL_EINVALID, "%s/fdl.json: retention.days and retention.keep must be integers or "
+				"null", repo->root);
+	vdirs dirs;
+	protect p = {0};
+	json_t *report = json_array();
+	int rc = fdl_vdirs_list(&dirs, NULL, repo, err);
+	if (!rc)
+		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
+	if (!rc)
+		rc = protected_versions(&p, repo, &dirs, keep, err);
+	int64_t now = (int64_t)time(NULL);
+	for (size_t i = 0; i < dirs.len && !rc && (days >= 0 || keep >= 0); i++) {
+		vdir *d = &dirs.items[i];
+		if (!d->v || protected_id(&p, d->id))
+			continue;
+		int64_t created = parse_time(fdl_version_created_at(d->v));
+		if (days >= 0 && (created < 0 || now - created < days * 86400))
+			continue;
+		json_t *removed = catalog_files(d);
+		if (expired(d) && json_array_size(removed) == 0) {
+			json_decref(removed);
+			continue; /* done already */
+		}
+		char msg[160];
+		snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
+			 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
+		if (!dry_run)
+			rc = expire_one(repo, d, "retention", msg, NULL, removed, err);
+		json_array_append_new(report, json_pack("{s:s, s:O}", "id", d->id, "removed", removed));
+		json_decref(removed);
+	}
+	if (!rc) {
+		json_t *doc = json_pack("{s:b, s:O}", "dry_run", dry_run, "expired", report);
+		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		json_decref(doc);
+	}
+	json_decref(report);
+	fdl_strlist_free(&p.ids);
+	fdl_vdirs_free(&dirs);
+	return rc;
+}
+
+/* ---- withdrawal ------------------------------------------------------------ */
+
+
+/* The files version d's catalog references, or only those it added. */
+static int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, const vdir *d, bool added_only,
+			 fdl_error *err)
+{
+	char *key = fdl_version_key(d->id, fdl_version_catalog_path(d->v));
+	char *local = key ? fdl_store_local_path(repo->store, key) : NULL;
+	int rc = local ? fdl_catalog_attach_raw(duck, "fdl_life", local, FDL_CAT_DUCKDB, true, err)
+		       : fdl_fail(err, FDL_EINVALID, "%s: withdrawal and gc need a writable local repository", repo->root);
+	if (!rc) {
+		int64_t first = -1;
+		if (added_only)
+			first = (int64_t)json_integer_value(
+				json_array_get(json_object_get(json_object_get(fdl_version_json(d->v), "ducklake"), "snapshots"), 0));
+		rc = fdl_catalog_all_files(out, duck, "fdl_life", first, err);
+		fdl_catalog_detach(duck, "fdl_life", NULL);
+	}
+	free(local);
+	free(key);
+	return rc;
+}
+
+int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason, int remove_version_json,
+		 int dry_run, fdl_error *err)
+{
+	if (!reason || !*reason)
+		return fdl_fail(err, FDL_EINVALID, "a withdrawal needs a reason (--reason TEXT)");
+	vdirs dirs;
+	fdl_duck duck = {0};
+	fdl_strlist files = {0};
+	json_t *versions = json_array(), *data = json_array();
+	int rc = fdl_vdirs_list(&dirs, NULL, repo, err);
+	if (!rc)
+		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
+	vdir *target = rc ? NULL : fdl_vdirs_find(&dirs, id);
+	if (!rc && !target)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s", id, repo->root);
+	if (!rc)
+		rc = fdl_duck_open(&duck, err);
+	/* the data the version added: from its catalog, or from the record of
+	 * an earlier (interrupted) withdrawal */
+	if (!rc && expired(target)) {
+		char *key = fdl_version_key(id, "expired.json");
+		fdl_buf b = {0};
+		json_t *j = NULL;
+		rc = fdl_store_get(repo->store, key, 1 << 24, &b, NULL, err);
+		if (!rc)
+			rc = fdl_json_parse(&j, b.data, b.len, key, err);
+		size_t i;
+		const json_t *f;
+		json_array_foreach(json_object_get(j, "data_files"), i, f) rc = rc ? rc : fdl_strlist_add(&files, json_string_value(f), err);
+		if (!rc && !json_is_array(json_object_get(j, "data_files")))
+			rc = fdl_fail(err, FDL_EINVALID, "version %s already left retention; its catalog is gone, so fdl cannot "
+				      "tell which data files it added", id);
+		json_decref(j);
+		fdl_buf_free(&b);
+		free(key);
+	} else if (!rc && !target->v) {
+		rc = fdl_fail(err, FDL_EINVALID, "version %s has no readable version.json", id);
+	} else if (!rc) {
+		rc = version_files(&files, repo, &duck, target, true, err);
+	}
+	fdl_strlist uniq = {0};
+	fdl_strlist_sort(&files);
+	for (size_t i = 0; i < files.len && !rc; i++)
+		if (i == 0 || strcmp(files.items[i], files.items[i - 1]))
+			rc = fdl_strlist_add(&uniq, files.items[i], err);
+	for (size_t i = 0; i < uniq.len; i++)
+		json_array_append_new(data, json_string(uniq.items[i]));
+	/* every live version whose catalog references one of those files */
+	for (size_t i = 0; i < dirs.len && !rc; i++) {
+		vdir *d = &dirs.items[i];
+		bool hit = d == target;
+		if (!hit && d->v && !expired(d) && fdl_vdir_has(d, fdl_version_catalog_path(d->v))) {
+			fdl_strlist refs = {0};
+			rc = version_files(&refs, repo, &duck, d, false, err);
+			for (size_t k = 0; k < refs.len && !hit; k++)
+				hit = fdl_strlist_has_sorted(&uniq, refs.items[k]);
+			fdl_strlist_free(&refs);
+		}
+		if (!hit)
+			continue;
+		json_t *removed = catalog_files(d);
+		if (d == target && remove_version_json && fdl_vdir_has(d, "version.json"))
+			json_array_append_new(removed, json_string("version.json"));
+		json_array_append_new(versions, json_pack("{s:s, s:O}", "id", d->id, "removed", removed));
+		if (!dry_run) {
+			/* version.json goes last, after everything else of the withdrawal */
+			json_t *now_removed = json_deep_copy(removed);
+			if (d == target && remove_version_json)
+				json_array_remove(now_removed, json_array_size(now_removed) - 1);
+			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", id);
+			rc = expire_one(repo, d, "withdrawn", reason, extra, now_removed, err);
+			json_decref(extra);
+			json_decref(now_removed);
+		}
+		json_decref(removed);
+	}
+	fdl_duck_close(&duck);
+	for (size_t i = 0; i < uniq.len && !rc && !dry_run; i++) {
+		char *k = fdl_asprintf("%s/%s", repo->data_dir, uniq.items[i]);
+		fdl_error e;
+		int drc = k ? fdl_store_del(repo->store, k, &e) : FDL_ERROR;
+		if (drc && drc != FDL_ENOTFOUND)
+			rc = fdl_fail(err, e.code, "%s", e.message);
+		free(k);
+	}
+	if (!rc && !dry_run && remove_version_json) {
+		char *k = fdl_version_key(id, "version.json");
+		fdl_error e;
+		int drc = k ? fdl_store_del(repo->store, k, &e) : FDL_ERROR;
+		if (drc && drc != FDL_ENOTFOUND)
+			rc = fdl_fail(err, e.code, "%s", e.message);
+		free(k);
+	}
+	if (!rc) {
+		json_t *doc = json_pack("{s:b, s:s, s:O, s:O}", "dry_run", dry_run, "withdrawn", id, "versions", versions,
+					"data_files", data);
+		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		json_decref(doc);
+	}
+	json_decref(versions);
+	json_decref(data);
+	fdl_strlist_free(&uniq);
+	fdl_strlist_free(&files);
+	fdl_vdirs_free(&dirs);
+	return rc;
+}
+
+/* ---- garbage collection ------------------------------------------------------ */
+
+int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err)
+{
+	vdirs dirs;
+	fdl_duck duck = {0};
+	fdl_strlist keep = {0}, data = {0};
+	json_t *deleted = json_array(), *incomplete = json_array();
+	int rc = fdl_vdirs_list(&dirs, NULL, repo, err);
+	if (!rc)
+		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
+	if (!rc)
+		rc = fdl_duck_open(&duck, err);
+	for (size_t i = 0; i < dirs.len && !rc; i++) {
+		vdir *d = &dirs.items[i];
+		if (!d->v || expired(d))
+			continue;
+		if (!fdl_vdir_has(d, fdl_version_catalog_path(d->v)))
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "version %s is live but its catalog is missing, so gc cannot tell which data files "
+				      "it needs; fix the repository (fdl verify) first",
+				      d->id);
+		else
+			rc = version_files(&keep, repo, &duck, d, false, err);
+	}
+	fdl_duck_close(&duck);
+	fdl_strlist_sort(&keep);
+	int64_t now = (int64_t)time(NULL);
+	if (!rc)
+		rc = fdl_store_list(repo->store, repo->data_dir, &data, err);
+	size_t prefix = strlen(repo->data_dir) + 1;
+	for (size_t i = 0; i < data.len && !rc; i++) {
+		const char *rel = data.items[i] + prefix;
+		int64_t when = 0;
+		if (fdl_strlist_has_sorted(&keep, rel))
+			continue;
+		if ((rc = fdl_store_modified(repo->store, data.items[i], &when, err)))
+			break;
+		if (now - when < grace_seconds)
+			continue; /* perhaps a running writer's new file */
+		json_array_append_new(deleted, json_string(data.items[i]));
+		if (!dry_run) {
+			fdl_error e;
+			int drc = fdl_store_del(repo->store, data.items[i], &e);
+			if (drc && drc != FDL_ENOTFOUND)
+				rc = fdl_fail(err, e.code, "%s", e.message);
+		}
+	}
+	/* incomplete version directories (no version.json) past the grace period */
+	for (size_t i = 0; i < dirs.len && !rc; i++) {
+		vdir *d = &dirs.items[i];
+		if (fdl_vdir_has(d, "version.json") || expired(d)) /* a withdrawal's record stays */
+			continue;
+		bool old = true;
+		for (size_t k = 0; k < d->files.len && old; k++) {
+			char *key = fdl_version_key(d->id, d->files.items[k]);
+			int64_t when = now;
+			fdl_error e;
+			old = key && !fdl_store_modified(repo->store, key, &when, &e) && now - when >= grace_seconds;
+			free(key);
+		}
+		if (!old)
+			continue;
+		json_array_append_new(incomplete, json_string(d->id));
+		for (size_t k = 0; k < d->files.len && !rc && !dry_run; k++) {
+			char *key = fdl_version_key(d->id, d->files.items[k]);
+			fdl_error e;
+			int drc = key ? fdl_store_del(repo->store, key, &e) : FDL_ERROR;
+			if (drc && drc != FDL_ENOTFOUND)
+				rc = fdl_fail(err, e.code, "%s", e.message);
+			free(key);
+		}
+	}
+	if (!rc) {
+		json_t *doc = json_pack("{s:b, s:I, s:O, s:O}", "dry_run", dry_run, "grace_seconds",
+					(json_int_t)grace_seconds, "deleted", deleted, "incomplete_versions", incomplete);
+		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		json_decref(doc);
+	}
+	json_decref(deleted);
+	json_decref(incomplete);
+	fdl_strlist_free(&keep);
+	fdl_strlist_free(&data);
+	fdl_vdirs_free(&dirs);
+	return rc;
+}
+
+/* ---- catalogs in other formats ---------------------------------------------------- */
+
+int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err)
+{
+	fdl_version *v = NULL;
+	int rc = fdl_version_read(&v, repo, id, err);
+	if (rc)
+		return rc;
+	const char *main_format = fdl_version_ducklake_format(v);
+	if (strcmp(format, main_format) != 0) {
+		rc = fdl_fail(err, FDL_EINVALID,
+			      "DuckDB %s writes DuckLake format %s only; it cannot write format %s, so no "
+			      "catalogs/%s.duckdb is placed (docs/decisions.md, \"Other formats\")",
+			      duckdb_library_version(), main_format, format, format);
+		fdl_version_free(v);
+		return rc;
+	}
+	/* the same format: the frozen catalog itself, checked, as a copy */
+	char *src = NULL, *name = fdl_asprintf("catalogs/%s.duckdb", format);
+	char *key = name ? fdl_version_key(id, name) : NULL;
+	char *exp = fdl_version_key(id, "expired.json");
+	int64_t sz;
+	fdl_error e;
+	if (!key || !exp)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	else if (fdl_store_head(repo->store, exp, &sz, &e) == 0)
+		rc = fdl_fail(err, FDL_EEXPIRED, "version %s has expired; it has no catalog to copy", id);
+	if (!rc)
+		rc = fdl_version_fetch_checked(&src, repo, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
+					       fdl_version_catalog_sha256(v), NULL, err);
+	if (!rc) {
+		rc = fdl_store_put_file_if_absent(repo->store, key, src, err);
+		if (rc == FDL_EEXISTS)
+			rc = fdl_fail(err, FDL_EEXISTS, "%s/%s already exists; files of a version never change",
+				      repo->root, key);
+	}
+	free(src);
+	free(name);
+	free(key);
+	free(exp);
+	fdl_version_free(v);
+	return rc;
+}
