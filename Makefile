@@ -11,7 +11,7 @@ CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include \
            -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"'
 CFLAGS  ?= -O2 -g
 LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lmicrohttpd -lcrypto -lpthread
-SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN     := -DFDL_CRASH_POINTS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/serve/*.c src/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)

@@ -268,6 +268,13 @@ int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_e
  * 1.5.5 writes DuckLake 1.0 only: another format is refused, saying so. */
 int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err);
 
+/* Copy a repository (folder or http(s) source; folder destination),
+ * resumable: data files first, each version's version.json after its other
+ * files, refs last, every byte checked against what the versions record. A
+ * static HTTP source cannot be listed, so what HEAD's branch reaches is
+ * copied. Report as JSON text. Caller frees. */
+int fdl_clone(char **out, const char *src, const char *dst, fdl_error *err);
+
 /* ---- hosting ------------------------------------------------------------ */
 
 typedef struct fdl_server fdl_server;

@@ -60,6 +60,7 @@ int cmd_expire(int argc, char **argv);
 int cmd_withdraw(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_catalogs(int argc, char **argv);
+int cmd_clone(int argc, char **argv);
 /* fdl verify's report; quiet prints only problems (on stderr). Exit code. */
 int cli_verify(const char *root, bool all, bool json, bool quiet);
 

@@ -20,6 +20,7 @@ static const cli_cmd commands[] = {
 	{"expire", cmd_expire, "apply fdl.json's retention to old versions"},
 	{"withdraw", cmd_withdraw, "withdraw a version published by mistake"},
 	{"gc", cmd_gc, "delete data files no live version needs"},
+	{"clone", cmd_clone, "copy a repository, resumable and checked"},
 	{"catalogs", cmd_catalogs, "add a catalog in another DuckLake format to a version"},
 	{"describe", cmd_describe, "print the dataset.json the next commit would write"},
 	{"branch", cmd_branch, "list, create or delete branches"},

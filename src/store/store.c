@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int fdl_store_open(fdl_store **out, const char *root, fdl_error *err)
+static int open_backend(fdl_store **out, const char *root, fdl_error *err)
 {
 	if (!root || !*root)
 		return fdl_fail(err, FDL_EINVALID, "no repository given");
@@ -17,6 +17,31 @@ int fdl_store_open(fdl_store **out, const char *root, fdl_error *err)
 				"repository '%s': the %.*s:// store is not supported yet (folders, file:// and http(s):// only)",
 				root, (int)(scheme - root), root);
 	return fdl_store_folder_open(out, root, err);
+}
+
+int fdl_store_open(fdl_store **out, const char *root, fdl_error *err)
+{
+	int rc = open_backend(out, root, err);
+#ifdef FDL_CRASH_POINTS
+	if (!rc) {
+		const char *n = getenv("FDL_CRASH_AT");
+		(*out)->crash_at = n ? strtol(n, NULL, 10) : 0;
+	}
+#endif
+	return rc;
+}
+
+/* Every write goes through here: the crash points of the tests. */
+static void before_write(fdl_store *s)
+{
+#ifdef FDL_CRASH_POINTS
+	if (s->crash_at > 0 && ++s->writes >= s->crash_at) {
+		fprintf(stderr, "fdl: crash point %ld reached (FDL_CRASH_AT)\n", s->writes);
+		abort();
+	}
+#else
+	(void)s;
+#endif
 }
 
 void fdl_store_free(fdl_store *s)
@@ -54,12 +79,14 @@ int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err
 int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err)
 {
 	CHECK_KEY(key);
+	before_write(s);
 	return s->ops->put_if_absent(s, key, data, len, err);
 }
 
 int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err)
 {
 	CHECK_KEY(key);
+	before_write(s);
 	return s->ops->put_file_if_absent(s, key, local_path, err);
 }
 
@@ -67,6 +94,7 @@ int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size
 			   fdl_error *err)
 {
 	CHECK_KEY(key);
+	before_write(s);
 	return s->ops->put_if_match(s, key, data, len, etag, err);
 }
 
@@ -80,6 +108,7 @@ int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error
 int fdl_store_del(fdl_store *s, const char *key, fdl_error *err)
 {
 	CHECK_KEY(key);
+	before_write(s);
 	return s->ops->del(s, key, err);
 }
 
@@ -93,6 +122,7 @@ char *fdl_store_local_path(fdl_store *s, const char *key)
 int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err)
 {
 	CHECK_KEY(key);
+	before_write(s);
 	return s->ops->del_if_match(s, key, etag, err);
 }
 

@@ -53,6 +53,9 @@ typedef struct fdl_store_ops {
 struct fdl_store {
 	const fdl_store_ops *ops;
 	char *url; /* the root, normalised: an absolute path for folders */
+	/* Test builds (-DFDL_CRASH_POINTS): abort() just before the Nth write
+	 * (put, delete) this store makes, N from FDL_CRASH_AT; 0 = never. */
+	long crash_at, writes;
 };
 
 /* Open the store a root names: a folder path, file:// or http(s):// URL. */

@@ -1,0 +1,290 @@
+/*
+ * fdl clone: copy a repository between stores, resumable, checking every
+ * byte it copies against what the versions record. Order: HEAD and fdl.json
+ * (an empty repository), data files, each version's files with version.json
+ * last, refs last of all: an interrupted clone is always a valid
+ * repository (some versions complete, others incomplete and ignored), and
+ * a rerun skips what is already there and finishes.
+ *
+ * A folder source is listed whole. A static HTTP source cannot be listed:
+ * what HEAD's branch reaches is cloned.
+ */
+#include "catalog/catalog.h"
+#include "layout/layout.h"
+#include "layout/walk.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct cloner {
+	fdl_repo *src;
+	fdl_store *dst;
+	char *tmpdir;
+	long copied, skipped;
+} cloner;
+
+/* Copy one key unless dst has it with the same size; check bytes and, when
+ * given, sha256 on the copy before it is published. */
+static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, fdl_error *err)
+{
+	int64_t have = -1;
+	fdl_error e;
+	if (fdl_store_head(c->dst, key, &have, &e) == 0 && (bytes < 0 || have == bytes)) {
+		c->skipped++;
+		return 0;
+	}
+	char *tmp = fdl_asprintf("%s/copy-%ld", c->tmpdir, c->copied + c->skipped);
+	if (!tmp)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = fdl_store_get_file(c->src->store, key, tmp, err);
+	char hex[65];
+	int64_t n = 0;
+	if (!rc)
+		rc = fdl_sha256_file(hex, &n, tmp, err);
+	if (!rc && bytes >= 0 && n != bytes)
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; expected %lld; not copied", c->src->root, key,
+			      (long long)n, (long long)bytes);
+	if (!rc && sha && strcmp(hex, sha))
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; version.json says %s; not copied", c->src->root,
+			      key, hex, sha);
+	if (!rc) {
+		rc = fdl_store_put_file_if_absent(c->dst, key, tmp, err);
+		if (rc == FDL_EEXISTS) /* a half-done earlier run left another size: a file is never replaced */
+			rc = fdl_fail(err, FDL_EEXISTS, "%s/%s exists with other content; remove it and rerun",
+				      c->dst->url, key);
+	}
+	if (!rc)
+		c->copied++;
+	unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+static int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
+{
+	fdl_buf b = {0};
+	int rc = fdl_store_get(c->src->store, key, FDL_META_MAX_BYTES, &b, NULL, err);
+	if (rc == FDL_ENOTFOUND && optional) {
+		fdl_buf_free(&b);
+		return 0;
+	}
+	if (!rc) {
+		rc = fdl_store_put_if_absent(c->dst, key, b.data, b.len, err);
+		if (rc == FDL_EEXISTS) {
+			fdl_buf have = {0};
+			rc = fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, err);
+			if (!rc && (have.len != b.len || memcmp(have.data, b.data, b.len)))
+				rc = fdl_fail(err, FDL_EEXISTS, "%s/%s exists and differs from %s/%s; not a clone of it",
+					      c->dst->url, key, c->src->root, key);
+			fdl_buf_free(&have);
+		}
+	}
+	fdl_buf_free(&b);
+	return rc;
+}
+
+/* The versions to copy: every directory (listable source) or what HEAD's
+ * branch reaches. */
+static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
+{
+	int rc = fdl_store_list(c->src->store, "refs", refs, NULL);
+	if (rc == 0) {
+		rc = fdl_vdirs_list(out, NULL, c->src, err);
+		if (!rc)
+			rc = fdl_vdirs_read(out, NULL, c->src, err);
+		return rc;
+	}
+	/* not listable: HEAD's branch and its first-parent chain */
+	memset(out, 0, sizeof *out);
+	char *branch = NULL, id[FDL_ID_LEN + 1];
+	rc = fdl_repo_head_branch(&branch, c->src, err);
+	char *key = branch ? fdl_asprintf("refs/heads/%s", branch) : NULL;
+	free(branch);
+	bool exists = false;
+	if (!rc)
+		rc = key ? fdl_ref_read(c->src, key, id, &exists, NULL, err) : fdl_fail(err, FDL_ERROR, "oom");
+	if (!rc && exists)
+		rc = fdl_strlist_add(refs, key, err);
+	free(key);
+	for (size_t steps = 0; !rc && exists; steps++) {
+		vdir *p = realloc(out->items, (out->len + 1) * sizeof *p);
+		if (!p)
+			return fdl_fail(err, FDL_ERROR, "out of memory");
+		out->items = p;
+		vdir *d = &p[out->len++];
+		memset(d, 0, sizeof *d);
+		memcpy(d->id, id, sizeof id);
+		rc = fdl_version_read(&d->v, c->src, id, err);
+		const char *parent = rc ? NULL : fdl_version_parent(d->v, 0);
+		exists = parent != NULL && steps < 1000000;
+		if (exists)
+			memcpy(id, parent, sizeof id);
+		/* files we can name without listing, where they exist */
+		const char *names[] = {"version.json", "expired.json", "version.json.sig"};
+		for (size_t i = 0; !rc && i < 3; i++) {
+			char *k = fdl_version_key(d->id, names[i]);
+			int64_t sz;
+			fdl_error e;
+			if (k && (i == 0 || fdl_store_head(c->src->store, k, &sz, &e) == 0))
+				rc = fdl_strlist_add(&d->files, names[i], err);
+			free(k);
+		}
+		const char *refs_k[] = {"catalog", "dataset", "files"};
+		for (size_t i = 0; !rc && d->v && i < 3; i++) {
+			const char *path = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), refs_k[i]), "path"));
+			if (path)
+				rc = fdl_strlist_add(&d->files, path, err);
+		}
+	}
+	return rc;
+}
+
+/* Data files of one version (from its checked catalog), copied with the
+ * sizes files.json or the catalog record. */
+static int copy_data(cloner *c, fdl_duck *duck, const vdir *d, fdl_error *err)
+{
+	const fdl_version *v = d->v;
+	char *local = NULL;
+	int rc = fdl_version_fetch_checked(&local, c->src, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
+					   fdl_version_catalog_sha256(v), c->tmpdir, err);
+	if (rc == FDL_ENOTFOUND) /* expired or withdrawn: no catalog, no data to bring */
+		return 0;
+	fdl_strlist files = {0};
+	if (!rc)
+		rc = fdl_catalog_attach_raw(duck, "fdl_clone", local, FDL_CAT_DUCKDB, true, err);
+	if (!rc) {
+		rc = fdl_catalog_all_files(&files, duck, "fdl_clone", -1, err);
+		fdl_catalog_detach(duck, "fdl_clone", NULL);
+	}
+	fdl_strlist_sort(&files);
+	for (size_t i = 0; i < files.len && !rc; i++) {
+		if (i && !strcmp(files.items[i], files.items[i - 1]))
+			continue;
+		char *key = fdl_asprintf("%s/%s", c->src->data_dir, files.items[i]);
+		int64_t size = -1;
+		fdl_error e;
+		if (!key)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		else if (fdl_store_head(c->src->store, key, &size, &e) == FDL_ENOTFOUND)
+			; /* gone at the source (withdrawn data): nothing to copy */
+		else
+			rc = copy_key(c, key, size, NULL, err);
+		free(key);
+	}
+	fdl_strlist_free(&files);
+	if (local && strncmp(local, c->tmpdir, strlen(c->tmpdir)) == 0)
+		unlink(local);
+	free(local);
+	return rc;
+}
+
+static int copy_version(cloner *c, const vdir *d, fdl_error *err)
+{
+	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
+	int rc = 0;
+	for (size_t i = 0; i < d->files.len && !rc; i++) {
+		const char *name = d->files.items[i];
+		if (!strcmp(name, "version.json"))
+			continue;
+		char *key = fdl_version_key(d->id, name);
+		const char *sha = NULL;
+		int64_t bytes = -1;
+		const char *refs_k[] = {"catalog", "dataset", "files"};
+		for (size_t k = 0; doc && k < 3; k++) {
+			const json_t *o = json_object_get(doc, refs_k[k]);
+			if (o && !strcmp(json_string_value(json_object_get(o, "path")), name)) {
+				sha = json_string_value(json_object_get(o, "sha256"));
+				bytes = (int64_t)json_integer_value(json_object_get(o, "bytes"));
+			}
+		}
+		int64_t size = -1;
+		fdl_error e;
+		if (!key)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		else if (fdl_store_head(c->src->store, key, &size, &e) == 0)
+			rc = copy_key(c, key, bytes >= 0 ? bytes : size, sha, err);
+		free(key);
+	}
+	if (!rc && fdl_vdir_has(d, "version.json")) {
+		char *key = fdl_version_key(d->id, "version.json");
+		rc = key ? copy_small(c, key, false, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		free(key);
+	}
+	return rc;
+}
+
+/* A ref: set dst to src's value (compare-and-swap on what dst has). */
+static int copy_ref(cloner *c, const char *key, fdl_error *err)
+{
+	fdl_buf b = {0}, have = {0};
+	char etag[FDL_ETAG_MAX];
+	int rc = fdl_store_get(c->src->store, key, 4096, &b, NULL, err);
+	if (rc)
+		return rc;
+	int got = fdl_store_get(c->dst, key, 4096, &have, etag, NULL);
+	if (got == 0 && have.len == b.len && !memcmp(have.data, b.data, b.len))
+		rc = 0;
+	else
+		rc = fdl_store_put_if_match(c->dst, key, b.data, b.len, got == 0 ? etag : NULL, err);
+	fdl_buf_free(&b);
+	fdl_buf_free(&have);
+	return rc;
+}
+
+int fdl_clone(char **out, const char *src_url, const char *dst_url, fdl_error *err)
+{
+	cloner c = {0};
+	vdirs dirs = {0};
+	fdl_strlist refs = {0}, existing = {0};
+	fdl_duck duck = {0};
+	int rc = fdl_repo_open(&c.src, src_url, err);
+	if (!rc)
+		rc = fdl_store_open(&c.dst, dst_url, err);
+	/* resume only what a clone leaves: a repository, or just its HEAD */
+	if (!rc && fdl_store_list(c.dst, "", &existing, NULL) == 0 && existing.len &&
+	    !(existing.len == 1 && !strcmp(existing.items[0], "HEAD"))) {
+		int64_t sz;
+		fdl_error e;
+		if (fdl_store_head(c.dst, FDL_CONFIG_FILE, &sz, &e) != 0)
+			rc = fdl_fail(err, FDL_EEXISTS, "%s is not empty and is not a clone in progress", dst_url);
+	}
+	if (!rc)
+		rc = fdl_tempdir(&c.tmpdir, "clone", err);
+	/* HEAD before fdl.json: a folder is a repository once fdl.json is there */
+	if (!rc)
+		rc = copy_small(&c, "HEAD", false, err);
+	if (!rc)
+		rc = copy_small(&c, FDL_CONFIG_FILE, false, err);
+	if (!rc)
+		rc = versions_of(&dirs, &refs, &c, err);
+	if (!rc)
+		rc = fdl_duck_open(&duck, err);
+	for (size_t i = 0; i < dirs.len && !rc; i++)
+		if (dirs.items[i].v && !fdl_vdir_has(&dirs.items[i], "expired.json"))
+			rc = copy_data(&c, &duck, &dirs.items[i], err);
+	fdl_duck_close(&duck);
+	for (size_t i = 0; i < dirs.len && !rc; i++)
+		rc = copy_version(&c, &dirs.items[i], err);
+	fdl_strlist_sort(&refs);
+	for (size_t i = 0; i < refs.len && !rc; i++)
+		if (!strstr(refs.items[i], ".lock"))
+			rc = copy_ref(&c, refs.items[i], err);
+	if (!rc) {
+		json_t *doc = json_pack("{s:s, s:s, s:I, s:I, s:I}", "from", c.src->root, "to", c.dst->url, "versions",
+					(json_int_t)dirs.len, "copied", (json_int_t)c.copied, "already_there",
+					(json_int_t)c.skipped);
+		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		json_decref(doc);
+	}
+	if (c.tmpdir) {
+		fdl_rm_rf(c.tmpdir);
+		free(c.tmpdir);
+	}
+	fdl_vdirs_free(&dirs);
+	fdl_strlist_free(&refs);
+	fdl_strlist_free(&existing);
+	fdl_repo_free(c.src);
+	fdl_store_free(c.dst);
+	return rc;
+}
