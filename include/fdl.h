@@ -241,9 +241,17 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 /* Check a repository the way git fsck does and report every problem (JSON
  * text: {"repository", "versions_checked", "ok", "problems": [{"where",
  * "problem"}], "warnings": [...]}); *problems is their count. Versions
- * reachable from refs, or every version directory with `all`. The rc is an
+ * reachable from refs, or every version directory with `all`. With
+ * `allowed_signers` (an OpenSSH allowed_signers file), every checked version
+ * must carry a valid version.json.sig by a listed key. The rc is an
  * error only when the check itself could not run. Caller frees. */
-int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, fdl_error *err);
+int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err);
+
+/* Sign version `id`: versions/<id>/version.json.sig, an SSH signature
+ * (SSHSIG, namespace "fdl") over the exact bytes of version.json with the
+ * unencrypted OpenSSH Ed25519 private key at key_path. Never replaces a
+ * signature (FDL_EEXISTS). */
+int fdl_version_sign(fdl_repo *repo, const char *id, const char *key_path, fdl_error *err);
 
 /* ---- retention, withdrawal, gc ------------------------------------------- */
 

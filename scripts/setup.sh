@@ -22,7 +22,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. Debian packages -------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
-          libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv)
+          libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

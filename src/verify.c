@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "layout/layout.h"
 #include "layout/walk.h"
+#include "sign.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,9 @@
 typedef struct report {
 	json_t *problems;
 	json_t *warnings;
+	json_t *signatures;
 	int checked;
+	const char *allowed_signers;
 } report;
 
 static void problem(report *r, const char *where, const char *fmt, ...) FDL_PRINTF(3, 4);
@@ -138,6 +141,30 @@ out:
 	free(key);
 }
 
+static void check_signature(report *r, fdl_repo *repo, const vdir *d)
+{
+	char *vkey = fdl_version_key(d->id, "version.json");
+	char *skey = fdl_version_key(d->id, "version.json.sig");
+	fdl_buf msg = {0}, sig = {0};
+	fdl_error e;
+	char *signer = NULL;
+	if (!vkey || !skey)
+		problem(r, d->id, "out of memory");
+	else if (!fdl_vdir_has(d, "version.json.sig"))
+		problem(r, vkey, "is not signed (no version.json.sig)");
+	else if (fdl_store_get(repo->store, vkey, FDL_META_MAX_BYTES, &msg, NULL, &e) ||
+		 fdl_store_get(repo->store, skey, 1 << 20, &sig, NULL, &e) ||
+		 fdl_sshsig_verify(&signer, sig.data, sig.len, msg.data, msg.len, r->allowed_signers, "signature", &e))
+		problem(r, skey, "%s", e.message);
+	else
+		json_array_append_new(r->signatures, json_pack("{s:s, s:s}", "id", d->id, "signer", signer));
+	free(signer);
+	fdl_buf_free(&msg);
+	fdl_buf_free(&sig);
+	free(vkey);
+	free(skey);
+}
+
 static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
 {
 	char *vkey = fdl_version_key(d->id, "version.json");
@@ -169,6 +196,8 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 				(long long)fdl_version_seq(d->v), (long long)fdl_version_seq(p->v),
 				(long long)fdl_version_seq(p->v) + 1);
 	}
+	if (r->allowed_signers)
+		check_signature(r, repo, d);
 	/* a catalog whose bytes are not the recorded ones is not opened */
 	if (!expired && catalog_ok && fdl_vdir_has(d, fdl_version_catalog_path(d->v)))
 		check_catalog(r, repo, duck, d);
@@ -218,9 +247,9 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 	free(head);
 }
 
-int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, fdl_error *err)
+int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err)
 {
-	report r = {json_array(), json_array(), 0};
+	report r = {json_array(), json_array(), json_array(), 0, allowed_signers};
 	vdirs dirs = {0};
 	fdl_duck duck = {0};
 	fdl_strlist strays = {0};
@@ -257,10 +286,13 @@ int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, fdl_error *er
 		*problems = (int)json_array_size(r.problems);
 		json_t *doc = json_pack("{s:s, s:i, s:b, s:O, s:O}", "repository", repo->root, "versions_checked",
 					r.checked, "ok", *problems == 0, "problems", r.problems, "warnings", r.warnings);
+		if (doc && allowed_signers)
+			json_object_set(doc, "signatures", r.signatures);
 		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
 		json_decref(doc);
 	}
 	json_decref(r.problems);
 	json_decref(r.warnings);
+	json_decref(r.signatures);
 	return rc;
 }

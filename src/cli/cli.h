@@ -62,7 +62,8 @@ int cmd_gc(int argc, char **argv);
 int cmd_catalogs(int argc, char **argv);
 int cmd_clone(int argc, char **argv);
 /* fdl verify's report; quiet prints only problems (on stderr). Exit code. */
-int cli_verify(const char *root, bool all, bool json, bool quiet);
+int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed_signers);
+int cmd_sign(int argc, char **argv);
 
 /* "ROOT" and an optional REF as the reader's "ROOT@REF". Caller frees. */
 char *cli_target(const char *root, const char *ref);

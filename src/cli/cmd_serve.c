@@ -33,7 +33,7 @@ int cmd_serve(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (verify) {
-		int vrc = cli_verify(pos[0], true, false, true);
+		int vrc = cli_verify(pos[0], true, false, true, NULL);
 		if (vrc) {
 			fprintf(stderr, "fdl: %s fails fdl verify; not serving it\n", pos[0]);
 			return vrc;

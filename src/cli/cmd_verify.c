@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 /* Run fdl_verify and print its report; returns the exit code. */
-int cli_verify(const char *root, bool all, bool json, bool quiet)
+int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed)
 {
 	fdl_error err = {0};
 	fdl_repo *repo;
@@ -11,7 +11,7 @@ int cli_verify(const char *root, bool all, bool json, bool quiet)
 		return cli_fail(&err);
 	char *text = NULL;
 	int problems = 0;
-	int rc = fdl_verify(&text, &problems, repo, all, &err);
+	int rc = fdl_verify(&text, &problems, repo, all, allowed, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);
@@ -24,6 +24,10 @@ int cli_verify(const char *root, bool all, bool json, bool quiet)
 		json_array_foreach(json_object_get(doc, "problems"), i, p)
 			fprintf(quiet ? stderr : stdout, "problem: %s: %s\n", json_string_value(json_object_get(p, "where")),
 				json_string_value(json_object_get(p, "problem")));
+		json_array_foreach(json_object_get(doc, "signatures"), i, p)
+			if (!quiet)
+				printf("good signature: %s by %s\n", json_string_value(json_object_get(p, "id")),
+				       json_string_value(json_object_get(p, "signer")));
 		json_array_foreach(json_object_get(doc, "warnings"), i, p)
 			fprintf(quiet ? stderr : stdout, "warning: %s: %s\n", json_string_value(json_object_get(p, "where")),
 				json_string_value(json_object_get(p, "warning")));
@@ -38,16 +42,18 @@ int cli_verify(const char *root, bool all, bool json, bool quiet)
 
 int cmd_verify(int argc, char **argv)
 {
-	const char *pos[1];
-	bool all = false, json = false;
+	const char *pos[1], *allowed = NULL;
+	bool all = false, json = false, sigs = false;
 	int npos;
 	bool done;
 	cli_opt opts[] = {
 		{.name = "all", .flag = &all, .help = "every version directory, not only those reachable from refs"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
+		{.name = "signatures", .flag = &sigs, .help = "also require a good version.json.sig on every version"},
+		{.name = "allowed-signers", .value = &allowed, .help = "OpenSSH allowed_signers file (with --signatures)"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl verify ROOT [--all] [--json]",
+	int rc = cli_parse(argc, argv, opts, "fdl verify ROOT [--all] [--json] [--signatures --allowed-signers FILE]",
 			   "Check a repository like git fsck and name every problem: refs and HEAD; each\n"
 			   "version.json (must fields, id = directory, seq and parents); the bytes and sha256\n"
 			   "of every file it lists; no file a version may not hold; for every live catalog,\n"
@@ -56,5 +62,45 @@ int cmd_verify(int argc, char **argv)
 			   pos, 1, 1, &npos, &done);
 	if (done)
 		return rc;
-	return cli_verify(pos[0], all, json, false);
+	if (sigs != (allowed != NULL)) {
+		fprintf(stderr, "fdl: --signatures and --allowed-signers FILE go together\n");
+		return CLI_EXIT_USAGE;
+	}
+	return cli_verify(pos[0], all, json, false, allowed);
+}
+
+int cmd_sign(int argc, char **argv)
+{
+	const char *pos[2], *key = NULL;
+	int npos;
+	bool done;
+	cli_opt opts[] = {
+		{.name = "key", .value = &key, .help = "an unencrypted OpenSSH Ed25519 private key (ssh-keygen -t ed25519)"},
+		{0},
+	};
+	int rc = cli_parse(argc, argv, opts, "fdl sign ROOT VERSION --key KEY",
+			   "Sign a version: write versions/<id>/version.json.sig, an SSH signature (namespace\n"
+			   "fdl) over the exact bytes of version.json, which carries the sha256 of every other\n"
+			   "file. Check with fdl verify --signatures, or with stock OpenSSH:\n"
+			   "  ssh-keygen -Y verify -f allowed_signers -I SIGNER -n fdl -s version.json.sig < version.json",
+			   pos, 2, 2, &npos, &done);
+	if (done)
+		return rc;
+	if (!key) {
+		fprintf(stderr, "fdl: sign needs --key KEY\n");
+		return CLI_EXIT_USAGE;
+	}
+	fdl_error err = {0};
+	fdl_repo *repo;
+	if (fdl_repo_open(&repo, pos[0], &err))
+		return cli_fail(&err);
+	char id[FDL_ID_LEN + 1];
+	rc = fdl_ref_resolve(id, repo, pos[1], &err);
+	if (!rc)
+		rc = fdl_version_sign(repo, id, key, &err);
+	fdl_repo_free(repo);
+	if (rc)
+		return cli_fail(&err);
+	printf("Signed version %s (versions/%s/version.json.sig)\n", id, id);
+	return 0;
 }

@@ -17,6 +17,7 @@ static const cli_cmd commands[] = {
 	{"export", cmd_export, "export a table as plain Parquet"},
 	{"serve", cmd_serve, "serve a repository over HTTP"},
 	{"verify", cmd_verify, "check a repository like git fsck"},
+	{"sign", cmd_sign, "sign a version (SSH signature over version.json)"},
 	{"expire", cmd_expire, "apply fdl.json's retention to old versions"},
 	{"withdraw", cmd_withdraw, "withdraw a version published by mistake"},
 	{"gc", cmd_gc, "delete data files no live version needs"},

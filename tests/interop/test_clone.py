@@ -62,6 +62,7 @@ def test_clone_resumes_after_a_crash_at_every_write(source, tmp_path):
         n += 1
     if "FDL_CRASH" not in open(FDL, "rb").read().decode("latin-1"):
         pytest.skip("not a crash-point build")  # pragma: no cover
+    print(f"clone: {n - 1} crash points covered")
     assert n > 10, n  # every version file, data file and ref was a crash point
 
 

@@ -1,0 +1,89 @@
+"""version.json.sig: SSHSIG made by fdl verifies with stock ssh-keygen, and
+one ssh-keygen makes verifies with fdl."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import fdl
+
+
+@pytest.fixture
+def signed_repo(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    fdl("commit", tmp_path / "w", "-m", "one")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    fdl("commit", tmp_path / "w", "-m", "two")
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ann", "-f", str(key)], check=True)
+    pub = (tmp_path / "key.pub").read_text().split()
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f'ann@example.org namespaces="fdl" {pub[0]} {pub[1]}\n')
+    return repo, key, allowed
+
+
+def ssh_verify(allowed, vdir, identity="ann@example.org", namespace="fdl"):
+    with open(vdir / "version.json", "rb") as f:
+        return subprocess.run(["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", identity, "-n", namespace,
+                               "-s", str(vdir / "version.json.sig")], stdin=f, capture_output=True, text=True)
+
+
+def test_fdl_signs_ssh_keygen_verifies(signed_repo):
+    repo, key, allowed = signed_repo
+    head = repo.head()
+    fdl("sign", repo.root, "main", "--key", key)
+    vdir = repo.root / "versions" / head
+    p = ssh_verify(allowed, vdir)
+    assert p.returncode == 0 and 'Good "fdl" signature for ann@example.org' in p.stdout + p.stderr
+    assert ssh_verify(allowed, vdir, namespace="git").returncode != 0
+    p = fdl("sign", repo.root, head, "--key", key, check=False)
+    assert p.returncode == 9 and "never replaced" in p.stderr
+
+
+def test_ssh_keygen_signs_fdl_verifies(signed_repo):
+    repo, key, allowed = signed_repo
+    first = repo.version(repo.head())["parents"][0]
+    for v in (repo.head(), first):
+        subprocess.run(["ssh-keygen", "-Y", "sign", "-f", str(key), "-n", "fdl",
+                        str(repo.root / "versions" / v / "version.json")], check=True, capture_output=True)
+    p = fdl("verify", repo.root, "--signatures", "--allowed-signers", allowed, "--json")
+    rep = json.loads(p.stdout)
+    assert rep["ok"] and sorted(s["id"] for s in rep["signatures"]) == sorted([repo.head(), first])
+    assert {s["signer"] for s in rep["signatures"]} == {"ann@example.org"}
+
+
+def test_changed_version_json_fails(signed_repo):
+    repo, key, allowed = signed_repo
+    head = repo.head()
+    fdl("sign", repo.root, head, "--key", key)
+    vj = repo.root / "versions" / head / "version.json"
+    vj.write_bytes(vj.read_bytes().replace(b'"message": "two"', b'"message": "tw0"'))
+    p = fdl("verify", repo.root, "--signatures", "--allowed-signers", allowed, check=False)
+    assert p.returncode == 5 and "does not match version.json" in p.stdout
+    assert ssh_verify(allowed, repo.root / "versions" / head).returncode != 0  # stock OpenSSH agrees
+
+
+def test_unknown_signer_wrong_namespace_unsigned(signed_repo, tmp_path):
+    repo, key, allowed = signed_repo
+    head = repo.head()
+    first = repo.version(head)["parents"][0]
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    fdl("sign", repo.root, head, "--key", other)
+    subprocess.run(["ssh-keygen", "-Y", "sign", "-f", str(key), "-n", "git",
+                    str(repo.root / "versions" / first / "version.json")], check=True, capture_output=True)
+    rep = json.loads(fdl("verify", repo.root, "--signatures", "--allowed-signers", allowed, "--json",
+                         check=False).stdout)
+    msgs = " ".join(p["problem"] for p in rep["problems"])
+    assert "not in" in msgs and "namespace 'git'" in msgs
+    (repo.root / "versions" / first / "version.json.sig").unlink()
+    rep = json.loads(fdl("verify", repo.root, "--signatures", "--allowed-signers", allowed, "--json",
+                         check=False).stdout)
+    assert any("not signed" in p["problem"] for p in rep["problems"])
+    # an encrypted key is refused with the reason
+    enc = tmp_path / "enc"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "secret", "-f", str(enc)], check=True)
+    p = fdl("sign", repo.root, first, "--key", enc, check=False)
+    assert p.returncode == 5 and "passphrase" in p.stderr
+    assert fdl("verify", repo.root, "--signatures", check=False).returncode == 2
