@@ -299,6 +299,22 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	/* Fail early, before any work, when the branch already moved. */
 	if ((rc = fdl_ref_read(repo, key, tip, &exists, etag, err)))
 		goto out;
+	bool recovered = false;
+	if (w.pending[0]) {
+		/* an earlier commit died after publishing, before recording it */
+		if (exists && !strcmp(tip, w.pending)) {
+			fdl_version *pv = NULL;
+			if ((rc = fdl_version_read(&pv, repo, w.pending, err)))
+				goto out;
+			memcpy(w.base, w.pending, sizeof w.base);
+			w.base_snapshot = fdl_version_snapshot_id(pv);
+			fdl_version_free(pv);
+			recovered = true;
+		}
+		w.pending[0] = '\0';
+		if ((rc = fdl_work_save(&w, err)))
+			goto out;
+	}
 	if (exists != (w.base[0] != '\0') || (exists && strcmp(tip, w.base) != 0)) {
 		rc = conflict(repo, key, &w, NULL, err);
 		goto out;
@@ -316,11 +332,25 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	}
 	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
 		goto out;
-	if ((rc = freeze(&fz, repo, &w, tmpdir, false, err)))
+	if ((rc = freeze(&fz, repo, &w, tmpdir, false, err))) {
+		if (rc == FDL_ENOCHANGE && recovered) {
+			/* nothing after it: the interrupted commit is the whole job */
+			memcpy(out_id, w.base, FDL_ID_LEN + 1);
+			rc = 0;
+		}
 		goto out;
+	}
 	if ((rc = build_and_write(id, repo, &w, &fz, opts, inputs, err)))
 		goto out;
+	memcpy(w.pending, id, sizeof w.pending);
+	if ((rc = fdl_work_save(&w, err)))
+		goto out;
 	rc = fdl_ref_update(repo, key, id, exists ? etag : NULL, err);
+	if (rc) {
+		fdl_error ignore;
+		w.pending[0] = '\0';
+		fdl_work_save(&w, &ignore);
+	}
 	if (rc == FDL_ECONFLICT) {
 		rc = conflict(repo, key, &w, id, err);
 		goto out;
@@ -329,6 +359,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		goto out;
 	memcpy(w.base, id, sizeof w.base);
 	w.base_snapshot = fz.info.last_snapshot;
+	w.pending[0] = '\0';
 	if ((rc = fdl_work_save(&w, err))) {
 		fdl_error_prefix(err, "version %s is published on %s, but recording it in the working catalog failed",
 				 id, key);

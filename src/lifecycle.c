@@ -209,6 +209,26 @@ static int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, const
 	return rc;
 }
 
+/* Did a withdrawal of `id` already mark d (expired.json written, perhaps
+ * with deletions left to do)? */
+static bool withdrawn_with(fdl_repo *repo, const vdir *d, const char *id)
+{
+	if (!expired(d))
+		return false;
+	char *key = fdl_version_key(d->id, "expired.json");
+	fdl_buf b = {0};
+	bool yes = false;
+	if (key && fdl_store_get(repo->store, key, 1 << 24, &b, NULL, NULL) == 0) {
+		json_t *j = json_loadb(b.data, b.len, 0, NULL);
+		const char *w = json_string_value(json_object_get(j, "withdrawn_with"));
+		yes = w && !strcmp(w, id);
+		json_decref(j);
+	}
+	fdl_buf_free(&b);
+	free(key);
+	return yes;
+}
+
 int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason, int remove_version_json,
 		 int dry_run, fdl_error *err)
 {
@@ -256,10 +276,11 @@ int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason,
 			rc = fdl_strlist_add(&uniq, files.items[i], err);
 	for (size_t i = 0; i < uniq.len; i++)
 		json_array_append_new(data, json_string(uniq.items[i]));
-	/* every live version whose catalog references one of those files */
+	/* every live version whose catalog references one of those files, and
+	 * those an interrupted run of this withdrawal already marked */
 	for (size_t i = 0; i < dirs.len && !rc; i++) {
 		vdir *d = &dirs.items[i];
-		bool hit = d == target;
+		bool hit = d == target || withdrawn_with(repo, d, id);
 		if (!hit && d->v && !expired(d) && fdl_vdir_has(d, fdl_version_catalog_path(d->v))) {
 			fdl_strlist refs = {0};
 			rc = version_files(&refs, repo, &duck, d, false, err);

@@ -41,6 +41,8 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 			json_object_del(j, "base");
 		if (json_is_null(json_object_get(j, "base_snapshot")))
 			json_object_del(j, "base_snapshot");
+		if (json_is_null(json_object_get(j, "pending")))
+			json_object_del(j, "pending");
 	}
 	if (!rc && !(rc = fdl_json_get_string(&s, j, "repository", true, path, "repository", err)))
 		w->repository = fdl_strdup(s);
@@ -53,6 +55,12 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'base' is not a version id", path);
 		else
 			memcpy(w->base, s, FDL_ID_LEN + 1);
+	}
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "pending", false, path, "pending", err)) && s) {
+		if (!fdl_id_is_valid(s))
+			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'pending' is not a version id", path);
+		else
+			memcpy(w->pending, s, FDL_ID_LEN + 1);
 	}
 	if (!rc && !(rc = fdl_json_get_int(&n, &present, j, "base_snapshot", false, path, "base_snapshot", err)) &&
 	    present)
@@ -75,6 +83,8 @@ int fdl_work_save(const fdl_work *w, fdl_error *err)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	json_object_set_new(j, "base", w->base[0] ? json_string(w->base) : json_null());
 	json_object_set_new(j, "base_snapshot", w->base_snapshot >= 0 ? json_integer(w->base_snapshot) : json_null());
+	if (w->pending[0])
+		json_object_set_new(j, "pending", json_string(w->pending));
 	char *text = NULL;
 	size_t len = 0;
 	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);

@@ -17,6 +17,10 @@ typedef struct fdl_work {
 	char *data_path;    /* the DATA_PATH the catalog writes to */
 	char base[FDL_ID_LEN + 1]; /* "" when the branch had no version */
 	int64_t base_snapshot;     /* -1 without a base */
+	/* a version written and about to be published: if a commit dies after
+	 * moving the ref but before recording it here, the next commit sees the
+	 * ref at `pending` and completes the record instead of conflicting */
+	char pending[FDL_ID_LEN + 1];
 } fdl_work;
 
 int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err);
