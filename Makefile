@@ -18,7 +18,7 @@ CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*.h src/*/*.h)
 
-.PHONY: all setup test unit interop demo clean
+.PHONY: all setup test unit interop corpus fuzz demo clean
 all: build/fdl
 
 setup:
@@ -56,6 +56,41 @@ deps-check:
 	@test -f $(DEPS)/include/duckdb.h -a -f $(DEPS)/lib/libduckdb.so || \
 	  { echo "deps/ is missing: run 'make setup' first" >&2; exit 1; }
 
+# --- fuzz targets ----------------------------------------------------------------
+# `make corpus` replays every input kept in tests/corpus/<target>/ through the
+# sanitizer build (part of `make test`); `make fuzz` runs libFuzzer (clang)
+# on each target for FUZZ_SECONDS and adds what it finds to the corpus.
+FUZZ_TARGETS := version config ref dataset records http
+CLANG        ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
+
+build/san/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c build/san/libfdl.a
+	@echo "  LD san  $@"
+	@$(CC) $(WARN) $(CPPFLAGS) -O1 -g $(SAN) -o $@ $^ $(LDLIBS)
+
+corpus: $(FUZZ_TARGETS:%=build/san/fuzz-%)
+	@for t in $(FUZZ_TARGETS); do ASAN_OPTIONS=detect_leaks=1 ./build/san/fuzz-$$t tests/corpus/$$t || exit 1; done
+
+build/fuzz/%.o: %.c $(HDRS) | deps-check
+	@mkdir -p $(dir $@)
+	@echo "  CC fuzz $<"
+	@$(CLANG) $(WARN) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+
+build/fuzz/libfdl.a: $(LIB_SRC:%.c=build/fuzz/%.o)
+	@ar rcs $@ $^
+
+build/fuzz/fuzz-%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/libfdl.a
+	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+
+fuzz:
+	bash scripts/setup-fuzz.sh
+	$(MAKE) $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
+	@for t in $(FUZZ_TARGETS); do mkdir -p tests/corpus/$$t; \
+	  echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; \
+	  ./build/fuzz/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
+	    tests/corpus/$$t 2>&1 | grep -E "stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY" || exit 1; done
+
 # --- tests ---------------------------------------------------------------------
 unit: build/san/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests
@@ -64,7 +99,7 @@ interop: build/san/fdl build/fdl
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q tests/interop
 
-test: unit interop
+test: unit corpus interop
 
 demo: setup
 	bash examples/demo.sh

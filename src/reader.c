@@ -108,8 +108,10 @@ static int expired_error(fdl_repo *repo, const char *id, fdl_error *err)
 	int rc = key ? fdl_store_get(repo->store, key, 1 << 20, &b, NULL, &e2) : FDL_ERROR;
 	if (rc == 0) {
 		json_t *j = json_loadb(b.data, b.len, 0, NULL);
-		const char *reason = json_string_value(json_object_get(j, "reason"));
-		const char *when = json_string_value(json_object_get(j, "expired_at"));
+		const char *reason = NULL, *when = NULL;
+		fdl_error e3;
+		if (fdl_expired_parse(&reason, &when, j, key, &e3))
+			reason = when = NULL; /* a damaged expired.json still means the version is gone */
 		rc = fdl_fail(err, FDL_EEXPIRED, "version %s %s on %s; its catalog is gone (%s/%s)", id,
 			      reason && !strcmp(reason, "withdrawn") ? "was withdrawn" : "left retention",
 			      when ? when : "an unknown date", repo->root, key);
@@ -369,10 +371,8 @@ static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error
 			rc = fdl_file_read(&b, path, FDL_META_MAX_BYTES, err);
 		if (!rc)
 			rc = fdl_json_parse(out, b.data, b.len, key, err);
-		if (!rc && !json_is_object(json_object_get(*out, "tables"))) {
+		if (!rc && (rc = fdl_files_json_check(*out, key, err)))
 			json_decref(*out);
-			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'tables' is missing or not an object", key);
-		}
 		fdl_buf_free(&b);
 		free(path);
 		free(key);

@@ -517,3 +517,13 @@ int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_
 	return 0;
 }
 
+
+int fdl_dataset_check_text(json_t **out, const char *data, size_t len, const char *source, int table, fdl_error *err)
+{
+	fdl_ynode *n = NULL;
+	int rc = fdl_yaml_load(&n, data, len, source, err);
+	if (!rc)
+		rc = convert_map(out, n, table ? TABLE : DATASET, source, table ? "the table" : "the dataset", err);
+	fdl_ynode_free(n);
+	return rc;
+}

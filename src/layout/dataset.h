@@ -11,4 +11,8 @@
 int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_tables, const char *default_name,
 		      fdl_error *err);
 
+/* Check one description file's text (a dataset, or with `table` one
+ * <table>.table.yml item) against the spec, without a catalog. */
+int fdl_dataset_check_text(json_t **out, const char *data, size_t len, const char *source, int table, fdl_error *err);
+
 #endif

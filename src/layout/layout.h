@@ -52,4 +52,12 @@ const json_t *fdl_version_json(const fdl_version *v);
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
 			      int64_t bytes, const char *sha256, const char *tmpdir, fdl_error *err);
 
+/* files.json: tables -> {files: [{path, rows, bytes, footer_bytes?,
+ * deletes?}], renamed_columns?}, every path a clean relative path. */
+int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err);
+
+/* expired.json: reason (retention | withdrawn) and expired_at; the strings
+ * point into doc. */
+int fdl_expired_parse(const char **reason, const char **when, const json_t *doc, const char *src, fdl_error *err);
+
 #endif

@@ -30,15 +30,17 @@ struct fdl_server {
 
 /* ---- which files exist for HTTP ----------------------------------------- */
 
-static bool servable(const fdl_server *s, const char *rel)
+int fdl_serve_path_allowed(const char *data_dir, const char *rel)
 {
+	if (strstr(rel, "..") || strchr(rel, '\\') || strstr(rel, "//"))
+		return -1; /* 403 */
 	if (fdl_path_check_relative(rel, "path", NULL) != 0)
-		return false;
+		return 0;
 	if (strstr(rel, ".tmp-") || strstr(rel, ".lock"))
-		return false;
-	size_t dl = strlen(s->data_dir);
+		return 0;
+	size_t dl = strlen(data_dir);
 	return !strcmp(rel, "fdl.json") || !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) ||
-	       !strncmp(rel, "versions/", 9) || (!strncmp(rel, s->data_dir, dl) && rel[dl] == '/');
+	       !strncmp(rel, "versions/", 9) || (!strncmp(rel, data_dir, dl) && rel[dl] == '/');
 }
 
 /* Open rel under the root without following any symlink; -1 with errno. */
@@ -300,12 +302,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		ret = reply_text(c, status = MHD_HTTP_METHOD_NOT_ALLOWED, "read only: GET, HEAD and OPTIONS\n");
 		goto log;
 	}
-	if (strstr(rel, "..") || strchr(rel, '\\') || strstr(rel, "//") || (rel[0] == '.' && rel[1] == '/')) {
+	int allowed = fdl_serve_path_allowed(s->data_dir, rel);
+	if (allowed < 0) {
 		ret = reply_text(c, status = MHD_HTTP_FORBIDDEN, "forbidden\n");
 		goto log;
 	}
 	struct stat st;
-	int fd = servable(s, rel) ? open_beneath(s, rel, &st) : -1;
+	int fd = allowed ? open_beneath(s, rel, &st) : -1;
 	if (fd < 0) {
 		ret = reply_text(c, status = MHD_HTTP_NOT_FOUND, "not found\n");
 		goto log;

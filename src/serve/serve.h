@@ -19,4 +19,8 @@ enum {
 /* Parse a Range header against a file of `size` bytes. */
 int fdl_http_parse_ranges(const char *header, int64_t size, fdl_range *out, size_t max, size_t *count);
 
+/* Which request paths (without the leading '/') are the repository's own
+ * files: 1 serve, 0 not found, -1 forbidden (traversal attempts). */
+int fdl_serve_path_allowed(const char *data_dir, const char *rel);
+
 #endif

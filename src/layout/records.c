@@ -1,0 +1,82 @@
+/* The small JSON records readers take from a repository besides
+ * version.json: files.json and expired.json, checked field by field. */
+#include "layout.h"
+
+#include <string.h>
+
+static int file_entry(const json_t *f, const char *src, const char *where, fdl_error *err)
+{
+	const char *path;
+	int64_t n;
+	int rc;
+	char field[600];
+	if (!json_is_object(f))
+		return fdl_fail(err, FDL_EINVALID, "%s: %s is not an object", src, where);
+	snprintf(field, sizeof field, "%s.path", where);
+	if ((rc = fdl_json_get_string(&path, f, "path", true, src, field, err)))
+		return rc;
+	if ((rc = fdl_path_check_relative(path, field, err)))
+		return fdl_error_prefix(err, "%s", src);
+	snprintf(field, sizeof field, "%s.rows", where);
+	if ((rc = fdl_json_get_int(&n, NULL, f, "rows", true, src, field, err)))
+		return rc;
+	snprintf(field, sizeof field, "%s.bytes", where);
+	if ((rc = fdl_json_get_int(&n, NULL, f, "bytes", true, src, field, err)))
+		return rc;
+	if (n < 0)
+		return fdl_fail(err, FDL_EINVALID, "%s: field '%s' is negative", src, field);
+	return 0;
+}
+
+int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err)
+{
+	const json_t *tables;
+	int rc = json_is_object(doc) ? fdl_json_get_typed(&tables, doc, "tables", JSON_OBJECT, true, src, "tables", err)
+				     : fdl_fail(err, FDL_EINVALID, "%s: expected a JSON object", src);
+	if (rc)
+		return rc;
+	const char *name;
+	const json_t *t;
+	json_object_foreach((json_t *)tables, name, t)
+	{
+		char where[512];
+		const json_t *files;
+		snprintf(where, sizeof where, "tables.%.400s.files", name);
+		if (!json_is_object(t))
+			return fdl_fail(err, FDL_EINVALID, "%s: tables.%.400s is not an object", src, name);
+		if ((rc = fdl_json_get_typed(&files, t, "files", JSON_ARRAY, true, src, where, err)))
+			return rc;
+		const json_t *rn = json_object_get(t, "renamed_columns");
+		if (rn && !json_is_boolean(rn))
+			return fdl_fail(err, FDL_EINVALID, "%s: tables.%.400s.renamed_columns is not a boolean", src, name);
+		size_t i;
+		const json_t *f;
+		json_array_foreach(files, i, f)
+		{
+			char fw[560];
+			snprintf(fw, sizeof fw, "%s[%zu]", where, i);
+			if ((rc = file_entry(f, src, fw, err)))
+				return rc;
+			const json_t *d = json_object_get(f, "deletes");
+			snprintf(fw, sizeof fw, "%s[%zu].deletes", where, i);
+			if (d && (rc = file_entry(d, src, fw, err)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int fdl_expired_parse(const char **reason, const char **when, const json_t *doc, const char *src, fdl_error *err)
+{
+	int rc = json_is_object(doc) ? 0 : fdl_fail(err, FDL_EINVALID, "%s: expected a JSON object", src);
+	if (!rc)
+		rc = fdl_json_get_string(reason, doc, "reason", true, src, "reason", err);
+	if (!rc && strcmp(*reason, "retention") && strcmp(*reason, "withdrawn"))
+		rc = fdl_fail(err, FDL_EINVALID, "%s: field 'reason' is '%.40s'; expected retention or withdrawn", src,
+			      *reason);
+	if (!rc)
+		rc = fdl_json_get_string(when, doc, "expired_at", true, src, "expired_at", err);
+	if (!rc && !fdl_time_is_iso_utc(*when))
+		rc = fdl_fail(err, FDL_EINVALID, "%s: field 'expired_at' is not UTC ISO 8601", src);
+	return rc;
+}
