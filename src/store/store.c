@@ -134,3 +134,10 @@ int fdl_store_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *
 				s->ops->name);
 	return s->ops->modified(s, key, when, err);
 }
+
+size_t fdl_meta_max_bytes(void)
+{
+	const char *v = getenv("FDL_MAX_METADATA_BYTES");
+	long long n = v ? strtoll(v, NULL, 10) : 0;
+	return n > 0 ? (size_t)n : (size_t)64 << 20;
+}

@@ -18,8 +18,10 @@
 #include "../util/util.h"
 
 #define FDL_ETAG_MAX 128
-/* Metadata files (version.json, refs, fdl.json) are read whole, up to this. */
-#define FDL_META_MAX_BYTES (64u << 20)
+/* Metadata files (version.json, refs, fdl.json, files.json) are read whole,
+ * up to 64 MiB, or FDL_MAX_METADATA_BYTES. */
+size_t fdl_meta_max_bytes(void);
+#define FDL_META_MAX_BYTES fdl_meta_max_bytes()
 
 typedef struct fdl_store fdl_store;
 
