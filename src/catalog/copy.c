@@ -191,6 +191,26 @@ static int copy_table(fdl_duck *d, const char *src, const char *dst, const char 
 	return rc;
 }
 
+/* ducklake_table_stats describes the catalog's latest state; cut at an
+ * earlier snapshot (a writer added more while commit ran), recompute it from
+ * the files live at the cut, as DuckLake keeps it: record_count and
+ * file_size_bytes of the live data files, next_row_id past every row id
+ * handed out. */
+static int recompute_table_stats(fdl_duck *d, const char *dst, fdl_error *err)
+{
+	char sql[1536];
+	snprintf(sql, sizeof sql,
+		 "UPDATE %1$s.ducklake_table_stats s SET"
+		 " record_count = coalesce((SELECT sum(f.record_count) FROM %1$s.ducklake_data_file f"
+		 "   WHERE f.table_id = s.table_id AND f.end_snapshot IS NULL), 0),"
+		 " file_size_bytes = coalesce((SELECT sum(f.file_size_bytes) FROM %1$s.ducklake_data_file f"
+		 "   WHERE f.table_id = s.table_id AND f.end_snapshot IS NULL), 0),"
+		 " next_row_id = greatest(coalesce((SELECT max(f.row_id_start + f.record_count) FROM"
+		 "   %1$s.ducklake_data_file f WHERE f.table_id = s.table_id), 0), 0)",
+		 dst);
+	return fdl_duck_exec(d, sql, err);
+}
+
 int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o, fdl_error *err)
 {
 	fdl_strlist tables = {0};
@@ -208,6 +228,8 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 		}
 		rc = copy_table(d, src, dst, tables.items[i], o, err);
 	}
+	if (!rc && o->upto >= 0)
+		rc = recompute_table_stats(d, dst, err);
 	if (!rc)
 		rc = fdl_duck_exec(d, "COMMIT", err);
 	else
