@@ -24,6 +24,19 @@ static int64_t parse_time(const char *iso)
 	return (int64_t)timegm(&tm);
 }
 
+/* Delete a key; one already gone is fine (a rerun after a crash). Frees key. */
+static int del_owned(fdl_repo *repo, char *key, fdl_error *err)
+{
+	fdl_error e;
+	int rc = key ? fdl_store_del(repo->store, key, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (key && rc == FDL_ENOTFOUND)
+		rc = 0;
+	else if (key && rc)
+		rc = fdl_fail(err, e.code, "%s", e.message);
+	free(key);
+	return rc;
+}
+
 static bool expired(const vdir *d)
 {
 	return fdl_vdir_has(d, "expired.json");
@@ -72,12 +85,7 @@ static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const c
 	{
 		if (rc)
 			break;
-		char *k = fdl_version_key(d->id, json_string_value(f));
-		fdl_error e;
-		int drc = k ? fdl_store_del(repo->store, k, &e) : FDL_ERROR;
-		if (drc && drc != FDL_ENOTFOUND)
-			rc = fdl_fail(err, e.code, "%s", e.message);
-		free(k);
+		rc = del_owned(repo, fdl_version_key(d->id, json_string_value(f)), err);
 	}
 	free(text);
 	free(key);
@@ -307,22 +315,10 @@ int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason,
 		json_decref(removed);
 	}
 	fdl_duck_close(&duck);
-	for (size_t i = 0; i < uniq.len && !rc && !dry_run; i++) {
-		char *k = fdl_asprintf("%s/%s", repo->data_dir, uniq.items[i]);
-		fdl_error e;
-		int drc = k ? fdl_store_del(repo->store, k, &e) : FDL_ERROR;
-		if (drc && drc != FDL_ENOTFOUND)
-			rc = fdl_fail(err, e.code, "%s", e.message);
-		free(k);
-	}
-	if (!rc && !dry_run && remove_version_json) {
-		char *k = fdl_version_key(id, "version.json");
-		fdl_error e;
-		int drc = k ? fdl_store_del(repo->store, k, &e) : FDL_ERROR;
-		if (drc && drc != FDL_ENOTFOUND)
-			rc = fdl_fail(err, e.code, "%s", e.message);
-		free(k);
-	}
+	for (size_t i = 0; i < uniq.len && !rc && !dry_run; i++)
+		rc = del_owned(repo, fdl_asprintf("%s/%s", repo->data_dir, uniq.items[i]), err);
+	if (!rc && !dry_run && remove_version_json)
+		rc = del_owned(repo, fdl_version_key(id, "version.json"), err);
 	if (!rc) {
 		json_t *doc = json_pack("{s:b, s:s, s:O, s:O}", "dry_run", dry_run, "withdrawn", id, "versions", versions,
 					"data_files", data);
@@ -378,12 +374,8 @@ int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_e
 		if (now - when < grace_seconds)
 			continue; /* perhaps a running writer's new file */
 		json_array_append_new(deleted, json_string(data.items[i]));
-		if (!dry_run) {
-			fdl_error e;
-			int drc = fdl_store_del(repo->store, data.items[i], &e);
-			if (drc && drc != FDL_ENOTFOUND)
-				rc = fdl_fail(err, e.code, "%s", e.message);
-		}
+		if (!dry_run)
+			rc = del_owned(repo, fdl_strdup(data.items[i]), err);
 	}
 	/* incomplete version directories (no version.json) past the grace period */
 	for (size_t i = 0; i < dirs.len && !rc; i++) {
@@ -401,14 +393,8 @@ int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_e
 		if (!old)
 			continue;
 		json_array_append_new(incomplete, json_string(d->id));
-		for (size_t k = 0; k < d->files.len && !rc && !dry_run; k++) {
-			char *key = fdl_version_key(d->id, d->files.items[k]);
-			fdl_error e;
-			int drc = key ? fdl_store_del(repo->store, key, &e) : FDL_ERROR;
-			if (drc && drc != FDL_ENOTFOUND)
-				rc = fdl_fail(err, e.code, "%s", e.message);
-			free(key);
-		}
+		for (size_t k = 0; k < d->files.len && !rc && !dry_run; k++)
+			rc = del_owned(repo, fdl_version_key(d->id, d->files.items[k]), err);
 	}
 	if (!rc) {
 		json_t *doc = json_pack("{s:b, s:I, s:O, s:O}", "dry_run", dry_run, "grace_seconds",
