@@ -22,7 +22,8 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. Debian packages -------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
-          libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client)
+          libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client
+          postgresql-15)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -70,7 +71,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   tar -xzf "$cache/duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz" -C "$deps/lib" --strip-components=1 package/libduckdb.so
   tar -xzf "$cache/duckdb-$duckdb_version.tar.gz" -C "$deps/include" --strip-components=5 \
     "duckdb-$duckdb_version/external/duckdb/src/include/duckdb.h"
-  for ext in ducklake sqlite_scanner httpfs; do
+  for ext in ducklake sqlite_scanner httpfs postgres_scanner; do
     whl=$(ls "$cache"/duckdb_extension_${ext}-$duckdb_version-*.whl)
     unzip -q -o -j "$whl" "*/extensions/v$duckdb_version/$ext.duckdb_extension" -d "$extdir"
     [ -f "$extdir/$ext.duckdb_extension" ] || die "$whl has no $ext.duckdb_extension"

@@ -31,6 +31,46 @@ static int dir_is_empty_or_absent(const char *dir, bool *existed, fdl_error *err
 	return rc;
 }
 
+/* A PostgreSQL target must hold no DuckLake catalog yet; FDL_ENOCHANGE when
+ * it already is this repository's working catalog on this branch (adopt). */
+static int pg_target_free(const fdl_work *w, fdl_repo *repo, fdl_error *err)
+{
+	fdl_buf rec = {0};
+	fdl_error e;
+	int rc = fdl_work_pg_read(&rec, w->catalog, &e);
+	if (rc == 0) {
+		json_t *j = json_loadb(rec.data, rec.len, 0, NULL);
+		const char *r = json_string_value(json_object_get(j, "repository"));
+		const char *b = json_string_value(json_object_get(j, "branch"));
+		rc = r && b && !strcmp(r, repo->root) && !strcmp(b, w->branch)
+			     ? FDL_ENOCHANGE
+			     : fdl_fail(err, FDL_EEXISTS, "%s is already the working catalog of %s (branch %s)", w->dir,
+					r ? r : "?", b ? b : "?");
+		json_decref(j);
+		fdl_buf_free(&rec);
+		return rc;
+	}
+	fdl_buf_free(&rec);
+	if (rc != FDL_ENOTFOUND)
+		return fdl_fail(err, e.code, "%s", e.message);
+	/* no record: refuse a schema that already holds a DuckLake catalog */
+	fdl_duck d;
+	if ((rc = fdl_duck_open(&d, err)))
+		return rc;
+	rc = fdl_catalog_attach_raw(&d, "fdl_probe", w->catalog, FDL_CAT_POSTGRES, true, err);
+	int64_t n = 0;
+	if (!rc)
+		rc = fdl_duck_int(&d, &n, 0,
+				  "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'fdl_probe' AND schema_name = "
+				  "'public' AND table_name = 'ducklake_metadata'",
+				  err);
+	if (!rc && n)
+		rc = fdl_fail(err, FDL_EEXISTS, "%s already holds a DuckLake catalog that fdl did not check out; refusing "
+			      "to overwrite it", w->dir);
+	fdl_duck_close(&d);
+	return rc;
+}
+
 /* The branch a checkout works on: a branch name, refs/heads/<b>, or HEAD. */
 static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_error *err)
 {
@@ -51,16 +91,21 @@ static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_erro
 
 static int seed_catalog(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 {
-	int rc = fdl_catalog_create(d, w->catalog, FDL_CAT_SQLITE, w->data_path, err);
+	fdl_cat_kind kind = w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE;
+	const char *alias = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
+	int rc = fdl_catalog_create(d, w->catalog, kind, w->data_path, err);
 	if (rc)
 		return rc;
-	if ((rc = fdl_catalog_attach_raw(d, "fdl_work", w->catalog, FDL_CAT_SQLITE, false, err)))
+	if ((rc = fdl_catalog_attach_raw(d, "fdl_work", w->catalog, kind, false, err)))
 		return rc;
 	if (!w->base[0]) {
 		/* An empty branch: a fresh catalog that never inlines rows. */
-		rc = fdl_duck_exec(d, "INSERT INTO fdl_work.ducklake_metadata (key, value, scope, scope_id) "
-				      "VALUES ('data_inlining_row_limit', '0', NULL, NULL)",
-				   err);
+		char sql[256];
+		snprintf(sql, sizeof sql,
+			 "INSERT INTO %s.ducklake_metadata (key, value, scope, scope_id) VALUES "
+			 "('data_inlining_row_limit', '0', NULL, NULL)",
+			 alias);
+		rc = fdl_duck_exec(d, sql, err);
 		fdl_catalog_detach(d, "fdl_work", NULL);
 		return rc;
 	}
@@ -74,7 +119,7 @@ static int seed_catalog(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err
 		rc = fdl_catalog_attach_raw(d, "fdl_src", frozen, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
 		fdl_copy_options o = {.upto = -1, .data_path = w->data_path, .no_inlining = true};
-		rc = fdl_catalog_copy(d, "fdl_src", "fdl_work", &o, err);
+		rc = fdl_catalog_copy(d, "fdl_src", alias, &o, err);
 		fdl_catalog_detach(d, "fdl_src", NULL);
 		if (rc)
 			fdl_error_prefix(err, "seeding the working catalog from version %s", w->base);
@@ -110,19 +155,34 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 				      "%s: working catalogs for a %s store are not supported yet (folders only)",
 				      repo->root, repo->store->ops->name);
 	}
-	if (!rc)
-		rc = fdl_path_absolute(&w.dir, work, err);
-	if (!rc)
-		rc = dir_is_empty_or_absent(w.dir, &existed, err);
-	if (!rc && !existed) {
-		rc = fdl_mkdir_p(w.dir, err);
-		made = !rc;
-	}
-	if (!rc) {
-		w.catalog = fdl_asprintf("%s/%s", w.dir, FDL_WORK_CATALOG);
+	w.postgres = !strncmp(work, FDL_PG_PREFIX, strlen(FDL_PG_PREFIX));
+	if (!rc && w.postgres) {
+		w.dir = fdl_strdup(work);
+		w.catalog = fdl_strdup(work + strlen(FDL_PG_PREFIX));
 		w.repository = fdl_strdup(repo->root);
-		if (!w.catalog || !w.repository)
+		if (!w.dir || !w.catalog || !w.repository)
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		else
+			rc = pg_target_free(&w, repo, err);
+		if (rc == FDL_ENOCHANGE) { /* already this repository's working catalog: adopt it */
+			free(key);
+			fdl_work_free(&w);
+			return 0;
+		}
+	} else if (!rc) {
+		rc = fdl_path_absolute(&w.dir, work, err);
+		if (!rc)
+			rc = dir_is_empty_or_absent(w.dir, &existed, err);
+		if (!rc && !existed) {
+			rc = fdl_mkdir_p(w.dir, err);
+			made = !rc;
+		}
+		if (!rc) {
+			w.catalog = fdl_asprintf("%s/%s", w.dir, FDL_WORK_CATALOG);
+			w.repository = fdl_strdup(repo->root);
+			if (!w.catalog || !w.repository)
+				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		}
 	}
 	fdl_duck d = {0};
 	if (!rc && !(rc = fdl_duck_open(&d, err))) {
@@ -131,7 +191,7 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	}
 	if (!rc)
 		rc = fdl_work_save(&w, err);
-	if (rc && w.dir) {
+	if (rc && w.dir && !w.postgres) {
 		/* Leave nothing half-made behind. */
 		if (made)
 			fdl_rm_rf(w.dir);
@@ -157,8 +217,9 @@ int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_err
 	if (rc)
 		return rc;
 	fdl_buf b = {0};
-	char *target = fdl_asprintf("ducklake:%s", w.catalog);
-	rc = target ? fdl_buf_puts(&b, "LOAD ducklake;\nLOAD sqlite_scanner;\nATTACH ", err)
+	char *target = fdl_asprintf("ducklake:%s%s", w.postgres ? FDL_PG_PREFIX : "", w.catalog);
+	rc = target ? fdl_buf_printf(&b, err, "LOAD ducklake;\nLOAD %s;\nATTACH ",
+				     w.postgres ? "postgres_scanner" : "sqlite_scanner")
 		    : fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
 		rc = fdl_buf_sql_str(&b, target, err);
@@ -167,8 +228,10 @@ int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_err
 	if (!rc)
 		rc = fdl_buf_sql_str(&b, w.data_path, err);
 	if (!rc)
-		rc = fdl_buf_puts(&b, ", OVERRIDE_DATA_PATH true, META_TYPE 'sqlite', DATA_INLINING_ROW_LIMIT 0, "
-				      "META_JOURNAL_MODE 'WAL', BUSY_TIMEOUT 5000);\n",
+		rc = fdl_buf_puts(&b,
+				  w.postgres ? ", OVERRIDE_DATA_PATH true, DATA_INLINING_ROW_LIMIT 0);\n"
+					     : ", OVERRIDE_DATA_PATH true, META_TYPE 'sqlite', DATA_INLINING_ROW_LIMIT 0, "
+					       "META_JOURNAL_MODE 'WAL', BUSY_TIMEOUT 5000);\n",
 				  err);
 	free(target);
 	fdl_work_free(&w);

@@ -103,9 +103,13 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 		return rc;
 	fdl_catalog_info winfo;
 	fdl_data_files files = {0};
-	rc = fdl_catalog_attach_raw(&d, "fdl_work", w->catalog, FDL_CAT_SQLITE, true, err);
+	/* the latest committed snapshot is read once; everything after it is
+	 * cut, so writers may go on writing (PostgreSQL) while this runs */
+	const char *work_alias = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
+	rc = fdl_catalog_attach_raw(&d, "fdl_work", w->catalog, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true,
+				    err);
 	if (!rc)
-		rc = fdl_catalog_info_read(&d, "fdl_work", &winfo, err);
+		rc = fdl_catalog_info_read(&d, work_alias, &winfo, err);
 	if (!rc && !allow_same && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot)
 		rc = fdl_fail(err, FDL_ENOCHANGE,
 			      "nothing to commit: the working catalog's latest snapshot (%lld) is the one version "
@@ -116,7 +120,7 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 			      "the working catalog's latest snapshot (%lld) is older than its base version's (%lld)",
 			      (long long)winfo.last_snapshot, (long long)w->base_snapshot);
 	if (!rc)
-		rc = fdl_catalog_check_inlined(&d, "fdl_work", winfo.last_snapshot, err);
+		rc = fdl_catalog_check_inlined(&d, work_alias, winfo.last_snapshot, err);
 	if (!rc) {
 		out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir);
 		rc = out->catalog_file ? fdl_catalog_create(&d, out->catalog_file, FDL_CAT_DUCKDB, repo->data_url, err)
@@ -126,7 +130,7 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 		rc = fdl_catalog_attach_raw(&d, "fdl_frozen", out->catalog_file, FDL_CAT_DUCKDB, false, err);
 	if (!rc) {
 		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url};
-		rc = fdl_catalog_copy(&d, "fdl_work", "fdl_frozen", &o, err);
+		rc = fdl_catalog_copy(&d, work_alias, "fdl_frozen", &o, err);
 	}
 	if (!rc)
 		rc = fdl_catalog_info_read(&d, "fdl_frozen", &out->info, err);
@@ -142,7 +146,8 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 	if (!rc)
 		rc = fdl_catalog_tables_json(&tables, &d, "fdl_frozen", &files, err);
 	if (!rc)
-		rc = fdl_dataset_build(&out->dataset_json, w->dir, tables, basename_of(repo->root), err);
+		rc = fdl_dataset_build(&out->dataset_json, w->postgres ? NULL : w->dir, tables, basename_of(repo->root),
+				       err);
 	json_decref(tables);
 	if (!rc && w->base[0])
 		rc = changes_since_base(out, &d, repo, w, err);

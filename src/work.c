@@ -1,4 +1,5 @@
 #include "work.h"
+#include "catalog/duck.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,22 +14,87 @@ void fdl_work_free(fdl_work *w)
 	memset(w, 0, sizeof *w);
 }
 
+/* ---- the record of a PostgreSQL working catalog ------------------------------ */
+
+static int pg_attach(fdl_duck *d, const char *conninfo, fdl_error *err)
+{
+	int rc = fdl_duck_open(d, err);
+	if (!rc)
+		rc = fdl_duck_load(d, "postgres_scanner", err);
+	fdl_buf sql = {0};
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, conninfo, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AS fdl_pg (TYPE postgres)", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "connecting to PostgreSQL (%s)", *conninfo ? conninfo : "PG* environment");
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err)
+{
+	fdl_duck d;
+	int rc = pg_attach(&d, conninfo, err);
+	fdl_rows r;
+	if (!rc && fdl_duck_query(&d, &r, "SELECT value FROM fdl_pg.public." FDL_PG_RECORD_TABLE " WHERE key = 'record'",
+				  NULL) == 0) {
+		char *v = fdl_rows_count(&r) ? fdl_rows_str(&r, 0, 0) : NULL;
+		rc = v ? fdl_buf_puts(out, v, err) : FDL_ENOTFOUND;
+		duckdb_free(v);
+		fdl_rows_free(&r);
+	} else if (!rc)
+		rc = FDL_ENOTFOUND;
+	if (rc == FDL_ENOTFOUND)
+		fdl_fail(err, rc, "PostgreSQL %s holds no fdl working catalog (no public.%s record; run fdl checkout)",
+			 *conninfo ? conninfo : "(PG* environment)", FDL_PG_RECORD_TABLE);
+	fdl_duck_close(&d);
+	return rc;
+}
+
+static int pg_write(const char *conninfo, const char *text, fdl_error *err)
+{
+	fdl_duck d;
+	int rc = pg_attach(&d, conninfo, err);
+	fdl_buf sql = {0};
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "CREATE TABLE IF NOT EXISTS fdl_pg.public." FDL_PG_RECORD_TABLE
+					" (key VARCHAR PRIMARY KEY, value VARCHAR); BEGIN; DELETE FROM fdl_pg.public."
+					FDL_PG_RECORD_TABLE " WHERE key = 'record'; INSERT INTO fdl_pg.public."
+					FDL_PG_RECORD_TABLE " VALUES ('record', ",
+				  err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, text, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "); COMMIT", err);
+	if (!rc)
+		rc = fdl_duck_exec(&d, sql.data, err);
+	fdl_buf_free(&sql);
+	fdl_duck_close(&d);
+	return rc;
+}
+
 int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 {
 	memset(w, 0, sizeof *w);
 	w->base_snapshot = -1;
-	int rc = fdl_path_absolute(&w->dir, dir, err);
+	w->postgres = !strncmp(dir, FDL_PG_PREFIX, strlen(FDL_PG_PREFIX));
+	int rc = w->postgres ? ((w->dir = fdl_strdup(dir)) ? 0 : FDL_ERROR) : fdl_path_absolute(&w->dir, dir, err);
 	if (rc)
 		return rc;
-	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
-	w->catalog = fdl_asprintf("%s/%s", w->dir, FDL_WORK_CATALOG);
+	char *path = w->postgres ? fdl_strdup(dir) : fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
+	w->catalog = w->postgres ? fdl_strdup(dir + strlen(FDL_PG_PREFIX)) : fdl_asprintf("%s/%s", w->dir, FDL_WORK_CATALOG);
 	fdl_buf b = {0};
 	json_t *j = NULL;
 	if (!path || !w->catalog)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
-		rc = fdl_file_read(&b, path, 1 << 20, err);
-	if (rc == FDL_ENOTFOUND)
+		rc = w->postgres ? fdl_work_pg_read(&b, w->catalog, err) : fdl_file_read(&b, path, 1 << 20, err);
+	if (rc == FDL_ENOTFOUND && !w->postgres)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "%s is not a working catalog made by `fdl checkout` (no %s)",
 			      w->dir, FDL_WORK_FILE);
 	if (!rc)
@@ -78,7 +144,7 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 int fdl_work_save(const fdl_work *w, fdl_error *err)
 {
 	json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "fdl_work", 1, "repository", w->repository, "branch",
-			      w->branch, "catalog", FDL_WORK_CATALOG, "data_path", w->data_path);
+			      w->branch, "catalog", w->postgres ? "postgres" : FDL_WORK_CATALOG, "data_path", w->data_path);
 	if (!j)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	json_object_set_new(j, "base", w->base[0] ? json_string(w->base) : json_null());
@@ -90,7 +156,7 @@ int fdl_work_save(const fdl_work *w, fdl_error *err)
 	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
 	int rc = path ? fdl_json_dump(&text, &len, j, err) : fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
-		rc = fdl_file_write_atomic(path, text, len, err);
+		rc = w->postgres ? pg_write(w->catalog, text, err) : fdl_file_write_atomic(path, text, len, err);
 	free(text);
 	free(path);
 	json_decref(j);
@@ -103,6 +169,10 @@ int fdl_work_remove(const char *dir, fdl_error *err)
 	int rc = fdl_work_load(&w, dir, err);
 	if (rc)
 		return rc;
+	if (w.postgres) {
+		fdl_work_free(&w);
+		return fdl_fail(err, FDL_EINVALID, "fdl does not drop PostgreSQL working catalogs; drop the schema yourself");
+	}
 	fdl_rm_rf(w.dir);
 	fdl_work_free(&w);
 	return 0;

@@ -9,9 +9,16 @@
 #define FDL_WORK_FILE "fdl-work.json"
 #define FDL_WORK_CATALOG "ducklake.sqlite"
 
+/* WORK is a folder, or "postgres:<libpq connection string>" (empty: the
+ * PG* environment variables), a team's DuckLake catalog in PostgreSQL whose
+ * record lives in its table public.fdl_work. */
+#define FDL_PG_PREFIX "postgres:"
+#define FDL_PG_RECORD_TABLE "fdl_work"
+
 typedef struct fdl_work {
-	char *dir;          /* absolute */
-	char *catalog;      /* dir/ducklake.sqlite */
+	bool postgres;
+	char *dir;          /* absolute folder; for PostgreSQL the WORK string */
+	char *catalog;      /* dir/ducklake.sqlite, or the connection string */
 	char *repository;   /* the repository root it was checked out from */
 	char *branch;       /* branch name */
 	char *data_path;    /* the DATA_PATH the catalog writes to */
@@ -24,6 +31,8 @@ typedef struct fdl_work {
 } fdl_work;
 
 int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err);
+/* The record JSON of a PostgreSQL working catalog; FDL_ENOTFOUND if none. */
+int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err);
 int fdl_work_save(const fdl_work *w, fdl_error *err);
 void fdl_work_free(fdl_work *w);
 

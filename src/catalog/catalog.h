@@ -6,13 +6,18 @@
 #include "../util/json.h"
 #include "duck.h"
 
-typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB } fdl_cat_kind;
+typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB, FDL_CAT_POSTGRES } fdl_cat_kind;
+
+/* A raw PostgreSQL catalog's tables are in schema public: name them in SQL
+ * as "<alias>.public" where a DuckDB or SQLite one is just "<alias>". */
+#define FDL_PG_SCHEMA "public"
 
 /* Create an empty DuckLake catalog file through the extension, so every
  * metadata table of the current format exists, then detach it. */
 int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const char *data_path, fdl_error *err);
 
-/* ATTACH a catalog file raw (its ducklake_* tables as plain tables). */
+/* ATTACH a catalog raw (its ducklake_* tables as plain tables); for
+ * PostgreSQL `path` is the libpq connection string. */
 int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
 			   fdl_error *err);
 int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err);

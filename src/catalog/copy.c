@@ -10,7 +10,7 @@ int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const c
 {
 	fdl_buf sql = {0};
 	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
-	char *target = fdl_asprintf("ducklake:%s", path);
+	char *target = fdl_asprintf("ducklake:%s%s", kind == FDL_CAT_POSTGRES ? "postgres:" : "", path);
 	if (!target)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
@@ -21,6 +21,8 @@ int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const c
 		rc = fdl_buf_sql_str(&sql, data_path, err);
 	if (!rc)
 		rc = fdl_buf_puts(&sql, kind == FDL_CAT_SQLITE ? ", META_TYPE 'sqlite')" : ")", err);
+	if (!rc && kind == FDL_CAT_POSTGRES)
+		rc = fdl_duck_load(d, "postgres_scanner", err);
 	if (!rc)
 		rc = fdl_duck_exec(d, sql.data, err);
 	if (!rc)
@@ -40,8 +42,11 @@ int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl
 	if (!rc)
 		rc = fdl_buf_sql_str(&sql, path, err);
 	if (!rc)
-		rc = fdl_buf_printf(&sql, err, " AS %s (TYPE %s%s)", alias, kind == FDL_CAT_SQLITE ? "sqlite" : "duckdb",
+		rc = fdl_buf_printf(&sql, err, " AS %s (TYPE %s%s)", alias,
+				    kind == FDL_CAT_SQLITE ? "sqlite" : kind == FDL_CAT_POSTGRES ? "postgres" : "duckdb",
 				    read_only ? ", READ_ONLY" : "");
+	if (!rc && kind == FDL_CAT_POSTGRES)
+		rc = fdl_duck_load(d, "postgres_scanner", err);
 	if (!rc)
 		rc = fdl_duck_exec(d, sql.data, err);
 	if (rc)
@@ -57,15 +62,32 @@ int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err)
 	return fdl_duck_exec(d, sql, err);
 }
 
+/* "db" or "db.schema" (a PostgreSQL catalog's tables live in a schema):
+ * the WHERE clause naming it in duckdb_tables()/duckdb_columns(). */
+static int where_db(fdl_buf *sql, const char *alias, fdl_error *err)
+{
+	const char *dot = strchr(alias, '.');
+	char db[128];
+	snprintf(db, sizeof db, "%.*s", dot ? (int)(dot - alias) : (int)strlen(alias), alias);
+	int rc = fdl_buf_puts(sql, " database_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(sql, db, err);
+	if (!rc)
+		rc = fdl_buf_puts(sql, " AND schema_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(sql, dot ? dot + 1 : "main", err);
+	return rc;
+}
+
 /* The column names of a table of an attached database, in order. */
 static int table_columns(fdl_duck *d, const char *db, const char *table, fdl_strlist *out, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = fdl_buf_puts(&sql, "SELECT column_name FROM duckdb_columns() WHERE database_name = ", err);
+	int rc = fdl_buf_puts(&sql, "SELECT column_name FROM duckdb_columns() WHERE", err);
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, db, err);
+		rc = where_db(&sql, db, err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND schema_name = 'main' AND table_name = ", err);
+		rc = fdl_buf_puts(&sql, " AND table_name = ", err);
 	if (!rc)
 		rc = fdl_buf_sql_str(&sql, table, err);
 	if (!rc)
@@ -79,11 +101,11 @@ static int table_columns(fdl_duck *d, const char *db, const char *table, fdl_str
 static int metadata_tables(fdl_duck *d, const char *db, fdl_strlist *out, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = fdl_buf_puts(&sql, "SELECT table_name FROM duckdb_tables() WHERE database_name = ", err);
+	int rc = fdl_buf_puts(&sql, "SELECT table_name FROM duckdb_tables() WHERE", err);
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, db, err);
+		rc = where_db(&sql, db, err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND schema_name = 'main' AND table_name LIKE 'ducklake\\_%' ESCAPE '\\' "
+		rc = fdl_buf_puts(&sql, " AND table_name LIKE 'ducklake\\_%' ESCAPE '\\' "
 					"ORDER BY table_name",
 				  err);
 	if (!rc)

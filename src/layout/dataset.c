@@ -467,9 +467,10 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, fd
 int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_tables, const char *default_name,
 		      fdl_error *err)
 {
-	desc d;
+	desc d = {0};
 	int rc;
-	if ((rc = desc_load(&d, work_dir, err)))
+	/* no folder (a PostgreSQL working catalog): no description files */
+	if (work_dir && (rc = desc_load(&d, work_dir, err)))
 		return rc;
 	json_t *ds = json_object();
 	if (!ds) {

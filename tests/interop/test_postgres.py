@@ -1,0 +1,172 @@
+"""Teams: a working catalog in PostgreSQL (a real server started here with
+Debian's initdb), many writers at once through stock DuckDB, fdl commit
+freezing consistent snapshots meanwhile."""
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import pytest
+
+from conftest import EXT, Repo, connect, fdl, read_json, rows
+
+PGBIN = pathlib.Path("/usr/lib/postgresql/15/bin")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def postgres(tmp_path_factory):
+    if not (PGBIN / "initdb").exists():
+        pytest.fail("PostgreSQL 15 server binaries are missing: make setup installs postgresql-15")
+    # the server runs as the postgres user, who cannot enter pytest's root-only folders
+    base = pathlib.Path(tempfile.mkdtemp(prefix="fdl-pg-"))
+    data, sock = base / "data", base / "sock"
+    sock.mkdir()
+    as_pg = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+    if as_pg:
+        shutil.chown(base, "postgres")
+        shutil.chown(sock, "postgres")
+    subprocess.run(as_pg + [str(PGBIN / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"],
+                   check=True, capture_output=True)
+    port = free_port()
+    subprocess.run(as_pg + [str(PGBIN / "pg_ctl"), "-D", str(data), "-w", "-l", str(base / "log"), "-o",
+                            f"-p {port} -k {sock} -c listen_addresses=127.0.0.1", "start"],
+                   check=True, capture_output=True)
+    yield {"port": port, "as_pg": as_pg}
+    subprocess.run(as_pg + [str(PGBIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def new_db(postgres, name):
+    subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(postgres["port"]), "-U", "postgres", "-q", "-c",
+                    f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    return f"postgres:host=127.0.0.1 port={postgres['port']} user=postgres dbname={name}"
+
+
+def test_checkout_commit_adopt(postgres, tmp_path):
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "one")
+    sql = fdl("checkout", repo.root, work).stdout
+    assert "postgres_scanner" in sql and "ducklake:postgres:" in sql
+    con = connect()
+    con.execute(sql)
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1), (2)")
+    fdl("commit", work, "-m", "from postgres")
+    assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,)]
+    assert fdl("commit", work, "-m", "again", check=False).returncode == 8
+    assert fdl("checkout", repo.root, work).stdout == sql  # adopting it again changes nothing
+    other = Repo(tmp_path / "other")
+    p = fdl("checkout", other.root, work, check=False)
+    assert p.returncode == 9 and "already the working catalog" in p.stderr
+    # --meta postgres reads the PG* variables
+    env = {"PGHOST": "127.0.0.1", "PGPORT": str(postgres["port"]), "PGUSER": "postgres", "PGDATABASE": "one"}
+    assert fdl("checkout", repo.root, "--meta", "postgres", env=env).returncode == 0
+
+
+WRITER = textwrap.dedent("""
+    import sys, time, duckdb
+    ext, sql, wid, n = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3]), int(sys.argv[4])
+    con = duckdb.connect(config={"extension_directory": ext, "autoinstall_known_extensions": False})
+    con.execute(sql)
+    for k in range(n):
+        for attempt in range(50):
+            try:
+                con.execute("INSERT INTO lake.t VALUES (?, ?)", [wid, k])
+                print(f"ok {wid} {k}", flush=True)
+                break
+            except duckdb.Error as e:
+                if "onflict" not in str(e) and "retry" not in str(e).lower():
+                    raise
+                time.sleep(0.05)
+        else:
+            raise SystemExit(f"writer {wid}: gave up on row {k}")
+""")
+
+
+def test_writers_and_commits_at_once(postgres, tmp_path):
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "team")
+    sql = fdl("checkout", repo.root, work).stdout
+    (tmp_path / "attach.sql").write_text(sql)
+    con = connect()
+    con.execute(sql)
+    con.execute("CREATE TABLE lake.t (w INTEGER, k INTEGER)")
+    con.close()
+    fdl("commit", work, "-m", "schema")
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    procs = [subprocess.Popen([sys.executable, str(script), EXT, str(tmp_path / "attach.sql"), str(i), "25"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    commits = 0
+    while any(p.poll() is None for p in procs):
+        p = fdl("commit", work, "-m", f"batch {commits}", check=False)
+        assert p.returncode in (0, 8), p.stderr
+        commits += p.returncode == 0
+        time.sleep(1)
+    outs = [p.communicate() for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    fdl("commit", work, "-m", "last", check=False)
+    written = {tuple(map(int, l.split()[1:])) for o, _ in outs for l in o.splitlines() if l.startswith("ok ")}
+    assert len(written) == 100
+    # every version holds exactly what its snapshot held in the working catalog
+    live = connect()
+    live.execute(sql)
+    v = repo.head()
+    checked = 0
+    while v:
+        doc = repo.version(v)
+        n = doc["ducklake"]["snapshot_id"]
+        want = live.execute(f"SELECT * FROM lake.t AT (VERSION => {n}) ORDER BY ALL").fetchall()
+        assert rows(repo.open_version(v), "lake.t") == want, (v, n)
+        ds = read_json(repo.root / "versions" / v / "dataset.json")
+        assert ds["tables"][0]["rows"] == len(want)
+        checked += 1
+        v = doc["parents"][0] if doc["parents"] else None
+    assert checked >= 3 and commits >= 1
+    # nothing written is lost
+    assert set(rows(live, "lake.t")) == written
+    assert set(rows(repo.open_version("main"), "lake.t")) == written
+    assert fdl("verify", repo.root).returncode == 0
+
+
+def test_same_history_same_version_as_sqlite(postgres, tmp_path):
+    steps = ["CREATE TABLE lake.t (a INTEGER, b VARCHAR)",
+             "INSERT INTO lake.t VALUES (1, 'x'), (2, 'y')",
+             "DELETE FROM lake.t WHERE a = 1",
+             "ALTER TABLE lake.t ADD COLUMN c DOUBLE",
+             "INSERT INTO lake.t VALUES (3, 'z', 0.5)"]
+    results = []
+    for kind in ("sqlite", "postgres"):
+        repo = Repo(tmp_path / kind)
+        work = new_db(postgres, "same") if kind == "postgres" else tmp_path / f"{kind}-work"
+        con = connect()
+        con.execute(fdl("checkout", repo.root, work).stdout)
+        for s in steps:
+            con.execute(s)
+        fdl("commit", work, "-m", "same")
+        vdir = repo.root / "versions" / repo.head()
+        v = read_json(vdir / "version.json")
+        files = read_json(vdir / "files.json")
+        for t in files["tables"].values():
+            for f in t["files"]:
+                f.pop("path")
+                f.pop("bytes")
+                f.pop("footer_bytes", None)
+                if "deletes" in f:
+                    f["deletes"] = {"rows": f["deletes"]["rows"]}
+        ds = read_json(vdir / "dataset.json")
+        ds.pop("name"), ds.pop("title")
+        results.append((v["ducklake"], files, ds, rows(repo.open_version("main"), "lake.t")))
+    assert results[0] == results[1]
