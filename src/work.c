@@ -11,6 +11,7 @@ void fdl_work_free(fdl_work *w)
 	free(w->repository);
 	free(w->branch);
 	free(w->data_path);
+	free(w->record);
 	memset(w, 0, sizeof *w);
 }
 
@@ -56,23 +57,39 @@ int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err)
 	return rc;
 }
 
-static int pg_write(const char *conninfo, const char *text, fdl_error *err)
+/* Create the record (old NULL), or replace it only if it still is `old`. */
+static int pg_write(const char *conninfo, const char *text, const char *old, fdl_error *err)
 {
 	fdl_duck d;
 	int rc = pg_attach(&d, conninfo, err);
 	fdl_buf sql = {0};
-	if (!rc)
+	if (!rc && !old) {
 		rc = fdl_buf_puts(&sql, "CREATE TABLE IF NOT EXISTS fdl_pg.public." FDL_PG_RECORD_TABLE
-					" (key VARCHAR PRIMARY KEY, value VARCHAR); BEGIN; DELETE FROM fdl_pg.public."
-					FDL_PG_RECORD_TABLE " WHERE key = 'record'; INSERT INTO fdl_pg.public."
+					" (key VARCHAR PRIMARY KEY, value VARCHAR); INSERT INTO fdl_pg.public."
 					FDL_PG_RECORD_TABLE " VALUES ('record', ",
 				  err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, text, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, "); COMMIT", err);
-	if (!rc)
-		rc = fdl_duck_exec(&d, sql.data, err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, text, err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, ")", err);
+		if (!rc)
+			rc = fdl_duck_exec(&d, sql.data, err);
+	} else if (!rc) {
+		rc = fdl_buf_puts(&sql, "UPDATE fdl_pg.public." FDL_PG_RECORD_TABLE " SET value = ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, text, err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, " WHERE key = 'record' AND value = ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, old, err);
+		int64_t changed = 0;
+		if (!rc)
+			rc = fdl_duck_int(&d, &changed, 0, sql.data, err);
+		if (!rc && changed != 1)
+			rc = fdl_fail(err, FDL_ECONFLICT,
+				      "the working catalog's record in PostgreSQL changed meanwhile (another fdl commit "
+				      "of the same catalog); run fdl commit again");
+	}
 	fdl_buf_free(&sql);
 	fdl_duck_close(&d);
 	return rc;
@@ -133,6 +150,8 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 		w->base_snapshot = n;
 	if (!rc && (!w->repository || !w->branch || !w->data_path))
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc && w->postgres && !(w->record = fdl_strdup(b.data)))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	json_decref(j);
 	fdl_buf_free(&b);
 	free(path);
@@ -141,7 +160,7 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 	return rc;
 }
 
-int fdl_work_save(const fdl_work *w, fdl_error *err)
+int fdl_work_save(fdl_work *w, fdl_error *err)
 {
 	json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "fdl_work", 1, "repository", w->repository, "branch",
 			      w->branch, "catalog", w->postgres ? "postgres" : FDL_WORK_CATALOG, "data_path", w->data_path);
@@ -156,7 +175,12 @@ int fdl_work_save(const fdl_work *w, fdl_error *err)
 	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
 	int rc = path ? fdl_json_dump(&text, &len, j, err) : fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
-		rc = w->postgres ? pg_write(w->catalog, text, err) : fdl_file_write_atomic(path, text, len, err);
+		rc = w->postgres ? pg_write(w->catalog, text, w->record, err) : fdl_file_write_atomic(path, text, len, err);
+	if (!rc && w->postgres) {
+		free(w->record);
+		w->record = text;
+		text = NULL;
+	}
 	free(text);
 	free(path);
 	json_decref(j);

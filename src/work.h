@@ -28,12 +28,17 @@ typedef struct fdl_work {
 	 * moving the ref but before recording it here, the next commit sees the
 	 * ref at `pending` and completes the record instead of conflicting */
 	char pending[FDL_ID_LEN + 1];
+	/* PostgreSQL: the record as last read or written; saves are a
+	 * compare-and-swap against it, since many committers share it */
+	char *record;
 } fdl_work;
 
 int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err);
 /* The record JSON of a PostgreSQL working catalog; FDL_ENOTFOUND if none. */
 int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err);
-int fdl_work_save(const fdl_work *w, fdl_error *err);
+/* Write the record; for PostgreSQL only if nobody changed it since it was
+ * read (else FDL_ECONFLICT). */
+int fdl_work_save(fdl_work *w, fdl_error *err);
 void fdl_work_free(fdl_work *w);
 
 #endif

@@ -170,3 +170,28 @@ def test_same_history_same_version_as_sqlite(postgres, tmp_path):
         ds.pop("name"), ds.pop("title")
         results.append((v["ducklake"], files, ds, rows(repo.open_version("main"), "lake.t")))
     assert results[0] == results[1]
+
+
+def test_two_committers_share_one_catalog(postgres, tmp_path):
+    """Two fdl commit of the same PostgreSQL working catalog at once: one
+    publishes, the other gets a clean conflict or nothing to commit, and the
+    shared record never goes back (the next commit just works)."""
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "shared")
+    con = connect()
+    con.execute(fdl("checkout", repo.root, work).stdout)
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    fdl("commit", work, "-m", "base")
+    from conftest import FDL
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="x")
+    for round_ in range(3):
+        con.execute(f"INSERT INTO lake.t VALUES ({round_})")
+        procs = [subprocess.Popen([FDL, "commit", work, "-m", f"r{round_}-{i}"], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for i in range(2)]
+        codes = sorted(p.wait() for p in procs)
+        assert codes[0] == 0 and codes[1] in (0, 4, 8), [p.stderr.read() for p in procs]
+        rec = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(postgres["port"]), "-U", "postgres", "-d",
+                              "shared", "-tAc", "SELECT value FROM public.fdl_work WHERE key = 'record'"],
+                             capture_output=True, text=True, check=True).stdout
+        assert json.loads(rec)["base"] == repo.head()
+    assert rows(repo.open_version("main"), "lake.t") == [(0,), (1,), (2,)]
