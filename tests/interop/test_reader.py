@@ -84,6 +84,8 @@ def test_query_formats_and_refs(published):
     out = fdl("query", f"{root}@1", "SELECT count(*) AS n FROM pop", "-f", "json").stdout
     assert json.loads(out) == {"n": 1000}
     assert json.loads(fdl("query", f"{root}@main:2", "SELECT count(*) AS n FROM pop", "-f", "json").stdout) == {"n": 990}
+    assert json.loads(fdl("query", f"file://{root}@1", "SELECT count(*) AS n FROM pop", "-f", "json").stdout) == {"n": 1000}
+    assert f"ducklake:{root}/versions/" in fdl("attach", f"file://{root}").stdout
     table = fdl("query", root, "SELECT town, people FROM pop ORDER BY people DESC LIMIT 2").stdout.splitlines()
     assert table[0].split("|")[0].strip() == "town" and "town999" in table[2]
     lines = fdl("query", root, "SELECT * FROM pop ORDER BY people", "-f", "json").stdout.splitlines()
