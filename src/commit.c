@@ -275,10 +275,10 @@ static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const ch
 		snprintf(what, sizeof what, "version %s was not published (its files stay unreferenced)", ours);
 	else
 		snprintf(what, sizeof what, "nothing was written");
-	return fdl_fail(err, FDL_ECONFLICT,
-			"%s moved: it is now at %s, but this working catalog is based on %s; %s. Check out the "
-			"branch again (fdl checkout), redo the change, and commit.",
-			key, exists ? now_id : "(deleted)", w->base[0] ? w->base : "(no version)", what);
+	return fdl_fail(err, FDL_ECONFLICT, "%s moved: it is now at %s, but this working catalog is based on %s; %s. %s",
+			key, exists ? now_id : "(deleted)", w->base[0] ? w->base : "(no version)", what,
+			w->postgres ? "Another commit of this shared catalog won; run fdl commit again."
+				    : "Check out the branch again (fdl checkout), redo the change, and commit.");
 }
 
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
