@@ -468,7 +468,7 @@ int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_
 		      fdl_error *err)
 {
 	desc d = {0};
-	int rc;
+	int rc = 0;
 	/* no folder (a PostgreSQL working catalog): no description files */
 	if (work_dir && (rc = desc_load(&d, work_dir, err)))
 		return rc;

@@ -61,7 +61,10 @@ int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out,
 		  fdl_error *err)
 {
 	CHECK_KEY(key);
-	return s->ops->get(s, key, max_bytes, out, etag, err);
+	int rc = s->ops->get(s, key, max_bytes, out, etag, err);
+	if (rc) /* on failure nothing is left for the caller to free (an error body, a partial read) */
+		fdl_buf_free(out);
+	return rc;
 }
 
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err)

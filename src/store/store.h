@@ -69,7 +69,8 @@ int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err);
 long fdl_store_http_requests(const fdl_store *s);
 void fdl_store_free(fdl_store *s);
 
-/* Thin wrappers that check the key and add the key to error messages. */
+/* Thin wrappers that check the key. fdl_store_get leaves `out` empty (and
+ * freed) when it fails. */
 int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
 		  fdl_error *err);
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
