@@ -170,7 +170,7 @@ static int convert(json_t **out, const fdl_ynode *n, const fspec *f, const char 
 			char sub[300];
 			snprintf(sub, sizeof sub, "%s[%zu]", where, i);
 			json_t *j = NULL;
-			int rc;
+			int rc = 0;
 			if (f->type == T_STRLIST || (f->type == T_LICENSES && it->kind == FDL_Y_SCALAR)) {
 				fspec s = {f->key, T_STR, false, NULL};
 				rc = convert(&j, it, &s, src, sub, err);

@@ -8,7 +8,7 @@ static int file_entry(const json_t *f, const char *src, const char *where, fdl_e
 {
 	const char *path;
 	int64_t n;
-	int rc;
+	int rc = 0;
 	char field[600];
 	if (!json_is_object(f))
 		return fdl_fail(err, FDL_EINVALID, "%s: %s is not an object", src, where);

@@ -126,7 +126,7 @@ int fdl_ref_update(fdl_repo *repo, const char *key, const char *new_id, const ch
 
 int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err)
 {
-	int rc;
+	int rc = 0;
 	if (spec && fdl_id_is_valid(spec)) {
 		memcpy(out_id, spec, FDL_ID_LEN + 1);
 		return 0;

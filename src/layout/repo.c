@@ -7,7 +7,7 @@
 int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err)
 {
 	const char *s;
-	int rc;
+	int rc = 0;
 	if (!json_is_object(cfg))
 		return fdl_fail(err, FDL_EINVALID, "%s: expected a JSON object", source);
 	if ((rc = fdl_json_get_string(&s, cfg, "fdl", true, source, "fdl", err)))
@@ -105,7 +105,7 @@ int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err
 {
 	const char *branch = opts && opts->branch ? opts->branch : "main";
 	const char *data_dir = opts && opts->data_dir ? opts->data_dir : "data";
-	int rc;
+	int rc = 0;
 	char *branch_key = NULL;
 	if ((rc = fdl_ref_branch_key(&branch_key, branch, err)))
 		return rc;

@@ -68,7 +68,7 @@ static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_err
 {
 	const json_t *d = v->doc;
 	const char *s;
-	int rc;
+	int rc = 0;
 	if (!json_is_object(d))
 		return fdl_fail(err, FDL_EINVALID, "%s: expected a JSON object", src);
 	if ((rc = fdl_json_get_string(&s, d, "fdl", true, src, "fdl", err)))
