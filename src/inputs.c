@@ -11,7 +11,7 @@
 typedef struct fetch {
 	fdl_sha256 *h;
 	fdl_error *err;
-	int rc = 0;
+	int rc;
 } fetch;
 
 static size_t on_data(char *p, size_t size, size_t n, void *user)
