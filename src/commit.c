@@ -345,6 +345,16 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		}
 		goto out;
 	}
+	/* The freeze took a while: if the branch moved meanwhile, stop before
+	 * writing a version that could only lose the compare-and-swap. */
+	char again[FDL_ID_LEN + 1] = "";
+	bool still = false;
+	if ((rc = fdl_ref_read(repo, key, again, &still, NULL, err)))
+		goto out;
+	if (still != exists || (still && strcmp(again, tip) != 0)) {
+		rc = conflict(repo, key, &w, NULL, err);
+		goto out;
+	}
 	if ((rc = build_and_write(id, repo, &w, &fz, opts, inputs, err)))
 		goto out;
 	memcpy(w.pending, id, sizeof w.pending);
