@@ -85,6 +85,10 @@ static int pg_write(const char *conninfo, const char *text, const char *old, fdl
 		int64_t changed = 0;
 		if (!rc)
 			rc = fdl_duck_int(&d, &changed, 0, sql.data, err);
+		/* PostgreSQL refuses one of two concurrent updates of the row: the
+		 * same outcome as a changed value */
+		if (rc && err && strstr(err->message, "could not serialize access"))
+			rc = 0, changed = 0;
 		if (!rc && changed != 1)
 			rc = fdl_fail(err, FDL_ECONFLICT,
 				      "the working catalog's record in PostgreSQL changed meanwhile (another fdl commit "
