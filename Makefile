@@ -7,10 +7,10 @@ CC      ?= cc
 DEPS    := $(CURDIR)/deps
 EXTDIR  ?= $(DEPS)/extensions
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2
-CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include \
+CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include -isystem /usr/include/libxml2 \
            -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"'
 CFLAGS  ?= -O2 -g
-LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lmicrohttpd -lcrypto -lpthread
+LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lxml2 -lmicrohttpd -lcrypto -lpthread
 SAN     := -DFDL_CRASH_POINTS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/serve/*.c src/*.c)

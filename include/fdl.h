@@ -48,6 +48,10 @@ typedef struct fdl_error {
 	char message[2048];
 } fdl_error;
 
+/* Progress of a long transfer (an upload to S3): `what` names the file,
+ * `done` of `total` bytes have gone. Called often; throttle any output. */
+typedef void (*fdl_progress_cb)(const char *what, int64_t done, int64_t total, void *payload);
+
 /* Release a string or buffer returned by libfdl. */
 void fdl_free(void *ptr);
 
@@ -175,6 +179,9 @@ typedef struct fdl_commit_options {
 	/* "SOURCE_ID=FILE_OR_URL" items recorded as version.json `inputs` */
 	const char *const *inputs;
 	size_t input_count;
+	/* told how large uploads go (the catalog to a bucket); may be NULL */
+	fdl_progress_cb progress;
+	void *progress_payload;
 } fdl_commit_options;
 
 /* Freeze the working catalog's latest snapshot into a new version and move
@@ -276,12 +283,17 @@ int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_e
  * 1.5.5 writes DuckLake 1.0 only: another format is refused, saying so. */
 int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err);
 
-/* Copy a repository (folder or http(s) source; folder destination),
+/* Copy a repository (a folder, http(s) or s3 source; a folder or s3
+ * destination),
  * resumable: data files first, each version's version.json after its other
  * files, refs last, every byte checked against what the versions record. A
  * static HTTP source cannot be listed, so what HEAD's branch reaches is
- * copied. Report as JSON text. Caller frees. */
-int fdl_clone(char **out, const char *src, const char *dst, fdl_error *err);
+ * copied. Report as JSON text. Caller frees. `opts` may be NULL. */
+typedef struct fdl_clone_options {
+	fdl_progress_cb progress; /* told how uploads go; may be NULL */
+	void *progress_payload;
+} fdl_clone_options;
+int fdl_clone(char **out, const char *src, const char *dst, const fdl_clone_options *opts, fdl_error *err);
 
 /* ---- hosting ------------------------------------------------------------ */
 

@@ -22,7 +22,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. Debian packages -------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
-          libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client
+          libssl-dev libxml2-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client
           postgresql-15)
 missing=()
 for p in "${apt_pkgs[@]}"; do

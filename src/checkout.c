@@ -114,7 +114,7 @@ static int seed_catalog(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err
 	rc = fdl_version_read(&v, repo, w->base, err);
 	if (!rc)
 		rc = fdl_version_fetch_checked(&frozen, repo, v, fdl_version_catalog_path(v),
-					       fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), NULL, err);
+					       fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(d, "fdl_src", frozen, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
@@ -147,13 +147,20 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	if (!rc && !exists)
 		w.base[0] = '\0';
 	if (!rc) {
+		/* DuckDB writes the data files straight into the repository: a
+		 * folder in place, a bucket through httpfs */
 		char *data = fdl_store_local_path(repo->store, repo->data_dir);
-		w.data_path = data ? fdl_asprintf("%s/", data) : NULL;
-		free(data);
-		if (!w.data_path)
+		if (data)
+			w.data_path = fdl_asprintf("%s/", data);
+		else if (repo->store->ops->duck_secret)
+			w.data_path = fdl_strdup(repo->data_url);
+		else
 			rc = fdl_fail(err, FDL_EINVALID,
-				      "%s: working catalogs for a %s store are not supported yet (folders only)",
+				      "%s: a %s repository is read only; check out from its folder or bucket",
 				      repo->root, repo->store->ops->name);
+		free(data);
+		if (!rc && !w.data_path)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	}
 	w.postgres = !strncmp(work, FDL_PG_PREFIX, strlen(FDL_PG_PREFIX));
 	if (!rc && w.postgres) {
@@ -186,7 +193,9 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	}
 	fdl_duck d = {0};
 	if (!rc && !(rc = fdl_duck_open(&d, err))) {
-		rc = seed_catalog(&d, repo, &w, err);
+		rc = fdl_duck_use_store(&d, repo->store, err);
+		if (!rc)
+			rc = seed_catalog(&d, repo, &w, err);
 		fdl_duck_close(&d);
 	}
 	if (!rc)
@@ -210,6 +219,22 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	return rc;
 }
 
+/* Data in a bucket: httpfs and a secret made now from the writer's own AWS
+ * configuration (never stored in the working catalog folder). */
+static int remote_data_sql(fdl_buf *b, const fdl_work *w, fdl_error *err)
+{
+	if (w->data_path[0] == '/')
+		return 0;
+	fdl_store *store = NULL;
+	int rc = fdl_store_open(&store, w->repository, err);
+	if (!rc)
+		rc = fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+	if (!rc)
+		rc = fdl_store_duck_secret(store, b, err);
+	fdl_store_free(store);
+	return rc;
+}
+
 int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err)
 {
 	fdl_work w;
@@ -218,9 +243,12 @@ int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_err
 		return rc;
 	fdl_buf b = {0};
 	char *target = fdl_asprintf("ducklake:%s%s", w.postgres ? FDL_PG_PREFIX : "", w.catalog);
-	rc = target ? fdl_buf_printf(&b, err, "LOAD ducklake;\nLOAD %s;\nATTACH ",
-				     w.postgres ? "postgres_scanner" : "sqlite_scanner")
+	rc = target ? fdl_buf_printf(&b, err, "LOAD ducklake;\nLOAD %s;\n", w.postgres ? "postgres_scanner" : "sqlite_scanner")
 		    : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = remote_data_sql(&b, &w, err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, "ATTACH ", err);
 	if (!rc)
 		rc = fdl_buf_sql_str(&b, target, err);
 	if (!rc)

@@ -147,7 +147,7 @@ static int copy_data(cloner *c, fdl_duck *duck, const vdir *d, fdl_error *err)
 	const fdl_version *v = d->v;
 	char *local = NULL;
 	int rc = fdl_version_fetch_checked(&local, c->src, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
-					   fdl_version_catalog_sha256(v), c->tmpdir, err);
+					   fdl_version_catalog_sha256(v), err);
 	if (rc == FDL_ENOTFOUND) /* expired or withdrawn: no catalog, no data to bring */
 		return 0;
 	fdl_strlist files = {0};
@@ -173,8 +173,6 @@ static int copy_data(cloner *c, fdl_duck *duck, const vdir *d, fdl_error *err)
 		free(key);
 	}
 	fdl_strlist_free(&files);
-	if (local && strncmp(local, c->tmpdir, strlen(c->tmpdir)) == 0)
-		unlink(local);
 	free(local);
 	return rc;
 }
@@ -232,7 +230,7 @@ static int copy_ref(cloner *c, const char *key, fdl_error *err)
 	return rc;
 }
 
-int fdl_clone(char **out, const char *src_url, const char *dst_url, fdl_error *err)
+int fdl_clone(char **out, const char *src_url, const char *dst_url, const fdl_clone_options *opts, fdl_error *err)
 {
 	cloner c = {0};
 	vdirs dirs = {0};
@@ -241,6 +239,10 @@ int fdl_clone(char **out, const char *src_url, const char *dst_url, fdl_error *e
 	int rc = fdl_repo_open(&c.src, src_url, err);
 	if (!rc)
 		rc = fdl_store_open(&c.dst, dst_url, err);
+	if (!rc && opts) {
+		c.dst->progress = opts->progress;
+		c.dst->progress_payload = opts->progress_payload;
+	}
 	/* resume only what a clone leaves: a repository, or just its HEAD */
 	if (!rc && fdl_store_list(c.dst, "", &existing, NULL) == 0 && existing.len &&
 	    !(existing.len == 1 && !strcmp(existing.items[0], "HEAD"))) {

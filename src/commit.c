@@ -76,8 +76,7 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 	int rc = fdl_version_read(&parent, repo, w->base, err);
 	if (!rc)
 		rc = fdl_version_fetch_checked(&path, repo, parent, fdl_version_catalog_path(parent),
-					       fdl_version_catalog_bytes(parent), fdl_version_catalog_sha256(parent),
-					       NULL, err);
+					       fdl_version_catalog_bytes(parent), fdl_version_catalog_sha256(parent), err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
@@ -99,6 +98,8 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 {
 	fdl_duck d;
 	int rc = fdl_duck_open(&d, err);
+	if (!rc && (rc = fdl_duck_use_store(&d, repo->store, err)))
+		fdl_duck_close(&d);
 	if (rc)
 		return rc;
 	fdl_catalog_info winfo;
@@ -299,6 +300,8 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	bool exists = false;
 	if ((rc = fdl_repo_open(&repo, w.repository, err)))
 		goto out;
+	repo->store->progress = opts->progress;
+	repo->store->progress_payload = opts->progress_payload;
 	if ((rc = fdl_ref_branch_key(&key, w.branch, err)))
 		goto out;
 	/* Fail early, before any work, when the branch already moved. */

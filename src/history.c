@@ -20,8 +20,7 @@ static int open_version(opened *o, fdl_repo *repo, const char *spec, fdl_error *
 		rc = fdl_version_read(&o->v, repo, id, err);
 	if (!rc)
 		rc = fdl_version_fetch_checked(&o->catalog, repo, o->v, fdl_version_catalog_path(o->v),
-					       fdl_version_catalog_bytes(o->v), fdl_version_catalog_sha256(o->v),
-					       NULL, err);
+					       fdl_version_catalog_bytes(o->v), fdl_version_catalog_sha256(o->v), err);
 	return rc;
 }
 
@@ -69,7 +68,9 @@ int fdl_diff(char **out, fdl_repo *repo, const char *a_spec, const char *b_spec,
 	if (!rc)
 		rc = fdl_catalog_changes(&changes, &d, "fdl_a", "fdl_b", err);
 	if (!rc && rows) {
-		rc = attach_lake(&d, "fdl_va", a.catalog, repo->data_url, err);
+		rc = fdl_duck_use_store(&d, repo->store, err);
+		if (!rc)
+			rc = attach_lake(&d, "fdl_va", a.catalog, repo->data_url, err);
 		if (!rc)
 			rc = attach_lake(&d, "fdl_vb", b.catalog, repo->data_url, err);
 		if (!rc)

@@ -439,7 +439,7 @@ int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_err
 		rc = fdl_fail(err, FDL_EEXPIRED, "version %s has expired; it has no catalog to copy", id);
 	if (!rc)
 		rc = fdl_version_fetch_checked(&src, repo, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
-					       fdl_version_catalog_sha256(v), NULL, err);
+					       fdl_version_catalog_sha256(v), err);
 	if (!rc) {
 		rc = fdl_store_put_file_if_absent(repo->store, key, src, err);
 		if (rc == FDL_EEXISTS)

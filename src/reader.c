@@ -124,56 +124,6 @@ static int expired_error(fdl_repo *repo, const char *id, fdl_error *err)
 	return rc;
 }
 
-/* A version file by sha256: in place for local stores, else downloaded
- * once into the cache and checked. */
-static int fetch_object(char **out, fdl_repo *repo, const char *key, int64_t bytes, const char *sha, fdl_error *err)
-{
-	char *local = fdl_store_local_path(repo->store, key);
-	char hex[65];
-	int64_t n = 0;
-	int rc = 0;
-	if (local) {
-		rc = fdl_sha256_file(hex, &n, local, err);
-		if (rc == FDL_ENOTFOUND)
-			rc = fdl_fail(err, FDL_ENOTFOUND, "%s/%s is missing (listed in version.json)", repo->root, key);
-		if (!rc && (n != bytes || strcmp(hex, sha)))
-			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes with sha256 %s; version.json says %lld "
-				      "bytes, %s", repo->root, key, (long long)n, hex, (long long)bytes, sha);
-		if (rc)
-			free(local);
-		else
-			*out = local;
-		return rc;
-	}
-	char *dir = fdl_cache_dir();
-	char *objdir = dir ? fdl_asprintf("%s/objects", dir) : NULL;
-	char *path = objdir ? fdl_asprintf("%s/%s", objdir, sha) : NULL;
-	char *tmp = path ? fdl_asprintf("%s.tmp-%ld", path, (long)getpid()) : NULL;
-	free(dir);
-	struct stat st;
-	if (!tmp)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
-	else if (stat(path, &st) == 0 && st.st_size == bytes) {
-		/* cached: verified when it was stored, immutable since */
-	} else if (!(rc = fdl_mkdir_p(objdir, err)) && !(rc = fdl_store_get_file(repo->store, key, tmp, err))) {
-		rc = fdl_sha256_file(hex, &n, tmp, err);
-		if (!rc && (n != bytes || strcmp(hex, sha)))
-			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes with sha256 %s; version.json says %lld "
-				      "bytes, %s", repo->root, key, (long long)n, hex, (long long)bytes, sha);
-		if (!rc && rename(tmp, path) != 0)
-			rc = fdl_fail(err, FDL_EIO, "cannot store %s in the cache: %s", path, strerror(errno));
-		if (rc)
-			unlink(tmp);
-	}
-	free(tmp);
-	free(objdir);
-	if (rc)
-		free(path);
-	else
-		*out = path;
-	return rc;
-}
-
 static int choose_catalog(fdl_reader *r, fdl_error *err)
 {
 	const fdl_version *v = r->v;
@@ -221,7 +171,7 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 	r->catalog_key = fdl_version_key(id, fdl_version_catalog_path(v));
 	if (!r->catalog_key)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
-	int rc = fetch_object(&r->catalog, r->repo, r->catalog_key, fdl_version_catalog_bytes(v),
+	int rc = fdl_object_fetch_checked(&r->catalog, r->repo, r->catalog_key, fdl_version_catalog_bytes(v),
 			      fdl_version_catalog_sha256(v), err);
 	if (rc == FDL_ENOTFOUND) {
 		fdl_error e2 = *err;
@@ -274,18 +224,22 @@ int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
 	return 0;
 }
 
-static bool is_http(const char *url)
+/* Data that DuckDB reads through httpfs: over HTTP or from a bucket. */
+static bool is_remote(const fdl_repo *repo)
 {
-	return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8);
+	const char *url = repo->data_url;
+	return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) || repo->store->ops->duck_secret;
 }
 
 /* Attach the version in `d` as `alias`, read only, data where it really is. */
 static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, fdl_error *err)
 {
 	int rc = 0;
-	if (is_http(r->repo->data_url))
-		rc = fdl_duck_load(d, "httpfs", err);
 	fdl_buf sql = {0};
+	if (is_remote(r->repo))
+		rc = fdl_duck_load(d, "httpfs", err);
+	if (!rc)
+		rc = fdl_duck_use_store(d, r->repo->store, err);
 	char *target = fdl_asprintf("ducklake:%s", r->catalog);
 	if (!rc)
 		rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
@@ -333,8 +287,10 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 	int rc = target ? fdl_buf_printf(&b, err, "-- version %s (seq %lld) of %s\n", fdl_version_id(r->v),
 					 (long long)fdl_version_seq(r->v), r->repo->root)
 			: fdl_fail(err, FDL_ERROR, "out of memory");
-	if (!rc && is_http(r->repo->root))
+	if (!rc && is_remote(r->repo))
 		rc = fdl_buf_puts(&b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+	if (!rc)
+		rc = fdl_store_duck_secret(r->repo->store, &b, err);
 	if (!rc)
 		rc = fdl_buf_puts(&b, "LOAD ducklake;\nATTACH ", err);
 	if (!rc)
@@ -363,7 +319,7 @@ static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error
 	if (ref) {
 		char *key = fdl_version_key(fdl_version_id(r->v), json_string_value(json_object_get(ref, "path")));
 		char *path = NULL;
-		int rc = key ? fetch_object(&path, r->repo, key, (int64_t)json_integer_value(json_object_get(ref, "bytes")),
+		int rc = key ? fdl_object_fetch_checked(&path, r->repo, key, (int64_t)json_integer_value(json_object_get(ref, "bytes")),
 					    json_string_value(json_object_get(ref, "sha256")), err)
 			     : fdl_fail(err, FDL_ERROR, "out of memory");
 		fdl_buf b = {0};

@@ -1,4 +1,5 @@
 #include "duck.h"
+#include "../store/store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -178,5 +179,20 @@ int fdl_duck_strings(fdl_duck *d, fdl_strlist *out, const char *sql, fdl_error *
 		duckdb_free(c);
 	}
 	fdl_rows_free(&r); /* safe after a failed query too: live is false */
+	return rc;
+}
+
+int fdl_duck_use_store(fdl_duck *d, fdl_store *store, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_store_duck_secret(store, &sql, err);
+	if (!rc && sql.len) {
+		rc = fdl_duck_load(d, "httpfs", err);
+		if (!rc)
+			rc = fdl_duck_exec(d, sql.data, err);
+		if (rc)
+			fdl_error_prefix(err, "giving DuckDB access to %s", store->url);
+	}
+	fdl_buf_free(&sql);
 	return rc;
 }

@@ -25,6 +25,11 @@ void fdl_duck_close(fdl_duck *d);
 /* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
 int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err);
 
+/* Give DuckDB access to a store's files where it needs more than a path:
+ * httpfs and a secret for a bucket; nothing for folders. */
+struct fdl_store;
+int fdl_duck_use_store(fdl_duck *d, struct fdl_store *store, fdl_error *err);
+
 /* The path of an extension file; FDL_ENOTFOUND (naming the file expected)
  * when it is missing. Caller frees. */
 int fdl_duck_extension_path(char **out, const char *name, fdl_error *err);

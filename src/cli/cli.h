@@ -65,6 +65,16 @@ int cmd_clone(int argc, char **argv);
 int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed_signers);
 int cmd_sign(int argc, char **argv);
 
+/* Upload progress on stderr when it is a terminal and not `quiet`:
+ * cli_progress_start returns the callback to hand to libfdl (NULL for
+ * none), with the cli_progress as its payload. */
+typedef struct cli_progress {
+	char what[512];
+	double started, shown;
+} cli_progress;
+fdl_progress_cb cli_progress_start(cli_progress *p, bool quiet);
+void cli_progress_end(cli_progress *p);
+
 /* "ROOT" and an optional REF as the reader's "ROOT@REF". Caller frees. */
 char *cli_target(const char *root, const char *ref);
 

@@ -3,16 +3,18 @@
 int cmd_clone(int argc, char **argv)
 {
 	const char *pos[2];
-	bool json = false;
+	bool json = false, quiet = false;
 	int npos;
 	bool done;
 	cli_opt opts[] = {
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
+		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "no upload progress"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl clone SRC DST [--json]",
-			   "Copy a repository from SRC (a folder, or an http(s):// URL: then what HEAD's branch\n"
-			   "reaches) to the folder DST, checking every byte against what the versions record.\n"
+	int rc = cli_parse(argc, argv, opts, "fdl clone SRC DST [--json] [-q]",
+			   "Copy a repository from SRC (a folder or s3:// bucket, or an http(s):// URL: then what\n"
+			   "HEAD's branch reaches) to DST (a folder or s3://bucket/prefix), checking every byte\n"
+			   "against what the versions record.\n"
 			   "Data files first, refs last, so an interrupted clone is still a valid repository;\n"
 			   "run the same command again to finish it.",
 			   pos, 2, 2, &npos, &done);
@@ -20,7 +22,11 @@ int cmd_clone(int argc, char **argv)
 		return rc;
 	fdl_error err = {0};
 	char *text = NULL;
-	if (fdl_clone(&text, pos[0], pos[1], &err))
+	cli_progress progress;
+	fdl_clone_options o = {.progress = cli_progress_start(&progress, quiet || json), .progress_payload = &progress};
+	rc = fdl_clone(&text, pos[0], pos[1], &o, &err);
+	cli_progress_end(&progress);
+	if (rc)
 		return cli_fail(&err);
 	if (json) {
 		fputs(text, stdout);

@@ -42,7 +42,7 @@ int cmd_commit(int argc, char **argv)
 	cli_opt opts[] = {
 		{.name = "message", .short_name = 'm', .value = &message, .flag = NULL, .help = "what changed (required)"},
 		{.name = "author", .short_name = 0, .value = &author, .flag = NULL, .help = "\"NAME <EMAIL>\" (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, $USER)"},
-		{.name = "quiet", .short_name = 'q', .value = NULL, .flag = &quiet, .help = "print only the new version id"},
+		{.name = "quiet", .short_name = 'q', .value = NULL, .flag = &quiet, .help = "print only the new version id, no upload progress"},
 		{.name = "input", .help = "SOURCE_ID=FILE_OR_URL: record a source file (repeatable)", .many = inputs,
 		 .nmany = &ninputs, .max_many = 256},
 		{0},
@@ -62,11 +62,15 @@ int cmd_commit(int argc, char **argv)
 	}
 	char name[256], email[256];
 	author_from(author, name, sizeof name, email, sizeof email);
+	cli_progress progress;
 	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email,
-				.inputs = inputs, .input_count = ninputs};
+				.inputs = inputs, .input_count = ninputs,
+				.progress = cli_progress_start(&progress, quiet), .progress_payload = &progress};
 	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
-	if (fdl_commit(id, pos[0], &o, &err))
+	rc = fdl_commit(id, pos[0], &o, &err);
+	cli_progress_end(&progress);
+	if (rc)
 		return cli_fail(&err);
 	if (quiet)
 		printf("%s\n", id);

@@ -11,8 +11,10 @@ int cmd_init(int argc, char **argv)
 		{0},
 	};
 	int rc = cli_parse(argc, argv, opts, "fdl init ROOT [--branch NAME] [--data-dir DIR]",
-			   "Create an empty repository at ROOT (a folder): fdl.json, HEAD, refs/ and the data\n"
-			   "folder. ROOT must not exist or be empty.",
+			   "Create an empty repository at ROOT (a folder, or s3://bucket/prefix): fdl.json, HEAD,\n"
+			   "refs/ and the data folder. ROOT must not exist or be empty. On S3, the server is first\n"
+			   "checked to honour conditional writes (If-None-Match, If-Match); one that ignores them\n"
+			   "is refused, since publishers could then overwrite each other.",
 			   pos, 1, 1, &npos, &done);
 	if (done)
 		return rc;

@@ -46,11 +46,15 @@ char *fdl_version_key(const char *id, const char *name);
 /* The parsed JSON document of a version (owned by v). */
 const json_t *fdl_version_json(const fdl_version *v);
 
-/* Fetch a version file to check it against the (path, bytes, sha256) the
- * version.json records; returns a local path to open (the file itself for
- * local stores, else a downloaded copy in tmpdir). Caller frees. */
+/* A version file, checked against the bytes and sha256 version.json
+ * records: the file itself in a local store, else a copy downloaded once
+ * into the read cache (fdl_cache_dir()/objects/<sha256>). Returns the local
+ * path to open read-only. Caller frees. */
+int fdl_object_fetch_checked(char **local_path, fdl_repo *repo, const char *key, int64_t bytes, const char *sha256,
+			     fdl_error *err);
+/* The same for a file of version v, by its path inside the version. */
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
-			      int64_t bytes, const char *sha256, const char *tmpdir, fdl_error *err);
+			      int64_t bytes, const char *sha256, fdl_error *err);
 
 /* files.json: tables -> {files: [{path, rows, bytes, footer_bytes?,
  * deletes?}], renamed_columns?}, every path a clean relative path. */

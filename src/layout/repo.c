@@ -138,6 +138,10 @@ int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err
 				      store->url, existing.items[0]);
 	}
 	fdl_strlist_free(&existing);
+	/* a bucket whose server ignores conditional writes is refused here,
+	 * before anything is written */
+	if (!rc)
+		rc = fdl_store_check_conditional(store, err);
 
 	json_t *cfg = NULL;
 	char *text = NULL, *head = NULL;

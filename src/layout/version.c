@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct fdl_version {
@@ -227,41 +229,62 @@ int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err)
 	return fdl_json_dump(out, NULL, v->doc, err);
 }
 
-int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
-			      int64_t bytes, const char *sha256, const char *tmpdir, fdl_error *err)
+/* In place for local stores, else downloaded once into the cache (by
+ * sha256: version files never change) and checked. */
+int fdl_object_fetch_checked(char **out, fdl_repo *repo, const char *key, int64_t bytes, const char *sha, fdl_error *err)
 {
-	char *key = fdl_version_key(v->id, path);
-	if (!key)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
 	char *local = fdl_store_local_path(repo->store, key);
-	int rc = 0;
-	if (!local) {
-		if (!tmpdir) {
-			rc = fdl_fail(err, FDL_ERROR, "no folder to download %s into", key);
-			free(key);
-			return rc;
-		}
-		const char *base = strrchr(path, '/');
-		local = fdl_asprintf("%s/%s", tmpdir, base ? base + 1 : path);
-		rc = local ? fdl_store_get_file(repo->store, key, local, err) : fdl_fail(err, FDL_ERROR, "oom");
-	}
 	char hex[65];
 	int64_t n = 0;
-	if (!rc)
+	int rc = 0;
+	if (local) {
 		rc = fdl_sha256_file(hex, &n, local, err);
-	if (rc == FDL_ENOTFOUND)
-		rc = fdl_fail(err, FDL_ENOTFOUND, "%s/%s is missing (listed in version.json)", repo->root, key);
-	if (!rc && n != bytes)
-		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; version.json says %lld", repo->root, key,
-			      (long long)n, (long long)bytes);
-	if (!rc && strcmp(hex, sha256) != 0)
-		rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; version.json says %s", repo->root, key, hex,
-			      sha256);
-	free(key);
-	if (rc) {
-		free(local);
+		if (rc == FDL_ENOTFOUND)
+			rc = fdl_fail(err, FDL_ENOTFOUND, "%s/%s is missing (listed in version.json)", repo->root, key);
+		if (!rc && (n != bytes || strcmp(hex, sha)))
+			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes with sha256 %s; version.json says %lld "
+				      "bytes, %s", repo->root, key, (long long)n, hex, (long long)bytes, sha);
+		if (rc)
+			free(local);
+		else
+			*out = local;
 		return rc;
 	}
-	*local_path = local;
-	return 0;
+	char *dir = fdl_cache_dir();
+	char *objdir = dir ? fdl_asprintf("%s/objects", dir) : NULL;
+	char *path = objdir ? fdl_asprintf("%s/%s", objdir, sha) : NULL;
+	char *tmp = path ? fdl_asprintf("%s.tmp-%ld", path, (long)getpid()) : NULL;
+	free(dir);
+	struct stat st;
+	if (!tmp)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	else if (stat(path, &st) == 0 && st.st_size == bytes) {
+		/* cached: verified when it was stored, immutable since */
+	} else if (!(rc = fdl_mkdir_p(objdir, err)) && !(rc = fdl_store_get_file(repo->store, key, tmp, err))) {
+		rc = fdl_sha256_file(hex, &n, tmp, err);
+		if (!rc && (n != bytes || strcmp(hex, sha)))
+			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes with sha256 %s; version.json says %lld "
+				      "bytes, %s", repo->root, key, (long long)n, hex, (long long)bytes, sha);
+		if (!rc && rename(tmp, path) != 0)
+			rc = fdl_fail(err, FDL_EIO, "cannot store %s in the cache: %s", path, strerror(errno));
+		if (rc)
+			unlink(tmp);
+	}
+	free(tmp);
+	free(objdir);
+	if (rc)
+		free(path);
+	else
+		*out = path;
+	return rc;
+}
+
+int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
+			      int64_t bytes, const char *sha256, fdl_error *err)
+{
+	char *key = fdl_version_key(v->id, path);
+	int rc = key ? fdl_object_fetch_checked(local_path, repo, key, bytes, sha256, err)
+		     : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(key);
+	return rc;
 }

@@ -6,9 +6,8 @@
  * slower than 1 byte/s for 60 s, is given up on (FDL_HTTP_TIMEOUT overrides
  * the second figure).
  */
-#include "store.h"
+#include "curlx.h"
 
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,77 +21,20 @@ typedef struct http_store {
 	long requests;
 } http_store;
 
-typedef struct sink {
-	fdl_buf *buf;
-	FILE *file;
-	size_t max;
-	size_t got;
-	bool too_big;
-	char etag[FDL_ETAG_MAX];
-} sink;
-
-static size_t on_body(char *p, size_t size, size_t n, void *user)
-{
-	sink *s = user;
-	size_t len = size * n;
-	if (s->got + len > s->max) {
-		s->too_big = true;
-		return 0;
-	}
-	s->got += len;
-	if (s->file)
-		return fwrite(p, 1, len, s->file) == len ? len : 0;
-	return fdl_buf_add(s->buf, p, len, NULL) == 0 ? len : 0;
-}
-
-static size_t on_header(char *p, size_t size, size_t n, void *user)
-{
-	sink *s = user;
-	size_t len = size * n;
-	if (len > 5 && strncasecmp(p, "etag:", 5) == 0) {
-		const char *v = p + 5;
-		while (*v == ' ')
-			v++;
-		size_t vl = (size_t)(p + len - v);
-		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-			vl--;
-		if (vl < sizeof s->etag) {
-			memcpy(s->etag, v, vl);
-			s->etag[vl] = '\0';
-		}
-	}
-	return len;
-}
-
-static long timeout_s(void)
-{
-	const char *t = getenv("FDL_HTTP_TIMEOUT");
-	long v = t ? strtol(t, NULL, 10) : 0;
-	return v > 0 ? v : 60;
-}
-
 /* One request; status in *status. */
-static int request(http_store *h, const char *key, bool head_only, sink *s, long *status, fdl_error *err)
+static int request(http_store *h, const char *key, bool head_only, fdl_sink *s, long *status, fdl_error *err)
 {
 	char *url = fdl_asprintf("%s/%s", h->root, key);
 	if (!url)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	CURL *c = h->curl;
 	curl_easy_reset(c);
-	char curl_err[CURL_ERROR_SIZE] = "";
+	char curl_err[CURL_ERROR_SIZE];
+	fdl_curl_defaults(c, curl_err);
 	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, timeout_s());
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(c, CURLOPT_NOBODY, head_only ? 1L : 0L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, s);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "fdl/0.1");
+	fdl_curl_sink(c, s);
 	h->requests++;
 	CURLcode cc = curl_easy_perform(c);
 	int rc = 0;
@@ -170,7 +112,7 @@ static int http_get(fdl_store *st, const char *key, size_t max_bytes, fdl_buf *o
 	long ttl = cache_ttl(key);
 	if (ttl >= 0 && !etag && cache_read(h, key, ttl, max_bytes, out))
 		return 0;
-	sink s = {.buf = out, .max = max_bytes};
+	fdl_sink s = {.buf = out, .max = max_bytes};
 	long status;
 	int rc = request(h, key, false, &s, &status, err);
 	if (!rc && ttl >= 0)
@@ -196,7 +138,7 @@ static int http_get_file(fdl_store *st, const char *key, const char *local_path,
 	FILE *f = fopen(local_path, "wb");
 	if (!f)
 		return fdl_fail(err, FDL_EIO, "cannot create %s", local_path);
-	sink s = {.file = f, .max = SIZE_MAX};
+	fdl_sink s = {.file = f, .max = SIZE_MAX};
 	long status;
 	int rc = request(h, key, false, &s, &status, err);
 	if (fclose(f) != 0 && !rc)
@@ -209,7 +151,7 @@ static int http_get_file(fdl_store *st, const char *key, const char *local_path,
 static int http_head(fdl_store *st, const char *key, int64_t *bytes, fdl_error *err)
 {
 	http_store *h = (http_store *)st;
-	sink s = {.max = 0};
+	fdl_sink s = {.max = 0};
 	long status;
 	int rc = request(h, key, true, &s, &status, err);
 	curl_off_t len = -1;

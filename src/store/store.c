@@ -11,10 +11,12 @@ static int open_backend(fdl_store **out, const char *root, fdl_error *err)
 		return fdl_store_folder_open(out, root + 7, err);
 	if (strncmp(root, "http://", 7) == 0 || strncmp(root, "https://", 8) == 0)
 		return fdl_store_http_open(out, root, err);
+	if (strncmp(root, "s3://", 5) == 0)
+		return fdl_store_s3_open(out, root, err);
 	const char *scheme = strstr(root, "://");
 	if (scheme)
 		return fdl_fail(err, FDL_EINVALID,
-				"repository '%s': the %.*s:// store is not supported yet (folders, file:// and http(s):// only)",
+				"repository '%s': there is no %.*s:// store (folders, file://, http(s):// and s3:// only)",
 				root, (int)(scheme - root), root);
 	return fdl_store_folder_open(out, root, err);
 }
@@ -32,7 +34,7 @@ int fdl_store_open(fdl_store **out, const char *root, fdl_error *err)
 }
 
 /* Every write goes through here: the crash points of the tests. */
-static void before_write(fdl_store *s)
+void fdl_store_before_write(fdl_store *s)
 {
 #ifdef FDL_CRASH_POINTS
 	if (s->crash_at > 0 && ++s->writes >= s->crash_at) {
@@ -82,14 +84,14 @@ int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err
 int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err)
 {
 	CHECK_KEY(key);
-	before_write(s);
+	fdl_store_before_write(s);
 	return s->ops->put_if_absent(s, key, data, len, err);
 }
 
 int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err)
 {
 	CHECK_KEY(key);
-	before_write(s);
+	fdl_store_before_write(s);
 	return s->ops->put_file_if_absent(s, key, local_path, err);
 }
 
@@ -97,7 +99,7 @@ int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size
 			   fdl_error *err)
 {
 	CHECK_KEY(key);
-	before_write(s);
+	fdl_store_before_write(s);
 	return s->ops->put_if_match(s, key, data, len, etag, err);
 }
 
@@ -111,7 +113,7 @@ int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error
 int fdl_store_del(fdl_store *s, const char *key, fdl_error *err)
 {
 	CHECK_KEY(key);
-	before_write(s);
+	fdl_store_before_write(s);
 	return s->ops->del(s, key, err);
 }
 
@@ -125,7 +127,7 @@ char *fdl_store_local_path(fdl_store *s, const char *key)
 int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err)
 {
 	CHECK_KEY(key);
-	before_write(s);
+	fdl_store_before_write(s);
 	return s->ops->del_if_match(s, key, etag, err);
 }
 
@@ -143,4 +145,14 @@ size_t fdl_meta_max_bytes(void)
 	const char *v = getenv("FDL_MAX_METADATA_BYTES");
 	long long n = v ? strtoll(v, NULL, 10) : 0;
 	return n > 0 ? (size_t)n : (size_t)64 << 20;
+}
+
+int fdl_store_check_conditional(fdl_store *s, fdl_error *err)
+{
+	return s->ops->check_conditional ? s->ops->check_conditional(s, err) : 0;
+}
+
+int fdl_store_duck_secret(fdl_store *s, fdl_buf *sql, fdl_error *err)
+{
+	return s->ops->duck_secret ? s->ops->duck_secret(s, sql, err) : 0;
 }

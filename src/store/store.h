@@ -49,6 +49,12 @@ typedef struct fdl_store_ops {
 	/* The local file system path of a key, for backends that have one
 	 * (DuckDB can then open it in place); NULL otherwise. Caller frees. */
 	char *(*local_path)(fdl_store *s, const char *key);
+	/* Prove that the server honours create-only and compare-and-swap
+	 * writes (NULL: they are guaranteed, as on a folder). */
+	int (*check_conditional)(fdl_store *s, fdl_error *err);
+	/* Append the DuckDB statement(s) that give DuckDB access to this
+	 * store's files (a CREATE SECRET); NULL: none needed. */
+	int (*duck_secret)(fdl_store *s, fdl_buf *sql, fdl_error *err);
 	void (*free)(fdl_store *s);
 } fdl_store_ops;
 
@@ -58,11 +64,16 @@ struct fdl_store {
 	/* Test builds (-DFDL_CRASH_POINTS): abort() just before the Nth write
 	 * (put, delete) this store makes, N from FDL_CRASH_AT; 0 = never. */
 	long crash_at, writes;
+	/* Called as large uploads progress (may be NULL). */
+	fdl_progress_cb progress;
+	void *progress_payload;
 };
 
 /* Open the store a root names: a folder path, file:// or http(s):// URL. */
 int fdl_store_open(fdl_store **out, const char *root, fdl_error *err);
 int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err);
+/* s3://bucket[/prefix], configured as the AWS tools are (aws.h). */
+int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err);
 /* Read only: any static web host. */
 int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err);
 /* Requests an HTTP store has made (0 for other stores), for measurements. */
@@ -84,5 +95,13 @@ int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error
 int fdl_store_del(fdl_store *s, const char *key, fdl_error *err);
 int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err);
 char *fdl_store_local_path(fdl_store *s, const char *key);
+int fdl_store_check_conditional(fdl_store *s, fdl_error *err);
+/* Append the SQL DuckDB needs to read and write this store's files
+ * (nothing for folders and public HTTP hosts). */
+int fdl_store_duck_secret(fdl_store *s, fdl_buf *sql, fdl_error *err);
+/* Every write counts here: in test builds (-DFDL_CRASH_POINTS) the process
+ * aborts just before the FDL_CRASH_AT-th one. Backends call it for writes
+ * they make in several requests (each part of a multipart upload). */
+void fdl_store_before_write(fdl_store *s);
 
 #endif

@@ -1,0 +1,69 @@
+#include "curlx.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static size_t on_body(char *p, size_t size, size_t n, void *user)
+{
+	return fdl_sink_write(user, p, size * n);
+}
+
+size_t fdl_sink_write(fdl_sink *s, const char *p, size_t len)
+{
+	if (s->got + len > s->max) {
+		s->too_big = true;
+		return 0;
+	}
+	s->got += len;
+	if (s->file)
+		return fwrite(p, 1, len, s->file) == len ? len : 0;
+	if (!s->buf)
+		return len;
+	return fdl_buf_add(s->buf, p, len, NULL) == 0 ? len : 0;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *user)
+{
+	fdl_sink *s = user;
+	size_t len = size * n;
+	if (len > 5 && strncasecmp(p, "etag:", 5) == 0) {
+		const char *v = p + 5;
+		while (*v == ' ')
+			v++;
+		size_t vl = (size_t)(p + len - v);
+		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+			vl--;
+		if (vl < sizeof s->etag) {
+			memcpy(s->etag, v, vl);
+			s->etag[vl] = '\0';
+		}
+	}
+	return len;
+}
+
+void fdl_curl_sink(CURL *c, fdl_sink *s)
+{
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, s);
+}
+
+static long timeout_s(void)
+{
+	const char *t = getenv("FDL_HTTP_TIMEOUT");
+	long v = t ? strtol(t, NULL, 10) : 0;
+	return v > 0 ? v : 60;
+}
+
+void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
+{
+	errbuf[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, timeout_s());
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "fdl/0.1");
+}
