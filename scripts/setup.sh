@@ -2,7 +2,7 @@
 # Installs everything fdl needs to build and test, offline after the first
 # run: Debian's C libraries, libduckdb + duckdb.h + the DuckDB extensions
 # (pinned, sha256-checked, unpacked under deps/), and a Python venv with
-# stock DuckDB 1.5.5 for the interop tests.
+# stock DuckDB 1.5.5 and an S3 server (moto) for the interop tests.
 #
 # Downloads are cached in $FDL_CACHE (default ~/.cache/fdl), outside the
 # clone, and checked against scripts/deps.sha256 and scripts/requirements.txt
@@ -81,12 +81,14 @@ fi
 
 # --- 4. Python venv for the interop tests -------------------------------------
 venv="$deps/venv"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import duckdb, pytest; assert duckdb.__version__ == '$duckdb_version'" 2>/dev/null; then
+req_sum=$(sha256sum "$here/scripts/requirements.txt" | cut -c1-64)
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$req_sum" ]; then
   say "creating the Python venv (deps/venv)"
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes \
     -r "$here/scripts/requirements.txt" || die "pip install into deps/venv failed"
+  echo "$req_sum" > "$venv/.requirements"
 fi
 
 say "ok: libduckdb $(strings "$deps/lib/libduckdb.so" | grep -m1 -o 'v1\.5\.5' || echo '?'), extensions in $extdir"

@@ -7,6 +7,9 @@
  * additions is in a version directory; for every live catalog, that it
  * stops at its snapshot, that every data file it references exists under
  * data_dir with its recorded size, and that files.json agrees with it.
+ * On a store with no local files (S3, HTTP) each listed file is downloaded
+ * into a temporary folder, hashed, and deleted once its version is checked:
+ * verify checks what the store holds, never a cached copy.
  */
 #include "catalog/catalog.h"
 #include "layout/layout.h"
@@ -22,7 +25,39 @@ typedef struct report {
 	json_t *signatures;
 	int checked;
 	const char *allowed_signers;
+	char *tmpdir; /* downloads from a remote store */
+	long downloads;
 } report;
+
+/* A local file with the content of `key`: the file itself in a folder
+ * store, else a fresh download (*downloaded set; the caller deletes it). */
+static char *local_copy(report *r, fdl_repo *repo, const char *key, bool *downloaded, fdl_error *e)
+{
+	*downloaded = false;
+	char *local = fdl_store_local_path(repo->store, key);
+	if (local)
+		return local;
+	if (!r->tmpdir && fdl_tempdir(&r->tmpdir, "verify", e))
+		return NULL;
+	local = fdl_asprintf("%s/%ld", r->tmpdir, ++r->downloads);
+	if (!local) {
+		fdl_fail(e, FDL_ERROR, "out of memory");
+		return NULL;
+	}
+	if (fdl_store_get_file(repo->store, key, local, e)) {
+		free(local);
+		return NULL;
+	}
+	*downloaded = true;
+	return local;
+}
+
+static void drop_copy(char *local, bool downloaded)
+{
+	if (local && downloaded)
+		remove(local);
+	free(local);
+}
 
 static void problem(report *r, const char *where, const char *fmt, ...) FDL_PRINTF(3, 4);
 static void problem(report *r, const char *where, const char *fmt, ...)
@@ -40,30 +75,36 @@ static void warning(report *r, const char *where, const char *msg)
 	json_array_append_new(r->warnings, json_pack("{s:s, s:s}", "where", where, "warning", msg));
 }
 
-/* One listed file: present, with the recorded bytes and sha256. */
-static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired)
+/* One listed file: present, with the recorded bytes and sha256. Its local
+ * copy is kept in *keep (NULL to drop it) for the checks that follow. */
+static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired, char **keep,
+			 bool *downloaded)
 {
 	const char *path = json_string_value(json_object_get(ref, "path"));
 	const char *sha = json_string_value(json_object_get(ref, "sha256"));
 	int64_t bytes = (int64_t)json_integer_value(json_object_get(ref, "bytes"));
 	char *key = fdl_version_key(d->id, path);
-	char *local = key ? fdl_store_local_path(repo->store, key) : NULL;
+	char *local = NULL;
 	char hex[65];
 	int64_t n = 0;
 	fdl_error e;
 	int before = (int)json_array_size(r->problems);
-	if (!key || !local)
-		problem(r, key ? key : d->id, "cannot be checked (not a local store)");
+	*downloaded = false;
+	if (!key)
+		problem(r, d->id, "out of memory");
 	else if (!fdl_vdir_has(d, path)) {
 		if (!expired)
 			problem(r, key, "is listed in version.json but missing");
-	} else if (fdl_sha256_file(hex, &n, local, &e))
+	} else if (!(local = local_copy(r, repo, key, downloaded, &e)) || fdl_sha256_file(hex, &n, local, &e))
 		problem(r, key, "cannot be read: %s", e.message);
 	else if (n != bytes)
 		problem(r, key, "is %lld bytes; version.json says %lld", (long long)n, (long long)bytes);
 	else if (strcmp(hex, sha))
 		problem(r, key, "has sha256 %s; version.json says %s (the file changed after it was written)", hex, sha);
-	free(local);
+	if (keep)
+		*keep = local;
+	else
+		drop_copy(local, *downloaded);
 	free(key);
 	return (int)json_array_size(r->problems) == before;
 }
@@ -83,11 +124,11 @@ static bool allowed_name(const vdir *d, const char *name)
 }
 
 /* A live catalog: snapshots, data files, files.json. */
-static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir *d)
+static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir *d, const char *local,
+			  const char *files_local)
 {
 	const fdl_version *v = d->v;
 	char *key = fdl_version_key(d->id, fdl_version_catalog_path(v));
-	char *local = key ? fdl_store_local_path(repo->store, key) : NULL;
 	fdl_error e;
 	fdl_data_files files = {0};
 	json_t *derived = NULL;
@@ -124,20 +165,17 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 		const json_t *fref = json_object_get(fdl_version_json(v), "files");
 		const char *fpath = json_string_value(json_object_get(fref, "path"));
 		char *fkey = fpath ? fdl_version_key(d->id, fpath) : NULL;
-		char *flocal = fkey ? fdl_store_local_path(repo->store, fkey) : NULL;
-		json_t *written = flocal && fdl_vdir_has(d, fpath) ? json_load_file(flocal, 0, NULL) : NULL;
+		json_t *written = files_local ? json_load_file(files_local, 0, NULL) : NULL;
 		if (written && !fdl_catalog_files_json(&derived, duck, "fdl_verify", &files, &e) &&
 		    !json_equal(written, derived))
 			problem(r, fkey, "does not agree with the catalog (the catalog is right)");
 		json_decref(written);
-		free(flocal);
 		free(fkey);
 	}
 	fdl_catalog_detach(duck, "fdl_verify", NULL);
 out:
 	json_decref(derived);
 	fdl_data_files_free(&files);
-	free(local);
 	free(key);
 }
 
@@ -180,9 +218,13 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 	const json_t *doc = fdl_version_json(d->v);
 	const char *keys[] = {"catalog", "dataset", "files"};
 	bool catalog_ok = false;
+	char *copies[3] = {NULL, NULL, NULL}; /* the catalog and files.json stay for check_catalog */
+	bool downloaded[3] = {false, false, false};
 	for (size_t i = 0; i < 3; i++) {
 		const json_t *ref = json_object_get(doc, keys[i]);
-		bool ok = ref ? check_listed(r, repo, d, ref, expired && i != 1) : true;
+		bool ok = ref ? check_listed(r, repo, d, ref, expired && i != 1, i == 1 ? NULL : &copies[i],
+					     &downloaded[i])
+			      : true;
 		if (i == 0)
 			catalog_ok = ok;
 	}
@@ -199,8 +241,10 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 	if (r->allowed_signers)
 		check_signature(r, repo, d);
 	/* a catalog whose bytes are not the recorded ones is not opened */
-	if (!expired && catalog_ok && fdl_vdir_has(d, fdl_version_catalog_path(d->v)))
-		check_catalog(r, repo, duck, d);
+	if (!expired && catalog_ok && copies[0])
+		check_catalog(r, repo, duck, d, copies[0], copies[2]);
+	for (size_t i = 0; i < 3; i++)
+		drop_copy(copies[i], downloaded[i]);
 	free(vkey);
 }
 
@@ -249,7 +293,7 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 
 int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err)
 {
-	report r = {json_array(), json_array(), json_array(), 0, allowed_signers};
+	report r = {json_array(), json_array(), json_array(), 0, allowed_signers, NULL, 0};
 	vdirs dirs = {0};
 	fdl_duck duck = {0};
 	fdl_strlist strays = {0};
@@ -294,5 +338,9 @@ int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, const char *a
 	json_decref(r.problems);
 	json_decref(r.warnings);
 	json_decref(r.signatures);
+	if (r.tmpdir) {
+		fdl_rm_rf(r.tmpdir);
+		free(r.tmpdir);
+	}
 	return rc;
 }

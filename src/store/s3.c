@@ -264,6 +264,7 @@ static int perform_once(s3_req *r, const char *url, CURLcode *cc, fdl_error *err
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_FILETIME, 1L);
+	if (getenv("FDL_CURL_VERBOSE")) curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
 	if (s->userpwd) {
 		curl_easy_setopt(c, CURLOPT_AWS_SIGV4, s->sigv4);
 		curl_easy_setopt(c, CURLOPT_USERPWD, s->userpwd);
@@ -292,7 +293,6 @@ static int perform_once(s3_req *r, const char *url, CURLcode *cc, fdl_error *err
 	if (!rc && r->content_type && !(rc = fdl_buf_printf(&line, err, "Content-Type: %s", r->content_type)))
 		h = curl_slist_append(h, line.data);
 	fdl_buf_free(&line);
-	h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */
 	if (rc) {
 		curl_slist_free_all(h);
 		return rc;

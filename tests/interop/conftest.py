@@ -82,3 +82,55 @@ class Repo:
 @pytest.fixture
 def repo(tmp_path):
     return Repo(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """One S3 server (moto, signatures checked) for the whole session."""
+    from s3server import S3Server
+    server = S3Server(tmp_path_factory.mktemp("s3") / "moto.log")
+    yield server
+    server.stop()
+
+
+class S3Repo:
+    """A repository in a fresh bucket of the test S3 server."""
+
+    counter = 0
+
+    def __init__(self, server, tmp, endpoint=None, init=True):
+        S3Repo.counter += 1
+        self.server = server
+        self.bucket = f"fdl-test-{os.getpid()}-{S3Repo.counter}"
+        server.client().create_bucket(Bucket=self.bucket)
+        self.root = f"s3://{self.bucket}/datasets/pop"
+        self.tmp = tmp
+        self.env = dict(server.env(endpoint), FDL_CACHE_DIR=str(tmp / "cache"))
+        if init:
+            self.fdl("init", self.root)
+
+    def fdl(self, *args, check=True, env=None):
+        return fdl(*args, check=check, env=dict(self.env, **(env or {})))
+
+    def connect(self, sql):
+        """Stock DuckDB running SQL that fdl printed (it carries the secret)."""
+        con = connect()
+        con.execute(sql)
+        return con
+
+    def checkout(self, work, *extra):
+        return self.connect(self.fdl("checkout", self.root, work, *extra).stdout)
+
+    def keys(self, prefix="datasets/pop/"):
+        return self.server.keys(self.bucket, prefix)
+
+    def get(self, key):
+        return self.server.client().get_object(Bucket=self.bucket, Key=key)["Body"].read()
+
+    def head(self, branch="main"):
+        return self.get(f"datasets/pop/refs/heads/{branch}").decode().strip()
+
+
+@pytest.fixture
+def s3repo(s3_server, tmp_path):
+    return S3Repo(s3_server, tmp_path)

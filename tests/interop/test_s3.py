@@ -1,0 +1,283 @@
+"""Repositories on S3: the real fdl binary against a real S3-compatible server
+(moto, with SigV4 signatures checked) and stock DuckDB with httpfs."""
+import os
+import pty
+import subprocess
+import time
+
+import pytest
+
+from conftest import FDL, EXT, S3Repo, connect, fdl, rows
+from s3server import Proxy, S3Server
+
+SAN = "/san/" in FDL
+
+
+def write(repo, work, *statements, fresh=True):
+    """Check out (fresh) and run statements in stock DuckDB through the ATTACH fdl printed."""
+    con = repo.checkout(work) if fresh else repo.connect(repo.fdl("checkout", repo.root, work).stdout)
+    for s in statements:
+        con.execute(s)
+    con.close()
+
+
+def query(repo, target, sql):
+    p = repo.fdl("query", target, sql, "--format", "csv")
+    return p.stdout.strip().splitlines()[1:]
+
+
+def test_round_trip_init_commit_log_query(s3repo, tmp_path):
+    r = s3repo
+    assert sorted(k.split("/", 2)[2] for k in r.keys()) == ["HEAD", "fdl.json"]
+    assert r.get("datasets/pop/HEAD") == b"ref: refs/heads/main\n"
+    steps = [
+        ("CREATE TABLE lake.pop (town VARCHAR, people INTEGER)",
+         "INSERT INTO lake.pop VALUES ('Ashby', 100), ('Brill', 250)"),
+        ("INSERT INTO lake.pop VALUES ('Crewe', 75)", "DELETE FROM lake.pop WHERE town = 'Ashby'"),
+        ("ALTER TABLE lake.pop ADD COLUMN area DOUBLE", "UPDATE lake.pop SET area = people / 10"),
+    ]
+    expected = [
+        [("Ashby", 100), ("Brill", 250)],
+        [("Brill", 250), ("Crewe", 75)],
+        [("Brill", 250, 25.0), ("Crewe", 75, 7.5)],  # DuckDB: / divides as DOUBLE
+    ]
+    for i, stmts in enumerate(steps):
+        work = tmp_path / f"work{i}"
+        write(r, work, *stmts)
+        r.fdl("commit", work, "-m", f"step {i + 1}")
+    # data files went straight to the bucket through httpfs, beside the versions
+    keys = r.keys()
+    assert any(k.startswith("datasets/pop/data/main/pop/ducklake-") and k.endswith(".parquet") for k in keys)
+    assert not any(".fdl-probe" in k for k in keys)
+    versions = {k.split("/")[3] for k in keys if k.startswith("datasets/pop/versions/")}
+    assert len(versions) == 3
+    for v in versions:
+        for f in ("version.json", "ducklake.duckdb", "dataset.json", "files.json"):
+            assert f"datasets/pop/versions/{v}/{f}" in keys
+    log = r.fdl("log", r.root).stdout
+    assert [f"step {i}" in log for i in (1, 2, 3)] == [True] * 3
+    assert log.index("step 3") < log.index("step 1")
+    for seq, want in enumerate(expected, 1):
+        got = query(r, f"{r.root}@main:{seq}", "SELECT * FROM pop ORDER BY town")
+        assert got == [",".join(str(c) for c in row) for row in want]
+    show = r.fdl("show", r.root, "--json").stdout
+    assert '"seq": 3' in show
+    assert r.fdl("verify", r.root, "--all").returncode == 0
+
+
+def test_stock_duckdb_attaches_straight_from_the_bucket(s3repo, tmp_path):
+    r = s3repo
+    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT range AS i FROM range(10)")
+    r.fdl("commit", tmp_path / "w1", "-m", "ten")
+    write(r, tmp_path / "w2", "INSERT INTO lake.t SELECT range + 10 FROM range(5)")
+    r.fdl("commit", tmp_path / "w2", "-m", "fifteen")
+    sql = r.fdl("attach", r.root).stdout
+    # DuckDB reads the catalog itself from the bucket, not from fdl's cache
+    assert f"ATTACH 'ducklake:{r.root}/versions/" in sql
+    assert "CREATE OR REPLACE SECRET" in sql and "TYPE s3" in sql
+    con = connect()
+    con.execute(sql)
+    assert con.execute("SELECT count(*), sum(i) FROM lake.t").fetchone() == (15, 105)
+    old = connect()
+    old.execute(r.fdl("attach", r.root, "main:1", "--as", "v1").stdout)
+    assert old.execute("SELECT count(*), sum(i) FROM v1.t").fetchone() == (10, 45)
+
+
+def test_checkout_prints_a_secret_and_writes_data_to_the_bucket(s3repo, tmp_path):
+    r = s3repo
+    out = r.fdl("checkout", r.root, tmp_path / "w").stdout
+    assert "LOAD httpfs;" in out and "CREATE OR REPLACE SECRET" in out
+    assert f"DATA_PATH '{r.root}/data/'" in out
+    # the working catalog folder holds no credentials
+    for f in (tmp_path / "w").iterdir():
+        if f.is_file():
+            assert r.server.secret.encode() not in f.read_bytes(), f
+
+
+def test_four_committers_one_branch_one_winner_per_round(s3repo, tmp_path):
+    r = s3repo
+    write(r, tmp_path / "base", "CREATE TABLE lake.t (writer INTEGER, round INTEGER)")
+    r.fdl("commit", tmp_path / "base", "-m", "base")
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", **r.env)
+    winners = []
+    for rnd in range(3):
+        works = []
+        for w in range(4):
+            work = tmp_path / f"r{rnd}w{w}"
+            write(r, work, f"INSERT INTO lake.t VALUES ({w}, {rnd})")
+            works.append(work)
+        procs = [subprocess.Popen([FDL, "commit", str(work), "-m", f"round {rnd} writer {w}", "-q"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for w, work in enumerate(works)]
+        results = [(p.wait(), p.stdout.read(), p.stderr.read()) for p in procs]
+        codes = sorted(code for code, _, _ in results)
+        assert codes == [0, 4, 4, 4], results
+        for w, (code, out, errtext) in enumerate(results):
+            if code == 0:
+                winners.append((w, rnd, out.strip()))
+            else:
+                assert "conflict" in errtext.lower() or "moved" in errtext.lower(), errtext
+    # the branch holds every winner, in order, with no version lost
+    head = r.head()
+    assert head == winners[-1][2]
+    got = query(r, r.root, "SELECT writer, round FROM t ORDER BY round")
+    assert got == [f"{w},{rnd}" for w, rnd, _ in winners]
+    for i, (w, rnd, vid) in enumerate(winners):
+        v = r.fdl("show", r.root, vid, "--json").stdout
+        assert f'"seq": {i + 2}' in v
+    assert r.fdl("verify", r.root).returncode == 0
+
+
+def test_multipart_upload_round_trip(s3repo, tmp_path):
+    r = s3repo
+    write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT range AS i FROM range(100)")
+    small = {"FDL_S3_MULTIPART_THRESHOLD": "65536", "FDL_S3_PART_SIZE": "65536"}
+    vid = r.fdl("commit", tmp_path / "w", "-m", "in parts", "-q", env=small).stdout.strip()
+    size = len(r.get(f"datasets/pop/versions/{vid}/ducklake.duckdb"))
+    assert size > 4 * 65536  # it really went up in several parts
+    etag = r.server.client().head_object(Bucket=r.bucket, Key=f"datasets/pop/versions/{vid}/ducklake.duckdb")["ETag"]
+    assert "-" in etag  # S3 marks a multipart object's ETag with its part count
+    con = connect()
+    con.execute(r.fdl("attach", r.root).stdout)
+    assert con.execute("SELECT sum(i) FROM lake.t").fetchone() == (4950,)
+
+
+@pytest.mark.skipif(not SAN, reason="crash points exist only in the test build (make interop)")
+def test_interrupted_multipart_upload_leaves_no_visible_version(s3repo, tmp_path):
+    r = s3repo
+    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT 1 AS i")
+    first = r.fdl("commit", tmp_path / "w1", "-m", "one", "-q").stdout.strip()
+    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (2)")
+    small = {"FDL_S3_MULTIPART_THRESHOLD": "65536", "FDL_S3_PART_SIZE": "65536"}
+    # write 1 starts the catalog upload, 2 and 3 are its first parts: die before the third part
+    p = r.fdl("commit", tmp_path / "w2", "-m", "two", check=False, env=dict(small, FDL_CRASH_AT="4"))
+    assert p.returncode != 0 and "crash point 4" in p.stderr
+    uploads = r.server.client().list_multipart_uploads(Bucket=r.bucket).get("Uploads", [])
+    assert len(uploads) == 1 and uploads[0]["Key"].endswith("/ducklake.duckdb")
+    new = uploads[0]["Key"].split("/")[3]
+    assert new != first
+    assert not [k for k in r.keys() if f"/{new}/" in k]  # not even a partial object
+    assert r.head() == first
+    assert query(r, r.root, "SELECT i FROM t") == ["1"]
+    assert r.fdl("verify", r.root, "--all").returncode == 0
+    # the same commit, run again, finishes
+    second = r.fdl("commit", tmp_path / "w2", "-m", "two", "-q", env=small).stdout.strip()
+    assert r.head() == second
+    assert query(r, r.root, "SELECT i FROM t ORDER BY i") == ["1", "2"]
+
+
+def test_a_server_that_ignores_preconditions_is_refused(tmp_path):
+    # the conditional headers are signed: strip them in front of a server that
+    # does not check signatures
+    server = S3Server(tmp_path / "moto.log", check_signatures=False)
+    proxy = Proxy(server.port)
+    try:
+        proxy.rules.append((lambda m, path, h, n: m == "PUT", "strip-conditions"))
+        r = S3Repo(server, tmp_path, endpoint=proxy.endpoint, init=False)
+        p = r.fdl("init", r.root, check=False)
+        assert p.returncode == 5, p.stderr
+        assert "ignores If-None-Match" in p.stderr and "refuses to write" in p.stderr
+        assert r.keys() == []  # nothing written, the probe cleaned up
+        # honest again: the same init works
+        proxy.rules.clear()
+        r.fdl("init", r.root)
+        assert sorted(k.split("/", 2)[2] for k in r.keys()) == ["HEAD", "fdl.json"]
+    finally:
+        proxy.stop()
+        server.stop()
+
+
+def test_transient_errors_are_retried_and_a_lost_answer_is_not_a_conflict(s3_server, tmp_path):
+    proxy = Proxy(s3_server.port)
+    try:
+        r = S3Repo(s3_server, tmp_path, endpoint=proxy.endpoint)
+        write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT 42 AS answer")
+        # every third request fails with 503; the first create of version.json and the
+        # ref update are applied by the server but their answers are lost
+        lost = set()
+
+        def lose_once(m, path, h, n):
+            for what in ("version.json", "refs/heads/main"):
+                if m == "PUT" and path.endswith(what) and what not in lost:
+                    lost.add(what)
+                    return True
+            return False
+        proxy.rules += [(lose_once, "lose"), (lambda m, p, h, n: n % 3 == 2, "503")]
+        fast = {"FDL_S3_RETRY_BASE_MS": "5"}
+        vid = r.fdl("commit", tmp_path / "w", "-m", "through a bad network", "-q", env=fast).stdout.strip()
+        assert lost == {"version.json", "refs/heads/main"}
+        assert r.head() == vid
+        assert query(r, r.root, "SELECT answer FROM t") == ["42"]
+        assert sum(1 for m, p in proxy.seen if m == "PUT" and p.endswith("version.json")) >= 2
+        # a server that keeps failing: the error names the object and the attempts
+        proxy.rules[:] = [(lambda m, p, h, n: True, "503")]
+        p = r.fdl("log", r.root, check=False, env=dict(fast, FDL_S3_RETRIES="2"))
+        assert p.returncode == 6, p.stderr
+        assert f"{r.root}/" in p.stderr and "503" in p.stderr and "3 attempts" in p.stderr
+    finally:
+        proxy.stop()
+
+
+def test_profile_files_and_virtual_hosted_addressing(s3_server, tmp_path):
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text(
+        f"[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n"
+        f"[pub]\naws_access_key_id = {s3_server.key_id}\naws_secret_access_key = {s3_server.secret}\n")
+    # localhost: curl and DuckDB resolve <bucket>.localhost to 127.0.0.1 themselves
+    (home / ".aws" / "config").write_text(
+        f"[default]\nregion = eu-west-1\n\n[profile pub]\nregion = us-east-1\n"
+        f"endpoint_url = http://localhost:{s3_server.port}\ns3 =\n  addressing_style = virtual\n")
+    r = S3Repo(s3_server, tmp_path, init=False)
+    r.env = {"HOME": str(home), "AWS_PROFILE": "pub", "FDL_CACHE_DIR": str(tmp_path / "cache"),
+             "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_ENDPOINT_URL": "", "AWS_REGION": "",
+             "AWS_CONFIG_FILE": "", "AWS_SHARED_CREDENTIALS_FILE": ""}
+    r.fdl("init", r.root)
+    assert "datasets/pop/fdl.json" in r.keys()
+    sql = r.fdl("checkout", r.root, tmp_path / "w").stdout
+    assert "URL_STYLE 'vhost'" in sql and f"ENDPOINT 'localhost:{s3_server.port}'" in sql
+    r.connect(sql).execute("CREATE TABLE lake.t AS SELECT 7 AS n")
+    r.fdl("commit", tmp_path / "w", "-m", "by profile")
+    assert query(r, r.root, "SELECT n FROM t") == ["7"]
+    # the default profile's key is refused by the server, and fdl says where it came from
+    p = r.fdl("log", r.root, check=False, env={"AWS_PROFILE": "default", "AWS_ENDPOINT_URL": s3_server.endpoint})
+    assert p.returncode == 6
+    assert "403" in p.stderr and "profile 'default'" in p.stderr
+
+
+def test_upload_progress_on_a_terminal_only(s3repo, tmp_path):
+    r = s3repo
+    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT 1 AS i")
+    p = r.fdl("commit", tmp_path / "w1", "-m", "quiet pipe")
+    assert "upload" not in p.stderr  # not a terminal: no progress
+    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (2)")
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", **r.env)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(FDL, [FDL, "commit", str(tmp_path / "w2"), "-m", "on a terminal"], env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    text = out.decode(errors="replace")
+    assert "upload versions/" in text and "ducklake.duckdb" in text and "/s" in text and "took" in text
+
+
+def test_s3_errors_are_clear(s3_server, tmp_path):
+    r = S3Repo(s3_server, tmp_path, init=False)
+    p = r.fdl("init", "s3://No_Such/x", check=False)
+    assert p.returncode == 5 and "not a valid bucket name" in p.stderr
+    p = r.fdl("log", f"s3://{r.bucket}/nothing-here", check=False)
+    assert p.returncode == 3 and f"s3://{r.bucket}/nothing-here is not an fdl repository (no fdl.json)" in p.stderr
+    p = r.fdl("init", r.root, check=False, env={"AWS_SECRET_ACCESS_KEY": ""})
+    assert p.returncode == 5 and "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together" in p.stderr
+    r.fdl("init", r.root)
+    p = r.fdl("init", r.root, check=False)
+    assert p.returncode == 9 and "already an fdl repository" in p.stderr
