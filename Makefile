@@ -60,7 +60,7 @@ deps-check:
 # `make corpus` replays every input kept in tests/corpus/<target>/ through the
 # sanitizer build (part of `make test`); `make fuzz` runs libFuzzer (clang)
 # on each target for FUZZ_SECONDS and adds what it finds to the corpus.
-FUZZ_TARGETS := version config ref dataset records http
+FUZZ_TARGETS := version config ref dataset records http ini
 CLANG        ?= clang-14
 FUZZ_SECONDS ?= 60
 FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer

@@ -87,6 +87,14 @@ static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const c
 			break;
 		rc = del_owned(repo, fdl_version_key(d->id, json_string_value(f)), err);
 	}
+	/* this machine's read cache forgets the catalog at once (other
+	 * machines' caches are documented in docs/decisions.md) */
+	if (!rc && d->v) {
+		char *obj = fdl_cache_object_path(fdl_version_catalog_sha256(d->v));
+		if (obj)
+			remove(obj);
+		free(obj);
+	}
 	free(text);
 	free(key);
 	json_decref(doc);
@@ -200,10 +208,12 @@ int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err)
 static int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, const vdir *d, bool added_only,
 			 fdl_error *err)
 {
-	char *key = fdl_version_key(d->id, fdl_version_catalog_path(d->v));
-	char *local = key ? fdl_store_local_path(repo->store, key) : NULL;
-	int rc = local ? fdl_catalog_attach_raw(duck, "fdl_life", local, FDL_CAT_DUCKDB, true, err)
-		       : fdl_fail(err, FDL_EINVALID, "%s: withdrawal and gc need a writable local repository", repo->root);
+	const fdl_version *v = d->v;
+	char *local = NULL;
+	int rc = fdl_version_fetch_checked(&local, repo, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
+					   fdl_version_catalog_sha256(v), err);
+	if (!rc)
+		rc = fdl_catalog_attach_raw(duck, "fdl_life", local, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
 		int64_t first = -1;
 		if (added_only)
@@ -213,7 +223,6 @@ static int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, const
 		fdl_catalog_detach(duck, "fdl_life", NULL);
 	}
 	free(local);
-	free(key);
 	return rc;
 }
 

@@ -52,6 +52,8 @@ const json_t *fdl_version_json(const fdl_version *v);
  * path to open read-only. Caller frees. */
 int fdl_object_fetch_checked(char **local_path, fdl_repo *repo, const char *key, int64_t bytes, const char *sha256,
 			     fdl_error *err);
+/* Where that cache keeps the file with this sha256. Caller frees. */
+char *fdl_cache_object_path(const char *sha256);
 /* The same for a file of version v, by its path inside the version. */
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
 			      int64_t bytes, const char *sha256, fdl_error *err);

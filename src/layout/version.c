@@ -229,6 +229,14 @@ int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err)
 	return fdl_json_dump(out, NULL, v->doc, err);
 }
 
+char *fdl_cache_object_path(const char *sha256)
+{
+	char *dir = fdl_cache_dir();
+	char *p = dir ? fdl_asprintf("%s/objects/%s", dir, sha256) : NULL;
+	free(dir);
+	return p;
+}
+
 /* In place for local stores, else downloaded once into the cache (by
  * sha256: version files never change) and checked. */
 int fdl_object_fetch_checked(char **out, fdl_repo *repo, const char *key, int64_t bytes, const char *sha, fdl_error *err)
@@ -252,7 +260,7 @@ int fdl_object_fetch_checked(char **out, fdl_repo *repo, const char *key, int64_
 	}
 	char *dir = fdl_cache_dir();
 	char *objdir = dir ? fdl_asprintf("%s/objects", dir) : NULL;
-	char *path = objdir ? fdl_asprintf("%s/%s", objdir, sha) : NULL;
+	char *path = fdl_cache_object_path(sha);
 	char *tmp = path ? fdl_asprintf("%s.tmp-%ld", path, (long)getpid()) : NULL;
 	free(dir);
 	struct stat st;

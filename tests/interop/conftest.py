@@ -54,6 +54,8 @@ def read_json(path):
 class Repo:
     """A repository in a temp folder plus helpers to work on it."""
 
+    env = {}  # what fdl needs beyond the defaults (S3Repo: the AWS variables)
+
     def __init__(self, tmp):
         self.root = tmp / "repo"
         fdl("init", self.root)
@@ -129,6 +131,12 @@ class S3Repo:
 
     def head(self, branch="main"):
         return self.get(f"datasets/pop/refs/heads/{branch}").decode().strip()
+
+    def version(self, vid):
+        return json.loads(self.get(f"datasets/pop/versions/{vid}/version.json"))
+
+    def open_version(self, ref):
+        return self.connect(self.fdl("attach", self.root, ref).stdout)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
-"""Many writers on one branch of a folder repository, readers meanwhile.
+"""Many writers on one branch of a repository (a folder, or a bucket), readers
+meanwhile.
 
 Scale with FDL_STRESS_PROCS and FDL_STRESS_COMMITS (CI: 4 x 5; the figures
-in docs/reliability.md come from 8 x 50)."""
+in docs/reliability.md come from larger runs)."""
 import os
 import pathlib
 import subprocess
@@ -15,16 +16,24 @@ COMMITS = int(os.environ.get("FDL_STRESS_COMMITS", "5"))
 
 
 def test_many_writers_one_branch(repo, tmp_path):
+    many_writers(repo, tmp_path)
+
+
+def test_many_writers_one_branch_of_a_bucket(s3repo, tmp_path):
+    many_writers(s3repo, tmp_path)
+
+
+def many_writers(repo, tmp_path):
     con = repo.checkout(tmp_path / "base")
     con.execute("CREATE TABLE lake.t (w INTEGER, k INTEGER)")
     con.close()
-    fdl("commit", tmp_path / "base", "-m", "base")
+    fdl("commit", tmp_path / "base", "-m", "base", env=repo.env)
     base = repo.head()
     stop = threading.Event()
     reads = {"ok": 0, "bad": []}
 
     def reader():
-        env = dict(os.environ, FDL_EXTENSION_DIR=EXT)
+        env = dict(os.environ, FDL_EXTENSION_DIR=EXT, **repo.env)
         while not stop.is_set():
             p = subprocess.run([FDL, "query", str(repo.root), "SELECT count(*) FROM t", "-f", "csv"],
                                capture_output=True, text=True, env=env)
@@ -37,7 +46,8 @@ def test_many_writers_one_branch(repo, tmp_path):
     t.start()
     worker = pathlib.Path(__file__).with_name("stress_worker.py")
     procs = [subprocess.Popen([sys.executable, str(worker), FDL, EXT, str(repo.root), str(tmp_path / f"w{i}"), str(i),
-                               str(COMMITS)], stdout=subprocess.PIPE, text=True) for i in range(PROCS)]
+                               str(COMMITS)], stdout=subprocess.PIPE, text=True, env=dict(os.environ, **repo.env))
+             for i in range(PROCS)]
     outs = [p.communicate()[0] for p in procs]
     stop.set()
     t.join()
@@ -57,6 +67,8 @@ def test_many_writers_one_branch(repo, tmp_path):
     # no update lost: the tip has every row a winner committed
     assert set(rows(repo.open_version("main"), "lake.t")) == won
     assert reads["bad"] == [] and reads["ok"] > 0
-    assert fdl("verify", repo.root, "--all").returncode == 0
+    assert fdl("verify", repo.root, "--all", env=repo.env).returncode == 0
+    print(f"\n{repo.root}: {PROCS} writers x {COMMITS} commits, {conflicts} conflicts retried, "
+          f"{reads['ok']} concurrent reads, 0 failed")
     print(f"\nconcurrency: {PROCS} writers x {COMMITS} commits, {conflicts} conflicts retried, "
           f"{reads['ok']} reads, 0 failed")

@@ -281,3 +281,24 @@ def test_s3_errors_are_clear(s3_server, tmp_path):
     r.fdl("init", r.root)
     p = r.fdl("init", r.root, check=False)
     assert p.returncode == 9 and "already an fdl repository" in p.stderr
+
+
+def test_withdraw_and_gc_on_a_bucket(s3repo, tmp_path):
+    r = s3repo
+    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT 1 AS i")
+    keep = r.fdl("commit", tmp_path / "w1", "-m", "keep", "-q").stdout.strip()
+    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (666)")
+    bad = r.fdl("commit", tmp_path / "w2", "-m", "oops", "-q").stdout.strip()
+    before = [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")]
+    assert len(before) == 2
+    r.fdl("withdraw", r.root, bad, "--reason", "published by mistake")
+    after = [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")]
+    assert len(after) == 1  # the data file the bad version added is gone
+    p = r.fdl("query", f"{r.root}@{bad}", "SELECT 1", check=False)
+    assert p.returncode == 7 and "withdrawn" in p.stderr
+    assert query(r, f"{r.root}@{keep}", "SELECT i FROM t") == ["1"]
+    # an orphan in the data folder goes with gc; what a live version needs stays
+    r.server.client().put_object(Bucket=r.bucket, Key="datasets/pop/data/main/t/orphan.parquet", Body=b"x")
+    r.fdl("gc", r.root, "--grace", "0s")
+    assert [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")] == after
+    assert query(r, f"{r.root}@{keep}", "SELECT i FROM t") == ["1"]

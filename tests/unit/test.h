@@ -38,6 +38,7 @@ typedef struct t_case {
 extern const t_case uuid7_tests[];
 extern const t_case version_tests[];
 extern const t_case store_tests[];
+extern const t_case aws_tests[];
 extern const t_case refs_tests[];
 extern const t_case catalog_tests[];
 extern const t_case yaml_tests[];
