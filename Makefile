@@ -8,7 +8,7 @@ DEPS    := $(CURDIR)/deps
 EXTDIR  ?= $(DEPS)/extensions
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2
 CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include -isystem /usr/include/libxml2 \
-           -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"'
+           -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"' -DFDL_DEFAULT_WEB_DIR='"$(CURDIR)/build/web"'
 CFLAGS  ?= -O2 -g
 LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lxml2 -lmicrohttpd -lcrypto -lpthread
 SAN     := -DFDL_CRASH_POINTS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -18,8 +18,38 @@ CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*.h src/*/*.h)
 
-.PHONY: all setup test unit interop corpus fuzz demo clean
-all: build/fdl
+.PHONY: all setup test unit interop corpus fuzz demo clean web install
+all: build/fdl web
+
+# --- the repository page (web/): esbuild bundles it with DuckDB-Wasm ---------
+WEB_OUT  := build/web
+WASM_DIST:= web/node_modules/@duckdb/duckdb-wasm/dist
+WASM_FILES := duckdb-mvp.wasm duckdb-eh.wasm duckdb-browser-mvp.worker.js duckdb-browser-eh.worker.js
+web: $(WEB_OUT)/index.html $(WEB_OUT)/_fdl/app.js $(WEB_OUT)/_fdl/style.css $(WASM_FILES:%=$(WEB_OUT)/_fdl/duckdb/%)
+
+$(WEB_OUT)/index.html: web/index.html
+	@mkdir -p $(dir $@) && cp $< $@
+$(WEB_OUT)/_fdl/style.css: web/style.css
+	@mkdir -p $(dir $@) && cp $< $@
+$(WEB_OUT)/_fdl/app.js: web/src/app.js | web-deps-check
+	@mkdir -p $(dir $@)
+	@echo "  ESBUILD $<"
+	@web/node_modules/.bin/esbuild $< --bundle --format=esm --minify --sourcemap --target=es2020 \
+	  --log-level=warning --outfile=$@
+$(WEB_OUT)/_fdl/duckdb/%: | web-deps-check
+	@mkdir -p $(dir $@) && cp $(WASM_DIST)/$* $@
+
+web-deps-check:
+	@test -x web/node_modules/.bin/esbuild -a -d $(WASM_DIST) || \
+	  { echo "web/node_modules is missing: run 'make setup' first" >&2; exit 1; }
+
+# `make install PREFIX=/usr/local`: the binary, and the page beside it in
+# $(PREFIX)/share/fdl/web, where fdl serve looks first.
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fdl
+	install -m 755 build/fdl $(DESTDIR)$(PREFIX)/bin/fdl
+	rm -rf $(DESTDIR)$(PREFIX)/share/fdl/web && cp -r $(WEB_OUT) $(DESTDIR)$(PREFIX)/share/fdl/web
 
 setup:
 	bash scripts/setup.sh
@@ -95,7 +125,7 @@ fuzz:
 unit: build/san/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests
 
-interop: build/san/fdl build/fdl
+interop: build/san/fdl build/fdl web
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q tests/interop
 

@@ -303,6 +303,9 @@ typedef struct fdl_serve_options {
 	const char *bind; /* address, NULL = "127.0.0.1" */
 	int port;         /* 0 = any free port */
 	FILE *log;        /* one line per request; NULL = none */
+	/* the repository page (the folder `make web` builds), served at / and
+	 * /_fdl/; NULL = no page */
+	const char *web_dir;
 } fdl_serve_options;
 
 /* Serve the folder repository `root` over HTTP in background threads: GET

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything fdl needs to build and test, offline after the first
-# run: Debian's C libraries, libduckdb + duckdb.h + the DuckDB extensions
-# (pinned, sha256-checked, unpacked under deps/), and a Python venv with
-# stock DuckDB 1.5.5 and an S3 server (moto) for the interop tests.
+# run: Debian's C libraries (and Chromium, for the page's tests),
+# libduckdb + duckdb.h + the DuckDB extensions (pinned, sha256-checked,
+# unpacked under deps/), a Python venv with stock DuckDB 1.5.5 and an S3
+# server (moto) for the interop tests, and the page's npm packages (web/).
 #
 # Downloads are cached in $FDL_CACHE (default ~/.cache/fdl), outside the
 # clone, and checked against scripts/deps.sha256 and scripts/requirements.txt
@@ -23,7 +24,8 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # --- 1. Debian packages -------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
           libssl-dev libxml2-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client
-          postgresql-15)
+          postgresql-15 chromium)
+command -v npm >/dev/null 2>&1 || apt_pkgs+=(nodejs npm)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -89,6 +91,16 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" !
   "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes \
     -r "$here/scripts/requirements.txt" || die "pip install into deps/venv failed"
   echo "$req_sum" > "$venv/.requirements"
+fi
+
+# --- 5. The page's toolchain (web/): esbuild, DuckDB-Wasm, playwright-core ----
+# Exact versions and sha512 integrity in web/package-lock.json; npm checks
+# every tarball against it. npm's own cache (~/.npm) keeps the downloads.
+web_sum=$(sha256sum "$here/web/package-lock.json" | cut -c1-64)
+if [ "$(cat "$here/web/node_modules/.fdl-lock" 2>/dev/null)" != "$web_sum" ]; then
+  say "installing the page's npm packages (web/node_modules)"
+  (cd "$here/web" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci in web/ failed"
+  echo "$web_sum" > "$here/web/node_modules/.fdl-lock"
 fi
 
 say "ok: libduckdb $(strings "$deps/lib/libduckdb.so" | grep -m1 -o 'v1\.5\.5' || echo '?'), extensions in $extdir"

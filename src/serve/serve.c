@@ -4,6 +4,11 @@
  * anyway), an encoded traversal (libmicrohttpd decodes before we check) nor
  * a symlink can reach outside the root. Only the layout's own files are
  * served; folders are never listed; temp and lock files are invisible.
+ *
+ * With a page folder (opts->web_dir), `/` is the repository's page and
+ * `/_fdl/` its assets (the folder `make web` builds), opened the same way
+ * beneath that folder; `/_fdl/refs.json` lists the branches and tags, which
+ * a static host could not.
  */
 #include "serve.h"
 #include "../layout/layout.h"
@@ -24,6 +29,7 @@ struct fdl_server {
 	char *root;
 	char *data_dir;
 	int root_fd;
+	int web_fd; /* the page's folder, or -1 */
 	FILE *log;
 	int port;
 };
@@ -43,15 +49,15 @@ int fdl_serve_path_allowed(const char *data_dir, const char *rel)
 	       !strncmp(rel, "versions/", 9) || (!strncmp(rel, data_dir, dl) && rel[dl] == '/');
 }
 
-/* Open rel under the root without following any symlink; -1 with errno. */
-static int open_beneath(const fdl_server *s, const char *rel, struct stat *st)
+/* Open rel under the folder `top` without following any symlink; -1 with errno. */
+static int open_beneath(int top, const char *rel, struct stat *st)
 {
 	char *copy = fdl_strdup(rel);
 	if (!copy) {
 		errno = ENOMEM;
 		return -1;
 	}
-	int dir = dup(s->root_fd);
+	int dir = dup(top);
 	char *save = NULL;
 	char *comp = strtok_r(copy, "/", &save);
 	int fd = -1;
@@ -85,6 +91,16 @@ static const char *content_type(const char *rel)
 	size_t n = strlen(rel);
 #define ENDS(x) (n >= strlen(x) && !strcmp(rel + n - strlen(x), x))
 	if (ENDS(".json"))
+		return "application/json";
+	if (ENDS(".html"))
+		return "text/html; charset=utf-8";
+	if (ENDS(".js"))
+		return "text/javascript; charset=utf-8";
+	if (ENDS(".css"))
+		return "text/css; charset=utf-8";
+	if (ENDS(".wasm"))
+		return "application/wasm";
+	if (ENDS(".map"))
 		return "application/json";
 	if (ENDS(".parquet"))
 		return "application/vnd.apache.parquet";
@@ -161,6 +177,14 @@ static void common_headers(struct MHD_Response *r, const char *rel)
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (!rel)
 		return;
+	if (!strcmp(rel, "index.html") || !strcmp(rel, "_fdl/refs.json")) {
+		MHD_add_response_header(r, "Cache-Control", "no-cache");
+		return;
+	}
+	if (!strncmp(rel, "_fdl/", 5)) {
+		MHD_add_response_header(r, "Cache-Control", "public, max-age=3600");
+		return;
+	}
 	bool moves = !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) || !strcmp(rel, "fdl.json") ||
 		     strstr(rel, "/expired.json") != NULL;
 	MHD_add_response_header(r, "Cache-Control", moves ? "public, max-age=5, must-revalidate"
@@ -268,6 +292,57 @@ static struct MHD_Response *multipart_response(int fd, const fdl_range *ranges, 
 	return r;
 }
 
+/* ---- the page's list of refs --------------------------------------------- */
+
+/* {"head": "main", "branches": {"main": "<id>"}, "tags": {...}} */
+static char *refs_json(const fdl_server *s)
+{
+	fdl_repo *repo = NULL;
+	fdl_error e;
+	char *out = NULL, *head = NULL;
+	json_t *doc = json_pack("{s:o, s:o}", "branches", json_object(), "tags", json_object());
+	fdl_strlist refs = {0};
+	if (!doc || fdl_repo_open(&repo, s->root, &e) || fdl_store_list(repo->store, "refs", &refs, &e))
+		goto out;
+	if (fdl_repo_head_branch(&head, repo, &e) == 0)
+		json_object_set_new(doc, "head", json_string(head));
+	for (size_t i = 0; i < refs.len; i++) {
+		const char *k = refs.items[i];
+		const char *kind = !strncmp(k, "refs/heads/", 11) ? "branches" : !strncmp(k, "refs/tags/", 10) ? "tags" : NULL;
+		char id[FDL_ID_LEN + 1];
+		bool exists = false;
+		if (!kind || strstr(k, ".lock") || strstr(k, ".tmp-") ||
+		    fdl_ref_read(repo, k, id, &exists, NULL, &e) || !exists)
+			continue;
+		json_object_set_new(json_object_get(doc, kind), k + (kind[0] == 'b' ? 11 : 10), json_string(id));
+	}
+	fdl_json_dump(&out, NULL, doc, &e);
+out:
+	fdl_strlist_free(&refs);
+	fdl_free(head);
+	json_decref(doc);
+	fdl_repo_free(repo);
+	return out;
+}
+
+static enum MHD_Result reply_refs(fdl_server *s, struct MHD_Connection *c, unsigned *status, int64_t *sent)
+{
+	char *text = refs_json(s);
+	if (!text)
+		return reply_text(c, *status = MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot list the refs\n");
+	*sent = (int64_t)strlen(text);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	common_headers(r, "_fdl/refs.json");
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	enum MHD_Result ret = MHD_queue_response(c, *status = MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* ---- the handler ---------------------------------------------------------- */
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -302,19 +377,26 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		ret = reply_text(c, status = MHD_HTTP_METHOD_NOT_ALLOWED, "read only: GET, HEAD and OPTIONS\n");
 		goto log;
 	}
-	int allowed = fdl_serve_path_allowed(s->data_dir, rel);
+	bool page = s->web_fd >= 0 && (!*rel || !strcmp(rel, "index.html") || !strncmp(rel, "_fdl/", 5));
+	if (page && !*rel)
+		rel = "index.html";
+	if (page && !strcmp(rel, "_fdl/refs.json")) {
+		ret = reply_refs(s, c, &status, &sent);
+		goto log;
+	}
+	int allowed = page ? (strstr(rel, "..") || strstr(rel, "//") ? -1 : 1) : fdl_serve_path_allowed(s->data_dir, rel);
 	if (allowed < 0) {
 		ret = reply_text(c, status = MHD_HTTP_FORBIDDEN, "forbidden\n");
 		goto log;
 	}
 	struct stat st;
-	int fd = allowed ? open_beneath(s, rel, &st) : -1;
+	int fd = allowed ? open_beneath(page ? s->web_fd : s->root_fd, rel, &st) : -1;
 	if (fd < 0) {
 		ret = reply_text(c, status = MHD_HTTP_NOT_FOUND, "not found\n");
 		goto log;
 	}
 	char etag[FDL_ETAG_MAX];
-	etag_of(s, rel, fd, &st, etag);
+	etag_of(s, page ? "" : rel, fd, &st, etag);
 	if (etag_matches(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match"), etag)) {
 		close(fd);
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -397,11 +479,22 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 	s->data_dir = fdl_strdup(repo->data_dir);
 	s->log = opts ? opts->log : NULL;
 	fdl_repo_free(repo);
+	s->web_fd = -1;
 	s->root_fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->root_fd < 0) {
 		rc = fdl_fail(err, FDL_EIO, "cannot open %s: %s", s->root, strerror(errno));
 		fdl_server_stop(s);
 		return rc;
+	}
+	if (opts && opts->web_dir) {
+		s->web_fd = open(opts->web_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat st;
+		if (s->web_fd < 0 || fstatat(s->web_fd, "index.html", &st, 0) != 0) {
+			rc = fdl_fail(err, FDL_ENOTFOUND, "the page folder %s has no index.html (run `make web`)",
+				      opts->web_dir);
+			fdl_server_stop(s);
+			return rc;
+		}
 	}
 	struct sockaddr_in addr = {0};
 	addr.sin_family = AF_INET;
@@ -439,6 +532,8 @@ void fdl_server_stop(fdl_server *s)
 		MHD_stop_daemon(s->mhd);
 	if (s->root_fd > 0)
 		close(s->root_fd);
+	if (s->web_fd >= 0)
+		close(s->web_fd);
 	free(s->root);
 	free(s->data_dir);
 	free(s);

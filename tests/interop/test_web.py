@@ -1,0 +1,98 @@
+"""The repository page, end to end: `fdl serve` on 127.0.0.1, Debian's Chromium
+driven by playwright-core (web/test/e2e.mjs) the way a person uses the page,
+and every number it shows checked against stock DuckDB. Screenshots of each
+page are kept in build/artifacts/web/."""
+import json
+import os
+import pathlib
+import subprocess
+
+from conftest import ROOT, connect, fdl
+from test_reader import Server, get
+
+NODE_SCRIPT = ROOT / "web" / "test" / "e2e.mjs"  # beside web/node_modules
+ARTIFACTS = pathlib.Path(os.environ.get("FDL_ARTIFACTS", ROOT / "build" / "artifacts")) / "web"
+
+
+def build_repo(repo, tmp_path):
+    """Three versions: a described dataset; more rows and a delete in `towns`;
+    a renamed column in `towns` (a breaking change)."""
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    (work / "dataset.yml").write_text(
+        "name: population\ntitle: Population by town\n"
+        "description: Census population of each town\n"
+        "keywords: [population, census]\nlicenses: [CC-BY-4.0]\n"
+        "sources: [{title: 2025 census, path: 'https://example.org/census'}]\n"
+        "contributors: [{title: Example City, roles: [publisher]}]\n"
+        "tables:\n  - name: population\n    title: People per town\n"
+        "    fields: [{name: town, description: The town's name}]\n")
+    con.execute("CREATE TABLE lake.population (town VARCHAR, people BIGINT)")
+    con.execute("INSERT INTO lake.population SELECT 'town' || i, i * 10 FROM range(250) t(i)")
+    con.execute("CREATE TABLE lake.towns (code INTEGER, name VARCHAR)")
+    con.execute("INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, 'Crewe')")
+    fdl("commit", work, "-m", "Census 2024")
+    con.execute("INSERT INTO lake.population SELECT 'new' || i, i FROM range(40) t(i)")
+    con.execute("DELETE FROM lake.towns WHERE code = 2")
+    fdl("commit", work, "-m", "Add the 2025 towns")
+    con.execute("ALTER TABLE lake.towns RENAME COLUMN name TO town_name")
+    fdl("commit", work, "-m", "Rename towns.name")
+    con.close()
+
+
+def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
+    build_repo(repo, tmp_path)
+    server = Server(repo.root, tmp_path)
+    try:
+        # the page and its assets come from fdl itself, with the right types
+        status, headers, body = get(server.url + "/")
+        assert status == 200 and headers["Content-Type"].startswith("text/html") and b"_fdl/app.js" in body
+        status, headers, _ = get(server.url + "/_fdl/duckdb/duckdb-eh.wasm", method="HEAD")
+        assert status == 200 and headers["Content-Type"] == "application/wasm"
+        status, _, body = get(server.url + "/_fdl/refs.json")
+        assert status == 200 and json.loads(body)["branches"] == {"main": repo.head()}
+        assert get(server.url + "/_fdl/../fdl.json")[0] in (403, 404)
+
+        plan = {"queries": [{"seq": 3, "sql": "SELECT count(*) AS n, sum(people) AS people FROM population"},
+                            {"seq": 1, "sql": "SELECT count(*) AS n FROM population"}]}
+        p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS), json.dumps(plan)],
+                           capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
+        assert p.returncode == 0, p.stderr[-4000:]
+        seen = json.loads(p.stdout.strip().splitlines()[-1])
+    finally:
+        server.stop()
+
+    assert seen["consoleErrors"] == []
+    assert seen["title"] == "Population by town"
+    text = seen["overviewText"]
+    for shown in ("Census population of each town", "CC-BY-4.0", "2025 census", "Example City (publisher)",
+                  "population", "census"):
+        assert shown in text, shown
+    assert [h["seq"] for h in seen["history"]] == [3, 2, 1]
+    assert [h["message"].split(" ")[0] for h in seen["history"]] == ["Rename", "Add", "Census"]
+    assert seen["history"][0]["breaking"] >= 1  # the rename is marked
+    assert seen["history"][2]["breaking"] == 0
+    assert seen["branches"] == ["main (HEAD)"]
+
+    latest, first = seen["queries"]
+    # what stock DuckDB says about the same versions
+    truth = {}
+    for seq in (3, 1):
+        con = connect()
+        con.execute(fdl("attach", repo.root, f"main:{seq}").stdout)
+        truth[seq] = con.execute("SELECT count(*), sum(people) FROM lake.population").fetchone()
+    assert latest["heading"].startswith("Version 3")
+    assert latest["header"] == ["n", "people"]
+    assert latest["rows"] == [[str(truth[3][0]), str(truth[3][1])]]
+    assert latest["status"].startswith("1 row") and latest["csvLink"]
+    assert first["rows"] == [[str(truth[1][0])]]
+    assert truth[3][0] == 290 and truth[1][0] == 250
+    # the plain-Parquet rules: towns has deletes (v2 on) and a renamed column (v3)
+    why = {t["table"]: t["why"] for t in latest["notQueryable"]}
+    assert list(why) == ["main.towns"] and "renamed" in why["main.towns"]
+    assert first["notQueryable"] == []
+    # the ATTACH shown is the one fdl prints for an HTTP repository
+    assert f"versions/{repo.head()}/ducklake.duckdb" in latest["attach"]
+    assert "OVERRIDE_DATA_PATH true" in latest["attach"]
+    for name in ("overview.png", "version-3.png", "version-1.png"):
+        assert (ARTIFACTS / name).stat().st_size > 10000, name

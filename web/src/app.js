@@ -1,0 +1,395 @@
+// The page of an fdl repository: static files that read the repository's own
+// files (fdl.json, HEAD, refs, versions/<id>/*.json) from where the page is
+// served, and query a version's Parquet files with DuckDB-Wasm through
+// files.json and HTTP ranges. Everything shown comes from those files; all
+// text goes into the page as text, never as HTML.
+import * as duckdb from '@duckdb/duckdb-wasm';
+
+const base = new URL('.', location.href);
+const main = document.getElementById('main');
+const where = document.getElementById('where');
+const HISTORY_PAGE = 50;
+
+// ---- small helpers ---------------------------------------------------------
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+async function get(path, kind = 'json') {
+  const r = await fetch(new URL(path, base), { cache: 'no-cache' });
+  if (!r.ok) {
+    const e = new Error(`${path}: HTTP ${r.status}`);
+    e.status = r.status;
+    throw e;
+  }
+  return kind === 'json' ? r.json() : r.text();
+}
+
+const sqlString = (s) => `'${String(s).replace(/'/g, "''")}'`;
+const ident = (s) => `"${String(s).replace(/"/g, '""')}"`;
+
+function bytes(n) {
+  if (n === undefined || n === null) return '';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let v = Number(n);
+  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+  return i ? `${v.toFixed(1)} ${u[i]}` : `${v} B`;
+}
+
+const date = (iso) => (iso || '').replace('T', ' ').replace('Z', ' UTC');
+const short = (id) => id.slice(0, 13) + '…';
+
+function copyButton(text) {
+  return h('button', {
+    class: 'copy', title: 'Copy to the clipboard', onclick: async (ev) => {
+      try { await navigator.clipboard.writeText(text); ev.target.textContent = 'Copied'; }
+      catch { ev.target.textContent = 'Select and copy'; }
+      setTimeout(() => { ev.target.textContent = 'Copy'; }, 1500);
+    },
+  }, 'Copy');
+}
+
+const snippet = (text, id) => h('div', { class: 'snippet' }, h('pre', { id }, text), copyButton(text));
+
+// Put a page's parts into <main>: arrays flattened, empty parts left out.
+function show(...parts) {
+  main.replaceChildren(...parts.flat(Infinity).filter((x) => x !== null && x !== undefined && x !== false));
+}
+
+function failure(e) {
+  show(h('p', { class: 'error' }, `Cannot show this page: ${e.message}`));
+}
+
+// ---- the repository's files ---------------------------------------------------
+
+const versions = new Map(); // version.json never changes: read each once
+function version(id) {
+  if (!versions.has(id)) versions.set(id, get(`versions/${id}/version.json`));
+  return versions.get(id);
+}
+
+let config = null;
+async function repoConfig() {
+  if (!config) config = get('fdl.json');
+  return config;
+}
+
+// Branches and tags with their tips. fdl serve lists them (_fdl/refs.json);
+// a static host cannot list, so there only HEAD's branch is known.
+async function refs() {
+  try {
+    return await get('_fdl/refs.json');
+  } catch {
+    const head = (await get('HEAD', 'text')).trim();
+    const branch = head.replace(/^ref: refs\/heads\//, '');
+    let tip = null;
+    try { tip = (await get(`refs/heads/${branch}`, 'text')).trim(); } catch { /* unborn */ }
+    return { head: branch, branches: tip ? { [branch]: tip } : {}, tags: {} };
+  }
+}
+
+async function expiredNote(id) {
+  try {
+    const e = await get(`versions/${id}/expired.json`);
+    return `${e.reason === 'withdrawn' ? 'Withdrawn' : 'Expired (retention)'} on ${date(e.expired_at)}` +
+      (e.message ? `: ${e.message}` : '');
+  } catch { return null; }
+}
+
+// ---- the overview --------------------------------------------------------------
+
+function describe(ds) {
+  const dl = h('dl', { class: 'meta' });
+  const row = (k, v) => { if (v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && !v.length)) dl.append(h('dt', {}, k), h('dd', {}, v)); };
+  const link = (url, text) => (/^https?:\/\//.test(url || '') ? h('a', { href: url, rel: 'noopener' }, text || url) : (text || url));
+  const licence = (l) => (typeof l === 'string' ? l : link(l.url, l.title || l.spdx || l.id));
+  row('Licences', (ds.licenses || []).map((l, i) => [i ? ', ' : '', licence(l)]));
+  row('Sources', (ds.sources || []).map((s, i) => [i ? ', ' : '', link(s.path, s.title || s.path)]));
+  row('Contributors', (ds.contributors || []).map((c, i) => [i ? ', ' : '', c.title || '',
+    c.roles && c.roles.length ? ` (${c.roles.join(', ')})` : '']));
+  const t = ds.temporal_coverage;
+  row('Period', t ? `${t.start || '…'} – ${t.end || '…'}` : null);
+  row('Places', (ds.spatial_coverage || []).join(', '));
+  row('Keywords', (ds.keywords || []).map((k) => h('span', { class: 'badge' }, k)));
+  row('Homepage', ds.homepage ? link(ds.homepage) : null);
+  row('Issued', ds.issued);
+  row('Updated', ds.update_frequency);
+  row('Language', ds.language);
+  return dl;
+}
+
+function changeBadges(changes) {
+  return (changes || []).map((c) => h('span', {
+    class: 'badge' + (c.breaking ? ' breaking' : ''),
+    title: c.breaking ? 'breaking: SQL written against the parent may fail' : '',
+  }, `${c.kind} ${c.table || ''}${c.column ? '.' + c.column : ''}${c.breaking ? ' (breaking)' : ''}`));
+}
+
+async function historyRows(tbody, start, more) {
+  let id = start;
+  for (let n = 0; id && n < HISTORY_PAGE; n++) {
+    const v = await version(id);
+    tbody.append(h('tr', { class: 'version' },
+      h('td', { class: 'num' }, v.seq),
+      h('td', {}, h('a', { href: `#/v/${v.id}`, class: 'version-link' }, short(v.id))),
+      h('td', {}, date(v.created_at)),
+      h('td', {}, v.author ? v.author.name : ''),
+      h('td', {}, v.message, ' ', changeBadges(v.changes))));
+    id = v.parents && v.parents[0];
+  }
+  more.replaceChildren();
+  if (id) more.append(h('button', { onclick: () => historyRows(tbody, id, more) }, 'Older versions'));
+}
+
+async function showOverview(branchName) {
+  const r = await refs();
+  const branch = branchName || r.head;
+  const tip = r.branches[branch];
+  where.textContent = '';
+  const tipVersion = tip ? await version(tip) : null;
+  let ds = {};
+  if (tipVersion && tipVersion.dataset) {
+    try { ds = await get(`versions/${tip}/${tipVersion.dataset.path}`); } catch { /* described nowhere */ }
+  }
+  document.title = ds.title || ds.name || 'fdl repository';
+  const branches = h('tbody');
+  for (const [name, id] of Object.entries(r.branches).sort()) {
+    const v = await version(id);
+    branches.append(h('tr', {},
+      h('td', {}, h('a', { href: `#/b/${encodeURIComponent(name)}` }, name), name === r.head ? ' (HEAD)' : ''),
+      h('td', { class: 'num' }, v.seq), h('td', {}, h('a', { href: `#/v/${id}` }, short(id))),
+      h('td', {}, date(v.created_at)), h('td', {}, v.message)));
+  }
+  const tags = Object.entries(r.tags || {});
+  const history = h('tbody', { id: 'history' });
+  const more = h('div');
+  show(
+    h('h1', { id: 'title' }, ds.title || ds.name || 'Untitled dataset'),
+    ds.description ? h('p', {}, ds.description) : null,
+    describe(ds),
+    h('h2', {}, 'Branches'),
+    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Branch'), h('th', { class: 'num' }, 'Seq'),
+      h('th', {}, 'Tip'), h('th', {}, 'Date'), h('th', {}, 'Message'))), branches),
+    tags.length ? [h('h2', {}, 'Tags'), h('ul', {}, tags.map(([t, id]) => h('li', {}, t, ' → ',
+      h('a', { href: `#/v/${id}` }, short(id)))))] : null,
+    h('h2', {}, `History of ${branch}`),
+    tip ? h('table', {}, h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Seq'), h('th', {}, 'Version'),
+      h('th', {}, 'Date'), h('th', {}, 'Author'), h('th', {}, 'Message and changes'))), history)
+      : h('p', { class: 'muted' }, `Branch ${branch} has no version yet.`),
+    more);
+  if (tip) await historyRows(history, tip, more);
+}
+
+// ---- one version ----------------------------------------------------------------
+
+// DuckLake type names (dataset.json) as DuckDB SQL types, for empty tables.
+function sqlType(t) {
+  const map = { int8: 'TINYINT', int16: 'SMALLINT', int32: 'INTEGER', int64: 'BIGINT', uint8: 'UTINYINT',
+    uint16: 'USMALLINT', uint32: 'UINTEGER', uint64: 'UBIGINT', float32: 'FLOAT', float64: 'DOUBLE',
+    varchar: 'VARCHAR', blob: 'BLOB', boolean: 'BOOLEAN', date: 'DATE', time: 'TIME', timestamp: 'TIMESTAMP',
+    timestamptz: 'TIMESTAMPTZ', uuid: 'UUID', json: 'JSON', interval: 'INTERVAL' };
+  if (!t) return 'VARCHAR';
+  if (/^decimal\(\d+,\s*\d+\)$/i.test(t)) return t.toUpperCase();
+  return map[t.toLowerCase()] || 'VARCHAR';
+}
+
+// The seed's rule for readers of plain Parquet: no delete files, no renamed columns.
+function whyNotQueryable(entry, filesJson) {
+  if (!filesJson) return 'this version has no files.json, so the browser cannot find its Parquet files';
+  if (!entry) return 'files.json does not list this table';
+  if (entry.renamed_columns) return 'a column of this table was renamed: files written before the rename carry the old name, which plain Parquet readers would miss';
+  if ((entry.files || []).some((f) => f.deletes)) return 'rows were deleted from its files (delete files): a plain Parquet reader would show them again';
+  return null;
+}
+
+function attachSql(id, alias, dataDir) {
+  const root = base.href;
+  return ['INSTALL httpfs;', 'LOAD httpfs;', 'LOAD ducklake;',
+    `ATTACH ${sqlString(`ducklake:${root}versions/${id}/ducklake.duckdb`)} AS ${alias} ` +
+    `(READ_ONLY, DATA_PATH ${sqlString(`${root}${dataDir}/`)}, OVERRIDE_DATA_PATH true);`].join('\n');
+}
+
+let dbPromise = null;
+function duck() {
+  if (!dbPromise) {
+    dbPromise = (async () => {
+      const dist = new URL('_fdl/duckdb/', base).href;
+      const bundle = await duckdb.selectBundle({
+        mvp: { mainModule: dist + 'duckdb-mvp.wasm', mainWorker: dist + 'duckdb-browser-mvp.worker.js' },
+        eh: { mainModule: dist + 'duckdb-eh.wasm', mainWorker: dist + 'duckdb-browser-eh.worker.js' },
+      });
+      const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), new Worker(bundle.mainWorker));
+      await db.instantiate(bundle.mainModule, bundle.pthreadWorker);
+      return db;
+    })();
+  }
+  return dbPromise;
+}
+
+// One connection with a view per queryable table of the version shown.
+let shown = { id: null, conn: null, views: [] };
+async function connectionFor(id, tables, filesJson, dataDir) {
+  if (shown.id === id) return shown.conn;
+  const db = await duck();
+  const conn = shown.conn || await db.connect();
+  for (const v of shown.views) await conn.query(`DROP VIEW IF EXISTS ${v}`);
+  shown = { id, conn, views: [] };
+  for (const t of tables) {
+    const schema = t.schema || 'main';
+    const name = `${ident(schema)}.${ident(t.name)}`;
+    const entry = filesJson.tables[`${schema}.${t.name}`];
+    const cols = (t.fields || []).map((f) => ident(f.name)).join(', ') || '*';
+    if (schema !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    const urls = entry.files.map((f) => sqlString(new URL(`${dataDir}/${f.path}`, base).href));
+    const body = urls.length
+      ? `SELECT ${cols} FROM read_parquet([${urls.join(', ')}], union_by_name = true)`
+      : `SELECT ${(t.fields || []).map((f) => `CAST(NULL AS ${sqlType(f.type)}) AS ${ident(f.name)}`).join(', ') || '1 AS empty'} LIMIT 0`;
+    await conn.query(`CREATE OR REPLACE VIEW ${name} AS ${body}`);
+    shown.views.push(name);
+  }
+  return conn;
+}
+
+const cell = (v) => {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof Date) return v.toISOString();
+  // Arrow's 128-bit integers and decimals print themselves
+  if (typeof v === 'object' && typeof v[Symbol.toPrimitive] === 'function') return String(v);
+  if (typeof v === 'object') return JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x));
+  return String(v);
+};
+
+function csvOf(names, rows) {
+  const q = (s) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  return [names.map(q).join(','), ...rows.map((r) => names.map((n) => q(cell(r[n]))).join(','))].join('\n') + '\n';
+}
+
+async function runQuery(sql, id, tables, filesJson, dataDir, out, status) {
+  status.textContent = 'Starting DuckDB…';
+  status.className = 'muted';
+  out.replaceChildren();
+  const t0 = performance.now();
+  try {
+    const conn = await connectionFor(id, tables, filesJson, dataDir);
+    status.textContent = 'Running…';
+    const result = await conn.query(sql);
+    const names = result.schema.fields.map((f) => f.name);
+    const rows = result.toArray().map((r) => r.toJSON());
+    const shownRows = rows.slice(0, 1000);
+    out.append(h('table', { id: 'result-table' },
+      h('thead', {}, h('tr', {}, names.map((n) => h('th', {}, n)))),
+      h('tbody', {}, shownRows.map((r) => h('tr', {}, names.map((n) => h('td', {}, cell(r[n]))))))));
+    const blob = new Blob([csvOf(names, rows)], { type: 'text/csv' });
+    status.replaceChildren(`${rows.length} row${rows.length === 1 ? '' : 's'} in ${Math.round(performance.now() - t0)} ms`,
+      rows.length > shownRows.length ? ` (first ${shownRows.length} shown)` : '', ' · ',
+      h('a', { href: URL.createObjectURL(blob), download: `fdl-${id.slice(0, 8)}.csv`, id: 'csv' }, 'Download CSV'));
+    status.dataset.rows = String(rows.length);
+  } catch (e) {
+    status.className = 'error';
+    status.textContent = e.message;
+  }
+}
+
+async function showVersion(id) {
+  const [v, cfg, r] = await Promise.all([version(id), repoConfig(), refs()]);
+  const dataDir = cfg.data_dir || 'data';
+  const branchOf = Object.entries(r.branches).find(([, tip]) => tip === id);
+  const latestBranch = branchOf ? branchOf[0] : r.head;
+  const latest = r.branches[latestBranch];
+  where.textContent = `/ version ${v.seq}`;
+  const [ds, filesJson] = await Promise.all([
+    v.dataset ? get(`versions/${id}/${v.dataset.path}`).catch(() => ({})) : Promise.resolve({}),
+    v.files ? get(`versions/${id}/${v.files.path}`).catch(() => null) : Promise.resolve(null),
+  ]);
+  // expired.json is asked for only when a listed file is gone (as fdl does)
+  const note = v.files && !filesJson ? await expiredNote(id) : null;
+  const tables = (ds.tables || []).filter((t) => t.kind !== 'view');
+  const views = (ds.tables || []).filter((t) => t.kind === 'view');
+  const queryable = [];
+  const tableSections = tables.map((t) => {
+    const key = `${t.schema || 'main'}.${t.name}`;
+    const entry = filesJson && filesJson.tables ? filesJson.tables[key] : null;
+    const why = note ? 'this version has no catalog any more' : whyNotQueryable(entry, filesJson);
+    if (!why) queryable.push(t);
+    const size = entry ? entry.files.reduce((s, f) => s + (f.bytes || 0) + (f.deletes ? f.deletes.bytes || 0 : 0), 0) : null;
+    return h('section', { class: 'table', 'data-table': key },
+      h('h3', {}, key, t.title ? ` — ${t.title}` : ''),
+      t.description ? h('p', {}, t.description) : null,
+      h('p', { class: 'muted' }, t.rows !== undefined ? `${t.rows} rows` : '', size !== null ? ` · ${bytes(size)} in ${entry.files.length} file${entry.files.length === 1 ? '' : 's'}` : '',
+        t.primary_key && t.primary_key.length ? ` · primary key (${t.primary_key.join(', ')})` : ''),
+      why ? h('p', { class: 'notice not-queryable' }, `Not queryable in the browser: ${why}. DuckDB with the ATTACH above reads it.`) : null,
+      h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Type'), h('th', {}, 'Null'), h('th', {}, 'Description'))),
+        h('tbody', {}, (t.fields || []).map((f) => h('tr', {}, h('td', {}, h('code', {}, f.name), f.title ? ` (${f.title})` : ''),
+          h('td', {}, f.type || ''), h('td', {}, f.nullable === false ? 'not null' : f.nullable ? 'yes' : ''), h('td', {}, f.description || ''))))),
+      entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
+        h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
+          h('td', {}, h('a', { href: new URL(`${dataDir}/${f.path}`, base).href }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
+          h('td', { class: 'num' }, bytes(f.bytes)), h('td', {}, f.deletes ? `deletes: ${f.deletes.rows} rows` : '')))))) : null);
+  });
+  const sqlBox = h('textarea', { id: 'sql', spellcheck: 'false' },
+    queryable.length ? `SELECT count(*) FROM ${queryable[0].schema && queryable[0].schema !== 'main' ? ident(queryable[0].schema) + '.' : ''}${ident(queryable[0].name)}` : '');
+  const out = h('div', { id: 'results' });
+  const status = h('p', { id: 'query-status', class: 'muted' });
+  const run = () => runQuery(sqlBox.value, id, queryable, filesJson, dataDir, out, status);
+  sqlBox.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run(); });
+  show(
+    h('h1', {}, `Version ${v.seq}`, h('span', { class: 'muted' }, ` ${v.id}`)),
+    note ? h('p', { class: 'notice' }, note) : null,
+    h('p', {}, v.message),
+    h('dl', { class: 'meta' },
+      h('dt', {}, 'Author'), h('dd', {}, v.author ? `${v.author.name}${v.author.email ? ` <${v.author.email}>` : ''}` : ''),
+      h('dt', {}, 'Date'), h('dd', {}, date(v.created_at)),
+      h('dt', {}, 'Parents'), h('dd', {}, (v.parents || []).length ? v.parents.map((p) => h('a', { href: `#/v/${p}` }, short(p), ' ')) : 'none (first version)'),
+      h('dt', {}, 'Catalog'), h('dd', {}, `${v.catalog.path}, ${bytes(v.catalog.bytes)}, DuckLake ${v.ducklake.format}, snapshot ${v.ducklake.snapshot_id}`),
+      branchOf ? [h('dt', {}, 'Tip of'), h('dd', {}, branchOf[0])] : null),
+    h('h2', {}, 'Open it in DuckDB'),
+    h('h3', {}, 'This version'), snippet(attachSql(id, 'lake', dataDir), 'attach-version'),
+    latest ? [h('h3', {}, `Latest on ${latestBranch}`, latest === id ? ': this version, for now' : ''),
+      latest === id ? null : snippet(attachSql(latest, 'lake', dataDir), 'attach-latest'),
+      h('p', { class: 'muted' }, 'An ATTACH names one version; to follow the branch as it moves, let fdl resolve it each time:'),
+      snippet(`fdl attach ${base.href.replace(/\/$/, '')}@${latestBranch} | duckdb`, 'attach-fdl')] : null,
+    h('h2', {}, 'Changes from the parent'),
+    (v.changes || []).length ? h('ul', {}, v.changes.map((c) => h('li', { class: c.breaking ? 'breaking' : '' },
+      `${c.kind} ${c.table || ''}${c.column ? '.' + c.column : ''}`, c.breaking ? ' — breaking' : ''))) : h('p', { class: 'muted' }, v.parents && v.parents.length ? 'No schema changes.' : 'The first version.'),
+    h('h2', {}, 'Query in the browser'),
+    queryable.length ? [h('p', { class: 'muted' }, `DuckDB-Wasm reads the Parquet files listed in files.json with HTTP range requests. Tables: ${queryable.map((t) => t.name).join(', ')}. Ctrl+Enter runs.`),
+      sqlBox, h('p', {}, h('button', { class: 'primary', id: 'run', onclick: run }, 'Run')), status, out]
+      : h('p', { class: 'muted' }, 'No table of this version can be read as plain Parquet; use DuckDB with the ATTACH above.'),
+    h('h2', {}, 'Tables'), tableSections.length ? tableSections : h('p', { class: 'muted' }, 'No tables.'),
+    views.length ? [h('h2', {}, 'Views'), views.map((w) => h('section', {}, h('h3', {}, `${w.schema || 'main'}.${w.name}`),
+      w.description ? h('p', {}, w.description) : null, h('pre', {}, w.sql || '')))] : null,
+    (v.inputs || []).length ? [h('h2', {}, 'Inputs'), h('ul', {}, v.inputs.map((i) => h('li', {}, i.source_id, ' — ',
+      i.url ? h('a', { href: i.url, rel: 'noopener' }, i.url) : '', ` (sha256 ${i.sha256.slice(0, 12)}…, ${date(i.retrieved_at)})`)))] : null);
+  if (queryable.length) duck().catch(() => {}); // warm DuckDB up while the reader reads
+}
+
+// ---- routing ---------------------------------------------------------------------
+
+async function route() {
+  const m = location.hash.match(/^#\/(v|b)\/(.+)$/);
+  show(h('p', { class: 'muted' }, 'Loading…'));
+  try {
+    if (m && m[1] === 'v') await showVersion(decodeURIComponent(m[2]));
+    else await showOverview(m ? decodeURIComponent(m[2]) : null);
+    document.body.dataset.ready = location.hash || '#/';
+  } catch (e) {
+    failure(e);
+  }
+}
+
+window.addEventListener('hashchange', route);
+route();

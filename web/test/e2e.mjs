@@ -1,0 +1,61 @@
+// Drives Debian's Chromium (headless, through playwright-core) over the page
+// `fdl serve` shows, the way a person would: the overview, then versions, a
+// query typed in the SQL box and run. Prints what it saw as one JSON object;
+// the pytest side (tests/interop/test_web.py) checks it against stock DuckDB.
+//   node e2e.mjs BASE_URL ARTIFACT_DIR PLAN_JSON
+// PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population"}, ...]}
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+
+const [base, artifacts, planText] = process.argv.slice(2);
+const plan = JSON.parse(planText);
+mkdirSync(artifacts, { recursive: true });
+const seen = { consoleErrors: [], queries: [] };
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('console', (m) => { if (m.type() === 'error') seen.consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => seen.consoleErrors.push(String(e)));
+
+  await page.goto(base, { waitUntil: 'load' });
+  await page.waitForSelector('body[data-ready="#/"]', { timeout: 30000 });
+  seen.title = await page.textContent('#title');
+  seen.history = await page.$$eval('#history tr.version', (rows) => rows.map((r) => ({
+    seq: Number(r.cells[0].textContent), message: r.cells[4].textContent,
+    breaking: r.querySelectorAll('.breaking').length })));
+  seen.branches = await page.$$eval('main table:first-of-type tbody tr', (rows) => rows.map((r) => r.cells[0].textContent));
+  seen.overviewText = await page.textContent('main');
+  await page.screenshot({ path: `${artifacts}/overview.png`, fullPage: true });
+
+  for (const q of plan.queries) {
+    // open the version from the history list, as a reader would
+    await page.goto(base, { waitUntil: 'load' });
+    await page.waitForSelector('body[data-ready="#/"]', { timeout: 30000 });
+    const row = page.locator('#history tr.version', { has: page.locator(`td:first-child:text-is("${q.seq}")`) });
+    await row.locator('a.version-link').click();
+    await page.waitForFunction(() => (document.body.dataset.ready || '').startsWith('#/v/'), null, { timeout: 30000 });
+    const got = { seq: q.seq, sql: q.sql };
+    got.heading = await page.textContent('h1');
+    got.attach = await page.textContent('#attach-version');
+    got.notQueryable = await page.$$eval('section.table', (ss) => ss
+      .filter((s) => s.querySelector('.not-queryable'))
+      .map((s) => ({ table: s.dataset.table, why: s.querySelector('.not-queryable').textContent })));
+    await page.fill('#sql', q.sql);
+    await page.click('#run');
+    await page.waitForFunction(() => {
+      const s = document.getElementById('query-status');
+      return s && (s.dataset.rows !== undefined || s.className === 'error');
+    }, null, { timeout: 120000 });
+    got.status = await page.textContent('#query-status');
+    got.header = await page.$$eval('#result-table thead th', (ths) => ths.map((t) => t.textContent));
+    got.rows = await page.$$eval('#result-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    got.csvLink = (await page.$('#csv')) !== null;
+    await page.screenshot({ path: `${artifacts}/version-${q.seq}.png`, fullPage: true });
+    seen.queries.push(got);
+  }
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(seen));
