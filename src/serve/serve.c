@@ -86,32 +86,6 @@ static int open_beneath(int top, const char *rel, struct stat *st)
 	return fd;
 }
 
-static const char *content_type(const char *rel)
-{
-	size_t n = strlen(rel);
-#define ENDS(x) (n >= strlen(x) && !strcmp(rel + n - strlen(x), x))
-	if (ENDS(".json"))
-		return "application/json";
-	if (ENDS(".html"))
-		return "text/html; charset=utf-8";
-	if (ENDS(".js"))
-		return "text/javascript; charset=utf-8";
-	if (ENDS(".css"))
-		return "text/css; charset=utf-8";
-	if (ENDS(".wasm"))
-		return "application/wasm";
-	if (ENDS(".map"))
-		return "application/json";
-	if (ENDS(".parquet"))
-		return "application/vnd.apache.parquet";
-	if (ENDS(".sig"))
-		return "text/plain; charset=utf-8";
-	if (!strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5))
-		return "text/plain; charset=utf-8";
-	return "application/octet-stream";
-#undef ENDS
-}
-
 /* The ETag of a file: for a file version.json lists, its recorded sha256;
  * for version.json itself, its own sha256; else size and mtime (data files
  * never change, refs do and their mtime moves with them). */
@@ -427,18 +401,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		r = MHD_create_response_from_fd_at_offset64((uint64_t)sent, fd, (uint64_t)ranges[0].start);
 		if (r) {
 			MHD_add_response_header(r, "Content-Range", cr);
-			MHD_add_response_header(r, "Content-Type", content_type(rel));
+			MHD_add_response_header(r, "Content-Type", fdl_content_type(rel));
 		}
 		status = MHD_HTTP_PARTIAL_CONTENT;
 	} else if (kind == FDL_RANGE_OK) {
-		r = multipart_response(fd, ranges, n, size, content_type(rel));
+		r = multipart_response(fd, ranges, n, size, fdl_content_type(rel));
 		for (size_t i = 0; i < n; i++)
 			sent += ranges[i].end - ranges[i].start + 1;
 		status = MHD_HTTP_PARTIAL_CONTENT;
 	} else {
 		r = MHD_create_response_from_fd64((uint64_t)size, fd);
 		if (r)
-			MHD_add_response_header(r, "Content-Type", content_type(rel));
+			MHD_add_response_header(r, "Content-Type", fdl_content_type(rel));
 		sent = size;
 		status = MHD_HTTP_OK;
 	}

@@ -552,7 +552,7 @@ static int put_mem(s3_store *s, const char *key, const void *data, size_t len, c
 		   s3_req *r, fdl_error *err)
 {
 	*r = (s3_req){.s = s, .method = "PUT", .key = key, .body = data, .body_len = len, .if_none_match = inm,
-		      .if_match = im, .content_type = "application/octet-stream"};
+		      .if_match = im, .content_type = fdl_content_type(key)};
 	return perform(r, err);
 }
 
@@ -783,7 +783,7 @@ static int multipart_upload(s3_store *s, const char *key, FILE *f, int64_t size,
 	fdl_buf body = {0}, complete = {0}, q = {0};
 	char *upload_id = NULL;
 	r = (s3_req){.s = s, .method = "POST", .key = key, .query = "uploads=", .sink = {.buf = &body, .max = MIB},
-		     .content_type = "application/octet-stream"};
+		     .content_type = fdl_content_type(key)};
 	rc = perform(&r, err);
 	if (!rc && !ok(&r))
 		rc = status_error(&r, err);
@@ -847,7 +847,7 @@ static int s3_put_file_if_absent(fdl_store *st, const char *key, const char *pat
 		rc = multipart_upload(s, key, f, size, err);
 	} else {
 		s3_req r = {.s = s, .method = "PUT", .key = key, .file = f, .file_len = size, .if_none_match = "*",
-			    .content_type = "application/octet-stream", .progress_key = key, .progress_total = size};
+			    .content_type = fdl_content_type(key), .progress_key = key, .progress_total = size};
 		rc = perform(&r, err);
 		if (!rc && refused(&r) && !(r.uncertain && holds_file(s, key, path)))
 			rc = refused_error(&r, FDL_EEXISTS, err);

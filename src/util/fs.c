@@ -291,3 +291,31 @@ char *fdl_cache_dir(void)
 	const char *home = getenv("HOME");
 	return fdl_asprintf("%s/.cache/fdl/read", home && *home ? home : "/tmp");
 }
+
+/* The media type a host should give a repository file (or a page file). */
+const char *fdl_content_type(const char *rel)
+{
+	size_t n = strlen(rel);
+#define ENDS(x) (n >= strlen(x) && !strcmp(rel + n - strlen(x), x))
+	if (ENDS(".json"))
+		return "application/json";
+	if (ENDS(".html"))
+		return "text/html; charset=utf-8";
+	if (ENDS(".js"))
+		return "text/javascript; charset=utf-8";
+	if (ENDS(".css"))
+		return "text/css; charset=utf-8";
+	if (ENDS(".wasm"))
+		return "application/wasm";
+	if (ENDS(".map"))
+		return "application/json";
+	if (ENDS(".parquet"))
+		return "application/vnd.apache.parquet";
+	if (ENDS(".sig"))
+		return "text/plain; charset=utf-8";
+	if (!strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5))
+		return "text/plain; charset=utf-8";
+	return "application/octet-stream";
+#undef ENDS
+}
+

@@ -17,6 +17,10 @@
  * $XDG_CACHE_HOME/fdl/read, else ~/.cache/fdl/read. Caller frees. */
 char *fdl_cache_dir(void);
 
+/* The media type for a file of a repository or of its page, by name:
+ * application/json for .json, text/plain for HEAD and refs, ... */
+const char *fdl_content_type(const char *key);
+
 #endif
 
 /* Set err (if not NULL) and return code, so callers can `return fdl_fail(...)`. */
@@ -106,5 +110,9 @@ int fdl_path_absolute(char **out, const char *path, fdl_error *err);
 /* Where readers cache immutable version files: $FDL_CACHE_DIR, else
  * $XDG_CACHE_HOME/fdl/read, else ~/.cache/fdl/read. Caller frees. */
 char *fdl_cache_dir(void);
+
+/* The media type for a file of a repository or of its page, by name:
+ * application/json for .json, text/plain for HEAD and refs, ... */
+const char *fdl_content_type(const char *key);
 
 #endif

@@ -72,5 +72,5 @@ def many_writers(repo, tmp_path):
     assert set(rows(repo.open_version("main"), "lake.t")) == won
     assert reads["bad"] == [] and reads["ok"] > 0
     assert fdl("verify", repo.root, "--all", env=repo.env).returncode == 0
-    print(f"\nconcurrency: {PROCS} writers x {COMMITS} commits, {conflicts} conflicts retried, "
+    print(f"\n{repo.root}: {PROCS} writers x {COMMITS} commits, {conflicts} conflicts retried, "
           f"{reads['ok']} reads, 0 failed")

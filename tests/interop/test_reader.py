@@ -186,11 +186,13 @@ def test_nothing_outside_the_repository(published, server, tmp_path):
     os.symlink(tmp_path, published.root / "versions" / "escape")
     (published.root / "refs" / "heads" / "main.lock").write_text("x")
     for path in ["/../secret.txt", "/data/../../secret.txt", "/%2e%2e/secret.txt", "/data/%2e%2e/%2e%2e/secret.txt",
-                 "/versions/..%2f..%2fsecret.txt", "/data%2f..%2f..%2fsecret.txt", "/data\\..\\fdl.json"]:
+                 "/versions/..%2f..%2fsecret.txt", "/data%2f..%2f..%2fsecret.txt", "/data\\..\\fdl.json",
+                 "/_fdl/../../secret.txt", "/_fdl/%2e%2e/%2e%2e/secret.txt", "/_fdl/..%2f..%2fsecret.txt"]:
         assert raw(server.port, path) in (403, 404), path
     for path in ["/stray.txt", "/data/link.parquet", "/versions/escape/secret.txt", "/versions/", "/data",
-                 "/refs/heads/main.lock", "/", "/nosuch"]:
+                 "/refs/heads/main.lock", "/nosuch", "/_fdl/", "/_fdl/nosuch.js"]:
         assert raw(server.port, path) == 404, path
+    assert raw(server.port, "/") == 200  # the page
     assert raw(server.port, "/fdl.json", "POST") == 405
     assert raw(server.port, "/fdl.json", "PUT") == 405
     assert raw(server.port, "/fdl.json") == 200
