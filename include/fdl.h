@@ -217,7 +217,7 @@ const fdl_version *fdl_reader_version(const fdl_reader *r);
 const char *fdl_reader_catalog(const fdl_reader *r);
 /* Where the data files are: ROOT/<data_dir>/. */
 const char *fdl_reader_data_url(const fdl_reader *r);
-/* Requests made to an HTTP repository so far (0 for folders). */
+/* Requests made to an HTTP or S3 repository so far (0 for folders). */
 long fdl_reader_requests(const fdl_reader *r);
 
 /* Run SQL against the version (attached read-only as `lake`, the default

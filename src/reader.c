@@ -32,7 +32,7 @@ struct fdl_reader {
 const fdl_version *fdl_reader_version(const fdl_reader *r) { return r->v; }
 const char *fdl_reader_catalog(const fdl_reader *r) { return r->catalog; }
 const char *fdl_reader_data_url(const fdl_reader *r) { return r->repo->data_url; }
-long fdl_reader_requests(const fdl_reader *r) { return fdl_store_http_requests(r->repo->store); }
+long fdl_reader_requests(const fdl_reader *r) { return fdl_store_requests(r->repo->store); }
 
 void fdl_reader_free(fdl_reader *r)
 {

@@ -11,7 +11,7 @@ int cmd_query(int argc, char **argv)
 	bool done;
 	cli_opt opts[] = {
 		{.name = "format", .short_name = 'f', .value = &format, .help = "table (default), csv or json (one object per line)"},
-		{.name = "requests", .flag = &stats, .help = "report on stderr how many HTTP requests the open took"},
+		{.name = "requests", .flag = &stats, .help = "report on stderr how many requests (HTTP or S3) the open took"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, opts, "fdl query ROOT[@REF] SQL [--format table|csv|json]",
@@ -38,8 +38,8 @@ int cmd_query(int argc, char **argv)
 	if (fdl_reader_open(&r, pos[0], &err))
 		return cli_fail(&err);
 	if (stats)
-		fprintf(stderr, "fdl: opening %s took %ld HTTP requests\n", fdl_version_id(fdl_reader_version(r)),
-			fdl_reader_requests(r));
+		fprintf(stderr, "fdl: opening %s took %ld request%s\n", fdl_version_id(fdl_reader_version(r)),
+			fdl_reader_requests(r), fdl_reader_requests(r) == 1 ? "" : "s");
 	rc = fdl_reader_query(r, pos[1], fmt, stdout, &err);
 	fdl_reader_free(r);
 	return rc ? cli_fail(&err) : 0;

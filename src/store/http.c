@@ -10,15 +10,11 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <time.h>
 
 typedef struct http_store {
 	fdl_store base;
 	char *root; /* no trailing slash */
 	CURL *curl; /* reused: one connection for the whole open (keep-alive) */
-	long requests;
 } http_store;
 
 /* One request; status in *status. */
@@ -35,7 +31,7 @@ static int request(http_store *h, const char *key, bool head_only, fdl_sink *s, 
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(c, CURLOPT_NOBODY, head_only ? 1L : 0L);
 	fdl_curl_sink(c, s);
-	h->requests++;
+	h->base.requests++;
 	CURLcode cc = curl_easy_perform(c);
 	int rc = 0;
 	*status = 0;
@@ -52,71 +48,13 @@ static int request(http_store *h, const char *key, bool head_only, fdl_sink *s, 
 	return rc;
 }
 
-/* What may be answered from the local cache: version.json for ever (a
- * version never changes), fdl.json and HEAD for FDL_CACHE_TTL seconds
- * (default 60). Refs never: they are what moves. Returns the TTL, -1 for
- * "do not cache". */
-static long cache_ttl(const char *key)
-{
-	size_t n = strlen(key);
-	if (!strncmp(key, "versions/", 9) && n > 13 && !strcmp(key + n - 13, "/version.json"))
-		return 0; /* forever */
-	if (!strcmp(key, "fdl.json") || !strcmp(key, "HEAD")) {
-		const char *t = getenv("FDL_CACHE_TTL");
-		long v = t ? strtol(t, NULL, 10) : 60;
-		return v > 0 ? v : -1;
-	}
-	return -1;
-}
-
-static char *cache_path(http_store *h, const char *key)
-{
-	char *url = fdl_asprintf("%s/%s", h->root, key);
-	char *dir = fdl_cache_dir();
-	char hex[65];
-	char *p = NULL;
-	if (url && dir && fdl_sha256_mem(hex, url, strlen(url), NULL) == 0)
-		p = fdl_asprintf("%s/http/%s", dir, hex);
-	free(url);
-	free(dir);
-	return p;
-}
-
-static bool cache_read(http_store *h, const char *key, long ttl, size_t max_bytes, fdl_buf *out)
-{
-	char *p = cache_path(h, key);
-	struct stat st;
-	bool hit = p && stat(p, &st) == 0 && (ttl == 0 || time(NULL) - st.st_mtime < ttl) &&
-		   (size_t)st.st_size <= max_bytes && fdl_file_read(out, p, max_bytes, NULL) == 0;
-	free(p);
-	return hit;
-}
-
-static void cache_write(http_store *h, const char *key, const fdl_buf *b)
-{
-	char *p = cache_path(h, key);
-	char *dir = p ? fdl_strdup(p) : NULL;
-	if (dir && strrchr(dir, '/')) {
-		*strrchr(dir, '/') = '\0';
-		if (fdl_mkdir_p(dir, NULL) == 0)
-			fdl_file_write_atomic(p, b->data, b->len, NULL);
-	}
-	free(dir);
-	free(p);
-}
-
 static int http_get(fdl_store *st, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
 		    fdl_error *err)
 {
 	http_store *h = (http_store *)st;
-	long ttl = cache_ttl(key);
-	if (ttl >= 0 && !etag && cache_read(h, key, ttl, max_bytes, out))
-		return 0;
 	fdl_sink s = {.buf = out, .max = max_bytes};
 	long status;
 	int rc = request(h, key, false, &s, &status, err);
-	if (!rc && ttl >= 0)
-		cache_write(h, key, out);
 	if (!rc && !out->data)
 		rc = fdl_buf_add(out, "", 0, err);
 	if (!rc && etag) {
@@ -247,11 +185,7 @@ int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err)
 		h->root[--n] = '\0';
 	h->base.ops = &http_ops;
 	h->base.url = h->root;
+	h->base.cache_id = h->root;
 	*out = &h->base;
 	return 0;
-}
-
-long fdl_store_http_requests(const fdl_store *st)
-{
-	return st->ops == &http_ops ? ((const http_store *)st)->requests : 0;
 }

@@ -47,6 +47,7 @@ typedef struct s3_store {
 	char *url;        /* s3://bucket[/prefix] */
 	char *bucket_url; /* base URL of object keys */
 	char *sigv4;      /* "aws:amz:<region>:s3" */
+	char *cache_id;   /* endpoint and URL: names the bucket in the local cache */
 	char *userpwd;    /* "<key id>:<secret>" */
 	CURL *curl;       /* reused: keep-alive for the whole open */
 	bool probed;      /* conditional writes proven in this process */
@@ -352,6 +353,7 @@ static int perform(s3_req *r, fdl_error *err)
 		fdl_error e2;
 		if ((rc = reset_attempt(r, err)))
 			break;
+		s->base.requests++;
 		int prc = perform_once(r, url.data, &cc, &e2);
 		if (r->sink.too_big) {
 			rc = fdl_fail(err, FDL_EINVALID, "%s is larger than the %zu bytes allowed", what, r->sink.max);
@@ -901,6 +903,7 @@ static void s3_free(fdl_store *st)
 	free(s->url);
 	free(s->bucket_url);
 	free(s->sigv4);
+	free(s->cache_id);
 	free(s->userpwd);
 	free(s);
 }
@@ -950,7 +953,9 @@ int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err)
 	s->threshold = (int64_t)env_long("FDL_S3_MULTIPART_THRESHOLD", 16 * MIB, 64 << 10);
 	s->base.ops = &s3_ops;
 	s->base.url = s->url;
-	if (!s->url || !s->bucket_url || !s->sigv4 || (s->cfg.key_id && !s->userpwd) || !s->curl) {
+	s->cache_id = fdl_asprintf("%s %s", s->cfg.endpoint, s->url); /* one bucket name, many endpoints */
+	s->base.cache_id = s->cache_id;
+	if (!s->url || !s->bucket_url || !s->sigv4 || !s->cache_id || (s->cfg.key_id && !s->userpwd) || !s->curl) {
 		s3_free(&s->base);
 		return fdl_fail(err, FDL_ERROR, "out of memory starting the S3 store");
 	}

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 static int open_backend(fdl_store **out, const char *root, fdl_error *err)
 {
@@ -59,14 +61,76 @@ void fdl_store_free(fdl_store *s)
 			return rc_;                                    \
 	} while (0)
 
+/* ---- the metadata cache of remote stores ------------------------------------ */
+
+/* How long `key` may be answered from the cache: 0 for ever, -1 never. */
+static long cache_ttl(const char *key)
+{
+	size_t n = strlen(key);
+	if (!strncmp(key, "versions/", 9) && n > 13 && !strcmp(key + n - 13, "/version.json"))
+		return 0;
+	if (!strcmp(key, "fdl.json") || !strcmp(key, "HEAD")) {
+		const char *t = getenv("FDL_CACHE_TTL");
+		long v = t ? strtol(t, NULL, 10) : 60;
+		return v > 0 ? v : -1;
+	}
+	return -1;
+}
+
+static char *cache_path(const fdl_store *s, const char *key)
+{
+	char *id = fdl_asprintf("%s/%s", s->cache_id, key);
+	char *dir = fdl_cache_dir();
+	char hex[65];
+	char *p = NULL;
+	if (id && dir && fdl_sha256_mem(hex, id, strlen(id), NULL) == 0)
+		p = fdl_asprintf("%s/http/%s", dir, hex);
+	free(id);
+	free(dir);
+	return p;
+}
+
+static bool cache_read(const fdl_store *s, const char *key, long ttl, size_t max_bytes, fdl_buf *out)
+{
+	char *p = cache_path(s, key);
+	struct stat st;
+	bool hit = p && stat(p, &st) == 0 && (ttl == 0 || time(NULL) - st.st_mtime < ttl) &&
+		   (size_t)st.st_size <= max_bytes && fdl_file_read(out, p, max_bytes, NULL) == 0;
+	free(p);
+	return hit;
+}
+
+static void cache_write(const fdl_store *s, const char *key, const fdl_buf *b)
+{
+	char *p = cache_path(s, key);
+	char *dir = p ? fdl_strdup(p) : NULL;
+	if (dir && strrchr(dir, '/')) {
+		*strrchr(dir, '/') = '\0';
+		if (fdl_mkdir_p(dir, NULL) == 0)
+			fdl_file_write_atomic(p, b->data, b->len, NULL); /* best effort: a cache */
+	}
+	free(dir);
+	free(p);
+}
+
 int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
 		  fdl_error *err)
 {
 	CHECK_KEY(key);
+	long ttl = s->cache_id && !etag ? cache_ttl(key) : -1;
+	if (ttl >= 0 && cache_read(s, key, ttl, max_bytes, out))
+		return 0;
 	int rc = s->ops->get(s, key, max_bytes, out, etag, err);
 	if (rc) /* on failure nothing is left for the caller to free (an error body, a partial read) */
 		fdl_buf_free(out);
+	else if (ttl >= 0)
+		cache_write(s, key, out);
 	return rc;
+}
+
+long fdl_store_requests(const fdl_store *s)
+{
+	return s->requests;
 }
 
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err)

@@ -64,6 +64,10 @@ struct fdl_store {
 	/* Test builds (-DFDL_CRASH_POINTS): abort() just before the Nth write
 	 * (put, delete) this store makes, N from FDL_CRASH_AT; 0 = never. */
 	long crash_at, writes;
+	/* Remote stores: requests made so far (every attempt counts), and what
+	 * names the store in the local metadata cache (NULL: no caching). */
+	long requests;
+	const char *cache_id;
 	/* Called as large uploads progress (may be NULL). */
 	fdl_progress_cb progress;
 	void *progress_payload;
@@ -76,12 +80,16 @@ int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err);
 int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err);
 /* Read only: any static web host. */
 int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err);
-/* Requests an HTTP store has made (0 for other stores), for measurements. */
-long fdl_store_http_requests(const fdl_store *s);
+/* Requests a remote store has made (0 for folders), for measurements. */
+long fdl_store_requests(const fdl_store *s);
 void fdl_store_free(fdl_store *s);
 
 /* Thin wrappers that check the key. fdl_store_get leaves `out` empty (and
- * freed) when it fails. */
+ * freed) when it fails. On a remote store (one with a cache_id) it answers
+ * from the local cache what never or seldom changes: versions/<id>/version.json
+ * for good (a version never changes), fdl.json and HEAD for FDL_CACHE_TTL
+ * seconds (default 60); refs never (they are what moves), nor any read that
+ * asks for an etag (a compare-and-swap needs the store's own answer). */
 int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
 		  fdl_error *err);
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err);

@@ -119,12 +119,12 @@ def test_request_counts(published, server, tmp_path):
     cold = server.lines()[before:]
     catalog_at = next(i for i, l in enumerate(cold) if "ducklake.duckdb" in l)
     assert catalog_at <= 3, cold  # fdl.json, the ref, version.json, then the catalog
-    assert "took 4 HTTP requests" in p.stderr
+    assert "took 4 requests" in p.stderr
     before = len(server.lines())
     p = fdl("query", f"{server.url}@main", "SELECT count(*) FROM other", "--requests", env=env)
     warm = [l for l in server.lines()[before:] if ".parquet" not in l]
     assert warm == ["fdl serve: GET /refs/heads/main 200 37"], warm
-    assert "took 1 HTTP requests" in p.stderr
+    assert "took 1 request\n" in p.stderr
     # the cache holds the catalog under its sha256
     sha = published.version(published.head())["catalog"]["sha256"]
     assert (tmp_path / "cache" / "objects" / sha).exists()

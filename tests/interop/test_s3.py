@@ -302,3 +302,15 @@ def test_withdraw_and_gc_on_a_bucket(s3repo, tmp_path):
     r.fdl("gc", r.root, "--grace", "0s")
     assert [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")] == after
     assert query(r, f"{r.root}@{keep}", "SELECT i FROM t") == ["1"]
+
+
+def test_reading_costs_few_requests_and_a_warm_open_one(s3repo, tmp_path):
+    r = s3repo
+    write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT 5 AS v")
+    r.fdl("commit", tmp_path / "w", "-m", "one")
+    cache = {"FDL_CACHE_DIR": str(tmp_path / "reader-cache")}
+    cold = r.fdl("query", f"{r.root}@main", "SELECT v FROM t", "--requests", env=cache)
+    # fdl.json, the ref, version.json, the catalog (then DuckDB reads the data itself)
+    assert "took 4 requests" in cold.stderr and cold.stdout.split()[-1] == "5"
+    warm = r.fdl("query", f"{r.root}@main", "SELECT v FROM t", "--requests", env=cache)
+    assert "took 1 request\n" in warm.stderr and warm.stdout.split()[-1] == "5"  # the ref only
