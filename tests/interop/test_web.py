@@ -96,3 +96,42 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     assert "OVERRIDE_DATA_PATH true" in latest["attach"]
     for name in ("overview.png", "version-3.png", "version-1.png"):
         assert (ARTIFACTS / name).stat().st_size > 10000, name
+
+
+def test_the_page_on_a_plain_static_host(repo, tmp_path):
+    """Copied beside the repository on a host that only serves files (Python's
+    http.server: no listing for the page, no ranges), the page shows HEAD's
+    branch and its history."""
+    import shutil
+    import socket
+    import sys
+    import time
+    build_repo(repo, tmp_path)
+    site = tmp_path / "site"
+    shutil.copytree(repo.root, site)
+    shutil.copytree(ROOT / "build" / "web", site, dirs_exist_ok=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    host = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                             "--directory", str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        p = subprocess.run(["node", str(NODE_SCRIPT), f"http://127.0.0.1:{port}/", str(ARTIFACTS / "static"),
+                            json.dumps({"queries": []})], capture_output=True, text=True, timeout=300, cwd=ROOT / "web")
+        assert p.returncode == 0, p.stderr[-4000:]
+        seen = json.loads(p.stdout.strip().splitlines()[-1])
+    finally:
+        host.terminate()
+        host.wait(10)
+    assert seen["title"] == "Population by town"
+    assert [h["seq"] for h in seen["history"]] == [3, 2, 1]
+    assert seen["branches"] == ["main (HEAD)"]
+    # the only failed load is the list of refs a static host cannot give
+    assert all("404" in e for e in seen["consoleErrors"]), seen["consoleErrors"]
+    assert (ARTIFACTS / "static" / "overview.png").stat().st_size > 10000
