@@ -112,6 +112,7 @@ class Proxy:
     def __init__(self, upstream_port):
         self.rules = []
         self.seen = []
+        self.headers = []  # each request's headers, in order
         self.lock = threading.Lock()
         proxy = self
 
@@ -128,6 +129,7 @@ class Proxy:
                 with proxy.lock:
                     n = len(proxy.seen)
                     proxy.seen.append((self.command, self.path))
+                    proxy.headers.append(headers)
                     action = next((a for p, a in proxy.rules if p(self.command, self.path, headers, n)), None)
                 if action == "503":
                     msg = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"

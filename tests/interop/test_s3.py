@@ -178,10 +178,13 @@ def test_a_server_that_ignores_preconditions_is_refused(tmp_path):
         assert p.returncode == 5, p.stderr
         assert "ignores If-None-Match" in p.stderr and "refuses to write" in p.stderr
         assert r.keys() == []  # nothing written, the probe cleaned up
-        # honest again: the same init works
+        # honest again: the same init works; a session token goes with every request
         proxy.rules.clear()
-        r.fdl("init", r.root)
+        proxy.headers.clear()
+        r.fdl("init", r.root, env={"AWS_SESSION_TOKEN": "token-123"})
         assert sorted(k.split("/", 2)[2] for k in r.keys()) == ["HEAD", "fdl.json"]
+        assert proxy.headers and all(h.get("x-amz-security-token") == "token-123" for h in proxy.headers)
+        assert all("x-amz-security-token" in h.get("Authorization", "") for h in proxy.headers)  # and is signed
     finally:
         proxy.stop()
         server.stop()
