@@ -33,15 +33,19 @@ static void frozen_free(frozen *f)
 }
 
 /* Every data and delete file the frozen catalog references must exist
- * under data_dir with the size the catalog records. */
-static int check_data_files(fdl_repo *repo, const fdl_data_files *files, fdl_error *err)
+ * under data_dir with the size the catalog records. Only the files added
+ * since the base version (`added`, sorted) are looked at: the base's own were
+ * checked when it was committed, never change, and are not deleted while a
+ * live version references them (gc; a withdrawn base is refused before). On
+ * a bucket this is one HEAD per new file, not per file of the dataset. */
+static int check_data_files(fdl_repo *repo, const fdl_data_files *files, const fdl_strlist *added, fdl_error *err)
 {
 	for (size_t i = 0; i < files->len; i++) {
 		const fdl_data_file *f = &files->items[i];
 		for (int k = 0; k < 2; k++) {
 			const char *path = k ? f->delete_path : f->path;
 			int64_t want = k ? f->delete_bytes : f->bytes;
-			if (!path)
+			if (!path || !fdl_strlist_has_sorted(added, path))
 				continue;
 			char *key = fdl_asprintf("%s/%s", repo->data_dir, path);
 			int64_t have = -1;
@@ -60,6 +64,29 @@ static int check_data_files(fdl_repo *repo, const fdl_data_files *files, fdl_err
 		}
 	}
 	return 0;
+}
+
+/* A base version that expired or was withdrawn since the checkout may have
+ * lost data files the working catalog still references. */
+static int base_is_live(fdl_repo *repo, const fdl_work *w, fdl_error *err)
+{
+	if (!w->base[0])
+		return 0;
+	char *key = fdl_version_key(w->base, "expired.json");
+	int64_t size;
+	fdl_error e2;
+	int rc = key ? fdl_store_head(repo->store, key, &size, &e2) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (rc == FDL_ENOTFOUND)
+		rc = 0;
+	else if (!rc)
+		rc = fdl_fail(err, FDL_EEXPIRED,
+			      "the base version %s expired or was withdrawn after this working catalog was checked "
+			      "out (%s/%s); its data may be gone: check out again and redo the change",
+			      w->base, repo->root, key);
+	else if (key)
+		rc = fdl_fail(err, e2.code, "%s", e2.message);
+	free(key);
+	return rc;
 }
 
 static const char *basename_of(const char *path)
@@ -139,8 +166,15 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
 		rc = fdl_catalog_data_files(&d, "fdl_frozen", &files, err);
 	}
+	fdl_strlist added = {0};
 	if (!rc)
-		rc = check_data_files(repo, &files, err);
+		rc = base_is_live(repo, w, err);
+	if (!rc)
+		rc = fdl_catalog_all_files(&added, &d, "fdl_frozen", w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
+	fdl_strlist_sort(&added);
+	if (!rc)
+		rc = check_data_files(repo, &files, &added, err);
+	fdl_strlist_free(&added);
 	if (!rc)
 		rc = fdl_catalog_files_json(&out->files_json, &d, "fdl_frozen", &files, err);
 	json_t *tables = NULL;

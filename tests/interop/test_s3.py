@@ -317,3 +317,23 @@ def test_reading_costs_few_requests_and_a_warm_open_one(s3repo, tmp_path):
     assert "took 4 requests" in cold.stderr and cold.stdout.split()[-1] == "5"
     warm = r.fdl("query", f"{r.root}@main", "SELECT v FROM t", "--requests", env=cache)
     assert "took 1 request\n" in warm.stderr and warm.stdout.split()[-1] == "5"  # the ref only
+
+
+def test_a_commit_checks_only_the_data_files_it_adds(s3_server, tmp_path):
+    proxy = Proxy(s3_server.port)
+    try:
+        r = S3Repo(s3_server, tmp_path, endpoint=proxy.endpoint)
+        con = r.checkout(tmp_path / "w")
+        con.execute("CREATE TABLE lake.t (i INTEGER)")
+        for i in range(12):  # twelve data files
+            con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        r.fdl("commit", tmp_path / "w", "-m", "twelve files")
+        con.execute("INSERT INTO lake.t VALUES (12)")  # one more
+        con.close()
+        proxy.seen.clear()
+        r.fdl("commit", tmp_path / "w", "-m", "one more file")
+        data_heads = [p for m, p in proxy.seen if m == "HEAD" and "/data/" in p]
+        assert len(data_heads) == 1, data_heads
+        assert query(r, r.root, "SELECT count(*) FROM t") == ["13"]
+    finally:
+        proxy.stop()

@@ -204,3 +204,20 @@ def test_missing_data_file_is_refused(repo, tmp_path):
     p = fdl("commit", tmp_path / "work", "-m", "broken", check=False)
     assert p.returncode == 5 and parquet.name in p.stderr
     assert list((repo.root / "versions").iterdir()) == []
+
+
+def test_commit_on_a_base_withdrawn_since_checkout_is_refused(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "one")
+    base = repo.head()
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    con.close()
+    fdl("withdraw", repo.root, base, "--reason", "published by mistake")
+    p = fdl("commit", tmp_path / "w2", "-m", "two", check=False)
+    assert p.returncode == 7, p.stderr
+    assert base in p.stderr and "check out again" in p.stderr
+    assert repo.head() == base  # nothing published
