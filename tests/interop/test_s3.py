@@ -1,5 +1,6 @@
 """Repositories on S3: the real fdl binary against a real S3-compatible server
 (moto, with SigV4 signatures checked) and stock DuckDB with httpfs."""
+import json
 import os
 import pty
 import subprocess
@@ -337,3 +338,27 @@ def test_a_commit_checks_only_the_data_files_it_adds(s3_server, tmp_path):
         assert query(r, r.root, "SELECT count(*) FROM t") == ["13"]
     finally:
         proxy.stop()
+
+
+def test_a_public_bucket_is_read_without_credentials(tmp_path):
+    server = S3Server(tmp_path / "moto.log", check_signatures=False)
+    proxy = Proxy(server.port)
+    try:
+        r = S3Repo(server, tmp_path, endpoint=proxy.endpoint)
+        write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT 3 AS n")
+        r.fdl("commit", tmp_path / "w", "-m", "public")
+        r.server.client().put_bucket_policy(Bucket=r.bucket, Policy=json.dumps({
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*",
+            "Action": ["s3:GetObject", "s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{r.bucket}", f"arn:aws:s3:::{r.bucket}/*"]}]}))
+        proxy.headers.clear()
+        anonymous = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+                     "FDL_CACHE_DIR": str(tmp_path / "anon-cache")}
+        p = r.fdl("query", r.root, "SELECT n FROM t", "--format", "csv", env=anonymous)
+        assert p.stdout.split() == ["n", "3"]
+        assert proxy.headers and not any("Authorization" in h for h in proxy.headers)  # unsigned
+        sql = r.fdl("attach", r.root, env=anonymous).stdout
+        assert "KEY_ID" not in sql and "TYPE s3" in sql
+    finally:
+        proxy.stop()
+        server.stop()
