@@ -362,3 +362,38 @@ def test_a_public_bucket_is_read_without_credentials(tmp_path):
     finally:
         proxy.stop()
         server.stop()
+
+
+def test_branch_diff_clone_catalogs_and_run_on_a_bucket(s3repo, tmp_path):
+    r = s3repo
+    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)")
+    v1 = r.fdl("commit", tmp_path / "w1", "-m", "three", "-q").stdout.strip()
+    # branches: create, list, delete (each a conditional write or delete on the bucket)
+    r.fdl("branch", r.root, "fixes")
+    assert "fixes" in r.fdl("branch", r.root).stdout and r.head("fixes") == v1
+    r.fdl("branch", r.root, "--delete", "fixes")
+    assert "fixes" not in r.fdl("branch", r.root).stdout
+    # fdl run: a pipeline step writing through FDL_ATTACH into the bucket
+    script = tmp_path / "step.py"
+    script.write_text(
+        "import os, duckdb\n"
+        f"con = duckdb.connect(config={{'extension_directory': {EXT!r}, 'autoinstall_known_extensions': False,"
+        " 'autoload_known_extensions': True})\n"
+        "con.execute(os.environ['FDL_ATTACH'])\n"
+        "con.execute('INSERT INTO lake.t VALUES (100)')\n")
+    import sys
+    r.fdl("run", r.root, "-m", "pipeline", "--", sys.executable, script)
+    v2 = r.head()
+    assert v2 != v1 and query(r, r.root, "SELECT max(i) FROM t") == ["100"]
+    diff = r.fdl("diff", r.root, v1, v2, "--rows", "--json").stdout
+    assert json.loads(diff)["rows"]["main.t"]["added"] == [{"i": 100}]
+    r.fdl("catalogs", "add", r.root, "main", "1.0")
+    assert f"datasets/pop/versions/{v2}/catalogs/1.0.duckdb" in r.keys()
+    # clone the bucket to a folder, and that folder to another prefix of the bucket
+    folder = tmp_path / "mirror"
+    r.fdl("clone", r.root, folder)
+    assert fdl("verify", folder, "--all").returncode == 0
+    back = f"s3://{r.bucket}/copy"
+    r.fdl("clone", folder, back)
+    assert r.fdl("verify", back, "--all").returncode == 0
+    assert query(r, f"{back}@main", "SELECT count(*) FROM t") == ["4"]
