@@ -236,9 +236,9 @@ static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, fdl_erro
 {
 	int rc = 0;
 	fdl_buf sql = {0};
-	if (is_remote(r->repo))
+	if (!strncmp(r->repo->data_url, "http://", 7) || !strncmp(r->repo->data_url, "https://", 8))
 		rc = fdl_duck_load(d, "httpfs", err);
-	if (!rc)
+	else /* a bucket: httpfs and its secret */
 		rc = fdl_duck_use_store(d, r->repo->store, err);
 	char *target = fdl_asprintf("ducklake:%s", r->catalog);
 	if (!rc)

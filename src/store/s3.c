@@ -618,15 +618,7 @@ static int probe(s3_store *s, fdl_error *err)
 		return fdl_error_prefix(err, "checking that %s honours conditional writes", s->url);
 	s->probed = true;
 	char *marker = probe_marker(s);
-	if (marker) {
-		char *dir = fdl_strdup(marker);
-		if (dir && strrchr(dir, '/')) {
-			*strrchr(dir, '/') = '\0';
-			if (!fdl_mkdir_p(dir, NULL))
-				fdl_file_write_atomic(marker, "ok\n", 3, NULL);
-		}
-		free(dir);
-	}
+	fdl_cache_file_write(marker, "ok\n", 3);
 	free(marker);
 	return 0;
 }

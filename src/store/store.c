@@ -103,13 +103,7 @@ static bool cache_read(const fdl_store *s, const char *key, long ttl, size_t max
 static void cache_write(const fdl_store *s, const char *key, const fdl_buf *b)
 {
 	char *p = cache_path(s, key);
-	char *dir = p ? fdl_strdup(p) : NULL;
-	if (dir && strrchr(dir, '/')) {
-		*strrchr(dir, '/') = '\0';
-		if (fdl_mkdir_p(dir, NULL) == 0)
-			fdl_file_write_atomic(p, b->data, b->len, NULL); /* best effort: a cache */
-	}
-	free(dir);
+	fdl_cache_file_write(p, b->data, b->len);
 	free(p);
 }
 

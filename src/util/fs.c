@@ -319,3 +319,15 @@ const char *fdl_content_type(const char *rel)
 #undef ENDS
 }
 
+
+void fdl_cache_file_write(const char *path, const void *data, size_t len)
+{
+	char *dir = path ? fdl_strdup(path) : NULL;
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	if (slash) {
+		*slash = '\0';
+		if (fdl_mkdir_p(dir, NULL) == 0)
+			fdl_file_write_atomic(path, data, len, NULL);
+	}
+	free(dir);
+}

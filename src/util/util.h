@@ -99,6 +99,9 @@ int fdl_path_check_relative(const char *path, const char *what, fdl_error *err);
 int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err);
 /* Write a file atomically (tmp + fsync + rename). */
 int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err);
+/* The same for a cache file: its folder is made, and a failure is ignored
+ * (a cache that cannot be written is only slower). */
+void fdl_cache_file_write(const char *path, const void *data, size_t len);
 int fdl_mkdir_p(const char *path, fdl_error *err);
 /* Remove a folder tree (best effort, for temp folders). */
 void fdl_rm_rf(const char *path);
