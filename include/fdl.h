@@ -29,7 +29,7 @@ extern "C" {
 
 /* Error codes. The CLI exits with the negated code, so scripts can rely on
  * them: 3 not found, 4 conflict, 5 invalid, 6 I/O, 7 expired, 8 nothing to
- * commit, 9 already exists, 10 DuckDB. */
+ * commit, 9 already exists, 10 DuckDB, 11 ambiguous. */
 enum {
 	FDL_OK = 0,
 	FDL_ERROR = -1,      /* anything not listed below */
@@ -41,6 +41,7 @@ enum {
 	FDL_ENOCHANGE = -8,  /* nothing to commit */
 	FDL_EEXISTS = -9,    /* refusing to overwrite */
 	FDL_EDUCKDB = -10,   /* DuckDB or one of its extensions failed */
+	FDL_EAMBIGUOUS = -11, /* an abbreviated version id matches several versions */
 };
 
 typedef struct fdl_error {
@@ -85,9 +86,16 @@ const char *fdl_repo_data_url(const fdl_repo *repo);
 /* The branch HEAD names, e.g. "main". Caller frees with fdl_free. */
 int fdl_repo_head_branch(char **out, fdl_repo *repo, fdl_error *err);
 
-/* Resolve `spec` to a version id. `spec` is NULL (HEAD), a branch name,
- * "refs/heads/<b>", "refs/tags/<t>", "HEAD" or a full version id.
- * FDL_ENOTFOUND when it names nothing (or an unborn branch). */
+/* Resolve `spec` to a version id: the one ref syntax every command takes.
+ * `spec` is NULL or "HEAD" (HEAD's branch tip), a branch or tag name (a
+ * branch first, as in Git), "refs/heads/<b>" or "refs/tags/<t>", a full
+ * version id, "<seq>" (that seq on HEAD's branch, following first
+ * parents), "<branch-or-tag>:<seq>", or a unique prefix of a version id
+ * (at least 4 characters; needs a store that can be listed, not a static
+ * HTTP host). A name that is a branch or tag wins over a seq or a prefix.
+ * FDL_ENOTFOUND when it names nothing (or an unborn branch),
+ * FDL_EAMBIGUOUS when a prefix matches several versions, FDL_EINVALID when
+ * it cannot be a ref at all. */
 int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err);
 
 /* Check a branch or tag name against Git's ref-name rules. */
@@ -211,6 +219,9 @@ typedef struct fdl_reader fdl_reader;
  * ($FDL_CACHE_DIR, default ~/.cache/fdl/read). FDL_EEXPIRED for a version
  * that left retention or was withdrawn. */
 int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err);
+/* The same with ROOT and REF apart (REF NULL = HEAD), for a ref with '/'
+ * in it, which "ROOT@REF" takes only in full ("ROOT@refs/heads/a/b"). */
+int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err);
 void fdl_reader_free(fdl_reader *r);
 const fdl_version *fdl_reader_version(const fdl_reader *r);
 /* The local file of the chosen catalog (checked). */

@@ -2,6 +2,7 @@
  * DuckLake snapshots a version froze. */
 #include "catalog/catalog.h"
 #include "layout/layout.h"
+#include "layout/walk.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,7 @@ static int attach_lake(fdl_duck *d, const char *alias, const char *catalog, cons
 int fdl_diff(char **out, fdl_repo *repo, const char *a_spec, const char *b_spec, int rows, const char *table,
 	     fdl_error *err)
 {
-	opened a, b;
+	opened a = {0}, b = {0};
 	fdl_duck d = {0};
 	json_t *changes = NULL, *row_diff = NULL;
 	int rc = open_version(&a, repo, a_spec, err);
@@ -103,15 +104,18 @@ int fdl_version_snapshots(char **out, fdl_repo *repo, const char *id, fdl_error 
 		rc = fdl_catalog_attach_raw(&d, "fdl_v", o.catalog, FDL_CAT_DUCKDB, true, err);
 	fdl_rows r;
 	char sql[512];
+	fdl_version *parent = NULL;
+	if (!rc && fdl_version_parent(o.v, 0))
+		rc = fdl_version_read(&parent, repo, fdl_version_parent(o.v, 0), err);
 	if (!rc) {
-		const json_t *snaps = json_object_get(json_object_get(fdl_version_json(o.v), "ducklake"), "snapshots");
+		int64_t first = fdl_version_added_from(o.v, parent);
+		fdl_version_free(parent);
 		snprintf(sql, sizeof sql,
 			 "SELECT s.snapshot_id, strftime(s.snapshot_time AT TIME ZONE 'UTC', '%%Y-%%m-%%dT%%H:%%M:%%SZ'), "
 			 "c.author, c.commit_message, c.commit_extra_info, c.changes_made FROM fdl_v.ducklake_snapshot s "
 			 "LEFT JOIN fdl_v.ducklake_snapshot_changes c USING (snapshot_id) WHERE s.snapshot_id BETWEEN "
 			 "%lld AND %lld ORDER BY s.snapshot_id",
-			 (long long)json_integer_value(json_array_get(snaps, 0)),
-			 (long long)json_integer_value(json_array_get(snaps, 1)));
+			 (long long)first, (long long)fdl_version_snapshot_id(o.v));
 		rc = fdl_duck_query(&d, &r, sql, err);
 	}
 	if (!rc) {

@@ -45,58 +45,27 @@ void fdl_reader_free(fdl_reader *r)
 	free(r);
 }
 
-/* ROOT[@REF]: the last '@' with no '/' after it starts the ref. */
+/* ROOT[@REF]: the last '@' with no '/' after it starts the ref, or one
+ * followed by "refs/" (a branch with '/' in its name, in full), so that a
+ * folder such as /srv/data@2024/repo is not split. */
 static int split_target(char **root, char **ref, const char *target, fdl_error *err)
 {
 	const char *at = strrchr(target, '@');
-	if (at && (strchr(at, '/') || at == target))
-		at = NULL;
-	*root = at ? strndup(target, (size_t)(at - target)) : fdl_strdup(target);
-	*ref = at && at[1] ? fdl_strdup(at + 1) : NULL;
-	return *root ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
-}
-
-static bool all_digits(const char *s)
-{
-	if (!s || !*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
-/* A ref, an id, "<seq>" (on HEAD's branch) or "<branch>:<seq>". */
-static int resolve(char id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err)
-{
-	const char *colon = spec ? strchr(spec, ':') : NULL;
-	bool by_seq = all_digits(spec) || (colon && all_digits(colon + 1));
-	if (!by_seq)
-		return fdl_ref_resolve(id, repo, spec, err);
-	char *branch = colon ? strndup(spec, (size_t)(colon - spec)) : NULL;
-	long long want = strtoll(colon ? colon + 1 : spec, NULL, 10);
-	int rc = fdl_ref_resolve(id, repo, branch, err);
-	/* walk the first-parent chain down to that seq; seq strictly falls, so
-	 * this ends (a cycle or a gap is a broken chain) */
-	while (!rc) {
-		fdl_version *v;
-		if ((rc = fdl_version_read(&v, repo, id, err)))
-			break;
-		long long seq = (long long)fdl_version_seq(v);
-		const char *parent = fdl_version_parent(v, 0);
-		if (seq == want) {
-			fdl_version_free(v);
-			break;
-		}
-		if (seq < want || !parent)
-			rc = fdl_fail(err, FDL_ENOTFOUND, "branch %s has no version with seq %lld", branch ? branch : "HEAD",
-				      want);
-		else
-			memcpy(id, parent, FDL_ID_LEN + 1);
-		fdl_version_free(v);
+	if (at && strchr(at, '/')) {
+		const char *full = strstr(target, "@refs/");
+		at = full && full > target ? full : NULL;
 	}
-	free(branch);
-	return rc;
+	if (at == target)
+		at = NULL;
+	if (at && !at[1])
+		return fdl_fail(err, FDL_EINVALID, "'%s' ends with '@' but names no ref after it", target);
+	*root = at ? strndup(target, (size_t)(at - target)) : fdl_strdup(target);
+	*ref = at ? fdl_strdup(at + 1) : NULL;
+	if (!*root || (at && !*ref)) {
+		free(*root);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	return 0;
 }
 
 /* The reason a version cannot be read any more, from its expired.json. */
@@ -188,14 +157,24 @@ int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
 {
 	char *root = NULL, *ref = NULL;
 	int rc = split_target(&root, &ref, target, err);
-	fdl_reader *r = rc ? NULL : calloc(1, sizeof *r);
+	if (!rc)
+		rc = fdl_reader_open_ref(out, root, ref, err);
+	free(root);
+	free(ref);
+	return rc;
+}
+
+int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err)
+{
+	int rc = 0;
+	fdl_reader *r = calloc(1, sizeof *r);
 	if (!rc && !r)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
 		rc = fdl_repo_open(&r->repo, root, err);
 	char id[FDL_ID_LEN + 1];
 	if (!rc)
-		rc = resolve(id, r->repo, ref, err);
+		rc = fdl_ref_resolve(id, r->repo, ref, err);
 	if (!rc) {
 		char *head = fdl_store_local_path(r->repo->store, "HEAD");
 		r->local = head != NULL;
@@ -214,8 +193,6 @@ int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
 	}
 	if (!rc)
 		rc = choose_catalog(r, err);
-	free(root);
-	free(ref);
 	if (rc) {
 		fdl_reader_free(r);
 		return rc;

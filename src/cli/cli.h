@@ -11,6 +11,14 @@
 /* Exit codes: 0 ok, 1 other failure, 2 usage, else the negated FDL_E*. */
 #define CLI_EXIT_USAGE 2
 
+/* What a REF (or VERSION) may be, printed once by every --help whose usage
+ * takes one; fdl_ref_resolve() is the one resolver behind it. */
+#define CLI_REFS_HELP                                                                              \
+	"\nREF or VERSION, in every command: a branch or tag (a branch first), HEAD (the\n"           \
+	"default), refs/heads/NAME or refs/tags/NAME, a version id, a unique start of one\n"        \
+	"(at least 4 characters, as Git abbreviates), a seq on HEAD's branch (12) or on a\n"       \
+	"branch or tag (main:12).\n"
+
 typedef struct cli_opt {
 	const char *name;   /* long name without "--" */
 	char short_name;    /* 0 for none */
@@ -74,8 +82,5 @@ typedef struct cli_progress {
 } cli_progress;
 fdl_progress_cb cli_progress_start(cli_progress *p, bool quiet);
 void cli_progress_end(cli_progress *p);
-
-/* "ROOT" and an optional REF as the reader's "ROOT@REF". Caller frees. */
-char *cli_target(const char *root, const char *ref);
 
 #endif

@@ -11,9 +11,9 @@ int cmd_branch(int argc, char **argv)
 		{.name = "delete", .short_name = 'd', .value = &del, .flag = NULL, .help = "delete branch NAME (not the one HEAD names)"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl branch ROOT [NAME [START]] [--delete NAME]",
+	int rc = cli_parse(argc, argv, opts, "fdl branch ROOT [NAME [START-REF]] [--delete NAME]",
 			   "Without NAME, list the branches with their tip (* marks HEAD's). With NAME, create\n"
-			   "a branch at START (a branch, tag or version id; default HEAD). Every ref change is\n"
+			   "a branch at START-REF (default HEAD). Every ref change is\n"
 			   "a compare-and-swap.",
 			   pos, 1, 3, &npos, &done);
 	if (done)

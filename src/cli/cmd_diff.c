@@ -36,7 +36,7 @@ int cmd_diff(int argc, char **argv)
 		{.name = "json", .short_name = 0, .value = NULL, .flag = &json, .help = "print JSON"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl diff ROOT A B [--rows [TABLE]] [--json]",
+	int rc = cli_parse(argc, argv, opts, "fdl diff ROOT REF-A REF-B [--rows [TABLE]] [--limit N] [--json]",
 			   "The schema changes from version A to version B (refs or ids), computed from the two\n"
 			   "frozen catalogs; with --rows, the rows added and removed, computed by DuckDB over\n"
 			   "the columns both versions have.",

@@ -19,6 +19,8 @@ static void print_help(const cli_opt *opts, const char *usage, const char *descr
 		printf("  %-26s %s\n", left, o->help);
 	}
 	printf("  %-26s %s\n", "-h, --help", "show this help");
+	if (strstr(usage, "REF") || strstr(usage, "VERSION"))
+		fputs(CLI_REFS_HELP, stdout);
 }
 
 static const cli_opt *find(const cli_opt *opts, const char *name, size_t len, char short_name)

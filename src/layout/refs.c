@@ -124,50 +124,202 @@ int fdl_ref_update(fdl_repo *repo, const char *key, const char *new_id, const ch
 	return fdl_store_put_if_match(repo->store, key, line, strlen(line), old_etag, err);
 }
 
+/* A branch or tag by name (a branch first, as Git does), or a full
+ * "refs/..." key. *found false (rc 0) when neither exists. */
+static int resolve_name(char out_id[FDL_ID_LEN + 1], bool *found, fdl_repo *repo, const char *spec, fdl_error *err)
+{
+	*found = false;
+	const char *prefixes[] = {"refs/heads/", "refs/tags/"};
+	if (strncmp(spec, "refs/", 5) == 0) {
+		int rc = fdl_ref_name_check(spec + 5, err);
+		return rc ? rc : fdl_ref_read(repo, spec, out_id, found, NULL, err);
+	}
+	int rc = fdl_ref_name_check(spec, err);
+	for (size_t i = 0; !rc && !*found && i < 2; i++) {
+		char *key = fdl_asprintf("%s%s", prefixes[i], spec);
+		rc = key ? fdl_ref_read(repo, key, out_id, found, NULL, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		free(key);
+	}
+	return rc;
+}
+
+/* HEAD's branch tip; FDL_ENOTFOUND on an unborn branch. */
+static int resolve_head(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, fdl_error *err)
+{
+	char *branch = NULL;
+	int rc = fdl_repo_head_branch(&branch, repo, err);
+	char *key = rc ? NULL : fdl_asprintf("refs/heads/%s", branch);
+	bool found = false;
+	if (!rc)
+		rc = key ? fdl_ref_read(repo, key, out_id, &found, NULL, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc && !found)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "%s has no versions yet (HEAD names %s, which does not exist)",
+			      repo->root, key);
+	free(key);
+	free(branch);
+	return rc;
+}
+
+static bool all_digits(const char *s, size_t n)
+{
+	if (n == 0 || n > 18)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* Walk the first-parent chain from `tip` down to the version with `seq`.
+ * seq falls by one per step along a valid chain, so this ends; a gap or a
+ * cycle ends it too. */
+static int walk_to_seq(char id[FDL_ID_LEN + 1], fdl_repo *repo, const char *tip, long long seq, const char *where,
+		       fdl_error *err)
+{
+	memcpy(id, tip, FDL_ID_LEN + 1);
+	for (bool at_tip = true;; at_tip = false) {
+		fdl_version *v;
+		int rc = fdl_version_read(&v, repo, id, err);
+		if (rc)
+			return rc;
+		long long have = (long long)fdl_version_seq(v);
+		const char *parent = fdl_version_parent(v, 0);
+		if (have == seq) {
+			fdl_version_free(v);
+			return 0;
+		}
+		if (have < seq || !parent) {
+			fdl_version_free(v);
+			if (at_tip)
+				return fdl_fail(err, FDL_ENOTFOUND, "%s has no version with seq %lld: its tip is seq %lld",
+						where, seq, have);
+			return fdl_fail(err, FDL_ENOTFOUND,
+					"%s has no version with seq %lld: its first-parent chain goes from seq %lld to %s",
+					where, seq, have, parent ? "a lower one" : "its first version");
+		}
+		memcpy(id, parent, FDL_ID_LEN + 1);
+		fdl_version_free(v);
+	}
+}
+
+/* Could `s` be the start of a version id? Lower-case hex and the hyphens
+ * where an id has them, at least 4 characters (Git's shortest). */
+static bool id_prefix_like(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 4 || n >= FDL_ID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool hyphen = i == 8 || i == 13 || i == 18 || i == 23;
+		char c = s[i];
+		if (hyphen ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+/* The one version whose id starts with `prefix`, among the complete
+ * versions (those with a version.json). */
+static int resolve_prefix(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *prefix, fdl_error *err)
+{
+	fdl_strlist keys = {0};
+	int rc = fdl_store_list(repo->store, "versions", &keys, err);
+	if (rc) {
+		fdl_strlist_free(&keys);
+		return fdl_error_prefix(err, "'%s' could be an abbreviated version id, but the versions cannot be "
+					     "listed; give the whole id",
+					prefix);
+	}
+	size_t n = strlen(prefix), matches = 0;
+	char first[FDL_ID_LEN + 1] = "", second[FDL_ID_LEN + 1] = "";
+	for (size_t i = 0; i < keys.len; i++) {
+		const char *k = keys.items[i] + 9; /* after "versions/" */
+		if (strncmp(k, prefix, n) != 0 || strlen(k) != FDL_ID_LEN + 13 || strcmp(k + FDL_ID_LEN, "/version.json"))
+			continue;
+		char id[FDL_ID_LEN + 1];
+		memcpy(id, k, FDL_ID_LEN);
+		id[FDL_ID_LEN] = '\0';
+		if (!fdl_id_is_valid(id))
+			continue;
+		if (++matches == 1)
+			memcpy(first, id, sizeof id);
+		else if (matches == 2)
+			memcpy(second, id, sizeof id);
+	}
+	fdl_strlist_free(&keys);
+	if (matches == 1) {
+		memcpy(out_id, first, FDL_ID_LEN + 1);
+		return 0;
+	}
+	if (matches > 1)
+		return fdl_fail(err, FDL_EAMBIGUOUS, "version id prefix '%s' is ambiguous: %zu versions start with it (%s, %s%s)",
+				prefix, matches, first, second, matches > 2 ? ", ..." : "");
+	return fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version '%s' in %s", prefix, repo->root);
+}
+
 int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err)
 {
-	int rc = 0;
-	if (spec && fdl_id_is_valid(spec)) {
+	if (!spec || !strcmp(spec, "HEAD") || !strcmp(spec, "@"))
+		return resolve_head(out_id, repo, err);
+	if (!*spec)
+		return fdl_fail(err, FDL_EINVALID, "an empty ref names no version (give a branch, tag, id or seq)");
+	if (fdl_id_is_valid(spec)) {
 		memcpy(out_id, spec, FDL_ID_LEN + 1);
 		return 0;
 	}
-	char *key = NULL;
-	if (!spec || !strcmp(spec, "HEAD")) {
-		char *branch;
-		if ((rc = fdl_repo_head_branch(&branch, repo, err)))
-			return rc;
-		key = fdl_asprintf("refs/heads/%s", branch);
-		free(branch);
-	} else if (strncmp(spec, "refs/", 5) == 0) {
-		if ((rc = fdl_ref_name_check(spec + 5, err)))
-			return rc;
-		key = fdl_strdup(spec);
-	} else {
-		if ((rc = fdl_ref_name_check(spec, err)))
-			return rc;
-		/* A branch first, then a tag, as Git does. */
-		char *heads = fdl_asprintf("refs/heads/%s", spec);
-		bool exists = false;
-		if (!heads)
-			return fdl_fail(err, FDL_ERROR, "out of memory");
-		rc = fdl_ref_read(repo, heads, out_id, &exists, NULL, err);
-		free(heads);
-		if (rc || exists)
-			return rc;
-		key = fdl_asprintf("refs/tags/%s", spec);
+	if (strlen(spec) > 1024 || memchr(spec, '\n', strlen(spec)))
+		return fdl_fail(err, FDL_EINVALID, "'%.40s...' is not a ref", spec);
+	/* BRANCH:SEQ, or HEAD:SEQ */
+	const char *colon = strrchr(spec, ':');
+	if (colon && all_digits(colon + 1, strlen(colon + 1))) {
+		char *name = strndup(spec, (size_t)(colon - spec));
+		char tip[FDL_ID_LEN + 1];
+		bool found = false;
+		int rc = !name ? fdl_fail(err, FDL_ERROR, "out of memory")
+		       : !*name || !strcmp(name, "HEAD") ? (found = true, resolve_head(tip, repo, err))
+							 : resolve_name(tip, &found, repo, name, err);
+		if (!rc && !found)
+			rc = fdl_fail(err, FDL_ENOTFOUND, "no branch or tag '%s' in %s", name, repo->root);
+		if (!rc)
+			rc = walk_to_seq(out_id, repo, tip, strtoll(colon + 1, NULL, 10), name, err);
+		free(name);
+		return rc;
 	}
-	if (!key)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
-	bool exists = false;
-	rc = fdl_ref_read(repo, key, out_id, &exists, NULL, err);
-	if (!rc && !exists) {
-		if (!spec || !strcmp(spec, "HEAD") || strncmp(key, "refs/heads/", 11) == 0)
-			rc = fdl_fail(err, FDL_ENOTFOUND, "%s has no versions yet (%s does not exist)", repo->root,
-				      key);
-		else
-			rc = fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version id '%s' in %s", spec,
-				      repo->root);
+	if (colon)
+		return fdl_fail(err, FDL_EINVALID, "'%s' is not a ref: after ':' comes a seq (digits), as in main:12",
+				spec);
+	/* a branch or a tag wins over a seq or an id prefix, as refs do in Git */
+	bool found = false;
+	fdl_error name_err = {0};
+	int rc = resolve_name(out_id, &found, repo, spec, &name_err);
+	if (!rc && found)
+		return 0;
+	if (rc && rc != FDL_EINVALID) {
+		*err = name_err;
+		return rc;
 	}
-	free(key);
-	return rc;
+	if (all_digits(spec, strlen(spec))) {
+		char tip[FDL_ID_LEN + 1];
+		if ((rc = resolve_head(tip, repo, err)))
+			return rc;
+		rc = walk_to_seq(out_id, repo, tip, strtoll(spec, NULL, 10), "HEAD's branch", err);
+		if (rc != FDL_ENOTFOUND || !id_prefix_like(spec))
+			return rc;
+		fdl_error seq_err = *err;
+		rc = resolve_prefix(out_id, repo, spec, err);
+		if (rc == FDL_ENOTFOUND)
+			*err = seq_err;
+		return rc;
+	}
+	char lower[FDL_ID_LEN + 1];
+	size_t n = strlen(spec);
+	for (size_t i = 0; n < sizeof lower && i <= n; i++)
+		lower[i] = (char)(spec[i] >= 'A' && spec[i] <= 'F' ? spec[i] - 'A' + 'a' : spec[i]);
+	if (n < sizeof lower && id_prefix_like(lower))
+		return resolve_prefix(out_id, repo, lower, err);
+	if (rc) {
+		*err = name_err;
+		return rc;
+	}
+	return fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version '%s' in %s", spec, repo->root);
 }
