@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
+#include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,7 +33,19 @@ struct fdl_server {
 	int web_fd; /* the page's folder, or -1 */
 	FILE *log;
 	int port;
+	/* a request's state (libmicrohttpd's con_cls) points at one of these:
+	 * [0] target ok, [1] target bad (400), [2] and [3] the same once the
+	 * handler has seen the request once */
+	char marks[4];
 };
+
+/* Called with the raw target before libmicrohttpd decodes it. */
+static void *check_target(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)c;
+	fdl_server *s = cls;
+	return &s->marks[fdl_http_uri_check(uri) == 0 ? 0 : 1];
+}
 
 /* ---- which files exist for HTTP ----------------------------------------- */
 
@@ -235,7 +248,17 @@ static struct MHD_Response *multipart_response(int fd, const fdl_range *ranges, 
 	if (!m)
 		return NULL;
 	m->fd = fd;
-	const char *boundary = "fdl-byteranges-6f3c1e";
+	/* a boundary fresh for each response (RFC 2046: it must not occur in
+	 * the parts; a fixed one could be planted in a served file) */
+	unsigned char rnd[16];
+	char boundary[48];
+	if (RAND_bytes(rnd, sizeof rnd) != 1) {
+		free(m);
+		return NULL;
+	}
+	int at = snprintf(boundary, sizeof boundary, "fdl-");
+	for (size_t i = 0; i < sizeof rnd; i++)
+		at += snprintf(boundary + at, sizeof boundary - (size_t)at, "%02x", rnd[i]);
 	for (size_t i = 0; i < n; i++) {
 		m->ranges[i] = ranges[i];
 		m->heads[i] = fdl_asprintf("%s--%s\r\nContent-Type: %s\r\nContent-Range: bytes %lld-%lld/%lld\r\n\r\n",
@@ -325,10 +348,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	(void)upload;
 	fdl_server *s = cls;
-	if (!*state) { /* first call for this request: wait for the body (none expected) */
-		*state = (void *)1;
+	char *mark = *state;
+	if (mark == &s->marks[0] || mark == &s->marks[1]) {
+		/* first call for this request: wait for the body (none expected) */
+		*state = mark + 2;
 		return MHD_YES;
 	}
+	bool bad_target = mark != &s->marks[2];
 	if (*upload_size) {
 		*upload_size = 0;
 		return MHD_YES;
@@ -337,6 +363,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	int64_t sent = 0;
 	enum MHD_Result ret;
 	const char *rel = url && url[0] == '/' ? url + 1 : "";
+	if (bad_target) {
+		ret = reply_text(c, status = MHD_HTTP_BAD_REQUEST,
+				 "bad request: an invalid %-escape, a NUL or control character, or a path that is not UTF-8\n");
+		goto log;
+	}
 	if (!strcmp(method, "OPTIONS")) {
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 		common_headers(r, NULL);
@@ -481,7 +512,7 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
 				  0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
-				  (unsigned int)256, MHD_OPTION_END);
+				  (unsigned int)256, MHD_OPTION_URI_LOG_CALLBACK, check_target, s, MHD_OPTION_END);
 	if (!s->mhd) {
 		fdl_server_stop(s);
 		return fdl_fail(err, FDL_EIO, "cannot listen on %s:%d: %s", bind, opts ? opts->port : 0,

@@ -23,4 +23,9 @@ int fdl_http_parse_ranges(const char *header, int64_t size, fdl_range *out, size
  * files: 1 serve, 0 not found, -1 forbidden (traversal attempts). */
 int fdl_serve_path_allowed(const char *data_dir, const char *rel);
 
+/* The raw request target (path and query, still percent-encoded): 0 when
+ * every escape is %XX, nothing decodes to a NUL or a control character,
+ * and the decoded path is valid UTF-8; -1 otherwise (400). */
+int fdl_http_uri_check(const char *raw);
+
 #endif

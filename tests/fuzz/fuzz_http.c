@@ -1,4 +1,5 @@
-/* What fdl serve parses from a request: the path and the Range header. */
+/* What fdl serve parses from a request: the raw target, the path and the
+ * Range header. */
 #include "fuzz.h"
 #include "../../src/serve/serve.h"
 
@@ -15,6 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t k = 0; k < n; k++)
 				if (r[k].start < 0 || r[k].end < r[k].start || r[k].end >= sizes[i])
 					abort(); /* a range outside the file would be served */
+	}
+	if (fdl_http_uri_check(s) == 0) {
+		/* an accepted target has no NUL or control character, raw or escaped */
+		for (const char *p = s; *p; p++) {
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				abort();
+			if (p[0] == '%' && (p[1] == '0' || p[1] == '1') && p[2])
+				abort();
+		}
 	}
 	int allowed = fdl_serve_path_allowed("data", s);
 	if (allowed > 0 && (strstr(s, "..") || s[0] == '/'))
