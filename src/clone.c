@@ -90,7 +90,7 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 {
 	int rc = fdl_store_list(c->src->store, "refs", refs, NULL);
 	if (rc == 0) {
-		rc = fdl_vdirs_list(out, NULL, c->src, err);
+		rc = fdl_vdirs_list(out, NULL, NULL, c->src, err);
 		if (!rc)
 			rc = fdl_vdirs_read(out, NULL, c->src, err);
 		return rc;

@@ -67,7 +67,12 @@ static void problem(report *r, const char *where, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	json_array_append_new(r->problems, json_pack("{s:s, s:s}", "where", where, "problem", msg));
+	/* messages from below often start with the file already: name it once */
+	size_t wl = strlen(where);
+	const char *text = msg;
+	if (!strncmp(msg, where, wl) && msg[wl] == ':' && msg[wl + 1] == ' ')
+		text = msg + wl + 2;
+	json_array_append_new(r->problems, json_pack("{s:s, s:s}", "where", where, "problem", text));
 }
 
 static void warning(report *r, const char *where, const char *msg)
@@ -262,10 +267,14 @@ static void mark_reachable(vdirs *dirs, const char *id)
 
 static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 {
-	fdl_strlist refs = {0};
+	fdl_strlist refs = {0}, specials = {0};
 	fdl_error e;
-	if (fdl_store_list(repo->store, "refs", &refs, &e))
+	if (fdl_store_list_all(repo->store, "refs", &refs, &specials, &e))
 		problem(r, "refs", "cannot be listed: %s", e.message);
+	for (size_t i = 0; i < specials.len; i++)
+		problem(r, specials.items[i], "is a symbolic link or special file, not a ref (a ref is a file "
+			"holding a version id)");
+	fdl_strlist_free(&specials);
 	fdl_strlist_sort(&refs);
 	for (size_t i = 0; i < refs.len; i++) {
 		char id[FDL_ID_LEN + 1];
@@ -296,11 +305,15 @@ int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, const char *a
 	report r = {json_array(), json_array(), json_array(), 0, allowed_signers, NULL, 0};
 	vdirs dirs = {0};
 	fdl_duck duck = {0};
-	fdl_strlist strays = {0};
-	int rc = fdl_vdirs_list(&dirs, &strays, repo, err);
+	fdl_strlist strays = {0}, specials = {0};
+	int rc = fdl_vdirs_list(&dirs, &strays, &specials, repo, err);
 	for (size_t i = 0; i < strays.len; i++)
 		problem(&r, strays.items[i], "is not inside a version directory named by a version id");
+	for (size_t i = 0; i < specials.len; i++)
+		problem(&r, specials.items[i], "is a symbolic link or special file, not part of a version "
+			"(versions/ holds only version directories and their files)");
 	fdl_strlist_free(&strays);
+	fdl_strlist_free(&specials);
 	if (!rc)
 		rc = fdl_duck_open(&duck, err);
 	fdl_strlist unreadable = {0};

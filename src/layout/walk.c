@@ -19,11 +19,11 @@ bool fdl_vdir_has(const vdir *d, const char *name)
 	return false;
 }
 
-int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_repo *repo, fdl_error *err)
+int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_strlist *specials, fdl_repo *repo, fdl_error *err)
 {
 	memset(out, 0, sizeof *out);
 	fdl_strlist keys = {0};
-	int rc = fdl_store_list(repo->store, "versions", &keys, err);
+	int rc = fdl_store_list_all(repo->store, "versions", &keys, specials, err);
 	fdl_strlist_sort(&keys);
 	for (size_t i = 0; i < keys.len && !rc; i++) {
 		const char *k = keys.items[i] + 9; /* after "versions/" */
@@ -92,4 +92,10 @@ void fdl_vdirs_free(vdirs *d)
 	}
 	free(d->items);
 	memset(d, 0, sizeof *d);
+}
+
+int64_t fdl_vdirs_added_from(vdirs *dirs, const vdir *d)
+{
+	vdir *p = fdl_vdirs_find(dirs, fdl_version_parent(d->v, 0));
+	return fdl_version_added_from(d->v, p ? p->v : NULL);
 }

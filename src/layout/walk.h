@@ -18,13 +18,19 @@ typedef struct vdirs {
 } vdirs;
 
 /* List versions/ of the store; keys that are not inside a directory named
- * by a version id go to `strays` (may be NULL). */
-int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_repo *repo, fdl_error *err);
+ * by a version id go to `strays`, and entries that are neither files nor
+ * folders (symlinks, FIFOs; never followed) to `specials` (both may be
+ * NULL). */
+int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_strlist *specials, fdl_repo *repo, fdl_error *err);
 /* Also read and check each version.json; unreadable ones stay NULL, their
  * message appended to `problems` as "key: message" (may be NULL). */
 int fdl_vdirs_read(vdirs *d, fdl_strlist *problems, fdl_repo *repo, fdl_error *err);
 vdir *fdl_vdirs_find(vdirs *d, const char *id);
 bool fdl_vdir_has(const vdir *d, const char *name);
 void fdl_vdirs_free(vdirs *d);
+
+/* fdl_version_added_from for a listed version whose parent may be among
+ * `dirs`. */
+int64_t fdl_vdirs_added_from(vdirs *dirs, const vdir *d);
 
 #endif

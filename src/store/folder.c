@@ -342,7 +342,7 @@ static int folder_del_if_match(fdl_store *s, const char *key, const char *etag, 
 	return locked_update((folder_store *)s, key, NULL, 0, etag, err);
 }
 
-static int list_rec(const char *dir, const char *rel, fdl_strlist *out, fdl_error *err)
+static int list_rec(const char *dir, const char *rel, fdl_strlist *out, fdl_strlist *others, fdl_error *err)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -363,9 +363,11 @@ static int list_rec(const char *dir, const char *rel, fdl_strlist *out, fdl_erro
 		else if (lstat(child, &st) != 0)
 			rc = err_errno(err, "cannot stat", child);
 		else if (S_ISDIR(st.st_mode))
-			rc = list_rec(child, crel, out, err);
+			rc = list_rec(child, crel, out, others, err);
 		else if (S_ISREG(st.st_mode))
 			rc = fdl_strlist_add(out, crel, err);
+		else if (others) /* a symlink, a FIFO, a device: never followed */
+			rc = fdl_strlist_add(others, crel, err);
 		free(child);
 		free(crel);
 	}
@@ -373,7 +375,7 @@ static int list_rec(const char *dir, const char *rel, fdl_strlist *out, fdl_erro
 	return rc;
 }
 
-static int folder_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err)
+static int folder_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err)
 {
 	folder_store *f = (folder_store *)s;
 	char *dir = *prefix ? key_path(f, prefix) : fdl_strdup(f->root);
@@ -385,7 +387,14 @@ static int folder_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_e
 		size_t n = strlen(rel);
 		while (n && rel[n - 1] == '/')
 			rel[--n] = '\0';
-		rc = list_rec(dir, rel, out, err);
+		struct stat st;
+		if (*rel && lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			/* the folder itself is a symlink or a file: not followed */
+			if (others && !S_ISREG(st.st_mode))
+				rc = fdl_strlist_add(others, rel, err);
+		} else {
+			rc = list_rec(dir, rel, out, others, err);
+		}
 	}
 	free(dir);
 	free(rel);

@@ -128,8 +128,9 @@ static int http_put_if_match(fdl_store *st, const char *key, const void *d, size
 	return read_only(st, key, err);
 }
 
-static int http_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_error *err)
+static int http_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err)
 {
+	(void)others;
 	(void)out;
 	return fdl_fail(err, FDL_EINVALID, "%s/%s: a static HTTP host cannot list files", st->url, prefix);
 }

@@ -482,8 +482,9 @@ static int s3_modified(fdl_store *st, const char *key, int64_t *when, fdl_error 
 
 /* Every key below `prefix`: ListObjectsV2, a page of up to 1000 at a time,
  * keys URL-encoded by the server (encoding-type=url) and decoded here. */
-static int s3_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_error *err)
+static int s3_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err)
 {
+	(void)others; /* a bucket holds objects only */
 	s3_store *s = (s3_store *)st;
 	char *full = *prefix ? object_key(s, prefix) : fdl_strdup(s->cfg.prefix);
 	char *want = full ? fdl_asprintf("%s%s", full, *full ? "/" : "") : NULL;

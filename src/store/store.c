@@ -161,11 +161,16 @@ int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size
 	return s->ops->put_if_match(s, key, data, len, etag, err);
 }
 
-int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err)
+int fdl_store_list_all(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err)
 {
 	if (*prefix) /* "" lists the whole store */
 		CHECK_KEY(prefix);
-	return s->ops->list(s, prefix, out, err);
+	return s->ops->list(s, prefix, out, others, err);
+}
+
+int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err)
+{
+	return fdl_store_list_all(s, prefix, out, NULL, err);
 }
 
 int fdl_store_del(fdl_store *s, const char *key, fdl_error *err)

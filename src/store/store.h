@@ -41,8 +41,10 @@ typedef struct fdl_store_ops {
 	int (*put_file_if_absent)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 	int (*put_if_match)(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
 			    fdl_error *err);
-	/* Every key below prefix (recursively), appended to out, unsorted. */
-	int (*list)(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err);
+	/* Every key below prefix (recursively), appended to out, unsorted;
+	 * entries that are neither a file nor a folder (a symlink, a FIFO:
+	 * never followed) go to `others` when it is not NULL. */
+	int (*list)(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err);
 	int (*del)(fdl_store *s, const char *key, fdl_error *err);
 	/* Delete a key only if it still has `etag`; FDL_ECONFLICT otherwise. */
 	int (*del_if_match)(fdl_store *s, const char *key, const char *etag, fdl_error *err);
@@ -100,6 +102,8 @@ int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *loca
 int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
 			   fdl_error *err);
 int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err);
+/* The same, with what is neither a file nor a folder in `others`. */
+int fdl_store_list_all(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err);
 int fdl_store_del(fdl_store *s, const char *key, fdl_error *err);
 int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err);
 char *fdl_store_local_path(fdl_store *s, const char *key);
