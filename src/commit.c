@@ -21,6 +21,7 @@ typedef struct frozen {
 	json_t *dataset_json;
 	json_t *changes; /* NULL for a first version */
 	char *catalog_file; /* local temp path */
+	bool same_snapshot; /* no snapshot since the base version */
 } frozen;
 
 static void frozen_free(frozen *f)
@@ -118,10 +119,11 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 }
 
 /* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb
- * and derive files.json, dataset.json and changes from it. With
- * `allow_same`, a catalog with no new snapshot is frozen anyway (describe). */
-static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, bool allow_same,
-		  fdl_error *err)
+ * and derive files.json, dataset.json and changes from it. A catalog with
+ * no new snapshot since the base is frozen too (fz->same_snapshot set): its
+ * description may have changed, and a broken one must fail as it would
+ * with new data. */
+static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
 {
 	fdl_duck d;
 	int rc = fdl_duck_open(&d, err);
@@ -138,11 +140,7 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 				    err);
 	if (!rc)
 		rc = fdl_catalog_info_read(&d, work_alias, &winfo, err);
-	if (!rc && !allow_same && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot)
-		rc = fdl_fail(err, FDL_ENOCHANGE,
-			      "nothing to commit: the working catalog's latest snapshot (%lld) is the one version "
-			      "%s froze",
-			      (long long)winfo.last_snapshot, w->base);
+	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot;
 	if (!rc && winfo.last_snapshot < w->base_snapshot)
 		rc = fdl_fail(err, FDL_EINVALID,
 			      "the working catalog's latest snapshot (%lld) is older than its base version's (%lld)",
@@ -163,7 +161,12 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 	if (!rc)
 		rc = fdl_catalog_info_read(&d, "fdl_frozen", &out->info, err);
 	if (!rc) {
+		/* snapshots added since the parent; none for a new description
+		 * alone, written as the one frozen snapshot: [first, last] must
+		 * hold first <= last (docs/decisions.md) */
 		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
+		if (out->info.first_snapshot > out->info.last_snapshot)
+			out->info.first_snapshot = out->info.last_snapshot;
 		rc = fdl_catalog_data_files(&d, "fdl_frozen", &files, err);
 	}
 	fdl_strlist added = {0};
@@ -188,6 +191,34 @@ static int freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tm
 		rc = changes_since_base(out, &d, repo, w, err);
 	fdl_data_files_free(&files);
 	fdl_duck_close(&d); /* detaches and checkpoints the frozen file */
+	return rc;
+}
+
+/* With no new snapshot, a version is worth writing only for a new
+ * description: 0 when the dataset.json differs from the base's,
+ * FDL_ENOCHANGE when it is the same. */
+static int description_changed(fdl_repo *repo, const fdl_work *w, const frozen *fz, fdl_error *err)
+{
+	fdl_version *base = NULL;
+	char *local = NULL;
+	json_t *was = NULL;
+	int rc = fdl_version_read(&base, repo, w->base, err);
+	const json_t *ref = rc ? NULL : json_object_get(fdl_version_json(base), "dataset");
+	if (!rc && ref) {
+		rc = fdl_version_fetch_checked(&local, repo, base, json_string_value(json_object_get(ref, "path")),
+					       (int64_t)json_integer_value(json_object_get(ref, "bytes")),
+					       json_string_value(json_object_get(ref, "sha256")), err);
+		if (!rc && !(was = json_load_file(local, JSON_REJECT_DUPLICATES, NULL)))
+			rc = fdl_fail(err, FDL_EINVALID, "the base version's dataset.json (%s) is not JSON", local);
+	}
+	if (!rc && was && json_equal(was, fz->dataset_json))
+		rc = fdl_fail(err, FDL_ENOCHANGE,
+			      "nothing to commit: the working catalog's latest snapshot (%lld) is the one version %s "
+			      "froze, and the description is unchanged",
+			      (long long)fz->info.last_snapshot, w->base);
+	json_decref(was);
+	free(local);
+	fdl_version_free(base);
 	return rc;
 }
 
@@ -374,7 +405,9 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	}
 	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
 		goto out;
-	if ((rc = freeze(&fz, repo, &w, tmpdir, false, err))) {
+	if ((rc = freeze(&fz, repo, &w, tmpdir, err)))
+		goto out;
+	if (fz.same_snapshot && (rc = description_changed(repo, &w, &fz, err))) {
 		if (rc == FDL_ENOCHANGE && recovered) {
 			/* nothing after it: the interrupted commit is the whole job */
 			memcpy(out_id, w.base, FDL_ID_LEN + 1);
@@ -444,7 +477,7 @@ int fdl_describe(char **out, const char *work, fdl_error *err)
 	if (!rc)
 		rc = fdl_tempdir(&tmpdir, "describe", err);
 	if (!rc)
-		rc = freeze(&fz, repo, &w, tmpdir, true, err);
+		rc = freeze(&fz, repo, &w, tmpdir, err);
 	if (!rc)
 		rc = fdl_json_dump(out, NULL, fz.dataset_json, err);
 	if (tmpdir) {

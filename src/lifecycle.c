@@ -164,7 +164,7 @@ int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err)
 	vdirs dirs;
 	protect p = {0};
 	json_t *report = json_array();
-	int rc = fdl_vdirs_list(&dirs, NULL, repo, err);
+	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
 	if (!rc)
@@ -205,8 +205,8 @@ int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err)
 
 
 /* The files version d's catalog references, or only those it added. */
-static int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, const vdir *d, bool added_only,
-			 fdl_error *err)
+static int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, const vdir *d,
+			 bool added_only, fdl_error *err)
 {
 	const fdl_version *v = d->v;
 	char *local = NULL;
@@ -215,10 +215,7 @@ static int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, const
 	if (!rc)
 		rc = fdl_catalog_attach_raw(duck, "fdl_life", local, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
-		int64_t first = -1;
-		if (added_only)
-			first = (int64_t)json_integer_value(
-				json_array_get(json_object_get(json_object_get(fdl_version_json(d->v), "ducklake"), "snapshots"), 0));
+		int64_t first = added_only ? fdl_vdirs_added_from(dirs, d) : -1;
 		rc = fdl_catalog_all_files(out, duck, "fdl_life", first, err);
 		fdl_catalog_detach(duck, "fdl_life", NULL);
 	}
@@ -255,7 +252,7 @@ int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason,
 	fdl_duck duck = {0};
 	fdl_strlist files = {0};
 	json_t *versions = json_array(), *data = json_array();
-	int rc = fdl_vdirs_list(&dirs, NULL, repo, err);
+	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
 	vdir *target = rc ? NULL : fdl_vdirs_find(&dirs, id);
@@ -284,7 +281,7 @@ int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason,
 	} else if (!rc && !target->v) {
 		rc = fdl_fail(err, FDL_EINVALID, "version %s has no readable version.json", id);
 	} else if (!rc) {
-		rc = version_files(&files, repo, &duck, target, true, err);
+		rc = version_files(&files, repo, &duck, &dirs, target, true, err);
 	}
 	fdl_strlist uniq = {0};
 	fdl_strlist_sort(&files);
@@ -300,7 +297,7 @@ int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason,
 		bool hit = d == target || withdrawn_with(repo, d, id);
 		if (!hit && d->v && !expired(d) && fdl_vdir_has(d, fdl_version_catalog_path(d->v))) {
 			fdl_strlist refs = {0};
-			rc = version_files(&refs, repo, &duck, d, false, err);
+			rc = version_files(&refs, repo, &duck, &dirs, d, false, err);
 			for (size_t k = 0; k < refs.len && !hit; k++)
 				hit = fdl_strlist_has_sorted(&uniq, refs.items[k]);
 			fdl_strlist_free(&refs);
@@ -350,7 +347,7 @@ int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_e
 	fdl_duck duck = {0};
 	fdl_strlist keep = {0}, data = {0};
 	json_t *deleted = json_array(), *incomplete = json_array();
-	int rc = fdl_vdirs_list(&dirs, NULL, repo, err);
+	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
 	if (!rc)
@@ -365,7 +362,7 @@ int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_e
 				      "it needs; fix the repository (fdl verify) first",
 				      d->id);
 		else
-			rc = version_files(&keep, repo, &duck, d, false, err);
+			rc = version_files(&keep, repo, &duck, &dirs, d, false, err);
 	}
 	fdl_duck_close(&duck);
 	fdl_strlist_sort(&keep);

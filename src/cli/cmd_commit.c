@@ -1,11 +1,52 @@
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-/* "Name <email>" or "Name"; falls back on FDL_AUTHOR_NAME/EMAIL, then
- * GIT_AUTHOR_NAME/EMAIL, then $USER. */
-static void author_from(const char *spec, char *name, size_t nsz, char *email, size_t esz)
+/* The output of `git config --get KEY` run in `dir` (so a Git repository's
+ * own config counts, as in Git), trimmed; "" when git or the key is absent. */
+static void git_config(char *out, size_t size, const char *dir, const char *key)
+{
+	out[0] = '\0';
+	int fds[2];
+	if (pipe(fds) != 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], STDOUT_FILENO);
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		if (dir && chdir(dir) != 0 && chdir("/") != 0)
+			_exit(127);
+		execlp("git", "git", "config", "--get", key, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t got;
+	while (pid > 0 && n + 1 < size && (got = read(fds[0], out + n, size - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fds[0]);
+	int status = 0;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		n = 0;
+	while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
+		n--;
+	out[n] = '\0';
+}
+
+/* Who the author is, as Git finds it: --author "Name <email>" (or "Name"),
+ * then FDL_AUTHOR_NAME/EMAIL, GIT_AUTHOR_NAME/EMAIL, then git config
+ * user.name/user.email. Returns false when nothing names one. */
+static bool author_from(const char *spec, const char *work, char *name, size_t nsz, char *email, size_t esz)
 {
 	name[0] = email[0] = '\0';
 	if (spec) {
@@ -16,7 +57,7 @@ static void author_from(const char *spec, char *name, size_t nsz, char *email, s
 		snprintf(name, nsz, "%.*s", (int)n, spec);
 		if (lt && gt)
 			snprintf(email, esz, "%.*s", (int)(gt - lt - 1), lt + 1);
-		return;
+		return name[0] != '\0';
 	}
 	const char *vars[][2] = {{"FDL_AUTHOR_NAME", "FDL_AUTHOR_EMAIL"}, {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"}};
 	for (size_t i = 0; i < 2; i++) {
@@ -25,43 +66,171 @@ static void author_from(const char *spec, char *name, size_t nsz, char *email, s
 			const char *e = getenv(vars[i][1]);
 			snprintf(name, nsz, "%s", n);
 			snprintf(email, esz, "%s", e ? e : "");
-			return;
+			return true;
 		}
 	}
-	const char *user = getenv("USER");
-	snprintf(name, nsz, "%s", user && *user ? user : "unknown");
+	git_config(name, nsz, work, "user.name");
+	if (name[0])
+		git_config(email, esz, work, "user.email");
+	return name[0] != '\0';
+}
+
+/* Read a whole message from FILE, or stdin for "-" (at most 1 MiB). */
+static char *read_message(const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f) {
+		fprintf(stderr, "fdl: cannot read the message from %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 1 << 20, n = 0;
+	char *buf = malloc(cap + 1);
+	if (buf)
+		n = fread(buf, 1, cap + 1, f);
+	bool failed = !buf || ferror(f) || n > cap;
+	if (f != stdin)
+		fclose(f);
+	if (failed) {
+		fprintf(stderr, "fdl: cannot read the message from %s: %s\n", path,
+			buf && n > cap ? "longer than 1 MiB" : "read error");
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (memchr(buf, '\0', n)) {
+		fprintf(stderr, "fdl: the message in %s holds a NUL byte\n", path);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Git's "strip" cleanup: drop '#' lines (when asked), trailing spaces on
+ * each line, and blank lines at the start and end; in place. */
+static void clean_message(char *msg, bool strip_comments)
+{
+	char *w = msg;
+	for (char *line = msg; *line;) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char *next = nl ? nl + 1 : line + len;
+		if (!(strip_comments && line[0] == '#')) {
+			size_t keep = len;
+			while (keep && (line[keep - 1] == ' ' || line[keep - 1] == '\t' || line[keep - 1] == '\r'))
+				keep--;
+			if (keep || w != msg) { /* no blank lines at the start */
+				memmove(w, line, keep);
+				w += keep;
+				*w++ = '\n';
+			}
+		}
+		line = next;
+	}
+	while (w > msg && (w[-1] == '\n'))
+		w--;
+	*w = '\0';
+}
+
+/* The message from $FDL_EDITOR, $GIT_EDITOR, $VISUAL or $EDITOR (run by the
+ * shell, as Git does), on a temporary COMMIT_EDITMSG; NULL when no editor is set
+ * and stdin is not a terminal, or when the editor failed. */
+static char *edit_message(const char *work)
+{
+	const char *vars[] = {"FDL_EDITOR", "GIT_EDITOR", "VISUAL", "EDITOR"};
+	const char *editor = NULL;
+	for (size_t i = 0; i < 4 && !editor; i++)
+		if (getenv(vars[i]) && *getenv(vars[i]))
+			editor = getenv(vars[i]);
+	if (!editor && !isatty(STDIN_FILENO))
+		return NULL;
+	char path[4096];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, sizeof path, "%s/fdl-COMMIT_EDITMSG-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		fprintf(stderr, "fdl: cannot write %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	fprintf(f, "\n# Committing %s.\n", work);
+	fputs("# What changed in this version? Lines starting with '#' are left out;\n"
+	      "# an empty message aborts the commit.\n", f);
+	fclose(f);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "exec $0 \"$1\"", editor ? editor : "vi", path, (char *)NULL);
+		_exit(127);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "fdl: the editor '%s' failed; nothing committed\n", editor ? editor : "vi");
+		unlink(path);
+		return NULL;
+	}
+	char *msg = read_message(path);
+	unlink(path);
+	if (msg)
+		clean_message(msg, true);
+	return msg;
 }
 
 int cmd_commit(int argc, char **argv)
 {
-	const char *message = NULL, *author = NULL, *pos[1], *inputs[256];
+	const char *message = NULL, *message_file = NULL, *author = NULL, *pos[1], *inputs[256];
 	size_t ninputs = 0;
 	bool quiet = false;
 	int npos;
 	bool done;
 	cli_opt opts[] = {
 		{.name = "message", .short_name = 'm', .value = &message, .flag = NULL, .help = "what changed (required)"},
-		{.name = "author", .short_name = 0, .value = &author, .flag = NULL, .help = "\"NAME <EMAIL>\" (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, $USER)"},
+		{.name = "file", .short_name = 'F', .value = &message_file, .flag = NULL, .help = "take the message from FILE ('-': stdin)"},
+		{.name = "author", .short_name = 0, .value = &author, .flag = NULL, .help = "\"NAME <EMAIL>\" (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, git config user.name)"},
 		{.name = "quiet", .short_name = 'q', .value = NULL, .flag = &quiet, .help = "print only the new version id, no upload progress"},
 		{.name = "input", .help = "SOURCE_ID=FILE_OR_URL: record a source file (repeatable)", .many = inputs,
 		 .nmany = &ninputs, .max_many = 256},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl commit WORK -m MESSAGE [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]...",
+	int rc = cli_parse(argc, argv, opts, "fdl commit WORK [-m MESSAGE | -F FILE] [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]...",
 			   "Freeze the working catalog's latest snapshot into a new version and move its branch,\n"
 			   "only if nobody else moved it since the checkout (else exit 4, nothing published).\n"
-			   "With no new snapshot since the last commit, says so, writes nothing and exits 8.\n"
-			   "The description (dataset.yml, *.table.yml or dataset.json in WORK) is checked and\n"
-			   "merged with the catalog into the version's dataset.json (see `fdl describe`).",
+			   "With no new snapshot and an unchanged description, says so, writes nothing and\n"
+			   "exits 8; a new description alone makes a version. The description (dataset.yml,\n"
+			   "*.table.yml or dataset.json in WORK) is checked and merged with the catalog into\n"
+			   "the version's dataset.json (see `fdl describe`). Without -m or -F, the message is\n"
+			   "written in $FDL_EDITOR, $GIT_EDITOR, $VISUAL or $EDITOR (vi on a terminal).",
 			   pos, 1, 1, &npos, &done);
 	if (done)
 		return rc;
-	if (!message) {
-		fprintf(stderr, "fdl: commit needs a message: -m MESSAGE\n");
+	if (message && message_file) {
+		fprintf(stderr, "fdl: give the message with -m or with -F, not both\n");
 		return CLI_EXIT_USAGE;
 	}
 	char name[256], email[256];
-	author_from(author, name, sizeof name, email, sizeof email);
+	if (!author_from(author, pos[0], name, sizeof name, email, sizeof email)) {
+		fprintf(stderr, "fdl: who is the author of this version? Nothing names one: give --author \"NAME "
+				"<EMAIL>\", set FDL_AUTHOR_NAME (and FDL_AUTHOR_EMAIL), or run\n"
+				"  git config --global user.name \"Your Name\"\n"
+				"  git config --global user.email you@example.org\n");
+		return CLI_EXIT_USAGE;
+	}
+	char *text = NULL;
+	if (message_file && !(text = read_message(message_file)))
+		return 1;
+	if (text)
+		clean_message(text, false);
+	else if (!message && !(text = edit_message(pos[0]))) {
+		fprintf(stderr, "fdl: commit needs a message: -m MESSAGE, -F FILE, or an editor ($EDITOR)\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (text)
+		message = text;
+	if (!*message) {
+		fprintf(stderr, "fdl: the message is empty; nothing committed\n");
+		free(text);
+		return CLI_EXIT_USAGE;
+	}
 	cli_progress progress;
 	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email,
 				.inputs = inputs, .input_count = ninputs,
@@ -70,6 +239,7 @@ int cmd_commit(int argc, char **argv)
 	char id[FDL_ID_LEN + 1];
 	rc = fdl_commit(id, pos[0], &o, &err);
 	cli_progress_end(&progress);
+	free(text);
 	if (rc)
 		return cli_fail(&err);
 	if (quiet)

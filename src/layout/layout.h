@@ -58,6 +58,11 @@ char *fdl_cache_object_path(const char *sha256);
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
 			      int64_t bytes, const char *sha256, fdl_error *err);
 
+/* The first DuckLake snapshot version v added: one past its first parent's
+ * (when the parent is known; a version with a new description alone adds
+ * none), else the start of its ducklake.snapshots. */
+int64_t fdl_version_added_from(const fdl_version *v, const fdl_version *parent);
+
 /* files.json: tables -> {files: [{path, rows, bytes, footer_bytes?,
  * deletes?}], renamed_columns?}, every path a clean relative path. */
 int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err);

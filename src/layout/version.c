@@ -296,3 +296,12 @@ int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_versi
 	free(key);
 	return rc;
 }
+
+int64_t fdl_version_added_from(const fdl_version *v, const fdl_version *parent)
+{
+	if (parent)
+		return fdl_version_snapshot_id(parent) + 1;
+	const json_t *snaps = json_object_get(json_object_get(fdl_version_json(v), "ducklake"), "snapshots");
+	return (int64_t)json_integer_value(json_array_get(snaps, 0));
+}
+

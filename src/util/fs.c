@@ -238,6 +238,8 @@ int fdl_tempdir(char **out, const char *tag, fdl_error *err)
 int fdl_path_absolute(char **out, const char *path, fdl_error *err)
 {
 	fdl_buf b = {0};
+	if (!path || !*path)
+		return fdl_fail(err, FDL_EINVALID, "an empty path names no folder");
 	if (path[0] != '/') {
 		char cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof cwd))
