@@ -90,12 +90,17 @@ deps-check:
 # `make corpus` replays every input kept in tests/corpus/<target>/ through the
 # sanitizer build (part of `make test`); `make fuzz` runs libFuzzer (clang)
 # on each target for FUZZ_SECONDS and adds what it finds to the corpus.
-FUZZ_TARGETS := version config ref dataset records http ini
+FUZZ_TARGETS := version config ref dataset records http ini cli
 CLANG        ?= clang-14
 FUZZ_SECONDS ?= 60
 FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 build/san/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c build/san/libfdl.a
+	@echo "  LD san  $@"
+	@$(CC) $(WARN) $(CPPFLAGS) -O1 -g $(SAN) -o $@ $^ $(LDLIBS)
+
+# the CLI's option parser lives outside libfdl
+build/san/fuzz-cli: tests/fuzz/fuzz_cli.c tests/fuzz/driver.c src/cli/options.c build/san/libfdl.a
 	@echo "  LD san  $@"
 	@$(CC) $(WARN) $(CPPFLAGS) -O1 -g $(SAN) -o $@ $^ $(LDLIBS)
 
@@ -111,6 +116,9 @@ build/fuzz/libfdl.a: $(LIB_SRC:%.c=build/fuzz/%.o)
 	@ar rcs $@ $^
 
 build/fuzz/fuzz-%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/libfdl.a
+	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+
+build/fuzz/fuzz-cli: build/fuzz/tests/fuzz/fuzz_cli.o build/fuzz/src/cli/options.o build/fuzz/libfdl.a
 	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
 fuzz:
