@@ -149,6 +149,10 @@ def test_ranges_byte_by_byte(published, server):
     parts = [p for p in body.split(b"--" + boundary) if p.strip(b"\r\n-")]
     got = [p.split(b"\r\n\r\n", 1)[1][:-2] if p.endswith(b"\r\n") else p.split(b"\r\n\r\n", 1)[1] for p in parts]
     assert got == [data[0:10], data[20:30], data[-5:]]
+    # the boundary is fresh for every response, so no served file can carry it
+    boundaries = {boundary} | {get(url, {"Range": "bytes=0-1,5-6"})[1]["Content-Type"].split("boundary=")[1].encode()
+                               for _ in range(3)}
+    assert len(boundaries) == 4 and all(len(b) >= 32 for b in boundaries)
     status, h, body = get(url, {"Range": "bytes=oops"})  # malformed: ignored
     assert status == 200 and body == data
     status, h, body = get(url, method="HEAD")
@@ -193,6 +197,16 @@ def test_nothing_outside_the_repository(published, server, tmp_path):
                  "/refs/heads/main.lock", "/nosuch", "/_fdl/", "/_fdl/nosuch.js"]:
         assert raw(server.port, path) == 404, path
     assert raw(server.port, "/") == 200  # the page
+    # a decoded NUL, an invalid escape, a control character or a path that is
+    # not UTF-8 is a bad request, never a truncated path served
+    v = published.head()
+    for path in ["/fdl.json%00.txt", "/HEAD%00/../../../../etc/passwd", f"/versions/{v}/version.json%00",
+                 "/fdl.json%zz", "/fdl.json%0", "/fdl.json%", "/fdl.json%0a", "/fdl.json%7f", "/data/%c3%28",
+                 "/data/%ed%a0%80", "/data/%c0%af", "/fdl.json?x=%00", "/_fdl/app.js%00", "/%00"]:
+        assert raw(server.port, path) == 400, path
+    assert raw(server.port, f"/versions/{v}/version.json") == 200
+    assert raw(server.port, "/data/%e2%82%ac.parquet") == 404  # valid UTF-8, just not there
+    assert raw(server.port, "/fdl.json%3Fx") == 404  # an escaped '?' is part of the name
     assert raw(server.port, "/fdl.json", "POST") == 405
     assert raw(server.port, "/fdl.json", "PUT") == 405
     assert raw(server.port, "/fdl.json") == 200
