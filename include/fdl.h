@@ -56,6 +56,17 @@ typedef void (*fdl_progress_cb)(const char *what, int64_t done, int64_t total, v
 /* Release a string or buffer returned by libfdl. */
 void fdl_free(void *ptr);
 
+/* A list of strings owned by the report that holds it. */
+typedef struct fdl_strarray {
+	char **strings;
+	size_t count;
+} fdl_strarray;
+
+/* Reports (fdl_*_report, fdl_diff, fdl_snapshot_list) are plain structs the
+ * library allocates and fills: read their fields, release them with their
+ * one _free function, and get their --json form from their _json function.
+ * Fields may be added at the end in later releases, never removed. */
+
 /* ---- repositories ------------------------------------------------------ */
 
 typedef struct fdl_repo fdl_repo;
@@ -148,17 +159,75 @@ int64_t fdl_version_snapshot_id(const fdl_version *v);
 /* Pretty-printed JSON of the whole version.json. Caller frees. */
 int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err);
 
-/* Differences from version `a` to `b` as JSON text: {"from", "to",
- * "changes": [...]} and, with `rows`, "rows": {"schema.table": {"added":
- * [...], "removed": [...]}} computed by DuckDB over the two frozen
- * catalogs (`table` NULL = every table in both). Caller frees. */
-int fdl_diff(char **out, fdl_repo *repo, const char *a, const char *b, int rows, const char *table,
-	     fdl_error *err);
+/* One schema change (version.json's `changes`, fdl diff): `kind` is
+ * add_table, drop_table, rename_table, add_column, drop_column,
+ * rename_column, recreate_column or type_change. */
+typedef struct fdl_change {
+	char *table;     /* "schema.table" (the new name for renames) */
+	char *kind;
+	char *column;    /* NULL for a change of the whole table */
+	char *from;      /* the old name of a renamed table or column, else NULL */
+	char *type;      /* the column's type, where there is one, else NULL */
+	char *from_type; /* the old type (type_change, recreate_column), else NULL */
+	int breaking;    /* SQL written against the old version may fail */
+} fdl_change;
 
-/* The DuckLake snapshots version `id` added since its parent, as JSON text:
- * [{"snapshot_id", "time", "author", "message", "extra_info", "changes"}].
- * Caller frees. */
-int fdl_version_snapshots(char **out, fdl_repo *repo, const char *id, fdl_error *err);
+/* The `changes` version v records against its parent (none for a first
+ * version or one written without them). Owned by v. */
+size_t fdl_version_change_count(const fdl_version *v);
+const fdl_change *fdl_version_change(const fdl_version *v, size_t i); /* NULL past the end */
+
+/* The schema differences from version `a` to version `b` (refs, see
+ * fdl_ref_resolve), computed from the two frozen catalogs. */
+typedef struct fdl_diff {
+	char from[FDL_ID_LEN + 1];
+	char to[FDL_ID_LEN + 1];
+	fdl_change *changes;
+	size_t change_count;
+} fdl_diff;
+int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err);
+void fdl_diff_free(fdl_diff *d);
+
+/* Row differences, streamed: for each table both versions have (or only
+ * `table`, "schema.table" or "table" in main), `on_table` is told the
+ * number of rows added and removed (DuckDB's EXCEPT ALL over the columns
+ * both versions have), then `on_row` gets up to `limit` added rows and up
+ * to `limit` removed rows, each as one JSON object, in ORDER BY ALL order.
+ * A callback that returns non-zero stops the diff, which returns that
+ * value. Nothing is held in memory but one chunk of rows. */
+typedef struct fdl_diff_rows_options {
+	const char *table; /* NULL = every table in both */
+	int64_t limit;     /* rows shown per table and side; < 0 = all */
+	int (*on_table)(const char *table, int64_t added, int64_t removed, void *payload);
+	int (*on_row)(const char *table, int added, const char *row_json, void *payload);
+	void *payload;
+} fdl_diff_rows_options;
+int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err);
+
+/* `fdl diff --json`, streamed to `out`: {"from", "to", "changes": [...]}
+ * and, with `rows`, "rows": {"schema.table": {"added_total", "removed_total",
+ * "added": [...], "removed": [...]}} (`rows->on_table`/`on_row` unused). */
+int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *rows,
+		  fdl_error *err);
+
+/* The DuckLake snapshots a version added since its first parent, with
+ * their DuckLake commit information. */
+typedef struct fdl_snapshot {
+	int64_t snapshot_id;
+	char *time;       /* UTC ISO 8601 */
+	char *author;     /* NULL when DuckLake recorded none */
+	char *message;    /* commit_message, or NULL */
+	char *extra_info; /* commit_extra_info, or NULL */
+	char *changes;    /* DuckLake's changes_made, e.g. "inserted_into_table:1" */
+} fdl_snapshot;
+typedef struct fdl_snapshot_list {
+	fdl_snapshot *items;
+	size_t count;
+} fdl_snapshot_list;
+int fdl_version_snapshots(fdl_snapshot_list **out, fdl_repo *repo, const char *id, fdl_error *err);
+void fdl_snapshot_list_free(fdl_snapshot_list *l);
+/* [{"snapshot_id", "time", "author", "message", "extra_info", "changes"}] */
+int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fdl_error *err);
 
 /* ---- working catalogs -------------------------------------------------- */
 
@@ -175,6 +244,17 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 /* Delete a working catalog folder made by fdl_checkout (refuses a folder
  * without fdl-work.json). */
 int fdl_work_remove(const char *work, fdl_error *err);
+
+/* What a working catalog records about where it came from. */
+typedef struct fdl_work_info {
+	char *repository; /* the repository root it was checked out from */
+	char *branch;     /* the branch it commits to */
+	char *data_path;  /* where DuckDB writes its data files */
+	char *catalog;    /* the catalog: a SQLite file, or a PostgreSQL connection */
+	char base[FDL_ID_LEN + 1]; /* the version it is based on; "" on a new branch */
+} fdl_work_info;
+int fdl_work_info_read(fdl_work_info **out, const char *work, fdl_error *err);
+void fdl_work_info_free(fdl_work_info *info);
 
 /* The ATTACH statement (with the LOAD lines) a user runs in stock DuckDB to
  * write to the working catalog `work`. Caller frees. */
@@ -256,14 +336,40 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 
 /* ---- checking ----------------------------------------------------------- */
 
-/* Check a repository the way git fsck does and report every problem (JSON
- * text: {"repository", "versions_checked", "ok", "problems": [{"where",
- * "problem"}], "warnings": [...]}); *problems is their count. Versions
- * reachable from refs, or every version directory with `all`. With
- * `allowed_signers` (an OpenSSH allowed_signers file), every checked version
- * must carry a valid version.json.sig by a listed key. The rc is an
- * error only when the check itself could not run. Caller frees. */
-int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err);
+/* What fdl verify found: every problem (and warning) with the file it is
+ * in, as git fsck reports them. */
+typedef struct fdl_finding {
+	char *where; /* the file or key, e.g. "versions/<id>/version.json" */
+	char *what;  /* what is wrong with it */
+} fdl_finding;
+typedef struct fdl_good_signature {
+	char id[FDL_ID_LEN + 1];
+	char *signer; /* the principal in allowed_signers */
+} fdl_good_signature;
+typedef struct fdl_verify_report {
+	char *repository;
+	size_t versions_checked;
+	fdl_finding *problems;
+	size_t problem_count; /* 0: the repository is clean */
+	fdl_finding *warnings;
+	size_t warning_count;
+	int signatures_checked; /* allowed_signers was given */
+	fdl_good_signature *signatures;
+	size_t signature_count;
+} fdl_verify_report;
+
+/* Check a repository the way git fsck does and report every problem.
+ * Versions reachable from refs, or every version directory with `all`.
+ * With `allowed_signers` (an OpenSSH allowed_signers file), every checked
+ * version must carry a valid version.json.sig by a listed key. The rc is an
+ * error only when the check itself could not run; problems go in the
+ * report. */
+int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err);
+void fdl_verify_report_free(fdl_verify_report *r);
+/* {"repository", "versions_checked", "ok", "problems": [{"where",
+ * "problem"}], "warnings": [{"where", "warning"}], "signatures"?: [{"id",
+ * "signer"}]} */
+int fdl_verify_report_json(char **out, const fdl_verify_report *r, fdl_error *err);
 
 /* Sign version `id`: versions/<id>/version.json.sig, an SSH signature
  * (SSHSIG, namespace "fdl") over the exact bytes of version.json with the
@@ -273,38 +379,84 @@ int fdl_version_sign(fdl_repo *repo, const char *id, const char *key_path, fdl_e
 
 /* ---- retention, withdrawal, gc ------------------------------------------- */
 
+/* A version expire or withdraw touched, and the files it lost (or, in a
+ * dry run, would lose). */
+typedef struct fdl_version_removal {
+	char id[FDL_ID_LEN + 1];
+	fdl_strarray removed; /* names inside versions/<id>/ */
+} fdl_version_removal;
+
+typedef struct fdl_expire_report {
+	int dry_run;
+	fdl_version_removal *expired;
+	size_t expired_count;
+} fdl_expire_report;
+
 /* Expire every version past fdl.json's retention (never a branch or tag
  * tip, never one of a branch's newest `keep`): add expired.json, delete the
- * catalog, catalogs/ and files.json. Report as JSON text. */
-int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err);
+ * catalog, catalogs/ and files.json. */
+int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err);
+void fdl_expire_report_free(fdl_expire_report *r);
+/* {"dry_run", "expired": [{"id", "removed": [...]}]} */
+int fdl_expire_report_json(char **out, const fdl_expire_report *r, fdl_error *err);
+
+typedef struct fdl_withdraw_report {
+	int dry_run;
+	char withdrawn[FDL_ID_LEN + 1];
+	fdl_version_removal *versions; /* the version and those withdrawn with it */
+	size_t version_count;
+	fdl_strarray data_files; /* the data files it added, relative to data_dir */
+} fdl_withdraw_report;
 
 /* Withdraw version `id`: expired.json with reason "withdrawn" (recording the
  * data files), catalogs deleted, the data files it added deleted, and every
  * other version whose catalog references one of them withdrawn with it;
  * version.json deleted too with `remove_version_json` (when it carries the
  * withdrawn data). Idempotent; safe to rerun after a crash. */
-int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason, int remove_version_json,
-		 int dry_run, fdl_error *err);
+int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, const char *reason,
+		 int remove_version_json, int dry_run, fdl_error *err);
+void fdl_withdraw_report_free(fdl_withdraw_report *r);
+/* {"dry_run", "withdrawn", "versions": [{"id", "removed"}], "data_files"} */
+int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r, fdl_error *err);
+
+typedef struct fdl_gc_report {
+	int dry_run;
+	int64_t grace_seconds;
+	fdl_strarray deleted;             /* data file keys, e.g. "data/main/t/x.parquet" */
+	fdl_strarray incomplete_versions; /* ids of version directories without version.json */
+} fdl_gc_report;
 
 /* Delete data files no live version's catalog references, and incomplete
  * version directories, older than `grace_seconds`. */
-int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err);
+int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err);
+void fdl_gc_report_free(fdl_gc_report *r);
+/* {"dry_run", "grace_seconds", "deleted", "incomplete_versions"} */
+int fdl_gc_report_json(char **out, const fdl_gc_report *r, fdl_error *err);
 
 /* Add versions/<id>/catalogs/<format>.duckdb (never replacing one). DuckDB
  * 1.5.5 writes DuckLake 1.0 only: another format is refused, saying so. */
 int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err);
 
 /* Copy a repository (a folder, http(s) or s3 source; a folder or s3
- * destination),
- * resumable: data files first, each version's version.json after its other
- * files, refs last, every byte checked against what the versions record. A
- * static HTTP source cannot be listed, so what HEAD's branch reaches is
- * copied. Report as JSON text. Caller frees. `opts` may be NULL. */
+ * destination), resumable: data files first, each version's version.json
+ * after its other files, refs last, every byte checked against what the
+ * versions record. A static HTTP source cannot be listed, so what HEAD's
+ * branch reaches is copied. `opts` may be NULL. */
 typedef struct fdl_clone_options {
 	fdl_progress_cb progress; /* told how uploads go; may be NULL */
 	void *progress_payload;
 } fdl_clone_options;
-int fdl_clone(char **out, const char *src, const char *dst, const fdl_clone_options *opts, fdl_error *err);
+typedef struct fdl_clone_report {
+	char *from, *to;
+	int64_t versions;      /* versions copied or found complete */
+	int64_t copied;        /* files copied */
+	int64_t already_there; /* files the destination already had, checked */
+} fdl_clone_report;
+int fdl_clone(fdl_clone_report **out, const char *src, const char *dst, const fdl_clone_options *opts,
+	      fdl_error *err);
+void fdl_clone_report_free(fdl_clone_report *r);
+/* {"from", "to", "versions", "copied", "already_there"} */
+int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err);
 
 /* ---- hosting ------------------------------------------------------------ */
 

@@ -12,6 +12,7 @@
 #include "catalog/catalog.h"
 #include "layout/layout.h"
 #include "layout/walk.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -230,7 +231,8 @@ static int copy_ref(cloner *c, const char *key, fdl_error *err)
 	return rc;
 }
 
-int fdl_clone(char **out, const char *src_url, const char *dst_url, const fdl_clone_options *opts, fdl_error *err)
+int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, const fdl_clone_options *opts,
+	      fdl_error *err)
 {
 	cloner c = {0};
 	vdirs dirs = {0};
@@ -273,11 +275,16 @@ int fdl_clone(char **out, const char *src_url, const char *dst_url, const fdl_cl
 		if (!strstr(refs.items[i], ".lock"))
 			rc = copy_ref(&c, refs.items[i], err);
 	if (!rc) {
-		json_t *doc = json_pack("{s:s, s:s, s:I, s:I, s:I}", "from", c.src->root, "to", c.dst->url, "versions",
-					(json_int_t)dirs.len, "copied", (json_int_t)c.copied, "already_there",
-					(json_int_t)c.skipped);
-		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-		json_decref(doc);
+		fdl_clone_report *r = calloc(1, sizeof *r);
+		if (r && (r->from = fdl_strdup(c.src->root)) && (r->to = fdl_strdup(c.dst->url))) {
+			r->versions = (int64_t)dirs.len;
+			r->copied = c.copied;
+			r->already_there = c.skipped;
+			*out = r;
+		} else {
+			fdl_clone_report_free(r);
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		}
 	}
 	if (c.tmpdir) {
 		fdl_rm_rf(c.tmpdir);

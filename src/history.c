@@ -3,6 +3,7 @@
 #include "catalog/catalog.h"
 #include "layout/layout.h"
 #include "layout/walk.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,49 +52,171 @@ static int attach_lake(fdl_duck *d, const char *alias, const char *catalog, cons
 	return rc;
 }
 
-int fdl_diff(char **out, fdl_repo *repo, const char *a_spec, const char *b_spec, int rows, const char *table,
-	     fdl_error *err)
+/* Two versions opened side by side in one DuckDB: their catalogs attached
+ * raw (fdl_a, fdl_b) for schema changes and, with `lakes`, through DuckLake
+ * (fdl_va, fdl_vb) for rows. */
+typedef struct pair {
+	opened a, b;
+	fdl_duck d;
+} pair;
+
+static void pair_close(pair *p)
 {
-	opened a = {0}, b = {0};
-	fdl_duck d = {0};
-	json_t *changes = NULL, *row_diff = NULL;
-	int rc = open_version(&a, repo, a_spec, err);
+	fdl_duck_close(&p->d);
+	opened_free(&p->a);
+	opened_free(&p->b);
+}
+
+static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool lakes, fdl_error *err)
+{
+	memset(p, 0, sizeof *p);
+	int rc = open_version(&p->a, repo, a, err);
 	if (!rc)
-		rc = open_version(&b, repo, b_spec, err);
+		rc = open_version(&p->b, repo, b, err);
 	if (!rc)
-		rc = fdl_duck_open(&d, err);
+		rc = fdl_duck_open(&p->d, err);
 	if (!rc)
-		rc = fdl_catalog_attach_raw(&d, "fdl_a", a.catalog, FDL_CAT_DUCKDB, true, err);
+		rc = fdl_catalog_attach_raw(&p->d, "fdl_a", p->a.catalog, FDL_CAT_DUCKDB, true, err);
 	if (!rc)
-		rc = fdl_catalog_attach_raw(&d, "fdl_b", b.catalog, FDL_CAT_DUCKDB, true, err);
-	if (!rc)
-		rc = fdl_catalog_changes(&changes, &d, "fdl_a", "fdl_b", err);
-	if (!rc && rows) {
-		rc = fdl_duck_use_store(&d, repo->store, err);
-		if (!rc)
-			rc = attach_lake(&d, "fdl_va", a.catalog, repo->data_url, err);
-		if (!rc)
-			rc = attach_lake(&d, "fdl_vb", b.catalog, repo->data_url, err);
-		if (!rc)
-			rc = fdl_catalog_row_diff(&row_diff, &d, "fdl_va", "fdl_vb", table, err);
-	}
-	if (!rc) {
-		json_t *doc = json_pack("{s:s, s:s, s:O}", "from", fdl_version_id(a.v), "to", fdl_version_id(b.v),
-					"changes", changes);
-		if (doc && row_diff)
-			json_object_set(doc, "rows", row_diff);
-		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-		json_decref(doc);
-	}
-	json_decref(changes);
-	json_decref(row_diff);
-	fdl_duck_close(&d);
-	opened_free(&a);
-	opened_free(&b);
+		rc = fdl_catalog_attach_raw(&p->d, "fdl_b", p->b.catalog, FDL_CAT_DUCKDB, true, err);
+	if (!rc && lakes)
+		rc = fdl_duck_use_store(&p->d, repo->store, err);
+	if (!rc && lakes)
+		rc = attach_lake(&p->d, "fdl_va", p->a.catalog, repo->data_url, err);
+	if (!rc && lakes)
+		rc = attach_lake(&p->d, "fdl_vb", p->b.catalog, repo->data_url, err);
+	if (rc)
+		pair_close(p);
 	return rc;
 }
 
-int fdl_version_snapshots(char **out, fdl_repo *repo, const char *id, fdl_error *err)
+int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err)
+{
+	pair p;
+	int rc = pair_open(&p, repo, a, b, false, err);
+	if (rc)
+		return rc;
+	json_t *changes = NULL;
+	fdl_diff *d = calloc(1, sizeof *d);
+	rc = d ? fdl_catalog_changes(&changes, &p.d, "fdl_a", "fdl_b", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc) {
+		snprintf(d->from, sizeof d->from, "%s", fdl_version_id(p.a.v));
+		snprintf(d->to, sizeof d->to, "%s", fdl_version_id(p.b.v));
+		rc = fdl_changes_from_json(&d->changes, &d->change_count, changes, err);
+	}
+	json_decref(changes);
+	pair_close(&p);
+	if (rc) {
+		fdl_diff_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err)
+{
+	pair p;
+	int rc = pair_open(&p, repo, a, b, true, err);
+	if (rc)
+		return rc;
+	rc = fdl_catalog_row_diff(&p.d, "fdl_va", "fdl_vb", opts, err);
+	pair_close(&p);
+	return rc;
+}
+
+/* ---- fdl diff --json, streamed ------------------------------------------------ */
+
+typedef struct json_out {
+	FILE *f;
+	bool any, in_table, in_added, first;
+} json_out;
+
+static void put_json(FILE *f, json_t *j)
+{
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER) : NULL;
+	fputs(s ? s : "null", f);
+	free(s);
+	json_decref(j);
+}
+
+static void close_table(json_out *o)
+{
+	if (!o->in_table)
+		return;
+	if (o->in_added)
+		fputs("], \"removed\": [", o->f);
+	fputs("]}", o->f);
+	o->in_table = false;
+}
+
+static int json_table(const char *table, int64_t added, int64_t removed, void *payload)
+{
+	json_out *o = payload;
+	close_table(o);
+	fputs(o->any ? ",\n    " : "\n    ", o->f);
+	o->any = true;
+	put_json(o->f, json_string(table));
+	fprintf(o->f, ": {\"added_total\": %lld, \"removed_total\": %lld, \"added\": [", (long long)added,
+		(long long)removed);
+	o->in_table = o->in_added = o->first = true;
+	return ferror(o->f) ? FDL_EIO : 0;
+}
+
+static int json_row(const char *table, int added, const char *row, void *payload)
+{
+	(void)table;
+	json_out *o = payload;
+	if (!added && o->in_added) {
+		fputs("], \"removed\": [", o->f);
+		o->in_added = false;
+		o->first = true;
+	}
+	fprintf(o->f, "%s\n      %s", o->first ? "" : ",", row);
+	o->first = false;
+	return ferror(o->f) ? FDL_EIO : 0;
+}
+
+int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *rows,
+		  fdl_error *err)
+{
+	pair p;
+	int rc = pair_open(&p, repo, a, b, rows != NULL, err);
+	if (rc)
+		return rc;
+	json_t *changes = NULL;
+	rc = fdl_catalog_changes(&changes, &p.d, "fdl_a", "fdl_b", err);
+	if (!rc) {
+		fputs("{\"from\": ", out);
+		put_json(out, json_string(fdl_version_id(p.a.v)));
+		fputs(", \"to\": ", out);
+		put_json(out, json_string(fdl_version_id(p.b.v)));
+		fputs(",\n  \"changes\": ", out);
+		put_json(out, json_incref(changes));
+	}
+	if (!rc && rows) {
+		json_out o = {out, false, false, false, false};
+		fdl_diff_rows_options streamed = *rows;
+		streamed.on_table = json_table;
+		streamed.on_row = json_row;
+		streamed.payload = &o;
+		fputs(",\n  \"rows\": {", out);
+		rc = fdl_catalog_row_diff(&p.d, "fdl_va", "fdl_vb", &streamed, err);
+		close_table(&o);
+		fputs(o.any ? "\n  }" : "}", out);
+	}
+	if (!rc)
+		fputs("}\n", out);
+	if (!rc && (fflush(out) != 0 || ferror(out)))
+		rc = fdl_fail(err, FDL_EIO, "cannot write the diff");
+	json_decref(changes);
+	pair_close(&p);
+	return rc;
+}
+
+/* ---- snapshots ---------------------------------------------------------------------- */
+
+int fdl_version_snapshots(fdl_snapshot_list **out, fdl_repo *repo, const char *id, fdl_error *err)
 {
 	opened o;
 	fdl_duck d = {0};
@@ -118,22 +241,31 @@ int fdl_version_snapshots(char **out, fdl_repo *repo, const char *id, fdl_error 
 			 (long long)first, (long long)fdl_version_snapshot_id(o.v));
 		rc = fdl_duck_query(&d, &r, sql, err);
 	}
+	fdl_snapshot_list *list = NULL;
 	if (!rc) {
-		json_t *list = json_array();
-		const char *keys[] = {"time", "author", "message", "extra_info", "changes"};
-		for (size_t i = 0; list && i < fdl_rows_count(&r); i++) {
-			json_t *s = json_pack("{s:I}", "snapshot_id", (json_int_t)fdl_rows_int(&r, 0, i));
-			for (size_t k = 0; s && k < 5; k++) {
+		size_t n = fdl_rows_count(&r);
+		list = calloc(1, sizeof *list);
+		if (list && n)
+			list->items = calloc(n, sizeof *list->items);
+		bool oom = !list || (n && !list->items);
+		for (size_t i = 0; !oom && i < n; i++) {
+			fdl_snapshot *s = &list->items[list->count++];
+			s->snapshot_id = fdl_rows_int(&r, 0, i);
+			char **fields[] = {&s->time, &s->author, &s->message, &s->extra_info, &s->changes};
+			for (size_t k = 0; k < 5; k++) {
 				char *v = fdl_rows_str(&r, k + 1, i);
-				if (v)
-					json_object_set_new(s, keys[k], json_string(v));
+				if (v && !(*fields[k] = fdl_strdup(v)))
+					oom = true;
 				duckdb_free(v);
 			}
-			json_array_append_new(list, s);
 		}
 		fdl_rows_free(&r);
-		rc = list ? fdl_json_dump(out, NULL, list, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-		json_decref(list);
+		if (oom) {
+			fdl_snapshot_list_free(list);
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		} else {
+			*out = list;
+		}
 	}
 	fdl_duck_close(&d);
 	opened_free(&o);

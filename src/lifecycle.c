@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "layout/layout.h"
 #include "layout/walk.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,29 +44,37 @@ static bool expired(const vdir *d)
 }
 
 /* The files expire/withdraw remove from a version, as they exist. */
-static json_t *catalog_files(const vdir *d)
+static int catalog_files(fdl_strlist *list, const vdir *d, fdl_error *err)
 {
-	json_t *list = json_array();
+	int rc = 0;
 	const char *cat = d->v ? fdl_version_catalog_path(d->v) : "ducklake.duckdb";
 	const char *files = d->v ? json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"))
 				 : "files.json";
 	for (size_t i = 0; i < d->files.len; i++) {
 		const char *f = d->files.items[i];
-		if (!strcmp(f, cat) || (files && !strcmp(f, files)) || !strncmp(f, "catalogs/", 9))
-			json_array_append_new(list, json_string(f));
+		if (!rc && (!strcmp(f, cat) || (files && !strcmp(f, files)) || !strncmp(f, "catalogs/", 9)))
+			rc = fdl_strlist_add(list, f, err);
 	}
-	return list;
+	return rc;
+}
+
+static json_t *strlist_json(const fdl_strlist *l)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < l->len; i++)
+		json_array_append_new(a, json_string(l->items[i]));
+	return a;
 }
 
 /* Add expired.json (unless there) and delete what it lists. */
 static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *message, const json_t *extra,
-		      json_t *removed, fdl_error *err)
+		      const fdl_strlist *removed, fdl_error *err)
 {
 	char now[32];
 	int rc = fdl_time_now_iso(now, err);
 	char *key = fdl_version_key(d->id, "expired.json");
-	json_t *doc = json_pack("{s:s, s:s, s:s, s:O}", "reason", reason, "expired_at", now, "message", message,
-				"removed", removed);
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:o}", "reason", reason, "expired_at", now, "message", message,
+				"removed", strlist_json(removed));
 	if (doc && extra)
 		json_object_update(doc, (json_t *)extra);
 	char *text = NULL;
@@ -79,20 +88,13 @@ static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const c
 		if (rc == FDL_EEXISTS) /* a concurrent or earlier run wrote it */
 			rc = 0;
 	}
-	size_t i;
-	const json_t *f;
-	json_array_foreach(removed, i, f)
-	{
-		if (rc)
-			break;
-		rc = del_owned(repo, fdl_version_key(d->id, json_string_value(f)), err);
-	}
+	for (size_t i = 0; i < removed->len && !rc; i++)
+		rc = del_owned(repo, fdl_version_key(d->id, removed->items[i]), err);
 	/* this machine's read cache forgets the catalog at once (other
 	 * machines' caches are documented in docs/decisions.md) */
 	if (!rc && d->v) {
-		char *obj = fdl_cache_object_path(fdl_version_catalog_sha256(d->v));
-		if (obj)
-			remove(obj);
+		char *obj = fdl_cache_path("objects", fdl_version_catalog_sha256(d->v));
+		fdl_cache_forget(obj);
 		free(obj);
 	}
 	free(text);
@@ -154,7 +156,7 @@ static int json_int_or(int64_t *out, const json_t *o, const char *k)
 	return json_is_integer(v) || !v || json_is_null(v) ? 0 : -1;
 }
 
-int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err)
+int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err)
 {
 	const json_t *ret = json_object_get(repo->config, "retention");
 	int64_t days = -1, keep = -1;
@@ -163,7 +165,10 @@ int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err)
 				"null", repo->root);
 	vdirs dirs;
 	protect p = {0};
-	json_t *report = json_array();
+	fdl_expire_report *report = calloc(1, sizeof *report);
+	if (!report)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	report->dry_run = dry_run;
 	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
@@ -177,25 +182,24 @@ int fdl_expire(char **out, fdl_repo *repo, int dry_run, fdl_error *err)
 		int64_t created = parse_time(fdl_version_created_at(d->v));
 		if (days >= 0 && (created < 0 || now - created < days * 86400))
 			continue;
-		json_t *removed = catalog_files(d);
-		if (expired(d) && json_array_size(removed) == 0) {
-			json_decref(removed);
+		fdl_strlist removed = {0};
+		if ((rc = catalog_files(&removed, d, err)))
+			break;
+		if (expired(d) && removed.len == 0)
 			continue; /* done already */
-		}
 		char msg[160];
 		snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
 			 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
 		if (!dry_run)
-			rc = expire_one(repo, d, "retention", msg, NULL, removed, err);
-		json_array_append_new(report, json_pack("{s:s, s:O}", "id", d->id, "removed", removed));
-		json_decref(removed);
+			rc = expire_one(repo, d, "retention", msg, NULL, &removed, err);
+		if (!rc)
+			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
+		fdl_strlist_free(&removed);
 	}
-	if (!rc) {
-		json_t *doc = json_pack("{s:b, s:O}", "dry_run", dry_run, "expired", report);
-		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-		json_decref(doc);
-	}
-	json_decref(report);
+	if (rc)
+		fdl_expire_report_free(report);
+	else
+		*out = report;
 	fdl_strlist_free(&p.ids);
 	fdl_vdirs_free(&dirs);
 	return rc;
@@ -243,15 +247,20 @@ static bool withdrawn_with(fdl_repo *repo, const vdir *d, const char *id)
 	return yes;
 }
 
-int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason, int remove_version_json,
-		 int dry_run, fdl_error *err)
+int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, const char *reason,
+		 int remove_version_json, int dry_run, fdl_error *err)
 {
 	if (!reason || !*reason)
 		return fdl_fail(err, FDL_EINVALID, "a withdrawal needs a reason (--reason TEXT)");
+	fdl_withdraw_report *report = calloc(1, sizeof *report);
+	if (!report)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	report->dry_run = dry_run;
+	snprintf(report->withdrawn, sizeof report->withdrawn, "%s", id);
 	vdirs dirs;
 	fdl_duck duck = {0};
 	fdl_strlist files = {0};
-	json_t *versions = json_array(), *data = json_array();
+	json_t *data = NULL;
 	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
@@ -288,8 +297,7 @@ int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason,
 	for (size_t i = 0; i < files.len && !rc; i++)
 		if (i == 0 || strcmp(files.items[i], files.items[i - 1]))
 			rc = fdl_strlist_add(&uniq, files.items[i], err);
-	for (size_t i = 0; i < uniq.len; i++)
-		json_array_append_new(data, json_string(uniq.items[i]));
+	data = strlist_json(&uniq);
 	/* every live version whose catalog references one of those files, and
 	 * those an interrupted run of this withdrawal already marked */
 	for (size_t i = 0; i < dirs.len && !rc; i++) {
@@ -304,36 +312,33 @@ int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason,
 		}
 		if (!hit)
 			continue;
-		json_t *removed = catalog_files(d);
-		if (d == target && remove_version_json && fdl_vdir_has(d, "version.json"))
-			json_array_append_new(removed, json_string("version.json"));
-		json_array_append_new(versions, json_pack("{s:s, s:O}", "id", d->id, "removed", removed));
-		if (!dry_run) {
+		fdl_strlist removed = {0};
+		if (!rc)
+			rc = catalog_files(&removed, d, err);
+		if (!rc && !dry_run) {
 			/* version.json goes last, after everything else of the withdrawal */
-			json_t *now_removed = json_deep_copy(removed);
-			if (d == target && remove_version_json)
-				json_array_remove(now_removed, json_array_size(now_removed) - 1);
 			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", id);
-			rc = expire_one(repo, d, "withdrawn", reason, extra, now_removed, err);
+			rc = extra ? expire_one(repo, d, "withdrawn", reason, extra, &removed, err)
+				   : fdl_fail(err, FDL_ERROR, "out of memory");
 			json_decref(extra);
-			json_decref(now_removed);
 		}
-		json_decref(removed);
+		if (!rc && d == target && remove_version_json && fdl_vdir_has(d, "version.json"))
+			rc = fdl_strlist_add(&removed, "version.json", err);
+		if (!rc)
+			rc = fdl_removals_add(&report->versions, &report->version_count, d->id, &removed, err);
+		fdl_strlist_free(&removed);
 	}
 	fdl_duck_close(&duck);
 	for (size_t i = 0; i < uniq.len && !rc && !dry_run; i++)
 		rc = del_owned(repo, fdl_asprintf("%s/%s", repo->data_dir, uniq.items[i]), err);
 	if (!rc && !dry_run && remove_version_json)
 		rc = del_owned(repo, fdl_version_key(id, "version.json"), err);
-	if (!rc) {
-		json_t *doc = json_pack("{s:b, s:s, s:O, s:O}", "dry_run", dry_run, "withdrawn", id, "versions", versions,
-					"data_files", data);
-		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-		json_decref(doc);
-	}
-	json_decref(versions);
 	json_decref(data);
-	fdl_strlist_free(&uniq);
+	fdl_strarray_take(&report->data_files, &uniq);
+	if (rc)
+		fdl_withdraw_report_free(report);
+	else
+		*out = report;
 	fdl_strlist_free(&files);
 	fdl_vdirs_free(&dirs);
 	return rc;
@@ -341,12 +346,11 @@ int fdl_withdraw(char **out, fdl_repo *repo, const char *id, const char *reason,
 
 /* ---- garbage collection ------------------------------------------------------ */
 
-int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err)
+int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err)
 {
 	vdirs dirs;
 	fdl_duck duck = {0};
-	fdl_strlist keep = {0}, data = {0};
-	json_t *deleted = json_array(), *incomplete = json_array();
+	fdl_strlist keep = {0}, data = {0}, deleted = {0}, incomplete = {0};
 	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
@@ -379,7 +383,8 @@ int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_e
 			break;
 		if (now - when < grace_seconds)
 			continue; /* perhaps a running writer's new file */
-		json_array_append_new(deleted, json_string(data.items[i]));
+		if ((rc = fdl_strlist_add(&deleted, data.items[i], err)))
+			break;
 		if (!dry_run)
 			rc = del_owned(repo, fdl_strdup(data.items[i]), err);
 	}
@@ -398,64 +403,25 @@ int fdl_gc(char **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_e
 		}
 		if (!old)
 			continue;
-		json_array_append_new(incomplete, json_string(d->id));
+		if ((rc = fdl_strlist_add(&incomplete, d->id, err)))
+			break;
 		for (size_t k = 0; k < d->files.len && !rc && !dry_run; k++)
 			rc = del_owned(repo, fdl_version_key(d->id, d->files.items[k]), err);
 	}
+	fdl_gc_report *report = rc ? NULL : calloc(1, sizeof *report);
+	if (!rc && !report)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc) {
-		json_t *doc = json_pack("{s:b, s:I, s:O, s:O}", "dry_run", dry_run, "grace_seconds",
-					(json_int_t)grace_seconds, "deleted", deleted, "incomplete_versions", incomplete);
-		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-		json_decref(doc);
+		report->dry_run = dry_run;
+		report->grace_seconds = grace_seconds;
+		fdl_strarray_take(&report->deleted, &deleted);
+		fdl_strarray_take(&report->incomplete_versions, &incomplete);
+		*out = report;
 	}
-	json_decref(deleted);
-	json_decref(incomplete);
+	fdl_strlist_free(&deleted);
+	fdl_strlist_free(&incomplete);
 	fdl_strlist_free(&keep);
 	fdl_strlist_free(&data);
 	fdl_vdirs_free(&dirs);
-	return rc;
-}
-
-/* ---- catalogs in other formats ---------------------------------------------------- */
-
-int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err)
-{
-	fdl_version *v = NULL;
-	int rc = fdl_version_read(&v, repo, id, err);
-	if (rc)
-		return rc;
-	const char *main_format = fdl_version_ducklake_format(v);
-	if (strcmp(format, main_format) != 0) {
-		rc = fdl_fail(err, FDL_EINVALID,
-			      "DuckDB %s writes DuckLake format %s only; it cannot write format %s, so no "
-			      "catalogs/%s.duckdb is placed (docs/decisions.md, \"Other formats\")",
-			      duckdb_library_version(), main_format, format, format);
-		fdl_version_free(v);
-		return rc;
-	}
-	/* the same format: the frozen catalog itself, checked, as a copy */
-	char *src = NULL, *name = fdl_asprintf("catalogs/%s.duckdb", format);
-	char *key = name ? fdl_version_key(id, name) : NULL;
-	char *exp = fdl_version_key(id, "expired.json");
-	int64_t sz;
-	fdl_error e;
-	if (!key || !exp)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
-	else if (fdl_store_head(repo->store, exp, &sz, &e) == 0)
-		rc = fdl_fail(err, FDL_EEXPIRED, "version %s has expired; it has no catalog to copy", id);
-	if (!rc)
-		rc = fdl_version_fetch_checked(&src, repo, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
-					       fdl_version_catalog_sha256(v), err);
-	if (!rc) {
-		rc = fdl_store_put_file_if_absent(repo->store, key, src, err);
-		if (rc == FDL_EEXISTS)
-			rc = fdl_fail(err, FDL_EEXISTS, "%s/%s already exists; files of a version never change",
-				      repo->root, key);
-	}
-	free(src);
-	free(name);
-	free(key);
-	free(exp);
-	fdl_version_free(v);
 	return rc;
 }

@@ -108,19 +108,11 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 			int64_t size = 0;
 			fdl_error e2;
 			if (key && fdl_store_head(r->repo->store, key, &size, &e2) == 0) {
-				char *local = fdl_store_local_path(r->repo->store, key);
-				if (!local) {
-					char *dir = fdl_cache_dir();
-					local = dir ? fdl_asprintf("%s/catalogs-%s-%s.duckdb", dir, id, *f) : NULL;
-					int rc = local ? fdl_mkdir_p(dir, err) : FDL_ERROR;
-					if (!rc)
-						rc = fdl_store_get_file(r->repo->store, key, local, err);
-					free(dir);
-					if (rc) {
-						free(local);
-						free(key);
-						return rc;
-					}
+				char *local = NULL;
+				int rc = fdl_object_fetch_checked(&local, r->repo, key, size, NULL, err);
+				if (rc) {
+					free(key);
+					return rc;
 				}
 				r->catalog = local;
 				r->catalog_key = key;

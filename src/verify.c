@@ -14,16 +14,15 @@
 #include "catalog/catalog.h"
 #include "layout/layout.h"
 #include "layout/walk.h"
+#include "report.h"
 #include "sign.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct report {
-	json_t *problems;
-	json_t *warnings;
-	json_t *signatures;
-	int checked;
+	fdl_verify_report *out;
+	bool oom;
 	const char *allowed_signers;
 	char *tmpdir; /* downloads from a remote store */
 	long downloads;
@@ -72,12 +71,16 @@ static void problem(report *r, const char *where, const char *fmt, ...)
 	const char *text = msg;
 	if (!strncmp(msg, where, wl) && msg[wl] == ':' && msg[wl + 1] == ' ')
 		text = msg + wl + 2;
-	json_array_append_new(r->problems, json_pack("{s:s, s:s}", "where", where, "problem", text));
+	fdl_error e;
+	if (fdl_findings_add(&r->out->problems, &r->out->problem_count, where, text, &e))
+		r->oom = true;
 }
 
 static void warning(report *r, const char *where, const char *msg)
 {
-	json_array_append_new(r->warnings, json_pack("{s:s, s:s}", "where", where, "warning", msg));
+	fdl_error e;
+	if (fdl_findings_add(&r->out->warnings, &r->out->warning_count, where, msg, &e))
+		r->oom = true;
 }
 
 /* One listed file: present, with the recorded bytes and sha256. Its local
@@ -93,7 +96,7 @@ static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t 
 	char hex[65];
 	int64_t n = 0;
 	fdl_error e;
-	int before = (int)json_array_size(r->problems);
+	size_t before = r->out->problem_count;
 	*downloaded = false;
 	if (!key)
 		problem(r, d->id, "out of memory");
@@ -111,7 +114,7 @@ static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t 
 	else
 		drop_copy(local, *downloaded);
 	free(key);
-	return (int)json_array_size(r->problems) == before;
+	return r->out->problem_count == before;
 }
 
 static bool allowed_name(const vdir *d, const char *name)
@@ -199,8 +202,18 @@ static void check_signature(report *r, fdl_repo *repo, const vdir *d)
 		 fdl_store_get(repo->store, skey, 1 << 20, &sig, NULL, &e) ||
 		 fdl_sshsig_verify(&signer, sig.data, sig.len, msg.data, msg.len, r->allowed_signers, "signature", &e))
 		problem(r, skey, "%s", e.message);
-	else
-		json_array_append_new(r->signatures, json_pack("{s:s, s:s}", "id", d->id, "signer", signer));
+	else {
+		fdl_good_signature *g = realloc(r->out->signatures, (r->out->signature_count + 1) * sizeof *g);
+		if (!g) {
+			r->oom = true;
+		} else {
+			r->out->signatures = g;
+			g += r->out->signature_count++;
+			memcpy(g->id, d->id, sizeof g->id);
+			g->signer = signer;
+			signer = NULL;
+		}
+	}
 	free(signer);
 	fdl_buf_free(&msg);
 	fdl_buf_free(&sig);
@@ -212,7 +225,7 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 {
 	char *vkey = fdl_version_key(d->id, "version.json");
 	bool expired = fdl_vdir_has(d, "expired.json");
-	r->checked++;
+	r->out->versions_checked++;
 	for (size_t i = 0; i < d->files.len; i++)
 		if (!allowed_name(d, d->files.items[i])) {
 			char *k = fdl_version_key(d->id, d->files.items[i]);
@@ -300,9 +313,14 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 	free(head);
 }
 
-int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err)
+int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err)
 {
-	report r = {json_array(), json_array(), json_array(), 0, allowed_signers, NULL, 0};
+	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0};
+	if (!r.out || !(r.out->repository = fdl_strdup(repo->root))) {
+		fdl_verify_report_free(r.out);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	r.out->signatures_checked = allowed_signers != NULL;
 	vdirs dirs = {0};
 	fdl_duck duck = {0};
 	fdl_strlist strays = {0}, specials = {0};
@@ -339,21 +357,16 @@ int fdl_verify(char **out, int *problems, fdl_repo *repo, int all, const char *a
 			check_version(&r, repo, &duck, &dirs, &dirs.items[i]);
 	fdl_duck_close(&duck);
 	fdl_vdirs_free(&dirs);
-	if (!rc) {
-		*problems = (int)json_array_size(r.problems);
-		json_t *doc = json_pack("{s:s, s:i, s:b, s:O, s:O}", "repository", repo->root, "versions_checked",
-					r.checked, "ok", *problems == 0, "problems", r.problems, "warnings", r.warnings);
-		if (doc && allowed_signers)
-			json_object_set(doc, "signatures", r.signatures);
-		rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-		json_decref(doc);
-	}
-	json_decref(r.problems);
-	json_decref(r.warnings);
-	json_decref(r.signatures);
+	if (!rc && r.oom)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory building the verify report");
 	if (r.tmpdir) {
 		fdl_rm_rf(r.tmpdir);
 		free(r.tmpdir);
 	}
-	return rc;
+	if (rc) {
+		fdl_verify_report_free(r.out);
+		return rc;
+	}
+	*out = r.out;
+	return 0;
 }

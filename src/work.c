@@ -205,3 +205,89 @@ int fdl_work_remove(const char *dir, fdl_error *err)
 	fdl_work_free(&w);
 	return 0;
 }
+
+/* Data in a bucket: httpfs and a secret made now from the writer's own AWS
+ * configuration (never stored in the working catalog folder). */
+static int remote_data_sql(fdl_buf *b, const fdl_work *w, fdl_error *err)
+{
+	if (w->data_path[0] == '/')
+		return 0;
+	fdl_store *store = NULL;
+	int rc = fdl_store_open(&store, w->repository, err);
+	if (!rc)
+		rc = fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+	if (!rc)
+		rc = fdl_store_duck_secret(store, b, err);
+	fdl_store_free(store);
+	return rc;
+}
+
+int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err)
+{
+	fdl_work w;
+	int rc = fdl_work_load(&w, work, err);
+	if (rc)
+		return rc;
+	fdl_buf b = {0};
+	char *target = fdl_asprintf("ducklake:%s%s", w.postgres ? FDL_PG_PREFIX : "", w.catalog);
+	rc = target ? fdl_buf_printf(&b, err, "LOAD ducklake;\nLOAD %s;\n", w.postgres ? "postgres_scanner" : "sqlite_scanner")
+		    : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = remote_data_sql(&b, &w, err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, "ATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, target, err);
+	if (!rc)
+		rc = fdl_buf_printf(&b, err, " AS %s (DATA_PATH ", alias ? alias : "lake");
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, w.data_path, err);
+	if (!rc)
+		rc = fdl_buf_puts(&b,
+				  w.postgres ? ", OVERRIDE_DATA_PATH true, DATA_INLINING_ROW_LIMIT 0);\n"
+					     : ", OVERRIDE_DATA_PATH true, META_TYPE 'sqlite', DATA_INLINING_ROW_LIMIT 0, "
+					       "META_JOURNAL_MODE 'WAL', BUSY_TIMEOUT 5000);\n",
+				  err);
+	free(target);
+	fdl_work_free(&w);
+	if (rc) {
+		fdl_buf_free(&b);
+		return rc;
+	}
+	*out = fdl_buf_detach(&b);
+	return 0;
+}
+
+int fdl_work_info_read(fdl_work_info **out, const char *work, fdl_error *err)
+{
+	fdl_work w;
+	int rc = fdl_work_load(&w, work, err);
+	if (rc)
+		return rc;
+	fdl_work_info *i = calloc(1, sizeof *i);
+	if (i) {
+		i->repository = fdl_strdup(w.repository);
+		i->branch = fdl_strdup(w.branch);
+		i->data_path = fdl_strdup(w.data_path ? w.data_path : "");
+		i->catalog = fdl_strdup(w.catalog);
+		memcpy(i->base, w.base, sizeof i->base);
+	}
+	fdl_work_free(&w);
+	if (!i || !i->repository || !i->branch || !i->data_path || !i->catalog) {
+		fdl_work_info_free(i);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	*out = i;
+	return 0;
+}
+
+void fdl_work_info_free(fdl_work_info *info)
+{
+	if (!info)
+		return;
+	free(info->repository);
+	free(info->branch);
+	free(info->data_path);
+	free(info->catalog);
+	free(info);
+}

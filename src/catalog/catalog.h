@@ -88,10 +88,8 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const char *new_alias, fdl_error *err);
 
 /* Rows added and removed per table between two versions attached through
- * DuckLake as `a` and `b`: {"schema.table": {"added": [...], "removed":
- * [...]}} over the columns both versions have. `only_table` NULL = all
- * tables present in both. */
-int fdl_catalog_row_diff(json_t **out, fdl_duck *d, const char *a, const char *b, const char *only_table,
-			 fdl_error *err);
+ * DuckLake as `a` and `b`, over the columns both versions have, streamed to
+ * o's callbacks as fdl_diff_rows documents (fdl.h). */
+int fdl_catalog_row_diff(fdl_duck *d, const char *a, const char *b, const fdl_diff_rows_options *o, fdl_error *err);
 
 #endif

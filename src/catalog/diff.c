@@ -197,34 +197,55 @@ int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const 
 	return 0;
 }
 
-/* Rows of `from` EXCEPT ALL rows of `minus`, over the columns both have,
- * as JSON objects. */
-static int except_rows(json_t **out, fdl_duck *d, const char *from, const char *minus, const char *cols,
-		       fdl_error *err)
+typedef struct row_sink {
+	const fdl_diff_rows_options *o;
+	const char *table;
+	int added;
+	fdl_error *err;
+} row_sink;
+
+static int stopped(fdl_error *err, int rc)
 {
+	return fdl_fail(err, rc < 0 ? rc : FDL_ERROR, "the diff was stopped by its receiver (rc %d)", rc);
+}
+
+static int sink_row(const char *json, void *payload)
+{
+	row_sink *k = payload;
+	int rc = k->o->on_row ? k->o->on_row(k->table, k->added, json ? json : "null", k->o->payload) : 0;
+	return rc ? stopped(k->err, rc) : 0;
+}
+
+/* How many rows `from` has beyond `minus` (EXCEPT ALL, over `cols`), and
+ * the first `limit` of them streamed to the sink, in ORDER BY ALL order. */
+static int except_count(int64_t *out, fdl_duck *d, const char *from, const char *minus, const char *cols,
+			fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_printf(&sql, err, "SELECT count(*) FROM (SELECT %s FROM %s EXCEPT ALL SELECT %s FROM %s)",
+				cols, from, cols, minus);
+	if (!rc)
+		rc = fdl_duck_int(d, out, 0, sql.data, err);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+static int except_rows(row_sink *k, fdl_duck *d, const char *from, const char *minus, const char *cols,
+		       int64_t limit, fdl_error *err)
+{
+	if (limit == 0)
+		return 0;
 	fdl_buf sql = {0};
 	int rc = fdl_buf_printf(&sql, err,
 				"SELECT to_json(x)::VARCHAR FROM (SELECT %s FROM %s EXCEPT ALL SELECT %s FROM %s) x "
 				"ORDER BY ALL",
 				cols, from, cols, minus);
-	fdl_rows r;
+	if (!rc && limit > 0)
+		rc = fdl_buf_printf(&sql, err, " LIMIT %lld", (long long)limit);
 	if (!rc)
-		rc = fdl_duck_query(d, &r, sql.data, err);
+		rc = fdl_duck_each_string(d, sql.data, sink_row, k, err);
 	fdl_buf_free(&sql);
-	if (rc)
-		return rc;
-	json_t *a = json_array();
-	for (size_t i = 0; a && i < fdl_rows_count(&r); i++) {
-		char *s = fdl_rows_str(&r, 0, i);
-		json_t *row = s ? json_loads(s, 0, NULL) : json_null();
-		json_array_append_new(a, row ? row : json_null());
-		duckdb_free(s);
-	}
-	fdl_rows_free(&r);
-	if (!a)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
-	*out = a;
-	return 0;
+	return rc;
 }
 
 /* The columns two attached versions of a table share, quoted, in b's order. */
@@ -274,61 +295,63 @@ static int common_columns(fdl_buf *out, fdl_duck *d, const char *a, const char *
 	return rc;
 }
 
-int fdl_catalog_row_diff(json_t **out, fdl_duck *d, const char *a, const char *b, const char *only_table,
-			 fdl_error *err)
+/* alias."schema"."table", the names quoted as identifiers. */
+static int qualified(fdl_buf *out, const char *alias, const char *schema, const char *table, fdl_error *err)
+{
+	int rc = fdl_buf_printf(out, err, "%s.", alias);
+	if (!rc)
+		rc = fdl_buf_sql_ident(out, schema, err);
+	if (!rc)
+		rc = fdl_buf_puts(out, ".", err);
+	return rc ? rc : fdl_buf_sql_ident(out, table, err);
+}
+
+int fdl_catalog_row_diff(fdl_duck *d, const char *a, const char *b, const fdl_diff_rows_options *o, fdl_error *err)
 {
 	/* tables present in both versions, by name */
 	char sql[1024];
 	snprintf(sql, sizeof sql,
-		 "SELECT y.schema_name, y.table_name FROM duckdb_tables() y JOIN duckdb_tables() x ON "
+		 "SELECT y.schema_name || '.' || y.table_name FROM duckdb_tables() y JOIN duckdb_tables() x ON "
 		 "x.database_name = '%s' AND x.schema_name = y.schema_name AND x.table_name = y.table_name "
-		 "WHERE y.database_name = '%s' ORDER BY 1, 2",
+		 "WHERE y.database_name = '%s' ORDER BY y.schema_name, y.table_name",
 		 a, b);
-	fdl_rows r;
-	int rc = fdl_duck_query(d, &r, sql, err);
-	if (rc)
-		return rc;
-	json_t *res = json_object();
-	bool found = only_table == NULL;
-	for (size_t i = 0; i < fdl_rows_count(&r) && !rc && res; i++) {
-		char *schema = fdl_rows_str(&r, 0, i), *table = fdl_rows_str(&r, 1, i);
-		char *key = fdl_asprintf("%s.%s", schema, table);
-		bool want = !only_table || !strcmp(only_table, key) ||
-			    (!strchr(only_table, '.') && !strcmp(schema, "main") && !strcmp(only_table, table));
-		if (want && key) {
-			found = true;
-			fdl_buf cols = {0}, qa = {0}, qb = {0};
-			rc = common_columns(&cols, d, a, b, schema, table, err);
-			if (!rc)
-				rc = fdl_buf_printf(&qa, err, "%s.\"%s\".\"%s\"", a, schema, table);
-			if (!rc)
-				rc = fdl_buf_printf(&qb, err, "%s.\"%s\".\"%s\"", b, schema, table);
-			json_t *added = NULL, *removed = NULL;
-			if (!rc)
-				rc = except_rows(&added, d, qb.data, qa.data, cols.data, err);
-			if (!rc)
-				rc = except_rows(&removed, d, qa.data, qb.data, cols.data, err);
-			if (!rc)
-				json_object_set_new(res, key, json_pack("{s:o, s:o}", "added", added, "removed", removed));
-			else {
-				json_decref(added);
-				json_decref(removed);
-			}
-			fdl_buf_free(&cols);
-			fdl_buf_free(&qa);
-			fdl_buf_free(&qb);
-		}
-		free(key);
-		duckdb_free(schema);
-		duckdb_free(table);
+	fdl_strlist keys = {0};
+	int rc = fdl_duck_strings(d, &keys, sql, err);
+	const char *only = o->table;
+	bool found = only == NULL;
+	for (size_t i = 0; i < keys.len && !rc; i++) {
+		const char *key = keys.items[i], *dot = strchr(key, '.');
+		bool want = !only || !strcmp(only, key) || (!strchr(only, '.') && !strncmp(key, "main.", 5) &&
+							   !strcmp(only, key + 5));
+		if (!want || !dot)
+			continue;
+		found = true;
+		char *schema = strndup(key, (size_t)(dot - key));
+		fdl_buf cols = {0}, qa = {0}, qb = {0};
+		rc = schema ? common_columns(&cols, d, a, b, schema, dot + 1, err) : fdl_fail(err, FDL_ERROR, "oom");
+		if (!rc)
+			rc = qualified(&qa, a, schema, dot + 1, err);
+		if (!rc)
+			rc = qualified(&qb, b, schema, dot + 1, err);
+		int64_t added = 0, removed = 0;
+		if (!rc)
+			rc = except_count(&added, d, qb.data, qa.data, cols.data, err);
+		if (!rc)
+			rc = except_count(&removed, d, qa.data, qb.data, cols.data, err);
+		if (!rc && o->on_table && (rc = o->on_table(key, added, removed, o->payload)))
+			rc = stopped(err, rc);
+		row_sink plus = {o, key, 1, err}, minus = {o, key, 0, err};
+		if (!rc)
+			rc = except_rows(&plus, d, qb.data, qa.data, cols.data, o->limit, err);
+		if (!rc)
+			rc = except_rows(&minus, d, qa.data, qb.data, cols.data, o->limit, err);
+		fdl_buf_free(&cols);
+		fdl_buf_free(&qa);
+		fdl_buf_free(&qb);
+		free(schema);
 	}
-	fdl_rows_free(&r);
+	fdl_strlist_free(&keys);
 	if (!rc && !found)
-		rc = fdl_fail(err, FDL_ENOTFOUND, "table %s is not in both versions", only_table);
-	if (rc || !res) {
-		json_decref(res);
-		return rc ? rc : fdl_fail(err, FDL_ERROR, "out of memory");
-	}
-	*out = res;
-	return 0;
+		rc = fdl_fail(err, FDL_ENOTFOUND, "table %s is not in both versions", only);
+	return rc;
 }

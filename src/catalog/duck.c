@@ -182,6 +182,59 @@ int fdl_duck_strings(fdl_duck *d, fdl_strlist *out, const char *sql, fdl_error *
 	return rc;
 }
 
+char *fdl_duck_vector_string(duckdb_vector vec, idx_t row)
+{
+	uint64_t *valid = duckdb_vector_get_validity(vec);
+	if (valid && !duckdb_validity_row_is_valid(valid, row))
+		return NULL;
+	duckdb_string_t *str = (duckdb_string_t *)duckdb_vector_get_data(vec) + row;
+	uint32_t n = duckdb_string_t_length(*str);
+	char *out = malloc(n + 1);
+	if (out) {
+		memcpy(out, duckdb_string_t_data(str), n);
+		out[n] = '\0';
+	}
+	return out;
+}
+
+int fdl_duck_each_string(fdl_duck *d, const char *sql, int (*cb)(const char *value, void *payload), void *payload,
+			 fdl_error *err)
+{
+	duckdb_prepared_statement st = NULL;
+	duckdb_result res;
+	bool have_res = false;
+	int rc = 0;
+	if (duckdb_prepare(d->con, sql, &st) != DuckDBSuccess)
+		rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", duckdb_prepare_error(st));
+	else if ((have_res = true, duckdb_execute_prepared_streaming(st, &res) != DuckDBSuccess))
+		rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", duckdb_result_error(&res));
+	else if (duckdb_column_count(&res) < 1 || duckdb_column_type(&res, 0) != DUCKDB_TYPE_VARCHAR)
+		rc = fdl_fail(err, FDL_ERROR, "internal: a streamed query must return VARCHAR first");
+	while (!rc) {
+		duckdb_data_chunk chunk = duckdb_fetch_chunk(res);
+		if (!chunk) {
+			const char *e = duckdb_result_error(&res);
+			if (e && *e)
+				rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", e);
+			break;
+		}
+		duckdb_vector vec = duckdb_data_chunk_get_vector(chunk, 0);
+		idx_t n = duckdb_data_chunk_get_size(chunk);
+		uint64_t *valid = duckdb_vector_get_validity(vec);
+		for (idx_t i = 0; i < n && !rc; i++) {
+			bool null = valid && !duckdb_validity_row_is_valid(valid, i);
+			char *v = null ? NULL : fdl_duck_vector_string(vec, i);
+			rc = !null && !v ? fdl_fail(err, FDL_ERROR, "out of memory") : cb(v, payload);
+			free(v);
+		}
+		duckdb_destroy_data_chunk(&chunk);
+	}
+	if (have_res)
+		duckdb_destroy_result(&res);
+	duckdb_destroy_prepare(&st);
+	return rc;
+}
+
 int fdl_duck_use_store(fdl_duck *d, fdl_store *store, fdl_error *err)
 {
 	fdl_buf sql = {0};

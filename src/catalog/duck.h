@@ -50,6 +50,14 @@ char *fdl_rows_str(fdl_rows *rows, size_t col, size_t row);
 /* Run a query and append its first column (as text) to out. */
 int fdl_duck_strings(fdl_duck *d, fdl_strlist *out, const char *sql, fdl_error *err);
 
+/* Stream a query whose first column is VARCHAR, one value at a time (NULL
+ * for SQL NULL), through DuckDB's streaming result: only one chunk is held.
+ * A non-zero return of cb stops the query and is returned. */
+int fdl_duck_each_string(fdl_duck *d, const char *sql, int (*cb)(const char *value, void *payload), void *payload,
+			 fdl_error *err);
+/* One VARCHAR cell of a result vector (NULL for SQL NULL). Caller frees. */
+char *fdl_duck_vector_string(duckdb_vector vec, idx_t row);
+
 /* Run a query returning one BIGINT (NULL reads as `if_null`). */
 int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err);
 

@@ -9,21 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *cell(duckdb_vector vec, idx_t row)
-{
-	uint64_t *valid = duckdb_vector_get_validity(vec);
-	if (valid && !duckdb_validity_row_is_valid(valid, row))
-		return NULL;
-	duckdb_string_t *s = (duckdb_string_t *)duckdb_vector_get_data(vec) + row;
-	uint32_t n = duckdb_string_t_length(*s);
-	char *out = malloc(n + 1);
-	if (out) {
-		memcpy(out, duckdb_string_t_data(s), n);
-		out[n] = '\0';
-	}
-	return out;
-}
-
 static void put_csv(FILE *out, const char *v)
 {
 	if (!v)
@@ -75,7 +60,7 @@ static int emit_chunk(FILE *out, fdl_format fmt, duckdb_data_chunk chunk, table_
 			t->width[c] = strlen(duckdb_column_name(res, c));
 			duckdb_vector v = duckdb_data_chunk_get_vector(chunk, c);
 			for (idx_t r = 0; r < rows; r++) {
-				char *s = cell(v, r);
+				char *s = fdl_duck_vector_string(v, r);
 				size_t n = s ? strlen(s) : 4;
 				if (n > t->width[c])
 					t->width[c] = n > 60 ? 60 : n;
@@ -90,7 +75,7 @@ static int emit_chunk(FILE *out, fdl_format fmt, duckdb_data_chunk chunk, table_
 	}
 	for (idx_t r = 0; r < rows; r++) {
 		for (size_t c = 0; c < ncols; c++) {
-			char *s = cell(duckdb_data_chunk_get_vector(chunk, c), r);
+			char *s = fdl_duck_vector_string(duckdb_data_chunk_get_vector(chunk, c), r);
 			if (fmt == FDL_FORMAT_CSV) {
 				put_csv(out, s);
 				fputc(c + 1 < ncols ? ',' : '\n', out);

@@ -4,7 +4,6 @@
 #define FDL_CLI_H
 
 #include "fdl.h"
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -43,12 +42,21 @@ typedef struct cli_cmd {
 int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage, const char *description,
 	      const char **pos, int min, int max, int *npos, bool *done);
 
+/* The shared prologue (common.c); each returns an exit code, 0 to go on.
+ * Open the repository at root (the caller frees *out). */
+int cli_open_repo(fdl_repo **out, const char *root);
+/* The same, and resolve ref (NULL: HEAD) to a version id. */
+int cli_open_version(fdl_repo **out, char id[FDL_ID_LEN + 1], const char *root, const char *ref);
+/* Print the JSON a report's _json function made (its rc, and where it put
+ * the text: read only after the call) and free it. */
+int cli_print_json(int rc, char **text, const fdl_error *err);
+
 /* Print "fdl: <message>" and return the exit code for a libfdl error. */
 int cli_fail(const fdl_error *err);
 int cli_exit_code(int code);
 
 /* One `changes` item as a line: "add_column main.t.note ... BREAKING". */
-void cli_print_change(FILE *f, const json_t *change, const char *indent);
+void cli_print_change(FILE *f, const fdl_change *change, const char *indent);
 
 int cmd_init(int argc, char **argv);
 int cmd_checkout(int argc, char **argv);

@@ -21,23 +21,22 @@ int cmd_clone(int argc, char **argv)
 	if (done)
 		return rc;
 	fdl_error err = {0};
-	char *text = NULL;
+	fdl_clone_report *r = NULL;
 	cli_progress progress;
 	fdl_clone_options o = {.progress = cli_progress_start(&progress, quiet || json), .progress_payload = &progress};
-	rc = fdl_clone(&text, pos[0], pos[1], &o, &err);
+	rc = fdl_clone(&r, pos[0], pos[1], &o, &err);
 	cli_progress_end(&progress);
 	if (rc)
 		return cli_fail(&err);
 	if (json) {
-		fputs(text, stdout);
+		char *text = NULL;
+		rc = cli_print_json(fdl_clone_report_json(&text, r, &err), &text, &err);
 	} else {
-		json_t *doc = json_loads(text, 0, NULL);
 		printf("Cloned %s into %s: %lld versions, %lld files copied, %lld already there\n", pos[0], pos[1],
-		       (long long)json_integer_value(json_object_get(doc, "versions")),
-		       (long long)json_integer_value(json_object_get(doc, "copied")),
-		       (long long)json_integer_value(json_object_get(doc, "already_there")));
-		json_decref(doc);
+		       (long long)r->versions, (long long)r->copied, (long long)r->already_there);
 	}
-	fdl_free(text);
+	fdl_clone_report_free(r);
+	if (rc)
+		return rc;
 	return 0;
 }

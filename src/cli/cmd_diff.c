@@ -1,45 +1,77 @@
 #include "cli.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* "add_column main.t.note", with the old name or type where there is one. */
-void cli_print_change(FILE *f, const json_t *c, const char *indent)
+void cli_print_change(FILE *f, const fdl_change *c, const char *indent)
 {
-	const char *table = json_string_value(json_object_get(c, "table"));
-	const char *kind = json_string_value(json_object_get(c, "kind"));
-	const char *col = json_string_value(json_object_get(c, "column"));
-	const char *from = json_string_value(json_object_get(c, "from"));
-	const char *type = json_string_value(json_object_get(c, "type"));
-	const char *from_type = json_string_value(json_object_get(c, "from_type"));
-	fprintf(f, "%s%-16s %s%s%s", indent, kind ? kind : "?", table ? table : "?", col ? "." : "", col ? col : "");
-	if (from)
-		fprintf(f, " (was %s)", from);
-	if (from_type && type)
-		fprintf(f, " (%s -> %s)", from_type, type);
-	else if (type)
-		fprintf(f, " %s", type);
-	if (json_is_true(json_object_get(c, "breaking")))
+	fprintf(f, "%s%-16s %s%s%s", indent, c->kind ? c->kind : "?", c->table ? c->table : "?", c->column ? "." : "",
+		c->column ? c->column : "");
+	if (c->from)
+		fprintf(f, " (was %s)", c->from);
+	if (c->from_type && c->type)
+		fprintf(f, " (%s -> %s)", c->from_type, c->type);
+	else if (c->type)
+		fprintf(f, " %s", c->type);
+	if (c->breaking)
 		fprintf(f, "  BREAKING");
 	fprintf(f, "\n");
 }
 
+/* The text form of the rows: totals per table, then the rows shown. */
+typedef struct text_rows {
+	int64_t limit, added, removed, shown_added, shown_removed;
+	bool any;
+} text_rows;
+
+static void more_note(const text_rows *t)
+{
+	if (!t->any)
+		return;
+	int64_t hidden = (t->added - t->shown_added) + (t->removed - t->shown_removed);
+	if (hidden > 0)
+		printf("  ... %lld more rows (--limit N, or --limit all)\n", (long long)hidden);
+}
+
+static int text_table(const char *table, int64_t added, int64_t removed, void *payload)
+{
+	text_rows *t = payload;
+	more_note(t);
+	*t = (text_rows){t->limit, added, removed, 0, 0, true};
+	printf("rows of %s: +%lld -%lld\n", table, (long long)added, (long long)removed);
+	return ferror(stdout) ? FDL_EIO : 0;
+}
+
+static int text_row(const char *table, int added, const char *row, void *payload)
+{
+	(void)table;
+	text_rows *t = payload;
+	if (added)
+		t->shown_added++;
+	else
+		t->shown_removed++;
+	printf("  %c %s\n", added ? '+' : '-', row);
+	return ferror(stdout) ? FDL_EIO : 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	const char *pos[4];
+	const char *pos[4], *limit_s = NULL;
 	bool json = false, rows = false;
 	int npos;
 	bool done;
 	cli_opt opts[] = {
-		{.name = "rows", .short_name = 0, .value = NULL, .flag = &rows, .help = "also the rows added and removed (of TABLE, or of every table)"},
-		{.name = "json", .short_name = 0, .value = NULL, .flag = &json, .help = "print JSON"},
+		{.name = "rows", .flag = &rows, .help = "also the rows added and removed (of TABLE, or of every table)"},
+		{.name = "limit", .short_name = 'n', .value = &limit_s, .help = "rows shown per table and side (default 100; all)"},
+		{.name = "json", .flag = &json, .help = "print JSON (streamed)"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, opts, "fdl diff ROOT REF-A REF-B [--rows [TABLE]] [--limit N] [--json]",
-			   "The schema changes from version A to version B (refs or ids), computed from the two\n"
-			   "frozen catalogs; with --rows, the rows added and removed, computed by DuckDB over\n"
-			   "the columns both versions have.",
+			   "The schema changes from version A to version B, computed from the two frozen\n"
+			   "catalogs; with --rows, per table the number of rows added and removed (DuckDB's\n"
+			   "EXCEPT ALL over the columns both versions have) and the first N of each, like\n"
+			   "git log -n.",
 			   pos, 3, 4, &npos, &done);
 	if (done)
 		return rc;
@@ -47,50 +79,44 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "fdl: TABLE goes with --rows\n");
 		return CLI_EXIT_USAGE;
 	}
+	int64_t limit = 100;
+	if (limit_s && !strcmp(limit_s, "all")) {
+		limit = -1;
+	} else if (limit_s) {
+		char *end;
+		long long n = strtoll(limit_s, &end, 10);
+		if (!*limit_s || *end || n < 0) {
+			fprintf(stderr, "fdl: --limit expects a number or 'all', got '%s'\n", limit_s);
+			return CLI_EXIT_USAGE;
+		}
+		limit = n;
+	}
 	fdl_error err = {0};
 	fdl_repo *repo;
 	if (fdl_repo_open(&repo, pos[0], &err))
 		return cli_fail(&err);
-	char *text = NULL;
-	rc = fdl_diff(&text, repo, pos[1], pos[2], rows, npos == 4 ? pos[3] : NULL, &err);
-	fdl_repo_free(repo);
-	if (rc)
-		return cli_fail(&err);
+	text_rows t = {limit, 0, 0, 0, 0, false};
+	fdl_diff_rows_options ro = {.table = npos == 4 ? pos[3] : NULL, .limit = limit, .on_table = text_table,
+				    .on_row = text_row, .payload = &t};
 	if (json) {
-		fputs(text, stdout);
-		fdl_free(text);
-		return 0;
-	}
-	json_t *doc = json_loads(text, 0, NULL);
-	fdl_free(text);
-	printf("from %s\nto   %s\n", json_string_value(json_object_get(doc, "from")),
-	       json_string_value(json_object_get(doc, "to")));
-	const json_t *changes = json_object_get(doc, "changes");
-	if (json_array_size(changes) == 0)
-		printf("no schema changes\n");
-	size_t i;
-	const json_t *c;
-	json_array_foreach(changes, i, c) cli_print_change(stdout, c, "  ");
-	const char *table;
-	const json_t *t;
-	json_object_foreach(json_object_get(doc, "rows"), table, t)
-	{
-		const json_t *added = json_object_get(t, "added"), *removed = json_object_get(t, "removed");
-		printf("rows of %s: +%zu -%zu\n", table, json_array_size(added), json_array_size(removed));
-		const json_t *r;
-		json_array_foreach(added, i, r)
-		{
-			char *s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-			printf("  + %s\n", s ? s : "?");
-			free(s);
+		rc = fdl_diff_json(stdout, repo, pos[1], pos[2], rows ? &ro : NULL, &err);
+	} else {
+		fdl_diff *d = NULL;
+		rc = fdl_diff_versions(&d, repo, pos[1], pos[2], &err);
+		if (!rc) {
+			printf("from %s\nto   %s\n", d->from, d->to);
+			if (d->change_count == 0)
+				printf("no schema changes\n");
+			for (size_t i = 0; i < d->change_count; i++)
+				cli_print_change(stdout, &d->changes[i], "  ");
+			fflush(stdout);
 		}
-		json_array_foreach(removed, i, r)
-		{
-			char *s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-			printf("  - %s\n", s ? s : "?");
-			free(s);
-		}
+		fdl_diff_free(d);
+		if (!rc && rows)
+			rc = fdl_diff_rows(repo, pos[1], pos[2], &ro, &err);
+		if (!rc)
+			more_note(&t);
 	}
-	json_decref(doc);
-	return 0;
+	fdl_repo_free(repo);
+	return rc ? cli_fail(&err) : 0;
 }

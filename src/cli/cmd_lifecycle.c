@@ -4,40 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int report(const char *text, bool json, const char *what, bool dry_run)
+static void print_removals(const char *what, const fdl_version_removal *v, size_t n, bool dry_run)
 {
-	if (json) {
-		fputs(text, stdout);
-		return 0;
-	}
-	json_t *doc = json_loads(text, 0, NULL);
-	const char *verb = dry_run ? "would remove" : "removed";
-	size_t i;
-	const json_t *v;
-	json_array_foreach(json_object_get(doc, "versions") ? json_object_get(doc, "versions")
-							     : json_object_get(doc, "expired"),
-			   i, v)
-	{
-		printf("%s %s", what, json_string_value(json_object_get(v, "id")));
-		size_t k;
-		const json_t *f;
-		json_array_foreach(json_object_get(v, "removed"), k, f) printf("%s %s", k ? "," : (dry_run ? ": would remove" : ": removed"), json_string_value(f));
+	for (size_t i = 0; i < n; i++) {
+		printf("%s %s", what, v[i].id);
+		for (size_t k = 0; k < v[i].removed.count; k++)
+			printf("%s %s", k ? "," : (dry_run ? ": would remove" : ": removed"), v[i].removed.strings[k]);
 		printf("\n");
 	}
-	json_array_foreach(json_object_get(doc, "data_files"), i, v) printf("data file %s: %s\n", verb, json_string_value(v));
-	json_array_foreach(json_object_get(doc, "deleted"), i, v) printf("%s %s\n", verb, json_string_value(v));
-	json_array_foreach(json_object_get(doc, "incomplete_versions"), i, v)
-		printf("incomplete version %s: %s\n", json_string_value(v), verb);
-	json_decref(doc);
-	return 0;
 }
 
-static fdl_repo *open_repo(const char *root, int *rc)
+static void print_list(const char *before, const fdl_strarray *a, const char *after)
 {
-	fdl_error err = {0};
-	fdl_repo *repo = NULL;
-	*rc = fdl_repo_open(&repo, root, &err) ? cli_fail(&err) : 0;
-	return repo;
+	for (size_t i = 0; i < a->count; i++)
+		printf("%s%s%s\n", before, a->strings[i], after);
 }
 
 int cmd_expire(int argc, char **argv)
@@ -59,18 +39,23 @@ int cmd_expire(int argc, char **argv)
 			   pos, 1, 1, &npos, &done);
 	if (done)
 		return rc;
-	fdl_repo *repo = open_repo(pos[0], &rc);
-	if (rc)
+	fdl_repo *repo = NULL;
+	if ((rc = cli_open_repo(&repo, pos[0])))
 		return rc;
 	fdl_error err = {0};
-	char *text = NULL;
-	rc = fdl_expire(&text, repo, dry, &err);
+	fdl_expire_report *r = NULL;
+	rc = fdl_expire(&r, repo, dry, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);
-	report(text, json, "expired", dry);
-	fdl_free(text);
-	return 0;
+	if (json) {
+		char *text = NULL;
+		rc = cli_print_json(fdl_expire_report_json(&text, r, &err), &text, &err);
+	} else {
+		print_removals("expired", r->expired, r->expired_count, dry);
+	}
+	fdl_expire_report_free(r);
+	return rc;
 }
 
 int cmd_withdraw(int argc, char **argv)
@@ -94,21 +79,25 @@ int cmd_withdraw(int argc, char **argv)
 			   pos, 2, 2, &npos, &done);
 	if (done)
 		return rc;
-	fdl_repo *repo = open_repo(pos[0], &rc);
-	if (rc)
+	fdl_repo *repo = NULL;
+	char id[FDL_ID_LEN + 1];
+	if ((rc = cli_open_version(&repo, id, pos[0], pos[1])))
 		return rc;
 	fdl_error err = {0};
-	char id[FDL_ID_LEN + 1];
-	char *text = NULL;
-	rc = fdl_ref_resolve(id, repo, pos[1], &err);
-	if (!rc)
-		rc = fdl_withdraw(&text, repo, id, reason, vj, dry, &err);
+	fdl_withdraw_report *r = NULL;
+	rc = fdl_withdraw(&r, repo, id, reason, vj, dry, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);
-	report(text, json, "withdrew", dry);
-	fdl_free(text);
-	return 0;
+	if (json) {
+		char *text = NULL;
+		rc = cli_print_json(fdl_withdraw_report_json(&text, r, &err), &text, &err);
+	} else {
+		print_removals("withdrew", r->versions, r->version_count, dry);
+		print_list(dry ? "data file would remove: " : "data file removed: ", &r->data_files, "");
+	}
+	fdl_withdraw_report_free(r);
+	return rc;
 }
 
 /* "14d", "36h", "90m", "30s" or seconds. */
@@ -147,18 +136,24 @@ int cmd_gc(int argc, char **argv)
 		fprintf(stderr, "fdl: --grace '%s': expected a number with s, m, h or d\n", grace);
 		return CLI_EXIT_USAGE;
 	}
-	fdl_repo *repo = open_repo(pos[0], &rc);
-	if (rc)
+	fdl_repo *repo = NULL;
+	if ((rc = cli_open_repo(&repo, pos[0])))
 		return rc;
 	fdl_error err = {0};
-	char *text = NULL;
-	rc = fdl_gc(&text, repo, g, dry, &err);
+	fdl_gc_report *r = NULL;
+	rc = fdl_gc(&r, repo, g, dry, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);
-	report(text, json, "", dry);
-	fdl_free(text);
-	return 0;
+	if (json) {
+		char *text = NULL;
+		rc = cli_print_json(fdl_gc_report_json(&text, r, &err), &text, &err);
+	} else {
+		print_list(dry ? "would remove " : "removed ", &r->deleted, "");
+		print_list("incomplete version ", &r->incomplete_versions, dry ? ": would remove" : ": removed");
+	}
+	fdl_gc_report_free(r);
+	return rc;
 }
 
 int cmd_catalogs(int argc, char **argv)
@@ -178,14 +173,12 @@ int cmd_catalogs(int argc, char **argv)
 		fprintf(stderr, "fdl: unknown catalogs command '%s' (only: add)\n", pos[0]);
 		return CLI_EXIT_USAGE;
 	}
-	fdl_repo *repo = open_repo(pos[1], &rc);
-	if (rc)
+	fdl_repo *repo = NULL;
+	char id[FDL_ID_LEN + 1];
+	if ((rc = cli_open_version(&repo, id, pos[1], pos[2])))
 		return rc;
 	fdl_error err = {0};
-	char id[FDL_ID_LEN + 1];
-	rc = fdl_ref_resolve(id, repo, pos[2], &err);
-	if (!rc)
-		rc = fdl_catalogs_add(repo, id, pos[3], &err);
+	rc = fdl_catalogs_add(repo, id, pos[3], &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);

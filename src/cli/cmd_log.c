@@ -5,35 +5,27 @@
 
 static void print_snapshots(fdl_repo *repo, const fdl_version *v)
 {
-	char *text = NULL;
+	fdl_snapshot_list *list = NULL;
 	fdl_error err;
-	if (fdl_version_snapshots(&text, repo, fdl_version_id(v), &err)) {
+	if (fdl_version_snapshots(&list, repo, fdl_version_id(v), &err)) {
 		printf("    (snapshots unavailable: %s)\n\n", err.message);
 		return;
 	}
-	json_t *list = json_loads(text, 0, NULL);
-	fdl_free(text);
-	size_t i;
-	const json_t *s;
-	json_array_foreach(list, i, s)
-	{
-		const char *msg = json_string_value(json_object_get(s, "message"));
-		const char *author = json_string_value(json_object_get(s, "author"));
-		const char *extra = json_string_value(json_object_get(s, "extra_info"));
-		printf("    snapshot %lld  %s", (long long)json_integer_value(json_object_get(s, "snapshot_id")),
-		       json_string_value(json_object_get(s, "time")));
-		if (author)
-			printf("  %s", author);
-		if (msg)
-			printf(": %s", msg);
+	for (size_t i = 0; i < list->count; i++) {
+		const fdl_snapshot *s = &list->items[i];
+		printf("    snapshot %lld  %s", (long long)s->snapshot_id, s->time ? s->time : "");
+		if (s->author)
+			printf("  %s", s->author);
+		if (s->message)
+			printf(": %s", s->message);
 		else
-			printf("  [%s]", json_string_value(json_object_get(s, "changes")));
+			printf("  [%s]", s->changes ? s->changes : "");
 		printf("\n");
-		if (extra)
-			printf("        %s\n", extra);
+		if (s->extra_info)
+			printf("        %s\n", s->extra_info);
 	}
 	printf("\n");
-	json_decref(list);
+	fdl_snapshot_list_free(list);
 }
 
 static void print_version(const fdl_version *v)
@@ -52,20 +44,11 @@ static void print_version(const fdl_version *v)
 		m += n + (nl ? 1 : 0);
 	}
 	printf("\n");
-	char *text = NULL;
-	fdl_error err;
-	if (fdl_version_to_json(&text, v, &err) == 0) {
-		json_t *doc = json_loads(text, 0, NULL);
-		const json_t *changes = json_object_get(doc, "changes");
-		if (json_array_size(changes)) {
-			printf("    Changes:\n");
-			size_t i;
-			const json_t *c;
-			json_array_foreach(changes, i, c) cli_print_change(stdout, c, "      ");
-			printf("\n");
-		}
-		json_decref(doc);
-		fdl_free(text);
+	if (fdl_version_change_count(v)) {
+		printf("    Changes:\n");
+		for (size_t i = 0; i < fdl_version_change_count(v); i++)
+			cli_print_change(stdout, fdl_version_change(v, i), "      ");
+		printf("\n");
 	}
 }
 

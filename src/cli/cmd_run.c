@@ -67,22 +67,6 @@ static int run_child(char **cmd, const char *work, const char *repo_root, const 
 	return 1;
 }
 
-/* Read base and data_path back from WORK/fdl-work.json for the environment. */
-static void work_facts(const char *work, char *base, size_t bsz, char *data_path, size_t dsz, char *branch,
-		       size_t brsz)
-{
-	char *path = NULL;
-	json_t *j = asprintf(&path, "%s/fdl-work.json", work) < 0 ? NULL : json_load_file(path, 0, NULL);
-	free(path);
-	const char *b = json_string_value(json_object_get(j, "base"));
-	const char *d = json_string_value(json_object_get(j, "data_path"));
-	const char *r = json_string_value(json_object_get(j, "branch"));
-	snprintf(base, bsz, "%s", b ? b : "");
-	snprintf(data_path, dsz, "%s", d ? d : "");
-	snprintf(branch, brsz, "%s", r ? r : "");
-	json_decref(j);
-}
-
 int cmd_run(int argc, char **argv)
 {
 	/* split at "--": options and ROOT before, COMMAND after */
@@ -104,7 +88,7 @@ int cmd_run(int argc, char **argv)
 	const char *usage = "fdl run ROOT [--ref BRANCH] [-m MSG] -- COMMAND [ARGS...]";
 	int rc = cli_parse(dash < 0 ? argc : dash, argv, opts, usage,
 			   "Check out the branch tip into a temporary working catalog, run COMMAND, and commit\n"
-			   "only if it exits 0 and wrote a new snapshot; never overwrites someone else's\n"
+			   "only if it exits 0 and wrote a new snapshot or description; never overwrites someone else's\n"
 			   "publish (a conflict exits 4). COMMAND's exit code is passed on. COMMAND sees:\n"
 			   "  FDL_WORK        the working catalog folder (put dataset.yml here to describe it)\n"
 			   "  FDL_CATALOG     the SQLite DuckLake catalog file, FDL_WORK/ducklake.sqlite\n"
@@ -151,11 +135,18 @@ int cmd_run(int argc, char **argv)
 		free(work);
 		return cli_fail(&err);
 	}
-	char base[64], data_path[4096], branch[300];
-	work_facts(work, base, sizeof base, data_path, sizeof data_path, branch, sizeof branch);
-	setenv("FDL_BASE", base, 1);
-	setenv("FDL_DATA_PATH", data_path, 1);
-	int code = run_child(cmd, work, root, branch, attach);
+	fdl_work_info *info = NULL;
+	if (fdl_work_info_read(&info, work, &err)) {
+		fdl_free(attach);
+		rm_tree(tmp);
+		free(tmp);
+		free(work);
+		return cli_fail(&err);
+	}
+	setenv("FDL_BASE", info->base, 1);
+	setenv("FDL_DATA_PATH", info->data_path, 1);
+	int code = run_child(cmd, work, root, info->branch, attach);
+	fdl_work_info_free(info);
 	fdl_free(attach);
 	if (code != 0) {
 		fprintf(stderr, "fdl: %s exited %d; nothing committed\n", cmd[0], code);
@@ -186,7 +177,7 @@ int cmd_run(int argc, char **argv)
 	argv_commit[n] = NULL;
 	rc = cmd_commit(n, argv_commit);
 	if (rc == 8) {
-		printf("%s wrote no new snapshot; nothing to commit\n", cmd[0]);
+		printf("%s wrote no new snapshot and no new description; nothing to commit\n", cmd[0]);
 		rc = 0;
 	}
 	rm_tree(tmp);

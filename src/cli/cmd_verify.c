@@ -1,6 +1,5 @@
 #include "cli.h"
 
-#include <stdlib.h>
 
 /* Run fdl_verify and print its report; returns the exit code. */
 int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed)
@@ -9,35 +8,31 @@ int cli_verify(const char *root, bool all, bool json, bool quiet, const char *al
 	fdl_repo *repo;
 	if (fdl_repo_open(&repo, root, &err))
 		return cli_fail(&err);
-	char *text = NULL;
-	int problems = 0;
-	int rc = fdl_verify(&text, &problems, repo, all, allowed, &err);
+	fdl_verify_report *r = NULL;
+	int rc = fdl_verify(&r, repo, all, allowed, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);
 	if (json) {
-		fputs(text, stdout);
+		char *text = NULL;
+		if ((rc = cli_print_json(fdl_verify_report_json(&text, r, &err), &text, &err))) {
+			fdl_verify_report_free(r);
+			return rc;
+		}
 	} else {
-		json_t *doc = json_loads(text, 0, NULL);
-		size_t i;
-		const json_t *p;
-		json_array_foreach(json_object_get(doc, "problems"), i, p)
-			fprintf(quiet ? stderr : stdout, "problem: %s: %s\n", json_string_value(json_object_get(p, "where")),
-				json_string_value(json_object_get(p, "problem")));
-		json_array_foreach(json_object_get(doc, "signatures"), i, p)
-			if (!quiet)
-				printf("good signature: %s by %s\n", json_string_value(json_object_get(p, "id")),
-				       json_string_value(json_object_get(p, "signer")));
-		json_array_foreach(json_object_get(doc, "warnings"), i, p)
-			fprintf(quiet ? stderr : stdout, "warning: %s: %s\n", json_string_value(json_object_get(p, "where")),
-				json_string_value(json_object_get(p, "warning")));
-		if (!quiet || problems)
-			fprintf(quiet ? stderr : stdout, "%lld versions checked, %d problems\n",
-				(long long)json_integer_value(json_object_get(doc, "versions_checked")), problems);
-		json_decref(doc);
+		FILE *f = quiet ? stderr : stdout;
+		for (size_t i = 0; i < r->problem_count; i++)
+			fprintf(f, "problem: %s: %s\n", r->problems[i].where, r->problems[i].what);
+		for (size_t i = 0; i < r->signature_count && !quiet; i++)
+			printf("good signature: %s by %s\n", r->signatures[i].id, r->signatures[i].signer);
+		for (size_t i = 0; i < r->warning_count; i++)
+			fprintf(f, "warning: %s: %s\n", r->warnings[i].where, r->warnings[i].what);
+		if (!quiet || r->problem_count)
+			fprintf(f, "%zu versions checked, %zu problems\n", r->versions_checked, r->problem_count);
 	}
-	fdl_free(text);
-	return problems ? 5 : 0;
+	rc = r->problem_count ? 5 : 0;
+	fdl_verify_report_free(r);
+	return rc;
 }
 
 int cmd_verify(int argc, char **argv)

@@ -47,13 +47,13 @@ char *fdl_version_key(const char *id, const char *name);
 const json_t *fdl_version_json(const fdl_version *v);
 
 /* A version file, checked against the bytes and sha256 version.json
- * records: the file itself in a local store, else a copy downloaded once
- * into the read cache (fdl_cache_dir()/objects/<sha256>). Returns the local
- * path to open read-only. Caller frees. */
+ * records (fetch.c): the file itself in a local store, else a copy
+ * downloaded once into the read cache (objects/<sha256>). With sha NULL (a
+ * file FDL 0.1 records no hash for, catalogs/<format>.duckdb) it is fetched
+ * unchecked and cached by repository and key. Returns the local path to open
+ * read-only. Caller frees. */
 int fdl_object_fetch_checked(char **local_path, fdl_repo *repo, const char *key, int64_t bytes, const char *sha256,
 			     fdl_error *err);
-/* Where that cache keeps the file with this sha256. Caller frees. */
-char *fdl_cache_object_path(const char *sha256);
 /* The same for a file of version v, by its path inside the version. */
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
 			      int64_t bytes, const char *sha256, fdl_error *err);
@@ -62,6 +62,11 @@ int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_versi
  * (when the parent is known; a version with a new description alone adds
  * none), else the start of its ducklake.snapshots. */
 int64_t fdl_version_added_from(const fdl_version *v, const fdl_version *parent);
+
+/* `changes` items (version.json's JSON) as fdl_change and back. */
+int fdl_changes_from_json(fdl_change **out, size_t *count, const json_t *list, fdl_error *err);
+json_t *fdl_changes_json(const fdl_change *c, size_t count);
+void fdl_changes_free(fdl_change *c, size_t count);
 
 /* files.json: tables -> {files: [{path, rows, bytes, footer_bytes?,
  * deletes?}], renamed_columns?}, every path a clean relative path. */

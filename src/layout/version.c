@@ -13,6 +13,8 @@ struct fdl_version {
 	const char *catalog_path, *catalog_sha256, *catalog_storage, *ducklake_format;
 	int64_t seq, catalog_bytes, snapshot_id;
 	const json_t *parents;
+	fdl_change *changes; /* `changes`, typed */
+	size_t change_count;
 };
 
 char *fdl_version_key(const char *id, const char *name)
@@ -170,6 +172,8 @@ int fdl_version_parse(fdl_version **out, const char *json, size_t len, const cha
 	int rc = fdl_json_parse(&v->doc, json, len, source, err);
 	if (!rc)
 		rc = validate(v, dir_id, source, err);
+	if (!rc)
+		rc = fdl_changes_from_json(&v->changes, &v->change_count, json_object_get(v->doc, "changes"), err);
 	if (rc) {
 		fdl_version_free(v);
 		return rc;
@@ -201,8 +205,15 @@ void fdl_version_free(fdl_version *v)
 {
 	if (v) {
 		json_decref(v->doc);
+		fdl_changes_free(v->changes, v->change_count);
 		free(v);
 	}
+}
+
+size_t fdl_version_change_count(const fdl_version *v) { return v->change_count; }
+const fdl_change *fdl_version_change(const fdl_version *v, size_t i)
+{
+	return i < v->change_count ? &v->changes[i] : NULL;
 }
 
 const char *fdl_version_id(const fdl_version *v) { return v->id; }
@@ -227,64 +238,6 @@ const json_t *fdl_version_json(const fdl_version *v) { return v->doc; }
 int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err)
 {
 	return fdl_json_dump(out, NULL, v->doc, err);
-}
-
-char *fdl_cache_object_path(const char *sha256)
-{
-	char *dir = fdl_cache_dir();
-	char *p = dir ? fdl_asprintf("%s/objects/%s", dir, sha256) : NULL;
-	free(dir);
-	return p;
-}
-
-/* In place for local stores, else downloaded once into the cache (by
- * sha256: version files never change) and checked. */
-int fdl_object_fetch_checked(char **out, fdl_repo *repo, const char *key, int64_t bytes, const char *sha, fdl_error *err)
-{
-	char *local = fdl_store_local_path(repo->store, key);
-	char hex[65];
-	int64_t n = 0;
-	int rc = 0;
-	if (local) {
-		rc = fdl_sha256_file(hex, &n, local, err);
-		if (rc == FDL_ENOTFOUND)
-			rc = fdl_fail(err, FDL_ENOTFOUND, "%s/%s is missing (listed in version.json)", repo->root, key);
-		if (!rc && (n != bytes || strcmp(hex, sha)))
-			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes with sha256 %s; version.json says %lld "
-				      "bytes, %s", repo->root, key, (long long)n, hex, (long long)bytes, sha);
-		if (rc)
-			free(local);
-		else
-			*out = local;
-		return rc;
-	}
-	char *dir = fdl_cache_dir();
-	char *objdir = dir ? fdl_asprintf("%s/objects", dir) : NULL;
-	char *path = fdl_cache_object_path(sha);
-	char *tmp = path ? fdl_asprintf("%s.tmp-%ld", path, (long)getpid()) : NULL;
-	free(dir);
-	struct stat st;
-	if (!tmp)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
-	else if (stat(path, &st) == 0 && st.st_size == bytes) {
-		/* cached: verified when it was stored, immutable since */
-	} else if (!(rc = fdl_mkdir_p(objdir, err)) && !(rc = fdl_store_get_file(repo->store, key, tmp, err))) {
-		rc = fdl_sha256_file(hex, &n, tmp, err);
-		if (!rc && (n != bytes || strcmp(hex, sha)))
-			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes with sha256 %s; version.json says %lld "
-				      "bytes, %s", repo->root, key, (long long)n, hex, (long long)bytes, sha);
-		if (!rc && rename(tmp, path) != 0)
-			rc = fdl_fail(err, FDL_EIO, "cannot store %s in the cache: %s", path, strerror(errno));
-		if (rc)
-			unlink(tmp);
-	}
-	free(tmp);
-	free(objdir);
-	if (rc)
-		free(path);
-	else
-		*out = path;
-	return rc;
 }
 
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,

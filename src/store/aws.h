@@ -45,10 +45,4 @@ char *fdl_s3_bucket_url(const fdl_s3_config *c);
  * configuration, scoped to the bucket, followed by ";\n". */
 int fdl_s3_secret_sql(fdl_buf *b, const fdl_s3_config *c, const char *name, fdl_error *err);
 
-/* One value of an AWS-style INI file: `section` is "default", "profile x"
- * or "x"; `key` is "region" or, for a nested block ("s3 =" followed by
- * indented lines), "s3.addressing_style". *out is NULL when absent. A
- * missing file is not an error. Caller frees *out. */
-int fdl_ini_get(char **out, const char *text, size_t len, const char *section, const char *key);
-
 #endif

@@ -25,397 +25,14 @@
  * memory stays bounded; an upload that fails is aborted, and one that is
  * interrupted never becomes an object (S3 shows it only once completed).
  */
-#include "aws.h"
-#include "curlx.h"
+#include "s3.h"
 
 #include <errno.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 #include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-#define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-#define MIB ((int64_t)1 << 20)
-
-typedef struct s3_store {
-	fdl_store base;
-	fdl_s3_config cfg;
-	char *url;        /* s3://bucket[/prefix] */
-	char *bucket_url; /* base URL of object keys */
-	char *sigv4;      /* "aws:amz:<region>:s3" */
-	char *cache_id;   /* endpoint and URL: names the bucket in the local cache */
-	char *userpwd;    /* "<key id>:<secret>" */
-	CURL *curl;       /* reused: keep-alive for the whole open */
-	bool probed;      /* conditional writes proven in this process */
-	int retries;
-	long retry_base_ms;
-	int64_t part_size, threshold;
-} s3_store;
-
-/* One request, retried as a whole. */
-typedef struct s3_req {
-	const char *method; /* GET HEAD PUT POST DELETE */
-	const char *key;    /* relative to the store root; NULL = the bucket */
-	const char *query;  /* encoded, parameters sorted by name; NULL = none */
-	const char *body;   /* in-memory body (PUT, POST) */
-	size_t body_len;
-	FILE *file; /* or a region of a file (PUT) */
-	int64_t file_off, file_len;
-	const char *if_none_match, *if_match;
-	const char *content_type;
-	fdl_sink sink; /* the 2xx body */
-	/* out */
-	long status;
-	fdl_buf errbody;
-	int64_t length, mtime;
-	bool uncertain; /* an earlier attempt may have reached the server */
-	/* internal */
-	s3_store *s;
-	int64_t sent;
-	int64_t progress_base, progress_total;
-	const char *progress_key;
-} s3_req;
-
-/* ---- small helpers -------------------------------------------------------- */
-
-static char *object_key(const s3_store *s, const char *key)
-{
-	return *s->cfg.prefix ? fdl_asprintf("%s/%s", s->cfg.prefix, key) : fdl_strdup(key);
-}
-
-/* S3's URI encoding: every byte but A-Z a-z 0-9 - _ . ~ (and '/' in keys). */
-static int uri_encode(fdl_buf *b, const char *s, bool keep_slash, fdl_error *err)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char c = (char)*p;
-		bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			     c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/');
-		char enc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-		int rc = plain ? fdl_buf_add(b, &c, 1, err) : fdl_buf_add(b, enc, 3, err);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static char *display(const s3_store *s, const char *key)
-{
-	return key ? fdl_asprintf("%s/%s", s->url, key) : fdl_strdup(s->url);
-}
-
-static long env_long(const char *name, long dflt, long min)
-{
-	const char *v = getenv(name);
-	long n = v && *v ? strtol(v, NULL, 10) : dflt;
-	return n < min ? min : n;
-}
-
-/* Random milliseconds in [d/2, d]: exponential backoff with jitter. */
-static void backoff(const s3_store *s, int attempt)
-{
-	long d = s->retry_base_ms;
-	for (int i = 0; i < attempt && d < 10000; i++)
-		d *= 2;
-	if (d > 10000)
-		d = 10000;
-	unsigned int r = 0;
-	if (RAND_bytes((unsigned char *)&r, sizeof r) != 1)
-		r = (unsigned int)time(NULL);
-	long ms = d / 2 + (long)(r % (unsigned long)(d / 2 + 1));
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-/* The first element named `name` anywhere below `n`, as text. */
-static char *xml_text(xmlNode *n, const char *name)
-{
-	for (; n; n = n->next) {
-		if (n->type != XML_ELEMENT_NODE)
-			continue;
-		if (!strcmp((const char *)n->name, name)) {
-			xmlChar *t = xmlNodeGetContent(n);
-			char *r = fdl_strdup(t ? (const char *)t : "");
-			xmlFree(t);
-			return r;
-		}
-		char *r = xml_text(n->children, name);
-		if (r)
-			return r;
-	}
-	return NULL;
-}
-
-static xmlDoc *xml_parse(const char *data, size_t len)
-{
-	if (!data || !len || len > INT32_MAX)
-		return NULL;
-	return xmlReadMemory(data, (int)len, "s3.xml", NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-}
-
-/* "Code: Message" of an S3 error body, or NULL. */
-static char *s3_error_text(const fdl_buf *b)
-{
-	xmlDoc *doc = xml_parse(b->data, b->len);
-	if (!doc)
-		return NULL;
-	xmlNode *root = xmlDocGetRootElement(doc);
-	char *code = xml_text(root, "Code"), *msg = xml_text(root, "Message");
-	char *r = code ? fdl_asprintf("%s%s%s", code, msg ? ": " : "", msg ? msg : "") : NULL;
-	free(code);
-	free(msg);
-	xmlFreeDoc(doc);
-	return r;
-}
-
-/* ---- one request ---------------------------------------------------------- */
-
-static size_t on_read(char *p, size_t size, size_t n, void *user)
-{
-	s3_req *r = user;
-	size_t want = size * n;
-	if (r->file) {
-		int64_t left = r->file_len - r->sent;
-		if ((int64_t)want > left)
-			want = (size_t)left;
-		size_t got = want ? fread(p, 1, want, r->file) : 0;
-		if (got < want && ferror(r->file))
-			return CURL_READFUNC_ABORT;
-		r->sent += (int64_t)got;
-		return got;
-	}
-	size_t left = r->body_len - (size_t)r->sent;
-	if (want > left)
-		want = left;
-	memcpy(p, r->body + r->sent, want);
-	r->sent += (int64_t)want;
-	return want;
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *user)
-{
-	s3_req *r = user;
-	size_t len = size * n;
-	long status = 0;
-	curl_easy_getinfo(r->s->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status >= 300) { /* an error document, never the caller's data */
-		if (r->errbody.len < 65536)
-			fdl_buf_add(&r->errbody, p, len, NULL);
-		return len;
-	}
-	return fdl_sink_write(&r->sink, p, len);
-}
-
-static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
-{
-	(void)dltotal;
-	(void)dlnow;
-	(void)ultotal;
-	s3_req *r = user;
-	fdl_store *st = &r->s->base;
-	if (st->progress && r->progress_key)
-		st->progress(r->progress_key, r->progress_base + (int64_t)ulnow, r->progress_total,
-			     st->progress_payload);
-	return 0;
-}
-
-static bool transient_curl(CURLcode cc)
-{
-	return cc == CURLE_COULDNT_CONNECT || cc == CURLE_OPERATION_TIMEDOUT || cc == CURLE_SEND_ERROR ||
-	       cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING || cc == CURLE_PARTIAL_FILE ||
-	       cc == CURLE_HTTP2 || cc == CURLE_HTTP2_STREAM || cc == CURLE_SSL_CONNECT_ERROR;
-}
-
-static bool transient_status(long st)
-{
-	return st == 429 || st == 500 || st == 502 || st == 503 || st == 504;
-}
-
-/* Undo what a failed attempt left in the response sinks. */
-static int reset_attempt(s3_req *r, fdl_error *err)
-{
-	r->sent = 0;
-	r->status = 0;
-	fdl_buf_free(&r->errbody);
-	r->sink.got = 0;
-	r->sink.too_big = false;
-	r->sink.etag[0] = '\0';
-	if (r->sink.buf)
-		fdl_buf_free(r->sink.buf);
-	if (r->sink.file && (fflush(r->sink.file) || ftruncate(fileno(r->sink.file), 0) || fseeko(r->sink.file, 0, SEEK_SET)))
-		return fdl_fail(err, FDL_EIO, "cannot rewind a download file: %s", strerror(errno));
-	if (r->file && fseeko(r->file, (off_t)r->file_off, SEEK_SET))
-		return fdl_fail(err, FDL_EIO, "cannot seek in the upload: %s", strerror(errno));
-	return 0;
-}
-
-static int perform_once(s3_req *r, const char *url, CURLcode *cc, fdl_error *err)
-{
-	s3_store *s = r->s;
-	CURL *c = s->curl;
-	curl_easy_reset(c);
-	char curl_err[CURL_ERROR_SIZE];
-	fdl_curl_defaults(c, curl_err);
-	fdl_curl_sink(c, &r->sink); /* header callback: the ETag */
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_FILETIME, 1L);
-	if (getenv("FDL_CURL_VERBOSE")) curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
-	if (s->userpwd) {
-		curl_easy_setopt(c, CURLOPT_AWS_SIGV4, s->sigv4);
-		curl_easy_setopt(c, CURLOPT_USERPWD, s->userpwd);
-	}
-	struct curl_slist *h = NULL;
-	fdl_buf line = {0};
-	char sha[65] = EMPTY_SHA256;
-	int rc = 0;
-	if (r->body && r->body_len)
-		rc = fdl_sha256_mem(sha, r->body, r->body_len, err);
-	/* streamed uploads are not hashed twice: S3 accepts them unsigned */
-	if (!rc)
-		rc = fdl_buf_printf(&line, err, "x-amz-content-sha256: %s", r->file ? "UNSIGNED-PAYLOAD" : sha);
-	if (!rc)
-		h = curl_slist_append(h, line.data);
-	fdl_buf_free(&line);
-	if (!rc && s->cfg.token && !(rc = fdl_buf_printf(&line, err, "x-amz-security-token: %s", s->cfg.token)))
-		h = curl_slist_append(h, line.data);
-	fdl_buf_free(&line);
-	if (!rc && r->if_none_match && !(rc = fdl_buf_printf(&line, err, "If-None-Match: %s", r->if_none_match)))
-		h = curl_slist_append(h, line.data);
-	fdl_buf_free(&line);
-	if (!rc && r->if_match && !(rc = fdl_buf_printf(&line, err, "If-Match: %s", r->if_match)))
-		h = curl_slist_append(h, line.data);
-	fdl_buf_free(&line);
-	if (!rc && r->content_type && !(rc = fdl_buf_printf(&line, err, "Content-Type: %s", r->content_type)))
-		h = curl_slist_append(h, line.data);
-	fdl_buf_free(&line);
-	if (rc) {
-		curl_slist_free_all(h);
-		return rc;
-	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	bool upload = !strcmp(r->method, "PUT");
-	if (!strcmp(r->method, "HEAD")) {
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	} else if (upload) {
-		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-		curl_easy_setopt(c, CURLOPT_READDATA, r);
-		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE,
-				 (curl_off_t)(r->file ? r->file_len : (int64_t)r->body_len));
-		if (r->progress_key) {
-			curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-			curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-			curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
-		}
-	} else if (!strcmp(r->method, "POST")) {
-		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? r->body : "");
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-	} else if (strcmp(r->method, "GET")) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
-	}
-	*cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
-	curl_off_t len = -1, when = -1;
-	curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
-	curl_easy_getinfo(c, CURLINFO_FILETIME_T, &when);
-	r->length = (int64_t)len;
-	r->mtime = (int64_t)when;
-	curl_slist_free_all(h);
-	if (*cc != CURLE_OK && !r->sink.too_big)
-		rc = fdl_fail(err, FDL_EIO, "%s", curl_err[0] ? curl_err : curl_easy_strerror(*cc));
-	return rc;
-}
-
-/* Run a request with retries. Returns 0 with r->status set for any HTTP
- * answer that is not transient (the caller maps 4xx); an error for a
- * transport failure or a 5xx that outlived the retries. */
-static int perform(s3_req *r, fdl_error *err)
-{
-	s3_store *s = r->s;
-	fdl_buf url = {0};
-	char *obj = r->key ? object_key(s, r->key) : NULL;
-	int rc = (r->key && !obj) ? fdl_fail(err, FDL_ERROR, "out of memory") : fdl_buf_puts(&url, s->bucket_url, err);
-	if (!rc && obj)
-		rc = uri_encode(&url, obj, true, err);
-	if (!rc && r->query)
-		rc = fdl_buf_printf(&url, err, "?%s", r->query);
-	free(obj);
-	char *what = display(s, r->key);
-	for (int attempt = 0; !rc; attempt++) {
-		CURLcode cc = CURLE_OK;
-		fdl_error e2;
-		if ((rc = reset_attempt(r, err)))
-			break;
-		s->base.requests++;
-		int prc = perform_once(r, url.data, &cc, &e2);
-		if (r->sink.too_big) {
-			rc = fdl_fail(err, FDL_EINVALID, "%s is larger than the %zu bytes allowed", what, r->sink.max);
-			break;
-		}
-		bool retry = (prc && transient_curl(cc)) || (!prc && transient_status(r->status));
-		if (prc && !retry) {
-			rc = fdl_fail(err, e2.code, "%s %s: %s", r->method, what, e2.message);
-			break;
-		}
-		if (!retry)
-			break;
-		/* a request that was sent may have been applied */
-		if (cc != CURLE_COULDNT_CONNECT && strcmp(r->method, "GET") && strcmp(r->method, "HEAD"))
-			r->uncertain = true;
-		if (attempt >= s->retries) {
-			char *why = prc ? NULL : s3_error_text(&r->errbody);
-			if (prc)
-				rc = fdl_fail(err, FDL_EIO, "%s %s: %s (gave up after %d attempts)", r->method, what,
-					      e2.message, attempt + 1);
-			else
-				rc = fdl_fail(err, FDL_EIO, "%s %s: HTTP %ld%s%s (gave up after %d attempts)", r->method,
-					      what, r->status, why ? " " : "", why ? why : "", attempt + 1);
-			free(why);
-			break;
-		}
-		backoff(s, attempt);
-	}
-	free(what);
-	fdl_buf_free(&url);
-	return rc;
-}
-
-/* The error for an answer the caller did not expect. */
-static int status_error(s3_req *r, fdl_error *err)
-{
-	char *what = display(r->s, r->key);
-	char *why = s3_error_text(&r->errbody);
-	int code = r->status == 404 ? FDL_ENOTFOUND : FDL_EIO;
-	const char *hint = "";
-	if (r->status == 403 || r->status == 401)
-		hint = r->s->userpwd ? " (check the credentials from " : " (no AWS credentials were found; set "
-									 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE";
-	int rc = r->status == 404 ? fdl_fail(err, code, "%s: not found%s%s%s", what, why ? " (" : "", why ? why : "",
-					     why ? ")" : "")
-				  : fdl_fail(err, code, "%s %s: HTTP %ld%s%s%s%s%s", r->method, what, r->status,
-					     why ? " " : "", why ? why : "", hint,
-					     *hint && r->s->userpwd ? r->s->cfg.profile : "", *hint ? ")" : "");
-	free(why);
-	free(what);
-	return rc;
-}
-
-static bool ok(const s3_req *r)
-{
-	return r->status >= 200 && r->status < 300;
-}
-
-static bool refused(const s3_req *r)
-{
-	return r->status == 412 || r->status == 409;
-}
 
 /* ---- reading ---------------------------------------------------------------- */
 
@@ -423,9 +40,9 @@ static int s3_get(fdl_store *st, const char *key, size_t max_bytes, fdl_buf *out
 		  fdl_error *err)
 {
 	s3_req r = {.s = (s3_store *)st, .method = "GET", .key = key, .sink = {.buf = out, .max = max_bytes}};
-	int rc = perform(&r, err);
-	if (!rc && !ok(&r))
-		rc = status_error(&r, err);
+	int rc = fdl_s3_perform(&r, err);
+	if (!rc && !fdl_s3_ok(&r))
+		rc = fdl_s3_status_error(&r, err);
 	if (!rc && !out->data)
 		rc = fdl_buf_add(out, "", 0, err);
 	if (!rc && etag)
@@ -440,9 +57,9 @@ static int s3_get_file(fdl_store *st, const char *key, const char *local_path, f
 	if (!f)
 		return fdl_fail(err, FDL_EIO, "cannot create %s: %s", local_path, strerror(errno));
 	s3_req r = {.s = (s3_store *)st, .method = "GET", .key = key, .sink = {.file = f, .max = SIZE_MAX}};
-	int rc = perform(&r, err);
-	if (!rc && !ok(&r))
-		rc = status_error(&r, err);
+	int rc = fdl_s3_perform(&r, err);
+	if (!rc && !fdl_s3_ok(&r))
+		rc = fdl_s3_status_error(&r, err);
 	if (fclose(f) != 0 && !rc)
 		rc = fdl_fail(err, FDL_EIO, "cannot write %s", local_path);
 	if (rc)
@@ -451,19 +68,10 @@ static int s3_get_file(fdl_store *st, const char *key, const char *local_path, f
 	return rc;
 }
 
-static int head(s3_store *s, const char *key, s3_req *r, fdl_error *err)
-{
-	*r = (s3_req){.s = s, .method = "HEAD", .key = key};
-	int rc = perform(r, err);
-	if (!rc && !ok(r))
-		rc = status_error(r, err);
-	return rc;
-}
-
 static int s3_head(fdl_store *st, const char *key, int64_t *bytes, fdl_error *err)
 {
 	s3_req r;
-	int rc = head((s3_store *)st, key, &r, err);
+	int rc = fdl_s3_head((s3_store *)st, key, &r, err);
 	if (!rc && bytes)
 		*bytes = r.length;
 	return rc;
@@ -472,7 +80,7 @@ static int s3_head(fdl_store *st, const char *key, int64_t *bytes, fdl_error *er
 static int s3_modified(fdl_store *st, const char *key, int64_t *when, fdl_error *err)
 {
 	s3_req r;
-	int rc = head((s3_store *)st, key, &r, err);
+	int rc = fdl_s3_head((s3_store *)st, key, &r, err);
 	if (!rc && r.mtime < 0)
 		rc = fdl_fail(err, FDL_EIO, "HEAD %s/%s: the answer has no Last-Modified", st->url, key);
 	if (!rc)
@@ -486,7 +94,7 @@ static int s3_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_strl
 {
 	(void)others; /* a bucket holds objects only */
 	s3_store *s = (s3_store *)st;
-	char *full = *prefix ? object_key(s, prefix) : fdl_strdup(s->cfg.prefix);
+	char *full = *prefix ? fdl_s3_object_key(s, prefix) : fdl_strdup(s->cfg.prefix);
 	char *want = full ? fdl_asprintf("%s%s", full, *full ? "/" : "") : NULL;
 	free(full);
 	if (!want)
@@ -499,29 +107,29 @@ static int s3_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_strl
 		if (token) {
 			rc = fdl_buf_puts(&q, "continuation-token=", err);
 			if (!rc)
-				rc = uri_encode(&q, token, false, err);
+				rc = fdl_s3_uri_encode(&q, token, false, err);
 			if (!rc)
 				rc = fdl_buf_puts(&q, "&", err);
 		}
 		if (!rc)
 			rc = fdl_buf_puts(&q, "encoding-type=url&list-type=2&prefix=", err);
 		if (!rc)
-			rc = uri_encode(&q, want, false, err);
+			rc = fdl_s3_uri_encode(&q, want, false, err);
 		free(token);
 		token = NULL;
 		s3_req r = {.s = s, .method = "GET", .query = q.data, .sink = {.buf = &body, .max = 64 * MIB}};
 		if (!rc)
-			rc = perform(&r, err);
-		if (!rc && !ok(&r))
-			rc = status_error(&r, err);
-		xmlDoc *doc = rc ? NULL : xml_parse(body.data, body.len);
+			rc = fdl_s3_perform(&r, err);
+		if (!rc && !fdl_s3_ok(&r))
+			rc = fdl_s3_status_error(&r, err);
+		xmlDoc *doc = rc ? NULL : fdl_s3_xml_parse(body.data, body.len);
 		if (!rc && !doc)
 			rc = fdl_fail(err, FDL_EIO, "listing %s/%s: the answer is not S3's XML", s->url, prefix);
 		xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
 		for (xmlNode *n = root ? root->children : NULL; !rc && n; n = n->next) {
 			if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "Contents"))
 				continue;
-			char *k = xml_text(n->children, "Key");
+			char *k = fdl_s3_xml_text(n->children, "Key");
 			int dl = 0;
 			char *dec = k ? curl_easy_unescape(s->curl, k, 0, &dl) : NULL;
 			if (!dec)
@@ -531,9 +139,9 @@ static int s3_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_strl
 			curl_free(dec);
 			free(k);
 		}
-		char *trunc = root ? xml_text(root->children, "IsTruncated") : NULL;
+		char *trunc = root ? fdl_s3_xml_text(root->children, "IsTruncated") : NULL;
 		if (!rc && trunc && !strcmp(trunc, "true")) {
-			token = xml_text(root->children, "NextContinuationToken");
+			token = fdl_s3_xml_text(root->children, "NextContinuationToken");
 			if (!token || !*token)
 				rc = fdl_fail(err, FDL_EIO, "listing %s: truncated, without a continuation token", s->url);
 		}
@@ -556,18 +164,14 @@ static int put_mem(s3_store *s, const char *key, const void *data, size_t len, c
 {
 	*r = (s3_req){.s = s, .method = "PUT", .key = key, .body = data, .body_len = len, .if_none_match = inm,
 		      .if_match = im, .content_type = fdl_content_type(key)};
-	return perform(r, err);
+	return fdl_s3_perform(r, err);
 }
 
 static char *probe_marker(const s3_store *s)
 {
 	char *id = fdl_asprintf("%s %s", s->cfg.endpoint, s->cfg.bucket);
-	char *dir = fdl_cache_dir();
-	char hex[65];
-	char *p = id && dir && !fdl_sha256_mem(hex, id, strlen(id), NULL) ? fdl_asprintf("%s/s3-conditional/%s", dir, hex)
-									   : NULL;
+	char *p = id ? fdl_cache_path_hashed("s3-conditional", id) : NULL;
 	free(id);
-	free(dir);
 	return p;
 }
 
@@ -581,31 +185,31 @@ static int probe(s3_store *s, fdl_error *err)
 		 rnd[5], rnd[6], rnd[7]);
 	s3_req r;
 	int rc = put_mem(s, key, "1", 1, "*", NULL, &r, err);
-	if (!rc && !ok(&r))
-		rc = status_error(&r, err);
+	if (!rc && !fdl_s3_ok(&r))
+		rc = fdl_s3_status_error(&r, err);
 	bool made = !rc;
 	const char *ignored = NULL;
 	if (!rc) {
 		fdl_buf_free(&r.errbody);
 		rc = put_mem(s, key, "2", 1, "*", NULL, &r, err);
-		if (!rc && ok(&r))
+		if (!rc && fdl_s3_ok(&r))
 			ignored = "If-None-Match: * (a second create-only PUT of the same key succeeded)";
-		else if (!rc && !refused(&r))
-			rc = status_error(&r, err);
+		else if (!rc && !fdl_s3_refused(&r))
+			rc = fdl_s3_status_error(&r, err);
 	}
 	if (!rc && !ignored) {
 		fdl_buf_free(&r.errbody);
 		rc = put_mem(s, key, "3", 1, NULL, "\"00000000000000000000000000000000\"", &r, err);
-		if (!rc && ok(&r))
+		if (!rc && fdl_s3_ok(&r))
 			ignored = "If-Match (a PUT with a wrong ETag succeeded)";
-		else if (!rc && !refused(&r))
-			rc = status_error(&r, err);
+		else if (!rc && !fdl_s3_refused(&r))
+			rc = fdl_s3_status_error(&r, err);
 	}
 	fdl_buf_free(&r.errbody);
 	if (made) {
 		s3_req d = {.s = s, .method = "DELETE", .key = key};
 		fdl_error e2;
-		perform(&d, &e2); /* best effort: a leftover probe key is harmless */
+		fdl_s3_perform(&d, &e2); /* best effort: a leftover probe key is harmless */
 		fdl_buf_free(&d.errbody);
 	}
 	if (!rc && ignored)
@@ -619,7 +223,7 @@ static int probe(s3_store *s, fdl_error *err)
 		return fdl_error_prefix(err, "checking that %s honours conditional writes", s->url);
 	s->probed = true;
 	char *marker = probe_marker(s);
-	fdl_cache_file_write(marker, "ok\n", 3);
+	fdl_cache_write(marker, "ok\n", 3);
 	free(marker);
 	return 0;
 }
@@ -669,15 +273,6 @@ static bool holds_file(s3_store *s, const char *key, const char *path)
 	return same;
 }
 
-static int refused_error(s3_req *r, int code, fdl_error *err)
-{
-	char *what = display(r->s, r->key);
-	int rc = code == FDL_EEXISTS ? fdl_fail(err, code, "%s already exists; refusing to overwrite it", what)
-				     : fdl_fail(err, code, "%s was changed by another writer (HTTP %ld)", what, r->status);
-	free(what);
-	return rc;
-}
-
 static int s3_put_if_absent(fdl_store *st, const char *key, const void *data, size_t len, fdl_error *err)
 {
 	s3_store *s = (s3_store *)st;
@@ -685,10 +280,10 @@ static int s3_put_if_absent(fdl_store *st, const char *key, const void *data, si
 	int rc = ensure_probed(s, err);
 	if (!rc)
 		rc = put_mem(s, key, data, len, "*", NULL, &r, err);
-	if (!rc && refused(&r) && !(r.uncertain && holds_bytes(s, key, data, len)))
-		rc = refused_error(&r, FDL_EEXISTS, err);
-	else if (!rc && !ok(&r) && !refused(&r))
-		rc = status_error(&r, err);
+	if (!rc && fdl_s3_refused(&r) && !(r.uncertain && holds_bytes(s, key, data, len)))
+		rc = fdl_s3_refused_error(&r, FDL_EEXISTS, err);
+	else if (!rc && !fdl_s3_ok(&r) && !fdl_s3_refused(&r))
+		rc = fdl_s3_status_error(&r, err);
 	fdl_buf_free(&r.errbody);
 	return rc;
 }
@@ -702,124 +297,12 @@ static int s3_put_if_match(fdl_store *st, const char *key, const void *data, siz
 	if (!rc)
 		rc = put_mem(s, key, data, len, etag ? NULL : "*", etag, &r, err);
 	/* 404: the key we meant to replace is gone, which is a change too */
-	bool lost = refused(&r) || (etag && r.status == 404);
+	bool lost = fdl_s3_refused(&r) || (etag && r.status == 404);
 	if (!rc && lost && !(r.uncertain && holds_bytes(s, key, data, len)))
-		rc = refused_error(&r, FDL_ECONFLICT, err);
-	else if (!rc && !ok(&r) && !lost)
-		rc = status_error(&r, err);
+		rc = fdl_s3_refused_error(&r, FDL_ECONFLICT, err);
+	else if (!rc && !fdl_s3_ok(&r) && !lost)
+		rc = fdl_s3_status_error(&r, err);
 	fdl_buf_free(&r.errbody);
-	return rc;
-}
-
-static int put_part(s3_store *s, const char *key, FILE *f, const char *query, int64_t off, int64_t len,
-		    int64_t total, s3_req *r, fdl_error *err)
-{
-	*r = (s3_req){.s = s, .method = "PUT", .key = key, .query = query, .file = f, .file_off = off, .file_len = len,
-		      .content_type = "application/octet-stream", .progress_key = key, .progress_base = off,
-		      .progress_total = total};
-	return perform(r, err);
-}
-
-static int multipart_abort(s3_store *s, const char *key, const char *upload_id)
-{
-	fdl_buf q = {0};
-	fdl_error e2;
-	int rc = fdl_buf_puts(&q, "uploadId=", &e2);
-	if (!rc)
-		rc = uri_encode(&q, upload_id, false, &e2);
-	s3_req r = {.s = s, .method = "DELETE", .key = key, .query = q.data};
-	if (!rc)
-		rc = perform(&r, &e2);
-	fdl_buf_free(&r.errbody);
-	fdl_buf_free(&q);
-	return rc;
-}
-
-static int multipart_parts(s3_store *s, const char *key, FILE *f, int64_t size, const char *upload_id,
-			   fdl_buf *complete, fdl_error *err)
-{
-	int rc = fdl_buf_puts(complete, "<CompleteMultipartUpload>", err);
-	for (int64_t off = 0, n = 1; !rc && off < size; off += s->part_size, n++) {
-		fdl_store_before_write(&s->base); /* test builds: a crash between parts */
-		int64_t len = size - off < s->part_size ? size - off : s->part_size;
-		fdl_buf q = {0};
-		rc = fdl_buf_printf(&q, err, "partNumber=%lld&uploadId=", (long long)n);
-		if (!rc)
-			rc = uri_encode(&q, upload_id, false, err);
-		s3_req r = {0};
-		if (!rc)
-			rc = put_part(s, key, f, q.data, off, len, size, &r, err);
-		if (!rc && !ok(&r))
-			rc = status_error(&r, err);
-		if (!rc && !r.sink.etag[0])
-			rc = fdl_fail(err, FDL_EIO, "uploading part %lld of %s/%s: the answer has no ETag", (long long)n,
-				      s->url, key);
-		if (!rc)
-			rc = fdl_buf_printf(complete, err, "<Part><PartNumber>%lld</PartNumber><ETag>%s</ETag></Part>",
-					    (long long)n, r.sink.etag);
-		fdl_buf_free(&r.errbody);
-		fdl_buf_free(&q);
-	}
-	if (!rc)
-		rc = fdl_buf_puts(complete, "</CompleteMultipartUpload>", err);
-	return rc;
-}
-
-static int multipart_upload(s3_store *s, const char *key, FILE *f, int64_t size, fdl_error *err)
-{
-	/* fail fast, before sending gigabytes, if the key is taken */
-	s3_req r;
-	fdl_error e2;
-	int rc = head(s, key, &r, &e2);
-	if (rc == 0)
-		return refused_error(&r, FDL_EEXISTS, err);
-	if (rc != FDL_ENOTFOUND)
-		return fdl_fail(err, e2.code, "%s", e2.message);
-	fdl_buf body = {0}, complete = {0}, q = {0};
-	char *upload_id = NULL;
-	r = (s3_req){.s = s, .method = "POST", .key = key, .query = "uploads=", .sink = {.buf = &body, .max = MIB},
-		     .content_type = fdl_content_type(key)};
-	rc = perform(&r, err);
-	if (!rc && !ok(&r))
-		rc = status_error(&r, err);
-	xmlDoc *doc = rc ? NULL : xml_parse(body.data, body.len);
-	if (doc)
-		upload_id = xml_text(xmlDocGetRootElement(doc), "UploadId");
-	if (!rc && (!upload_id || !*upload_id))
-		rc = fdl_fail(err, FDL_EIO, "starting a multipart upload of %s/%s: no UploadId in the answer", s->url, key);
-	if (doc)
-		xmlFreeDoc(doc);
-	fdl_buf_free(&r.errbody);
-	if (!rc)
-		rc = multipart_parts(s, key, f, size, upload_id, &complete, err);
-	if (!rc)
-		rc = fdl_buf_puts(&q, "uploadId=", err);
-	if (!rc)
-		rc = uri_encode(&q, upload_id, false, err);
-	if (!rc) {
-		fdl_buf_free(&body);
-		fdl_store_before_write(&s->base);
-		r = (s3_req){.s = s, .method = "POST", .key = key, .query = q.data, .body = complete.data,
-			     .body_len = complete.len, .if_none_match = "*", .content_type = "application/xml",
-			     .sink = {.buf = &body, .max = MIB}};
-		rc = perform(&r, err);
-	}
-	/* S3 may answer 200 and put the error in the body */
-	char *in_body = !rc && ok(&r) && body.data && strstr(body.data, "<Error>") ? s3_error_text(&body) : NULL;
-	if (!rc && refused(&r))
-		rc = refused_error(&r, FDL_EEXISTS, err);
-	else if (!rc && !ok(&r))
-		rc = status_error(&r, err);
-	else if (in_body)
-		rc = fdl_fail(err, FDL_EIO, "completing the multipart upload of %s/%s: %s", s->url, key, in_body);
-	free(in_body);
-	if (rc && upload_id && *upload_id)
-		multipart_abort(s, key, upload_id);
-	fdl_buf_free(&r.errbody);
-	fdl_buf_free(&body);
-	fdl_buf_free(&complete);
-	fdl_buf_free(&q);
-	free(upload_id);
 	return rc;
 }
 
@@ -839,15 +322,15 @@ static int s3_put_file_if_absent(fdl_store *st, const char *key, const char *pat
 	}
 	int64_t size = (int64_t)sb.st_size;
 	if (size > s->threshold) {
-		rc = multipart_upload(s, key, f, size, err);
+		rc = fdl_s3_multipart_upload(s, key, f, size, err);
 	} else {
 		s3_req r = {.s = s, .method = "PUT", .key = key, .file = f, .file_len = size, .if_none_match = "*",
 			    .content_type = fdl_content_type(key), .progress_key = key, .progress_total = size};
-		rc = perform(&r, err);
-		if (!rc && refused(&r) && !(r.uncertain && holds_file(s, key, path)))
-			rc = refused_error(&r, FDL_EEXISTS, err);
-		else if (!rc && !ok(&r) && !refused(&r))
-			rc = status_error(&r, err);
+		rc = fdl_s3_perform(&r, err);
+		if (!rc && fdl_s3_refused(&r) && !(r.uncertain && holds_file(s, key, path)))
+			rc = fdl_s3_refused_error(&r, FDL_EEXISTS, err);
+		else if (!rc && !fdl_s3_ok(&r) && !fdl_s3_refused(&r))
+			rc = fdl_s3_status_error(&r, err);
 		fdl_buf_free(&r.errbody);
 	}
 	fclose(f);
@@ -857,9 +340,9 @@ static int s3_put_file_if_absent(fdl_store *st, const char *key, const char *pat
 static int s3_del(fdl_store *st, const char *key, fdl_error *err)
 {
 	s3_req r = {.s = (s3_store *)st, .method = "DELETE", .key = key};
-	int rc = perform(&r, err);
-	if (!rc && !ok(&r) && r.status != 404)
-		rc = status_error(&r, err);
+	int rc = fdl_s3_perform(&r, err);
+	if (!rc && !fdl_s3_ok(&r) && r.status != 404)
+		rc = fdl_s3_status_error(&r, err);
 	fdl_buf_free(&r.errbody);
 	return rc;
 }
@@ -872,17 +355,17 @@ static int s3_del_if_match(fdl_store *st, const char *key, const char *etag, fdl
 	s3_req r;
 	int rc = ensure_probed(s, err);
 	if (!rc)
-		rc = head(s, key, &r, err);
+		rc = fdl_s3_head(s, key, &r, err);
 	if (rc == FDL_ENOTFOUND || (!rc && strcmp(r.sink.etag, etag)))
-		return refused_error(&r, FDL_ECONFLICT, err);
+		return fdl_s3_refused_error(&r, FDL_ECONFLICT, err);
 	if (rc)
 		return rc;
 	r = (s3_req){.s = s, .method = "DELETE", .key = key, .if_match = etag};
-	rc = perform(&r, err);
-	if (!rc && refused(&r))
-		rc = refused_error(&r, FDL_ECONFLICT, err);
-	else if (!rc && !ok(&r))
-		rc = status_error(&r, err);
+	rc = fdl_s3_perform(&r, err);
+	if (!rc && fdl_s3_refused(&r))
+		rc = fdl_s3_refused_error(&r, FDL_ECONFLICT, err);
+	else if (!rc && !fdl_s3_ok(&r))
+		rc = fdl_s3_status_error(&r, err);
 	fdl_buf_free(&r.errbody);
 	return rc;
 }
@@ -940,10 +423,10 @@ int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err)
 	s->sigv4 = fdl_asprintf("aws:amz:%s:s3", s->cfg.region);
 	s->userpwd = s->cfg.key_id ? fdl_asprintf("%s:%s", s->cfg.key_id, s->cfg.secret) : NULL;
 	s->curl = curl_easy_init();
-	s->retries = (int)env_long("FDL_S3_RETRIES", 5, 0);
-	s->retry_base_ms = env_long("FDL_S3_RETRY_BASE_MS", 200, 1);
-	s->part_size = (int64_t)env_long("FDL_S3_PART_SIZE", 8 * MIB, 64 << 10);
-	s->threshold = (int64_t)env_long("FDL_S3_MULTIPART_THRESHOLD", 16 * MIB, 64 << 10);
+	s->retries = (int)fdl_s3_env_long("FDL_S3_RETRIES", 5, 0);
+	s->retry_base_ms = fdl_s3_env_long("FDL_S3_RETRY_BASE_MS", 200, 1);
+	s->part_size = (int64_t)fdl_s3_env_long("FDL_S3_PART_SIZE", 8 * MIB, 64 << 10);
+	s->threshold = (int64_t)fdl_s3_env_long("FDL_S3_MULTIPART_THRESHOLD", 16 * MIB, 64 << 10);
 	s->base.ops = &s3_ops;
 	s->base.url = s->url;
 	s->cache_id = fdl_asprintf("%s %s", s->cfg.endpoint, s->url); /* one bucket name, many endpoints */

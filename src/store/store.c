@@ -1,39 +1,13 @@
+/* The store layer's one entry for every operation: keys are checked, every
+ * write counts towards the crash points of test builds, and remote stores'
+ * metadata is answered from the read cache where it may be. The backends
+ * (folder.c, http.c, s3.c) sit below this; open.c, above them, picks one. */
 #include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-static int open_backend(fdl_store **out, const char *root, fdl_error *err)
-{
-	if (!root || !*root)
-		return fdl_fail(err, FDL_EINVALID, "no repository given");
-	if (strncmp(root, "file://", 7) == 0)
-		return fdl_store_folder_open(out, root + 7, err);
-	if (strncmp(root, "http://", 7) == 0 || strncmp(root, "https://", 8) == 0)
-		return fdl_store_http_open(out, root, err);
-	if (strncmp(root, "s3://", 5) == 0)
-		return fdl_store_s3_open(out, root, err);
-	const char *scheme = strstr(root, "://");
-	if (scheme)
-		return fdl_fail(err, FDL_EINVALID,
-				"repository '%s': there is no %.*s:// store (folders, file://, http(s):// and s3:// only)",
-				root, (int)(scheme - root), root);
-	return fdl_store_folder_open(out, root, err);
-}
-
-int fdl_store_open(fdl_store **out, const char *root, fdl_error *err)
-{
-	int rc = open_backend(out, root, err);
-#ifdef FDL_CRASH_POINTS
-	if (!rc) {
-		const char *n = getenv("FDL_CRASH_AT");
-		(*out)->crash_at = n ? strtol(n, NULL, 10) : 0;
-	}
-#endif
-	return rc;
-}
 
 /* Every write goes through here: the crash points of the tests. */
 void fdl_store_before_write(fdl_store *s)
@@ -77,34 +51,13 @@ static long cache_ttl(const char *key)
 	return -1;
 }
 
+/* Where the cache keeps what this store answered for `key`. */
 static char *cache_path(const fdl_store *s, const char *key)
 {
 	char *id = fdl_asprintf("%s/%s", s->cache_id, key);
-	char *dir = fdl_cache_dir();
-	char hex[65];
-	char *p = NULL;
-	if (id && dir && fdl_sha256_mem(hex, id, strlen(id), NULL) == 0)
-		p = fdl_asprintf("%s/http/%s", dir, hex);
+	char *p = id ? fdl_cache_path_hashed("meta", id) : NULL;
 	free(id);
-	free(dir);
 	return p;
-}
-
-static bool cache_read(const fdl_store *s, const char *key, long ttl, size_t max_bytes, fdl_buf *out)
-{
-	char *p = cache_path(s, key);
-	struct stat st;
-	bool hit = p && stat(p, &st) == 0 && (ttl == 0 || time(NULL) - st.st_mtime < ttl) &&
-		   (size_t)st.st_size <= max_bytes && fdl_file_read(out, p, max_bytes, NULL) == 0;
-	free(p);
-	return hit;
-}
-
-static void cache_write(const fdl_store *s, const char *key, const fdl_buf *b)
-{
-	char *p = cache_path(s, key);
-	fdl_cache_file_write(p, b->data, b->len);
-	free(p);
 }
 
 int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
@@ -112,13 +65,17 @@ int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out,
 {
 	CHECK_KEY(key);
 	long ttl = s->cache_id && !etag ? cache_ttl(key) : -1;
-	if (ttl >= 0 && cache_read(s, key, ttl, max_bytes, out))
+	char *cached = ttl >= 0 ? cache_path(s, key) : NULL;
+	if (cached && fdl_cache_read(cached, ttl, max_bytes, out)) {
+		free(cached);
 		return 0;
+	}
 	int rc = s->ops->get(s, key, max_bytes, out, etag, err);
 	if (rc) /* on failure nothing is left for the caller to free (an error body, a partial read) */
 		fdl_buf_free(out);
-	else if (ttl >= 0)
-		cache_write(s, key, out);
+	else if (cached)
+		fdl_cache_write(cached, out->data, out->len);
+	free(cached);
 	return rc;
 }
 

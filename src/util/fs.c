@@ -9,44 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int fdl_time_now_iso(char out[32], fdl_error *err)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	if (t == (time_t)-1 || !gmtime_r(&t, &tm))
-		return fdl_fail(err, FDL_ERROR, "cannot read the clock");
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return 0;
-}
-
-static bool digits(const char *s, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
-/* YYYY-MM-DDTHH:MM:SS[.fraction](Z|+00:00) */
-bool fdl_time_is_iso_utc(const char *s)
-{
-	if (!s || strlen(s) < 20)
-		return false;
-	if (!digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' || !digits(s + 8, 2) ||
-	    (s[10] != 'T' && s[10] != 't') || !digits(s + 11, 2) || s[13] != ':' || !digits(s + 14, 2) ||
-	    s[16] != ':' || !digits(s + 17, 2))
-		return false;
-	const char *p = s + 19;
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return false;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	return strcmp(p, "Z") == 0 || strcmp(p, "z") == 0 || strcmp(p, "+00:00") == 0;
-}
-
 int fdl_path_check_relative(const char *path, const char *what, fdl_error *err)
 {
 	size_t n = path ? strlen(path) : 0;
@@ -130,43 +92,85 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
+int fdl_atomic_begin(fdl_atomic_file *a, const char *path, fdl_error *err)
+{
+	memset(a, 0, sizeof *a);
+	a->path = fdl_strdup(path);
+	a->tmp = fdl_asprintf("%s.tmp-XXXXXX", path);
+	if (!a->path || !a->tmp) {
+		fdl_atomic_abort(a);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	int fd = mkostemp(a->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		free(a->tmp);
+		a->tmp = NULL; /* nothing to remove */
+		fdl_atomic_abort(a);
+		return fdl_fail(err, e == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot create a temporary file for %s: %s",
+				path, strerror(e));
+	}
+	close(fd);
+	return 0;
+}
+
+int fdl_atomic_commit(fdl_atomic_file *a, fdl_error *err)
+{
+	int rc = 0;
+	int fd = open(a->tmp, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) != 0)
+		rc = fdl_fail(err, FDL_EIO, "cannot fsync %s: %s", a->tmp, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (!rc && rename(a->tmp, a->path) != 0)
+		rc = fdl_fail(err, FDL_EIO, "cannot rename %s to %s: %s", a->tmp, a->path, strerror(errno));
+	if (!rc) {
+		fsync_dir_of(a->path);
+		free(a->tmp);
+		a->tmp = NULL;
+	}
+	fdl_atomic_abort(a);
+	return rc;
+}
+
+void fdl_atomic_abort(fdl_atomic_file *a)
+{
+	if (a->tmp)
+		unlink(a->tmp);
+	free(a->tmp);
+	free(a->path);
+	memset(a, 0, sizeof *a);
+}
+
 int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err)
 {
-	char *tmp = fdl_asprintf("%s.tmp-%ld", path, (long)getpid());
-	if (!tmp)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int rc = 0;
-	if (fd < 0) {
-		rc = fdl_fail(err, FDL_EIO, "cannot create %s: %s", tmp, strerror(errno));
-		goto out;
-	}
+	fdl_atomic_file a;
+	int rc = fdl_atomic_begin(&a, path, err);
+	if (rc)
+		return rc;
+	int fd = open(a.tmp, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		rc = fdl_fail(err, FDL_EIO, "cannot open %s: %s", a.tmp, strerror(errno));
 	const char *p = data;
 	size_t left = len;
-	while (left) {
+	while (!rc && left) {
 		ssize_t n = write(fd, p, left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = fdl_fail(err, FDL_EIO, "cannot write %s: %s", tmp, strerror(errno));
+			rc = fdl_fail(err, FDL_EIO, "cannot write %s: %s", a.tmp, strerror(errno));
 			break;
 		}
 		p += n;
 		left -= (size_t)n;
 	}
-	if (!rc && fsync(fd) != 0)
-		rc = fdl_fail(err, FDL_EIO, "cannot fsync %s: %s", tmp, strerror(errno));
-	if (close(fd) != 0 && !rc)
-		rc = fdl_fail(err, FDL_EIO, "cannot close %s: %s", tmp, strerror(errno));
-	if (!rc && rename(tmp, path) != 0)
-		rc = fdl_fail(err, FDL_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-	if (rc)
-		unlink(tmp);
-	else
-		fsync_dir_of(path);
-out:
-	free(tmp);
-	return rc;
+	if (fd >= 0 && close(fd) != 0 && !rc)
+		rc = fdl_fail(err, FDL_EIO, "cannot close %s: %s", a.tmp, strerror(errno));
+	if (rc) {
+		fdl_atomic_abort(&a);
+		return rc;
+	}
+	return fdl_atomic_commit(&a, err);
 }
 
 int fdl_mkdir_p(const char *path, fdl_error *err)
@@ -280,56 +284,4 @@ int fdl_path_absolute(char **out, const char *path, fdl_error *err)
 	}
 	*out = fdl_buf_detach(&b);
 	return 0;
-}
-
-char *fdl_cache_dir(void)
-{
-	const char *c = getenv("FDL_CACHE_DIR");
-	if (c && *c)
-		return fdl_strdup(c);
-	const char *x = getenv("XDG_CACHE_HOME");
-	if (x && *x)
-		return fdl_asprintf("%s/fdl/read", x);
-	const char *home = getenv("HOME");
-	return fdl_asprintf("%s/.cache/fdl/read", home && *home ? home : "/tmp");
-}
-
-/* The media type a host should give a repository file (or a page file). */
-const char *fdl_content_type(const char *rel)
-{
-	size_t n = strlen(rel);
-#define ENDS(x) (n >= strlen(x) && !strcmp(rel + n - strlen(x), x))
-	if (ENDS(".json"))
-		return "application/json";
-	if (ENDS(".html"))
-		return "text/html; charset=utf-8";
-	if (ENDS(".js"))
-		return "text/javascript; charset=utf-8";
-	if (ENDS(".css"))
-		return "text/css; charset=utf-8";
-	if (ENDS(".wasm"))
-		return "application/wasm";
-	if (ENDS(".map"))
-		return "application/json";
-	if (ENDS(".parquet"))
-		return "application/vnd.apache.parquet";
-	if (ENDS(".sig"))
-		return "text/plain; charset=utf-8";
-	if (!strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5))
-		return "text/plain; charset=utf-8";
-	return "application/octet-stream";
-#undef ENDS
-}
-
-
-void fdl_cache_file_write(const char *path, const void *data, size_t len)
-{
-	char *dir = path ? fdl_strdup(path) : NULL;
-	char *slash = dir ? strrchr(dir, '/') : NULL;
-	if (slash) {
-		*slash = '\0';
-		if (fdl_mkdir_p(dir, NULL) == 0)
-			fdl_file_write_atomic(path, data, len, NULL);
-	}
-	free(dir);
 }

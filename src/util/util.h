@@ -13,14 +13,6 @@
 #define FDL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define FDL_PRINTF(a, b)
-/* Where readers cache immutable version files: $FDL_CACHE_DIR, else
- * $XDG_CACHE_HOME/fdl/read, else ~/.cache/fdl/read. Caller frees. */
-char *fdl_cache_dir(void);
-
-/* The media type for a file of a repository or of its page, by name:
- * application/json for .json, text/plain for HEAD and refs, ... */
-const char *fdl_content_type(const char *key);
-
 #endif
 
 /* Set err (if not NULL) and return code, so callers can `return fdl_fail(...)`. */
@@ -97,11 +89,22 @@ int fdl_path_check_relative(const char *path, const char *what, fdl_error *err);
 
 /* Local file helpers. */
 int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err);
-/* Write a file atomically (tmp + fsync + rename). */
+
+/* The one way fdl replaces a local file, as Git's lockfile does: a fresh
+ * temporary file beside it (unique name, created exclusively), filled by the
+ * caller through `tmp`, then fsynced and renamed over `path` (and the folder
+ * fsynced) by commit; abort removes it. Readers see the old file or the
+ * new one, never a part. */
+typedef struct fdl_atomic_file {
+	char *path;
+	char *tmp;
+} fdl_atomic_file;
+int fdl_atomic_begin(fdl_atomic_file *a, const char *path, fdl_error *err);
+int fdl_atomic_commit(fdl_atomic_file *a, fdl_error *err);
+void fdl_atomic_abort(fdl_atomic_file *a);
+/* Write a whole file that way. */
 int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err);
-/* The same for a cache file: its folder is made, and a failure is ignored
- * (a cache that cannot be written is only slower). */
-void fdl_cache_file_write(const char *path, const void *data, size_t len);
+
 int fdl_mkdir_p(const char *path, fdl_error *err);
 /* Remove a folder tree (best effort, for temp folders). */
 void fdl_rm_rf(const char *path);
@@ -110,12 +113,24 @@ int fdl_tempdir(char **out, const char *tag, fdl_error *err);
 /* Absolute, '.'/'..'-free form of a local path (it need not exist). */
 int fdl_path_absolute(char **out, const char *path, fdl_error *err);
 
-/* Where readers cache immutable version files: $FDL_CACHE_DIR, else
- * $XDG_CACHE_HOME/fdl/read, else ~/.cache/fdl/read. Caller frees. */
+/* The read cache (cache.c): where it lives, and a file in one of its
+ * areas ("objects", "unverified", "meta", "s3-conditional"), by a file name
+ * or by the sha256 of any string. Callers free the paths. */
 char *fdl_cache_dir(void);
+char *fdl_cache_path(const char *area, const char *name);
+char *fdl_cache_path_hashed(const char *area, const char *name);
+/* A cached file no older than ttl seconds (0: any age) and at most
+ * max_bytes, read into out; false on a miss. */
+bool fdl_cache_read(const char *path, long ttl, size_t max_bytes, fdl_buf *out);
+/* Make the folder a cache file goes in. */
+int fdl_cache_prepare(const char *path, fdl_error *err);
+/* Write a cache file atomically; a failure is ignored (only slower). */
+void fdl_cache_write(const char *path, const void *data, size_t len);
+/* Drop a cache file (a withdrawn catalog). */
+void fdl_cache_forget(const char *path);
 
-/* The media type for a file of a repository or of its page, by name:
- * application/json for .json, text/plain for HEAD and refs, ... */
+/* The media type for a file of a repository or of its page, by name
+ * (mime.c): application/json for .json, text/plain for HEAD and refs, ... */
 const char *fdl_content_type(const char *key);
 
 #endif

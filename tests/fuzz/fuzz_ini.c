@@ -1,5 +1,6 @@
 #include "fuzz.h"
 #include "../../src/store/aws.h"
+#include "../../src/util/ini.h"
 
 /* The AWS config and credentials files are read from the user's home: any
  * bytes must parse without a crash or a leak. */

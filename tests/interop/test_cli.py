@@ -265,3 +265,34 @@ def test_author_from_git_config_or_refused(two, tmp_path):
                        env=dict(base, GIT_AUTHOR_NAME="Grace", GIT_AUTHOR_EMAIL="grace@example.org"))
     assert two.version(p.stdout.strip())["author"] == {"name": "Grace", "email": "grace@example.org"}
     con.close()
+
+
+def test_diff_rows_limit_totals_and_streamed_json(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.big (i INTEGER, s VARCHAR)")
+    con.execute("INSERT INTO lake.big SELECT i, 'old' || i FROM range(50) t(i)")
+    fdl("commit", tmp_path / "w", "-m", "one")
+    a = repo.head()
+    con.execute("DELETE FROM lake.big WHERE i < 7")
+    con.execute("INSERT INTO lake.big SELECT i, 'new' || i FROM range(1000, 1250) t(i)")
+    fdl("commit", tmp_path / "w", "-m", "two")
+    b = repo.head()
+    con.close()
+    text = fdl("diff", repo.root, a, b, "--rows").stdout
+    assert "rows of main.big: +250 -7" in text
+    assert text.count("\n  + ") == 100 and text.count("\n  - ") == 7  # the default, like git log -n
+    assert "... 150 more rows" in text
+    text = fdl("diff", repo.root, a, b, "--rows", "big", "--limit", "3").stdout
+    assert text.count("\n  + ") == 3 and text.count("\n  - ") == 3 and "+250 -7" in text
+    first = [l for l in text.splitlines() if l.startswith("  + ")][0]
+    assert json.loads(first[4:]) == {"i": 1000, "s": "new1000"}  # ORDER BY ALL
+    d = json.loads(fdl("diff", repo.root, a, b, "--rows", "--json", "--limit", "all").stdout)
+    t = d["rows"]["main.big"]
+    assert (t["added_total"], t["removed_total"]) == (250, 7)
+    assert len(t["added"]) == 250 and len(t["removed"]) == 7
+    assert sorted(r["i"] for r in t["removed"]) == list(range(7))
+    d = json.loads(fdl("diff", repo.root, a, b, "--rows", "--json", "--limit", "0").stdout)
+    assert d["rows"]["main.big"] == {"added_total": 250, "removed_total": 7, "added": [], "removed": []}
+    d = json.loads(fdl("diff", repo.root, a, b, "--json").stdout)
+    assert "rows" not in d and d["changes"] == []
+    assert fdl("diff", repo.root, a, b, "--rows", "--limit", "-1", check=False).returncode == 2

@@ -1,5 +1,6 @@
 #include "test.h"
 #include "../../src/store/aws.h"
+#include "../../src/util/ini.h"
 
 #include <stdlib.h>
 

@@ -1,0 +1,31 @@
+/* fdl describe: the dataset.json the next commit would write, built by the
+ * same freeze, so it fails exactly as commit would. */
+#include "freeze.h"
+
+#include <stdlib.h>
+
+int fdl_describe(char **out, const char *work, fdl_error *err)
+{
+	fdl_work w;
+	int rc = fdl_work_load(&w, work, err);
+	if (rc)
+		return rc;
+	fdl_repo *repo = NULL;
+	char *tmpdir = NULL;
+	frozen fz = {0};
+	rc = fdl_repo_open(&repo, w.repository, err);
+	if (!rc)
+		rc = fdl_tempdir(&tmpdir, "describe", err);
+	if (!rc)
+		rc = fdl_freeze(&fz, repo, &w, tmpdir, err);
+	if (!rc)
+		rc = fdl_json_dump(out, NULL, fz.dataset_json, err);
+	if (tmpdir) {
+		fdl_rm_rf(tmpdir);
+		free(tmpdir);
+	}
+	fdl_frozen_free(&fz);
+	fdl_repo_free(repo);
+	fdl_work_free(&w);
+	return rc;
+}

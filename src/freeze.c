@@ -1,0 +1,179 @@
+/*
+ * Freezing a working catalog: copy its latest snapshot's metadata into a
+ * new DuckDB catalog file (nothing after the snapshot, no inlined rows, the
+ * published data path), check that every data file it added is in the
+ * repository's data folder, and derive files.json, dataset.json and the
+ * changes from the base version. Writes nothing to the repository.
+ */
+#include "freeze.h"
+#include "layout/dataset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+void fdl_frozen_free(frozen *f)
+{
+	json_decref(f->files_json);
+	json_decref(f->dataset_json);
+	json_decref(f->changes);
+	free(f->catalog_file);
+	memset(f, 0, sizeof *f);
+}
+
+/* Every data and delete file the frozen catalog references must exist
+ * under data_dir with the size the catalog records. Only the files added
+ * since the base version (`added`, sorted) are looked at: the base's own were
+ * checked when it was committed, never change, and are not deleted while a
+ * live version references them (gc; a withdrawn base is refused before). On
+ * a bucket this is one HEAD per new file, not per file of the dataset. */
+static int check_data_files(fdl_repo *repo, const fdl_data_files *files, const fdl_strlist *added, fdl_error *err)
+{
+	for (size_t i = 0; i < files->len; i++) {
+		const fdl_data_file *f = &files->items[i];
+		for (int k = 0; k < 2; k++) {
+			const char *path = k ? f->delete_path : f->path;
+			int64_t want = k ? f->delete_bytes : f->bytes;
+			if (!path || !fdl_strlist_has_sorted(added, path))
+				continue;
+			char *key = fdl_asprintf("%s/%s", repo->data_dir, path);
+			int64_t have = -1;
+			int rc = key ? fdl_store_head(repo->store, key, &have, err) : fdl_fail(err, FDL_ERROR, "oom");
+			if (rc == FDL_ENOTFOUND)
+				rc = fdl_fail(err, FDL_EINVALID,
+					      "table %s references %s, which is not in the repository's data folder "
+					      "(%s/%s)",
+					      f->table_key, path, repo->root, key);
+			else if (!rc && want > 0 && have != want)
+				rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; the catalog records %lld",
+					      repo->root, key, (long long)have, (long long)want);
+			free(key);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* A base version that expired or was withdrawn since the checkout may have
+ * lost data files the working catalog still references. */
+static int base_is_live(fdl_repo *repo, const fdl_work *w, fdl_error *err)
+{
+	if (!w->base[0])
+		return 0;
+	char *key = fdl_version_key(w->base, "expired.json");
+	int64_t size;
+	fdl_error e2;
+	int rc = key ? fdl_store_head(repo->store, key, &size, &e2) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (rc == FDL_ENOTFOUND)
+		rc = 0;
+	else if (!rc)
+		rc = fdl_fail(err, FDL_EEXPIRED,
+			      "the base version %s expired or was withdrawn after this working catalog was checked "
+			      "out (%s/%s); its data may be gone: check out again and redo the change",
+			      w->base, repo->root, key);
+	else if (key)
+		rc = fdl_fail(err, e2.code, "%s", e2.message);
+	free(key);
+	return rc;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+/* Attach the base version's frozen catalog (checked) and compute changes. */
+static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, fdl_error *err)
+{
+	fdl_version *parent = NULL;
+	char *path = NULL;
+	int rc = fdl_version_read(&parent, repo, w->base, err);
+	if (!rc)
+		rc = fdl_version_fetch_checked(&path, repo, parent, fdl_version_catalog_path(parent),
+					       fdl_version_catalog_bytes(parent), fdl_version_catalog_sha256(parent), err);
+	if (!rc)
+		rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
+	if (!rc) {
+		rc = fdl_catalog_changes(&out->changes, d, "fdl_parent", "fdl_frozen", err);
+		fdl_catalog_detach(d, "fdl_parent", NULL);
+	}
+	if (rc)
+		fdl_error_prefix(err, "comparing with the base version %s", w->base);
+	free(path);
+	fdl_version_free(parent);
+	return rc;
+}
+
+int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
+{
+	fdl_duck d;
+	int rc = fdl_duck_open(&d, err);
+	if (!rc && (rc = fdl_duck_use_store(&d, repo->store, err)))
+		fdl_duck_close(&d);
+	if (rc)
+		return rc;
+	fdl_catalog_info winfo;
+	fdl_data_files files = {0};
+	/* the latest committed snapshot is read once; everything after it is
+	 * cut, so writers may go on writing (PostgreSQL) while this runs */
+	const char *work_alias = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
+	rc = fdl_catalog_attach_raw(&d, "fdl_work", w->catalog, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true,
+				    err);
+	if (!rc)
+		rc = fdl_catalog_info_read(&d, work_alias, &winfo, err);
+	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot;
+	if (!rc && winfo.last_snapshot < w->base_snapshot)
+		rc = fdl_fail(err, FDL_EINVALID,
+			      "the working catalog's latest snapshot (%lld) is older than its base version's (%lld)",
+			      (long long)winfo.last_snapshot, (long long)w->base_snapshot);
+	if (!rc)
+		rc = fdl_catalog_check_inlined(&d, work_alias, winfo.last_snapshot, err);
+	if (!rc) {
+		out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir);
+		rc = out->catalog_file ? fdl_catalog_create(&d, out->catalog_file, FDL_CAT_DUCKDB, repo->data_url, err)
+				       : fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	if (!rc)
+		rc = fdl_catalog_attach_raw(&d, "fdl_frozen", out->catalog_file, FDL_CAT_DUCKDB, false, err);
+	if (!rc) {
+		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url};
+		rc = fdl_catalog_copy(&d, work_alias, "fdl_frozen", &o, err);
+	}
+	if (!rc)
+		rc = fdl_catalog_info_read(&d, "fdl_frozen", &out->info, err);
+	if (!rc) {
+		/* snapshots added since the parent; none for a new description
+		 * alone, written as the one frozen snapshot: [first, last] must
+		 * hold first <= last (docs/decisions.md) */
+		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
+		if (out->info.first_snapshot > out->info.last_snapshot)
+			out->info.first_snapshot = out->info.last_snapshot;
+		rc = fdl_catalog_data_files(&d, "fdl_frozen", &files, err);
+	}
+	fdl_strlist added = {0};
+	if (!rc)
+		rc = base_is_live(repo, w, err);
+	if (!rc)
+		rc = fdl_catalog_all_files(&added, &d, "fdl_frozen", w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
+	fdl_strlist_sort(&added);
+	if (!rc)
+		rc = check_data_files(repo, &files, &added, err);
+	fdl_strlist_free(&added);
+	if (!rc)
+		rc = fdl_catalog_files_json(&out->files_json, &d, "fdl_frozen", &files, err);
+	json_t *tables = NULL;
+	if (!rc)
+		rc = fdl_catalog_tables_json(&tables, &d, "fdl_frozen", &files, err);
+	if (!rc)
+		rc = fdl_dataset_build(&out->dataset_json, w->postgres ? NULL : w->dir, tables, basename_of(repo->root),
+				       err);
+	json_decref(tables);
+	if (!rc && w->base[0])
+		rc = changes_since_base(out, &d, repo, w, err);
+	fdl_data_files_free(&files);
+	fdl_duck_close(&d); /* detaches and checkpoints the frozen file */
+	return rc;
+}
+

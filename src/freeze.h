@@ -1,0 +1,26 @@
+/* Freezing a working catalog (freeze.c): what commit publishes and what
+ * describe prints, made the same way so they fail the same way. */
+#ifndef FDL_FREEZE_H
+#define FDL_FREEZE_H
+
+#include "catalog/catalog.h"
+#include "work.h"
+
+typedef struct frozen {
+	fdl_catalog_info info;
+	json_t *files_json;
+	json_t *dataset_json;
+	json_t *changes; /* NULL for a first version */
+	char *catalog_file; /* local temp path */
+	bool same_snapshot; /* no snapshot since the base version */
+} frozen;
+
+/* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb
+ * and derive files.json, dataset.json and changes from it. A catalog with
+ * no new snapshot since the base is frozen too (out->same_snapshot set):
+ * its description may have changed, and a broken one must fail as it
+ * would with new data. */
+int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err);
+void fdl_frozen_free(frozen *f);
+
+#endif

@@ -1,0 +1,256 @@
+/* The public reports: freeing them, and their one --json form each. */
+#include "report.h"
+#include "layout/layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- building blocks ------------------------------------------------------- */
+
+void fdl_strarray_take(fdl_strarray *out, fdl_strlist *l)
+{
+	out->strings = l->items;
+	out->count = l->len;
+	memset(l, 0, sizeof *l);
+}
+
+void fdl_strarray_clear(fdl_strarray *a)
+{
+	for (size_t i = 0; i < a->count; i++)
+		free(a->strings[i]);
+	free(a->strings);
+	memset(a, 0, sizeof *a);
+}
+
+json_t *fdl_strarray_json(const fdl_strarray *a)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < a->count; i++)
+		json_array_append_new(list, json_string(a->strings[i]));
+	return list;
+}
+
+/* Make room for one more item of `size` bytes in a growable array. */
+static void *grow(void **items, size_t count, size_t size, fdl_error *err)
+{
+	char *p = realloc(*items, (count + 1) * size);
+	if (!p) {
+		fdl_fail(err, FDL_ERROR, "out of memory");
+		return NULL;
+	}
+	*items = p;
+	memset(p + count * size, 0, size);
+	return p + count * size;
+}
+
+int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, const char *what, fdl_error *err)
+{
+	fdl_finding *f = grow((void **)items, *count, sizeof **items, err);
+	if (!f)
+		return FDL_ERROR;
+	f->where = fdl_strdup(where);
+	f->what = fdl_strdup(what);
+	if (!f->where || !f->what) {
+		free(f->where);
+		free(f->what);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	(*count)++;
+	return 0;
+}
+
+static void findings_free(fdl_finding *items, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(items[i].where);
+		free(items[i].what);
+	}
+	free(items);
+}
+
+int fdl_removals_add(fdl_version_removal **items, size_t *count, const char *id, fdl_strlist *removed,
+		     fdl_error *err)
+{
+	fdl_version_removal *r = grow((void **)items, *count, sizeof **items, err);
+	if (!r)
+		return FDL_ERROR;
+	snprintf(r->id, sizeof r->id, "%s", id);
+	fdl_strarray_take(&r->removed, removed);
+	(*count)++;
+	return 0;
+}
+
+static void removals_free(fdl_version_removal *items, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		fdl_strarray_clear(&items[i].removed);
+	free(items);
+}
+
+static json_t *removals_json(const fdl_version_removal *items, size_t count)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < count; i++)
+		json_array_append_new(list, json_pack("{s:s, s:o}", "id", items[i].id, "removed",
+						      fdl_strarray_json(&items[i].removed)));
+	return list;
+}
+
+/* Serialise a report's document (NULL: out of memory) and release it. */
+static int dump(char **out, json_t *doc, fdl_error *err)
+{
+	int rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	json_decref(doc);
+	return rc;
+}
+
+void fdl_diff_free(fdl_diff *d)
+{
+	if (!d)
+		return;
+	fdl_changes_free(d->changes, d->change_count);
+	free(d);
+}
+
+/* ---- snapshots ----------------------------------------------------------------- */
+
+void fdl_snapshot_list_free(fdl_snapshot_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->count; i++) {
+		fdl_snapshot *s = &l->items[i];
+		free(s->time);
+		free(s->author);
+		free(s->message);
+		free(s->extra_info);
+		free(s->changes);
+	}
+	free(l->items);
+	free(l);
+}
+
+int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fdl_error *err)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < l->count; i++) {
+		const fdl_snapshot *s = &l->items[i];
+		json_t *o = json_pack("{s:I}", "snapshot_id", (json_int_t)s->snapshot_id);
+		const char *keys[] = {"time", "author", "message", "extra_info", "changes"};
+		const char *vals[] = {s->time, s->author, s->message, s->extra_info, s->changes};
+		for (size_t k = 0; o && k < 5; k++)
+			if (vals[k])
+				json_object_set_new(o, keys[k], json_string(vals[k]));
+		json_array_append_new(list, o);
+	}
+	return dump(out, list, err);
+}
+
+/* ---- verify ----------------------------------------------------------------------- */
+
+void fdl_verify_report_free(fdl_verify_report *r)
+{
+	if (!r)
+		return;
+	free(r->repository);
+	findings_free(r->problems, r->problem_count);
+	findings_free(r->warnings, r->warning_count);
+	for (size_t i = 0; i < r->signature_count; i++)
+		free(r->signatures[i].signer);
+	free(r->signatures);
+	free(r);
+}
+
+static json_t *findings_json(const fdl_finding *items, size_t count, const char *what_key)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < count; i++)
+		json_array_append_new(list, json_pack("{s:s, s:s}", "where", items[i].where, what_key, items[i].what));
+	return list;
+}
+
+int fdl_verify_report_json(char **out, const fdl_verify_report *r, fdl_error *err)
+{
+	json_t *doc = json_pack("{s:s, s:I, s:b, s:o, s:o}", "repository", r->repository, "versions_checked",
+				(json_int_t)r->versions_checked, "ok", r->problem_count == 0, "problems",
+				findings_json(r->problems, r->problem_count, "problem"), "warnings",
+				findings_json(r->warnings, r->warning_count, "warning"));
+	if (doc && r->signatures_checked) {
+		json_t *sigs = json_array();
+		for (size_t i = 0; sigs && i < r->signature_count; i++)
+			json_array_append_new(sigs, json_pack("{s:s, s:s}", "id", r->signatures[i].id, "signer",
+							      r->signatures[i].signer));
+		json_object_set_new(doc, "signatures", sigs);
+	}
+	return dump(out, doc, err);
+}
+
+/* ---- expire, withdraw, gc ------------------------------------------------------------ */
+
+void fdl_expire_report_free(fdl_expire_report *r)
+{
+	if (!r)
+		return;
+	removals_free(r->expired, r->expired_count);
+	free(r);
+}
+
+int fdl_expire_report_json(char **out, const fdl_expire_report *r, fdl_error *err)
+{
+	return dump(out, json_pack("{s:b, s:o}", "dry_run", r->dry_run, "expired",
+				   removals_json(r->expired, r->expired_count)),
+		    err);
+}
+
+void fdl_withdraw_report_free(fdl_withdraw_report *r)
+{
+	if (!r)
+		return;
+	removals_free(r->versions, r->version_count);
+	fdl_strarray_clear(&r->data_files);
+	free(r);
+}
+
+int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r, fdl_error *err)
+{
+	return dump(out, json_pack("{s:b, s:s, s:o, s:o}", "dry_run", r->dry_run, "withdrawn", r->withdrawn,
+				   "versions", removals_json(r->versions, r->version_count), "data_files",
+				   fdl_strarray_json(&r->data_files)),
+		    err);
+}
+
+void fdl_gc_report_free(fdl_gc_report *r)
+{
+	if (!r)
+		return;
+	fdl_strarray_clear(&r->deleted);
+	fdl_strarray_clear(&r->incomplete_versions);
+	free(r);
+}
+
+int fdl_gc_report_json(char **out, const fdl_gc_report *r, fdl_error *err)
+{
+	return dump(out, json_pack("{s:b, s:I, s:o, s:o}", "dry_run", r->dry_run, "grace_seconds",
+				   (json_int_t)r->grace_seconds, "deleted", fdl_strarray_json(&r->deleted),
+				   "incomplete_versions", fdl_strarray_json(&r->incomplete_versions)),
+		    err);
+}
+
+/* ---- clone ------------------------------------------------------------------------------ */
+
+void fdl_clone_report_free(fdl_clone_report *r)
+{
+	if (!r)
+		return;
+	free(r->from);
+	free(r->to);
+	free(r);
+}
+
+int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err)
+{
+	return dump(out, json_pack("{s:s, s:s, s:I, s:I, s:I}", "from", r->from, "to", r->to, "versions",
+				   (json_int_t)r->versions, "copied", (json_int_t)r->copied, "already_there",
+				   (json_int_t)r->already_there),
+		    err);
+}

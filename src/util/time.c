@@ -1,0 +1,42 @@
+/* Time as the spec writes it: UTC ISO 8601 to the second. */
+#include "util.h"
+
+#include <string.h>
+
+int fdl_time_now_iso(char out[32], fdl_error *err)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	if (t == (time_t)-1 || !gmtime_r(&t, &tm))
+		return fdl_fail(err, FDL_ERROR, "cannot read the clock");
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return 0;
+}
+
+static bool digits(const char *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* YYYY-MM-DDTHH:MM:SS[.fraction](Z|+00:00) */
+bool fdl_time_is_iso_utc(const char *s)
+{
+	if (!s || strlen(s) < 20)
+		return false;
+	if (!digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' || !digits(s + 8, 2) ||
+	    (s[10] != 'T' && s[10] != 't') || !digits(s + 11, 2) || s[13] != ':' || !digits(s + 14, 2) ||
+	    s[16] != ':' || !digits(s + 17, 2))
+		return false;
+	const char *p = s + 19;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return strcmp(p, "Z") == 0 || strcmp(p, "z") == 0 || strcmp(p, "+00:00") == 0;
+}
