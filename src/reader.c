@@ -381,6 +381,17 @@ static int plain_parquet_check(const json_t *t, const char *key, fdl_error *err)
 	return 0;
 }
 
+/* Finish "COPY (query)" with " TO 'to' (FORMAT parquet)" and run it. */
+static int copy_to_parquet(fdl_duck *d, fdl_buf *sql, const char *to, fdl_error *err)
+{
+	int rc = fdl_buf_puts(sql, " TO ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(sql, to, err);
+	if (!rc)
+		rc = fdl_buf_puts(sql, " (FORMAT parquet)", err);
+	return rc ? rc : fdl_duck_exec(d, sql->data, err);
+}
+
 static int export_applied(fdl_reader *r, const char *key, const char *to, fdl_error *err)
 {
 	if (!ends_with(to, ".parquet"))
@@ -402,13 +413,9 @@ static int export_applied(fdl_reader *r, const char *key, const char *to, fdl_er
 	if (!rc)
 		rc = fdl_buf_sql_ident(&sql, dot + 1, err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, ") TO ", err);
+		rc = fdl_buf_puts(&sql, ")", err);
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, to, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " (FORMAT parquet)", err);
-	if (!rc)
-		rc = fdl_duck_exec(&d, sql.data, err);
+		rc = copy_to_parquet(&d, &sql, to, err);
 	free(schema);
 	fdl_buf_free(&sql);
 	fdl_duck_close(&d);
@@ -475,14 +482,10 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
 		fdl_buf sql = {0};
 		rc = fdl_duck_open(&d, err);
 		if (!rc)
-			rc = fdl_buf_printf(&sql, err, "COPY (SELECT * FROM read_parquet(%s], union_by_name = true)) TO ",
+			rc = fdl_buf_printf(&sql, err, "COPY (SELECT * FROM read_parquet(%s], union_by_name = true))",
 					    list.data);
 		if (!rc)
-			rc = fdl_buf_sql_str(&sql, to, err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, " (FORMAT parquet)", err);
-		if (!rc)
-			rc = fdl_duck_exec(&d, sql.data, err);
+			rc = copy_to_parquet(&d, &sql, to, err);
 		fdl_buf_free(&sql);
 		fdl_duck_close(&d);
 	}

@@ -197,19 +197,15 @@ char *fdl_duck_vector_string(duckdb_vector vec, idx_t row)
 	return out;
 }
 
-int fdl_duck_each_string(fdl_duck *d, const char *sql, int (*cb)(const char *value, void *payload), void *payload,
-			 fdl_error *err)
+int fdl_duck_stream_chunks(duckdb_prepared_statement st, fdl_duck_chunk_cb on_chunk, void *payload, fdl_error *err)
 {
-	duckdb_prepared_statement st = NULL;
 	duckdb_result res;
-	bool have_res = false;
-	int rc = 0;
-	if (duckdb_prepare(d->con, sql, &st) != DuckDBSuccess)
-		rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", duckdb_prepare_error(st));
-	else if ((have_res = true, duckdb_execute_prepared_streaming(st, &res) != DuckDBSuccess))
-		rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", duckdb_result_error(&res));
-	else if (duckdb_column_count(&res) < 1 || duckdb_column_type(&res, 0) != DUCKDB_TYPE_VARCHAR)
-		rc = fdl_fail(err, FDL_ERROR, "internal: a streamed query must return VARCHAR first");
+	if (duckdb_execute_prepared_streaming(st, &res) != DuckDBSuccess) {
+		int rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", duckdb_result_error(&res));
+		duckdb_destroy_result(&res);
+		return rc;
+	}
+	int rc = on_chunk(NULL, &res, payload); /* the columns, before any row */
 	while (!rc) {
 		duckdb_data_chunk chunk = duckdb_fetch_chunk(res);
 		if (!chunk) {
@@ -218,19 +214,47 @@ int fdl_duck_each_string(fdl_duck *d, const char *sql, int (*cb)(const char *val
 				rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", e);
 			break;
 		}
-		duckdb_vector vec = duckdb_data_chunk_get_vector(chunk, 0);
-		idx_t n = duckdb_data_chunk_get_size(chunk);
-		uint64_t *valid = duckdb_vector_get_validity(vec);
-		for (idx_t i = 0; i < n && !rc; i++) {
-			bool null = valid && !duckdb_validity_row_is_valid(valid, i);
-			char *v = null ? NULL : fdl_duck_vector_string(vec, i);
-			rc = !null && !v ? fdl_fail(err, FDL_ERROR, "out of memory") : cb(v, payload);
-			free(v);
-		}
+		rc = on_chunk(chunk, &res, payload);
 		duckdb_destroy_data_chunk(&chunk);
 	}
-	if (have_res)
-		duckdb_destroy_result(&res);
+	duckdb_destroy_result(&res);
+	return rc;
+}
+
+typedef struct each_string {
+	int (*cb)(const char *value, void *payload);
+	void *payload;
+	fdl_error *err;
+} each_string;
+
+static int string_chunk(duckdb_data_chunk chunk, duckdb_result *res, void *payload)
+{
+	each_string *e = payload;
+	if (!chunk)
+		return duckdb_column_count(res) >= 1 && duckdb_column_type(res, 0) == DUCKDB_TYPE_VARCHAR
+			       ? 0
+			       : fdl_fail(e->err, FDL_ERROR, "internal: a streamed query must return VARCHAR first");
+	duckdb_vector vec = duckdb_data_chunk_get_vector(chunk, 0);
+	uint64_t *valid = duckdb_vector_get_validity(vec);
+	idx_t n = duckdb_data_chunk_get_size(chunk);
+	int rc = 0;
+	for (idx_t i = 0; i < n && !rc; i++) {
+		bool null = valid && !duckdb_validity_row_is_valid(valid, i);
+		char *v = null ? NULL : fdl_duck_vector_string(vec, i);
+		rc = !null && !v ? fdl_fail(e->err, FDL_ERROR, "out of memory") : e->cb(v, e->payload);
+		free(v);
+	}
+	return rc;
+}
+
+int fdl_duck_each_string(fdl_duck *d, const char *sql, int (*cb)(const char *value, void *payload), void *payload,
+			 fdl_error *err)
+{
+	duckdb_prepared_statement st = NULL;
+	each_string e = {cb, payload, err};
+	int rc = duckdb_prepare(d->con, sql, &st) == DuckDBSuccess
+			 ? fdl_duck_stream_chunks(st, string_chunk, &e, err)
+			 : fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", duckdb_prepare_error(st));
 	duckdb_destroy_prepare(&st);
 	return rc;
 }

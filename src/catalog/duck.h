@@ -50,6 +50,11 @@ char *fdl_rows_str(fdl_rows *rows, size_t col, size_t row);
 /* Run a query and append its first column (as text) to out. */
 int fdl_duck_strings(fdl_duck *d, fdl_strlist *out, const char *sql, fdl_error *err);
 
+/* Run a prepared statement through DuckDB's streaming result: on_chunk is
+ * called once with chunk NULL (the columns are known), then once per chunk;
+ * a non-zero return stops and is returned. Only one chunk is held. */
+typedef int (*fdl_duck_chunk_cb)(duckdb_data_chunk chunk, duckdb_result *res, void *payload);
+int fdl_duck_stream_chunks(duckdb_prepared_statement st, fdl_duck_chunk_cb on_chunk, void *payload, fdl_error *err);
 /* Stream a query whose first column is VARCHAR, one value at a time (NULL
  * for SQL NULL), through DuckDB's streaming result: only one chunk is held.
  * A non-zero return of cb stops the query and is returned. */

@@ -104,6 +104,50 @@ static char *trimmed(const char *sql)
 	return s;
 }
 
+typedef struct stream_state {
+	FILE *out;
+	fdl_format fmt;
+	table_state table;
+	fdl_buf header; /* the table format's header line, for a result with no rows */
+	fdl_error *err;
+} stream_state;
+
+static int on_chunk(duckdb_data_chunk chunk, duckdb_result *res, void *payload)
+{
+	stream_state *s = payload;
+	table_state *t = &s->table;
+	if (!chunk && !t->width) { /* the columns: the CSV header, the table's widths */
+		t->ncols = (size_t)duckdb_column_count(res);
+		t->width = calloc(t->ncols ? t->ncols : 1, sizeof *t->width);
+		if (!t->width)
+			return fdl_fail(s->err, FDL_ERROR, "out of memory");
+		/* the table format's header, for a result with no rows */
+		for (size_t c = 0; s->fmt == FDL_FORMAT_TABLE && c < t->ncols; c++) {
+			t->width[c] = strlen(duckdb_column_name(res, c));
+			if (fdl_buf_printf(&s->header, s->err, "%s%s", duckdb_column_name(res, c),
+					   c + 1 < t->ncols ? " | " : "\n"))
+				return FDL_ERROR;
+		}
+		for (size_t c = 0; s->fmt == FDL_FORMAT_CSV && c < t->ncols; c++) {
+			put_csv(s->out, duckdb_column_name(res, c));
+			fputc(c + 1 < t->ncols ? ',' : '\n', s->out);
+		}
+		return 0;
+	}
+	if (chunk)
+		return emit_chunk(s->out, s->fmt, chunk, t, res) ? fdl_fail(s->err, FDL_EIO, "cannot write the result") : 0;
+	return 0;
+}
+
+/* After the last chunk: a table with no rows still shows its header. */
+static void finish_table(stream_state *s)
+{
+	if (s->fmt != FDL_FORMAT_TABLE || s->table.sized)
+		return;
+	fputs(s->header.data ? s->header.data : "\n", s->out);
+	table_rule(s->out, &s->table);
+}
+
 int fdl_duck_stream(fdl_duck *d, const char *sql, fdl_format fmt, FILE *out, fdl_error *err)
 {
 	char *q = trimmed(sql);
@@ -128,50 +172,13 @@ int fdl_duck_stream(fdl_duck *d, const char *sql, fdl_format fmt, FILE *out, fdl
 	}
 	fdl_buf_free(&wrapped);
 	free(q);
-	duckdb_result res;
-	bool have_res = false;
-	if (!rc) {
-		if (duckdb_execute_prepared_streaming(st, &res) != DuckDBSuccess)
-			rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", duckdb_result_error(&res));
-		have_res = true;
-	}
-	table_state t = {0};
-	if (!rc) {
-		t.ncols = (size_t)duckdb_column_count(&res);
-		t.width = calloc(t.ncols ? t.ncols : 1, sizeof *t.width);
-		if (!t.width)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		if (!rc && fmt == FDL_FORMAT_CSV) {
-			for (size_t c = 0; c < t.ncols; c++) {
-				put_csv(out, duckdb_column_name(&res, c));
-				fputc(c + 1 < t.ncols ? ',' : '\n', out);
-			}
-		}
-	}
-	while (!rc) {
-		duckdb_data_chunk chunk = duckdb_fetch_chunk(res);
-		if (!chunk) {
-			const char *e = duckdb_result_error(&res);
-			if (e && *e)
-				rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", e);
-			break;
-		}
-		if (emit_chunk(out, fmt, chunk, &t, &res))
-			rc = fdl_fail(err, FDL_EIO, "cannot write the result");
-		duckdb_destroy_data_chunk(&chunk);
-	}
-	if (!rc && fmt == FDL_FORMAT_TABLE && !t.sized) {
-		/* no rows: still show the header */
-		for (size_t c = 0; c < t.ncols; c++) {
-			t.width[c] = strlen(duckdb_column_name(&res, c));
-			fputs(duckdb_column_name(&res, c), out);
-			fputs(c + 1 < t.ncols ? " | " : "\n", out);
-		}
-		table_rule(out, &t);
-	}
-	free(t.width);
-	if (have_res)
-		duckdb_destroy_result(&res);
+	stream_state t = {out, fmt, {0}, {0}, err};
+	if (!rc)
+		rc = fdl_duck_stream_chunks(st, on_chunk, &t, err);
+	if (!rc)
+		finish_table(&t);
+	free(t.table.width);
+	fdl_buf_free(&t.header);
 	duckdb_destroy_prepare(&st);
 	return rc;
 }

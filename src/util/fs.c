@@ -41,33 +41,51 @@ int fdl_path_check_relative(const char *path, const char *what, fdl_error *err)
 	return 0;
 }
 
-int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err)
+int fdl_file_each_chunk(const char *path, int (*cb)(const void *data, size_t len, void *payload), void *payload,
+			fdl_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fdl_fail(err, errno == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s: %s", path,
 				strerror(errno));
-	int rc = 0;
-	char chunk[1 << 14];
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof chunk);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+	enum { CHUNK = 1 << 16 };
+	char *chunk = malloc(CHUNK);
+	int rc = chunk ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	while (!rc) {
+		ssize_t n = read(fd, chunk, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			rc = fdl_fail(err, FDL_EIO, "cannot read %s: %s", path, strerror(errno));
+		else if (n == 0)
 			break;
-		}
-		if (n == 0)
-			break;
-		if (out->len + (size_t)n > max_bytes) {
-			rc = fdl_fail(err, FDL_EINVALID, "%s is larger than the %zu bytes allowed", path,
-				      max_bytes);
-			break;
-		}
-		if ((rc = fdl_buf_add(out, chunk, (size_t)n, err)))
-			break;
+		else
+			rc = cb(chunk, (size_t)n, payload);
 	}
+	free(chunk);
 	close(fd);
+	return rc;
+}
+
+typedef struct read_all {
+	fdl_buf *out;
+	size_t max;
+	const char *path;
+	fdl_error *err;
+} read_all;
+
+static int append_chunk(const void *data, size_t len, void *payload)
+{
+	read_all *r = payload;
+	if (r->out->len + len > r->max)
+		return fdl_fail(r->err, FDL_EINVALID, "%s is larger than the %zu bytes allowed", r->path, r->max);
+	return fdl_buf_add(r->out, data, len, r->err);
+}
+
+int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err)
+{
+	read_all r = {out, max_bytes, path, err};
+	int rc = fdl_file_each_chunk(path, append_chunk, &r, err);
 	if (!rc && !out->data)
 		rc = fdl_buf_add(out, "", 0, err);
 	return rc;

@@ -67,40 +67,29 @@ int fdl_sha256_mem(char hex[65], const void *data, size_t len, fdl_error *err)
 	return rc;
 }
 
+typedef struct hashing {
+	fdl_sha256 *h;
+	int64_t total;
+	fdl_error *err;
+} hashing;
+
+static int hash_chunk(const void *data, size_t len, void *payload)
+{
+	hashing *x = payload;
+	x->total += (int64_t)len;
+	return fdl_sha256_update(x->h, data, len, x->err);
+}
+
 int fdl_sha256_file(char hex[65], int64_t *bytes, const char *path, fdl_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fdl_fail(err, errno == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s: %s", path,
-				strerror(errno));
-	fdl_sha256 *h;
-	if (fdl_sha256_new(&h, err)) {
-		close(fd);
-		return FDL_ERROR;
-	}
-	enum { CHUNK = 1 << 16 };
-	char *chunk = malloc(CHUNK);
-	int rc = chunk ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
-	int64_t total = 0;
-	while (!rc) {
-		ssize_t n = read(fd, chunk, CHUNK);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = fdl_fail(err, FDL_EIO, "cannot read %s: %s", path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		total += n;
-		rc = fdl_sha256_update(h, chunk, (size_t)n, err);
-	}
+	hashing x = {NULL, 0, err};
+	int rc = fdl_sha256_new(&x.h, err);
 	if (!rc)
-		rc = fdl_sha256_final(h, hex, err);
-	free(chunk);
-	fdl_sha256_free(h);
-	close(fd);
+		rc = fdl_file_each_chunk(path, hash_chunk, &x, err);
+	if (!rc)
+		rc = fdl_sha256_final(x.h, hex, err);
+	fdl_sha256_free(x.h);
 	if (!rc && bytes)
-		*bytes = total;
+		*bytes = x.total;
 	return rc;
 }

@@ -87,7 +87,10 @@ bool fdl_time_is_iso_utc(const char *s);
  * `what` names the path in the message. */
 int fdl_path_check_relative(const char *path, const char *what, fdl_error *err);
 
-/* Local file helpers. */
+/* Local file helpers. Stream a file in 64 KiB chunks to cb (a non-zero
+ * return stops and is returned); read a whole file of at most max_bytes. */
+int fdl_file_each_chunk(const char *path, int (*cb)(const void *data, size_t len, void *payload), void *payload,
+			fdl_error *err);
 int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err);
 
 /* The one way fdl replaces a local file, as Git's lockfile does: a fresh
