@@ -13,10 +13,10 @@
 /* What a REF (or VERSION) may be, printed once by every --help whose usage
  * takes one; fdl_ref_resolve() is the one resolver behind it. */
 #define CLI_REFS_HELP                                                                              \
-	"\nREF or VERSION, in every command: a branch or tag (a branch first), HEAD (the\n"           \
-	"default), refs/heads/NAME or refs/tags/NAME, a version id, a unique start of one\n"        \
-	"(at least 4 characters, as Git abbreviates), a seq on HEAD's branch (12) or on a\n"       \
-	"branch or tag (main:12).\n"
+	"REF or VERSION, in every command: a branch or tag (a branch first), `HEAD` (the\n"          \
+	"default), `refs/heads/NAME` or `refs/tags/NAME`, a version id, a unique start of one\n"    \
+	"(at least 4 characters, as Git abbreviates), a seq on HEAD's branch (`12`) or on a\n"     \
+	"branch or tag (`main:12`).\n"
 
 typedef struct cli_opt {
 	const char *name;   /* long name without "--" */
@@ -24,32 +24,56 @@ typedef struct cli_opt {
 	const char **value; /* set for options taking a value */
 	bool *flag;         /* set for flags */
 	const char *help;
+	const char *arg; /* what the value is called in the help, NULL = "VALUE" */
 	/* repeatable options: values appended to many[0..*nmany) (max_many) */
 	const char **many;
 	size_t *nmany;
 	size_t max_many;
 } cli_opt;
 
+/* A command's documentation, the one source of its --help, its manual
+ * page (--help=man) and its section of README (--help=markdown). `text` is
+ * paragraphs parted by blank lines, `code` in backquotes; a paragraph whose
+ * lines start with two spaces is shown as written. */
+typedef struct cli_doc {
+	const char *usage;    /* "fdl commit WORK [-m MESSAGE | -F FILE] ..." */
+	const char *summary;  /* one line: fdl --help and the page's NAME */
+	const char *text;     /* what it does, its errors and exit codes */
+	const char *examples; /* shell lines, each ending in a newline; may be NULL */
+	int min, max;         /* how many positional arguments it takes */
+} cli_doc;
+
 typedef struct cli_cmd {
 	const char *name;
 	int (*run)(int argc, char **argv);
-	const char *summary;
+	const cli_doc *doc;
 } cli_cmd;
 
-/* Parse argv[1..]: options anywhere, "--" ends them, positionals into pos
- * (at most max). Returns 0 to go on, or an exit code: 0 after printing
- * --help, 2 after a usage error. */
-int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage, const char *description,
-	      const char **pos, int min, int max, int *npos, bool *done);
+/* Parse argv[1..] against a command's doc and options: options anywhere,
+ * "--" ends them, positionals into pos (doc->min..doc->max). Returns
+ * CLI_GO to go on, or the exit code to return: 0 after printing --help, 2
+ * after a usage error (said on stderr with the usage). */
+#define CLI_GO (-1)
+int cli_parse(int argc, char **argv, const cli_doc *doc, const cli_opt *opts, const char **pos, int *npos);
+
+/* A command's documentation in one form: "text", "man", "markdown" or
+ * "options" (the option names, for completion); -1 for another form. */
+int cli_print_doc(FILE *f, const cli_doc *doc, const cli_opt *opts, const char *form);
 
 /* The shared prologue (common.c); each returns an exit code, 0 to go on.
  * Open the repository at root (the caller frees *out). */
 int cli_open_repo(fdl_repo **out, const char *root);
 /* The same, and resolve ref (NULL: HEAD) to a version id. */
 int cli_open_version(fdl_repo **out, char id[FDL_ID_LEN + 1], const char *root, const char *ref);
+/* A count given to `option` (0 or more; "all" gives -1 where `all`). */
+int cli_count(long long *out, const char *option, const char *value, bool all);
 /* Print the JSON a report's _json function made (its rc, and where it put
  * the text: read only after the call) and free it. */
 int cli_print_json(int rc, char **text, const fdl_error *err);
+
+/* What expire and withdraw did to each version, and a list of names. */
+void cli_print_removals(const char *what, const fdl_version_removal *v, size_t n, bool dry_run);
+void cli_print_list(const char *before, const fdl_strarray *a, const char *after);
 
 /* Print "fdl: <message>" and return the exit code for a libfdl error. */
 int cli_fail(const fdl_error *err);
@@ -58,28 +82,49 @@ int cli_exit_code(int code);
 /* One `changes` item as a line: "add_column main.t.note ... BREAKING". */
 void cli_print_change(FILE *f, const fdl_change *change, const char *indent);
 
+/* The commands: cmd_<name>() runs one, doc_<name> documents it. */
 int cmd_init(int argc, char **argv);
+extern const cli_doc doc_init;
 int cmd_checkout(int argc, char **argv);
+extern const cli_doc doc_checkout;
 int cmd_commit(int argc, char **argv);
+extern const cli_doc doc_commit;
 int cmd_log(int argc, char **argv);
+extern const cli_doc doc_log;
 int cmd_show(int argc, char **argv);
+extern const cli_doc doc_show;
 int cmd_attach(int argc, char **argv);
-int cmd_describe(int argc, char **argv);
-int cmd_branch(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_run(int argc, char **argv);
+extern const cli_doc doc_attach;
 int cmd_query(int argc, char **argv);
+extern const cli_doc doc_query;
 int cmd_export(int argc, char **argv);
+extern const cli_doc doc_export;
 int cmd_serve(int argc, char **argv);
+extern const cli_doc doc_serve;
 int cmd_verify(int argc, char **argv);
+extern const cli_doc doc_verify;
+int cmd_sign(int argc, char **argv);
+extern const cli_doc doc_sign;
 int cmd_expire(int argc, char **argv);
+extern const cli_doc doc_expire;
 int cmd_withdraw(int argc, char **argv);
+extern const cli_doc doc_withdraw;
 int cmd_gc(int argc, char **argv);
-int cmd_catalogs(int argc, char **argv);
+extern const cli_doc doc_gc;
 int cmd_clone(int argc, char **argv);
+extern const cli_doc doc_clone;
+int cmd_catalogs(int argc, char **argv);
+extern const cli_doc doc_catalogs;
+int cmd_describe(int argc, char **argv);
+extern const cli_doc doc_describe;
+int cmd_branch(int argc, char **argv);
+extern const cli_doc doc_branch;
+int cmd_diff(int argc, char **argv);
+extern const cli_doc doc_diff;
+int cmd_run(int argc, char **argv);
+extern const cli_doc doc_run;
 /* fdl verify's report; quiet prints only problems (on stderr). Exit code. */
 int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed_signers);
-int cmd_sign(int argc, char **argv);
 
 /* Upload progress on stderr when it is a terminal and not `quiet`:
  * cli_progress_start returns the callback to hand to libfdl (NULL for

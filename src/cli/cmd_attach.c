@@ -1,22 +1,32 @@
 #include "cli.h"
 
+const cli_doc doc_attach = {
+	.usage = "fdl attach ROOT[@REF] [REF] [--as NAME]",
+	.summary = "print the SQL that opens a version in stock DuckDB",
+	.text = "Prints the SQL that opens a version read-only in stock DuckDB, with\n"
+		"`DATA_PATH` overridden to where the data is; for an `http(s)://` repository\n"
+		"it adds the `httpfs` lines and DuckDB reads the catalog straight from the\n"
+		"host, and for `s3://` also a `CREATE SECRET` from your AWS configuration.\n"
+		"The catalog's size and sha256 are checked against `version.json` first. A\n"
+		"ref with `/` in its name is given as REF, or in full as\n"
+		"`ROOT@refs/heads/NAME`.",
+	.examples = "fdl attach /srv/population main --as pop | duckdb\n"
+		    "fdl attach https://data.example.org/population | duckdb\n"
+		    "fdl attach s3://open-data/population@main:3 | duckdb\n",
+	.min = 1,
+	.max = 2,
+};
 
 int cmd_attach(int argc, char **argv)
 {
 	const char *alias = NULL, *pos[2];
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "as", .short_name = 0, .value = &alias, .flag = NULL, .help = "catalog alias in the ATTACH (default: lake)"},
+		{.name = "as", .value = &alias, .arg = "NAME", .help = "catalog alias in the ATTACH (default: lake)"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl attach ROOT[@REF] [REF] [--as NAME]",
-			   "Print the SQL that opens a version read-only in stock DuckDB, with DATA_PATH\n"
-			   "overridden to where the repository's data is (and the httpfs lines an http(s)://\n"
-			   "repository needs). version.json and the catalog's size and sha256 are checked\n"
-			   "first.",
-			   pos, 1, 2, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_attach, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	fdl_error err = {0};
 	fdl_reader *r = NULL;

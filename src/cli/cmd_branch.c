@@ -2,30 +2,38 @@
 
 #include <string.h>
 
+const cli_doc doc_branch = {
+	.usage = "fdl branch ROOT [NAME [START-REF]] [--delete NAME]",
+	.summary = "list, create or delete branches",
+	.text = "Lists branches with their tips (`*` marks the one HEAD names), creates\n"
+		"`NAME` at `START-REF` (default HEAD), or deletes one (not HEAD's). Every ref\n"
+		"change is a compare-and-swap. Work on a branch with\n"
+		"`fdl checkout ROOT WORK --ref NAME`.",
+	.examples = "fdl branch /srv/population fixes\n"
+		    "fdl checkout /srv/population work-fixes --ref fixes\n",
+	.min = 1,
+	.max = 3,
+};
+
 int cmd_branch(int argc, char **argv)
 {
 	const char *del = NULL, *pos[3];
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "delete", .short_name = 'd', .value = &del, .flag = NULL, .help = "delete branch NAME (not the one HEAD names)"},
+		{.name = "delete", .short_name = 'd', .value = &del, .arg = "NAME", .help = "delete branch NAME (not the one HEAD names)"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl branch ROOT [NAME [START-REF]] [--delete NAME]",
-			   "Without NAME, list the branches with their tip (* marks HEAD's). With NAME, create\n"
-			   "a branch at START-REF (default HEAD). Every ref change is\n"
-			   "a compare-and-swap.",
-			   pos, 1, 3, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_branch, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	if (del && npos > 1) {
 		fprintf(stderr, "fdl: --delete takes no other NAME\n");
 		return CLI_EXIT_USAGE;
 	}
-	fdl_error err = {0};
 	fdl_repo *repo;
-	if (fdl_repo_open(&repo, pos[0], &err))
-		return cli_fail(&err);
+	if ((rc = cli_open_repo(&repo, pos[0])))
+		return rc;
+	fdl_error err = {0};
 	if (del) {
 		rc = fdl_branch_delete(repo, del, &err);
 		if (!rc)

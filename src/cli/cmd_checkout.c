@@ -1,29 +1,39 @@
 #include "cli.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+const cli_doc doc_checkout = {
+	.usage = "fdl checkout ROOT WORK|postgres:CONNINFO [--ref BRANCH] [--meta postgres] [--as NAME]",
+	.summary = "make a working catalog holding a branch's latest version",
+	.text = "Makes the working catalog folder `WORK` (it must not exist or be empty): a\n"
+		"SQLite DuckLake catalog (format 1.0, data inlining off) holding the branch's\n"
+		"latest version, empty when the branch has none, whose data files go straight\n"
+		"into the repository's data folder. Prints (on stdout) the `LOAD`s and\n"
+		"`ATTACH` to run in DuckDB; then `fdl commit WORK` publishes what you wrote.\n"
+		"\n"
+		"With `postgres:CONNINFO` (a libpq connection string) or `--meta postgres`\n"
+		"(the `PG*` variables), the working catalog is a DuckLake catalog in\n"
+		"PostgreSQL (schema public) that many writers on many machines share; a\n"
+		"second checkout of the same database adopts it. For an `s3://` ROOT the\n"
+		"SQL carries `LOAD httpfs` and a `CREATE SECRET` with your credentials.",
+	.examples = "fdl checkout /srv/population work --ref main > attach.sql\n"
+		    "duckdb -init attach.sql\n",
+	.min = 1,
+	.max = 2,
+};
 
 int cmd_checkout(int argc, char **argv)
 {
 	const char *ref = NULL, *alias = NULL, *meta = NULL, *pos[2];
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "ref", .short_name = 0, .value = &ref, .flag = NULL, .help = "branch to work on (default: the branch HEAD names)"},
-		{.name = "as", .short_name = 0, .value = &alias, .flag = NULL, .help = "catalog alias in the printed ATTACH (default: lake)"},
-		{.name = "meta", .value = &meta, .help = "postgres: a catalog in PostgreSQL named by the PG* variables (no WORK)"},
+		{.name = "ref", .value = &ref, .arg = "BRANCH", .help = "branch to work on (default: the branch HEAD names)"},
+		{.name = "as", .value = &alias, .arg = "NAME", .help = "catalog alias in the printed ATTACH (default: lake)"},
+		{.name = "meta", .value = &meta, .arg = "postgres", .help = "a catalog in PostgreSQL named by the PG* variables (no WORK)"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl checkout ROOT WORK|postgres:CONNINFO [--ref BRANCH] [--meta postgres]",
-			   "Make the working catalog folder WORK (it must not exist or be empty): a SQLite\n"
-			   "DuckLake catalog holding the branch's latest version, writing data files into the\n"
-			   "repository's data folder, with data inlining off. Prints the ATTACH to run in\n"
-			   "DuckDB to write to it; then `fdl commit WORK` publishes what you wrote.\n"
-			   "With postgres:CONNINFO (a libpq connection string) or --meta postgres (the PG*\n"
-			   "variables), the working catalog is a DuckLake catalog in PostgreSQL (schema public)\n"
-			   "that many writers on many machines share; run it again to adopt it.",
-			   pos, 1, 2, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_checkout, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	if (meta && strcmp(meta, "postgres")) {
 		fprintf(stderr, "fdl: --meta takes only 'postgres'\n");
@@ -35,10 +45,10 @@ int cmd_checkout(int argc, char **argv)
 	}
 	if (npos == 1)
 		pos[1] = "postgres:";
-	fdl_error err = {0};
 	fdl_repo *repo;
-	if (fdl_repo_open(&repo, pos[0], &err))
-		return cli_fail(&err);
+	if ((rc = cli_open_repo(&repo, pos[0])))
+		return rc;
+	fdl_error err = {0};
 	fdl_checkout_options o = {.ref = ref};
 	char *sql = NULL;
 	rc = fdl_checkout(repo, pos[1], &o, &err);

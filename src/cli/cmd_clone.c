@@ -1,24 +1,32 @@
 #include "cli.h"
 
+const cli_doc doc_clone = {
+	.usage = "fdl clone SRC DST [--json] [-q]",
+	.summary = "copy a repository, resumable and checked",
+	.text = "Copies a repository from a folder, a bucket or an `http(s)://` URL (then\n"
+		"what HEAD's branch reaches: a static host cannot be listed) into the folder\n"
+		"or bucket DST (upload progress on a terminal unless `-q`), checking every\n"
+		"byte against what the versions record: data files first, each version's\n"
+		"`version.json` after its other files, refs last, so an interrupted clone is\n"
+		"still a valid repository; the same command finishes it.",
+	.examples = "fdl clone https://data.example.org/population /srv/mirror/population\n"
+		    "fdl clone /srv/population s3://open-data/population\n",
+	.min = 2,
+	.max = 2,
+};
+
 int cmd_clone(int argc, char **argv)
 {
 	const char *pos[2];
 	bool json = false, quiet = false;
 	int npos;
-	bool done;
 	cli_opt opts[] = {
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
 		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "no upload progress"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl clone SRC DST [--json] [-q]",
-			   "Copy a repository from SRC (a folder or s3:// bucket, or an http(s):// URL: then what\n"
-			   "HEAD's branch reaches) to DST (a folder or s3://bucket/prefix), checking every byte\n"
-			   "against what the versions record.\n"
-			   "Data files first, refs last, so an interrupted clone is still a valid repository;\n"
-			   "run the same command again to finish it.",
-			   pos, 2, 2, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_clone, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	fdl_error err = {0};
 	fdl_clone_report *r = NULL;

@@ -176,32 +176,59 @@ static char *edit_message(const char *work)
 	return msg;
 }
 
+const cli_doc doc_commit = {
+	.usage = "fdl commit WORK [-m MESSAGE | -F FILE] [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]... [-q]",
+	.summary = "freeze a working catalog into a new version and move its branch",
+	.text = "Freezes the working catalog's latest snapshot into a new version\n"
+		"(`versions/<uuidv7>/` with `ducklake.duckdb`, `dataset.json`, `files.json`,\n"
+		"`version.json`) and moves the branch by compare-and-swap. If someone else\n"
+		"moved the branch since the checkout, nothing is published and the message\n"
+		"names both versions (exit 4): check out again, redo, commit. Every data file\n"
+		"added since the checkout must exist under the data folder; a base version\n"
+		"withdrawn since the checkout is refused (exit 7).\n"
+		"\n"
+		"With no new snapshot, a changed description alone makes a version (same\n"
+		"snapshot, new `dataset.json`); with neither it is \"nothing to commit\"\n"
+		"(exit 8), and a broken description fails first (exit 5). The description\n"
+		"in WORK (see `fdl describe`) becomes the version's `dataset.json`;\n"
+		"`changes` lists the column and table differences from the parent, each\n"
+		"with `breaking`.\n"
+		"\n"
+		"The message comes from `-m`, from a file with `-F FILE` (`-F -`: stdin), or\n"
+		"from your editor (`$FDL_EDITOR`, `$GIT_EDITOR`, `$VISUAL`, `$EDITOR`; `#`\n"
+		"lines dropped). The author defaults to `$FDL_AUTHOR_NAME <$FDL_AUTHOR_EMAIL>`,\n"
+		"then `$GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>`, then `git config user.name` and\n"
+		"`user.email`; when nothing names one, the commit is refused (exit 2).\n"
+		"\n"
+		"`--input SOURCE_ID=FILE_OR_URL` (repeatable) records a source file in\n"
+		"`version.json`'s `inputs`: its sha256 (streamed, whatever its size), when it\n"
+		"was retrieved (a file's modification time; now for an `http(s)` URL, fetched\n"
+		"with libcurl) and its URL. On a terminal, uploads to a bucket show their\n"
+		"progress on stderr; `-q` prints only the new version id.",
+	.examples = "fdl commit work -m \"Add the final 2025 figures\" --author \"Example City <data@example.org>\" \\\n"
+		    "  --input census:2025=https://example.org/population-2025.csv\n"
+		    "fdl commit work -F release-notes.txt\n",
+	.min = 1,
+	.max = 1,
+};
+
 int cmd_commit(int argc, char **argv)
 {
 	const char *message = NULL, *message_file = NULL, *author = NULL, *pos[1], *inputs[256];
 	size_t ninputs = 0;
 	bool quiet = false;
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "message", .short_name = 'm', .value = &message, .flag = NULL, .help = "what changed (required)"},
-		{.name = "file", .short_name = 'F', .value = &message_file, .flag = NULL, .help = "take the message from FILE ('-': stdin)"},
-		{.name = "author", .short_name = 0, .value = &author, .flag = NULL, .help = "\"NAME <EMAIL>\" (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, git config user.name)"},
-		{.name = "quiet", .short_name = 'q', .value = NULL, .flag = &quiet, .help = "print only the new version id, no upload progress"},
-		{.name = "input", .help = "SOURCE_ID=FILE_OR_URL: record a source file (repeatable)", .many = inputs,
+		{.name = "message", .short_name = 'm', .value = &message, .arg = "MESSAGE", .help = "what changed"},
+		{.name = "file", .short_name = 'F', .value = &message_file, .arg = "FILE", .help = "take the message from FILE ('-': stdin)"},
+		{.name = "author", .value = &author, .arg = "\"NAME <EMAIL>\"", .help = "who made it (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, git config user.name)"},
+		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "print only the new version id, no upload progress"},
+		{.name = "input", .arg = "ID=FILE_OR_URL", .help = "record a source file in version.json's inputs (repeatable)", .many = inputs,
 		 .nmany = &ninputs, .max_many = 256},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl commit WORK [-m MESSAGE | -F FILE] [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]...",
-			   "Freeze the working catalog's latest snapshot into a new version and move its branch,\n"
-			   "only if nobody else moved it since the checkout (else exit 4, nothing published).\n"
-			   "With no new snapshot and an unchanged description, says so, writes nothing and\n"
-			   "exits 8; a new description alone makes a version. The description (dataset.yml,\n"
-			   "*.table.yml or dataset.json in WORK) is checked and merged with the catalog into\n"
-			   "the version's dataset.json (see `fdl describe`). Without -m or -F, the message is\n"
-			   "written in $FDL_EDITOR, $GIT_EDITOR, $VISUAL or $EDITOR (vi on a terminal).",
-			   pos, 1, 1, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_commit, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	if (message && message_file) {
 		fprintf(stderr, "fdl: give the message with -m or with -F, not both\n");

@@ -55,46 +55,45 @@ static int text_row(const char *table, int added, const char *row, void *payload
 	return ferror(stdout) ? FDL_EIO : 0;
 }
 
+const cli_doc doc_diff = {
+	.usage = "fdl diff ROOT REF-A REF-B [--rows [TABLE]] [--limit N] [--json]",
+	.summary = "schema (and row) differences between two versions",
+	.text = "The schema changes from version A to version B (same kinds as `changes`),\n"
+		"computed from the two frozen catalogs. With `--rows`, per table (or of\n"
+		"TABLE) the number of rows added and removed, computed by DuckDB over the\n"
+		"columns both versions have (`EXCEPT ALL`), and the first N of each in\n"
+		"`ORDER BY ALL` order, like `git log -n` (default 100; `--limit all`).\n"
+		"`--json` streams one document with the totals and the rows.",
+	.examples = "fdl diff /srv/population main:1 main --rows population --limit 20\n",
+	.min = 3,
+	.max = 4,
+};
+
 int cmd_diff(int argc, char **argv)
 {
 	const char *pos[4], *limit_s = NULL;
 	bool json = false, rows = false;
 	int npos;
-	bool done;
 	cli_opt opts[] = {
 		{.name = "rows", .flag = &rows, .help = "also the rows added and removed (of TABLE, or of every table)"},
-		{.name = "limit", .short_name = 'n', .value = &limit_s, .help = "rows shown per table and side (default 100; all)"},
+		{.name = "limit", .short_name = 'n', .value = &limit_s, .arg = "N", .help = "rows shown per table and side (default 100, or all)"},
 		{.name = "json", .flag = &json, .help = "print JSON (streamed)"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl diff ROOT REF-A REF-B [--rows [TABLE]] [--limit N] [--json]",
-			   "The schema changes from version A to version B, computed from the two frozen\n"
-			   "catalogs; with --rows, per table the number of rows added and removed (DuckDB's\n"
-			   "EXCEPT ALL over the columns both versions have) and the first N of each, like\n"
-			   "git log -n.",
-			   pos, 3, 4, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_diff, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	if (npos == 4 && !rows) {
 		fprintf(stderr, "fdl: TABLE goes with --rows\n");
 		return CLI_EXIT_USAGE;
 	}
-	int64_t limit = 100;
-	if (limit_s && !strcmp(limit_s, "all")) {
-		limit = -1;
-	} else if (limit_s) {
-		char *end;
-		long long n = strtoll(limit_s, &end, 10);
-		if (!*limit_s || *end || n < 0) {
-			fprintf(stderr, "fdl: --limit expects a number or 'all', got '%s'\n", limit_s);
-			return CLI_EXIT_USAGE;
-		}
-		limit = n;
-	}
-	fdl_error err = {0};
+	long long limit = 100;
+	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, true)))
+		return rc;
 	fdl_repo *repo;
-	if (fdl_repo_open(&repo, pos[0], &err))
-		return cli_fail(&err);
+	if ((rc = cli_open_repo(&repo, pos[0])))
+		return rc;
+	fdl_error err = {0};
 	text_rows t = {limit, 0, 0, 0, 0, false};
 	fdl_diff_rows_options ro = {.table = npos == 4 ? pos[3] : NULL, .limit = limit, .on_table = text_table,
 				    .on_row = text_row, .payload = &t};

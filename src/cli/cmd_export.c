@@ -1,26 +1,34 @@
 #include "cli.h"
 
-#include <stdlib.h>
+
+const cli_doc doc_export = {
+	.usage = "fdl export ROOT[@REF] TABLE --to DIR|FILE.parquet [--apply] [--list]",
+	.summary = "export a table as plain Parquet",
+	.text = "Exports a table as plain Parquet using `files.json` alone (the catalog when\n"
+		"a version has none): into a folder, one file per data file as published, or\n"
+		"into one `.parquet` file. A table with delete files or renamed columns is\n"
+		"refused, with the reason (a plain Parquet reader would see deleted rows, or\n"
+		"miss renamed columns); `--apply` exports it through DuckLake instead.\n"
+		"`--list` prints the table's files (JSON).",
+	.examples = "fdl export /srv/population population --to population.parquet\n"
+		    "fdl export /srv/population population --to population.parquet --apply\n",
+	.min = 2,
+	.max = 2,
+};
 
 int cmd_export(int argc, char **argv)
 {
 	const char *to = NULL, *pos[2];
 	bool apply = false, list = false;
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "to", .value = &to, .help = "a folder (one Parquet file per data file) or FILE.parquet"},
+		{.name = "to", .value = &to, .arg = "DIR|FILE.parquet", .help = "a folder (one Parquet file per data file) or one FILE.parquet"},
 		{.name = "apply", .flag = &apply, .help = "apply deletes and renames through DuckLake (one FILE.parquet)"},
 		{.name = "list", .flag = &list, .help = "only print the table's data files (JSON)"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl export ROOT[@REF] TABLE --to DIR|FILE.parquet [--apply]",
-			   "Export a table as plain Parquet using files.json alone (the catalog when a version\n"
-			   "has no files.json). A table with delete files or renamed columns is refused, with\n"
-			   "the reason: read as plain Parquet, deleted rows would come back and renamed\n"
-			   "columns go missing. --apply exports it through DuckLake instead.",
-			   pos, 2, 2, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_export, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	if (!to && !list) {
 		fprintf(stderr, "fdl: export needs --to DIR|FILE.parquet (or --list)\n");

@@ -1,22 +1,32 @@
 #include "cli.h"
 
+const cli_doc doc_init = {
+	.usage = "fdl init ROOT [--branch main] [--data-dir data]",
+	.summary = "create a repository",
+	.text = "Creates an empty repository in a folder (or bucket prefix) that does not\n"
+		"exist or is empty: `fdl.json`, `HEAD`, `refs/` and the data folder.\n"
+		"\n"
+		"Refuses a non-empty folder that is not a repository, and an existing\n"
+		"repository (exit 9). On S3 it first proves that the server honours\n"
+		"conditional writes (If-None-Match, If-Match) and refuses one that does\n"
+		"not (exit 5): publishers could otherwise overwrite each other.",
+	.examples = "fdl init /srv/population --branch main --data-dir data\n"
+		    "fdl init s3://open-data/population\n",
+	.min = 1,
+	.max = 1,
+};
+
 int cmd_init(int argc, char **argv)
 {
 	const char *branch = NULL, *data_dir = NULL, *pos[1];
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "branch", .short_name = 0, .value = &branch, .flag = NULL, .help = "name of the default branch (default: main)"},
-		{.name = "data-dir", .short_name = 0, .value = &data_dir, .flag = NULL, .help = "data folder, relative to ROOT (default: data)"},
+		{.name = "branch", .value = &branch, .arg = "NAME", .help = "name of the default branch (default: main)"},
+		{.name = "data-dir", .value = &data_dir, .arg = "DIR", .help = "data folder, relative to ROOT (default: data)"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl init ROOT [--branch NAME] [--data-dir DIR]",
-			   "Create an empty repository at ROOT (a folder, or s3://bucket/prefix): fdl.json, HEAD,\n"
-			   "refs/ and the data folder. ROOT must not exist or be empty. On S3, the server is first\n"
-			   "checked to honour conditional writes (If-None-Match, If-Match); one that ignores them\n"
-			   "is refused, since publishers could then overwrite each other.",
-			   pos, 1, 1, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_init, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	fdl_error err = {0};
 	fdl_init_options o = {.branch = branch, .data_dir = data_dir};

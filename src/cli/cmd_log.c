@@ -52,37 +52,41 @@ static void print_version(const fdl_version *v)
 	}
 }
 
+const cli_doc doc_log = {
+	.usage = "fdl log ROOT [REF] [--json] [--limit N] [--snapshots]",
+	.summary = "list versions, newest first, following the first parent",
+	.text = "Versions of a branch (default HEAD), newest first, following the first\n"
+		"parent, with each version's schema changes (breaking ones marked). Every\n"
+		"`version.json` is checked as it is read. `--json` prints one\n"
+		"`version.json` object per line; `--snapshots` lists under each version the\n"
+		"DuckLake snapshots it froze with their `commit_message` and\n"
+		"`commit_extra_info` (set in DuckDB with `CALL lake.set_commit_message(...)`).",
+	.examples = "fdl log /srv/population main --limit 5 --snapshots\n",
+	.min = 1,
+	.max = 2,
+};
+
 int cmd_log(int argc, char **argv)
 {
 	const char *limit_s = NULL, *pos[2];
 	bool json = false, snapshots = false;
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "json", .short_name = 0, .value = NULL, .flag = &json, .help = "one version.json object per line"},
-		{.name = "limit", .short_name = 'n', .value = &limit_s, .flag = NULL, .help = "show at most N versions"},
-		{.name = "snapshots", .short_name = 0, .value = NULL, .flag = &snapshots, .help = "list the DuckLake snapshots (commit messages) under each version"},
+		{.name = "json", .flag = &json, .help = "one version.json object per line"},
+		{.name = "limit", .short_name = 'n', .value = &limit_s, .arg = "N", .help = "show at most N versions"},
+		{.name = "snapshots", .flag = &snapshots, .help = "list the DuckLake snapshots (commit messages) under each version"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl log ROOT [REF] [--json] [--limit N] [--snapshots]",
-			   "List the versions of a branch (default: HEAD), newest first, following the first\n"
-			   "parent. Every version.json is checked as it is read.",
-			   pos, 1, 2, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_log, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	long long limit = -1;
-	if (limit_s) {
-		char *end;
-		limit = strtoll(limit_s, &end, 10);
-		if (*end || limit < 0) {
-			fprintf(stderr, "fdl: --limit expects a number, got '%s'\n", limit_s);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	fdl_error err = {0};
+	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, false)))
+		return rc;
 	fdl_repo *repo;
-	if (fdl_repo_open(&repo, pos[0], &err))
-		return cli_fail(&err);
+	if ((rc = cli_open_repo(&repo, pos[0])))
+		return rc;
+	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
 	rc = fdl_ref_resolve(id, repo, npos > 1 ? pos[1] : NULL, &err);
 	if (rc == FDL_ENOTFOUND && npos < 2) {

@@ -1,26 +1,36 @@
 #include "cli.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+const cli_doc doc_query = {
+	.usage = "fdl query ROOT[@REF] SQL [--format table|csv|json] [--requests]",
+	.summary = "run SQL against a version",
+	.text = "Runs SQL against a version in DuckDB and streams the rows. The version is\n"
+		"attached read-only as `lake` and made the default catalog, so table names\n"
+		"need no prefix. ROOT is a folder, an `s3://` bucket or an `http(s)://` URL;\n"
+		"remotely the catalog is downloaded once, checked and cached by sha256 in\n"
+		"`~/.cache/fdl/read` (`FDL_CACHE_DIR`); over HTTP or S3 `version.json` is\n"
+		"cached for good and `fdl.json`/`HEAD` for 60 s (`FDL_CACHE_TTL`), so a warm\n"
+		"open costs one request (the ref). `--format json` prints one object per\n"
+		"line; `--requests` reports how many requests (HTTP or S3) the open took.",
+	.examples = "fdl query /srv/population@main:1 \"SELECT town, sum(people) FROM population GROUP BY ALL\" --format csv\n"
+		    "fdl query http://127.0.0.1:4001@main \"SELECT count(*) FROM population\"\n",
+	.min = 2,
+	.max = 2,
+};
 
 int cmd_query(int argc, char **argv)
 {
 	const char *format = "table", *pos[2];
 	bool stats = false;
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "format", .short_name = 'f', .value = &format, .help = "table (default), csv or json (one object per line)"},
+		{.name = "format", .short_name = 'f', .value = &format, .arg = "FORMAT", .help = "table (default), csv or json (one object per line)"},
 		{.name = "requests", .flag = &stats, .help = "report on stderr how many requests (HTTP or S3) the open took"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl query ROOT[@REF] SQL [--format table|csv|json]",
-			   "Run SQL against a version in DuckDB: the version is attached read-only as `lake`\n"
-			   "(the default catalog, so `SELECT * FROM population` works), DATA_PATH pointing at\n"
-			   "where the repository's data really is. Rows are streamed. ROOT may be a folder or\n"
-			   "an http(s):// URL; catalogs are cached by sha256 in ~/.cache/fdl/read.",
-			   pos, 2, 2, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_query, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	fdl_format fmt;
 	if (!strcmp(format, "table"))

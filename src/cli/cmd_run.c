@@ -1,6 +1,6 @@
 /* fdl run: a pipeline step. Check out the branch tip into a temporary
  * working catalog, run COMMAND with variables telling it how to attach, and
- * commit only if COMMAND exited 0 and wrote a new snapshot. */
+ * commit only if COMMAND exited 0 and wrote a new snapshot or description. */
 #include "cli.h"
 
 #include <errno.h>
@@ -67,6 +67,35 @@ static int run_child(char **cmd, const char *work, const char *repo_root, const 
 	return 1;
 }
 
+const cli_doc doc_run = {
+	.usage = "fdl run ROOT [--ref BRANCH] [-m MSG] [--author A] -- COMMAND [ARGS...]",
+	.summary = "check out, run a build command, commit if it succeeded",
+	.text = "A pipeline step: checks the branch tip out into a temporary working\n"
+		"catalog, runs COMMAND, and commits only if it exits 0 and wrote a new\n"
+		"snapshot or a new description (else \"nothing to commit\", exit 0).\n"
+		"COMMAND's non-zero exit code is passed on with nothing committed; a\n"
+		"publish by someone else meanwhile is a conflict (exit 4). COMMAND finds in\n"
+		"its environment:\n"
+		"\n"
+		"  FDL_WORK        the temporary working catalog folder (a dataset.yml written here describes the version)\n"
+		"  FDL_CATALOG     the SQLite DuckLake catalog file, $FDL_WORK/ducklake.sqlite\n"
+		"  FDL_DATA_PATH   the repository's data folder, where DuckDB writes the Parquet files\n"
+		"  FDL_ATTACH      the full LOAD + ATTACH SQL, catalog alias lake\n"
+		"  FDL_REPOSITORY  the repository root\n"
+		"  FDL_BRANCH      the branch being built\n"
+		"  FDL_BASE        the version the build starts from (empty on a new branch)\n"
+		"\n"
+		"with a `build.py` such as:\n"
+		"\n"
+		"  import os, duckdb\n"
+		"  con = duckdb.connect()\n"
+		"  con.execute(os.environ[\"FDL_ATTACH\"])\n"
+		"  con.execute(\"CREATE OR REPLACE TABLE lake.population AS SELECT * FROM 'census.csv'\")",
+	.examples = "fdl run /srv/population -m \"nightly rebuild\" -- python build.py\n",
+	.min = 1,
+	.max = 1,
+};
+
 int cmd_run(int argc, char **argv)
 {
 	/* split at "--": options and ROOT before, COMMAND after */
@@ -78,37 +107,24 @@ int cmd_run(int argc, char **argv)
 		}
 	const char *ref = NULL, *message = NULL, *author = NULL, *pos[1];
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "ref", .short_name = 0, .value = &ref, .flag = NULL, .help = "branch to build on (default: HEAD's)"},
-		{.name = "message", .short_name = 'm', .value = &message, .flag = NULL, .help = "commit message (default: \"fdl run: COMMAND\")"},
-		{.name = "author", .short_name = 0, .value = &author, .flag = NULL, .help = "\"NAME <EMAIL>\" (default as for commit)"},
+		{.name = "ref", .value = &ref, .arg = "BRANCH", .help = "branch to build on (default: HEAD's)"},
+		{.name = "message", .short_name = 'm', .value = &message, .arg = "MSG", .help = "commit message (default: \"fdl run: COMMAND\")"},
+		{.name = "author", .value = &author, .arg = "\"NAME <EMAIL>\"", .help = "who made it (default as for commit)"},
 		{0},
 	};
-	const char *usage = "fdl run ROOT [--ref BRANCH] [-m MSG] -- COMMAND [ARGS...]";
-	int rc = cli_parse(dash < 0 ? argc : dash, argv, opts, usage,
-			   "Check out the branch tip into a temporary working catalog, run COMMAND, and commit\n"
-			   "only if it exits 0 and wrote a new snapshot or description; never overwrites someone else's\n"
-			   "publish (a conflict exits 4). COMMAND's exit code is passed on. COMMAND sees:\n"
-			   "  FDL_WORK        the working catalog folder (put dataset.yml here to describe it)\n"
-			   "  FDL_CATALOG     the SQLite DuckLake catalog file, FDL_WORK/ducklake.sqlite\n"
-			   "  FDL_DATA_PATH   the data folder DuckDB writes Parquet files into\n"
-			   "  FDL_ATTACH      the full LOAD + ATTACH SQL (catalog alias 'lake')\n"
-			   "  FDL_REPOSITORY  the repository root\n"
-			   "  FDL_BRANCH      the branch\n"
-			   "  FDL_BASE        the version the build starts from (empty on a new branch)",
-			   pos, 1, 1, &npos, &done);
-	if (done)
+	int rc = cli_parse(dash < 0 ? argc : dash, argv, &doc_run, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	if (dash < 0 || dash + 1 >= argc) {
-		fprintf(stderr, "fdl: run needs a command after --\nusage: %s\n", usage);
+		fprintf(stderr, "fdl: run needs a command after --\nusage: %s\n", doc_run.usage);
 		return CLI_EXIT_USAGE;
 	}
 	char **cmd = argv + dash + 1;
-	fdl_error err = {0};
 	fdl_repo *repo;
-	if (fdl_repo_open(&repo, pos[0], &err))
-		return cli_fail(&err);
+	if ((rc = cli_open_repo(&repo, pos[0])))
+		return rc;
+	fdl_error err = {0};
 	char *tmp = tempdir();
 	if (!tmp) {
 		fdl_repo_free(repo);

@@ -41,31 +41,52 @@ static const char *page_dir(const char *given, char *buf, size_t n)
 	return has_page(FDL_DEFAULT_WEB_DIR) ? FDL_DEFAULT_WEB_DIR : NULL;
 }
 
+const cli_doc doc_serve = {
+	.usage = "fdl serve ROOT [--port 4001] [--bind 127.0.0.1] [--verify] [--page DIR | --no-page] [-q]",
+	.summary = "serve a repository over HTTP, with its page",
+	.text = "Serves a folder repository over HTTP (libmicrohttpd) until interrupted: GET\n"
+		"and HEAD of the repository's own files only (`fdl.json`, `HEAD`, `refs/`,\n"
+		"`versions/`, the data folder; never a folder listing, never a path outside\n"
+		"ROOT, symlinks not followed; a target with a bad `%`-escape, a NUL or a\n"
+		"path that is not UTF-8 is 400), byte ranges (single and multiple;\n"
+		"206/416), ETags (a version file's sha256) and `If-None-Match` (304), CORS\n"
+		"for browsers, `Cache-Control: immutable` for versions and data, 5 s for\n"
+		"`HEAD`, refs and `fdl.json`. One log line per request on stderr.\n"
+		"`--verify` runs `fdl verify` first and refuses to start on a repository\n"
+		"that fails it.\n"
+		"\n"
+		"At `/`, a page for people: the dataset's description, branches and history\n"
+		"(breaking changes marked), and per version its tables and fields, changes,\n"
+		"files and the `ATTACH` with a copy button, plus a SQL box that queries the\n"
+		"version in the browser with DuckDB-Wasm (served by fdl, no CDN) through\n"
+		"`files.json` and HTTP ranges; a table with deletes or renamed columns is\n"
+		"marked as not queryable there, with the reason (docs/web.md). The page is\n"
+		"static files (`make web` builds them into `build/web`; `make install` puts\n"
+		"them in `share/fdl/web`, where `fdl serve` looks first); copied beside a\n"
+		"repository on any static host, it works there too, showing HEAD's branch.",
+	.examples = "fdl serve /srv/population --port 4001 --verify &\n"
+		    "xdg-open http://127.0.0.1:4001/\n"
+		    "fdl attach http://127.0.0.1:4001 | duckdb\n",
+	.min = 1,
+	.max = 1,
+};
+
 int cmd_serve(int argc, char **argv)
 {
 	const char *port_s = "4001", *bind = "127.0.0.1", *pos[1], *page = NULL;
 	bool quiet = false, verify = false, no_page = false;
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "port", .short_name = 'p', .value = &port_s, .help = "TCP port (default 4001; 0 = any free port)"},
-		{.name = "bind", .value = &bind, .help = "IPv4 address to listen on (default 127.0.0.1)"},
+		{.name = "port", .short_name = 'p', .value = &port_s, .arg = "PORT", .help = "TCP port (default 4001; 0 = any free port)"},
+		{.name = "bind", .value = &bind, .arg = "ADDRESS", .help = "IPv4 address to listen on (default 127.0.0.1)"},
 		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "do not log requests on stderr"},
 		{.name = "verify", .flag = &verify, .help = "run fdl verify first; refuse to start if it finds a problem"},
-		{.name = "page", .value = &page, .help = "the page's folder (default: installed beside fdl, or build/web)"},
+		{.name = "page", .value = &page, .arg = "DIR", .help = "the page's folder (default: installed beside fdl, or build/web)"},
 		{.name = "no-page", .flag = &no_page, .help = "serve the repository's files only, no page at /"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl serve ROOT [--port 4001] [--bind 127.0.0.1] [--verify] [--page DIR | --no-page]",
-			   "Serve a folder repository over HTTP until interrupted: GET and HEAD of the\n"
-			   "repository's own files, byte ranges, ETags and conditional GET, CORS for browsers\n"
-			   "(DuckDB-Wasm), immutable caching for versions and data, short caching for HEAD and\n"
-			   "refs. Each request is logged on stderr. Stock DuckDB reads a version with the\n"
-			   "statements `fdl attach http://HOST:PORT` prints. At / a page shows the dataset,\n"
-			   "its branches and history, each version's tables, changes and ATTACH, and queries\n"
-			   "a version in the browser with DuckDB-Wasm (served by fdl, no CDN).",
-			   pos, 1, 1, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_serve, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
 	char *end;
 	long port = strtol(port_s, &end, 10);

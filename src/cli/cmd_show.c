@@ -1,29 +1,35 @@
 #include "cli.h"
 
+const cli_doc doc_show = {
+	.usage = "fdl show ROOT [VERSION|REF] [--json]",
+	.summary = "show one version",
+	.text = "One version (default HEAD): id, seq, parents, author, date, catalog,\n"
+		"message. `--json` prints its `version.json` as stored.",
+	.examples = "fdl show /srv/population 019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c\n"
+		    "fdl show /srv/population main:3\n",
+	.min = 1,
+	.max = 2,
+};
+
 int cmd_show(int argc, char **argv)
 {
 	const char *pos[2];
 	bool json = false;
 	int npos;
-	bool done;
 	cli_opt opts[] = {
-		{.name = "json", .short_name = 0, .value = NULL, .flag = &json, .help = "print version.json as stored"},
+		{.name = "json", .flag = &json, .help = "print version.json as stored"},
 		{0},
 	};
-	int rc = cli_parse(argc, argv, opts, "fdl show ROOT [VERSION|REF] [--json]",
-			   "Show one version (default: HEAD): who made it, when, why, and the catalog it holds.",
-			   pos, 1, 2, &npos, &done);
-	if (done)
+	int rc = cli_parse(argc, argv, &doc_show, opts, pos, &npos);
+	if (rc != CLI_GO)
 		return rc;
-	fdl_error err = {0};
 	fdl_repo *repo;
-	if (fdl_repo_open(&repo, pos[0], &err))
-		return cli_fail(&err);
+	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
 	fdl_version *v = NULL;
-	rc = fdl_ref_resolve(id, repo, npos > 1 ? pos[1] : NULL, &err);
-	if (!rc)
-		rc = fdl_version_read(&v, repo, id, &err);
+	if ((rc = cli_open_version(&repo, id, pos[0], npos > 1 ? pos[1] : NULL)))
+		return rc;
+	rc = fdl_version_read(&v, repo, id, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);

@@ -2,42 +2,97 @@
 
 #include <string.h>
 
-#ifndef FDL_VERSION
-#define FDL_VERSION "0.1.0"
-#endif
-
 static const cli_cmd commands[] = {
-	{"init", cmd_init, "create a repository"},
-	{"checkout", cmd_checkout, "make a working catalog holding a branch's latest version"},
-	{"commit", cmd_commit, "freeze a working catalog into a new version and move its branch"},
-	{"log", cmd_log, "list versions, newest first, following the first parent"},
-	{"show", cmd_show, "show one version"},
-	{"attach", cmd_attach, "print the SQL that opens a version in stock DuckDB"},
-	{"query", cmd_query, "run SQL against a version (folder or http)"},
-	{"export", cmd_export, "export a table as plain Parquet"},
-	{"serve", cmd_serve, "serve a repository over HTTP"},
-	{"verify", cmd_verify, "check a repository like git fsck"},
-	{"sign", cmd_sign, "sign a version (SSH signature over version.json)"},
-	{"expire", cmd_expire, "apply fdl.json's retention to old versions"},
-	{"withdraw", cmd_withdraw, "withdraw a version published by mistake"},
-	{"gc", cmd_gc, "delete data files no live version needs"},
-	{"clone", cmd_clone, "copy a repository, resumable and checked"},
-	{"catalogs", cmd_catalogs, "add a catalog in another DuckLake format to a version"},
-	{"describe", cmd_describe, "print the dataset.json the next commit would write"},
-	{"branch", cmd_branch, "list, create or delete branches"},
-	{"diff", cmd_diff, "schema (and row) differences between two versions"},
-	{"run", cmd_run, "check out, run a build command, commit if it succeeded"},
+	{"init", cmd_init, &doc_init},
+	{"checkout", cmd_checkout, &doc_checkout},
+	{"commit", cmd_commit, &doc_commit},
+	{"describe", cmd_describe, &doc_describe},
+	{"log", cmd_log, &doc_log},
+	{"branch", cmd_branch, &doc_branch},
+	{"diff", cmd_diff, &doc_diff},
+	{"show", cmd_show, &doc_show},
+	{"attach", cmd_attach, &doc_attach},
+	{"query", cmd_query, &doc_query},
+	{"export", cmd_export, &doc_export},
+	{"serve", cmd_serve, &doc_serve},
+	{"verify", cmd_verify, &doc_verify},
+	{"expire", cmd_expire, &doc_expire},
+	{"withdraw", cmd_withdraw, &doc_withdraw},
+	{"gc", cmd_gc, &doc_gc},
+	{"catalogs", cmd_catalogs, &doc_catalogs},
+	{"sign", cmd_sign, &doc_sign},
+	{"clone", cmd_clone, &doc_clone},
+	{"run", cmd_run, &doc_run},
 	{NULL, NULL, NULL},
 };
+
+static const char exit_codes[] =
+	"Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 4 conflict (another\n"
+	"writer moved the branch), 5 invalid input or a file that breaks the spec, 6 I/O,\n"
+	"7 expired or withdrawn, 8 nothing to commit, 9 already exists, 10 DuckDB error,\n"
+	"11 an abbreviated id that matches several versions.\n";
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: fdl <command> [options] [args]\n\n"
-		   "fdl keeps versions of a DuckLake dataset on a folder, the way Git keeps commits.\n\n"
-		   "commands:\n");
+		   "fdl keeps versions of a DuckLake dataset on a folder, a web host or a bucket,\n"
+		   "the way Git keeps commits.\n\ncommands:\n");
 	for (const cli_cmd *c = commands; c->name; c++)
-		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-	fprintf(f, "\n'fdl <command> --help' describes one command.\n");
+		fprintf(f, "  %-10s %s\n", c->name, c->doc->summary);
+	fprintf(f, "\n%s\n%s\n'fdl <command> --help' describes one command; 'fdl --version' prints the version.\n",
+		exit_codes, CLI_REFS_HELP);
+}
+
+/* fdl(1): the commands, the ref syntax, the exit codes. */
+static void man_page(FILE *f)
+{
+	fprintf(f, ".TH FDL 1 \"\" \"fdl %s\" \"fdl manual\"\n.SH NAME\nfdl \\- versions of a DuckLake dataset, "
+		   "kept the way Git keeps commits\n.SH SYNOPSIS\n.B fdl\n.I command\n[options] [args]\n"
+		   ".SH DESCRIPTION\nfdl keeps versions of a DuckLake dataset on a plain folder, a static web host or "
+		   "an S3 bucket: a publisher builds data with DuckDB and DuckLake in a working catalog, "
+		   "\\fBfdl commit\\fR freezes it into an immutable version, and anyone reads any version with one "
+		   "DuckDB ATTACH, with no server.\n.SH COMMANDS\n",
+		fdl_libversion());
+	for (const cli_cmd *c = commands; c->name; c++)
+		fprintf(f, ".TP\n.BR fdl\\-%s (1)\n%s\n", c->name, c->doc->summary);
+	fprintf(f, ".SH REFS\n%s.SH EXIT STATUS\n%s", CLI_REFS_HELP, exit_codes);
+	fprintf(f, ".SH ENVIRONMENT\n.TP\n.B FDL_EXTENSION_DIR\nwhere the DuckDB extensions are loaded from\n"
+		   ".TP\n.B FDL_CACHE_DIR\nthe read cache (default ~/.cache/fdl/read)\n.TP\n.B FDL_AUTHOR_NAME, "
+		   "FDL_AUTHOR_EMAIL\nthe author of commits\n.TP\n.B AWS_*\nthe S3 configuration, as the AWS tools "
+		   "read it\n");
+}
+
+static const cli_cmd *find(const char *name)
+{
+	for (const cli_cmd *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* fdl help [COMMAND | --commands | --man] */
+static int help(int argc, char **argv)
+{
+	if (argc < 3) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[2], "--commands")) { /* for shell completion */
+		for (const cli_cmd *c = commands; c->name; c++)
+			printf("%s\n", c->name);
+		return 0;
+	}
+	if (!strcmp(argv[2], "--man")) {
+		man_page(stdout);
+		return 0;
+	}
+	const cli_cmd *c = find(argv[2]);
+	if (!c) {
+		fprintf(stderr, "fdl: '%s' is not an fdl command; see 'fdl --help'\n", argv[2]);
+		return CLI_EXIT_USAGE;
+	}
+	char *args[] = {argv[2], argc > 3 ? argv[3] : "--help", NULL};
+	return c->run(2, args);
 }
 
 int main(int argc, char **argv)
@@ -47,23 +102,15 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	const char *name = argv[1];
-	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
-		if (argc > 2 && strcmp(name, "help") == 0) {
-			char *args[] = {argv[2], "--help", NULL};
-			for (const cli_cmd *c = commands; c->name; c++)
-				if (!strcmp(c->name, argv[2]))
-					return c->run(2, args);
-		}
-		usage(stdout);
-		return 0;
-	}
+	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help"))
+		return help(argc, argv);
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		printf("fdl %s (FDL %s)\n", FDL_VERSION, FDL_SPEC_VERSION);
+		printf("fdl %s (FDL %s)\n", fdl_libversion(), FDL_SPEC_VERSION);
 		return 0;
 	}
-	for (const cli_cmd *c = commands; c->name; c++)
-		if (!strcmp(c->name, name))
-			return c->run(argc - 1, argv + 1);
+	const cli_cmd *c = find(name);
+	if (c)
+		return c->run(argc - 1, argv + 1);
 	fprintf(stderr, "fdl: '%s' is not an fdl command; see 'fdl --help'\n", name);
 	return CLI_EXIT_USAGE;
 }

@@ -20,8 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc] = NULL;
 	const char *value = NULL, *many[4], *pos[3];
 	size_t nmany = 0;
-	bool flag = false, done = false;
+	bool flag = false;
 	int npos = -1;
+	static const cli_doc doc = {.usage = "fdl fuzz A [B [C]] [--value V] [--flag] [--many M]...",
+				    .summary = "fuzzing",
+				    .text = "fuzzing\n\n  literal\n\nmore `code`",
+				    .examples = "fdl fuzz a\n",
+				    .min = 1,
+				    .max = 3};
 	cli_opt opts[] = {
 		{.name = "value", .short_name = 'v', .value = &value, .help = "a value"},
 		{.name = "flag", .short_name = 'f', .flag = &flag, .help = "a flag"},
@@ -38,8 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dup2(null, STDERR_FILENO);
 		close(null);
 	}
-	int rc = cli_parse(argc, argv, opts, "fuzz A [B [C]] [--value V] [--flag] [--many M]...", "fuzzing",
-			   pos, 1, 3, &npos, &done);
+	int rc = cli_parse(argc, argv, &doc, opts, pos, &npos);
 	fflush(stdout);
 	fflush(stderr);
 	if (saved_out >= 0) {
@@ -52,9 +57,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (npos < 0 || npos > 3 || nmany > 4)
 		abort(); /* wrote past its tables */
-	if (rc == 0 && !done && npos < 1)
+	if (rc == CLI_GO && npos < 1)
 		abort(); /* went on with fewer positionals than required */
-	if (rc != 0 && rc != CLI_EXIT_USAGE)
+	if (rc != CLI_GO && rc != 0 && rc != CLI_EXIT_USAGE)
 		abort();
 	for (int i = 0; i < npos; i++) {
 		bool inside = false;

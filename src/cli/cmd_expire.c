@@ -1,0 +1,46 @@
+#include "cli.h"
+
+const cli_doc doc_expire = {
+	.usage = "fdl expire ROOT [--dry-run] [--json]",
+	.summary = "apply fdl.json's retention to old versions",
+	.text = "Applies `fdl.json`'s retention, `\"retention\": {\"days\": N, \"keep\": K}`\n"
+		"(`null` is forever): a version older than N days and beyond the newest K of\n"
+		"its branch, and not the tip of a branch or tag, gets `expired.json` and\n"
+		"loses its catalog, `catalogs/` and `files.json`; `version.json` and\n"
+		"`dataset.json` stay, so `fdl log` still shows it, and readers refuse it\n"
+		"with the date. Idempotent.",
+	.examples = "fdl expire /srv/population --dry-run\n",
+	.min = 1,
+	.max = 1,
+};
+
+int cmd_expire(int argc, char **argv)
+{
+	const char *pos[1];
+	bool dry = false, json = false;
+	int npos;
+	cli_opt opts[] = {
+		{.name = "dry-run", .short_name = 'n', .flag = &dry, .help = "only list what would expire"},
+		{.name = "json", .flag = &json, .help = "print the report as JSON"},
+		{0},
+	};
+	int rc = cli_parse(argc, argv, &doc_expire, opts, pos, &npos);
+	if (rc != CLI_GO)
+		return rc;
+	fdl_repo *repo = NULL;
+	if ((rc = cli_open_repo(&repo, pos[0])))
+		return rc;
+	fdl_error err = {0};
+	fdl_expire_report *r = NULL;
+	rc = fdl_expire(&r, repo, dry, &err);
+	fdl_repo_free(repo);
+	if (rc)
+		return cli_fail(&err);
+	char *text = NULL;
+	if (json)
+		rc = cli_print_json(fdl_expire_report_json(&text, r, &err), &text, &err);
+	else
+		cli_print_removals("expired", r->expired, r->expired_count, dry);
+	fdl_expire_report_free(r);
+	return rc;
+}
