@@ -1,8 +1,10 @@
-# fdl: libfdl (static library) + the fdl CLI, C17, warnings as errors.
+# fdl: libfdl (shared and static) + the fdl CLI, C17, warnings as errors.
 #   make setup    install dependencies (scripts/setup.sh) and build
-#   make          build build/fdl
-#   make test     unit tests (ASan + UBSan) and interop tests (pytest, stock DuckDB)
+#   make          build build/fdl, build/libfdl.so, the page and the manual pages
+#   make test     unit tests (ASan + UBSan), the ABI and docs checks, the install
+#                 test, and interop tests (pytest, stock DuckDB)
 #   make demo     set up, build, and run the example in examples/
+#   make install PREFIX=/usr/local   (make uninstall removes exactly that)
 CC      ?= cc
 DEPS    := $(CURDIR)/deps
 EXTDIR  ?= $(DEPS)/extensions
@@ -10,7 +12,10 @@ WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=
 CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include -isystem /usr/include/libxml2 \
            -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"' -DFDL_DEFAULT_WEB_DIR='"$(CURDIR)/build/web"'
 CFLAGS  ?= -O2 -g
-LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lxml2 -lmicrohttpd -lcrypto -lpthread
+LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lxml2 -lmicrohttpd -lcrypto -lpthread -ldl
+VERSION := $(shell sed -n 's/^\#define FDL_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/fdl.h | paste -sd.)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+SONAME  := libfdl.so.$(SOMAJOR)
 SAN     := -DFDL_CRASH_POINTS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/serve/*.c src/*.c)
@@ -18,8 +23,9 @@ CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*.h src/*/*.h)
 
-.PHONY: all setup test unit interop corpus fuzz demo clean web install
-all: build/fdl web
+.PHONY: all setup test unit interop corpus fuzz demo clean web install uninstall man abi-check docs-check \
+	readme install-check bindings-test
+all: build/fdl build/libfdl.so web man
 
 # --- the repository page (web/): esbuild bundles it with DuckDB-Wasm ---------
 WEB_OUT  := build/web
@@ -43,29 +49,99 @@ web-deps-check:
 	@test -x web/node_modules/.bin/esbuild -a -d $(WASM_DIST) || \
 	  { echo "web/node_modules is missing: run 'make setup' first" >&2; exit 1; }
 
-# `make install PREFIX=/usr/local`: the binary, and the page beside it in
-# $(PREFIX)/share/fdl/web, where fdl serve looks first.
+# --- install ------------------------------------------------------------------
+# `make install PREFIX=/usr/local`: the CLI, libfdl (shared, with its soname,
+# and static), fdl.h, fdl.pc, libduckdb and the DuckDB extensions fdl loads
+# (in lib/fdl/), the page, the manual pages and shell completion.
 PREFIX ?= /usr/local
+DEST    = $(DESTDIR)$(PREFIX)
+EXT_VER := $(notdir $(wildcard $(EXTDIR)/v*))
+INSTALLED = bin/fdl lib/libfdl.so.$(VERSION) lib/$(SONAME) lib/libfdl.so lib/libfdl.a include/fdl.h \
+	lib/pkgconfig/fdl.pc share/bash-completion/completions/fdl share/zsh/site-functions/_fdl \
+	share/man/man1/fdl.1
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fdl
-	install -m 755 build/fdl $(DESTDIR)$(PREFIX)/bin/fdl
-	rm -rf $(DESTDIR)$(PREFIX)/share/fdl/web && cp -r $(WEB_OUT) $(DESTDIR)$(PREFIX)/share/fdl/web
+	install -d $(DEST)/bin $(DEST)/lib/pkgconfig $(DEST)/lib/fdl $(DEST)/include $(DEST)/share/fdl \
+	  $(DEST)/share/man/man1 $(DEST)/share/bash-completion/completions $(DEST)/share/zsh/site-functions
+	install -m 755 build/fdl $(DEST)/bin/fdl
+	install -m 755 build/libfdl.so.$(VERSION) $(DEST)/lib/libfdl.so.$(VERSION)
+	ln -sf libfdl.so.$(VERSION) $(DEST)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DEST)/lib/libfdl.so
+	install -m 644 build/libfdl.a $(DEST)/lib/libfdl.a
+	install -m 644 include/fdl.h $(DEST)/include/fdl.h
+	install -m 755 $(DEPS)/lib/libduckdb.so $(DEST)/lib/fdl/libduckdb.so
+	rm -rf $(DEST)/lib/fdl/extensions && cp -r $(EXTDIR) $(DEST)/lib/fdl/extensions
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' scripts/fdl.pc.in > $(DEST)/lib/pkgconfig/fdl.pc
+	install -m 644 build/man/*.1 $(DEST)/share/man/man1/
+	install -m 644 scripts/completion/fdl.bash $(DEST)/share/bash-completion/completions/fdl
+	install -m 644 scripts/completion/_fdl $(DEST)/share/zsh/site-functions/_fdl
+	rm -rf $(DEST)/share/fdl/web && cp -r $(WEB_OUT) $(DEST)/share/fdl/web
+
+uninstall:
+	@test -x $(DEST)/bin/fdl && for c in $$($(DEST)/bin/fdl help --commands); do \
+	  rm -f $(DEST)/share/man/man1/fdl-$$c.1; done; true
+	rm -f $(INSTALLED:%=$(DEST)/%)
+	rm -rf $(DEST)/lib/fdl $(DEST)/share/fdl
 
 setup:
 	bash scripts/setup.sh
 	$(MAKE) all
 
 # --- release build -----------------------------------------------------------
-build/obj/%.o: %.c $(HDRS) | deps-check
+# The library's objects are position-independent and hide every symbol
+# fdl.h does not mark FDL_EXTERN; the CLI links the shared library, so it
+# can only use what fdl.h exports.
+build/obj/%.o: %.c $(HDRS) Makefile | deps-check
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	@$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 build/libfdl.a: $(LIB_SRC:%.c=build/obj/%.o)
-	@ar rcs $@ $^
+	@rm -f $@ && ar rcs $@ $^
 
-build/fdl: $(CLI_SRC:%.c=build/obj/%.o) build/libfdl.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+build/libfdl.so.$(VERSION): $(LIB_SRC:%.c=build/obj/%.o)
+	@echo "  LD      $@"
+	@$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -o $@ $^ $(LDLIBS) \
+	  -Wl,-rpath,'$$ORIGIN/fdl'
+
+build/$(SONAME) build/libfdl.so: build/libfdl.so.$(VERSION)
+	@ln -sf libfdl.so.$(VERSION) $@
+
+build/fdl: $(CLI_SRC:%.c=build/obj/%.o) build/$(SONAME) build/libfdl.so
+	$(CC) $(CFLAGS) -o $@ $(CLI_SRC:%.c=build/obj/%.o) -Lbuild -lfdl -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib'
+
+# --- manual pages, README's command section, the ABI -------------------------
+# One source: each command's cli_doc and options in src/cli/cmd_<name>.c make
+# its --help, its manual page and its section of README.
+man: build/man/.stamp
+build/man/.stamp: build/fdl
+	@rm -rf build/man && mkdir -p build/man
+	@build/fdl help --man > build/man/fdl.1
+	@for c in $$(build/fdl help --commands); do build/fdl $$c --help=man > build/man/fdl-$$c.1 || exit 1; done
+	@touch $@
+
+# README between the markers is made by `make readme`; docs-check fails when
+# it is stale, and when a manual page does not render.
+readme: build/fdl
+	bash scripts/readme-commands.sh build/fdl README.md
+docs-check: build/fdl man
+	bash scripts/readme-commands.sh build/fdl README.md --check
+	@for p in build/man/*.1; do MANWIDTH=80 man -l $$p > /dev/null 2> build/man/.err || \
+	  { echo "$$p does not render:" >&2; cat build/man/.err >&2; exit 1; }; \
+	  test ! -s build/man/.err || { echo "$$p: man warns:" >&2; cat build/man/.err >&2; exit 1; }; done
+	@echo "docs-check: README is current, $$(ls build/man/*.1 | wc -l) manual pages render"
+
+# Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every
+# listed one is exported: an unintended export or a removed symbol fails.
+abi-check: build/libfdl.so.$(VERSION)
+	@nm -D --defined-only $< | awk '$$2 ~ /^[TDRBWV]$$/ {print $$3}' | sort > build/abi.symbols
+	@diff -u abi/libfdl.symbols build/abi.symbols || \
+	  { echo "abi-check: the exports differ from abi/libfdl.symbols (- listed, + exported)" >&2; exit 1; }
+	@echo "abi-check: $$(wc -l < build/abi.symbols) exported symbols, as listed"
+
+# Install into a fresh prefix, build the examples with nothing but
+# pkg-config, run them, run the Python binding's tests, uninstall.
+install-check: all
+	bash scripts/install-check.sh
 
 # --- sanitizer build (tests) -------------------------------------------------
 build/san/%.o: %.c $(HDRS) | deps-check
@@ -137,7 +213,7 @@ interop: build/san/fdl build/fdl web
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q tests/interop
 
-test: unit corpus interop
+test: unit corpus abi-check docs-check install-check interop
 
 demo: setup
 	bash examples/demo.sh

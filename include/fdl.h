@@ -12,6 +12,23 @@
  *    returned through `char **out` are released with `fdl_free`.
  *  - `const char *` results of accessors are owned by the object they were
  *    read from and live as long as it does.
+ *
+ * Threads: libfdl keeps no global state. A handle (fdl_repo, fdl_reader,
+ * fdl_version, a report) may be used by one thread at a time; different
+ * handles may be used by different threads at the same time, on the same
+ * repository too (tests/unit/test_threads.c: eight readers at once). Objects
+ * that are only read after they are returned (fdl_version, reports) may be
+ * read by several threads at once. fdl_server_start runs its own threads.
+ * libfdl relies on libcurl's thread-safe global initialisation (libcurl
+ * 7.84 or later, CURL_VERSION_THREADSAFE); with an older libcurl, call
+ * curl_global_init() before starting threads.
+ *
+ * Stability: the functions and types in the sections marked [stable] keep
+ * their signatures and meaning for the whole major version
+ * (FDL_VERSION_MAJOR); fields are only ever added at the end of a report
+ * struct, which the library allocates. Sections marked [experimental] may
+ * still change in a minor release, said in its notes. The exported symbols
+ * are listed in abi/libfdl.symbols; CI fails on any difference.
  */
 #ifndef FDL_H
 #define FDL_H
@@ -24,6 +41,20 @@
 extern "C" {
 #endif
 
+/* What libfdl exports: every function declared here, and nothing else (the
+ * library is built with -fvisibility=hidden; abi/libfdl.symbols lists the
+ * exports and CI compares it with the built libfdl.so). */
+#if defined(__GNUC__)
+#define FDL_EXTERN __attribute__((visibility("default")))
+#else
+#define FDL_EXTERN
+#endif
+
+/* This library's version (semantic versioning: the ABI changes only with
+ * the major number) and the FDL spec version it writes. */
+#define FDL_VERSION_MAJOR 0
+#define FDL_VERSION_MINOR 2
+#define FDL_VERSION_PATCH 0
 #define FDL_SPEC_VERSION "0.1"
 #define FDL_ID_LEN 36 /* a lower-case hyphenated UUID, without NUL */
 
@@ -54,7 +85,12 @@ typedef struct fdl_error {
 typedef void (*fdl_progress_cb)(const char *what, int64_t done, int64_t total, void *payload);
 
 /* Release a string or buffer returned by libfdl. */
-void fdl_free(void *ptr);
+FDL_EXTERN void fdl_free(void *ptr);
+
+/* "MAJOR.MINOR.PATCH" of the library actually loaded (fdl_version is the
+ * type of one version of a dataset, hence the name) (it may be newer than
+ * the header a program was built with). Static storage. */
+FDL_EXTERN const char *fdl_libversion(void);
 
 /* A list of strings owned by the report that holds it. */
 typedef struct fdl_strarray {
@@ -67,7 +103,7 @@ typedef struct fdl_strarray {
  * one _free function, and get their --json form from their _json function.
  * Fields may be added at the end in later releases, never removed. */
 
-/* ---- repositories ------------------------------------------------------ */
+/* ---- repositories [stable] ---------------------------------------- */
 
 typedef struct fdl_repo fdl_repo;
 
@@ -79,23 +115,23 @@ typedef struct fdl_init_options {
 /* Create a repository at `root` (a folder path or file:// URL): fdl.json,
  * HEAD, refs/heads/ and the data folder. Refuses (FDL_EEXISTS) a non-empty
  * root that is not a repository, and a root that already is one. */
-int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err);
+FDL_EXTERN int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err);
 
 /* Open the repository at `root`; reads and checks fdl.json. */
-int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err);
-void fdl_repo_free(fdl_repo *repo);
+FDL_EXTERN int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err);
+FDL_EXTERN void fdl_repo_free(fdl_repo *repo);
 
 /* The root as given, normalised (absolute path for folders). */
-const char *fdl_repo_root(const fdl_repo *repo);
+FDL_EXTERN const char *fdl_repo_root(const fdl_repo *repo);
 /* fdl.json's data_dir, e.g. "data". */
-const char *fdl_repo_data_dir(const fdl_repo *repo);
+FDL_EXTERN const char *fdl_repo_data_dir(const fdl_repo *repo);
 /* Where readers find the data: root + data_dir + "/". */
-const char *fdl_repo_data_url(const fdl_repo *repo);
+FDL_EXTERN const char *fdl_repo_data_url(const fdl_repo *repo);
 
-/* ---- refs -------------------------------------------------------------- */
+/* ---- refs [stable] ------------------------------------------------ */
 
 /* The branch HEAD names, e.g. "main". Caller frees with fdl_free. */
-int fdl_repo_head_branch(char **out, fdl_repo *repo, fdl_error *err);
+FDL_EXTERN int fdl_repo_head_branch(char **out, fdl_repo *repo, fdl_error *err);
 
 /* Resolve `spec` to a version id: the one ref syntax every command takes.
  * `spec` is NULL or "HEAD" (HEAD's branch tip), a branch or tag name (a
@@ -107,12 +143,12 @@ int fdl_repo_head_branch(char **out, fdl_repo *repo, fdl_error *err);
  * FDL_ENOTFOUND when it names nothing (or an unborn branch),
  * FDL_EAMBIGUOUS when a prefix matches several versions, FDL_EINVALID when
  * it cannot be a ref at all. */
-int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err);
+FDL_EXTERN int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err);
 
 /* Check a branch or tag name against Git's ref-name rules. */
-int fdl_ref_name_check(const char *name, fdl_error *err);
+FDL_EXTERN int fdl_ref_name_check(const char *name, fdl_error *err);
 
-/* ---- branches --------------------------------------------------------- */
+/* ---- branches [stable] -------------------------------------------- */
 
 typedef struct fdl_branch {
 	char name[256];
@@ -121,43 +157,47 @@ typedef struct fdl_branch {
 } fdl_branch;
 
 /* Every branch with a version, sorted by name. Caller frees *out. */
-int fdl_branch_list(fdl_branch **out, size_t *count, fdl_repo *repo, fdl_error *err);
+FDL_EXTERN int fdl_branch_list(fdl_branch **out, size_t *count, fdl_repo *repo, fdl_error *err);
 /* Create branch `name` at `start` (NULL = HEAD; a ref or version id).
  * FDL_EEXISTS if it exists. */
-int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_error *err);
+FDL_EXTERN int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_error *err);
 /* Delete a branch (compare-and-swap); refuses HEAD's branch. */
-int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err);
+FDL_EXTERN int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err);
 
-/* ---- versions ---------------------------------------------------------- */
+/* ---- versions [stable] -------------------------------------------- */
 
 typedef struct fdl_version fdl_version;
 
 /* Read and validate versions/<id>/version.json per the spec: every must
  * field with its type, and `id` equal to the directory. */
-int fdl_version_read(fdl_version **out, fdl_repo *repo, const char *id, fdl_error *err);
+FDL_EXTERN int fdl_version_read(fdl_version **out, fdl_repo *repo, const char *id, fdl_error *err);
 
 /* Validate a version.json held in memory. `dir_id` is the name of the
  * directory it was found in; `source` names it in error messages. */
-int fdl_version_parse(fdl_version **out, const char *json, size_t len, const char *dir_id,
+FDL_EXTERN int fdl_version_parse(fdl_version **out, const char *json, size_t len, const char *dir_id,
 		      const char *source, fdl_error *err);
-void fdl_version_free(fdl_version *v);
+FDL_EXTERN void fdl_version_free(fdl_version *v);
 
-const char *fdl_version_id(const fdl_version *v);
-int64_t fdl_version_seq(const fdl_version *v);
-size_t fdl_version_parent_count(const fdl_version *v);
-const char *fdl_version_parent(const fdl_version *v, size_t i); /* NULL past the end */
-const char *fdl_version_created_at(const fdl_version *v);
-const char *fdl_version_author_name(const fdl_version *v);
-const char *fdl_version_author_email(const fdl_version *v); /* NULL when absent */
-const char *fdl_version_message(const fdl_version *v);
-const char *fdl_version_catalog_path(const fdl_version *v);
-const char *fdl_version_catalog_sha256(const fdl_version *v);
-const char *fdl_version_catalog_storage(const fdl_version *v);
-int64_t fdl_version_catalog_bytes(const fdl_version *v);
-const char *fdl_version_ducklake_format(const fdl_version *v);
-int64_t fdl_version_snapshot_id(const fdl_version *v);
+FDL_EXTERN const char *fdl_version_id(const fdl_version *v);
+FDL_EXTERN int64_t fdl_version_seq(const fdl_version *v);
+FDL_EXTERN size_t fdl_version_parent_count(const fdl_version *v);
+FDL_EXTERN const char *fdl_version_parent(const fdl_version *v, size_t i); /* NULL past the end */
+FDL_EXTERN const char *fdl_version_created_at(const fdl_version *v);
+FDL_EXTERN const char *fdl_version_author_name(const fdl_version *v);
+FDL_EXTERN const char *fdl_version_author_email(const fdl_version *v); /* NULL when absent */
+FDL_EXTERN const char *fdl_version_message(const fdl_version *v);
+FDL_EXTERN const char *fdl_version_catalog_path(const fdl_version *v);
+FDL_EXTERN const char *fdl_version_catalog_sha256(const fdl_version *v);
+FDL_EXTERN const char *fdl_version_catalog_storage(const fdl_version *v);
+FDL_EXTERN int64_t fdl_version_catalog_bytes(const fdl_version *v);
+FDL_EXTERN const char *fdl_version_ducklake_format(const fdl_version *v);
+FDL_EXTERN int64_t fdl_version_snapshot_id(const fdl_version *v);
+/* The dataset.json version v was published with, checked against the size
+ * and sha256 version.json records, as text. FDL_ENOTFOUND for a version
+ * written before dataset.json was required. Caller frees. */
+FDL_EXTERN int fdl_version_dataset(char **out, fdl_repo *repo, const fdl_version *v, fdl_error *err);
 /* Pretty-printed JSON of the whole version.json. Caller frees. */
-int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err);
+FDL_EXTERN int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err);
 
 /* One schema change (version.json's `changes`, fdl diff): `kind` is
  * add_table, drop_table, rename_table, add_column, drop_column,
@@ -174,8 +214,8 @@ typedef struct fdl_change {
 
 /* The `changes` version v records against its parent (none for a first
  * version or one written without them). Owned by v. */
-size_t fdl_version_change_count(const fdl_version *v);
-const fdl_change *fdl_version_change(const fdl_version *v, size_t i); /* NULL past the end */
+FDL_EXTERN size_t fdl_version_change_count(const fdl_version *v);
+FDL_EXTERN const fdl_change *fdl_version_change(const fdl_version *v, size_t i); /* NULL past the end */
 
 /* The schema differences from version `a` to version `b` (refs, see
  * fdl_ref_resolve), computed from the two frozen catalogs. */
@@ -185,8 +225,8 @@ typedef struct fdl_diff {
 	fdl_change *changes;
 	size_t change_count;
 } fdl_diff;
-int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err);
-void fdl_diff_free(fdl_diff *d);
+FDL_EXTERN int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err);
+FDL_EXTERN void fdl_diff_free(fdl_diff *d);
 
 /* Row differences, streamed: for each table both versions have (or only
  * `table`, "schema.table" or "table" in main), `on_table` is told the
@@ -202,12 +242,12 @@ typedef struct fdl_diff_rows_options {
 	int (*on_row)(const char *table, int added, const char *row_json, void *payload);
 	void *payload;
 } fdl_diff_rows_options;
-int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err);
+FDL_EXTERN int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err);
 
 /* `fdl diff --json`, streamed to `out`: {"from", "to", "changes": [...]}
  * and, with `rows`, "rows": {"schema.table": {"added_total", "removed_total",
  * "added": [...], "removed": [...]}} (`rows->on_table`/`on_row` unused). */
-int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *rows,
+FDL_EXTERN int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *rows,
 		  fdl_error *err);
 
 /* The DuckLake snapshots a version added since its first parent, with
@@ -224,12 +264,12 @@ typedef struct fdl_snapshot_list {
 	fdl_snapshot *items;
 	size_t count;
 } fdl_snapshot_list;
-int fdl_version_snapshots(fdl_snapshot_list **out, fdl_repo *repo, const char *id, fdl_error *err);
-void fdl_snapshot_list_free(fdl_snapshot_list *l);
+FDL_EXTERN int fdl_version_snapshots(fdl_snapshot_list **out, fdl_repo *repo, const char *id, fdl_error *err);
+FDL_EXTERN void fdl_snapshot_list_free(fdl_snapshot_list *l);
 /* [{"snapshot_id", "time", "author", "message", "extra_info", "changes"}] */
-int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fdl_error *err);
+FDL_EXTERN int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fdl_error *err);
 
-/* ---- working catalogs -------------------------------------------------- */
+/* ---- working catalogs [stable] ------------------------------------ */
 
 typedef struct fdl_checkout_options {
 	const char *ref; /* branch to work on, NULL = HEAD's branch */
@@ -239,11 +279,11 @@ typedef struct fdl_checkout_options {
  * empty): a SQLite DuckLake catalog holding the branch tip (empty when the
  * branch has no version yet), and `fdl-work.json` recording the
  * repository, branch and base version. */
-int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err);
+FDL_EXTERN int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err);
 
 /* Delete a working catalog folder made by fdl_checkout (refuses a folder
  * without fdl-work.json). */
-int fdl_work_remove(const char *work, fdl_error *err);
+FDL_EXTERN int fdl_work_remove(const char *work, fdl_error *err);
 
 /* What a working catalog records about where it came from. */
 typedef struct fdl_work_info {
@@ -253,12 +293,12 @@ typedef struct fdl_work_info {
 	char *catalog;    /* the catalog: a SQLite file, or a PostgreSQL connection */
 	char base[FDL_ID_LEN + 1]; /* the version it is based on; "" on a new branch */
 } fdl_work_info;
-int fdl_work_info_read(fdl_work_info **out, const char *work, fdl_error *err);
-void fdl_work_info_free(fdl_work_info *info);
+FDL_EXTERN int fdl_work_info_read(fdl_work_info **out, const char *work, fdl_error *err);
+FDL_EXTERN void fdl_work_info_free(fdl_work_info *info);
 
 /* The ATTACH statement (with the LOAD lines) a user runs in stock DuckDB to
  * write to the working catalog `work`. Caller frees. */
-int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err);
+FDL_EXTERN int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err);
 
 typedef struct fdl_commit_options {
 	const char *message;      /* required */
@@ -275,15 +315,15 @@ typedef struct fdl_commit_options {
 /* Freeze the working catalog's latest snapshot into a new version and move
  * its branch by compare-and-swap. FDL_ENOCHANGE when there is no new
  * snapshot (nothing written), FDL_ECONFLICT when the branch moved. */
-int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts,
+FDL_EXTERN int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts,
 	       fdl_error *err);
 
 /* The dataset.json the next commit of `work` would write (its description
  * files merged with the catalog), failing with the errors commit would
  * give. Writes nothing. Caller frees. */
-int fdl_describe(char **out, const char *work, fdl_error *err);
+FDL_EXTERN int fdl_describe(char **out, const char *work, fdl_error *err);
 
-/* ---- reading ----------------------------------------------------------- */
+/* ---- reading [stable] --------------------------------------------- */
 
 typedef enum { FDL_FORMAT_TABLE, FDL_FORMAT_CSV, FDL_FORMAT_JSON } fdl_format;
 
@@ -298,28 +338,28 @@ typedef struct fdl_reader fdl_reader;
  * once, checked against its bytes and sha256 and cached by sha256
  * ($FDL_CACHE_DIR, default ~/.cache/fdl/read). FDL_EEXPIRED for a version
  * that left retention or was withdrawn. */
-int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err);
+FDL_EXTERN int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err);
 /* The same with ROOT and REF apart (REF NULL = HEAD), for a ref with '/'
  * in it, which "ROOT@REF" takes only in full ("ROOT@refs/heads/a/b"). */
-int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err);
-void fdl_reader_free(fdl_reader *r);
-const fdl_version *fdl_reader_version(const fdl_reader *r);
+FDL_EXTERN int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err);
+FDL_EXTERN void fdl_reader_free(fdl_reader *r);
+FDL_EXTERN const fdl_version *fdl_reader_version(const fdl_reader *r);
 /* The local file of the chosen catalog (checked). */
-const char *fdl_reader_catalog(const fdl_reader *r);
+FDL_EXTERN const char *fdl_reader_catalog(const fdl_reader *r);
 /* Where the data files are: ROOT/<data_dir>/. */
-const char *fdl_reader_data_url(const fdl_reader *r);
+FDL_EXTERN const char *fdl_reader_data_url(const fdl_reader *r);
 /* Requests made to an HTTP or S3 repository so far (0 for folders). */
-long fdl_reader_requests(const fdl_reader *r);
+FDL_EXTERN long fdl_reader_requests(const fdl_reader *r);
 
 /* Run SQL against the version (attached read-only as `lake`, the default
  * catalog, so `SELECT * FROM population` works) and stream the rows. */
-int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, fdl_error *err);
+FDL_EXTERN int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, fdl_error *err);
 
 /* The data files of `table` ("schema.table" or "table" in main) as JSON
  * text {"table", "source": "files.json"|"catalog", "files": [...]} where
  * each file is as in files.json. Uses files.json alone when the version has
  * one, else the catalog. Caller frees. */
-int fdl_reader_table_files(char **out, fdl_reader *r, const char *table, fdl_error *err);
+FDL_EXTERN int fdl_reader_table_files(char **out, fdl_reader *r, const char *table, fdl_error *err);
 
 /* Export a table as plain Parquet: into folder `to` (one file per data
  * file, copied as they are) or into one file `to` ending in ".parquet".
@@ -327,14 +367,14 @@ int fdl_reader_table_files(char **out, fdl_reader *r, const char *table, fdl_err
  * (plain Parquet readers would see deleted rows or miss renamed columns)
  * unless `apply` is set, in which case DuckDB applies them through DuckLake
  * into one Parquet file. */
-int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int apply, fdl_error *err);
+FDL_EXTERN int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int apply, fdl_error *err);
 
 /* The SQL a reader runs in stock DuckDB to open the version read-only, with
  * DATA_PATH overridden to where the data is (and the httpfs lines an HTTP
  * repository needs). `alias` NULL = "lake". Caller frees. */
-int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err);
+FDL_EXTERN int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err);
 
-/* ---- checking ----------------------------------------------------------- */
+/* ---- checking [stable] -------------------------------------------- */
 
 /* What fdl verify found: every problem (and warning) with the file it is
  * in, as git fsck reports them. */
@@ -364,20 +404,20 @@ typedef struct fdl_verify_report {
  * version must carry a valid version.json.sig by a listed key. The rc is an
  * error only when the check itself could not run; problems go in the
  * report. */
-int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err);
-void fdl_verify_report_free(fdl_verify_report *r);
+FDL_EXTERN int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err);
+FDL_EXTERN void fdl_verify_report_free(fdl_verify_report *r);
 /* {"repository", "versions_checked", "ok", "problems": [{"where",
  * "problem"}], "warnings": [{"where", "warning"}], "signatures"?: [{"id",
  * "signer"}]} */
-int fdl_verify_report_json(char **out, const fdl_verify_report *r, fdl_error *err);
+FDL_EXTERN int fdl_verify_report_json(char **out, const fdl_verify_report *r, fdl_error *err);
 
 /* Sign version `id`: versions/<id>/version.json.sig, an SSH signature
  * (SSHSIG, namespace "fdl") over the exact bytes of version.json with the
  * unencrypted OpenSSH Ed25519 private key at key_path. Never replaces a
  * signature (FDL_EEXISTS). */
-int fdl_version_sign(fdl_repo *repo, const char *id, const char *key_path, fdl_error *err);
+FDL_EXTERN int fdl_version_sign(fdl_repo *repo, const char *id, const char *key_path, fdl_error *err);
 
-/* ---- retention, withdrawal, gc ------------------------------------------- */
+/* ---- retention, withdrawal, gc [stable] --------------------------- */
 
 /* A version expire or withdraw touched, and the files it lost (or, in a
  * dry run, would lose). */
@@ -395,10 +435,10 @@ typedef struct fdl_expire_report {
 /* Expire every version past fdl.json's retention (never a branch or tag
  * tip, never one of a branch's newest `keep`): add expired.json, delete the
  * catalog, catalogs/ and files.json. */
-int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err);
-void fdl_expire_report_free(fdl_expire_report *r);
+FDL_EXTERN int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err);
+FDL_EXTERN void fdl_expire_report_free(fdl_expire_report *r);
 /* {"dry_run", "expired": [{"id", "removed": [...]}]} */
-int fdl_expire_report_json(char **out, const fdl_expire_report *r, fdl_error *err);
+FDL_EXTERN int fdl_expire_report_json(char **out, const fdl_expire_report *r, fdl_error *err);
 
 typedef struct fdl_withdraw_report {
 	int dry_run;
@@ -413,11 +453,11 @@ typedef struct fdl_withdraw_report {
  * other version whose catalog references one of them withdrawn with it;
  * version.json deleted too with `remove_version_json` (when it carries the
  * withdrawn data). Idempotent; safe to rerun after a crash. */
-int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, const char *reason,
+FDL_EXTERN int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, const char *reason,
 		 int remove_version_json, int dry_run, fdl_error *err);
-void fdl_withdraw_report_free(fdl_withdraw_report *r);
+FDL_EXTERN void fdl_withdraw_report_free(fdl_withdraw_report *r);
 /* {"dry_run", "withdrawn", "versions": [{"id", "removed"}], "data_files"} */
-int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r, fdl_error *err);
+FDL_EXTERN int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r, fdl_error *err);
 
 typedef struct fdl_gc_report {
 	int dry_run;
@@ -428,14 +468,14 @@ typedef struct fdl_gc_report {
 
 /* Delete data files no live version's catalog references, and incomplete
  * version directories, older than `grace_seconds`. */
-int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err);
-void fdl_gc_report_free(fdl_gc_report *r);
+FDL_EXTERN int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err);
+FDL_EXTERN void fdl_gc_report_free(fdl_gc_report *r);
 /* {"dry_run", "grace_seconds", "deleted", "incomplete_versions"} */
-int fdl_gc_report_json(char **out, const fdl_gc_report *r, fdl_error *err);
+FDL_EXTERN int fdl_gc_report_json(char **out, const fdl_gc_report *r, fdl_error *err);
 
 /* Add versions/<id>/catalogs/<format>.duckdb (never replacing one). DuckDB
  * 1.5.5 writes DuckLake 1.0 only: another format is refused, saying so. */
-int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err);
+FDL_EXTERN int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err);
 
 /* Copy a repository (a folder, http(s) or s3 source; a folder or s3
  * destination), resumable: data files first, each version's version.json
@@ -452,13 +492,13 @@ typedef struct fdl_clone_report {
 	int64_t copied;        /* files copied */
 	int64_t already_there; /* files the destination already had, checked */
 } fdl_clone_report;
-int fdl_clone(fdl_clone_report **out, const char *src, const char *dst, const fdl_clone_options *opts,
+FDL_EXTERN int fdl_clone(fdl_clone_report **out, const char *src, const char *dst, const fdl_clone_options *opts,
 	      fdl_error *err);
-void fdl_clone_report_free(fdl_clone_report *r);
+FDL_EXTERN void fdl_clone_report_free(fdl_clone_report *r);
 /* {"from", "to", "versions", "copied", "already_there"} */
-int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err);
+FDL_EXTERN int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err);
 
-/* ---- hosting ------------------------------------------------------------ */
+/* ---- hosting [experimental] --------------------------------------- */
 
 typedef struct fdl_server fdl_server;
 
@@ -477,9 +517,9 @@ typedef struct fdl_serve_options {
  * and conditional GET, CORS, immutable caching for versions and data, short
  * caching for HEAD and refs. Never serves a path outside root (`..`,
  * symlinks, encoded traversal) and never lists folders. */
-int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err);
-int fdl_server_port(const fdl_server *s);
-void fdl_server_stop(fdl_server *s);
+FDL_EXTERN int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err);
+FDL_EXTERN int fdl_server_port(const fdl_server *s);
+FDL_EXTERN void fdl_server_stop(fdl_server *s);
 
 #ifdef __cplusplus
 }

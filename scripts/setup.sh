@@ -24,7 +24,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # --- 1. Debian packages -------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
           libssl-dev libxml2-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client
-          postgresql-15 chromium)
+          postgresql-15 chromium man-db)
 command -v npm >/dev/null 2>&1 || apt_pkgs+=(nodejs npm)
 missing=()
 for p in "${apt_pkgs[@]}"; do

@@ -258,3 +258,25 @@ int64_t fdl_version_added_from(const fdl_version *v, const fdl_version *parent)
 	return (int64_t)json_integer_value(json_array_get(snaps, 0));
 }
 
+
+int fdl_version_dataset(char **out, fdl_repo *repo, const fdl_version *v, fdl_error *err)
+{
+	const json_t *ref = json_object_get(v->doc, "dataset");
+	if (!ref)
+		return fdl_fail(err, FDL_ENOTFOUND, "version %s has no dataset.json (written before it was required)",
+				v->id);
+	char *local = NULL;
+	fdl_buf b = {0};
+	int rc = fdl_version_fetch_checked(&local, repo, v, json_string_value(json_object_get(ref, "path")),
+					   (int64_t)json_integer_value(json_object_get(ref, "bytes")),
+					   json_string_value(json_object_get(ref, "sha256")), err);
+	if (!rc)
+		rc = fdl_file_read(&b, local, FDL_META_MAX_BYTES, err);
+	free(local);
+	if (rc) {
+		fdl_buf_free(&b);
+		return rc;
+	}
+	*out = fdl_buf_detach(&b);
+	return 0;
+}

@@ -55,3 +55,11 @@ void fdl_error_clear(fdl_error *err)
 		err->message[0] = '\0';
 	}
 }
+
+#define FDL_STR_(x) #x
+#define FDL_STR(x) FDL_STR_(x)
+
+const char *fdl_libversion(void)
+{
+	return FDL_STR(FDL_VERSION_MAJOR) "." FDL_STR(FDL_VERSION_MINOR) "." FDL_STR(FDL_VERSION_PATCH);
+}
