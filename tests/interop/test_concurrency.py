@@ -1,7 +1,7 @@
 """Many writers on one branch of a repository (a folder, or a bucket), readers
 meanwhile.
 
-Scale with FDL_STRESS_PROCS and FDL_STRESS_COMMITS (CI: 4 x 5; the figures
+Scale with FDL_STRESS_PROCS and FDL_STRESS_COMMITS (CI: 3 x 3; the figures
 in docs/reliability.md come from larger runs)."""
 import os
 import pathlib
@@ -11,8 +11,8 @@ import threading
 
 from conftest import EXT, FDL, fdl, rows
 
-PROCS = int(os.environ.get("FDL_STRESS_PROCS", "4"))
-COMMITS = int(os.environ.get("FDL_STRESS_COMMITS", "5"))
+PROCS = int(os.environ.get("FDL_STRESS_PROCS", "3"))
+COMMITS = int(os.environ.get("FDL_STRESS_COMMITS", "3"))
 
 
 def test_many_writers_one_branch(repo, tmp_path):
