@@ -25,7 +25,7 @@ HDRS    := $(wildcard include/*.h src/*.h src/*/*.h)
 
 .PHONY: all setup test unit interop corpus fuzz demo clean web install uninstall man abi-check docs-check \
 	readme install-check bindings-test
-all: build/fdl build/libfdl.so web man
+all: build/fdl build/libfdl.so build/libfdl.a web man
 
 # --- the repository page (web/): esbuild bundles it with DuckDB-Wasm ---------
 WEB_OUT  := build/web
