@@ -12,7 +12,9 @@ WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=
 CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include -isystem /usr/include/libxml2 \
            -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"' -DFDL_DEFAULT_WEB_DIR='"$(CURDIR)/build/web"'
 CFLAGS  ?= -O2 -g
-LDLIBS  := -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lxml2 -lmicrohttpd -lcrypto -lpthread -ldl
+# libduckdb is not linked: src/catalog/duckapi.c loads it when a command
+# first opens DuckDB, found on this run path.
+LDLIBS  := -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lxml2 -lmicrohttpd -lcrypto -lpthread -ldl
 VERSION := $(shell sed -n 's/^\#define FDL_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/fdl.h | paste -sd.)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libfdl.so.$(SOMAJOR)
@@ -23,7 +25,7 @@ CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*.h src/*/*.h)
 
-.PHONY: all setup test unit interop corpus fuzz demo clean web install uninstall man abi-check docs-check \
+.PHONY: all setup test unit interop corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
 	readme install-check bindings-test
 all: build/fdl build/libfdl.so build/libfdl.a web man
 
@@ -217,6 +219,18 @@ test: unit corpus abi-check docs-check install-check interop
 
 demo: setup
 	bash examples/demo.sh
+
+# --- the benchmark (bench/run.py): fdl against its peers, same run ----------
+build/bench/sqlrun: bench/sqlrun.c | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -O2 -Wall -Wextra -Wno-deprecated-declarations -isystem $(DEPS)/include -o $@ $< \
+	  -L$(DEPS)/lib -lduckdb -Wl,-rpath,$(DEPS)/lib
+bench: build/fdl build/bench/sqlrun
+	bash scripts/setup-bench.sh
+	$(DEPS)/venv/bin/python bench/run.py
+bench-quick: build/fdl build/bench/sqlrun
+	bash scripts/setup-bench.sh
+	$(DEPS)/venv/bin/python bench/run.py --quick
 
 clean:
 	rm -rf build

@@ -102,6 +102,8 @@ int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err)
 int fdl_duck_open(fdl_duck *d, fdl_error *err)
 {
 	memset(d, 0, sizeof *d);
+	if (fdl_duck_load_library(err))
+		return FDL_EDUCKDB;
 	duckdb_config cfg;
 	if (duckdb_create_config(&cfg) != DuckDBSuccess)
 		return fdl_fail(err, FDL_EDUCKDB, "DuckDB: cannot create a configuration");

@@ -21,6 +21,9 @@ typedef struct fdl_rows {
  * extension folder (FDL_EXTENSION_DIR, else the one `make setup` filled),
  * laid out as <dir>/<duckdb version>/<platform>/<name>.duckdb_extension. */
 int fdl_duck_open(fdl_duck *d, fdl_error *err);
+/* Load libduckdb (duckapi.c) if it is not yet: fdl_duck_open does; FDL_EDUCKDB
+ * when it cannot be found. */
+int fdl_duck_load_library(fdl_error *err);
 void fdl_duck_close(fdl_duck *d);
 /* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
 int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err);

@@ -1,0 +1,320 @@
+/*
+ * libduckdb, loaded when a command first needs DuckDB rather than when fdl
+ * starts: `fdl log`, `show`, `branch` and `--version` never open DuckDB, and
+ * mapping and initialising its 68 MB library cost more than the command
+ * itself (measured in bench/RESULTS.md). libfdl defines the DuckDB C API
+ * functions it uses as forwards to the library dlopen() found, hidden inside
+ * libfdl (-fvisibility=hidden), so a program that links DuckDB itself sees
+ * its own. The library is $FDL_DUCKDB_LIBRARY, else libduckdb.so found on
+ * libfdl's run path (<libdir>/fdl after make install, deps/lib in the tree).
+ *
+ * The table of functions is the one piece of process-wide state in libfdl:
+ * written once, under pthread_once, and only read after.
+ */
+#include "duck.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct duckdb_api {
+	void (*free)(void *ptr);
+	const char *(*library_version)(void);
+	void (*destroy_result)(duckdb_result *result);
+	const char *(*column_name)(duckdb_result *result, idx_t col);
+	duckdb_state (*set_config)(duckdb_config config, const char *name, const char *option);
+	const char *(*result_error)(duckdb_result *result);
+	duckdb_state (*prepare)(duckdb_connection connection, const char *query, duckdb_prepared_statement *out_prepared_statement);
+	void (*destroy_prepare)(duckdb_prepared_statement *prepared_statement);
+	duckdb_vector (*data_chunk_get_vector)(duckdb_data_chunk chunk, idx_t col_idx);
+	idx_t (*column_count)(duckdb_result *result);
+	uint64_t *(*vector_get_validity)(duckdb_vector vector);
+	bool (*value_is_null)(duckdb_result *result, idx_t col, idx_t row);
+	bool (*validity_row_is_valid)(uint64_t *validity, idx_t row);
+	const char *(*prepare_error)(duckdb_prepared_statement prepared_statement);
+	void (*destroy_config)(duckdb_config *config);
+	idx_t (*data_chunk_get_size)(duckdb_data_chunk chunk);
+	void (*close)(duckdb_database *database);
+	void *(*vector_get_data)(duckdb_vector vector);
+	char *(*value_varchar)(duckdb_result *result, idx_t col, idx_t row);
+	int64_t (*value_int64)(duckdb_result *result, idx_t col, idx_t row);
+	uint32_t (*string_t_length)(duckdb_string_t string);
+	const char *(*string_t_data)(duckdb_string_t *string);
+	idx_t (*row_count)(duckdb_result *result);
+	duckdb_state (*query)(duckdb_connection connection, const char *query, duckdb_result *out_result);
+	duckdb_state (*open_ext)(const char *path, duckdb_database *out_database, duckdb_config config, char **out_error);
+	duckdb_data_chunk (*fetch_chunk)(duckdb_result result);
+	duckdb_state (*execute_prepared_streaming)(duckdb_prepared_statement prepared_statement, duckdb_result *out_result);
+	void (*disconnect)(duckdb_connection *connection);
+	void (*destroy_data_chunk)(duckdb_data_chunk *chunk);
+	idx_t (*data_chunk_get_column_count)(duckdb_data_chunk chunk);
+	duckdb_state (*create_config)(duckdb_config *out_config);
+	duckdb_state (*connect)(duckdb_database database, duckdb_connection *out_connection);
+	duckdb_type (*column_type)(duckdb_result *result, idx_t col);
+} duckdb_api;
+
+static duckdb_api api;
+static char load_error[1024];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+#define RESOLVE(name)                                                                                    \
+	do {                                                                                              \
+		if (!load_error[0] && !(*(void **)&api.name = dlsym(lib, "duckdb_" #name)))                \
+			snprintf(load_error, sizeof load_error, "%s has no duckdb_" #name, path);          \
+	} while (0)
+
+static void load(void)
+{
+	const char *path = getenv("FDL_DUCKDB_LIBRARY");
+	if (!path || !*path)
+		path = "libduckdb.so";
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(load_error, sizeof load_error, "cannot load DuckDB (%s): %s", path, dlerror());
+		return;
+	}
+	RESOLVE(free);
+	RESOLVE(library_version);
+	RESOLVE(destroy_result);
+	RESOLVE(column_name);
+	RESOLVE(set_config);
+	RESOLVE(result_error);
+	RESOLVE(prepare);
+	RESOLVE(destroy_prepare);
+	RESOLVE(data_chunk_get_vector);
+	RESOLVE(column_count);
+	RESOLVE(vector_get_validity);
+	RESOLVE(value_is_null);
+	RESOLVE(validity_row_is_valid);
+	RESOLVE(prepare_error);
+	RESOLVE(destroy_config);
+	RESOLVE(data_chunk_get_size);
+	RESOLVE(close);
+	RESOLVE(vector_get_data);
+	RESOLVE(value_varchar);
+	RESOLVE(value_int64);
+	RESOLVE(string_t_length);
+	RESOLVE(string_t_data);
+	RESOLVE(row_count);
+	RESOLVE(query);
+	RESOLVE(open_ext);
+	RESOLVE(fetch_chunk);
+	RESOLVE(execute_prepared_streaming);
+	RESOLVE(disconnect);
+	RESOLVE(destroy_data_chunk);
+	RESOLVE(data_chunk_get_column_count);
+	RESOLVE(create_config);
+	RESOLVE(connect);
+	RESOLVE(column_type);
+}
+
+static bool loaded(void)
+{
+	pthread_once(&load_once, load);
+	return load_error[0] == '\0';
+}
+
+int fdl_duck_load_library(fdl_error *err)
+{
+	return loaded() ? 0 : fdl_fail(err, FDL_EDUCKDB, "%s (set FDL_DUCKDB_LIBRARY, or run `make setup`)", load_error);
+}
+
+/* ---- the forwards: the C API as duckdb.h declares it --------------------------- */
+
+void duckdb_free(void *ptr)
+{
+	loaded();
+	api.free(ptr);
+}
+
+const char *duckdb_library_version(void)
+{
+	return loaded() ? api.library_version() : "(DuckDB not loaded)";
+}
+
+void duckdb_destroy_result(duckdb_result *result)
+{
+	loaded();
+	api.destroy_result(result);
+}
+
+const char *duckdb_column_name(duckdb_result *result, idx_t col)
+{
+	loaded();
+	return api.column_name(result, col);
+}
+
+duckdb_state duckdb_set_config(duckdb_config config, const char *name, const char *option)
+{
+	loaded();
+	return api.set_config(config, name, option);
+}
+
+const char *duckdb_result_error(duckdb_result *result)
+{
+	loaded();
+	return api.result_error(result);
+}
+
+duckdb_state duckdb_prepare(duckdb_connection connection, const char *query, duckdb_prepared_statement *out_prepared_statement)
+{
+	loaded();
+	return api.prepare(connection, query, out_prepared_statement);
+}
+
+void duckdb_destroy_prepare(duckdb_prepared_statement *prepared_statement)
+{
+	loaded();
+	api.destroy_prepare(prepared_statement);
+}
+
+duckdb_vector duckdb_data_chunk_get_vector(duckdb_data_chunk chunk, idx_t col_idx)
+{
+	loaded();
+	return api.data_chunk_get_vector(chunk, col_idx);
+}
+
+idx_t duckdb_column_count(duckdb_result *result)
+{
+	loaded();
+	return api.column_count(result);
+}
+
+uint64_t *duckdb_vector_get_validity(duckdb_vector vector)
+{
+	loaded();
+	return api.vector_get_validity(vector);
+}
+
+bool duckdb_value_is_null(duckdb_result *result, idx_t col, idx_t row)
+{
+	loaded();
+	return api.value_is_null(result, col, row);
+}
+
+bool duckdb_validity_row_is_valid(uint64_t *validity, idx_t row)
+{
+	loaded();
+	return api.validity_row_is_valid(validity, row);
+}
+
+const char *duckdb_prepare_error(duckdb_prepared_statement prepared_statement)
+{
+	loaded();
+	return api.prepare_error(prepared_statement);
+}
+
+void duckdb_destroy_config(duckdb_config *config)
+{
+	loaded();
+	api.destroy_config(config);
+}
+
+idx_t duckdb_data_chunk_get_size(duckdb_data_chunk chunk)
+{
+	loaded();
+	return api.data_chunk_get_size(chunk);
+}
+
+void duckdb_close(duckdb_database *database)
+{
+	loaded();
+	api.close(database);
+}
+
+void *duckdb_vector_get_data(duckdb_vector vector)
+{
+	loaded();
+	return api.vector_get_data(vector);
+}
+
+char *duckdb_value_varchar(duckdb_result *result, idx_t col, idx_t row)
+{
+	loaded();
+	return api.value_varchar(result, col, row);
+}
+
+int64_t duckdb_value_int64(duckdb_result *result, idx_t col, idx_t row)
+{
+	loaded();
+	return api.value_int64(result, col, row);
+}
+
+uint32_t duckdb_string_t_length(duckdb_string_t string)
+{
+	loaded();
+	return api.string_t_length(string);
+}
+
+const char *duckdb_string_t_data(duckdb_string_t *string)
+{
+	loaded();
+	return api.string_t_data(string);
+}
+
+idx_t duckdb_row_count(duckdb_result *result)
+{
+	loaded();
+	return api.row_count(result);
+}
+
+duckdb_state duckdb_query(duckdb_connection connection, const char *query, duckdb_result *out_result)
+{
+	loaded();
+	return api.query(connection, query, out_result);
+}
+
+duckdb_state duckdb_open_ext(const char *path, duckdb_database *out_database, duckdb_config config, char **out_error)
+{
+	loaded();
+	return api.open_ext(path, out_database, config, out_error);
+}
+
+duckdb_data_chunk duckdb_fetch_chunk(duckdb_result result)
+{
+	loaded();
+	return api.fetch_chunk(result);
+}
+
+duckdb_state duckdb_execute_prepared_streaming(duckdb_prepared_statement prepared_statement, duckdb_result *out_result)
+{
+	loaded();
+	return api.execute_prepared_streaming(prepared_statement, out_result);
+}
+
+void duckdb_disconnect(duckdb_connection *connection)
+{
+	loaded();
+	api.disconnect(connection);
+}
+
+void duckdb_destroy_data_chunk(duckdb_data_chunk *chunk)
+{
+	loaded();
+	api.destroy_data_chunk(chunk);
+}
+
+idx_t duckdb_data_chunk_get_column_count(duckdb_data_chunk chunk)
+{
+	loaded();
+	return api.data_chunk_get_column_count(chunk);
+}
+
+duckdb_state duckdb_create_config(duckdb_config *out_config)
+{
+	loaded();
+	return api.create_config(out_config);
+}
+
+duckdb_state duckdb_connect(duckdb_database database, duckdb_connection *out_connection)
+{
+	loaded();
+	return api.connect(database, out_connection);
+}
+
+duckdb_type duckdb_column_type(duckdb_result *result, idx_t col)
+{
+	loaded();
+	return api.column_type(result, col);
+}
