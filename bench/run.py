@@ -1,0 +1,553 @@
+"""fdl's benchmark: each operation run with fdl and with the peer that does
+the same job, alternating, in one run on one machine; medians, the ratio
+peer / fdl, and peak RSS of each.
+
+  python bench/run.py --quick          (make bench-quick: small sizes, a few minutes)
+  python bench/run.py                  (make bench: every size of issue 14)
+
+Peers: stock DuckDB doing the job by hand (bench/sqlrun, the same libduckdb
+fdl links, with no Python in between), DuckLake's own time travel, git, and
+the cp + sha256sum floors. Nothing is hard-coded: every figure printed is
+measured here, now. Results go to build/bench/<mode>.json and .md, and a plot
+of cost against size to build/bench/<mode>.png (gnuplot, when installed).
+"""
+import argparse
+import json
+import os
+import pathlib
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FDL = os.environ.get("FDL_BIN", str(ROOT / "build" / "fdl"))
+SQLRUN = str(ROOT / "build" / "bench" / "sqlrun")
+EXT = os.environ.get("FDL_EXTENSION_DIR", str(ROOT / "deps" / "extensions"))
+OUT = ROOT / "build" / "bench"
+
+import duckdb  # noqa: E402  (stock DuckDB 1.5.5 from deps/venv)
+
+
+def ext_path(name):
+    return next(pathlib.Path(EXT).glob(f"v*/*/{name}.duckdb_extension"))
+
+
+LOADS = f"LOAD '{ext_path('ducklake')}'; LOAD '{ext_path('sqlite_scanner')}';\n"
+
+
+def env():
+    return dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="bench", FDL_AUTHOR_EMAIL="b@example.org")
+
+
+def run(cmd):
+    """Run a command for its output (building inputs, not measured)."""
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env())
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} exited {p.returncode}: {p.stderr[-2000:]}")
+    return p.stdout
+
+
+def measure(cmd):
+    """(seconds, peak RSS in MiB) of one run, output to /dev/null; the RSS
+    from GNU time (-f %M), which forks from its own small process, so it is
+    the command's own."""
+    with tempfile.NamedTemporaryFile("r") as stat:
+        start = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", stat.name, *[str(c) for c in cmd]],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env())
+        secs = time.perf_counter() - start
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(map(str, cmd))} exited {p.returncode}: {p.stderr.decode()[-1500:]}")
+        kib = [l for l in stat.read().split() if l.isdigit()]
+    return secs, int(kib[-1]) / 1024 if kib else 0.0
+
+
+def drop_caches():
+    """Cold file cache, where the machine lets us (root, /proc writable)."""
+    try:
+        subprocess.run(["sync"], check=True)
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+class Row:
+    def __init__(self, op, size, target):
+        self.op, self.size, self.target = op, size, target
+        self.fdl, self.peer, self.fdl_rss, self.peer_rss = [], [], [], []
+        self.peer_name = ""
+        self.extra = {}
+
+    def as_dict(self):
+        f = statistics.median(self.fdl) if self.fdl else None
+        p = statistics.median(self.peer) if self.peer else None
+        return {"op": self.op, "size": self.size, "peer": self.peer_name, "target": self.target,
+                "fdl_s": f, "peer_s": p, "ratio": (p / f) if f and p else None,
+                "fdl_rss_mib": max(self.fdl_rss) if self.fdl_rss else None,
+                "peer_rss_mib": max(self.peer_rss) if self.peer_rss else None,
+                "runs": len(self.fdl), **self.extra}
+
+
+def alternate(row, reps, fdl_cmd, peer_cmd, before=None, peer_name=""):
+    """Run fdl and the peer in turn, reps times each."""
+    row.peer_name = peer_name
+    for i in range(reps):
+        for which, cmd in (("fdl", fdl_cmd), ("peer", peer_cmd)):
+            if cmd is None:
+                continue
+            if before:
+                before(which)
+            secs, rss = measure(cmd() if callable(cmd) else cmd)
+            getattr(row, which).append(secs)
+            getattr(row, which + "_rss").append(rss)
+    return row
+
+
+# ---- building inputs ----------------------------------------------------------------
+
+def new_repo(tmp, name):
+    root = tmp / name
+    run([FDL, "init", root])
+    return root
+
+
+def checkout(root, work):
+    return run([FDL, "checkout", root, work])
+
+
+def connect(attach):
+    con = duckdb.connect(config={"extension_directory": EXT, "autoinstall_known_extensions": False})
+    con.execute(attach)
+    return con
+
+
+def fill_snapshots(con, snapshots, tables=10, payload=0):
+    """tables tables, then `snapshots` snapshots, each inserting into one
+    table (one data file each); payload bytes of random text per row."""
+    for t in range(tables):
+        con.execute(f"CREATE TABLE IF NOT EXISTS lake.t{t} (k BIGINT, v VARCHAR)")
+    for s in range(snapshots):
+        t = s % tables
+        if payload:
+            con.execute(f"INSERT INTO lake.t{t} SELECT {s}, repeat(md5(random()::VARCHAR), {payload // 32})")
+        else:
+            con.execute(f"INSERT INTO lake.t{t} VALUES ({s}, 'row {s}')")
+
+
+def hand_freeze_sql(work_sqlite, frozen, data_path, snapshot):
+    """What a user would run in stock DuckDB to freeze by hand: a new DuckLake
+    catalog file, then every metadata table copied up to the snapshot, ended
+    rows reopened, the data path rewritten (the seed's rules)."""
+    tables = [r[0] for r in duckdb.connect().execute(
+        f"{LOADS} ATTACH '{work_sqlite}' AS w (TYPE sqlite, READ_ONLY); "
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = 'w' AND table_name LIKE 'ducklake_%' "
+        "AND table_name NOT LIKE 'ducklake_inlined%' AND table_name <> 'ducklake_files_scheduled_for_deletion'"
+    ).fetchall()]
+    cols = {}
+    c2 = duckdb.connect()
+    c2.execute(f"{LOADS} ATTACH '{work_sqlite}' AS w (TYPE sqlite, READ_ONLY)")
+    for t in tables:
+        cols[t] = [r[0] for r in c2.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = 'w' AND table_name = ?", [t]).fetchall()]
+    sql = [LOADS, f"ATTACH 'ducklake:{frozen}' AS f0 (DATA_PATH '{data_path}'); DETACH f0;",
+           f"ATTACH '{work_sqlite}' AS w (TYPE sqlite, READ_ONLY); ATTACH '{frozen}' AS f;"]
+    for t in tables:
+        where = ""
+        if "begin_snapshot" in cols[t]:
+            where = f" WHERE begin_snapshot <= {snapshot}"
+        elif t in ("ducklake_snapshot", "ducklake_snapshot_changes"):
+            where = f" WHERE snapshot_id <= {snapshot}"
+        sql.append(f"DELETE FROM f.{t}; INSERT INTO f.{t} BY NAME SELECT * FROM w.{t}{where};")
+        if "end_snapshot" in cols[t]:
+            sql.append(f"UPDATE f.{t} SET end_snapshot = NULL WHERE end_snapshot > {snapshot};")
+    sql.append(f"UPDATE f.ducklake_metadata SET value = '{data_path}' WHERE key = 'data_path' AND scope IS NULL;")
+    sql.append("DETACH f;")
+    return "\n".join(sql)
+
+
+def last_snapshot(work_sqlite):
+    c = duckdb.connect()
+    c.execute(f"{LOADS} ATTACH '{work_sqlite}' AS w (TYPE sqlite, READ_ONLY)")
+    return c.execute("SELECT max(snapshot_id) FROM w.ducklake_snapshot").fetchone()[0]
+
+
+def reset_commit(root, work, saved_record):
+    """Undo a commit: the version directories and the ref go, the working
+    catalog's record is put back, so the next commit does the same work."""
+    shutil.rmtree(root / "versions", ignore_errors=True)
+    (root / "versions").mkdir()
+    ref = root / "refs" / "heads" / "main"
+    if ref.exists():
+        ref.unlink()
+    (work / "fdl-work.json").write_text(saved_record)
+
+
+def synthetic_history(root, n):
+    """n versions on main as fdl log reads them: valid version.json files in a
+    first-parent chain (log never opens a catalog). Returns the tip."""
+    prev = None
+    base = time.time_ns() // 1_000_000 - n
+    (root / "versions").mkdir(exist_ok=True)
+    for i in range(1, n + 1):
+        ms = base + i
+        vid = str(uuid.UUID(int=(ms << 80) | (0x7 << 76) | (0x8 << 60) | i))
+        doc = {"fdl": "0.1", "id": vid, "seq": i, "parents": [prev] if prev else [],
+               "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)),
+               "author": {"name": "bench", "email": "b@example.org"}, "message": f"version {i}",
+               "catalog": {"path": "ducklake.duckdb", "storage": "duckdb-v1.5.0", "bytes": 1, "sha256": "0" * 64},
+               "dataset": {"path": "dataset.json", "bytes": 1, "sha256": "0" * 64},
+               "ducklake": {"format": "1.0", "snapshot_id": i, "snapshots": [i, i]},
+               "changes": []}
+        d = root / "versions" / vid
+        d.mkdir()
+        (d / "version.json").write_text(json.dumps(doc, indent=2) + "\n")
+        prev = vid
+    (root / "refs" / "heads").mkdir(parents=True, exist_ok=True)
+    (root / "refs" / "heads" / "main").write_text(prev + "\n")
+    return prev
+
+
+def git_history(path, n):
+    """A Git repository with n commits on main, made by git fast-import."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    lines = []
+    for i in range(1, n + 1):
+        msg = f"version {i}".encode()
+        data = f"{i}\n".encode()
+        lines.append(b"commit refs/heads/main\n")
+        lines.append(f"committer bench <b@example.org> {1700000000 + i} +0000\n".encode())
+        lines.append(b"data %d\n%s\n" % (len(msg), msg))
+        lines.append(b"M 644 inline v\ndata %d\n%s\n" % (len(data), data))
+    subprocess.run(["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(lines), check=True)
+
+
+def files_bytes(paths):
+    return sum(p.stat().st_size for p in paths if p.is_file())
+
+
+# ---- the operations -------------------------------------------------------------------
+
+def bench_freeze(tmp, sizes, reps, rows):
+    """commit (freeze) of a working catalog with 10 tables and N snapshots."""
+    for n in sizes:
+        root = new_repo(tmp, f"freeze-{n}")
+        work = tmp / f"freeze-{n}-work"
+        con = connect(checkout(root, work))
+        fill_snapshots(con, n)
+        con.close()
+        record = (work / "fdl-work.json").read_text()
+        snap = last_snapshot(work / "ducklake.sqlite")
+        hand = tmp / f"freeze-{n}.sql"
+        frozen = tmp / f"freeze-{n}-hand.duckdb"
+        hand.write_text(hand_freeze_sql(work / "ducklake.sqlite", frozen, f"{root}/data/", snap))
+
+        def before(which):
+            if which == "fdl":
+                reset_commit(root, work, record)
+            elif frozen.exists():
+                frozen.unlink()
+
+        row = Row("commit (freeze)", f"{n} snapshots, {n} files", "faster than the hand freeze")
+        alternate(row, reps, [FDL, "commit", work, "-m", "bench", "-q"], [SQLRUN, hand], before,
+                  "stock DuckDB by hand")
+        rows.append(row)
+        # the floor: cp + sha256sum of what the commit wrote
+        reset_commit(root, work, record)
+        run([FDL, "commit", work, "-m", "bench", "-q"])
+        [vdir] = list((root / "versions").iterdir())
+        written = sorted(vdir.iterdir())
+        floor = Row("commit (freeze) floor", f"{n} snapshots", "<= 1.5x cp + sha256sum of what is written")
+        script = "; ".join(f"cp '{p}' '{tmp}/floor-copy' && sha256sum '{tmp}/floor-copy' >/dev/null" for p in written)
+        for _ in range(reps):
+            s, r = measure(["sh", "-c", script])
+            floor.peer.append(s)
+            floor.peer_rss.append(r)
+        floor.fdl = row.fdl[:]
+        floor.fdl_rss = row.fdl_rss[:]
+        floor.peer_name = "cp + sha256sum"
+        floor.extra["bytes_written"] = files_bytes(written)
+        floor.extra["catalog_bytes"] = (vdir / "ducklake.duckdb").stat().st_size
+        floor.extra["files_json_bytes"] = (vdir / "files.json").stat().st_size
+        rows.append(floor)
+        shutil.rmtree(root)
+        shutil.rmtree(work)
+
+
+def bench_one_row(tmp, histories, reps, rows, payload=0):
+    """a one-row commit on top of H versions of history; returns the repos
+    (root, work) by H for the later rows."""
+    made = {}
+    for h in histories:
+        root = new_repo(tmp, f"hist-{h}")
+        work = tmp / f"hist-{h}-work"
+        con = connect(checkout(root, work))
+        con.execute("CREATE TABLE lake.t (k BIGINT, v VARCHAR)")
+        for i in range(h):
+            if payload:
+                con.execute(f"INSERT INTO lake.t SELECT {i} * 1000 + range, repeat(md5(random()::VARCHAR), 32) "
+                            f"FROM range({max(1, payload // 1024)})")
+            else:
+                con.execute(f"INSERT INTO lake.t VALUES ({i}, 'row {i}')")
+            run([FDL, "commit", work, "-m", f"v{i + 1}", "-q"])
+        row = Row("one-row commit", f"on {h} versions", "within 2x from smallest to largest history")
+        row.peer_name = "itself at the smallest history"
+        k = [h * 1000 + 7]
+
+        def one(which):
+            k[0] += 1
+            con.execute(f"INSERT INTO lake.t VALUES ({k[0]}, 'one more')")
+        for _ in range(reps):
+            one("fdl")
+            s, r = measure([FDL, "commit", work, "-m", "one row", "-q"])
+            row.fdl.append(s)
+            row.fdl_rss.append(r)
+        vid = (root / "refs" / "heads" / "main").read_text().strip()
+        vdir = root / "versions" / vid
+        row.extra["version_bytes"] = files_bytes(vdir.iterdir())
+        row.extra["catalog_bytes"] = (vdir / "ducklake.duckdb").stat().st_size
+        con.close()
+        rows.append(row)
+        made[h] = (root, work)
+    first = next(r for r in rows if r.op == "one-row commit")
+    for r in rows:
+        if r.op == "one-row commit":
+            r.peer = first.fdl[:]
+    return made
+
+
+def bench_log(tmp, lengths, reps, rows):
+    for n in lengths:
+        root = new_repo(tmp, f"log-{n}")
+        synthetic_history(root, n)
+        g = tmp / f"git-{n}"
+        git_history(g, n)
+        fmt = "--format=version %H%nAuthor: %an <%ae>%nDate:   %aI%n%n    %s%n"
+        row = Row("log (whole)", f"{n} versions", "<= 2x git log")
+        alternate(row, reps, [FDL, "log", root], ["git", "-C", g, "log", fmt], peer_name="git log --format")
+        rows.append(row)
+        row = Row("log -n 10", f"{n} versions", "constant in history length; <= 3x git (issue 18)")
+        alternate(row, reps, [FDL, "log", root, "-n", "10"], ["git", "-C", g, "log", "-n", "10", fmt],
+                  peer_name="git log -n 10")
+        rows.append(row)
+        shutil.rmtree(root)
+        shutil.rmtree(g)
+
+
+def bench_checkout(tmp, files, reps, rows):
+    root = new_repo(tmp, "co")
+    work = tmp / "co-work"
+    con = connect(checkout(root, work))
+    fill_snapshots(con, files)
+    con.close()
+    run([FDL, "commit", work, "-m", "many files", "-q"])
+    vid = (root / "refs" / "heads" / "main").read_text().strip()
+    frozen = root / "versions" / vid / "ducklake.duckdb"
+    n = [0]
+
+    def fdl_cmd():
+        n[0] += 1
+        return [FDL, "checkout", root, tmp / f"co-fdl-{n[0]}"]
+
+    def peer_cmd():
+        n[0] += 1
+        dest = tmp / f"co-hand-{n[0]}.sqlite"
+        sql = tmp / f"co-hand-{n[0]}.sql"
+        tables = [r[0] for r in duckdb.connect().execute(
+            f"ATTACH '{frozen}' AS f (READ_ONLY); SELECT table_name FROM duckdb_tables() WHERE database_name = 'f'"
+        ).fetchall()]
+        body = [LOADS, f"ATTACH 'ducklake:{dest}' AS n0 (DATA_PATH '{root}/data/', META_TYPE 'sqlite'); DETACH n0;",
+                f"ATTACH '{frozen}' AS f (READ_ONLY); ATTACH '{dest}' AS n (TYPE sqlite);"]
+        body += [f"DELETE FROM n.{t}; INSERT INTO n.{t} BY NAME SELECT * FROM f.{t};" for t in tables]
+        sql.write_text("\n".join(body))
+        return [SQLRUN, sql]
+    row = Row("checkout", f"{files} data files", "faster than by hand")
+    alternate(row, reps, fdl_cmd, peer_cmd, peer_name="stock DuckDB: ATTACH + copy into SQLite")
+    rows.append(row)
+
+
+def bench_query(tmp, made, reps, rows):
+    h = max(made)
+    root, work = made[h]
+    old = 1
+    con = duckdb.connect()
+    con.execute(f"{LOADS} ATTACH '{work}/ducklake.sqlite' AS w (TYPE sqlite, READ_ONLY)")
+    snap = con.execute("SELECT min(snapshot_id) FROM w.ducklake_snapshot_changes WHERE changes_made LIKE "
+                       "'%inserted_into_table%'").fetchone()[0]
+    tt = tmp / "timetravel.sql"
+    tt.write_text(f"{LOADS} ATTACH 'ducklake:{work}/ducklake.sqlite' AS lake (READ_ONLY, META_TYPE 'sqlite', "
+                  f"DATA_PATH '{root}/data/'); SELECT count(*) FROM lake.t AT (VERSION => {snap});")
+    row = Row("open + query an old version (folder)", f"seq {old} of {h}", "within 1.2x of time travel")
+    alternate(row, reps, [FDL, "query", f"{root}@{old}", "SELECT count(*) FROM t", "-f", "csv"], [SQLRUN, tt],
+              peer_name="DuckLake time travel AT (VERSION => n)")
+    rows.append(row)
+    # over fdl serve, cold reader cache each time; requests counted
+    srv = subprocess.Popen([FDL, "serve", root, "--port", "0", "-q", "--no-page"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, env=env())
+    try:
+        line = srv.stdout.readline()
+        url = line.split(" at ")[1].split("/ ")[0].rstrip("/").split()[0].rstrip("/")
+        caches = [0]
+
+        def fresh_cache(which):
+            caches[0] += 1
+            os.environ["FDL_CACHE_DIR"] = str(tmp / f"cache-{caches[0]}")
+        tth = tmp / "timetravel-http.sql"
+        tth.write_text(f"{LOADS} ATTACH 'ducklake:{work}/ducklake.sqlite' AS lake (READ_ONLY, META_TYPE 'sqlite', "
+                       f"DATA_PATH '{root}/data/'); SELECT count(*) FROM lake.t AT (VERSION => {snap});")
+        row = Row("open + query an old version (fdl serve, cold)", f"seq {old} of {h}",
+                  "within 1.2x of time travel; <= 3 requests before the catalog")
+        alternate(row, reps, [FDL, "query", f"{url}@main:{old}", "SELECT count(*) FROM t", "-f", "csv"],
+                  [SQLRUN, tth], fresh_cache, "DuckLake time travel (local catalog)")
+        os.environ["FDL_CACHE_DIR"] = str(tmp / "cache-requests")
+        p = subprocess.run([FDL, "query", f"{url}@main:{old}", "SELECT 1", "--requests"], capture_output=True,
+                           text=True, env=env())
+        row.extra["requests"] = p.stderr.strip().splitlines()[0] if p.stderr else ""
+        os.environ.pop("FDL_CACHE_DIR", None)
+        rows.append(row)
+    finally:
+        srv.terminate()
+        srv.wait()
+
+
+def bench_verify(tmp, made, reps, rows):
+    h = max(made)
+    root, _ = made[h]
+    vfiles = [p for p in (root / "versions").rglob("*") if p.is_file()]
+    dfiles = [p for p in (root / "data").rglob("*") if p.is_file()]
+    lst = tmp / "verify-files.txt"
+    lst.write_text("\0".join(map(str, vfiles)) + "\0")
+    row = Row("verify a whole repository", f"{h} versions, {files_bytes(dfiles) >> 20} MiB of Parquet",
+              "<= 1.5x sha256sum of the files it hashes")
+    alternate(row, reps, [FDL, "verify", root, "--all"], ["sh", "-c", f"xargs -0 sha256sum < '{lst}' > /dev/null"],
+              peer_name="sha256sum of versions/ (what verify hashes)")
+    both = tmp / "verify-all.txt"
+    both.write_text("\0".join(map(str, vfiles + dfiles)) + "\0")
+    s = [measure(["sh", "-c", f"xargs -0 sha256sum < '{both}' > /dev/null"])[0] for _ in range(max(1, reps // 2))]
+    row.extra["sha256sum_including_parquet_s"] = statistics.median(s)
+    rows.append(row)
+
+
+def bench_memory(tmp, gib, rows):
+    """commit peak memory with one big table (gib GiB of Parquet)."""
+    root = new_repo(tmp, "big")
+    work = tmp / "big-work"
+    con = connect(checkout(root, work))
+    rows_n = int(gib * (1 << 30) / 64)
+    con.execute(f"CREATE TABLE lake.big AS SELECT range AS k, md5(range::VARCHAR) || md5((range * 7)::VARCHAR) AS v "
+                f"FROM range({rows_n})")
+    con.close()
+    row = Row("commit peak memory", f"{files_bytes(list((root / 'data').rglob('*'))) / (1 << 30):.2f} GiB table",
+              "< 100 MiB")
+    s, r = measure([FDL, "commit", work, "-m", "big", "-q"])
+    row.fdl, row.fdl_rss, row.peer_name = [s], [r], "-"
+    rows.append(row)
+
+
+def startup(rows, reps, tmp):
+    """the fixed cost of a command: --version (no repository, no DuckDB)."""
+    row = Row("start-up (fdl --version)", "-", "small against git --version")
+    alternate(row, reps, [FDL, "--version"], ["git", "--version"], peer_name="git --version")
+    rows.append(row)
+
+
+# ---- report ---------------------------------------------------------------------------------
+
+def fmt_s(x):
+    return "-" if x is None else (f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s")
+
+
+def report(rows, mode, started):
+    lines = [f"# fdl benchmark ({mode})", "",
+             f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, "
+             f"{subprocess.run([FDL, '--version'], capture_output=True, text=True).stdout.strip()}, "
+             f"DuckDB {duckdb.__version__}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+             f"{time.time() - started:.0f} s", "",
+             "| operation | size | fdl (median) | peer | peer (median) | peer / fdl | fdl peak RSS | peer peak RSS | target |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        d = r.as_dict()
+        ratio = "-" if d["ratio"] is None else f"{d['ratio']:.2f}"
+        lines.append(f"| {d['op']} | {d['size']} | {fmt_s(d['fdl_s'])} | {d['peer']} | {fmt_s(d['peer_s'])} | {ratio} | "
+                     f"{d['fdl_rss_mib'] or 0:.0f} MiB | {(d['peer_rss_mib'] or 0):.0f} MiB | {d['target']} |")
+    extras = [(r.op, r.size, r.extra) for r in rows if r.extra]
+    if extras:
+        lines += ["", "| operation | size | measured |", "|---|---|---|"]
+        for op, size, e in extras:
+            lines.append(f"| {op} | {size} | " + ", ".join(f"{k} {v}" for k, v in e.items()) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows, mode):
+    if not shutil.which("gnuplot"):
+        print("(gnuplot not installed: no plot)")
+        return
+    series = {"commit (freeze)": [], "one-row commit": [], "log (whole)": [], "checkout": []}
+    for r in rows:
+        d = r.as_dict()
+        if d["op"] in series and d["fdl_s"]:
+            size = int(str(d["size"]).split()[1 if d["op"] == "one-row commit" else 0])
+            series[d["op"]].append((size, d["fdl_s"]))
+    data = OUT / f"{mode}.dat"
+    with open(data, "w") as f:
+        for name, pts in series.items():
+            f.write(f'"{name}"\n')
+            for x, y in sorted(pts):
+                f.write(f"{x} {y}\n")
+            f.write("\n\n")
+    script = (f"set terminal png size 900,540; set output '{OUT / (mode + '.png')}'; set logscale xy; "
+              "set xlabel 'size (snapshots, versions or data files)'; set ylabel 'seconds (median)'; "
+              "set key left top; set grid; "
+              f"plot for [i=0:{len(series) - 1}] '{data}' index i using 1:2 with linespoints title columnheader(1)")
+    subprocess.run(["gnuplot", "-e", script], check=False)
+    print(f"plot: {OUT / (mode + '.png')}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes: a smoke test of every row")
+    ap.add_argument("--only", help="run only the rows whose operation contains this")
+    a = ap.parse_args()
+    mode = "quick" if a.quick else "full"
+    reps = 3 if a.quick else 5
+    OUT.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    rows = []
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="fdl-bench-"))
+    want = lambda op: not a.only or a.only in op  # noqa: E731
+    try:
+        if want("start"):
+            startup(rows, reps * 4, tmp)
+        if want("freeze"):
+            bench_freeze(tmp, [10, 100] if a.quick else [10, 100, 1000, 10000], reps, rows)
+        made = {}
+        if want("one-row") or want("query") or want("verify"):
+            made = bench_one_row(tmp, [10, 30] if a.quick else [10, 100, 1000], reps, rows,
+                                 payload=0 if a.quick else 1 << 20)
+        if want("log"):
+            bench_log(tmp, [10, 1000] if a.quick else [10, 1000, 10000], reps, rows)
+        if want("checkout"):
+            bench_checkout(tmp, 100 if a.quick else 10000, reps, rows)
+        if made and want("query"):
+            bench_query(tmp, made, reps, rows)
+        if made and want("verify"):
+            bench_verify(tmp, made, reps, rows)
+        if not a.quick and want("memory"):
+            bench_memory(tmp, 5, rows)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    text = report(rows, mode, started)
+    print(text)
+    (OUT / f"{mode}.md").write_text(text)
+    (OUT / f"{mode}.json").write_text(json.dumps([r.as_dict() for r in rows], indent=2))
+    plot(rows, mode)
+
+
+if __name__ == "__main__":
+    main()
