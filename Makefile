@@ -10,7 +10,7 @@ DEPS    := $(CURDIR)/deps
 EXTDIR  ?= $(DEPS)/extensions
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2
 CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include -isystem /usr/include/libxml2 \
-           -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"' -DFDL_DEFAULT_WEB_DIR='"$(CURDIR)/build/web"'
+           -DFDL_DEFAULT_EXTENSION_DIR='"$(EXTDIR)"' -DFDL_DEFAULT_DUCKDB_LIBRARY='"$(DEPS)/lib/libduckdb.so"' -DFDL_DEFAULT_WEB_DIR='"$(CURDIR)/build/web"'
 CFLAGS  ?= -O2 -g
 # libduckdb is not linked: src/catalog/duckapi.c loads it when a command
 # first opens DuckDB, found on this run path.

@@ -5,8 +5,9 @@
  * itself (measured in bench/RESULTS.md). libfdl defines the DuckDB C API
  * functions it uses as forwards to the library dlopen() found, hidden inside
  * libfdl (-fvisibility=hidden), so a program that links DuckDB itself sees
- * its own. The library is $FDL_DUCKDB_LIBRARY, else libduckdb.so found on
- * libfdl's run path (<libdir>/fdl after make install, deps/lib in the tree).
+ * its own. The library is $FDL_DUCKDB_LIBRARY, else the one beside libfdl
+ * (<libdir>/fdl after make install), else the loader's, else the build
+ * tree's deps/lib.
  *
  * The table of functions is the one piece of process-wide state in libfdl:
  * written once, under pthread_once, and only read after.
@@ -15,8 +16,14 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifndef FDL_DEFAULT_DUCKDB_LIBRARY
+#define FDL_DEFAULT_DUCKDB_LIBRARY "/usr/local/lib/fdl/libduckdb.so"
+#endif
 
 typedef struct duckdb_api {
 	void (*free)(void *ptr);
@@ -64,12 +71,39 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 			snprintf(load_error, sizeof load_error, "%s has no duckdb_" #name, path);          \
 	} while (0)
 
+/* Where libduckdb may be: beside an installed libfdl (<libdir>/fdl/, found
+ * from where this code was loaded), the loader's own search, and the build
+ * tree's deps/lib. The loader's search alone is not enough: a program run
+ * under AddressSanitizer has dlopen called from libasan, whose run path is
+ * not ours. */
+static void *open_library(const char **tried)
+{
+	const char *env = getenv("FDL_DUCKDB_LIBRARY");
+	if (env && *env) {
+		*tried = env;
+		return dlopen(env, RTLD_NOW | RTLD_LOCAL);
+	}
+	static const char *const beside[] = {"fdl/libduckdb.so", "../lib/fdl/libduckdb.so"};
+	Dl_info info;
+	char path[4096];
+	if (dladdr((void *)fdl_duck_load_library, &info) && info.dli_fname && info.dli_fname[0] == '/') {
+		const char *slash = strrchr(info.dli_fname, '/');
+		for (size_t i = 0; i < 2; i++) {
+			snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, beside[i]);
+			void *lib = access(path, R_OK) == 0 ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+			if (lib)
+				return lib;
+		}
+	}
+	void *lib = dlopen("libduckdb.so", RTLD_NOW | RTLD_LOCAL);
+	*tried = FDL_DEFAULT_DUCKDB_LIBRARY;
+	return lib ? lib : dlopen(FDL_DEFAULT_DUCKDB_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+}
+
 static void load(void)
 {
-	const char *path = getenv("FDL_DUCKDB_LIBRARY");
-	if (!path || !*path)
-		path = "libduckdb.so";
-	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	const char *path = "libduckdb.so";
+	void *lib = open_library(&path);
 	if (!lib) {
 		snprintf(load_error, sizeof load_error, "cannot load DuckDB (%s): %s", path, dlerror());
 		return;
@@ -115,6 +149,17 @@ static bool loaded(void)
 	return load_error[0] == '\0';
 }
 
+/* Every forward but library_version: callers reach them only through a
+ * handle fdl_duck_open() made, which loaded the library first, so an
+ * unloaded table here is a bug in libfdl, not a user's error. */
+static void need(void)
+{
+	if (!loaded()) {
+		fprintf(stderr, "libfdl: DuckDB C API called before DuckDB was loaded: %s\n", load_error);
+		abort();
+	}
+}
+
 int fdl_duck_load_library(fdl_error *err)
 {
 	return loaded() ? 0 : fdl_fail(err, FDL_EDUCKDB, "%s (set FDL_DUCKDB_LIBRARY, or run `make setup`)", load_error);
@@ -124,7 +169,7 @@ int fdl_duck_load_library(fdl_error *err)
 
 void duckdb_free(void *ptr)
 {
-	loaded();
+	need();
 	api.free(ptr);
 }
 
@@ -135,186 +180,186 @@ const char *duckdb_library_version(void)
 
 void duckdb_destroy_result(duckdb_result *result)
 {
-	loaded();
+	need();
 	api.destroy_result(result);
 }
 
 const char *duckdb_column_name(duckdb_result *result, idx_t col)
 {
-	loaded();
+	need();
 	return api.column_name(result, col);
 }
 
 duckdb_state duckdb_set_config(duckdb_config config, const char *name, const char *option)
 {
-	loaded();
+	need();
 	return api.set_config(config, name, option);
 }
 
 const char *duckdb_result_error(duckdb_result *result)
 {
-	loaded();
+	need();
 	return api.result_error(result);
 }
 
 duckdb_state duckdb_prepare(duckdb_connection connection, const char *query, duckdb_prepared_statement *out_prepared_statement)
 {
-	loaded();
+	need();
 	return api.prepare(connection, query, out_prepared_statement);
 }
 
 void duckdb_destroy_prepare(duckdb_prepared_statement *prepared_statement)
 {
-	loaded();
+	need();
 	api.destroy_prepare(prepared_statement);
 }
 
 duckdb_vector duckdb_data_chunk_get_vector(duckdb_data_chunk chunk, idx_t col_idx)
 {
-	loaded();
+	need();
 	return api.data_chunk_get_vector(chunk, col_idx);
 }
 
 idx_t duckdb_column_count(duckdb_result *result)
 {
-	loaded();
+	need();
 	return api.column_count(result);
 }
 
 uint64_t *duckdb_vector_get_validity(duckdb_vector vector)
 {
-	loaded();
+	need();
 	return api.vector_get_validity(vector);
 }
 
 bool duckdb_value_is_null(duckdb_result *result, idx_t col, idx_t row)
 {
-	loaded();
+	need();
 	return api.value_is_null(result, col, row);
 }
 
 bool duckdb_validity_row_is_valid(uint64_t *validity, idx_t row)
 {
-	loaded();
+	need();
 	return api.validity_row_is_valid(validity, row);
 }
 
 const char *duckdb_prepare_error(duckdb_prepared_statement prepared_statement)
 {
-	loaded();
+	need();
 	return api.prepare_error(prepared_statement);
 }
 
 void duckdb_destroy_config(duckdb_config *config)
 {
-	loaded();
+	need();
 	api.destroy_config(config);
 }
 
 idx_t duckdb_data_chunk_get_size(duckdb_data_chunk chunk)
 {
-	loaded();
+	need();
 	return api.data_chunk_get_size(chunk);
 }
 
 void duckdb_close(duckdb_database *database)
 {
-	loaded();
+	need();
 	api.close(database);
 }
 
 void *duckdb_vector_get_data(duckdb_vector vector)
 {
-	loaded();
+	need();
 	return api.vector_get_data(vector);
 }
 
 char *duckdb_value_varchar(duckdb_result *result, idx_t col, idx_t row)
 {
-	loaded();
+	need();
 	return api.value_varchar(result, col, row);
 }
 
 int64_t duckdb_value_int64(duckdb_result *result, idx_t col, idx_t row)
 {
-	loaded();
+	need();
 	return api.value_int64(result, col, row);
 }
 
 uint32_t duckdb_string_t_length(duckdb_string_t string)
 {
-	loaded();
+	need();
 	return api.string_t_length(string);
 }
 
 const char *duckdb_string_t_data(duckdb_string_t *string)
 {
-	loaded();
+	need();
 	return api.string_t_data(string);
 }
 
 idx_t duckdb_row_count(duckdb_result *result)
 {
-	loaded();
+	need();
 	return api.row_count(result);
 }
 
 duckdb_state duckdb_query(duckdb_connection connection, const char *query, duckdb_result *out_result)
 {
-	loaded();
+	need();
 	return api.query(connection, query, out_result);
 }
 
 duckdb_state duckdb_open_ext(const char *path, duckdb_database *out_database, duckdb_config config, char **out_error)
 {
-	loaded();
+	need();
 	return api.open_ext(path, out_database, config, out_error);
 }
 
 duckdb_data_chunk duckdb_fetch_chunk(duckdb_result result)
 {
-	loaded();
+	need();
 	return api.fetch_chunk(result);
 }
 
 duckdb_state duckdb_execute_prepared_streaming(duckdb_prepared_statement prepared_statement, duckdb_result *out_result)
 {
-	loaded();
+	need();
 	return api.execute_prepared_streaming(prepared_statement, out_result);
 }
 
 void duckdb_disconnect(duckdb_connection *connection)
 {
-	loaded();
+	need();
 	api.disconnect(connection);
 }
 
 void duckdb_destroy_data_chunk(duckdb_data_chunk *chunk)
 {
-	loaded();
+	need();
 	api.destroy_data_chunk(chunk);
 }
 
 idx_t duckdb_data_chunk_get_column_count(duckdb_data_chunk chunk)
 {
-	loaded();
+	need();
 	return api.data_chunk_get_column_count(chunk);
 }
 
 duckdb_state duckdb_create_config(duckdb_config *out_config)
 {
-	loaded();
+	need();
 	return api.create_config(out_config);
 }
 
 duckdb_state duckdb_connect(duckdb_database database, duckdb_connection *out_connection)
 {
-	loaded();
+	need();
 	return api.connect(database, out_connection);
 }
 
 duckdb_type duckdb_column_type(duckdb_result *result, idx_t col)
 {
-	loaded();
+	need();
 	return api.column_type(result, col);
 }
