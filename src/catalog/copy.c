@@ -94,39 +94,71 @@ static int where_db(fdl_buf *sql, const char *alias, fdl_error *err)
 	return rc;
 }
 
-/* The column names of a table of an attached database, in order. */
-static int table_columns(fdl_duck *d, const char *db, const char *table, fdl_strlist *out, fdl_error *err)
+/* The DuckLake tables of an attached database and their columns, in order,
+ * read with one query: a statement costs DuckDB a few milliseconds whatever
+ * it reads, and a catalog has some thirty tables. */
+typedef struct meta_schema {
+	fdl_strlist tables;  /* sorted by name */
+	fdl_strlist *cols;   /* cols[i]: the columns of tables.items[i] */
+} meta_schema;
+
+static void meta_schema_free(meta_schema *m)
 {
+	for (size_t i = 0; i < m->tables.len; i++)
+		fdl_strlist_free(&m->cols[i]);
+	free(m->cols);
+	fdl_strlist_free(&m->tables);
+	memset(m, 0, sizeof *m);
+}
+
+static int meta_schema_read(fdl_duck *d, const char *db, meta_schema *m, fdl_error *err)
+{
+	memset(m, 0, sizeof *m);
 	fdl_buf sql = {0};
-	int rc = fdl_buf_puts(&sql, "SELECT column_name FROM duckdb_columns() WHERE", err);
+	int rc = fdl_buf_puts(&sql, "SELECT table_name, column_name FROM duckdb_columns() WHERE", err);
 	if (!rc)
 		rc = where_db(&sql, db, err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND table_name = ", err);
+		rc = fdl_buf_puts(&sql, " AND table_name LIKE 'ducklake\\_%' ESCAPE '\\' ORDER BY table_name, column_index",
+				  err);
+	fdl_rows r = {0};
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, table, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " ORDER BY column_index", err);
-	if (!rc)
-		rc = fdl_duck_strings(d, out, sql.data, err);
+		rc = fdl_duck_query(d, &r, sql.data, err);
 	fdl_buf_free(&sql);
+	size_t n = rc ? 0 : fdl_rows_count(&r);
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *t = fdl_rows_str(&r, 0, i), *c = fdl_rows_str(&r, 1, i);
+		if (!t || !c)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		if (!rc && (m->tables.len == 0 || strcmp(m->tables.items[m->tables.len - 1], t) != 0)) {
+			fdl_strlist *grown = realloc(m->cols, (m->tables.len + 1) * sizeof *grown);
+			if (!grown)
+				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			else {
+				m->cols = grown;
+				memset(&m->cols[m->tables.len], 0, sizeof *grown);
+				rc = fdl_strlist_add(&m->tables, t, err);
+			}
+		}
+		if (!rc)
+			rc = fdl_strlist_add(&m->cols[m->tables.len - 1], c, err);
+		duckdb_free(t);
+		duckdb_free(c);
+	}
+	fdl_rows_free(&r);
+	if (rc)
+		meta_schema_free(m);
 	return rc;
 }
 
-static int metadata_tables(fdl_duck *d, const char *db, fdl_strlist *out, fdl_error *err)
+/* The columns of table t, or an empty list when the database has no such table. */
+static const fdl_strlist *meta_cols(const meta_schema *m, const char *t)
 {
-	fdl_buf sql = {0};
-	int rc = fdl_buf_puts(&sql, "SELECT table_name FROM duckdb_tables() WHERE", err);
-	if (!rc)
-		rc = where_db(&sql, db, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND table_name LIKE 'ducklake\\_%' ESCAPE '\\' "
-					"ORDER BY table_name",
-				  err);
-	if (!rc)
-		rc = fdl_duck_strings(d, out, sql.data, err);
-	fdl_buf_free(&sql);
-	return rc;
+	static const fdl_strlist none = {0};
+	for (size_t i = 0; i < m->tables.len; i++)
+		if (!strcmp(m->tables.items[i], t))
+			return &m->cols[i];
+	return &none;
 }
 
 static bool has(const fdl_strlist *l, const char *s)
@@ -167,15 +199,13 @@ static int where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_st
 	return 0;
 }
 
-static int copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_copy_options *o,
-		      fdl_error *err)
+static int copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_strlist *dcolp,
+		      const fdl_strlist *scolp, const fdl_copy_options *o, fdl_error *err)
 {
-	fdl_strlist dcols = {0}, scols = {0};
+	const fdl_strlist dcols = *dcolp, scols = *scolp;
 	fdl_buf sql = {0};
-	int rc = table_columns(d, dst, t, &dcols, err);
-	if (!rc)
-		rc = table_columns(d, src, t, &scols, err);
-	if (!rc && scols.len == 0)
+	int rc = 0;
+	if (scols.len == 0)
 		rc = fdl_fail(err, FDL_EINVALID,
 			      "the source catalog has no table %s: it is not a DuckLake catalog of this format", t);
 	if (!rc)
@@ -223,8 +253,6 @@ static int copy_table(fdl_duck *d, const char *src, const char *dst, const char 
 	if (rc)
 		fdl_error_prefix(err, "copying %s", t);
 	fdl_buf_free(&sql);
-	fdl_strlist_free(&dcols);
-	fdl_strlist_free(&scols);
 	return rc;
 }
 
@@ -250,20 +278,23 @@ static int recompute_table_stats(fdl_duck *d, const char *dst, fdl_error *err)
 
 int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o, fdl_error *err)
 {
-	fdl_strlist tables = {0};
-	int rc = metadata_tables(d, dst, &tables, err);
-	if (!rc && tables.len == 0)
+	meta_schema ds, ss = {0};
+	int rc = meta_schema_read(d, dst, &ds, err);
+	if (!rc && ds.tables.len == 0)
 		rc = fdl_fail(err, FDL_EINVALID, "the new catalog has no DuckLake tables");
 	if (!rc)
+		rc = meta_schema_read(d, src, &ss, err);
+	if (!rc)
 		rc = fdl_duck_exec(d, "BEGIN TRANSACTION", err);
-	for (size_t i = 0; i < tables.len && !rc; i++) {
-		if (working_only(tables.items[i])) {
+	for (size_t i = 0; i < ds.tables.len && !rc; i++) {
+		const char *t = ds.tables.items[i];
+		if (working_only(t)) {
 			char sql[256];
-			snprintf(sql, sizeof sql, "DELETE FROM %s.%s", dst, tables.items[i]);
+			snprintf(sql, sizeof sql, "DELETE FROM %s.%s", dst, t);
 			rc = fdl_duck_exec(d, sql, err);
 			continue;
 		}
-		rc = copy_table(d, src, dst, tables.items[i], o, err);
+		rc = copy_table(d, src, dst, t, &ds.cols[i], meta_cols(&ss, t), o, err);
 	}
 	if (!rc && o->upto >= 0)
 		rc = recompute_table_stats(d, dst, err);
@@ -271,7 +302,8 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 		rc = fdl_duck_exec(d, "COMMIT", err);
 	else
 		fdl_duck_exec(d, "ROLLBACK", NULL);
-	fdl_strlist_free(&tables);
+	meta_schema_free(&ds);
+	meta_schema_free(&ss);
 	return rc;
 }
 
@@ -327,17 +359,16 @@ int fdl_catalog_info_read(fdl_duck *d, const char *alias, fdl_catalog_info *info
 
 int fdl_catalog_check_inlined(fdl_duck *d, const char *alias, int64_t upto, fdl_error *err)
 {
-	fdl_strlist tables = {0};
-	int rc = metadata_tables(d, alias, &tables, err);
-	for (size_t i = 0; i < tables.len && !rc; i++) {
-		const char *t = tables.items[i];
+	meta_schema m;
+	int rc = meta_schema_read(d, alias, &m, err);
+	for (size_t i = 0; !rc && i < m.tables.len; i++) {
+		const char *t = m.tables.items[i];
 		bool data = !strncmp(t, "ducklake_inlined_data_", 22) && strcmp(t, "ducklake_inlined_data_tables");
 		bool del = !strncmp(t, "ducklake_inlined_delete_", 24);
 		if (!data && !del)
 			continue;
-		fdl_strlist cols = {0};
+		const fdl_strlist cols = m.cols[i];
 		char sql[512];
-		rc = table_columns(d, alias, t, &cols, err);
 		const char *begin = has(&cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
 		const char *end = has(&cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
 		if (data && has(&cols, end))
@@ -347,7 +378,6 @@ int fdl_catalog_check_inlined(fdl_duck *d, const char *alias, int64_t upto, fdl_
 		else
 			snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld", alias, t, begin,
 				 (long long)upto);
-		fdl_strlist_free(&cols);
 		int64_t n = 0;
 		if (!rc)
 			rc = fdl_duck_int(d, &n, 0, sql, err);
@@ -358,6 +388,6 @@ int fdl_catalog_check_inlined(fdl_duck *d, const char *alias, int64_t upto, fdl_
 				      "then commit again",
 				      (long long)n, data ? "rows" : "deletes", t);
 	}
-	fdl_strlist_free(&tables);
+	meta_schema_free(&m); /* zeroed when reading failed: safe either way */
 	return rc;
 }

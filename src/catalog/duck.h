@@ -10,6 +10,8 @@
 typedef struct fdl_duck {
 	duckdb_database db;
 	duckdb_connection con;
+	bool trace;    /* FDL_TRACE set: each statement and its time on stderr */
+	bool unsigned_ok; /* fdl's own extensions load without DuckDB's signature check */
 } fdl_duck;
 
 typedef struct fdl_rows {
@@ -19,12 +21,25 @@ typedef struct fdl_rows {
 
 /* Open DuckDB in memory and LOAD ducklake and sqlite_scanner from the
  * extension folder (FDL_EXTENSION_DIR, else the one `make setup` filled),
- * laid out as <dir>/<duckdb version>/<platform>/<name>.duckdb_extension. */
+ * laid out as <dir>/<duckdb version>/<platform>/<name>.duckdb_extension.
+ *
+ * DuckDB checks an extension's signature by hashing the whole file, ~100 ms
+ * for each of ours, on every command. fdl loads only files of its own folder,
+ * installed with pinned checksums, so it skips that check for a file owned by
+ * root or by us and writable by no one else, and turns
+ * allow_unsigned_extensions off again before the first statement that is not
+ * one of its own LOADs: SQL a user runs through fdl can load nothing
+ * unsigned. FDL_VERIFY_EXTENSIONS=1 keeps DuckDB's check
+ * (docs/decisions.md). */
 int fdl_duck_open(fdl_duck *d, fdl_error *err);
 /* Load libduckdb (duckapi.c) if it is not yet: fdl_duck_open does; FDL_EDUCKDB
  * when it cannot be found. */
 int fdl_duck_load_library(fdl_error *err);
 void fdl_duck_close(fdl_duck *d);
+/* Turn allow_unsigned_extensions off (see fdl_duck_open); every way of
+ * running SQL here does it first, so a caller preparing statements on
+ * d->con itself must call it before. */
+int fdl_duck_lock_extensions(fdl_duck *d, fdl_error *err);
 /* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
 int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err);
 

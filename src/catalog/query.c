@@ -159,6 +159,8 @@ int fdl_duck_stream(fdl_duck *d, const char *sql, fdl_format fmt, FILE *out, fdl
 	int rc = fmt == FDL_FORMAT_JSON
 			 ? fdl_buf_printf(&wrapped, err, "SELECT to_json(fdl_row)::VARCHAR AS json FROM (%s) fdl_row", q)
 			 : fdl_buf_printf(&wrapped, err, "SELECT COLUMNS(*)::VARCHAR FROM (%s)", q);
+	if (!rc)
+		rc = fdl_duck_lock_extensions(d, err);
 	duckdb_prepared_statement st = NULL;
 	if (!rc && duckdb_prepare(d->con, wrapped.data, &st) != DuckDBSuccess) {
 		/* not a query that can be a subquery (e.g. a PRAGMA, or an error):

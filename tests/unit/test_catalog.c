@@ -109,7 +109,52 @@ static void missing_extension_named(t_ctx *t)
 	free(old);
 }
 
+/* A copy of an extension whose signature no longer matches (its last byte,
+ * in the signature, flipped): what DuckDB's own check refuses. */
+static char *tampered_extension(const char *dir)
+{
+	char *src = NULL, *dst = fdl_asprintf("%s/tampered.duckdb_extension", dir);
+	fdl_error err;
+	if (fdl_duck_extension_path(&src, "sqlite_scanner", &err))
+		return NULL;
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	char buf[65536];
+	size_t n;
+	while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+		fwrite(buf, 1, n, out);
+	if (out && fseek(out, -1, SEEK_END) == 0)
+		fputc(0x5a, out);
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	free(src);
+	return dst;
+}
+
+/* fdl's own loads skip DuckDB's signature check (docs/decisions.md), and
+ * nothing after them does: the first other statement finds it back on. */
+static void unsigned_loads_locked(t_ctx *t)
+{
+	char *dir = t_tempdir();
+	char *bad = tampered_extension(dir);
+	CHECK(t, bad != NULL);
+	fdl_duck d;
+	fdl_error err = {0};
+	CHECK(t, fdl_duck_open(&d, &err) == 0);
+	CHECK(t, count(&d, "SELECT count(*) WHERE NOT current_setting('allow_unsigned_extensions')") == 1);
+	char *load = fdl_asprintf("LOAD '%s'", bad);
+	CHECK(t, fdl_duck_exec(&d, load, &err) == FDL_EDUCKDB);
+	CHECK_CONTAINS(t, err.message, "signature");
+	fdl_duck_close(&d);
+	free(load);
+	free(bad);
+	fdl_rm_rf(dir);
+	free(dir);
+}
+
 const t_case catalog_tests[] = {
+	{"catalog: nothing unsigned loads after fdl's own extensions", unsigned_loads_locked},
 	{"catalog: a copy up to a past snapshot holds nothing after it", copy_upto_past_snapshot},
 	{"catalog: a missing extension names the file expected", missing_extension_named},
 	{NULL, NULL},
