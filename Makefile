@@ -14,7 +14,10 @@ CPPFLAGS:= -D_GNU_SOURCE -Iinclude -isystem $(DEPS)/include -isystem /usr/includ
 CFLAGS  ?= -O2 -g
 # libduckdb is not linked: src/catalog/duckapi.c loads it when a command
 # first opens DuckDB, found on this run path.
-LDLIBS  := -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcurl -lxml2 -lmicrohttpd -lcrypto -lpthread -ldl
+# libcurl, libxml2 and libmicrohttpd are not linked either: src/util/dynlib.h
+# loads each when a command first needs it. The unit tests link libcurl to
+# ask it whether it is thread safe.
+LDLIBS  := -Wl,-rpath,$(DEPS)/lib -ljansson -lyaml -lcrypto -lpthread -ldl
 VERSION := $(shell sed -n 's/^\#define FDL_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/fdl.h | paste -sd.)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libfdl.so.$(SOMAJOR)
@@ -158,7 +161,7 @@ build/san/fdl: $(CLI_SRC:%.c=build/san/%.o) build/san/libfdl.a
 	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
 
 build/san/unit-tests: $(UNIT_SRC:%.c=build/san/%.o) build/san/libfdl.a
-	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+	$(CC) $(SAN) -o $@ $^ $(LDLIBS) -lcurl
 
 deps-check:
 	@test -f $(DEPS)/include/duckdb.h -a -f $(DEPS)/lib/libduckdb.so || \

@@ -4,6 +4,8 @@
 #include "inputs.h"
 
 #include <curl/curl.h>
+#include "store/lazy_curl.h"
+#include "util/dynlib.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +28,8 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
 
 static int hash_url(char hex[65], const char *url, fdl_error *err)
 {
+	if (fdl_curl_load(err))
+		return FDL_ERROR;
 	CURL *c = curl_easy_init();
 	if (!c)
 		return fdl_fail(err, FDL_ERROR, "libcurl: cannot start a transfer");

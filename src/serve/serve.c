@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
+#include "lazy_mhd.h"
+#include "../util/dynlib.h"
 #include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,7 +468,9 @@ log:
 int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err)
 {
 	fdl_repo *repo = NULL;
-	int rc = fdl_repo_open(&repo, root, err);
+	int rc = fdl_mhd_load(err);
+	if (!rc)
+		rc = fdl_repo_open(&repo, root, err);
 	if (rc)
 		return rc;
 	char *local = fdl_store_local_path(repo->store, "fdl.json");

@@ -9,6 +9,8 @@
 #include "store.h"
 
 #include <curl/curl.h>
+#include "lazy_curl.h"
+#include "../util/dynlib.h"
 
 typedef struct fdl_sink {
 	fdl_buf *buf; /* the body goes here, or */

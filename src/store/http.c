@@ -172,6 +172,8 @@ static const fdl_store_ops http_ops = {
 
 int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err)
 {
+	if (fdl_curl_load(err))
+		return FDL_ERROR;
 	http_store *h = calloc(1, sizeof *h);
 	if (!h)
 		return fdl_fail(err, FDL_ERROR, "out of memory");

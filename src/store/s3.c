@@ -409,6 +409,8 @@ static const fdl_store_ops s3_ops = {
 
 int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err)
 {
+	if (fdl_curl_load(err) || fdl_xml_load(err))
+		return FDL_ERROR;
 	s3_store *s = calloc(1, sizeof *s);
 	if (!s)
 		return fdl_fail(err, FDL_ERROR, "out of memory");

@@ -8,6 +8,7 @@
 #include "curlx.h"
 
 #include <libxml/tree.h>
+#include "lazy_xml.h"
 
 #define MIB ((int64_t)1 << 20)
 

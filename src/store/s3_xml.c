@@ -2,6 +2,7 @@
 #include "s3.h"
 
 #include <libxml/parser.h>
+#include "lazy_xml.h"
 #include <stdlib.h>
 #include <string.h>
 
