@@ -370,6 +370,22 @@ def bench_checkout(tmp, files, reps, rows):
     row = Row("checkout", f"{files} data files", "faster than by hand")
     alternate(row, reps, fdl_cmd, peer_cmd, peer_name="stock DuckDB: ATTACH + copy into SQLite")
     rows.append(row)
+    # issue 18: what a one-row version costs at this many data files, and
+    # what a cold reader downloads to open it (fdl.json, version.json, catalog)
+    con = connect(checkout(root, work))
+    con.execute("INSERT INTO lake.t0 VALUES (-1, 'one more')")
+    con.close()
+    s, r = measure([FDL, "commit", work, "-m", "one row", "-q"])
+    vid = (root / "refs" / "heads" / "main").read_text().strip()
+    vdir = root / "versions" / vid
+    one = Row("one-row commit", f"on {files} data files", "bytes follow the change (issue 18)")
+    one.fdl, one.fdl_rss, one.peer_name = [s], [r], "-"
+    one.extra["version_bytes"] = files_bytes(vdir.iterdir())
+    one.extra["catalog_bytes"] = (vdir / "ducklake.duckdb").stat().st_size
+    one.extra["files_json_bytes"] = (vdir / "files.json").stat().st_size
+    one.extra["reader_download_bytes"] = ((root / "fdl.json").stat().st_size + (vdir / "version.json").stat().st_size
+                                          + (vdir / "ducklake.duckdb").stat().st_size)
+    rows.append(one)
 
 
 def bench_query(tmp, made, reps, rows):
@@ -401,14 +417,20 @@ def bench_query(tmp, made, reps, rows):
         tth = tmp / "timetravel-http.sql"
         tth.write_text(f"{LOADS} ATTACH 'ducklake:{work}/ducklake.sqlite' AS lake (READ_ONLY, META_TYPE 'sqlite', "
                        f"DATA_PATH '{root}/data/'); SELECT count(*) FROM lake.t AT (VERSION => {snap});")
+        # the old version by its id, as `fdl log` shows it; main:1 walks the
+        # first-parent chain back from the tip, one version.json per step
+        vid = next(json.loads(v.read_text())["id"] for v in (root / "versions").glob("*/version.json")
+                   if json.loads(v.read_text())["seq"] == old)
         row = Row("open + query an old version (fdl serve, cold)", f"seq {old} of {h}",
                   "within 1.2x of time travel; <= 3 requests before the catalog")
-        alternate(row, reps, [FDL, "query", f"{url}@main:{old}", "SELECT count(*) FROM t", "-f", "csv"],
+        alternate(row, reps, [FDL, "query", f"{url}@{vid}", "SELECT count(*) FROM t", "-f", "csv"],
                   [SQLRUN, tth], fresh_cache, "DuckLake time travel (local catalog)")
-        os.environ["FDL_CACHE_DIR"] = str(tmp / "cache-requests")
-        p = subprocess.run([FDL, "query", f"{url}@main:{old}", "SELECT 1", "--requests"], capture_output=True,
-                           text=True, env=env())
-        row.extra["requests"] = p.stderr.strip().splitlines()[0] if p.stderr else ""
+        for label, ref in (("requests_by_id", vid), (f"requests_by_main:{old}", f"main:{old}")):
+            os.environ["FDL_CACHE_DIR"] = str(tmp / f"cache-requests-{label}")
+            p = subprocess.run([FDL, "query", f"{url}@{ref}", "SELECT 1", "--requests"], capture_output=True,
+                               text=True, env=env())
+            got = [w for w in p.stderr.split() if w.isdigit()]
+            row.extra[label] = int(got[-1]) if got else p.stderr.strip()[:200]
         os.environ.pop("FDL_CACHE_DIR", None)
         rows.append(row)
     finally:
