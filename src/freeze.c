@@ -12,6 +12,9 @@
 #include <string.h>
 
 
+/* The frozen catalog's metadata tables, while it is being written. */
+#define FROZEN FDL_DUCKLAKE_META_PREFIX "fdl_new"
+
 void fdl_frozen_free(frozen *f)
 {
 	json_decref(f->files_json);
@@ -96,7 +99,7 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 	if (!rc)
 		rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
-		rc = fdl_catalog_changes(&out->changes, d, "fdl_parent", "fdl_frozen", err);
+		rc = fdl_catalog_changes(&out->changes, d, "fdl_parent", FROZEN, err);
 		fdl_catalog_detach(d, "fdl_parent", NULL);
 	}
 	if (rc)
@@ -128,21 +131,25 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = fdl_fail(err, FDL_EINVALID,
 			      "the working catalog's latest snapshot (%lld) is older than its base version's (%lld)",
 			      (long long)winfo.last_snapshot, (long long)w->base_snapshot);
-	if (!rc)
-		rc = fdl_catalog_check_inlined(&d, work_alias, winfo.last_snapshot, err);
+	/* the new catalog stays attached through DuckLake while its metadata
+	 * rows are written, so the file is written once, at the detach */
+	char storage[64] = "";
+	bool attached = false;
 	if (!rc) {
 		out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir);
-		rc = out->catalog_file ? fdl_catalog_create(&d, out->catalog_file, FDL_CAT_DUCKDB, repo->data_url, err)
+		rc = out->catalog_file ? fdl_catalog_create_attached(&d, out->catalog_file, "fdl_new", repo->data_url,
+								     storage, err)
 				       : fdl_fail(err, FDL_ERROR, "out of memory");
+		attached = !rc;
 	}
-	if (!rc)
-		rc = fdl_catalog_attach_raw(&d, "fdl_frozen", out->catalog_file, FDL_CAT_DUCKDB, false, err);
 	if (!rc) {
-		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url};
-		rc = fdl_catalog_copy(&d, work_alias, "fdl_frozen", &o, err);
+		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url, .refuse_inlined = true};
+		rc = fdl_catalog_copy(&d, work_alias, FROZEN, &o, err);
 	}
 	if (!rc)
-		rc = fdl_catalog_info_read(&d, "fdl_frozen", &out->info, err);
+		rc = fdl_catalog_info_read(&d, FROZEN, &out->info, err);
+	if (!rc && !out->info.storage[0])
+		snprintf(out->info.storage, sizeof out->info.storage, "%s", storage);
 	if (!rc) {
 		/* snapshots added since the parent; none for a new description
 		 * alone, written as the one frozen snapshot: [first, last] must
@@ -150,22 +157,22 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
 		if (out->info.first_snapshot > out->info.last_snapshot)
 			out->info.first_snapshot = out->info.last_snapshot;
-		rc = fdl_catalog_data_files(&d, "fdl_frozen", &files, err);
+		rc = fdl_catalog_data_files(&d, FROZEN, &files, err);
 	}
 	fdl_strlist added = {0};
 	if (!rc)
 		rc = base_is_live(repo, w, err);
 	if (!rc)
-		rc = fdl_catalog_all_files(&added, &d, "fdl_frozen", w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
+		rc = fdl_catalog_all_files(&added, &d, FROZEN, w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
 	fdl_strlist_sort(&added);
 	if (!rc)
 		rc = check_data_files(repo, &files, &added, err);
 	fdl_strlist_free(&added);
 	if (!rc)
-		rc = fdl_catalog_files_json(&out->files_json, &d, "fdl_frozen", &files, err);
+		rc = fdl_catalog_files_json(&out->files_json, &d, FROZEN, &files, err);
 	json_t *tables = NULL;
 	if (!rc)
-		rc = fdl_catalog_tables_json(&tables, &d, "fdl_frozen", &files, err);
+		rc = fdl_catalog_tables_json(&tables, &d, FROZEN, &files, err);
 	if (!rc)
 		rc = fdl_dataset_build(&out->dataset_json, w->postgres ? NULL : w->dir, tables, basename_of(repo->root),
 				       err);
@@ -173,7 +180,12 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (!rc && w->base[0])
 		rc = changes_since_base(out, &d, repo, w, err);
 	fdl_data_files_free(&files);
-	fdl_duck_close(&d); /* detaches and checkpoints the frozen file */
+	if (attached) { /* checkpoints the frozen file: its one write */
+		int drc = fdl_catalog_detach(&d, "fdl_new", rc ? NULL : err);
+		if (!rc && drc)
+			rc = fdl_error_prefix(err, "writing the frozen catalog %s", out->catalog_file);
+	}
+	fdl_duck_close(&d);
 	return rc;
 }
 

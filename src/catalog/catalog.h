@@ -16,6 +16,20 @@ typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB, FDL_CAT_POSTGRES } fdl_cat_kind;
  * metadata table of the current format exists, then detach it. */
 int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const char *data_path, fdl_error *err);
 
+/* The name DuckLake gives the metadata database of a catalog attached as
+ * `alias`: its ducklake_* tables, read and written as plain tables. */
+#define FDL_DUCKLAKE_META_PREFIX "__ducklake_metadata_"
+
+/* Create a DuckLake catalog in a new DuckDB file (16 KiB blocks) and keep it
+ * attached through DuckLake as `alias`, its metadata tables writable as
+ * FDL_DUCKLAKE_META_PREFIX<alias>. Writing the rows there before the first
+ * checkpoint writes the file once: no blocks of the empty catalog's rows
+ * left free in it (a third of a frozen catalog otherwise). `storage` gets
+ * the file's DuckDB storage tag ("duckdb-v1.5.0"). The caller detaches
+ * `alias`, which checkpoints the file. */
+int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias, const char *data_path,
+				char storage[64], fdl_error *err);
+
 /* ATTACH a catalog raw (its ducklake_* tables as plain tables); for
  * PostgreSQL `path` is the libpq connection string. */
 int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
@@ -26,6 +40,9 @@ typedef struct fdl_copy_options {
 	int64_t upto;          /* keep rows up to this snapshot; -1 keeps all */
 	const char *data_path; /* new ducklake_metadata data_path */
 	bool no_inlining;      /* store data_inlining_row_limit = 0 */
+	bool refuse_inlined;   /* FDL_EINVALID, before writing anything, when
+				* `src` holds rows or deletes inline at `upto`:
+				* a version keeps all its data in data files */
 } fdl_copy_options;
 
 /* Replace every metadata row of `dst` with those of `src` (both attached
@@ -42,8 +59,6 @@ typedef struct fdl_catalog_info {
 
 int fdl_catalog_info_read(fdl_duck *d, const char *alias, fdl_catalog_info *info, fdl_error *err);
 
-/* Refuse a catalog that holds rows inline at snapshot `upto`. */
-int fdl_catalog_check_inlined(fdl_duck *d, const char *alias, int64_t upto, fdl_error *err);
 
 /* One live data file of a catalog whose end_snapshot values are already
  * cut at the frozen snapshot. Paths are relative to the data path. */

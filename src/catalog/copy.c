@@ -49,6 +49,71 @@ int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const c
 	return rc;
 }
 
+/* The storage tag DuckDB keeps for an attached DuckDB file ("v1.5.0+"),
+ * as "duckdb-v1.5.0"; empty when DuckDB names none. */
+static int storage_tag(fdl_duck *d, const char *alias, char storage[64], fdl_error *err)
+{
+	char sql[512];
+	fdl_rows r;
+	storage[0] = '\0';
+	snprintf(sql, sizeof sql,
+		 "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = '%s' AND type = "
+		 "'duckdb'",
+		 alias);
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return rc;
+	char *s = fdl_rows_count(&r) ? fdl_rows_str(&r, 0, 0) : NULL;
+	if (s) {
+		size_t n = strlen(s);
+		if (n && s[n - 1] == '+')
+			s[n - 1] = '\0';
+		snprintf(storage, 64, "duckdb-%s", s);
+	}
+	duckdb_free(s);
+	fdl_rows_free(&r);
+	return 0;
+}
+
+int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias, const char *data_path,
+				char storage[64], fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, path, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AS fdl_blocks (BLOCK_SIZE 16384)", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (!rc) {
+		rc = storage_tag(d, "fdl_blocks", storage, err);
+		int drc = fdl_duck_exec(d, "DETACH fdl_blocks", rc ? NULL : err);
+		rc = rc ? rc : drc;
+	}
+	fdl_buf_free(&sql);
+	char *target = rc ? NULL : fdl_asprintf("ducklake:%s", path);
+	if (!rc && !target)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, target, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, " AS %s (DATA_PATH ", alias);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, data_path, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ")", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "creating the DuckLake catalog %s", path);
+	free(target);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
 int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
 			   fdl_error *err)
 {
@@ -111,23 +176,57 @@ static void meta_schema_free(meta_schema *m)
 	memset(m, 0, sizeof *m);
 }
 
-static int meta_schema_read(fdl_duck *d, const char *db, meta_schema *m, fdl_error *err)
+/* A table only a working catalog has, never copied: inlined rows and
+ * deletes (named per table), the queue of files to delete. */
+static bool working_only(const char *t)
+{
+	return !strcmp(t, "ducklake_files_scheduled_for_deletion") || !strcmp(t, "ducklake_inlined_data_tables") ||
+	       !strncmp(t, "ducklake_inlined_data_", 22) || !strncmp(t, "ducklake_inlined_delete_", 24);
+}
+
+/* A table named per table of the lake, in a working catalog only. */
+static bool per_table(const char *t)
+{
+	return working_only(t) && strcmp(t, "ducklake_files_scheduled_for_deletion") != 0 &&
+	       strcmp(t, "ducklake_inlined_data_tables") != 0;
+}
+
+/* The schema of `db`. DuckDB lists no table of a DuckLake catalog's own
+ * metadata database (FDL_DUCKLAKE_META_PREFIX) in duckdb_columns(); for
+ * one, `probe` names the tables to look up (those of the catalog copied
+ * from), each through pragma_table_info, still in one statement. */
+static int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, meta_schema *m, fdl_error *err)
 {
 	memset(m, 0, sizeof *m);
 	fdl_buf sql = {0};
-	int rc = fdl_buf_puts(&sql, "SELECT table_name, column_name FROM duckdb_columns() WHERE", err);
-	if (!rc)
-		rc = where_db(&sql, db, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND table_name LIKE 'ducklake\\_%' ESCAPE '\\' ORDER BY table_name, column_index",
-				  err);
+	int rc = 0;
+	if (probe) {
+		const char *sep = "";
+		for (size_t i = 0; i < probe->len && !rc; i++) {
+			if (per_table(probe->items[i]))
+				continue;
+			rc = fdl_buf_printf(&sql, err, "%sSELECT '%s' AS t, cid, name FROM pragma_table_info('%s.main.%s')",
+					    sep, probe->items[i], db, probe->items[i]);
+			sep = " UNION ALL ";
+		}
+		if (!rc)
+			rc = fdl_buf_puts(&sql, " ORDER BY t, cid", err);
+	} else {
+		rc = fdl_buf_puts(&sql, "SELECT table_name, column_index, column_name FROM duckdb_columns() WHERE", err);
+		if (!rc)
+			rc = where_db(&sql, db, err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql,
+					  " AND table_name LIKE 'ducklake\\_%' ESCAPE '\\' ORDER BY table_name, column_index",
+					  err);
+	}
 	fdl_rows r = {0};
 	if (!rc)
 		rc = fdl_duck_query(d, &r, sql.data, err);
 	fdl_buf_free(&sql);
 	size_t n = rc ? 0 : fdl_rows_count(&r);
 	for (size_t i = 0; i < n && !rc; i++) {
-		char *t = fdl_rows_str(&r, 0, i), *c = fdl_rows_str(&r, 1, i);
+		char *t = fdl_rows_str(&r, 0, i), *c = fdl_rows_str(&r, 2, i);
 		if (!t || !c)
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
 		if (!rc && (m->tables.len == 0 || strcmp(m->tables.items[m->tables.len - 1], t) != 0)) {
@@ -167,13 +266,6 @@ static bool has(const fdl_strlist *l, const char *s)
 		if (!strcmp(l->items[i], s))
 			return true;
 	return false;
-}
-
-/* Tables that belong to the working catalog only, never copied. */
-static bool working_only(const char *t)
-{
-	return !strcmp(t, "ducklake_files_scheduled_for_deletion") || !strcmp(t, "ducklake_inlined_data_tables") ||
-	       !strncmp(t, "ducklake_inlined_data_", 22) || !strncmp(t, "ducklake_inlined_delete_", 24);
 }
 
 /* The WHERE clause that keeps a table's rows up to snapshot N. */
@@ -276,14 +368,54 @@ static int recompute_table_stats(fdl_duck *d, const char *dst, fdl_error *err)
 	return fdl_duck_exec(d, sql, err);
 }
 
+/* No inlined row or delete of `alias` (schema m) up to snapshot upto. */
+static int check_inlined(fdl_duck *d, const char *alias, const meta_schema *m_, int64_t upto, fdl_error *err)
+{
+	const meta_schema m = *m_;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < m.tables.len; i++) {
+		const char *t = m.tables.items[i];
+		bool data = !strncmp(t, "ducklake_inlined_data_", 22) && strcmp(t, "ducklake_inlined_data_tables");
+		bool del = !strncmp(t, "ducklake_inlined_delete_", 24);
+		if (!data && !del)
+			continue;
+		const fdl_strlist cols = m.cols[i];
+		char sql[512];
+		const char *begin = has(&cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
+		const char *end = has(&cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
+		if (data && has(&cols, end))
+			snprintf(sql, sizeof sql,
+				 "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld AND (%s IS NULL OR %s > %lld)", alias,
+				 t, begin, (long long)upto, end, end, (long long)upto);
+		else
+			snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld", alias, t, begin,
+				 (long long)upto);
+		int64_t n = 0;
+		if (!rc)
+			rc = fdl_duck_int(d, &n, 0, sql, err);
+		if (!rc && n > 0)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "the working catalog holds %lld %s inline (%s); a version keeps all data in "
+				      "data files: run CALL ducklake_flush_inlined_data('<catalog alias>') in DuckDB, "
+				      "then commit again",
+				      (long long)n, data ? "rows" : "deletes", t);
+	}
+	return rc;
+}
+
 int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o, fdl_error *err)
 {
-	meta_schema ds, ss = {0};
-	int rc = meta_schema_read(d, dst, &ds, err);
+	meta_schema ds = {0}, ss;
+	bool hidden = !strncmp(dst, FDL_DUCKLAKE_META_PREFIX, strlen(FDL_DUCKLAKE_META_PREFIX));
+	int rc = meta_schema_read(d, src, NULL, &ss, err);
+	if (!rc && ss.tables.len == 0)
+		rc = fdl_fail(err, FDL_EINVALID, "%s has no DuckLake tables: it is not a DuckLake catalog", src);
+	if (!rc && o->refuse_inlined && o->upto >= 0)
+		rc = check_inlined(d, src, &ss, o->upto, err);
+	if (!rc)
+		rc = meta_schema_read(d, dst, hidden ? &ss.tables : NULL, &ds, err);
 	if (!rc && ds.tables.len == 0)
 		rc = fdl_fail(err, FDL_EINVALID, "the new catalog has no DuckLake tables");
-	if (!rc)
-		rc = meta_schema_read(d, src, &ss, err);
 	if (!rc)
 		rc = fdl_duck_exec(d, "BEGIN TRANSACTION", err);
 	for (size_t i = 0; i < ds.tables.len && !rc; i++) {
@@ -339,55 +471,6 @@ int fdl_catalog_info_read(fdl_duck *d, const char *alias, fdl_catalog_info *info
 	if (rc)
 		return rc;
 	/* DuckDB files carry a storage version tag, e.g. "v1.5.0+". */
-	snprintf(sql, sizeof sql,
-		 "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = '%s' AND type = "
-		 "'duckdb'",
-		 alias);
-	if ((rc = fdl_duck_query(d, &r, sql, err)))
-		return rc;
-	char *s = fdl_rows_count(&r) ? fdl_rows_str(&r, 0, 0) : NULL;
-	if (s) {
-		size_t n = strlen(s);
-		if (n && s[n - 1] == '+')
-			s[n - 1] = '\0';
-		snprintf(info->storage, sizeof info->storage, "duckdb-%s", s);
-	}
-	duckdb_free(s);
-	fdl_rows_free(&r);
-	return 0;
+	return storage_tag(d, alias, info->storage, err);
 }
 
-int fdl_catalog_check_inlined(fdl_duck *d, const char *alias, int64_t upto, fdl_error *err)
-{
-	meta_schema m;
-	int rc = meta_schema_read(d, alias, &m, err);
-	for (size_t i = 0; !rc && i < m.tables.len; i++) {
-		const char *t = m.tables.items[i];
-		bool data = !strncmp(t, "ducklake_inlined_data_", 22) && strcmp(t, "ducklake_inlined_data_tables");
-		bool del = !strncmp(t, "ducklake_inlined_delete_", 24);
-		if (!data && !del)
-			continue;
-		const fdl_strlist cols = m.cols[i];
-		char sql[512];
-		const char *begin = has(&cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
-		const char *end = has(&cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
-		if (data && has(&cols, end))
-			snprintf(sql, sizeof sql,
-				 "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld AND (%s IS NULL OR %s > %lld)", alias,
-				 t, begin, (long long)upto, end, end, (long long)upto);
-		else
-			snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld", alias, t, begin,
-				 (long long)upto);
-		int64_t n = 0;
-		if (!rc)
-			rc = fdl_duck_int(d, &n, 0, sql, err);
-		if (!rc && n > 0)
-			rc = fdl_fail(err, FDL_EINVALID,
-				      "the working catalog holds %lld %s inline (%s); a version keeps all data in "
-				      "data files: run CALL ducklake_flush_inlined_data('<catalog alias>') in DuckDB, "
-				      "then commit again",
-				      (long long)n, data ? "rows" : "deletes", t);
-	}
-	meta_schema_free(&m); /* zeroed when reading failed: safe either way */
-	return rc;
-}
