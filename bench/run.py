@@ -235,7 +235,9 @@ def files_bytes(paths):
 # ---- the operations -------------------------------------------------------------------
 
 def bench_freeze(tmp, sizes, reps, rows):
-    """commit (freeze) of a working catalog with 10 tables and N snapshots."""
+    """commit (freeze) of a working catalog with 10 tables and N snapshots;
+    returns the largest (root, work, n), committed once, for checkout."""
+    kept = None
     for n in sizes:
         root = new_repo(tmp, f"freeze-{n}")
         work = tmp / f"freeze-{n}-work"
@@ -276,8 +278,12 @@ def bench_freeze(tmp, sizes, reps, rows):
         floor.extra["catalog_bytes"] = (vdir / "ducklake.duckdb").stat().st_size
         floor.extra["files_json_bytes"] = (vdir / "files.json").stat().st_size
         rows.append(floor)
-        shutil.rmtree(root)
-        shutil.rmtree(work)
+        if n == max(sizes):
+            kept = (root, work, n)
+        else:
+            shutil.rmtree(root)
+            shutil.rmtree(work)
+    return kept
 
 
 def bench_one_row(tmp, histories, reps, rows, payload=0):
@@ -340,13 +346,18 @@ def bench_log(tmp, lengths, reps, rows):
         shutil.rmtree(g)
 
 
-def bench_checkout(tmp, files, reps, rows):
-    root = new_repo(tmp, "co")
-    work = tmp / "co-work"
-    con = connect(checkout(root, work))
-    fill_snapshots(con, files)
-    con.close()
-    run([FDL, "commit", work, "-m", "many files", "-q"])
+def bench_checkout(tmp, files, reps, rows, base=None):
+    """checkout of a version with `files` data files: the freeze row's
+    largest repository when it has that many (one version, committed)."""
+    if base and base[2] == files:
+        root, work, _ = base
+    else:
+        root = new_repo(tmp, "co")
+        work = tmp / "co-work"
+        con = connect(checkout(root, work))
+        fill_snapshots(con, files)
+        con.close()
+        run([FDL, "commit", work, "-m", "many files", "-q"])
     vid = (root / "refs" / "heads" / "main").read_text().strip()
     frozen = root / "versions" / vid / "ducklake.duckdb"
     n = [0]
@@ -372,10 +383,11 @@ def bench_checkout(tmp, files, reps, rows):
     rows.append(row)
     # issue 18: what a one-row version costs at this many data files, and
     # what a cold reader downloads to open it (fdl.json, version.json, catalog)
-    con = connect(checkout(root, work))
+    one_work = tmp / "co-one"
+    con = connect(checkout(root, one_work))
     con.execute("INSERT INTO lake.t0 VALUES (-1, 'one more')")
     con.close()
-    s, r = measure([FDL, "commit", work, "-m", "one row", "-q"])
+    s, r = measure([FDL, "commit", one_work, "-m", "one row", "-q"])
     vid = (root / "refs" / "heads" / "main").read_text().strip()
     vdir = root / "versions" / vid
     one = Row("one-row commit", f"on {files} data files", "bytes follow the change (issue 18)")
@@ -546,8 +558,9 @@ def main():
     try:
         if want("start"):
             startup(rows, reps * 4, tmp)
+        base = None
         if want("freeze"):
-            bench_freeze(tmp, [10, 100] if a.quick else [10, 100, 1000, 10000], reps, rows)
+            base = bench_freeze(tmp, [10, 100] if a.quick else [10, 100, 1000, 10000], reps, rows)
         made = {}
         if want("one-row") or want("query") or want("verify"):
             made = bench_one_row(tmp, [10, 30] if a.quick else [10, 100, 1000], reps, rows,
@@ -555,7 +568,7 @@ def main():
         if want("log"):
             bench_log(tmp, [10, 1000] if a.quick else [10, 1000, 10000], reps, rows)
         if want("checkout"):
-            bench_checkout(tmp, 100 if a.quick else 10000, reps, rows)
+            bench_checkout(tmp, 100 if a.quick else 10000, reps, rows, base)
         if made and want("query"):
             bench_query(tmp, made, reps, rows)
         if made and want("verify"):

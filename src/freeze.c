@@ -143,7 +143,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		attached = !rc;
 	}
 	if (!rc) {
-		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url, .refuse_inlined = true};
+		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url, .refuse_inlined = true,
+				      .src_sqlite = !w->postgres};
 		rc = fdl_catalog_copy(&d, work_alias, FROZEN, &o, err);
 	}
 	if (!rc)

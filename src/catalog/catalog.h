@@ -40,6 +40,8 @@ typedef struct fdl_copy_options {
 	int64_t upto;          /* keep rows up to this snapshot; -1 keeps all */
 	const char *data_path; /* new ducklake_metadata data_path */
 	bool no_inlining;      /* store data_inlining_row_limit = 0 */
+	bool src_sqlite;       /* `src` is a SQLite file attached raw: its
+				* schema is read from SQLite itself, 5x faster */
 	bool refuse_inlined;   /* FDL_EINVALID, before writing anything, when
 				* `src` holds rows or deletes inline at `upto`:
 				* a version keeps all its data in data files */

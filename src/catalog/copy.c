@@ -194,13 +194,22 @@ static bool per_table(const char *t)
 /* The schema of `db`. DuckDB lists no table of a DuckLake catalog's own
  * metadata database (FDL_DUCKLAKE_META_PREFIX) in duckdb_columns(); for
  * one, `probe` names the tables to look up (those of the catalog copied
- * from), each through pragma_table_info, still in one statement. */
-static int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, meta_schema *m, fdl_error *err)
+ * from), each through pragma_table_info, still in one statement. A SQLite
+ * file (`sqlite`) answers from its own sqlite_master in 3 ms where
+ * duckdb_columns() takes 15. */
+static int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool sqlite, meta_schema *m,
+			    fdl_error *err)
 {
 	memset(m, 0, sizeof *m);
 	fdl_buf sql = {0};
 	int rc = 0;
-	if (probe) {
+	if (sqlite && !strchr(db, '.')) {
+		rc = fdl_buf_printf(&sql, err,
+				    "SELECT * FROM sqlite_query('%s', 'SELECT m.name AS t, p.cid AS i, p.name AS c "
+				    "FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = ''table'' AND "
+				    "m.name LIKE ''ducklake\\_%%'' ESCAPE ''\\'' ORDER BY 1, 2')",
+				    db);
+	} else if (probe) {
 		const char *sep = "";
 		for (size_t i = 0; i < probe->len && !rc; i++) {
 			if (per_table(probe->items[i]))
@@ -407,13 +416,13 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 {
 	meta_schema ds = {0}, ss;
 	bool hidden = !strncmp(dst, FDL_DUCKLAKE_META_PREFIX, strlen(FDL_DUCKLAKE_META_PREFIX));
-	int rc = meta_schema_read(d, src, NULL, &ss, err);
+	int rc = meta_schema_read(d, src, NULL, o->src_sqlite, &ss, err);
 	if (!rc && ss.tables.len == 0)
 		rc = fdl_fail(err, FDL_EINVALID, "%s has no DuckLake tables: it is not a DuckLake catalog", src);
 	if (!rc && o->refuse_inlined && o->upto >= 0)
 		rc = check_inlined(d, src, &ss, o->upto, err);
 	if (!rc)
-		rc = meta_schema_read(d, dst, hidden ? &ss.tables : NULL, &ds, err);
+		rc = meta_schema_read(d, dst, hidden ? &ss.tables : NULL, false, &ds, err);
 	if (!rc && ds.tables.len == 0)
 		rc = fdl_fail(err, FDL_EINVALID, "the new catalog has no DuckLake tables");
 	if (!rc)
@@ -428,8 +437,16 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 		}
 		rc = copy_table(d, src, dst, t, &ds.cols[i], meta_cols(&ss, t), o, err);
 	}
-	if (!rc && o->upto >= 0)
-		rc = recompute_table_stats(d, dst, err);
+	if (!rc && o->upto >= 0) {
+		/* the stats hold the source's latest state: right at the cut
+		 * unless a writer went past it while the rows were read */
+		char sql[256];
+		int64_t last = 0;
+		snprintf(sql, sizeof sql, "SELECT max(snapshot_id) FROM %s.ducklake_snapshot", src);
+		rc = fdl_duck_int(d, &last, 0, sql, err);
+		if (!rc && last > o->upto)
+			rc = recompute_table_stats(d, dst, err);
+	}
 	if (!rc)
 		rc = fdl_duck_exec(d, "COMMIT", err);
 	else
