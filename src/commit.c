@@ -42,12 +42,12 @@ static int description_changed(fdl_repo *repo, const fdl_work *w, const frozen *
 }
 
 static int put_json(fdl_repo *repo, const char *id, const char *name, const json_t *doc, json_t *ref_out,
-		    fdl_error *err)
+		    bool compact, fdl_error *err)
 {
 	char *text = NULL, *key = fdl_version_key(id, name);
 	size_t len = 0;
 	char hex[65];
-	int rc = key ? fdl_json_dump(&text, &len, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = key ? fdl_json_dump_as(&text, &len, doc, compact, err) : fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
 		rc = fdl_sha256_mem(hex, text, len, err);
 	if (!rc)
@@ -101,9 +101,9 @@ static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_wo
 		     : fdl_fail(err, FDL_ERROR, "out of memory");
 	free(cat_key);
 	if (!rc)
-		rc = put_json(repo, id, "dataset.json", dataset, dataset_ref, err);
+		rc = put_json(repo, id, "dataset.json", dataset, dataset_ref, false, err);
 	if (!rc)
-		rc = put_json(repo, id, "files.json", fz->files_json, files_ref, err);
+		rc = put_json(repo, id, "files.json", fz->files_json, files_ref, true, err);
 	if (rc)
 		goto out;
 	json_t *v = json_pack("{s:s, s:s, s:I, s:O, s:s, s:O, s:s,"

@@ -74,7 +74,7 @@ static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool
 	if (!rc)
 		rc = open_version(&p->b, repo, b, err);
 	if (!rc)
-		rc = fdl_duck_open(&p->d, err);
+		rc = fdl_duck_open_with(&p->d, false, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(&p->d, "fdl_a", p->a.catalog, FDL_CAT_DUCKDB, true, err);
 	if (!rc)
@@ -222,7 +222,7 @@ int fdl_version_snapshots(fdl_snapshot_list **out, fdl_repo *repo, const char *i
 	fdl_duck d = {0};
 	int rc = open_version(&o, repo, id, err);
 	if (!rc)
-		rc = fdl_duck_open(&d, err);
+		rc = fdl_duck_open_with(&d, false, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(&d, "fdl_v", o.catalog, FDL_CAT_DUCKDB, true, err);
 	fdl_rows r;

@@ -232,7 +232,7 @@ static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, fdl_erro
 int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, fdl_error *err)
 {
 	fdl_duck d;
-	int rc = fdl_duck_open(&d, err);
+	int rc = fdl_duck_open_with(&d, false, err);
 	if (rc)
 		return rc;
 	rc = reader_attach(r, &d, "lake", err);
@@ -307,7 +307,7 @@ static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error
 	/* no files.json: the catalog has the same facts */
 	fdl_duck d;
 	fdl_data_files files = {0};
-	int rc = fdl_duck_open(&d, err);
+	int rc = fdl_duck_open_with(&d, false, err);
 	if (rc)
 		return rc;
 	rc = fdl_catalog_attach_raw(&d, "fdl_v", r->catalog, FDL_CAT_DUCKDB, true, err);
@@ -397,7 +397,7 @@ static int export_applied(fdl_reader *r, const char *key, const char *to, fdl_er
 	if (!ends_with(to, ".parquet"))
 		return fdl_fail(err, FDL_EINVALID, "--apply writes one file: give --to FILE.parquet");
 	fdl_duck d;
-	int rc = fdl_duck_open(&d, err);
+	int rc = fdl_duck_open_with(&d, false, err);
 	if (rc)
 		return rc;
 	rc = reader_attach(r, &d, "lake", err);
@@ -480,7 +480,7 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
 		/* many Parquet files into one; union_by_name fills columns added later */
 		fdl_duck d;
 		fdl_buf sql = {0};
-		rc = fdl_duck_open(&d, err);
+		rc = fdl_duck_open_with(&d, false, err);
 		if (!rc)
 			rc = fdl_buf_printf(&sql, err, "COPY (SELECT * FROM read_parquet(%s], union_by_name = true))",
 					    list.data);

@@ -148,16 +148,22 @@ int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fdl_error *er
 
 /* ---- verify ----------------------------------------------------------------------- */
 
-void fdl_verify_report_free(fdl_verify_report *r)
+void fdl_verify_report_free_fields(fdl_verify_report *r)
 {
-	if (!r)
-		return;
 	free(r->repository);
 	findings_free(r->problems, r->problem_count);
 	findings_free(r->warnings, r->warning_count);
 	for (size_t i = 0; i < r->signature_count; i++)
 		free(r->signatures[i].signer);
 	free(r->signatures);
+	memset(r, 0, sizeof *r);
+}
+
+void fdl_verify_report_free(fdl_verify_report *r)
+{
+	if (!r)
+		return;
+	fdl_verify_report_free_fields(r);
 	free(r);
 }
 

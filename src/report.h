@@ -14,6 +14,10 @@ json_t *fdl_strarray_json(const fdl_strarray *a);
 /* Append a finding ("where", "what") to a growable array. */
 int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, const char *what, fdl_error *err);
 
+/* Free what a verify report holds and zero it, not the struct itself (the
+ * per-version parts verify merges). */
+void fdl_verify_report_free_fields(fdl_verify_report *r);
+
 /* A version touched by expire or withdraw, appended with its removed files
  * (taken from `removed`). */
 int fdl_removals_add(fdl_version_removal **items, size_t *count, const char *id, fdl_strlist *removed,

@@ -16,9 +16,13 @@
 #include "layout/walk.h"
 #include "report.h"
 #include "sign.h"
+#include "util/strmap.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct report {
 	fdl_verify_report *out;
@@ -26,6 +30,7 @@ typedef struct report {
 	const char *allowed_signers;
 	char *tmpdir; /* downloads from a remote store */
 	long downloads;
+	fdl_strmap *sizes; /* data files already looked up: bytes, or -1 when missing */
 } report;
 
 /* A local file with the content of `key`: the file itself in a folder
@@ -161,7 +166,15 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 					continue;
 				char *dkey = fdl_asprintf("%s/%s", repo->data_dir, p);
 				int64_t have = -1;
-				if (!dkey || fdl_store_head(repo->store, dkey, &have, &e))
+				/* data files are shared by the versions after the one
+				 * that added them: one head each */
+				if (dkey && !(r->sizes && fdl_strmap_get(r->sizes, dkey, &have))) {
+					if (fdl_store_head(repo->store, dkey, &have, &e))
+						have = -1;
+					if (r->sizes && fdl_strmap_put(r->sizes, dkey, have, &e))
+						r->oom = true;
+				}
+				if (!dkey || have < 0)
 					problem(r, dkey ? dkey : p, "is referenced by %s (table %s) but missing", key,
 						files.items[i].table_key);
 				else if (want > 0 && have != want)
@@ -313,16 +326,165 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 	free(head);
 }
 
+/* ---- checking the versions, on every core --------------------------------------- */
+
+/* One worker: its own repository handle (a store handle is one thread's),
+ * its own DuckDB, its own downloads and sizes; each version's findings in
+ * parts[i], merged in version order after. */
+typedef struct verify_pool {
+	const char *root;
+	const char *allowed_signers;
+	vdirs *dirs;
+	size_t *todo; /* indexes into dirs, in order */
+	size_t ntodo;
+	fdl_verify_report *parts;
+	atomic_size_t next;
+} verify_pool;
+
+typedef struct verify_worker {
+	verify_pool *pool;
+	fdl_repo *repo; /* the caller's for one worker, else its own */
+	bool own_repo;
+	bool oom;
+	int rc;
+	fdl_error err;
+	pthread_t thread;
+} verify_worker;
+
+static void *verify_work(void *arg)
+{
+	verify_worker *w = arg;
+	verify_pool *p = w->pool;
+	fdl_duck duck;
+	fdl_strmap sizes = {0};
+	char *tmpdir = NULL;
+	long downloads = 0;
+	if (w->own_repo && (w->rc = fdl_repo_open(&w->repo, p->root, &w->err)))
+		return NULL;
+	if ((w->rc = fdl_duck_open_with(&duck, false, &w->err)))
+		return NULL;
+	/* the workers are the parallelism: DuckDB's own threads only add
+	 * hand-offs to statements this small */
+	if ((w->rc = fdl_duck_exec(&duck, "SET threads = 1", &w->err))) {
+		fdl_duck_close(&duck);
+		return NULL;
+	}
+	for (size_t k; (k = atomic_fetch_add(&p->next, 1)) < p->ntodo;) {
+		report r = {&p->parts[k], false, p->allowed_signers, tmpdir, downloads, &sizes};
+		check_version(&r, w->repo, &duck, p->dirs, &p->dirs->items[p->todo[k]]);
+		tmpdir = r.tmpdir;
+		downloads = r.downloads;
+		w->oom |= r.oom;
+	}
+	fdl_duck_close(&duck);
+	fdl_strmap_free(&sizes);
+	if (tmpdir) {
+		fdl_rm_rf(tmpdir);
+		free(tmpdir);
+	}
+	return NULL;
+}
+
+/* Move the findings of `from` to the end of `to`. */
+static int take_findings(fdl_finding **to, size_t *to_n, fdl_finding **from, size_t *from_n)
+{
+	if (!*from_n)
+		return 0;
+	fdl_finding *grown = realloc(*to, (*to_n + *from_n) * sizeof *grown);
+	if (!grown)
+		return -1;
+	memcpy(grown + *to_n, *from, *from_n * sizeof *grown);
+	*to = grown;
+	*to_n += *from_n;
+	free(*from);
+	*from = NULL;
+	*from_n = 0;
+	return 0;
+}
+
+/* Versions are checked on as many threads as there are cores (at most 8;
+ * FDL_VERIFY_THREADS sets it): hashing and DuckDB's reading of each
+ * catalog are the cost, and versions share nothing but the listing. */
+static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_error *err)
+{
+	verify_pool p = {repo->root, r->allowed_signers, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL, 0};
+	if (!p.todo)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; i < dirs->len; i++)
+		if (dirs->items[i].v && (all || dirs->items[i].reachable))
+			p.todo[p.ntodo++] = i;
+	p.parts = calloc(p.ntodo + 1, sizeof *p.parts);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *env = getenv("FDL_VERIFY_THREADS");
+	long n = env && atol(env) > 0 ? atol(env) : cores > 0 ? cores : 1;
+	if (n > 8 && !env)
+		n = 8;
+	if ((size_t)n > p.ntodo)
+		n = p.ntodo ? (long)p.ntodo : 1;
+	verify_worker *w = calloc((size_t)n, sizeof *w);
+	int rc = 0;
+	if (!p.parts || !w)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	long started = 0;
+	for (long i = 0; i < n && !rc; i++) {
+		w[i].pool = &p;
+		w[i].repo = i == 0 ? repo : NULL;
+		w[i].own_repo = i != 0;
+		if (i == 0)
+			continue; /* the calling thread is worker 0 */
+		if (pthread_create(&w[i].thread, NULL, verify_work, &w[i]) != 0)
+			break; /* fewer threads; the others take their share */
+		started = i;
+	}
+	if (!rc)
+		verify_work(&w[0]);
+	for (long i = 1; i <= started; i++)
+		pthread_join(w[i].thread, NULL);
+	for (long i = 0; i < n && !rc; i++) {
+		if (w[i].own_repo)
+			fdl_repo_free(w[i].repo);
+		if (w[i].rc && !rc)
+			rc = fdl_fail(err, w[i].rc, "%s", w[i].err.message);
+		r->oom |= w[i].oom;
+	}
+	for (size_t k = 0; k < p.ntodo && p.parts; k++) {
+		fdl_verify_report *part = &p.parts[k];
+		r->out->versions_checked += part->versions_checked;
+		if (take_findings(&r->out->problems, &r->out->problem_count, &part->problems, &part->problem_count) ||
+		    take_findings(&r->out->warnings, &r->out->warning_count, &part->warnings, &part->warning_count))
+			r->oom = true;
+		if (part->signature_count) {
+			fdl_good_signature *g = realloc(r->out->signatures,
+							(r->out->signature_count + part->signature_count) * sizeof *g);
+			if (!g) {
+				r->oom = true;
+			} else {
+				memcpy(g + r->out->signature_count, part->signatures, part->signature_count * sizeof *g);
+				r->out->signatures = g;
+				r->out->signature_count += part->signature_count;
+				free(part->signatures);
+				part->signatures = NULL;
+				part->signature_count = 0;
+			}
+		}
+		fdl_verify_report_free_fields(part);
+	}
+	free(p.parts);
+	free(p.todo);
+	free(w);
+	return rc;
+}
+
 int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err)
 {
-	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0};
+	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL};
 	if (!r.out || !(r.out->repository = fdl_strdup(repo->root))) {
 		fdl_verify_report_free(r.out);
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	}
 	r.out->signatures_checked = allowed_signers != NULL;
 	vdirs dirs = {0};
-	fdl_duck duck = {0};
+	fdl_duck duck = {0}; /* for reading the versions: their catalogs are checked by the workers */
 	fdl_strlist strays = {0}, specials = {0};
 	int rc = fdl_vdirs_list(&dirs, &strays, &specials, repo, err);
 	for (size_t i = 0; i < strays.len; i++)
@@ -352,10 +514,9 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 		}
 	if (!rc)
 		check_refs(&r, repo, &dirs);
-	for (size_t i = 0; i < dirs.len && !rc; i++)
-		if (dirs.items[i].v && (all || dirs.items[i].reachable))
-			check_version(&r, repo, &duck, &dirs, &dirs.items[i]);
 	fdl_duck_close(&duck);
+	if (!rc)
+		rc = check_versions(&r, repo, &dirs, all, err);
 	fdl_vdirs_free(&dirs);
 	if (!rc && r.oom)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory building the verify report");

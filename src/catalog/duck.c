@@ -139,6 +139,11 @@ static double now_ms(void)
 
 int fdl_duck_open(fdl_duck *d, fdl_error *err)
 {
+	return fdl_duck_open_with(d, true, err);
+}
+
+int fdl_duck_open_with(fdl_duck *d, bool sqlite, fdl_error *err)
+{
 	memset(d, 0, sizeof *d);
 	const char *trace = getenv("FDL_TRACE");
 	d->trace = trace && *trace && strcmp(trace, "0") != 0;
@@ -173,7 +178,7 @@ int fdl_duck_open(fdl_duck *d, fdl_error *err)
 	}
 	if (d->trace)
 		fprintf(stderr, "fdl trace: %8.1f ms  open DuckDB\n", now_ms() - t0);
-	int rc = fdl_duck_load(d, "sqlite_scanner", err);
+	int rc = sqlite ? fdl_duck_load(d, "sqlite_scanner", err) : 0;
 	if (!rc)
 		rc = fdl_duck_load(d, "ducklake", err);
 	if (rc)

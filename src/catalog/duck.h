@@ -32,6 +32,9 @@ typedef struct fdl_rows {
  * unsigned. FDL_VERIFY_EXTENSIONS=1 keeps DuckDB's check
  * (docs/decisions.md). */
 int fdl_duck_open(fdl_duck *d, fdl_error *err);
+/* The same, without sqlite_scanner unless `sqlite`: a command that reads
+ * only frozen catalogs (a reader, verify, diff) does not map it. */
+int fdl_duck_open_with(fdl_duck *d, bool sqlite, fdl_error *err);
 /* Load libduckdb (duckapi.c) if it is not yet: fdl_duck_open does; FDL_EDUCKDB
  * when it cannot be found. */
 int fdl_duck_load_library(fdl_error *err);

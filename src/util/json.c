@@ -5,7 +5,13 @@
 
 int fdl_json_dump(char **out, size_t *len, const json_t *j, fdl_error *err)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	return fdl_json_dump_as(out, len, j, false, err);
+}
+
+int fdl_json_dump_as(char **out, size_t *len, const json_t *j, bool compact, fdl_error *err)
+{
+	size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17) | (compact ? JSON_COMPACT : JSON_INDENT(2));
+	char *s = json_dumps(j, flags);
 	if (!s)
 		return fdl_fail(err, FDL_ERROR, "cannot serialise JSON (out of memory)");
 	size_t n = strlen(s);

@@ -52,6 +52,32 @@ def test_every_problem_is_named(repo, tmp_path):
     assert text.returncode == 5 and "problems" in text.stdout
 
 
+def test_threads_give_the_same_report(repo, tmp_path):
+    """Versions are checked in parallel; the report is the same, in the same
+    order, on one thread and on many, and a data file shared by versions is
+    reported missing for each of them."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    for i in range(6):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    first = repo.version(repo.head())
+    while first["parents"]:
+        first = repo.version(first["parents"][0])
+    shared = read_json(repo.root / "versions" / first["id"] / "files.json")["tables"]["main.t"]["files"][0]["path"]
+    (repo.root / "data" / shared).unlink()
+    (repo.root / "versions" / first["id"] / "stray.txt").write_text("x")
+    reports = []
+    for threads in ("1", "2", "5"):
+        p = fdl("verify", repo.root, "--json", check=False, env={"FDL_VERIFY_THREADS": threads})
+        assert p.returncode == 5, p.stderr
+        reports.append(json.loads(p.stdout))
+    assert reports[0] == reports[1] == reports[2]
+    assert reports[0]["versions_checked"] == 6
+    missing = [p for p in reports[0]["problems"] if p["where"] == f"data/{shared}"]
+    assert len(missing) == 6  # every version references the first file
+
+
 def test_seq_chain_and_files_json(repo, tmp_path):
     head, first = two_versions(repo, tmp_path)
     vj = repo.root / "versions" / head / "version.json"
