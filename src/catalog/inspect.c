@@ -182,25 +182,34 @@ int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const f
 	return 0;
 }
 
-/* fields of one table: name, type, nullable, and the COMMENT ON text. */
-static int table_fields(json_t **out, fdl_duck *d, const char *alias, int64_t table_id, fdl_error *err)
+/* The live top-level columns of every table, ordered by table and
+ * position (one statement for all tables): table_id, name, type,
+ * nullable, and the COMMENT ON text. */
+static int all_columns(fdl_rows *r, fdl_duck *d, const char *alias, fdl_error *err)
 {
 	char sql[1024];
 	snprintf(sql, sizeof sql,
-		 "SELECT c.column_name, c.column_type, c.nulls_allowed,"
+		 "SELECT c.table_id, c.column_name, c.column_type, c.nulls_allowed,"
 		 " (SELECT g.value FROM %1$s.ducklake_column_tag g WHERE g.table_id = c.table_id AND"
 		 "  g.column_id = c.column_id AND g.key = 'comment' AND g.end_snapshot IS NULL LIMIT 1)"
-		 " FROM %1$s.ducklake_column c WHERE c.table_id = %2$lld AND c.end_snapshot IS NULL"
-		 " AND c.parent_column IS NULL ORDER BY c.column_order",
-		 alias, (long long)table_id);
-	fdl_rows r;
-	int rc = fdl_duck_query(d, &r, sql, err);
-	if (rc)
-		return rc;
+		 " FROM %1$s.ducklake_column c WHERE c.end_snapshot IS NULL"
+		 " AND c.parent_column IS NULL ORDER BY c.table_id, c.column_order",
+		 alias);
+	return fdl_duck_query(d, r, sql, err);
+}
+
+/* fields of one table from all_columns' rows (used in place: a copy of a
+ * duckdb_result materialises on its own and leaks), *at moving past them
+ * (the tables come in table_id order too). */
+static int table_fields(json_t **out, fdl_rows *cols, size_t *at, int64_t table_id, fdl_error *err)
+{
+	size_t n = fdl_rows_count(cols);
+	while (*at < n && fdl_rows_int(cols, 0, *at) < table_id)
+		(*at)++;
 	json_t *fields = json_array();
-	for (size_t i = 0; i < fdl_rows_count(&r) && fields; i++) {
-		char *name = fdl_rows_str(&r, 0, i), *type = fdl_rows_str(&r, 1, i), *comment = fdl_rows_str(&r, 3, i);
-		bool nullable = fdl_rows_null(&r, 2, i) || fdl_rows_int(&r, 2, i) != 0;
+	for (size_t i = *at; i < n && fields && fdl_rows_int(cols, 0, i) == table_id; i++, (*at)++) {
+		char *name = fdl_rows_str(cols, 1, i), *type = fdl_rows_str(cols, 2, i), *comment = fdl_rows_str(cols, 4, i);
+		bool nullable = fdl_rows_null(cols, 3, i) || fdl_rows_int(cols, 3, i) != 0;
 		json_t *f = json_pack("{s:s, s:s, s:b}", "name", name ? name : "", "type", type ? type : "",
 				      "nullable", nullable);
 		if (f && comment && *comment)
@@ -213,7 +222,6 @@ static int table_fields(json_t **out, fdl_duck *d, const char *alias, int64_t ta
 		duckdb_free(type);
 		duckdb_free(comment);
 	}
-	fdl_rows_free(&r);
 	if (!fields)
 		return fdl_fail(err, FDL_ERROR, "out of memory building dataset.json");
 	*out = fields;
@@ -263,10 +271,15 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 		 " FROM %1$s.ducklake_table t JOIN %1$s.ducklake_schema s ON s.schema_id = t.schema_id AND"
 		 " s.end_snapshot IS NULL WHERE t.end_snapshot IS NULL ORDER BY t.table_id",
 		 alias);
-	fdl_rows r;
+	fdl_rows r, cols;
 	int rc = fdl_duck_query(d, &r, sql, err);
 	if (rc)
 		return fdl_error_prefix(err, "listing the catalog's tables");
+	if ((rc = all_columns(&cols, d, alias, err))) {
+		fdl_rows_free(&r);
+		return fdl_error_prefix(err, "listing the catalog's columns");
+	}
+	size_t at = 0;
 	json_t *tables = json_array();
 	if (!tables)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
@@ -278,7 +291,7 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 				rows += files->items[k].rows - files->items[k].delete_rows;
 		char *schema = fdl_rows_str(&r, 1, i), *name = fdl_rows_str(&r, 2, i), *comment = fdl_rows_str(&r, 3, i);
 		json_t *fields = NULL;
-		rc = table_fields(&fields, d, alias, id, err);
+		rc = table_fields(&fields, &cols, &at, id, err);
 		json_t *t = rc ? NULL
 			       : json_pack("{s:s, s:s}", "schema", schema ? schema : "", "name", name ? name : "");
 		if (t && comment && *comment)
@@ -296,6 +309,7 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 		duckdb_free(comment);
 	}
 	fdl_rows_free(&r);
+	fdl_rows_free(&cols);
 	if (!rc)
 		rc = add_views(tables, d, alias, err);
 	if (rc) {
