@@ -47,8 +47,10 @@ const cli_doc doc_verify = {
 		"every data file it references (present, recorded size) and that\n"
 		"`files.json` agrees with it. Versions reachable from refs, or all of them\n"
 		"with `--all`. With `--signatures`, every checked version must carry a good\n"
-		"`version.json.sig` by a key in the allowed signers file. Exit 0 only when\n"
-		"clean, 5 otherwise.",
+		"`version.json.sig` by a key in the allowed signers file. Versions are\n"
+		"checked on every core (at most 8; `FDL_VERIFY_THREADS=N` sets how many);\n"
+		"the report is the same, in the same order. Exit 0 only when clean, 5\n"
+		"otherwise.",
 	.examples = "fdl verify /srv/population --all\n",
 	.min = 1,
 	.max = 1,
