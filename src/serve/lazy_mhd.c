@@ -3,7 +3,6 @@
 #include "../util/dynlib.h"
 #include "../util/util.h"
 
-#include <pthread.h>
 
 static const char *const names[] = {
 	"MHD_start_daemon_va",		     "MHD_stop_daemon",		 "MHD_get_daemon_info",
@@ -32,26 +31,16 @@ static union {
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
 
-static char load_error[512];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-	fdl_dynlib_open("libmicrohttpd.so.12", names, api.slot, sizeof names / sizeof *names, load_error,
-			sizeof load_error);
-}
+static fdl_dynlib lib = FDL_DYNLIB("libmicrohttpd.so.12", "libmicrohttpd12", names, api.slot);
 
 int fdl_mhd_load(fdl_error *err)
 {
-	pthread_once(&once, load);
-	return load_error[0] ? fdl_fail(err, FDL_ERROR, "%s (install libmicrohttpd12)", load_error) : 0;
+	return fdl_dynlib_load(&lib, err);
 }
 
 static void need(void)
 {
-	pthread_once(&once, load);
-	if (load_error[0] || !api.f.start_va)
-		fdl_dynlib_unloaded("libmicrohttpd", load_error);
+	fdl_dynlib_need(&lib);
 }
 
 struct MHD_Daemon *fdl_lazy_MHD_start_daemon(unsigned int flags, uint16_t port, MHD_AcceptPolicyCallback apc,

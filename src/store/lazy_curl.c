@@ -3,7 +3,6 @@
 #include "../util/dynlib.h"
 #include "../util/util.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 
 static const char *const names[] = {
@@ -31,25 +30,16 @@ static union {
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
 
-static char load_error[512];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-	fdl_dynlib_open("libcurl.so.4", names, api.slot, sizeof names / sizeof *names, load_error, sizeof load_error);
-}
+static fdl_dynlib lib = FDL_DYNLIB("libcurl.so.4", "libcurl4", names, api.slot);
 
 int fdl_curl_load(fdl_error *err)
 {
-	pthread_once(&once, load);
-	return load_error[0] ? fdl_fail(err, FDL_ERROR, "%s (install libcurl4)", load_error) : 0;
+	return fdl_dynlib_load(&lib, err);
 }
 
 static void need(void)
 {
-	pthread_once(&once, load);
-	if (load_error[0] || !api.f.easy_init)
-		fdl_dynlib_unloaded("libcurl", load_error);
+	fdl_dynlib_need(&lib);
 }
 
 CURL *fdl_lazy_curl_easy_init(void)

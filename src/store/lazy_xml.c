@@ -3,7 +3,6 @@
 #include "../util/dynlib.h"
 #include "../util/util.h"
 
-#include <pthread.h>
 
 /* xmlFree is a variable of libxml2 (the function it frees with), not a
  * function: its slot holds the variable's address. */
@@ -22,25 +21,16 @@ static union {
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
 
-static char load_error[512];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-	fdl_dynlib_open("libxml2.so.2", names, api.slot, sizeof names / sizeof *names, load_error, sizeof load_error);
-}
+static fdl_dynlib lib = FDL_DYNLIB("libxml2.so.2", "libxml2", names, api.slot);
 
 int fdl_xml_load(fdl_error *err)
 {
-	pthread_once(&once, load);
-	return load_error[0] ? fdl_fail(err, FDL_ERROR, "%s (install libxml2)", load_error) : 0;
+	return fdl_dynlib_load(&lib, err);
 }
 
 static void need(void)
 {
-	pthread_once(&once, load);
-	if (load_error[0] || !api.f.read_memory)
-		fdl_dynlib_unloaded("libxml2", load_error);
+	fdl_dynlib_need(&lib);
 }
 
 xmlDocPtr fdl_lazy_xmlReadMemory(const char *buffer, int size, const char *url, const char *encoding, int options)

@@ -1,31 +1,48 @@
 /* The loader behind the lazy libraries (dynlib.h). */
 #include "dynlib.h"
+#include "util.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-void *fdl_dynlib_open(const char *soname, const char *const *names, void **slots, size_t n, char *errbuf,
-		      size_t errlen)
+static void try_load(fdl_dynlib *l)
 {
-	void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		snprintf(errbuf, errlen, "cannot load %s: %s", soname, dlerror());
-		return NULL;
+	void *h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(l->error, sizeof l->error, "cannot load %s: %s", l->soname, dlerror());
+		atomic_store(&l->state, -1);
+		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!(slots[i] = dlsym(lib, names[i]))) {
-			snprintf(errbuf, errlen, "%s has no %s: it is older than the one fdl was built with", soname,
-				 names[i]);
-			dlclose(lib);
-			return NULL;
+	for (size_t i = 0; i < l->n; i++)
+		if (!(l->slots[i] = dlsym(h, l->names[i]))) {
+			snprintf(l->error, sizeof l->error, "%s has no %s: it is older than the one fdl was built with",
+				 l->soname, l->names[i]);
+			dlclose(h);
+			atomic_store(&l->state, -1);
+			return;
 		}
-	errbuf[0] = '\0';
-	return lib;
+	atomic_store(&l->state, 1);
 }
 
-void fdl_dynlib_unloaded(const char *what, const char *why)
+int fdl_dynlib_load(fdl_dynlib *l, fdl_error *err)
 {
-	fprintf(stderr, "libfdl: %s called before it was loaded%s%s\n", what, why && *why ? ": " : "", why ? why : "");
-	abort();
+	if (atomic_load(&l->state) == 0) {
+		pthread_mutex_lock(&l->lock);
+		if (atomic_load(&l->state) == 0)
+			try_load(l);
+		pthread_mutex_unlock(&l->lock);
+	}
+	return atomic_load(&l->state) == 1 ? 0 : fdl_fail(err, FDL_ERROR, "%s (install %s)", l->error, l->package);
+}
+
+void fdl_dynlib_need(fdl_dynlib *l)
+{
+	if (atomic_load(&l->state) == 1)
+		return;
+	fdl_error e;
+	if (fdl_dynlib_load(l, &e)) {
+		fprintf(stderr, "libfdl: %s called before it was loaded: %s\n", l->soname, e.message);
+		abort();
+	}
 }

@@ -4,8 +4,8 @@
  * `fdl log`'s start-up (bench/RESULTS.md); loaded with dlopen() when a store
  * or the server first needs one, a command that reads a folder pays nothing.
  *
- * Each table of functions is written once under pthread_once and only read
- * after: the only process-wide state besides DuckDB's (duckapi.c). The
+ * Each table of functions is written once, under its fdl_dynlib's lock, and
+ * only read after: the only process-wide state besides DuckDB's (duckapi.c). The
  * sources that call these libraries include "lazy_curl.h", "lazy_xml.h" or
  * "lazy_mhd.h" after the library's header; the functions they call are then
  * fdl_lazy_* forwards, hidden in libfdl, so no program linking libfdl.a and
@@ -15,12 +15,31 @@
 
 #include "fdl.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
-/* dlopen(soname) and dlsym() each of names[0..n) into slots; on failure a
- * message in errbuf and NULL. */
-void *fdl_dynlib_open(const char *soname, const char *const *names, void **slots, size_t n, char *errbuf,
-		      size_t errlen);
+/* One library: its soname, the Debian package that has it (for the
+ * message), and where each of names[0..n) goes once it is loaded. */
+typedef struct fdl_dynlib {
+	const char *soname;
+	const char *package;
+	const char *const *names;
+	void **slots;
+	size_t n;
+	pthread_mutex_t lock;
+	atomic_int state; /* 0 not tried, 1 loaded, -1 could not */
+	char error[512];
+} fdl_dynlib;
+
+#define FDL_DYNLIB(soname, package, names, slots)                                                  \
+	{(soname), (package), (names), (slots), sizeof(names) / sizeof *(names), PTHREAD_MUTEX_INITIALIZER, 0, ""}
+
+/* Load it if nobody has yet (dlopen, then dlsym of every name); FDL_ERROR
+ * naming the library and its package when it cannot be. Thread safe. */
+int fdl_dynlib_load(fdl_dynlib *lib, fdl_error *err);
+/* For a forward: the library must be loaded; abort naming it if not. */
+void fdl_dynlib_need(fdl_dynlib *lib);
 
 /* Load libcurl / libxml2 / libmicrohttpd if not yet; FDL_ERROR with the
  * loader's message when the library is not installed. Call before the
@@ -29,8 +48,5 @@ void *fdl_dynlib_open(const char *soname, const char *const *names, void **slots
 int fdl_curl_load(fdl_error *err);
 int fdl_xml_load(fdl_error *err);
 int fdl_mhd_load(fdl_error *err);
-
-/* Abort with a message naming the library: a forward ran unloaded. */
-void fdl_dynlib_unloaded(const char *what, const char *why);
 
 #endif
