@@ -59,7 +59,10 @@ static void man_page(FILE *f)
 	fprintf(f, ".SH ENVIRONMENT\n.TP\n.B FDL_EXTENSION_DIR\nwhere the DuckDB extensions are loaded from\n"
 		   ".TP\n.B FDL_CACHE_DIR\nthe read cache (default ~/.cache/fdl/read)\n.TP\n.B FDL_AUTHOR_NAME, "
 		   "FDL_AUTHOR_EMAIL\nthe author of commits\n.TP\n.B AWS_*\nthe S3 configuration, as the AWS tools "
-		   "read it\n");
+		   "read it\n.TP\n.B FDL_TRACE\nset to 1: every DuckDB statement a command runs, with its time, on "
+		   "stderr\n.TP\n.B FDL_VERIFY_EXTENSIONS\nset to 1: keep DuckDB's signature check of fdl's own "
+		   "extensions\n.TP\n.B FDL_VERIFY_THREADS\nhow many threads fdl verify checks versions on\n"
+		   ".TP\n.B FDL_DUCKDB_LIBRARY\nthe libduckdb.so to load instead of the one beside libfdl\n");
 }
 
 static const cli_cmd *find(const char *name)
