@@ -68,7 +68,9 @@ def measure(cmd):
 
 
 def drop_caches():
-    """Cold file cache, where the machine lets us (root, /proc writable)."""
+    """Cold file cache, where the machine lets us (root, /proc writable):
+    the page cache, dentries and inodes, so the next command reads its
+    program, libraries, extensions and the repository from the disk."""
     try:
         subprocess.run(["sync"], check=True)
         with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -93,6 +95,26 @@ class Row:
                 "fdl_rss_mib": max(self.fdl_rss) if self.fdl_rss else None,
                 "peer_rss_mib": max(self.peer_rss) if self.peer_rss else None,
                 "runs": len(self.fdl), **self.extra}
+
+
+CAN_DROP = [None]  # filled once: whether this machine lets us drop caches
+
+
+def cold_row(rows, warm, reps, fdl_cmd, peer_cmd, peer_name, prepare=None):
+    """The same operation with the file cache dropped before every run of
+    either side (page cache, dentries, inodes): reported as its own row."""
+    if CAN_DROP[0] is None:
+        CAN_DROP[0] = drop_caches()
+    if not CAN_DROP[0]:
+        return
+    row = Row(warm.op + " (cold cache)", warm.size, warm.target)
+
+    def before(which):
+        if prepare:
+            prepare(which)
+        drop_caches()
+    alternate(row, reps, fdl_cmd, peer_cmd, before, peer_name)
+    rows.append(row)
 
 
 def alternate(row, reps, fdl_cmd, peer_cmd, before=None, peer_name=""):
@@ -260,6 +282,9 @@ def bench_freeze(tmp, sizes, reps, rows):
         alternate(row, reps, [FDL, "commit", work, "-m", "bench", "-q"], [SQLRUN, hand], before,
                   "stock DuckDB by hand")
         rows.append(row)
+        if n == max(sizes):
+            cold_row(rows, row, reps, [FDL, "commit", work, "-m", "bench", "-q"], [SQLRUN, hand],
+                     "stock DuckDB by hand", before)
         # the floor: cp + sha256sum of what the commit wrote
         reset_commit(root, work, record)
         run([FDL, "commit", work, "-m", "bench", "-q"])
@@ -338,6 +363,8 @@ def bench_log(tmp, lengths, reps, rows):
         row = Row("log (whole)", f"{n} versions", "<= 2x git log")
         alternate(row, reps, [FDL, "log", root], ["git", "-C", g, "log", fmt], peer_name="git log --format")
         rows.append(row)
+        if n == max(lengths):
+            cold_row(rows, row, reps, [FDL, "log", root], ["git", "-C", g, "log", fmt], "git log --format")
         row = Row("log -n 10", f"{n} versions", "constant in history length; <= 3x git (issue 18)")
         alternate(row, reps, [FDL, "log", root, "-n", "10"], ["git", "-C", g, "log", "-n", "10", fmt],
                   peer_name="git log -n 10")
@@ -381,6 +408,7 @@ def bench_checkout(tmp, files, reps, rows, base=None):
     row = Row("checkout", f"{files} data files", "faster than by hand")
     alternate(row, reps, fdl_cmd, peer_cmd, peer_name="stock DuckDB: ATTACH + copy into SQLite")
     rows.append(row)
+    cold_row(rows, row, reps, fdl_cmd, peer_cmd, "stock DuckDB: ATTACH + copy into SQLite")
     # issue 18: what a one-row version costs at this many data files, and
     # what a cold reader downloads to open it (fdl.json, version.json, catalog)
     one_work = tmp / "co-one"
@@ -421,6 +449,8 @@ def bench_query(tmp, made, reps, rows):
     by_seq = [measure([FDL, "query", f"{root}@{old}", "SELECT count(*) FROM t", "-f", "csv"])[0] for _ in range(3)]
     row.extra["by_seq_s"] = round(statistics.median(by_seq), 4)
     rows.append(row)
+    cold_row(rows, row, reps, [FDL, "query", f"{root}@{vid}", "SELECT count(*) FROM t", "-f", "csv"], [SQLRUN, tt],
+             "DuckLake time travel AT (VERSION => n)")
     # over fdl serve, cold reader cache each time; requests counted
     srv = subprocess.Popen([FDL, "serve", root, "--port", "0", "-q", "--no-page"], stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, text=True, env=env())
@@ -463,6 +493,8 @@ def bench_verify(tmp, made, reps, rows):
               "<= 1.5x sha256sum of the files it hashes")
     alternate(row, reps, [FDL, "verify", root, "--all"], ["sh", "-c", f"xargs -0 sha256sum < '{lst}' > /dev/null"],
               peer_name="sha256sum of versions/ (what verify hashes)")
+    cold_row(rows, row, max(1, reps // 2) + 1, [FDL, "verify", root, "--all"],
+             ["sh", "-c", f"xargs -0 sha256sum < '{lst}' > /dev/null"], "sha256sum of versions/ (what verify hashes)")
     both = tmp / "verify-all.txt"
     both.write_text("\0".join(map(str, vfiles + dfiles)) + "\0")
     s = [measure(["sh", "-c", f"xargs -0 sha256sum < '{both}' > /dev/null"])[0] for _ in range(max(1, reps // 2))]
@@ -512,6 +544,12 @@ def report(rows, mode, started):
         ratio = "-" if d["ratio"] is None else f"{d['ratio']:.2f}"
         lines.append(f"| {d['op']} | {d['size']} | {fmt_s(d['fdl_s'])} | {d['peer']} | {fmt_s(d['peer_s'])} | {ratio} | "
                      f"{d['fdl_rss_mib'] or 0:.0f} MiB | {(d['peer_rss_mib'] or 0):.0f} MiB | {d['target']} |")
+    if CAN_DROP[0] is False:
+        lines += ["", "Cold cache: not measured here (dropping the page cache needs root: "
+                  "/proc/sys/vm/drop_caches is not writable)."]
+    elif CAN_DROP[0]:
+        lines += ["", "Rows marked (cold cache) drop the page cache, dentries and inodes before every run of "
+                  "either side; the others run warm."]
     extras = [(r.op, r.size, r.extra) for r in rows if r.extra]
     if extras:
         lines += ["", "| operation | size | measured |", "|---|---|---|"]
