@@ -133,12 +133,10 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 			      (long long)winfo.last_snapshot, (long long)w->base_snapshot);
 	/* the new catalog stays attached through DuckLake while its metadata
 	 * rows are written, so the file is written once, at the detach */
-	char storage[64] = "";
 	bool attached = false;
 	if (!rc) {
 		out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir);
-		rc = out->catalog_file ? fdl_catalog_create_attached(&d, out->catalog_file, "fdl_new", repo->data_url,
-								     storage, err)
+		rc = out->catalog_file ? fdl_catalog_create_attached(&d, out->catalog_file, "fdl_new", repo->data_url, err)
 				       : fdl_fail(err, FDL_ERROR, "out of memory");
 		attached = !rc;
 	}
@@ -149,8 +147,6 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	}
 	if (!rc)
 		rc = fdl_catalog_info_read(&d, FROZEN, &out->info, err);
-	if (!rc && !out->info.storage[0])
-		snprintf(out->info.storage, sizeof out->info.storage, "%s", storage);
 	if (!rc) {
 		/* snapshots added since the parent; none for a new description
 		 * alone, written as the one frozen snapshot: [first, last] must
@@ -185,6 +181,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		int drc = fdl_catalog_detach(&d, "fdl_new", rc ? NULL : err);
 		if (!rc && drc)
 			rc = fdl_error_prefix(err, "writing the frozen catalog %s", out->catalog_file);
+		if (!rc)
+			rc = fdl_catalog_storage(&d, out->catalog_file, out->info.storage, err);
 	}
 	fdl_duck_close(&d);
 	return rc;

@@ -440,7 +440,7 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 		verify_work(&w[0]);
 	for (long i = 1; i <= started; i++)
 		pthread_join(w[i].thread, NULL);
-	for (long i = 0; i < n && !rc; i++) {
+	for (long i = 0; w && i < n; i++) { /* every worker's repository, even after an error */
 		if (w[i].own_repo)
 			fdl_repo_free(w[i].repo);
 		if (w[i].rc && !rc)
@@ -484,7 +484,6 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 	}
 	r.out->signatures_checked = allowed_signers != NULL;
 	vdirs dirs = {0};
-	fdl_duck duck = {0}; /* for reading the versions: their catalogs are checked by the workers */
 	fdl_strlist strays = {0}, specials = {0};
 	int rc = fdl_vdirs_list(&dirs, &strays, &specials, repo, err);
 	for (size_t i = 0; i < strays.len; i++)
@@ -494,8 +493,6 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 			"(versions/ holds only version directories and their files)");
 	fdl_strlist_free(&strays);
 	fdl_strlist_free(&specials);
-	if (!rc)
-		rc = fdl_duck_open(&duck, err);
 	fdl_strlist unreadable = {0};
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, &unreadable, repo, err);
@@ -514,16 +511,11 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 		}
 	if (!rc)
 		check_refs(&r, repo, &dirs);
-	fdl_duck_close(&duck);
 	if (!rc)
 		rc = check_versions(&r, repo, &dirs, all, err);
 	fdl_vdirs_free(&dirs);
 	if (!rc && r.oom)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory building the verify report");
-	if (r.tmpdir) {
-		fdl_rm_rf(r.tmpdir);
-		free(r.tmpdir);
-	}
 	if (rc) {
 		fdl_verify_report_free(r.out);
 		return rc;

@@ -12,8 +12,9 @@ typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB, FDL_CAT_POSTGRES } fdl_cat_kind;
  * as "<alias>.public" where a DuckDB or SQLite one is just "<alias>". */
 #define FDL_PG_SCHEMA "public"
 
-/* Create an empty DuckLake catalog file through the extension, so every
- * metadata table of the current format exists, then detach it. */
+/* Create an empty SQLite or PostgreSQL DuckLake catalog through the
+ * extension, so every metadata table of the current format exists, then
+ * detach it (a DuckDB one: fdl_catalog_create_attached). */
 int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const char *data_path, fdl_error *err);
 
 /* The name DuckLake gives the metadata database of a catalog attached as
@@ -24,11 +25,15 @@ int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const c
  * attached through DuckLake as `alias`, its metadata tables writable as
  * FDL_DUCKLAKE_META_PREFIX<alias>. Writing the rows there before the first
  * checkpoint writes the file once: no blocks of the empty catalog's rows
- * left free in it (a third of a frozen catalog otherwise). `storage` gets
- * the file's DuckDB storage tag ("duckdb-v1.5.0"). The caller detaches
- * `alias`, which checkpoints the file. */
+ * left free in it (a third of a frozen catalog otherwise). The caller
+ * detaches `alias`, which checkpoints the file. */
 int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias, const char *data_path,
-				char storage[64], fdl_error *err);
+				fdl_error *err);
+
+/* The DuckDB storage tag of a finished catalog file ("duckdb-v1.5.0"), as
+ * DuckDB reads it: DuckLake raises the tag the empty file was created with,
+ * so it is read once the file is written. */
+int fdl_catalog_storage(fdl_duck *d, const char *path, char storage[64], fdl_error *err);
 
 /* ATTACH a catalog raw (its ducklake_* tables as plain tables); for
  * PostgreSQL `path` is the libpq connection string. */

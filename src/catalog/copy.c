@@ -9,22 +9,8 @@
 int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const char *data_path, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = 0;
-	if (kind == FDL_CAT_DUCKDB) {
-		/* 16 KiB blocks instead of DuckDB's 256 KiB: a frozen catalog holds
-		 * 28 small tables, and is 200 KiB instead of 5 MiB to publish,
-		 * download and cache. DuckDB reads any block size it wrote. */
-		rc = fdl_buf_puts(&sql, "ATTACH ", err);
-		if (!rc)
-			rc = fdl_buf_sql_str(&sql, path, err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, " AS fdl_blocks (BLOCK_SIZE 16384); DETACH fdl_blocks", err);
-		if (!rc)
-			rc = fdl_duck_exec(d, sql.data, err);
-		fdl_buf_free(&sql);
-	}
-	if (!rc)
-		rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	int rc = kind == FDL_CAT_DUCKDB ? fdl_fail(err, FDL_ERROR, "a DuckDB catalog is made by fdl_catalog_create_attached")
+					 : fdl_buf_puts(&sql, "ATTACH ", err);
 	char *target = fdl_asprintf("ducklake:%s%s", kind == FDL_CAT_POSTGRES ? "postgres:" : "", path);
 	if (!target)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
@@ -56,6 +42,9 @@ static int storage_tag(fdl_duck *d, const char *alias, char storage[64], fdl_err
 	char sql[512];
 	fdl_rows r;
 	storage[0] = '\0';
+	/* DuckDB lists no DuckLake metadata database: nothing to ask */
+	if (!strncmp(alias, FDL_DUCKLAKE_META_PREFIX, strlen(FDL_DUCKLAKE_META_PREFIX)))
+		return 0;
 	snprintf(sql, sizeof sql,
 		 "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = '%s' AND type = "
 		 "'duckdb'",
@@ -75,10 +64,23 @@ static int storage_tag(fdl_duck *d, const char *alias, char storage[64], fdl_err
 	return 0;
 }
 
+int fdl_catalog_storage(fdl_duck *d, const char *path, char storage[64], fdl_error *err)
+{
+	int rc = fdl_catalog_attach_raw(d, "fdl_storage", path, FDL_CAT_DUCKDB, true, err);
+	if (rc)
+		return rc;
+	rc = storage_tag(d, "fdl_storage", storage, err);
+	int drc = fdl_catalog_detach(d, "fdl_storage", rc ? NULL : err);
+	return rc ? rc : drc;
+}
+
 int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias, const char *data_path,
-				char storage[64], fdl_error *err)
+				fdl_error *err)
 {
 	fdl_buf sql = {0};
+	/* 16 KiB blocks instead of DuckDB's 256 KiB: a frozen catalog holds
+	 * 28 small tables, and is 300 KiB instead of 5 MiB to publish, download
+	 * and cache. DuckDB reads any block size it wrote. */
 	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
 	if (!rc)
 		rc = fdl_buf_sql_str(&sql, path, err);
@@ -86,11 +88,8 @@ int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias
 		rc = fdl_buf_puts(&sql, " AS fdl_blocks (BLOCK_SIZE 16384)", err);
 	if (!rc)
 		rc = fdl_duck_exec(d, sql.data, err);
-	if (!rc) {
-		rc = storage_tag(d, "fdl_blocks", storage, err);
-		int drc = fdl_duck_exec(d, "DETACH fdl_blocks", rc ? NULL : err);
-		rc = rc ? rc : drc;
-	}
+	if (!rc)
+		rc = fdl_duck_exec(d, "DETACH fdl_blocks", err);
 	fdl_buf_free(&sql);
 	char *target = rc ? NULL : fdl_asprintf("ducklake:%s", path);
 	if (!rc && !target)
@@ -378,21 +377,20 @@ static int recompute_table_stats(fdl_duck *d, const char *dst, fdl_error *err)
 }
 
 /* No inlined row or delete of `alias` (schema m) up to snapshot upto. */
-static int check_inlined(fdl_duck *d, const char *alias, const meta_schema *m_, int64_t upto, fdl_error *err)
+static int check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, int64_t upto, fdl_error *err)
 {
-	const meta_schema m = *m_;
 	int rc = 0;
-	for (size_t i = 0; !rc && i < m.tables.len; i++) {
-		const char *t = m.tables.items[i];
+	for (size_t i = 0; !rc && i < m->tables.len; i++) {
+		const char *t = m->tables.items[i];
 		bool data = !strncmp(t, "ducklake_inlined_data_", 22) && strcmp(t, "ducklake_inlined_data_tables");
 		bool del = !strncmp(t, "ducklake_inlined_delete_", 24);
 		if (!data && !del)
 			continue;
-		const fdl_strlist cols = m.cols[i];
+		const fdl_strlist *cols = &m->cols[i];
 		char sql[512];
-		const char *begin = has(&cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
-		const char *end = has(&cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
-		if (data && has(&cols, end))
+		const char *begin = has(cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
+		const char *end = has(cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
+		if (data && has(cols, end))
 			snprintf(sql, sizeof sql,
 				 "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld AND (%s IS NULL OR %s > %lld)", alias,
 				 t, begin, (long long)upto, end, end, (long long)upto);

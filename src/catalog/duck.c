@@ -1,6 +1,5 @@
 #include "duck.h"
 
-#include <dlfcn.h>
 #include "../store/store.h"
 
 #include <stdlib.h>
@@ -24,39 +23,12 @@ const char *fdl_duck_platform(void)
 #endif
 }
 
-/* The installed extensions beside libfdl (make install puts them in
- * <libdir>/fdl/extensions): found from where this code was loaded, the
- * shared library or a program linked with the static one. */
-static char *installed_extension_dir(void)
-{
-	Dl_info info;
-	if (!dladdr((void *)fdl_duck_extension_dir, &info) || !info.dli_fname || info.dli_fname[0] != '/')
-		return NULL;
-	char *self = fdl_strdup(info.dli_fname);
-	char *slash = self ? strrchr(self, '/') : NULL;
-	char *found = NULL;
-	if (slash) {
-		*slash = '\0';
-		const char *rel[] = {"fdl/extensions", "../lib/fdl/extensions"};
-		struct stat st;
-		for (size_t i = 0; i < 2 && !found; i++) {
-			char *dir = fdl_asprintf("%s/%s", self, rel[i]);
-			if (dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-				found = dir;
-			else
-				free(dir);
-		}
-	}
-	free(self);
-	return found;
-}
-
 char *fdl_duck_extension_dir(void)
 {
 	const char *dir = getenv("FDL_EXTENSION_DIR");
 	if (dir && *dir)
 		return fdl_strdup(dir);
-	char *installed = installed_extension_dir();
+	char *installed = fdl_duck_beside_libfdl("extensions");
 	return installed ? installed : fdl_strdup(FDL_DEFAULT_EXTENSION_DIR);
 }
 

@@ -38,6 +38,11 @@ int fdl_duck_open_with(fdl_duck *d, bool sqlite, fdl_error *err);
 /* Load libduckdb (duckapi.c) if it is not yet: fdl_duck_open does; FDL_EDUCKDB
  * when it cannot be found. */
 int fdl_duck_load_library(fdl_error *err);
+/* What `make install` puts beside libfdl: <libdir>/fdl/<name>, found from
+ * where this code was loaded (the shared library, or a program linked with
+ * the static one; also <bindir>/../lib/fdl/<name>). NULL when neither
+ * exists; caller frees. */
+char *fdl_duck_beside_libfdl(const char *name);
 void fdl_duck_close(fdl_duck *d);
 /* Turn allow_unsigned_extensions off (see fdl_duck_open); every way of
  * running SQL here does it first, so a caller preparing statements on

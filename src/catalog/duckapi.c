@@ -76,6 +76,22 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
  * tree's deps/lib. The loader's search alone is not enough: a program run
  * under AddressSanitizer has dlopen called from libasan, whose run path is
  * not ours. */
+char *fdl_duck_beside_libfdl(const char *name)
+{
+	Dl_info info;
+	if (!dladdr((void *)fdl_duck_beside_libfdl, &info) || !info.dli_fname || info.dli_fname[0] != '/')
+		return NULL;
+	const char *slash = strrchr(info.dli_fname, '/');
+	static const char *const rel[] = {"fdl", "../lib/fdl"};
+	for (size_t i = 0; i < 2; i++) {
+		char *path = fdl_asprintf("%.*s/%s/%s", (int)(slash - info.dli_fname), info.dli_fname, rel[i], name);
+		if (path && access(path, F_OK) == 0)
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
 static void *open_library(const char **tried)
 {
 	const char *env = getenv("FDL_DUCKDB_LIBRARY");
@@ -83,19 +99,12 @@ static void *open_library(const char **tried)
 		*tried = env;
 		return dlopen(env, RTLD_NOW | RTLD_LOCAL);
 	}
-	static const char *const beside[] = {"fdl/libduckdb.so", "../lib/fdl/libduckdb.so"};
-	Dl_info info;
-	char path[4096];
-	if (dladdr((void *)fdl_duck_load_library, &info) && info.dli_fname && info.dli_fname[0] == '/') {
-		const char *slash = strrchr(info.dli_fname, '/');
-		for (size_t i = 0; i < 2; i++) {
-			snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, beside[i]);
-			void *lib = access(path, R_OK) == 0 ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-			if (lib)
-				return lib;
-		}
-	}
-	void *lib = dlopen("libduckdb.so", RTLD_NOW | RTLD_LOCAL);
+	char *beside = fdl_duck_beside_libfdl("libduckdb.so");
+	void *lib = beside ? dlopen(beside, RTLD_NOW | RTLD_LOCAL) : NULL;
+	free(beside);
+	if (lib)
+		return lib;
+	lib = dlopen("libduckdb.so", RTLD_NOW | RTLD_LOCAL);
 	*tried = FDL_DEFAULT_DUCKDB_LIBRARY;
 	return lib ? lib : dlopen(FDL_DEFAULT_DUCKDB_LIBRARY, RTLD_NOW | RTLD_LOCAL);
 }

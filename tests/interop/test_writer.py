@@ -98,6 +98,20 @@ def test_frozen_catalog_stops_at_its_snapshot(repo, tmp_path):
     assert rows(repo.open_version("main"), "lake.t") == [(2, None)]
 
 
+def test_catalog_storage_is_what_duckdb_reads(repo, tmp_path):
+    """version.json's catalog.storage names the storage version stock DuckDB
+    finds in the frozen file (it once recorded the empty file's v1.0.0)."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
+    fdl("commit", tmp_path / "w", "-m", "one")
+    vid = repo.head()
+    doc = repo.version(vid)
+    raw = connect()
+    raw.execute(f"ATTACH '{repo.root / 'versions' / vid / 'ducklake.duckdb'}' AS f (READ_ONLY)")
+    tag = raw.execute("SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = 'f'").fetchone()[0]
+    assert doc["catalog"]["storage"] == "duckdb-" + tag.rstrip("+")
+
+
 def test_files_json_and_dataset_json(repo, tmp_path):
     con = repo.checkout(tmp_path / "work")
     con.execute("CREATE TABLE lake.t (a INTEGER NOT NULL, b VARCHAR)")

@@ -37,11 +37,14 @@ static void copy_upto_past_snapshot(t_ctx *t)
 	CHECK(t, fdl_duck_exec(&d, "CREATE TABLE lake.later (x INTEGER)", &err) == 0);
 	CHECK(t, fdl_duck_exec(&d, "DETACH lake", &err) == 0);
 
-	CHECK(t, fdl_catalog_create(&d, frozen, FDL_CAT_DUCKDB, data, &err) == 0);
+	/* as freeze does: rows written into the new catalog's metadata database
+	 * while DuckLake holds it, the file written once at the detach */
+	CHECK(t, fdl_catalog_create_attached(&d, frozen, "fdl_t", data, &err) == 0);
 	CHECK(t, fdl_catalog_attach_raw(&d, "w", work, FDL_CAT_SQLITE, true, &err) == 0);
+	fdl_copy_options o = {.upto = n, .data_path = "/published/data/", .src_sqlite = true};
+	CHECK(t, fdl_catalog_copy(&d, "w", FDL_DUCKLAKE_META_PREFIX "fdl_t", &o, &err) == 0);
+	CHECK(t, fdl_catalog_detach(&d, "fdl_t", &err) == 0);
 	CHECK(t, fdl_catalog_attach_raw(&d, "f", frozen, FDL_CAT_DUCKDB, false, &err) == 0);
-	fdl_copy_options o = {.upto = n, .data_path = "/published/data/"};
-	CHECK(t, fdl_catalog_copy(&d, "w", "f", &o, &err) == 0);
 	char sql[256];
 	snprintf(sql, sizeof sql, "SELECT max(snapshot_id) FROM f.ducklake_snapshot");
 	CHECK(t, count(&d, sql) == n);
