@@ -149,7 +149,11 @@ out:
 	return rc;
 }
 
-static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const char *ours, fdl_error *err)
+/* The compare-and-swap failed, or the branch is locked. When the branch
+ * still names our base, the lock (or a writer mid-update) was the cause:
+ * keep that message (`failed`: err holds it), which says who holds it. */
+static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const char *ours, bool failed,
+		    fdl_error *err)
 {
 	char now_id[FDL_ID_LEN + 1] = "";
 	bool exists = false;
@@ -160,10 +164,36 @@ static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const ch
 		snprintf(what, sizeof what, "version %s was not published (its files stay unreferenced)", ours);
 	else
 		snprintf(what, sizeof what, "nothing was written");
+	bool moved = exists != (w->base[0] != '\0') || (exists && strcmp(now_id, w->base) != 0);
+	if (!moved && failed)
+		return fdl_error_prefix(err, "%s", what);
 	return fdl_fail(err, FDL_ECONFLICT, "%s moved: it is now at %s, but this working catalog is based on %s; %s. %s",
 			key, exists ? now_id : "(deleted)", w->base[0] ? w->base : "(no version)", what,
 			w->postgres ? "Another commit of this shared catalog won; run fdl commit again."
 				    : "Check out the branch again (fdl checkout), redo the change, and commit.");
+}
+
+/* One commit of a working folder at a time: WORK/fdl-work.lock, held for
+ * the whole commit, so a second commit can never write back an older
+ * record over the first one's. (A PostgreSQL catalog's record is updated
+ * by compare-and-swap instead: no folder to lock.) */
+static int lock_work(fdl_lockfile *lk, fdl_work *w, const char *work, fdl_error *err)
+{
+	if (w->postgres)
+		return 0;
+	char *path = fdl_asprintf("%s/fdl-work.lock", w->dir);
+	char *what = fdl_asprintf("the working catalog %s", w->dir);
+	int rc = path && what ? fdl_lockfile_take(lk, path, what, "fdl commit", err)
+			      : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(path);
+	free(what);
+	if (rc)
+		return rc;
+	/* read the record again, now that no other commit can change it */
+	fdl_work_free(w);
+	if ((rc = fdl_work_load(w, work, err)))
+		fdl_lockfile_release(lk);
+	return rc;
 }
 
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
@@ -173,9 +203,14 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	if (!opts->author_name || !*opts->author_name)
 		return fdl_fail(err, FDL_EINVALID, "a commit needs an author name (--author NAME)");
 	fdl_work w;
+	fdl_lockfile wlock = {.fd = -1};
 	int rc = fdl_work_load(&w, work, err);
 	if (rc)
 		return rc;
+	if ((rc = lock_work(&wlock, &w, work, err))) {
+		fdl_work_free(&w);
+		return rc;
+	}
 	fdl_repo *repo = NULL;
 	char *key = NULL, *tmpdir = NULL;
 	frozen fz = {0};
@@ -188,9 +223,15 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	repo->store->progress_payload = opts->progress_payload;
 	if ((rc = fdl_ref_branch_key(&key, w.branch, err)))
 		goto out;
-	/* Fail early, before any work, when the branch already moved. */
+	/* Fail early, before any work, when the branch already moved or
+	 * another writer holds its lock: a blocked commit writes nothing. */
 	if ((rc = fdl_ref_read(repo, key, tip, &exists, etag, err)))
 		goto out;
+	if ((rc = fdl_store_lock_check(repo->store, key, err))) {
+		if (rc == FDL_ECONFLICT)
+			rc = conflict(repo, key, &w, NULL, true, err);
+		goto out;
+	}
 	bool recovered = false;
 	if (w.pending[0]) {
 		/* an earlier commit died after publishing, before recording it */
@@ -208,7 +249,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 			goto out;
 	}
 	if (exists != (w.base[0] != '\0') || (exists && strcmp(tip, w.base) != 0)) {
-		rc = conflict(repo, key, &w, NULL, err);
+		rc = conflict(repo, key, &w, NULL, false, err);
 		goto out;
 	}
 	/* Inputs first: a bad --input fails before any work, whatever the catalog. */
@@ -241,7 +282,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	if ((rc = fdl_ref_read(repo, key, again, &still, NULL, err)))
 		goto out;
 	if (still != exists || (still && strcmp(again, tip) != 0)) {
-		rc = conflict(repo, key, &w, NULL, err);
+		rc = conflict(repo, key, &w, NULL, false, err);
 		goto out;
 	}
 	if ((rc = build_and_write(id, repo, &w, &fz, opts, inputs, err)))
@@ -256,7 +297,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		fdl_work_save(&w, &ignore);
 	}
 	if (rc == FDL_ECONFLICT) {
-		rc = conflict(repo, key, &w, id, err);
+		rc = conflict(repo, key, &w, id, true, err);
 		goto out;
 	}
 	if (rc)
@@ -280,5 +321,6 @@ out:
 	free(key);
 	fdl_repo_free(repo);
 	fdl_work_free(&w);
+	fdl_lockfile_release(&wlock);
 	return rc;
 }

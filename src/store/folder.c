@@ -2,9 +2,10 @@
  * The folder store. Create-only writes go to a temporary file in the target
  * folder, are fsynced, then link()ed to the key: link fails if the key
  * exists, so a key appears whole or not at all and is never replaced.
- * Compare-and-swap is Git's lockfile: create <key>.lock with O_EXCL, re-read
- * the key, check it still has the etag the caller read, write the new value
- * into the lock, fsync, rename it over the key. An etag is the sha256 of the
+ * Compare-and-swap is Git's lockfile: create <key>.lock with O_EXCL (with
+ * its holder recorded, util/lockfile.c), re-read the key, check it still has
+ * the etag the caller read, write the new value to a temporary file, fsync,
+ * rename it over the key, remove the lock. An etag is the sha256 of the
  * content.
  */
 #include "store.h"
@@ -265,14 +266,17 @@ static int folder_put_file_if_absent(fdl_store *s, const char *key, const char *
 	return rc;
 }
 
-/* Git's lockfile: hold <key>.lock (O_EXCL), check the key still has `etag`
- * (NULL: does not exist), then either write `data` and rename the lock over
- * the key, or (data NULL) delete the key. */
+/* Git's lockfile, with its holder recorded (util/lockfile.c): hold
+ * <key>.lock, check the key still has `etag` (NULL: does not exist), then
+ * either write `data` to a temporary file and rename it over the key, or
+ * (data NULL) delete the key; then drop the lock. A lock left by a writer
+ * that died is broken by the next one, on this host. */
 static int locked_update(folder_store *f, const char *key, const void *data, size_t len, const char *etag,
 			 fdl_error *err)
 {
 	char *path = key_path(f, key);
 	char *lock = fdl_asprintf("%s/%s.lock", f->root, key);
+	fdl_lockfile lk = {.fd = -1};
 	int rc = 0;
 	if (!path || !lock) {
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
@@ -280,17 +284,8 @@ static int locked_update(folder_store *f, const char *key, const void *data, siz
 	}
 	if ((rc = ensure_parent(path, err)))
 		goto out;
-	int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		if (errno == EEXIST)
-			rc = fdl_fail(err, FDL_ECONFLICT,
-				      "%s is being updated by another writer (%s exists; remove it if no "
-				      "writer is running)",
-				      key, lock);
-		else
-			rc = err_errno(err, "cannot create", lock);
+	if ((rc = fdl_lockfile_take(&lk, lock, key, "fdl", err)))
 		goto out;
-	}
 	/* Holding the lock: the current value cannot change under us. */
 	fdl_buf cur = {0};
 	fdl_error rerr = {0};
@@ -309,20 +304,29 @@ static int locked_update(folder_store *f, const char *key, const void *data, siz
 			rc = fdl_fail(err, FDL_ECONFLICT, "%s was changed by another writer", key);
 	}
 	fdl_buf_free(&cur);
-	if (!rc && data)
-		rc = write_all(fd, data, len, lock, err);
-	if (!rc && data && fsync(fd) != 0)
-		rc = err_errno(err, "cannot fsync", lock);
-	if (close(fd) != 0 && !rc)
-		rc = err_errno(err, "cannot close", lock);
-	if (!rc && data && rename(lock, path) != 0)
-		rc = err_errno(err, "cannot rename onto", path);
+	if (!rc && data) {
+		char *tmp = NULL;
+		int fd = open_tmp(path, &tmp, err);
+		if (fd < 0) {
+			rc = fd;
+		} else {
+			rc = write_all(fd, data, len, tmp, err);
+			if (!rc && fsync(fd) != 0)
+				rc = err_errno(err, "cannot fsync", tmp);
+			if (close(fd) != 0 && !rc)
+				rc = err_errno(err, "cannot close", tmp);
+			if (!rc && rename(tmp, path) != 0)
+				rc = err_errno(err, "cannot rename onto", path);
+			if (rc)
+				unlink(tmp);
+			free(tmp);
+		}
+	}
 	if (!rc && !data && unlink(path) != 0)
 		rc = err_errno(err, "cannot delete", path);
-	if (rc || !data)
-		unlink(lock);
 	if (!rc)
 		fsync_parent(path);
+	fdl_lockfile_release(&lk);
 out:
 	free(path);
 	free(lock);
@@ -333,6 +337,15 @@ static int folder_put_if_match(fdl_store *s, const char *key, const void *data, 
 			       fdl_error *err)
 {
 	return locked_update((folder_store *)s, key, data ? data : "", len, etag, err);
+}
+
+static int folder_lock_check(fdl_store *s, const char *key, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *lock = fdl_asprintf("%s/%s.lock", f->root, key);
+	int rc = lock ? fdl_lockfile_check(lock, key, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(lock);
+	return rc;
 }
 
 static int folder_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err)
@@ -440,6 +453,7 @@ static const fdl_store_ops folder_ops = {
 	.list = folder_list,
 	.del = folder_del,
 	.del_if_match = folder_del_if_match,
+	.lock_check = folder_lock_check,
 	.local_path = folder_local_path,
 	.free = folder_free,
 };

@@ -144,6 +144,12 @@ char *fdl_store_local_path(fdl_store *s, const char *key)
 	return s->ops->local_path(s, key);
 }
 
+int fdl_store_lock_check(fdl_store *s, const char *key, fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->lock_check ? s->ops->lock_check(s, key, err) : 0;
+}
+
 int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err)
 {
 	CHECK_KEY(key);

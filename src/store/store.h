@@ -48,6 +48,10 @@ typedef struct fdl_store_ops {
 	int (*del)(fdl_store *s, const char *key, fdl_error *err);
 	/* Delete a key only if it still has `etag`; FDL_ECONFLICT otherwise. */
 	int (*del_if_match)(fdl_store *s, const char *key, const char *etag, fdl_error *err);
+	/* FDL_ECONFLICT, with who holds it, when a writer holds the lock that
+	 * guards `key`'s compare-and-swap (a stale lock is broken on the way);
+	 * NULL: the backend has no locks (S3's conditional requests). */
+	int (*lock_check)(fdl_store *s, const char *key, fdl_error *err);
 	/* The local file system path of a key, for backends that have one
 	 * (DuckDB can then open it in place); NULL otherwise. Caller frees. */
 	char *(*local_path)(fdl_store *s, const char *key);
@@ -107,6 +111,8 @@ int fdl_store_list_all(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_s
 int fdl_store_del(fdl_store *s, const char *key, fdl_error *err);
 int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err);
 char *fdl_store_local_path(fdl_store *s, const char *key);
+/* 0 when no writer holds the lock of `key` (always, on stores without locks). */
+int fdl_store_lock_check(fdl_store *s, const char *key, fdl_error *err);
 int fdl_store_check_conditional(fdl_store *s, fdl_error *err);
 /* Append the SQL DuckDB needs to read and write this store's files
  * (nothing for folders and public HTTP hosts). */

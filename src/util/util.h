@@ -108,6 +108,24 @@ void fdl_atomic_abort(fdl_atomic_file *a);
 /* Write a whole file that way. */
 int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err);
 
+/* Lock files (lockfile.c): Git's <path> created exclusively, plus a record
+ * of its holder (pid, host, since, command) and a flock() held while it is.
+ * A lock whose holder is provably gone (its flock free, recorded on this
+ * host) is broken; a live one is waited for up to fdl_lock_wait_ms()
+ * (FDL_LOCK_WAIT_MS, default 2000), then FDL_ECONFLICT names the file, its
+ * holder and what clears it. `what` names the locked thing in messages,
+ * `command` is recorded as the holder's. The caller releases what it took. */
+typedef struct fdl_lockfile {
+	int fd;
+	char *path;
+} fdl_lockfile;
+int fdl_lockfile_take(fdl_lockfile *lk, const char *path, const char *what, const char *command, fdl_error *err);
+/* 0 when nobody holds `path` (a stale lock is broken on the way). */
+int fdl_lockfile_check(const char *path, const char *what, fdl_error *err);
+/* Remove the lock file and drop the flock; safe on a lock never taken. */
+void fdl_lockfile_release(fdl_lockfile *lk);
+int fdl_lock_wait_ms(void);
+
 int fdl_mkdir_p(const char *path, fdl_error *err);
 /* Remove a folder tree (best effort, for temp folders). */
 void fdl_rm_rf(const char *path);

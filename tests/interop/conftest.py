@@ -17,12 +17,14 @@ FDL = os.environ.get("FDL_BIN", str(ROOT / "build" / "fdl"))
 EXT = os.environ.get("FDL_EXTENSION_DIR", str(ROOT / "deps" / "extensions"))
 
 
-def fdl(*args, check=True, env=None):
-    """Run fdl; with check, a non-zero exit fails the test with its stderr."""
+def fdl(*args, check=True, env=None, timeout=None):
+    """Run fdl; with check, a non-zero exit fails the test with its stderr.
+    timeout (seconds) is a safety net for tests of things that must not
+    hang: running past it fails the test, nothing else is timed."""
     e = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org")
     if env:
         e.update(env)
-    p = subprocess.run([FDL, *map(str, args)], capture_output=True, text=True, env=e)
+    p = subprocess.run([FDL, *map(str, args)], capture_output=True, text=True, env=e, timeout=timeout)
     if check and p.returncode != 0:
         raise AssertionError(f"fdl {' '.join(map(str, args))} exited {p.returncode}:\n{p.stderr}")
     return p

@@ -76,30 +76,53 @@ def test_checkout_commit_adopt(postgres, tmp_path):
 
 
 WRITER = textwrap.dedent("""
-    import sys, time, duckdb
-    ext, sql, wid, n = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3]), int(sys.argv[4])
+    import os, sys, time, duckdb
+    ext, sql, wid, rounds, per = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    gate = os.path.dirname(sys.argv[2])
     con = duckdb.connect(config={"extension_directory": ext, "autoinstall_known_extensions": False})
     con.execute(sql)
-    for k in range(n):
-        for attempt in range(50):
-            try:
-                con.execute("INSERT INTO lake.t VALUES (?, ?)", [wid, k])
-                print(f"ok {wid} {k}", flush=True)
-                break
-            except duckdb.Error as e:
-                if "onflict" not in str(e) and "retry" not in str(e).lower():
-                    raise
-                time.sleep(0.05)
-        else:
-            raise SystemExit(f"writer {wid}: gave up on row {k}")
+
+    def wait_for(name):  # the test opens each round; the deadline is only a safety net
+        end = time.monotonic() + 300
+        while not os.path.exists(os.path.join(gate, name)):
+            if time.monotonic() > end:
+                raise SystemExit(f"writer {wid}: {name} never came")
+            time.sleep(0.01)
+
+    k = 0
+    for r in range(rounds):
+        wait_for(f"go-{r}")
+        for j in range(per):
+            if j == per - 1:
+                wait_for(f"last-{r}")  # the round's last row comes after the test's commit
+            for attempt in range(200):
+                try:
+                    con.execute("INSERT INTO lake.t VALUES (?, ?)", [wid, k])
+                    print(f"ok {wid} {k}", flush=True)
+                    break
+                except duckdb.Error as e:
+                    if "onflict" not in str(e) and "retry" not in str(e).lower():
+                        raise
+                    time.sleep(0.01)
+            else:
+                raise SystemExit(f"writer {wid}: gave up on row {k}")
+            k += 1
+        open(os.path.join(gate, f"done-{r}-{wid}"), "w").close()
 """)
 
 
 def test_writers_and_commits_at_once(postgres, tmp_path):
+    """Four writers insert through stock DuckDB in rounds the test opens;
+    fdl commit runs while a round is being written and again once it is
+    done. Every version must hold exactly its snapshot's rows. The rounds
+    force the interleaving: at least one version per round, whatever the
+    machine's speed."""
     repo = Repo(tmp_path)
     work = new_db(postgres, "team")
     sql = fdl("checkout", repo.root, work).stdout
-    (tmp_path / "attach.sql").write_text(sql)
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    (gate / "attach.sql").write_text(sql)
     con = connect()
     con.execute(sql)
     con.execute("CREATE TABLE lake.t (w INTEGER, k INTEGER)")
@@ -107,19 +130,38 @@ def test_writers_and_commits_at_once(postgres, tmp_path):
     fdl("commit", work, "-m", "schema")
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
-    procs = [subprocess.Popen([sys.executable, str(script), EXT, str(tmp_path / "attach.sql"), str(i), "25"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
-    commits = 0
-    while any(p.poll() is None for p in procs):
-        p = fdl("commit", work, "-m", f"batch {commits}", check=False)
-        assert p.returncode in (0, 8), p.stderr
-        commits += p.returncode == 0
-        time.sleep(1)
-    outs = [p.communicate() for p in procs]
+    writers, rounds, per = 4, 3, 5
+    procs = [subprocess.Popen([sys.executable, str(script), EXT, str(gate / "attach.sql"), str(i), str(rounds),
+                               str(per)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(writers)]
+    published = 1
+    try:
+        for r in range(rounds):
+            (gate / f"go-{r}").touch()
+            # a commit while the round is being written: it freezes whatever
+            # snapshot is latest, or finds nothing new yet
+            p = fdl("commit", work, "-m", f"during round {r}", check=False)
+            assert p.returncode in (0, 8), p.stderr
+            published += p.returncode == 0
+            (gate / f"last-{r}").touch()
+            for i in range(writers):
+                f = gate / f"done-{r}-{i}"
+                while not f.exists():
+                    assert procs[i].poll() is None, procs[i].communicate()
+                    time.sleep(0.01)
+            # the round's last rows were written after the commit above
+            # ended: this one must find them new and publish
+            p = fdl("commit", work, "-m", f"after round {r}", check=False)
+            assert p.returncode == 0, p.stderr
+            published += 1
+    except BaseException:
+        for p in procs:
+            p.kill()
+        raise
+    outs = [p.communicate(timeout=300) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
-    fdl("commit", work, "-m", "last", check=False)
     written = {tuple(map(int, l.split()[1:])) for o, _ in outs for l in o.splitlines() if l.startswith("ok ")}
-    assert len(written) == 100
+    assert len(written) == writers * rounds * per
     # every version holds exactly what its snapshot held in the working catalog
     live = connect()
     live.execute(sql)
@@ -134,7 +176,7 @@ def test_writers_and_commits_at_once(postgres, tmp_path):
         assert ds["tables"][0]["rows"] == len(want)
         checked += 1
         v = doc["parents"][0] if doc["parents"] else None
-    assert checked >= 3 and commits >= 1
+    assert checked == published and checked >= rounds + 1
     # nothing written is lost
     assert set(rows(live, "lake.t")) == written
     assert set(rows(repo.open_version("main"), "lake.t")) == written
