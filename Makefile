@@ -28,6 +28,8 @@ CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*.h src/*/*.h)
 
+
+.PHONY: test-repeat test-races
 .PHONY: all setup test unit interop corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
 	readme install-check bindings-test
 all: build/fdl build/libfdl.so build/libfdl.a web man
@@ -63,9 +65,9 @@ DEST    = $(DESTDIR)$(PREFIX)
 EXT_VER := $(notdir $(wildcard $(EXTDIR)/v*))
 INSTALLED = bin/fdl lib/libfdl.so.$(VERSION) lib/$(SONAME) lib/libfdl.so lib/libfdl.a include/fdl.h \
 	lib/pkgconfig/fdl.pc share/bash-completion/completions/fdl share/zsh/site-functions/_fdl \
-	share/man/man1/fdl.1
+	share/man/man1/fdl.1 share/doc/fdl/format.md
 install: all
-	install -d $(DEST)/bin $(DEST)/lib/pkgconfig $(DEST)/lib/fdl $(DEST)/include $(DEST)/share/fdl \
+	install -d $(DEST)/bin $(DEST)/lib/pkgconfig $(DEST)/lib/fdl $(DEST)/include $(DEST)/share/fdl $(DEST)/share/doc/fdl \
 	  $(DEST)/share/man/man1 $(DEST)/share/bash-completion/completions $(DEST)/share/zsh/site-functions
 	install -m 755 build/fdl $(DEST)/bin/fdl
 	install -m 755 build/libfdl.so.$(VERSION) $(DEST)/lib/libfdl.so.$(VERSION)
@@ -73,6 +75,7 @@ install: all
 	ln -sf $(SONAME) $(DEST)/lib/libfdl.so
 	install -m 644 build/libfdl.a $(DEST)/lib/libfdl.a
 	install -m 644 include/fdl.h $(DEST)/include/fdl.h
+	install -m 644 docs/format.md $(DEST)/share/doc/fdl/format.md
 	install -m 755 $(DEPS)/lib/libduckdb.so $(DEST)/lib/fdl/libduckdb.so
 	rm -rf $(DEST)/lib/fdl/extensions && cp -r $(EXTDIR) $(DEST)/lib/fdl/extensions
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' scripts/fdl.pc.in > $(DEST)/lib/pkgconfig/fdl.pc
@@ -86,6 +89,7 @@ uninstall:
 	  rm -f $(DEST)/share/man/man1/fdl-$$c.1; done; true
 	rm -f $(INSTALLED:%=$(DEST)/%)
 	rm -rf $(DEST)/lib/fdl $(DEST)/share/fdl
+	-rmdir $(DEST)/share/doc/fdl 2>/dev/null
 
 setup:
 	bash scripts/setup.sh
@@ -219,6 +223,24 @@ interop: build/san/fdl build/fdl web
 	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile tests/interop
 
 test: unit corpus abi-check docs-check install-check interop
+
+# `make test-repeat N=5`: make test's suites N times in a row, stopping at
+# the first red run (a test that passes only on a fast machine shows here).
+# `make test-races N=3`: the tests that race processes (concurrency, crash
+# points, locks, PostgreSQL teams, the server) N times in a row on one core.
+N ?= 5
+RACE_TESTS := tests/interop/test_concurrency.py tests/interop/test_crash.py tests/interop/test_locks.py \
+	tests/interop/test_postgres.py tests/interop/test_reader.py
+test-repeat:
+	@for i in $$(seq 1 $(N)); do echo "== test-repeat: run $$i of $(N)"; \
+	  $(MAKE) --no-print-directory test || { echo "test-repeat: run $$i of $(N) failed" >&2; exit 1; }; \
+	done; echo "test-repeat: $(N) of $(N) runs passed"
+test-races: build/san/fdl build/fdl
+	@for i in $$(seq 1 $(N)); do echo "== test-races: run $$i of $(N), one core (taskset -c 0)"; \
+	  FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) taskset -c 0 \
+	    $(DEPS)/venv/bin/python -m pytest -q -p no:xdist $(RACE_TESTS) || \
+	    { echo "test-races: run $$i of $(N) failed" >&2; exit 1; }; \
+	done; echo "test-races: $(N) of $(N) runs passed on one core"
 
 demo: setup
 	bash examples/demo.sh

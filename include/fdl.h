@@ -332,7 +332,7 @@ typedef struct fdl_reader fdl_reader;
 
 /* Open a version from "ROOT[@REF]": ROOT is a folder, file://, or http(s)://
  * URL; REF is a branch, tag, version id, HEAD (default), "<seq>" on HEAD's
- * branch or "<branch>:<seq>". version.json is checked per the seed, the
+ * branch or "<branch>:<seq>". version.json is checked as docs/format.md says, the
  * catalog is chosen (the newest catalogs/<format>.duckdb this DuckDB opens,
  * else ducklake.duckdb) and, unless it lives in a local folder, downloaded
  * once, checked against its bytes and sha256 and cached by sha256

@@ -5,14 +5,14 @@
 # unpacked under deps/), a Python venv with stock DuckDB 1.5.5 and an S3
 # server (moto) for the interop tests, and the page's npm packages (web/).
 #
-# Downloads are cached in $FDL_CACHE (default ~/.cache/fdl), outside the
+# Downloads are cached in $FDL_DOWNLOAD_CACHE (default ~/.cache/fdl), outside the
 # clone, and checked against scripts/deps.sha256 and scripts/requirements.txt
 # every time, cached or not. Nothing downloaded is ever committed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 deps="$here/deps"
-cache="${FDL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fdl}"
+cache="${FDL_DOWNLOAD_CACHE:-${FDL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fdl}}"
 duckdb_version=1.5.5
 node_bindings="@duckdb/node-bindings-linux-x64@1.5.5-r.5"
 platform=linux_amd64

@@ -1,5 +1,5 @@
 /* fdl catalogs add: versions/<id>/catalogs/<format>.duckdb, for readers of
- * another DuckLake format (versions.md, "Catalogs in other formats"). A
+ * another DuckLake format (docs/format.md, "Catalogs in other formats"). A
  * writer places only what it can write; DuckDB 1.5.5 writes 1.0 alone. */
 #include "layout/layout.h"
 

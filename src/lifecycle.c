@@ -1,6 +1,6 @@
 /*
  * The life of a version after it is written: retention (expire), withdrawal
- * and garbage collection of data files. The seed allows exactly these
+ * and garbage collection of data files. The format (docs/format.md) allows exactly these
  * changes to a version: add expired.json and delete the catalog (and
  * files.json, catalogs/), and on withdrawal also version.json when it
  * carries the withdrawn data. Every step is idempotent and ordered so that

@@ -1,5 +1,5 @@
 /*
- * Reading any version from anywhere (fdl-spec.md, "Reading"): resolve the
+ * Reading any version from anywhere (docs/format.md, "Reading a version"): resolve the
  * ref, check version.json, choose and check the catalog, attach it in
  * DuckDB with DATA_PATH overridden to where the data really is.
  *
@@ -363,7 +363,7 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* Why a plain Parquet reader must not read this table (seed: files.json). */
+/* Why a plain Parquet reader must not read this table (docs/format.md, "files.json"). */
 static int plain_parquet_check(const json_t *t, const char *key, fdl_error *err)
 {
 	size_t i;

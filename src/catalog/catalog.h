@@ -93,7 +93,7 @@ void fdl_data_files_free(fdl_data_files *f);
  * begin_snapshot >= added_from. May hold duplicates. */
 int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err);
 
-/* files.json's content (seed: "files.json"). */
+/* files.json's content (docs/format.md, "files.json"). */
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
 			   fdl_error *err);
 

@@ -28,7 +28,8 @@ static const cli_cmd commands[] = {
 
 static const char exit_codes[] =
 	"Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 4 conflict (another\n"
-	"writer moved the branch), 5 invalid input or a file that breaks the spec, 6 I/O,\n"
+	"writer moved the branch, or holds its lock), 5 invalid input or a file that\n"
+	"breaks the format, 6 I/O (no space left included),\n"
 	"7 expired or withdrawn, 8 nothing to commit, 9 already exists, 10 DuckDB error,\n"
 	"11 an abbreviated id that matches several versions.\n";
 
@@ -39,7 +40,9 @@ static void usage(FILE *f)
 		   "the way Git keeps commits.\n\ncommands:\n");
 	for (const cli_cmd *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->doc->summary);
-	fprintf(f, "\n%s\n%s\n'fdl <command> --help' describes one command; 'fdl --version' prints the version.\n",
+	fprintf(f, "\n%s\n%s\n'fdl <command> --help' describes one command; 'fdl --version' prints the version.\n"
+		   "The repository format fdl reads and writes: docs/format.md in fdl's sources\n"
+		   "(installed as share/doc/fdl/format.md).\n",
 		exit_codes, CLI_REFS_HELP);
 }
 
@@ -56,6 +59,9 @@ static void man_page(FILE *f)
 	for (const cli_cmd *c = commands; c->name; c++)
 		fprintf(f, ".TP\n.BR fdl\\-%s (1)\n%s\n", c->name, c->doc->summary);
 	fprintf(f, ".SH REFS\n%s.SH EXIT STATUS\n%s", CLI_REFS_HELP, exit_codes);
+	fprintf(f, ".SH FORMAT\nThe repository format fdl reads and writes (FDL 0.1: every file, every field, the "
+		   "rules and what fdl adds) is described in docs/format.md of fdl's sources, installed as "
+		   "share/doc/fdl/format.md.\n");
 	fprintf(f, ".SH ENVIRONMENT\n.TP\n.B FDL_EXTENSION_DIR\nwhere the DuckDB extensions are loaded from\n"
 		   ".TP\n.B FDL_CACHE_DIR\nthe read cache (default ~/.cache/fdl/read)\n.TP\n.B FDL_AUTHOR_NAME, "
 		   "FDL_AUTHOR_EMAIL\nthe author of commits\n.TP\n.B AWS_*\nthe S3 configuration, as the AWS tools "

@@ -1,5 +1,5 @@
 /*
- * dataset.json (seed: "dataset.json"). The publisher's description lives in
+ * dataset.json (docs/format.md, "dataset.json"). The publisher's description lives in
  * the working folder as dataset.yml (or dataset.yaml, or dataset.json), plus
  * optional <table>.table.yml files, each one item of `tables`. It is checked
  * key by key against the spec (unknown keys refused, naming file, line and

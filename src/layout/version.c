@@ -1,4 +1,4 @@
-/* version.json: the reader's checks (seed: "version.json"). */
+/* version.json: the reader's checks (docs/format.md, "version.json"). */
 #include "layout.h"
 
 #include <stdlib.h>

@@ -44,6 +44,8 @@ extern const t_case catalog_tests[];
 extern const t_case yaml_tests[];
 extern const t_case range_tests[];
 extern const t_case thread_tests[];
+extern const t_case commit_tests[];
+extern const t_case dataset_tests[];
 
 /* A fresh temporary folder for a test (caller frees and removes). */
 char *t_tempdir(void);

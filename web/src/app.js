@@ -206,7 +206,7 @@ function sqlType(t) {
   return map[t.toLowerCase()] || 'VARCHAR';
 }
 
-// The seed's rule for readers of plain Parquet: no delete files, no renamed columns.
+// The format's rule for readers of plain Parquet (docs/format.md, files.json): no delete files, no renamed columns.
 function whyNotQueryable(entry, filesJson) {
   if (!filesJson) return 'this version has no files.json, so the browser cannot find its Parquet files';
   if (!entry) return 'files.json does not list this table';

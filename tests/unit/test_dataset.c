@@ -1,0 +1,90 @@
+/* dataset.c's own rules, without a catalog or DuckDB: unknown keys refused
+ * with file and line, name and title required, a description merged with
+ * the catalog's tables, a table or column described but not in the catalog
+ * refused, a view's kind kept, and without a description the folder's name. */
+#include "test.h"
+#include "../../src/layout/dataset.h"
+#include "../../src/util/util.h"
+
+#include <stdlib.h>
+
+static json_t *catalog(void)
+{
+	return json_loads("[{\"schema\":\"main\",\"name\":\"t\",\"rows\":3,\"fields\":["
+			  "{\"name\":\"a\",\"type\":\"int32\",\"nullable\":true}]},"
+			  "{\"schema\":\"main\",\"name\":\"v\",\"kind\":\"view\",\"sql\":\"SELECT 1\"}]",
+			  0, NULL);
+}
+
+static int build_with(json_t **out, const char *yml, fdl_error *err)
+{
+	char *dir = t_tempdir(), path[4200];
+	snprintf(path, sizeof path, "%s/dataset.yml", dir);
+	int rc = yml ? fdl_file_write_atomic(path, yml, strlen(yml), err) : 0;
+	json_t *cat = catalog();
+	if (!rc)
+		rc = fdl_dataset_build(out, dir, cat, "folder", err);
+	json_decref(cat);
+	fdl_rm_rf(dir);
+	free(dir);
+	return rc;
+}
+
+static void text_rules(t_ctx *t)
+{
+	fdl_error err;
+	json_t *j = NULL;
+	const char *bad = "name: x\ntitle: y\ncolour: red\n";
+	CHECK(t, fdl_dataset_check_text(&j, bad, strlen(bad), "dataset.yml", 0, &err) == FDL_EINVALID);
+	CHECK_CONTAINS(t, err.message, "dataset.yml, line 3");
+	CHECK_CONTAINS(t, err.message, "colour");
+	const char *untitled = "name: x\n";
+	CHECK(t, fdl_dataset_check_text(&j, untitled, strlen(untitled), "dataset.yml", 0, &err) == FDL_EINVALID);
+	CHECK_CONTAINS(t, err.message, "title");
+	const char *ok = "name: x\ntitle: y\nlicenses: [CC-BY-4.0]\nannotations: {tool: {k: 1}}\n";
+	CHECK(t, fdl_dataset_check_text(&j, ok, strlen(ok), "dataset.yml", 0, &err) == 0);
+	CHECK(t, j && !strcmp(json_string_value(json_array_get(json_object_get(j, "licenses"), 0)), "CC-BY-4.0"));
+	json_decref(j);
+}
+
+static void merge_rules(t_ctx *t)
+{
+	fdl_error err;
+	json_t *ds = NULL;
+	/* no description: the folder's name, every catalog table and view */
+	CHECK(t, build_with(&ds, NULL, &err) == 0);
+	CHECK(t, ds && !strcmp(json_string_value(json_object_get(ds, "title")), "folder"));
+	CHECK(t, ds && json_array_size(json_object_get(ds, "tables")) == 2);
+	json_decref(ds);
+	ds = NULL;
+	/* described: kept, merged with what the catalog knows */
+	const char *yml = "name: pop\ntitle: Population\ntables:\n  - name: t\n    description: one row\n"
+			  "    fields:\n      - name: a\n        title: A\n";
+	CHECK(t, build_with(&ds, yml, &err) == 0);
+	json_t *t0 = ds ? json_array_get(json_object_get(ds, "tables"), 0) : NULL;
+	CHECK(t, t0 && !strcmp(json_string_value(json_object_get(t0, "description")), "one row"));
+	json_t *a = t0 ? json_array_get(json_object_get(t0, "fields"), 0) : NULL;
+	CHECK(t, a && !strcmp(json_string_value(json_object_get(a, "type")), "int32"));
+	CHECK(t, a && !strcmp(json_string_value(json_object_get(a, "title")), "A"));
+	json_t *v = ds ? json_array_get(json_object_get(ds, "tables"), 1) : NULL;
+	CHECK(t, v && !strcmp(json_string_value(json_object_get(v, "kind")), "view"));
+	json_decref(ds);
+	ds = NULL;
+	/* a table the catalog does not have is refused, naming file and line */
+	CHECK(t, build_with(&ds, "name: p\ntitle: P\ntables:\n  - name: gone\n", &err) == FDL_EINVALID);
+	CHECK_CONTAINS(t, err.message, "main.gone");
+	CHECK_CONTAINS(t, err.message, "line");
+	/* so is a column it does not have */
+	CHECK(t, build_with(&ds, "name: p\ntitle: P\ntables:\n  - name: t\n    fields:\n      - name: zz\n", &err) ==
+		 FDL_EINVALID);
+	CHECK_CONTAINS(t, err.message, "zz");
+	/* a view described as a table */
+	CHECK(t, build_with(&ds, "name: p\ntitle: P\ntables:\n  - name: v\n    kind: table\n", &err) == FDL_EINVALID);
+	CHECK_CONTAINS(t, err.message, "view");
+}
+
+const t_case dataset_tests[] = {
+	{"dataset: description files are checked key by key, name and title required", text_rules},
+	{"dataset: merged with the catalog; what it does not have is refused", merge_rules},
+	{NULL, NULL},
+};
