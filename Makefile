@@ -137,7 +137,8 @@ docs-check: build/fdl man
 	@for p in build/man/*.1; do MANWIDTH=80 man -l $$p > /dev/null 2> build/man/.err || \
 	  { echo "$$p does not render:" >&2; cat build/man/.err >&2; exit 1; }; \
 	  test ! -s build/man/.err || { echo "$$p: man warns:" >&2; cat build/man/.err >&2; exit 1; }; done
-	@echo "docs-check: README is current, $$(ls build/man/*.1 | wc -l) manual pages render"
+	@! grep -l '`' build/man/*.1 || { echo "docs-check: literal backticks in the manual pages above" >&2; exit 1; }
+	@echo "docs-check: README is current, $$(ls build/man/*.1 | wc -l) manual pages render, no literal backticks"
 
 # Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every
 # listed one is exported: an unintended export or a removed symbol fails.

@@ -164,6 +164,22 @@ FDL_EXTERN int fdl_branch_create(fdl_repo *repo, const char *name, const char *s
 /* Delete a branch (compare-and-swap); refuses HEAD's branch. */
 FDL_EXTERN int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err);
 
+/* ---- tags ---------------------------------------------------------- */
+
+/* A tag names one version for good: commits never move it. */
+typedef struct fdl_tag {
+	char name[256];
+	char target[FDL_ID_LEN + 1];
+} fdl_tag;
+
+/* Every tag, sorted by name. Caller frees *out with fdl_free. */
+FDL_EXTERN int fdl_tag_list(fdl_tag **out, size_t *count, fdl_repo *repo, fdl_error *err);
+/* Create tag `name` at `target` (NULL = HEAD; a ref or version id), which
+ * must be a readable version. FDL_EEXISTS if the tag exists. */
+FDL_EXTERN int fdl_tag_create(fdl_repo *repo, const char *name, const char *target, fdl_error *err);
+/* Delete a tag (compare-and-swap); FDL_ENOTFOUND if there is none. */
+FDL_EXTERN int fdl_tag_delete(fdl_repo *repo, const char *name, fdl_error *err);
+
 /* ---- versions [stable] -------------------------------------------- */
 
 typedef struct fdl_version fdl_version;
@@ -196,6 +212,25 @@ FDL_EXTERN int64_t fdl_version_snapshot_id(const fdl_version *v);
  * and sha256 version.json records, as text. FDL_ENOTFOUND for a version
  * written before dataset.json was required. Caller frees. */
 FDL_EXTERN int fdl_version_dataset(char **out, fdl_repo *repo, const fdl_version *v, fdl_error *err);
+/* The tables and views a version holds, from its dataset.json (names,
+ * rows, columns) and files.json (data files and bytes, data and delete
+ * files together; -1 when the version has no files.json). Empty for a
+ * version written before dataset.json was required. Free with
+ * fdl_table_list_free. */
+typedef struct fdl_table_info {
+	char *name;      /* "schema.table" */
+	int view;        /* 1 for a view (no rows, no files) */
+	int64_t rows;    /* -1 when not recorded */
+	size_t columns;  /* described or catalog columns */
+	size_t files;    /* data files */
+	int64_t bytes;   /* -1 when unknown */
+} fdl_table_info;
+typedef struct fdl_table_list {
+	fdl_table_info *items;
+	size_t count;
+} fdl_table_list;
+FDL_EXTERN int fdl_version_tables(fdl_table_list **out, fdl_repo *repo, const fdl_version *v, fdl_error *err);
+FDL_EXTERN void fdl_table_list_free(fdl_table_list *l);
 /* Pretty-printed JSON of the whole version.json. Caller frees. */
 FDL_EXTERN int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err);
 

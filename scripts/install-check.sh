@@ -62,9 +62,10 @@ got=$(PATH="$prefix/bin:$PATH" bash -c '
 	source "$1/share/bash-completion/completions/fdl"
 	COMP_WORDS=(fdl com); COMP_CWORD=1; _fdl; echo "${COMPREPLY[*]}"
 	COMP_WORDS=(fdl commit --au); COMP_CWORD=2; _fdl; echo "${COMPREPLY[*]}"
-	COMP_WORDS=(fdl log "$2" ma); COMP_CWORD=3; _fdl; echo "${COMPREPLY[*]}"' _ "$prefix" "$work/repo")
-test "$got" = $'commit\n--author\nmain' || { echo "install-check: completion gave: $got" >&2; exit 1; }
-say "bash completion completes commands, options and branch names"
+	COMP_WORDS=(fdl log "$2" ma); COMP_CWORD=3; _fdl; echo "${COMPREPLY[*]}"
+	COMP_WORDS=(fdl attach "$2@m"); COMP_CWORD=2; _fdl; echo "${COMPREPLY[*]}"' _ "$prefix" "$work/repo")
+test "$got" = $'commit\n--author\nmain\n'"$work/repo@main" || { echo "install-check: completion gave: $got" >&2; exit 1; }
+say "bash completion completes commands, options, branch names and ROOT@REF"
 
 make -s -C "$here" uninstall PREFIX="$prefix" >/dev/null
 left=$(find "$prefix" -type f -o -type l)

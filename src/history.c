@@ -79,12 +79,27 @@ static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool
 		rc = fdl_catalog_attach_raw(&p->d, "fdl_a", p->a.catalog, FDL_CAT_DUCKDB, true, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(&p->d, "fdl_b", p->b.catalog, FDL_CAT_DUCKDB, true, err);
+	/* a reader's guard (see reader.c): nothing the catalogs name leaves
+	 * the repository, and DuckDB is confined to it once they are attached */
+	fdl_strlist files = {0};
+	if (!rc)
+		rc = fdl_catalog_check_confined(&p->d, "fdl_a", lakes ? &files : NULL, err);
+	if (!rc)
+		rc = fdl_catalog_check_confined(&p->d, "fdl_b", lakes ? &files : NULL, err);
+	char *local = lakes && !rc ? fdl_store_local_path(repo->store, "HEAD") : NULL;
+	if (local)
+		rc = fdl_paths_within(repo->root, repo->data_url, (const char *const *)files.items, files.len, err);
+	free(local);
+	fdl_strlist_free(&files);
 	if (!rc && lakes)
 		rc = fdl_duck_use_store(&p->d, repo->store, err);
 	if (!rc && lakes)
 		rc = attach_lake(&p->d, "fdl_va", p->a.catalog, repo->data_url, err);
 	if (!rc && lakes)
 		rc = attach_lake(&p->d, "fdl_vb", p->b.catalog, repo->data_url, err);
+	const char *dirs[] = {repo->data_url, NULL}, *paths[] = {p->a.catalog, p->b.catalog, NULL};
+	if (!rc && lakes)
+		rc = fdl_duck_confine(&p->d, dirs, paths, err);
 	if (rc)
 		pair_close(p);
 	return rc;

@@ -200,8 +200,52 @@ static bool is_remote(const fdl_repo *repo)
 	return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) || repo->store->ops->duck_secret;
 }
 
-/* Attach the version in `d` as `alias`, read only, data where it really is. */
-static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, fdl_error *err)
+/* On a folder, nothing a version references may lead out of the root
+ * through a symlink: the catalog, the data folder and each file. */
+static int check_local_paths(const fdl_reader *r, const fdl_strlist *files, fdl_error *err)
+{
+	if (!r->local)
+		return 0;
+	const char *mine[] = {r->catalog, r->repo->data_url, NULL};
+	int rc = fdl_paths_within(r->repo->root, NULL, mine, 2, err);
+	if (!rc)
+		rc = fdl_paths_within(r->repo->root, r->repo->data_url, (const char *const *)files->items, files->len, err);
+	return rc;
+}
+
+/* The reader's guard, before DuckLake sees the catalog: its paths are
+ * relative and clean (any snapshot's), and on a folder nothing resolves
+ * out of the root. Uses `d`, or a DuckDB of its own when d is NULL. */
+static int check_confined(const fdl_reader *r, fdl_duck *d, fdl_error *err)
+{
+	fdl_duck own;
+	bool mine = d == NULL;
+	int rc = mine ? fdl_duck_open_with(&own, false, err) : 0;
+	if (rc)
+		return rc;
+	if (mine)
+		d = &own;
+	fdl_strlist files = {0};
+	rc = fdl_catalog_attach_raw(d, "fdl_check", r->catalog, FDL_CAT_DUCKDB, true, err);
+	if (!rc) {
+		rc = fdl_catalog_check_confined(d, "fdl_check", &files, err);
+		int drc = fdl_catalog_detach(d, "fdl_check", rc ? NULL : err);
+		rc = rc ? rc : drc;
+	}
+	if (!rc)
+		rc = check_local_paths(r, &files, err);
+	if (rc)
+		fdl_error_prefix(err, "version %s", fdl_version_id(r->v));
+	fdl_strlist_free(&files);
+	if (mine)
+		fdl_duck_close(&own);
+	return rc;
+}
+
+/* Attach the version in `d` as `alias`, read only, data where it really
+ * is, then confine `d` to the repository's data, the catalog and `extra`
+ * (a file the command writes; may be NULL). */
+static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, const char *extra, fdl_error *err)
 {
 	int rc = 0;
 	fdl_buf sql = {0};
@@ -209,6 +253,8 @@ static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, fdl_erro
 		rc = fdl_duck_load(d, "httpfs", err);
 	else /* a bucket: httpfs and its secret */
 		rc = fdl_duck_use_store(d, r->repo->store, err);
+	if (!rc)
+		rc = check_confined(r, d, err);
 	char *target = fdl_asprintf("ducklake:%s", r->catalog);
 	if (!rc)
 		rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
@@ -224,8 +270,26 @@ static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, fdl_erro
 		rc = fdl_duck_exec(d, sql.data, err);
 	if (rc)
 		fdl_error_prefix(err, "attaching version %s", fdl_version_id(r->v));
+	const char *dirs[] = {r->repo->data_url, NULL};
+	const char *paths[] = {r->catalog, extra, NULL};
+	if (!rc)
+		rc = fdl_duck_confine(d, dirs, paths, err);
 	free(target);
 	fdl_buf_free(&sql);
+	return rc;
+}
+
+/* DuckDB refused a file outside what the reader allows: a view of the
+ * catalog, or the user's own SQL, reached out of the repository. */
+static int confined_error(int rc, fdl_error *err)
+{
+	if (rc == FDL_EDUCKDB && strstr(err->message, "disabled by configuration")) {
+		fdl_error_prefix(err, "the query reached outside the repository (fdl reads a version with DuckDB "
+				      "confined to the repository's data, so a view in a catalog cannot read your "
+				      "files; for your own files use DuckDB itself)");
+		err->code = FDL_EINVALID;
+		return FDL_EINVALID;
+	}
 	return rc;
 }
 
@@ -235,11 +299,11 @@ int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, 
 	int rc = fdl_duck_open_with(&d, false, err);
 	if (rc)
 		return rc;
-	rc = reader_attach(r, &d, "lake", err);
+	rc = reader_attach(r, &d, "lake", NULL, err);
 	if (!rc)
 		rc = fdl_duck_exec(&d, "USE lake", err);
 	if (!rc)
-		rc = fdl_duck_stream(&d, sql, fmt, out, err);
+		rc = confined_error(fdl_duck_stream(&d, sql, fmt, out, err), err);
 	fdl_duck_close(&d);
 	return rc;
 }
@@ -253,15 +317,33 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 	 * host (DuckDB reads it over HTTP), after fdl checked its hash */
 	char *where = r->local ? fdl_strdup(r->catalog) : fdl_asprintf("%s/%s", r->repo->root, r->catalog_key);
 	char *target = where ? fdl_asprintf("ducklake:%s", where) : NULL;
-	int rc = target ? fdl_buf_printf(&b, err, "-- version %s (seq %lld) of %s\n", fdl_version_id(r->v),
-					 (long long)fdl_version_seq(r->v), r->repo->root)
-			: fdl_fail(err, FDL_ERROR, "out of memory");
+	/* the SQL is only printed if the catalog passes the reader's guard */
+	int rc = target ? check_confined(r, NULL, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_printf(&b, err, "-- version %s (seq %lld) of %s\n", fdl_version_id(r->v),
+				    (long long)fdl_version_seq(r->v), r->repo->root);
 	if (!rc && is_remote(r->repo))
 		rc = fdl_buf_puts(&b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
 	if (!rc)
 		rc = fdl_store_duck_secret(r->repo->store, &b, err);
 	if (!rc)
-		rc = fdl_buf_puts(&b, "LOAD ducklake;\nATTACH ", err);
+		rc = fdl_buf_puts(&b, "LOAD ducklake;\n", err);
+	/* what fdl does in its own DuckDB, offered to a stock DuckDB user */
+	if (!rc)
+		rc = fdl_buf_puts(&b, "-- A repository you do not trust: confine DuckDB to it before attaching\n"
+				      "-- (a view in its catalog could otherwise read your files):\n-- SET allowed_directories = [",
+				  err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, r->repo->data_url, err);
+	/* the catalog's folder, not the file: DuckDB also looks for its .wal */
+	char *folder = where ? strndup(where, (size_t)(strrchr(where, '/') + 1 - where)) : NULL;
+	if (!rc)
+		rc = fdl_buf_puts(&b, ", ", err);
+	if (!rc)
+		rc = folder ? fdl_buf_sql_str(&b, folder, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(folder);
+	if (!rc)
+		rc = fdl_buf_puts(&b, "]; SET enable_external_access = false;\nATTACH ", err);
 	if (!rc)
 		rc = fdl_buf_sql_str(&b, target, err);
 	if (!rc)
@@ -400,7 +482,7 @@ static int export_applied(fdl_reader *r, const char *key, const char *to, fdl_er
 	int rc = fdl_duck_open_with(&d, false, err);
 	if (rc)
 		return rc;
-	rc = reader_attach(r, &d, "lake", err);
+	rc = reader_attach(r, &d, "lake", to, err);
 	const char *dot = strchr(key, '.');
 	fdl_buf sql = {0};
 	if (!rc)
@@ -428,7 +510,11 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
 	const char *source = NULL;
 	const json_t *t = NULL;
 	char *key = NULL, *tmpdir = NULL;
-	int rc = files_doc(&doc, &source, r, err);
+	/* the catalog is right where files.json disagrees: a version whose
+	 * catalog leads out of the repository is not read at all */
+	int rc = apply ? 0 : check_confined(r, NULL, err);
+	if (!rc)
+		rc = files_doc(&doc, &source, r, err);
 	if (!rc)
 		rc = find_table(&t, &key, doc, table, err);
 	if (!rc && apply) {

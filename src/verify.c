@@ -169,12 +169,17 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 				/* data files are shared by the versions after the one
 				 * that added them: one head each */
 				if (dkey && !(r->sizes && fdl_strmap_get(r->sizes, dkey, &have))) {
-					if (fdl_store_head(repo->store, dkey, &have, &e))
-						have = -1;
+					int hrc = fdl_store_head(repo->store, dkey, &have, &e);
+					if (hrc) /* -2: there, but a symlink or not a file */
+						have = hrc == FDL_EINVALID ? -2 : -1;
 					if (r->sizes && fdl_strmap_put(r->sizes, dkey, have, &e))
 						r->oom = true;
 				}
-				if (!dkey || have < 0)
+				if (dkey && have == -2)
+					problem(r, dkey, "is referenced by %s (table %s) but is a symlink or not a regular "
+							 "file; fdl follows no symlink inside a repository",
+						key, files.items[i].table_key);
+				else if (!dkey || have < 0)
 					problem(r, dkey ? dkey : p, "is referenced by %s (table %s) but missing", key,
 						files.items[i].table_key);
 				else if (want > 0 && have != want)

@@ -93,6 +93,18 @@ void fdl_data_files_free(fdl_data_files *f);
  * begin_snapshot >= added_from. May hold duplicates. */
 int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err);
 
+/* A reader's guard against a hostile catalog: every schema and table path
+ * (of any snapshot) and every data and delete file path must be relative
+ * and clean, so nothing it resolves leaves data_dir; FDL_EINVALID naming
+ * the row otherwise. `files` (may be NULL) gets every resolved file path. */
+int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *files, fdl_error *err);
+
+/* Confine `d` to what it must read: these directories (prefixes, local or
+ * URLs) and these exact paths, external access off and the configuration
+ * locked, so SQL in a catalog (a view's read_csv) cannot reach anything
+ * else. Run after every ATTACH and LOAD the work needs. */
+int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *paths, fdl_error *err);
+
 /* files.json's content (docs/format.md, "files.json"). */
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
 			   fdl_error *err);

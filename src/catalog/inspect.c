@@ -327,12 +327,14 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 static const char ALL_FILES_SQL[] =
 	"WITH s AS (SELECT DISTINCT ON (schema_id) schema_id, path, path_is_relative FROM {db}.ducklake_schema"
 	"           ORDER BY schema_id, begin_snapshot DESC),"
-	" t AS (SELECT DISTINCT ON (table_id) table_id, schema_id, path, path_is_relative FROM {db}.ducklake_table"
-	"       ORDER BY table_id, begin_snapshot DESC)"
-	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, f.path_is_relative, f.begin_snapshot"
+	" t AS (SELECT DISTINCT ON (table_id) table_id, schema_id, path, path_is_relative, table_name"
+	"       FROM {db}.ducklake_table ORDER BY table_id, begin_snapshot DESC)"
+	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, f.path_is_relative, f.begin_snapshot,"
+	"  'data file ' || f.data_file_id || ' of table ' || t.table_name"
 	" FROM {db}.ducklake_data_file f JOIN t USING (table_id) JOIN s USING (schema_id)"
 	" UNION ALL"
-	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, d.path, d.path_is_relative, d.begin_snapshot"
+	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, d.path, d.path_is_relative, d.begin_snapshot,"
+	"  'delete file ' || d.delete_file_id || ' of table ' || t.table_name"
 	" FROM {db}.ducklake_delete_file d JOIN t USING (table_id) JOIN s USING (schema_id)";
 
 int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
@@ -348,12 +350,80 @@ int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int6
 	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
 		if (added_from >= 0 && fdl_rows_int(&r, 6, i) < added_from)
 			continue;
-		char *path = NULL;
-		rc = resolve_path(&path, &r, i, 0, "a file the catalog references", err);
+		char *path = NULL, *what = fdl_rows_str(&r, 7, i);
+		rc = resolve_path(&path, &r, i, 0, what ? what : "a file the catalog references", err);
+		duckdb_free(what);
 		if (!rc)
 			rc = fdl_strlist_add(out, path, err);
 		free(path);
 	}
 	fdl_rows_free(&r);
+	return rc;
+}
+
+/* Every schema and table row, ended or not: a path another snapshot would
+ * resolve through must be relative and clean too. */
+static const char PATHS_SQL[] =
+	"SELECT 'schema ' || schema_name, path, path_is_relative FROM {db}.ducklake_schema"
+	" UNION ALL SELECT 'table ' || table_name, path, path_is_relative FROM {db}.ducklake_table";
+
+int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *files, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = with_db(&sql, PATHS_SQL, alias, err);
+	fdl_rows r;
+	if (!rc)
+		rc = fdl_duck_query(d, &r, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		return fdl_error_prefix(err, "reading the catalog's paths");
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+		char *what = fdl_rows_str(&r, 0, i), *path = fdl_rows_str(&r, 1, i);
+		bool rel = fdl_rows_null(&r, 2, i) || fdl_rows_int(&r, 2, i) != 0;
+		char where[600];
+		snprintf(where, sizeof where, "the path of %s", what ? what : "?");
+		if (path && *path && !rel)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s: the catalog records an absolute path '%s'; every file of a version must lie "
+				      "under data_dir, recorded relative to the data path",
+				      where, path);
+		else if (path && *path)
+			rc = fdl_path_check_relative(path, where, err);
+		duckdb_free(what);
+		duckdb_free(path);
+	}
+	fdl_rows_free(&r);
+	fdl_strlist none = {0};
+	if (!rc)
+		rc = fdl_catalog_all_files(files ? files : &none, d, alias, -1, err);
+	fdl_strlist_free(&none);
+	if (rc)
+		fdl_error_prefix(err, "refusing this catalog");
+	return rc;
+}
+
+int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *paths, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "SET allowed_directories = [", err);
+	for (size_t i = 0; !rc && dirs && dirs[i]; i++) {
+		if (i)
+			rc = fdl_buf_puts(&sql, ", ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, dirs[i], err);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "]; SET allowed_paths = [", err);
+	for (size_t i = 0; !rc && paths && paths[i]; i++) {
+		if (i)
+			rc = fdl_buf_puts(&sql, ", ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, paths[i], err);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "]; SET enable_external_access = false; SET lock_configuration = true", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	fdl_buf_free(&sql);
 	return rc;
 }

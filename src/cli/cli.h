@@ -117,8 +117,13 @@ int cmd_catalogs(int argc, char **argv);
 extern const cli_doc doc_catalogs;
 int cmd_describe(int argc, char **argv);
 extern const cli_doc doc_describe;
+/* Text with `code` spans, as roff paragraphs (for fdl(1)). */
+void cli_man_text(FILE *f, const char *text);
+
 int cmd_branch(int argc, char **argv);
 extern const cli_doc doc_branch;
+int cmd_tag(int argc, char **argv);
+extern const cli_doc doc_tag;
 int cmd_diff(int argc, char **argv);
 extern const cli_doc doc_diff;
 int cmd_run(int argc, char **argv);

@@ -3,8 +3,11 @@
 const cli_doc doc_show = {
 	.usage = "fdl show ROOT [VERSION|REF] [--json]",
 	.summary = "show one version",
-	.text = "One version (default HEAD): id, seq, parents, author, date, catalog,\n"
-		"message. `--json` prints its `version.json` as stored.",
+	.text = "One version (default HEAD), as `git show` shows a commit: id, seq,\n"
+		"parents, author, date, catalog and message, then what it changed (the\n"
+		"schema changes recorded against its parent) and what it holds (each table\n"
+		"with its rows, columns, data files and bytes, from `dataset.json` and\n"
+		"`files.json`). `--json` prints its `version.json` as stored.",
 	.examples = "fdl show /srv/population 019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c\n"
 		    "fdl show /srv/population main:3\n",
 	.min = 1,
@@ -30,6 +33,9 @@ int cmd_show(int argc, char **argv)
 	if ((rc = cli_open_version(&repo, id, pos[0], npos > 1 ? pos[1] : NULL)))
 		return rc;
 	rc = fdl_version_read(&v, repo, id, &err);
+	fdl_table_list *tables = NULL;
+	if (!rc && !json && (rc = fdl_version_tables(&tables, repo, v, &err)))
+		fdl_version_free(v);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);
@@ -54,7 +60,29 @@ int cmd_show(int argc, char **argv)
 		       fdl_version_catalog_sha256(v));
 		printf("ducklake format %s, snapshot %lld\n\n    %s\n", fdl_version_ducklake_format(v),
 		       (long long)fdl_version_snapshot_id(v), fdl_version_message(v));
+		size_t nc = fdl_version_change_count(v);
+		if (nc) {
+			printf("\nchanges\n");
+			for (size_t i = 0; i < nc; i++)
+				cli_print_change(stdout, fdl_version_change(v, i), "  ");
+		}
+		if (tables && tables->count) {
+			printf("\n%-32s %12s %8s %6s %12s\n", "table", "rows", "columns", "files", "bytes");
+			for (size_t i = 0; i < tables->count; i++) {
+				const fdl_table_info *t = &tables->items[i];
+				char rows[32] = "-", files[32] = "-", bytes[32] = "-";
+				if (t->rows >= 0)
+					snprintf(rows, sizeof rows, "%lld", (long long)t->rows);
+				if (t->bytes >= 0 && !t->view) {
+					snprintf(files, sizeof files, "%zu", t->files);
+					snprintf(bytes, sizeof bytes, "%lld", (long long)t->bytes);
+				}
+				printf("%-32s %12s %8zu %6s %12s\n", t->name, t->view ? "view" : rows, t->columns, files,
+				       bytes);
+			}
+		}
 	}
+	fdl_table_list_free(tables);
 	fdl_version_free(v);
 	return 0;
 }

@@ -9,6 +9,7 @@ static const cli_cmd commands[] = {
 	{"describe", cmd_describe, &doc_describe},
 	{"log", cmd_log, &doc_log},
 	{"branch", cmd_branch, &doc_branch},
+	{"tag", cmd_tag, &doc_tag},
 	{"diff", cmd_diff, &doc_diff},
 	{"show", cmd_show, &doc_show},
 	{"attach", cmd_attach, &doc_attach},
@@ -58,7 +59,10 @@ static void man_page(FILE *f)
 		fdl_libversion());
 	for (const cli_cmd *c = commands; c->name; c++)
 		fprintf(f, ".TP\n.BR fdl\\-%s (1)\n%s\n", c->name, c->doc->summary);
-	fprintf(f, ".SH REFS\n%s.SH EXIT STATUS\n%s", CLI_REFS_HELP, exit_codes);
+	fputs(".SH REFS\n", f);
+	cli_man_text(f, CLI_REFS_HELP);
+	fputs(".SH EXIT STATUS\n", f);
+	cli_man_text(f, exit_codes);
 	fprintf(f, ".SH FORMAT\nThe repository format fdl reads and writes (FDL 0.1: every file, every field, the "
 		   "rules and what fdl adds) is described in docs/format.md of fdl's sources, installed as "
 		   "share/doc/fdl/format.md.\n");

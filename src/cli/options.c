@@ -190,6 +190,11 @@ static void man_para(FILE *f, const char *p, size_t n, bool literal)
 	fputs(literal ? "\n.RE\n.fi\n" : "\n", f);
 }
 
+void cli_man_text(FILE *f, const char *text)
+{
+	each_paragraph(text, man_para, f);
+}
+
 static void print_man(FILE *f, const cli_doc *doc, const cli_opt *opts)
 {
 	char name[64], upper[64];

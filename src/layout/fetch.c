@@ -49,7 +49,11 @@ int fdl_object_fetch_checked(char **out, fdl_repo *repo, const char *key, int64_
 	int64_t n = 0;
 	int rc = 0;
 	if (local) {
-		rc = sha ? fdl_sha256_file(hex, &n, local, err) : 0;
+		/* in place, but never through a symlink (the store refuses one) */
+		int64_t size;
+		rc = fdl_store_head(repo->store, key, &size, err);
+		if (!rc && sha)
+			rc = fdl_sha256_file(hex, &n, local, err);
 		if (rc == FDL_ENOTFOUND)
 			rc = fdl_fail(err, FDL_ENOTFOUND, "%s/%s is missing (listed in version.json)", repo->root, key);
 		if (!rc && sha && (n != bytes || strcmp(hex, sha)))

@@ -280,3 +280,86 @@ int fdl_version_dataset(char **out, fdl_repo *repo, const fdl_version *v, fdl_er
 	*out = fdl_buf_detach(&b);
 	return 0;
 }
+
+/* Read a version file that version.json records under `field`, checked,
+ * as JSON; *out NULL (rc 0) when version.json records none. */
+static int checked_json(json_t **out, fdl_repo *repo, const fdl_version *v, const char *field, fdl_error *err)
+{
+	*out = NULL;
+	const json_t *ref = json_object_get(v->doc, field);
+	if (!ref)
+		return 0;
+	char *local = NULL;
+	int rc = fdl_version_fetch_checked(&local, repo, v, json_string_value(json_object_get(ref, "path")),
+					   (int64_t)json_integer_value(json_object_get(ref, "bytes")),
+					   json_string_value(json_object_get(ref, "sha256")), err);
+	json_error_t jerr;
+	if (!rc && !(*out = json_load_file(local, JSON_REJECT_DUPLICATES, &jerr)))
+		rc = fdl_fail(err, FDL_EINVALID, "version %s: %s, line %d: %s", v->id, field, jerr.line, jerr.text);
+	free(local);
+	return rc;
+}
+
+int fdl_version_tables(fdl_table_list **out, fdl_repo *repo, const fdl_version *v, fdl_error *err)
+{
+	*out = NULL;
+	json_t *ds = NULL, *files = NULL;
+	int rc = checked_json(&ds, repo, v, "dataset", err);
+	/* files.json is gone once a version expires: sizes are then unknown */
+	if (!rc)
+		rc = checked_json(&files, repo, v, "files", err);
+	if (rc == FDL_ENOTFOUND && ds) {
+		fdl_error_clear(err);
+		rc = 0;
+	}
+	fdl_table_list *l = rc ? NULL : calloc(1, sizeof *l);
+	const json_t *tables = json_object_get(ds, "tables");
+	size_t n = json_array_size(tables);
+	if (!rc && (!l || (n && !(l->items = calloc(n, sizeof *l->items)))))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; !rc && i < n; i++) {
+		const json_t *t = json_array_get(tables, i);
+		fdl_table_info *ti = &l->items[l->count];
+		ti->name = fdl_asprintf("%s.%s", json_string_value(json_object_get(t, "schema")),
+					json_string_value(json_object_get(t, "name")));
+		if (!ti->name) {
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			break;
+		}
+		l->count++;
+		ti->view = json_object_get(t, "kind") != NULL;
+		ti->rows = json_is_integer(json_object_get(t, "rows")) ? json_integer_value(json_object_get(t, "rows")) : -1;
+		ti->columns = json_array_size(json_object_get(t, "fields"));
+		ti->bytes = -1;
+		const json_t *ft = json_object_get(json_object_get(files, "tables"), ti->name);
+		if (ft) {
+			size_t k;
+			const json_t *f;
+			ti->bytes = 0;
+			ti->files = json_array_size(json_object_get(ft, "files"));
+			json_array_foreach(json_object_get(ft, "files"), k, f)
+			{
+				ti->bytes += json_integer_value(json_object_get(f, "bytes"));
+				ti->bytes += json_integer_value(json_object_get(json_object_get(f, "deletes"), "bytes"));
+			}
+		}
+	}
+	json_decref(ds);
+	json_decref(files);
+	if (rc) {
+		fdl_table_list_free(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+void fdl_table_list_free(fdl_table_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->count; i++)
+		free(l->items[i].name);
+	free(l->items);
+	free(l);
+}

@@ -151,7 +151,8 @@ static int folder_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *
 	char *path = key_path(f, key);
 	if (!path)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
-	int rc = fdl_file_read(out, path, max_bytes, err);
+	int fd = fdl_open_beneath(f->root, key, O_RDONLY, err);
+	int rc = fd < 0 ? fd : fdl_fd_read(out, fd, path, max_bytes, err);
 	free(path);
 	if (!rc && etag) {
 		char hex[65];
@@ -169,11 +170,10 @@ static int folder_get_file(fdl_store *s, const char *key, const char *local_path
 	if (!path)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	int rc = 0;
-	int in = open(path, O_RDONLY | O_CLOEXEC);
+	int in = fdl_open_beneath(f->root, key, O_RDONLY, err);
 	if (in < 0) {
-		rc = err_errno(err, "cannot open", path);
 		free(path);
-		return rc;
+		return in;
 	}
 	int out = open(local_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out < 0)
@@ -196,12 +196,17 @@ static int folder_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error 
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	struct stat st;
 	int rc = 0;
-	if (stat(path, &st) != 0)
+	int fd = fdl_open_beneath(f->root, key, O_PATH, err);
+	if (fd < 0)
+		rc = fd;
+	else if (fstat(fd, &st) != 0)
 		rc = err_errno(err, "cannot stat", path);
 	else if (!S_ISREG(st.st_mode))
 		rc = fdl_fail(err, FDL_EINVALID, "%s is not a regular file", path);
 	else if (bytes)
 		*bytes = (int64_t)st.st_size;
+	if (fd >= 0)
+		close(fd);
 	free(path);
 	return rc;
 }

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 
 int fdl_path_check_relative(const char *path, const char *what, fdl_error *err)
 {
@@ -48,6 +50,12 @@ int fdl_file_each_chunk(const char *path, int (*cb)(const void *data, size_t len
 	if (fd < 0)
 		return fdl_fail(err, errno == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s: %s", path,
 				strerror(errno));
+	return fdl_fd_each_chunk(fd, path, cb, payload, err);
+}
+
+int fdl_fd_each_chunk(int fd, const char *path, int (*cb)(const void *data, size_t len, void *payload),
+		      void *payload, fdl_error *err)
+{
 	enum { CHUNK = 1 << 16 };
 	char *chunk = malloc(CHUNK);
 	int rc = chunk ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
@@ -89,6 +97,40 @@ int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *e
 	if (!rc && !out->data)
 		rc = fdl_buf_add(out, "", 0, err);
 	return rc;
+}
+
+int fdl_fd_read(fdl_buf *out, int fd, const char *path, size_t max_bytes, fdl_error *err)
+{
+	read_all r = {out, max_bytes, path, err};
+	int rc = fdl_fd_each_chunk(fd, path, append_chunk, &r, err);
+	if (!rc && !out->data)
+		rc = fdl_buf_add(out, "", 0, err);
+	return rc;
+}
+
+int fdl_open_beneath(const char *root, const char *rel, int flags, fdl_error *err)
+{
+	int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return fdl_fail(err, errno == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s: %s", root,
+				strerror(errno));
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	long fd = syscall(SYS_openat2, dir, rel, &how, sizeof how);
+	if (fd < 0 && errno == ENOSYS) { /* before Linux 5.6: the last component at least */
+		fd = openat(dir, rel, flags | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && errno == ELOOP)
+			errno = EXDEV;
+	}
+	int e = errno;
+	close(dir);
+	if (fd >= 0)
+		return (int)fd;
+	if (e == ELOOP || e == EXDEV)
+		return fdl_fail(err, FDL_EINVALID,
+				"%s/%s is a symlink or passes through one; fdl follows no symlink inside a repository",
+				root, rel);
+	return fdl_fail(err, e == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s/%s: %s", root, rel, strerror(e));
 }
 
 static int fsync_dir_of(const char *path)
@@ -302,4 +344,32 @@ int fdl_path_absolute(char **out, const char *path, fdl_error *err)
 	}
 	*out = fdl_buf_detach(&b);
 	return 0;
+}
+
+int fdl_paths_within(const char *root, const char *base, const char *const *paths, size_t n, fdl_error *err)
+{
+	char *real_root = realpath(root, NULL);
+	if (!real_root)
+		return fdl_fail(err, FDL_EIO, "cannot resolve %s: %s", root, strerror(errno));
+	size_t len = strlen(real_root);
+	int rc = 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		char *path = base ? fdl_asprintf("%s%s", base, paths[i]) : fdl_strdup(paths[i]);
+		if (!path) {
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			break;
+		}
+		char *real = realpath(path, NULL);
+		if (!real && errno != ENOENT && errno != ENOTDIR)
+			rc = fdl_fail(err, FDL_EIO, "cannot resolve %s: %s", path, strerror(errno));
+		else if (real && (strncmp(real, real_root, len) != 0 || (real[len] != '/' && real[len] != '\0')))
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s leads out of the repository (to %s, through a symlink); fdl follows no "
+				      "symlink out of a repository",
+				      path, real);
+		free(real);
+		free(path);
+	}
+	free(real_root);
+	return rc;
 }

@@ -92,6 +92,19 @@ int fdl_path_check_relative(const char *path, const char *what, fdl_error *err);
 int fdl_file_each_chunk(const char *path, int (*cb)(const void *data, size_t len, void *payload), void *payload,
 			fdl_error *err);
 int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err);
+/* The same on an open fd (closed by these); `path` names it in messages. */
+int fdl_fd_each_chunk(int fd, const char *path, int (*cb)(const void *data, size_t len, void *payload),
+		      void *payload, fdl_error *err);
+int fdl_fd_read(fdl_buf *out, int fd, const char *path, size_t max_bytes, fdl_error *err);
+/* Open `rel` under the folder `root` with no symlink followed on the way
+ * and nothing outside `root` reached (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS): a repository never leads fdl out of itself. Returns
+ * the fd, or an error code (FDL_EINVALID for a symlink, FDL_ENOTFOUND). */
+int fdl_open_beneath(const char *root, const char *rel, int flags, fdl_error *err);
+/* Each of `paths` (prefixed with `base` when not NULL) must resolve
+ * (realpath) inside `root`; a missing one is not checked. FDL_EINVALID
+ * names the first that leads out, through a symlink. */
+int fdl_paths_within(const char *root, const char *base, const char *const *paths, size_t n, fdl_error *err);
 
 /* The one way fdl replaces a local file, as Git's lockfile does: a fresh
  * temporary file beside it (unique name, created exclusively), filled by the

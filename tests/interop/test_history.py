@@ -131,6 +131,59 @@ def test_branches(repo, tmp_path):
     assert repo.head("old") == first
 
 
+def test_tags(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    commit(tmp_path / "w", "one")
+    first = repo.head()
+    assert fdl("tag", repo.root, "v1").stdout == "Created tag v1\n"
+    assert (repo.root / "refs/tags/v1").read_text() == first + "\n"
+    p = fdl("tag", repo.root, "v1", check=False)
+    assert p.returncode == 9 and "tag v1 already exists" in p.stderr
+    assert fdl("tag", repo.root, "bad..name", check=False).returncode == 5
+    assert fdl("tag", repo.root, "v0", "nosuchref", check=False).returncode == 3
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    commit(tmp_path / "w", "two")
+    assert (repo.root / "refs/tags/v1").read_text() == first + "\n"  # commits never move a tag
+    fdl("tag", repo.root, "v2", "main:2")
+    listing = fdl("tag", repo.root).stdout.splitlines()
+    assert listing[0].split()[:2] == ["v1", first] and "(seq 1) one" in listing[0]
+    assert listing[1].split()[0] == "v2" and "(seq 2) two" in listing[1]
+    # every reader takes it, as NAME and as ROOT@NAME
+    assert rows(repo.open_version("v1"), "lake.t") == [(1,)]
+    assert fdl("query", f"{repo.root}@v1", "SELECT count(*) FROM t", "-f", "csv").stdout.splitlines()[1] == "1"
+    fdl("tag", repo.root, "--delete", "v1")
+    assert not (repo.root / "refs/tags/v1").exists()
+    assert fdl("tag", repo.root, "--delete", "v1", check=False).returncode == 3
+    assert fdl("tag", repo.root, "v1", "v2", "extra", check=False).returncode == 2
+
+
+def test_show_says_what_a_version_holds_and_changed(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR)")
+    con.execute("INSERT INTO lake.t SELECT i, 'x' FROM range(5) r(i)")
+    con.execute("CREATE SCHEMA lake.s")
+    con.execute("CREATE TABLE lake.s.u AS SELECT 1 AS k")
+    commit(tmp_path / "w", "one")
+    con.execute("ALTER TABLE lake.t ADD COLUMN c DOUBLE")
+    con.execute("DELETE FROM lake.t WHERE a < 2")
+    commit(tmp_path / "w", "two")
+    out = fdl("show", repo.root).stdout
+    assert "changes\n" in out and "add_column" in out and "c" in out
+    lines = {l.split()[0]: l.split() for l in out.splitlines()[out.splitlines().index(
+        next(l for l in out.splitlines() if l.startswith("table "))) + 1:]}
+    live = repo.open_version("main")
+    want_t = live.execute("SELECT count(*) FROM lake.t").fetchone()[0]
+    assert lines["main.t"][1:3] == [str(want_t), "3"]  # rows as stock DuckDB counts them, 3 columns
+    assert lines["s.u"][1:3] == ["1", "1"]
+    files = read_json(repo.root / "versions" / repo.head() / "files.json")["tables"]["main.t"]["files"]
+    size = sum(f["bytes"] + f.get("deletes", {}).get("bytes", 0) for f in files)
+    assert lines["main.t"][3:5] == [str(len(files)), str(size)]
+    first = [l.split() for l in fdl("show", repo.root, "main:1").stdout.splitlines()]
+    assert ["main.t", "5", "2"] in [l[:3] for l in first]  # the version as it was: 5 rows, 2 columns
+
+
 def test_diff_rows_match_except(repo, tmp_path):
     con = repo.checkout(tmp_path / "w")
     con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR)")
