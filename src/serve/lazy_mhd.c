@@ -9,6 +9,7 @@ static const char *const names[] = {
 	"MHD_lookup_connection_value",	     "MHD_queue_response",	 "MHD_create_response_from_callback",
 	"MHD_create_response_from_buffer", "MHD_add_response_header", "MHD_destroy_response",
 	"MHD_create_response_from_fd64",   "MHD_create_response_from_fd_at_offset64",
+	"MHD_get_connection_info",
 };
 
 static union {
@@ -27,6 +28,7 @@ static union {
 		void (*destroy)(struct MHD_Response *);
 		struct MHD_Response *(*from_fd)(uint64_t, int);
 		struct MHD_Response *(*from_fd_at)(uint64_t, int, uint64_t);
+		const union MHD_ConnectionInfo *(*conn_info)(struct MHD_Connection *, enum MHD_ConnectionInfoType, ...);
 	} f;
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
@@ -115,4 +117,11 @@ struct MHD_Response *fdl_lazy_MHD_create_response_from_fd_at_offset64(uint64_t s
 {
 	need();
 	return api.f.from_fd_at(size, fd, offset);
+}
+
+const union MHD_ConnectionInfo *fdl_lazy_MHD_get_connection_info(struct MHD_Connection *c,
+								 enum MHD_ConnectionInfoType type)
+{
+	need();
+	return api.f.conn_info(c, type);
 }

@@ -24,6 +24,10 @@ enum MHD_Result fdl_lazy_MHD_add_response_header(struct MHD_Response *r, const c
 void fdl_lazy_MHD_destroy_response(struct MHD_Response *r);
 struct MHD_Response *fdl_lazy_MHD_create_response_from_fd64(uint64_t size, int fd);
 struct MHD_Response *fdl_lazy_MHD_create_response_from_fd_at_offset64(uint64_t size, int fd, uint64_t offset);
+/* Only the info types that take no further argument. */
+const union MHD_ConnectionInfo *fdl_lazy_MHD_get_connection_info(struct MHD_Connection *c,
+								 enum MHD_ConnectionInfoType type);
+#define MHD_get_connection_info fdl_lazy_MHD_get_connection_info
 #define MHD_start_daemon fdl_lazy_MHD_start_daemon
 #define MHD_stop_daemon fdl_lazy_MHD_stop_daemon
 #define MHD_get_daemon_info fdl_lazy_MHD_get_daemon_info

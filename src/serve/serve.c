@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include "lazy_mhd.h"
+#include "guard.h"
 #include "../util/dynlib.h"
 #include <openssl/rand.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ struct fdl_server {
 	int web_fd; /* the page's folder, or -1 */
 	FILE *log;
 	int port;
+	fdl_serve_guard *guard;
 	/* a request's state (libmicrohttpd's con_cls) points at one of these:
 	 * [0] target ok, [1] target bad (400), [2] and [3] the same once the
 	 * handler has seen the request once */
@@ -352,7 +354,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	fdl_server *s = cls;
 	char *mark = *state;
 	if (mark == &s->marks[0] || mark == &s->marks[1]) {
-		/* first call for this request: wait for the body (none expected) */
+		/* first call for this request: its headers are in (the guard's
+		 * deadline is met); wait for the body (none expected) */
+		fdl_serve_guard_request(s->guard, c);
 		*state = mark + 2;
 		return MHD_YES;
 	}
@@ -513,10 +517,19 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 		fdl_server_stop(s);
 		return fdl_fail(err, FDL_EINVALID, "--bind '%s' is not an IPv4 address", bind);
 	}
+	if ((rc = fdl_serve_guard_new(&s->guard, err))) {
+		fdl_server_stop(s);
+		return rc;
+	}
 	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
-				  0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
-				  (unsigned int)256, MHD_OPTION_URI_LOG_CALLBACK, check_target, s, MHD_OPTION_END);
+				  0, fdl_serve_guard_accept, s->guard, handle, s, MHD_OPTION_SOCK_ADDR,
+				  (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+				  MHD_OPTION_CONNECTION_LIMIT, FDL_SERVE_MAX_CONNECTIONS,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, FDL_SERVE_MAX_PER_IP,
+				  MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024), MHD_OPTION_NOTIFY_CONNECTION,
+				  fdl_serve_guard_notify, s->guard, MHD_OPTION_NOTIFY_COMPLETED,
+				  fdl_serve_guard_completed, s->guard, MHD_OPTION_URI_LOG_CALLBACK, check_target, s,
+				  MHD_OPTION_END);
 	if (!s->mhd) {
 		fdl_server_stop(s);
 		return fdl_fail(err, FDL_EIO, "cannot listen on %s:%d: %s", bind, opts ? opts->port : 0,
@@ -539,6 +552,7 @@ void fdl_server_stop(fdl_server *s)
 		return;
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
+	fdl_serve_guard_free(s->guard);
 	if (s->root_fd > 0)
 		close(s->root_fd);
 	if (s->web_fd >= 0)

@@ -275,3 +275,74 @@ def test_export_without_files_json(published, tmp_path):
     assert listing["source"] == "catalog" and len(listing["files"]) == 1
     p = fdl("export", published.root, "pop", "--to", tmp_path / "p.parquet", check=False)
     assert p.returncode == 5 and "deleted" in p.stderr
+
+
+def test_slow_clients_do_not_stop_the_server(published, tmp_path):
+    """Slowloris: 500 sockets from 127.0.0.2 to 127.0.0.9 each send a
+    request one byte at a time. fdl serve shuts down a connection that has
+    not finished its headers within FDL_SERVE_HEADER_TIMEOUT, and near its
+    limit the oldest such one, so an honest client on 127.0.0.1 is answered
+    while they dribble. Socket timeouts are safety nets only."""
+    import threading
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_SERVE_HEADER_TIMEOUT="3")
+    log = open(tmp_path / "slow.log", "w")
+    p = subprocess.Popen([FDL, "serve", str(published.root), "--port", "0"], stdout=subprocess.PIPE,
+                         stderr=log, text=True, env=env)
+    try:
+        port = int(re.search(r":(\d+)/", p.stdout.readline()).group(1))
+        socks, closed_by_server = [], []
+        for i in range(500):
+            s = socket.socket()
+            s.settimeout(30)
+            s.bind((f"127.0.0.{2 + i % 8}", 0))
+            try:
+                s.connect(("127.0.0.1", port))
+                s.sendall(b"G")
+                socks.append(s)
+            except OSError:
+                s.close()
+        assert len(socks) >= 400  # the server took them (per address: at most 64)
+        stop = threading.Event()
+
+        def dribble():
+            while not stop.is_set():
+                for s in list(socks):
+                    try:
+                        s.send(b"E")
+                    except OSError:
+                        socks.remove(s)
+                        closed_by_server.append(s)
+                stop.wait(1)
+
+        t = threading.Thread(target=dribble, daemon=True)
+        t.start()
+        # an honest client, several times while they dribble
+        for _ in range(5):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/fdl.json", timeout=30) as r:
+                assert r.status == 200 and json.loads(r.read())["fdl"] == "0.1"
+        # one that dribbles alone is cut off at the deadline (3 s), however
+        # steadily it sends: read until the server ends it
+        lone = socket.create_connection(("127.0.0.1", port), timeout=60, source_address=("127.0.0.10", 0))
+        lone.sendall(b"GET /fdl.json HTTP/1.1\r\n")
+        ended = False
+        for _ in range(60):
+            try:
+                lone.send(b"X")
+                lone.settimeout(1)
+                if lone.recv(1024) == b"":
+                    ended = True
+                    break
+            except socket.timeout:
+                continue
+            except OSError:
+                ended = True
+                break
+        assert ended, "the server never ended a connection that kept its headers unfinished"
+        stop.set()
+        t.join()
+        for s in socks:
+            s.close()
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+        log.close()
