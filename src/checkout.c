@@ -31,6 +31,34 @@ static int dir_is_empty_or_absent(const char *dir, bool *existed, fdl_error *err
 	return rc;
 }
 
+/* A fresh folder beside `final` (same file system, so it can be renamed
+ * into place): ".<name>.fdl-checkout-<random>". */
+static int make_sibling(char **out, const char *final, fdl_error *err)
+{
+	const char *slash = strrchr(final, '/');
+	char *parent = slash && slash != final ? strndup(final, (size_t)(slash - final)) : fdl_strdup("/");
+	if (!parent)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = fdl_mkdir_p(parent, err);
+	fdl_uuid7_gen gen = {0};
+	char id[FDL_ID_LEN + 1];
+	if (!rc)
+		rc = fdl_uuid7_next(&gen, id, err);
+	char *tmp = rc ? NULL : fdl_asprintf("%s/.%s.fdl-checkout-%s", parent, slash ? slash + 1 : final, id + 24);
+	if (!rc && !tmp)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc && mkdir(tmp, 0777) != 0)
+		rc = fdl_fail(err, FDL_EIO, "cannot make a folder beside %s: %s", final,
+			      strerror(errno));
+	free(parent);
+	if (rc) {
+		free(tmp);
+		return rc;
+	}
+	*out = tmp;
+	return 0;
+}
+
 /* A PostgreSQL target must hold no DuckLake catalog yet; FDL_ENOCHANGE when
  * it already is this repository's working catalog on this branch (adopt). */
 static int pg_target_free(const fdl_work *w, fdl_repo *repo, fdl_error *err)
@@ -138,6 +166,7 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	w.base_snapshot = -1;
 	bool existed = false, made = false;
 	char *key = NULL;
+	char *final = NULL;
 	int rc = checkout_branch(&w.branch, repo, opts ? opts->ref : NULL, err);
 	if (!rc)
 		rc = fdl_ref_branch_key(&key, w.branch, err);
@@ -177,13 +206,16 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 			return 0;
 		}
 	} else if (!rc) {
-		rc = fdl_path_absolute(&w.dir, work, err);
+		/* Built in a fresh sibling folder and renamed into place at the
+		 * end (rename replaces an empty folder, never a full one): two
+		 * checkouts into one folder cannot mix, and a failed one removes
+		 * only the folder it made. */
+		rc = fdl_path_absolute(&final, work, err);
 		if (!rc)
-			rc = dir_is_empty_or_absent(w.dir, &existed, err);
-		if (!rc && !existed) {
-			rc = fdl_mkdir_p(w.dir, err);
-			made = !rc;
-		}
+			rc = dir_is_empty_or_absent(final, &existed, err);
+		if (!rc)
+			rc = make_sibling(&w.dir, final, err);
+		made = !rc;
 		if (!rc) {
 			w.catalog = fdl_asprintf("%s/%s", w.dir, FDL_WORK_CATALOG);
 			w.repository = fdl_strdup(repo->root);
@@ -200,20 +232,21 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	}
 	if (!rc)
 		rc = fdl_work_save(&w, err);
-	if (rc && w.dir && !w.postgres) {
-		/* Leave nothing half-made behind. */
-		if (made)
-			fdl_rm_rf(w.dir);
-		else if (existed && w.catalog) {
-			const char *sfx[] = {"", "-wal", "-shm", "-journal"};
-			for (size_t i = 0; i < 4; i++) {
-				char *p = fdl_asprintf("%s%s", w.catalog, sfx[i]);
-				if (p)
-					remove(p);
-				free(p);
-			}
-		}
+	if (!rc && made && rename(w.dir, final) != 0) {
+		int e = errno;
+		rc = e == ENOTEMPTY || e == EEXIST || e == ENOTDIR
+			     ? fdl_fail(err, FDL_EEXISTS,
+					"%s is not empty any more (another checkout, or something else, wrote there "
+					"meanwhile); refusing to check out there",
+					final)
+			     : fdl_fail(err, FDL_EIO, "cannot move the new working catalog into %s: %s", final,
+					strerror(e));
 	}
+	/* Leave nothing half-made behind, and touch nothing we did not make. */
+	if (rc && made)
+		fdl_rm_rf(w.dir);
+	(void)existed;
+	free(final);
 	free(key);
 	fdl_work_free(&w);
 	return rc;

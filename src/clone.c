@@ -231,6 +231,27 @@ static int copy_ref(cloner *c, const char *key, fdl_error *err)
 	return rc;
 }
 
+/* Before the refs make the copy a usable repository, it must pass what
+ * fdl verify checks (every version directory): a source verify would
+ * reject is refused, and the copy stays without refs. */
+static int verify_copy(const char *dst_url, fdl_error *err)
+{
+	fdl_repo *dst = NULL;
+	fdl_verify_report *rep = NULL;
+	int rc = fdl_repo_open(&dst, dst_url, err);
+	if (!rc)
+		rc = fdl_verify(&rep, dst, 1, NULL, err);
+	if (!rc && rep->problem_count)
+		rc = fdl_fail(err, FDL_EINVALID,
+			      "the copy does not verify, so its refs were not copied: %s: %s%s (fdl verify %s --all "
+			      "lists them; the source has the same problems)",
+			      rep->problems[0].where, rep->problems[0].what,
+			      rep->problem_count > 1 ? ", and more" : "", dst_url);
+	fdl_verify_report_free(rep);
+	fdl_repo_free(dst);
+	return rc;
+}
+
 int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, const fdl_clone_options *opts,
 	      fdl_error *err)
 {
@@ -270,6 +291,8 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	fdl_duck_close(&duck);
 	for (size_t i = 0; i < dirs.len && !rc; i++)
 		rc = copy_version(&c, &dirs.items[i], err);
+	if (!rc)
+		rc = verify_copy(c.dst->url, err);
 	fdl_strlist_sort(&refs);
 	for (size_t i = 0; i < refs.len && !rc; i++)
 		if (!strstr(refs.items[i], ".lock"))

@@ -163,3 +163,17 @@ def test_a_symlinked_catalog_is_not_followed(repo, tmp_path, secret):
     run_readers(repo, tmp_path, "symlink")
     p = fdl("clone", repo.root, tmp_path / "copy", check=False)
     assert p.returncode != 0 and "symlink" in p.stderr, p.stderr
+
+
+def test_clone_of_a_source_verify_rejects_fails_and_leaves_no_refs(repo, tmp_path):
+    vid = published(repo, tmp_path)
+    vdir = repo.root / "versions" / vid
+    doc = read_json(vdir / "version.json")
+    doc["ducklake"]["snapshot_id"] = 99  # the catalog holds fewer snapshots than it says
+    doc["ducklake"]["snapshots"] = [doc["ducklake"]["snapshots"][0], 99]
+    (vdir / "version.json").write_text(json.dumps(doc))
+    assert fdl("verify", repo.root, check=False).returncode == 5
+    for attempt in range(2):  # a rerun does not make it look complete either
+        p = fdl("clone", repo.root, tmp_path / "copy", check=False)
+        assert p.returncode == 5 and "does not verify" in p.stderr and "snapshot" in p.stderr, p.stderr
+        assert not (tmp_path / "copy" / "refs" / "heads" / "main").exists()

@@ -136,3 +136,28 @@ def test_two_commits_of_one_working_folder_race_and_the_record_never_goes_back(r
         assert read_json(work / "fdl-work.json")["base"] == repo.head(), (i, results)
     con.close()
     assert rows(repo.open_version("main"), "lake.t") == [(i,) for i in range(tries)]
+
+
+def test_two_checkouts_into_one_folder_one_wins_and_nothing_is_mixed(repo, tmp_path):
+    con = repo.checkout(tmp_path / "base")
+    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
+    con.close()
+    fdl("commit", tmp_path / "base", "-m", "one")
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT)
+    for i in range(5):
+        work = tmp_path / f"w{i}"
+        if i % 2:
+            work.mkdir()  # an empty folder is as good as none
+        procs = [subprocess.Popen([FDL, "checkout", str(repo.root), str(work)], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]
+        assert sorted(r[0] for r in results) == [0, 9], results
+        loser = next(r for r in results if r[0] == 9)
+        assert "not empty" in loser[2] and "Failed to initialize" not in loser[2], loser
+        assert sorted(p.name for p in work.iterdir()) == ["ducklake.sqlite", "fdl-work.json"]
+        assert not [p for p in tmp_path.iterdir() if ".fdl-checkout-" in p.name]
+        from conftest import connect
+        c = connect()
+        c.execute(next(r for r in results if r[0] == 0)[1])
+        assert rows(c, "lake.t") == [(1,)]
+        c.close()
