@@ -263,10 +263,20 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 			goto out;
 		json_array_append_new(inputs, in);
 	}
+	fdl_tempdir_sweep(); /* what killed commits left behind */
 	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
 		goto out;
-	if ((rc = fdl_freeze(&fz, repo, &w, tmpdir, err)))
+	if ((rc = fdl_freeze(&fz, repo, &w, tmpdir, err))) {
+		/* DuckDB and SQLite say "disk I/O error" for a full disk: say
+		 * which one is full, as any other write fdl makes does */
+		const char *full = fdl_no_space(tmpdir) ? tmpdir : !w.postgres && fdl_no_space(w.dir) ? w.dir : NULL;
+		if (full && rc != FDL_EIO)
+			rc = fdl_error_prefix(err, "no space left on the device of %s (%s)", full,
+					      full == tmpdir ? "TMPDIR" : "the working catalog");
+		if (full)
+			rc = err->code = FDL_EIO;
 		goto out;
+	}
 	if (fz.same_snapshot && (rc = description_changed(repo, &w, &fz, err))) {
 		if (rc == FDL_ENOCHANGE && recovered) {
 			/* nothing after it: the interrupted commit is the whole job */

@@ -135,7 +135,7 @@ int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_r
 	int rc = pair_open(&p, repo, a, b, true, err);
 	if (rc)
 		return rc;
-	rc = fdl_catalog_row_diff(&p.d, "fdl_va", "fdl_vb", opts, err);
+	rc = fdl_catalog_row_diff_raw(&p.d, "fdl_va", "fdl_vb", "fdl_a", "fdl_b", opts, err);
 	pair_close(&p);
 	return rc;
 }
@@ -216,7 +216,7 @@ int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const
 		streamed.on_row = json_row;
 		streamed.payload = &o;
 		fputs(",\n  \"rows\": {", out);
-		rc = fdl_catalog_row_diff(&p.d, "fdl_va", "fdl_vb", &streamed, err);
+		rc = fdl_catalog_row_diff_raw(&p.d, "fdl_va", "fdl_vb", "fdl_a", "fdl_b", &streamed, err);
 		close_table(&o);
 		fputs(o.any ? "\n  }" : "}", out);
 	}

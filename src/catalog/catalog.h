@@ -125,5 +125,9 @@ int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const 
  * DuckLake as `a` and `b`, over the columns both versions have, streamed to
  * o's callbacks as fdl_diff_rows documents (fdl.h). */
 int fdl_catalog_row_diff(fdl_duck *d, const char *a, const char *b, const fdl_diff_rows_options *o, fdl_error *err);
+/* The same, with the two catalogs also attached raw as `ra` and `rb`: a
+ * table whose files and columns are the same in both is not compared. */
+int fdl_catalog_row_diff_raw(fdl_duck *d, const char *a, const char *b, const char *ra, const char *rb,
+			     const fdl_diff_rows_options *o, fdl_error *err);
 
 #endif

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -282,12 +284,36 @@ void fdl_rm_rf(const char *path)
 	}
 }
 
+/* A process's start time (clock ticks since boot, /proc/<pid>/stat's
+ * 22nd field): with the pid, it names a process for good. 0 if unknown. */
+static unsigned long long process_start(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	unsigned long long start = 0;
+	for (int field = 2; p && *p; p++)
+		if (*p == ' ' && ++field == 22) {
+			start = strtoull(p + 1, NULL, 10);
+			break;
+		}
+	return start;
+}
+
 int fdl_tempdir(char **out, const char *tag, fdl_error *err)
 {
 	const char *base = getenv("TMPDIR");
 	if (!base || !*base)
 		base = "/tmp";
-	char *tmpl = fdl_asprintf("%s/fdl-%s-XXXXXX", base, tag);
+	/* the owner in the name, so a later fdl can tell a dead one's folder */
+	long pid = (long)getpid();
+	char *tmpl = fdl_asprintf("%s/fdl-%s-%ld-%llu-XXXXXX", base, tag, pid, process_start(pid));
 	if (!tmpl)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!mkdtemp(tmpl)) {
@@ -297,6 +323,34 @@ int fdl_tempdir(char **out, const char *tag, fdl_error *err)
 	}
 	*out = tmpl;
 	return 0;
+}
+
+void fdl_tempdir_sweep(void)
+{
+	const char *base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	DIR *d = opendir(base);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		char tag[32], rest[16];
+		long pid = 0;
+		unsigned long long start = 0;
+		if (strncmp(e->d_name, "fdl-", 4) != 0 ||
+		    sscanf(e->d_name, "fdl-%31[a-z]-%ld-%llu-%15s", tag, &pid, &start, rest) != 4 || pid <= 0 ||
+		    strlen(rest) != 6)
+			continue;
+		char *path = fdl_asprintf("%s/%s", base, e->d_name);
+		struct stat st;
+		/* ours (this user's), a real folder, and its owner is gone: the
+		 * pid is free, or now names a process started at another time */
+		if (path && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+		    (kill((pid_t)pid, 0) != 0 ? errno == ESRCH : start && process_start(pid) != start))
+			fdl_rm_rf(path);
+		free(path);
+	}
+	closedir(d);
 }
 
 int fdl_path_absolute(char **out, const char *path, fdl_error *err)
@@ -372,4 +426,10 @@ int fdl_paths_within(const char *root, const char *base, const char *const *path
 	}
 	free(real_root);
 	return rc;
+}
+
+bool fdl_no_space(const char *path)
+{
+	struct statvfs st;
+	return path && statvfs(path, &st) == 0 && (uint64_t)st.f_bavail * st.f_frsize < (1u << 20);
 }

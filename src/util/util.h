@@ -144,6 +144,12 @@ int fdl_mkdir_p(const char *path, fdl_error *err);
 void fdl_rm_rf(const char *path);
 /* Make a fresh temp folder; caller frees the path and removes the folder. */
 int fdl_tempdir(char **out, const char *tag, fdl_error *err);
+/* Remove the temp folders (fdl-<tag>-<pid>-<start>-XXXXXX in TMPDIR) of
+ * this user's fdl processes that died without removing them (kill -9):
+ * their pid is gone or names a process started at another time. */
+void fdl_tempdir_sweep(void);
+/* Is the file system that holds `path` (next to) full: under 1 MiB free? */
+bool fdl_no_space(const char *path);
 /* Absolute, '.'/'..'-free form of a local path (it need not exist). */
 int fdl_path_absolute(char **out, const char *path, fdl_error *err);
 

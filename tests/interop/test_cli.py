@@ -66,6 +66,8 @@ def bad_cases(root, work, tmp):
         (["describe"], 2), (["describe", ""], 5), (["describe", nope], 3),
         (["branch"], 2), (["branch", R, "new", "bogus"], 3), (["branch", R, "bad..name"], 5),
         (["branch", R, "--delete", "bogus"], 3), (["branch", R, "x", ""], 5),
+        (["tag"], 2), (["tag", R, "v", "bogus"], 3), (["tag", R, "bad..name"], 5),
+        (["tag", R, "--delete", "bogus"], 3), (["tag", R, "x", ""], 5), (["tag", R, "a", "b", "c"], 2),
         (["diff"], 2), (["diff", R, "1", "7"], 3), (["diff", R, "bogus", "main"], 3), (["diff", R, "main", "bogus"], 3),
         (["diff", R, "", "main"], 5), (["diff", R, "main:7", "main"], 3), (["diff", R, "7", "1"], 3),
         (["run"], 2), (["run", R], 2), (["run", nope, "--", "true"], 3), (["run", R, "--ref", "bad..", "--", "true"], 5),

@@ -219,6 +219,32 @@ def test_diff_rows_match_except(repo, tmp_path):
     assert "no schema changes" in fdl("diff", repo.root, a, a).stdout
 
 
+def test_diff_rows_skips_unchanged_tables_and_compares_variants(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    for i in range(20):
+        con.execute(f"CREATE TABLE lake.same{i} AS SELECT range AS a FROM range({i + 1})")
+    con.execute("CREATE TABLE lake.v (k INTEGER, x VARIANT)")
+    con.execute("INSERT INTO lake.v VALUES (1, 1::VARIANT), (2, 'two'::VARIANT), (3, [1, 2]::VARIANT)")
+    commit(tmp_path / "w", "one")
+    a = repo.head()
+    con.execute("DELETE FROM lake.v WHERE k = 2")
+    con.execute("INSERT INTO lake.v VALUES (4, {'p': 1}::VARIANT)")
+    commit(tmp_path / "w", "two")
+    b = repo.head()
+    p = fdl("diff", repo.root, a, b, "--rows", "--json", env={"FDL_TRACE": "1"})
+    d = json.loads(p.stdout)
+    for i in range(20):
+        assert d["rows"][f"main.same{i}"]["added"] == [] and d["rows"][f"main.same{i}"]["removed"] == []
+    # the unchanged tables were never compared row by row: the two counts
+    # (added, removed) ran for main.v alone
+    excepts = [l for l in p.stderr.splitlines() if "SELECT count(*) FROM (SELECT" in l or "SELECT to_json(fdl_row)" in l]
+    assert len(excepts) == 2 and all('"main"."v"' in l for l in excepts), excepts
+    v = d["rows"]["main.v"]
+    assert [r["k"] for r in v["added"]] == [4] and [r["k"] for r in v["removed"]] == [2]
+    text = fdl("diff", repo.root, a, b, "--rows", "v").stdout
+    assert "rows of main.v: +1 -1" in text
+
+
 BUILD = textwrap.dedent("""
     import os, sys, duckdb
     con = duckdb.connect(config={"extension_directory": os.environ["EXT"], "autoinstall_known_extensions": False})
