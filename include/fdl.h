@@ -145,6 +145,13 @@ FDL_EXTERN int fdl_repo_head_branch(char **out, fdl_repo *repo, fdl_error *err);
  * it cannot be a ref at all. */
 FDL_EXTERN int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err);
 
+/* Split "ROOT@REF" (every command's way of naming a version with its
+ * repository): the last '@' with no '/' after it starts the ref, or an
+ * "@refs/..." in full, so "http://host:4011@main" and "s3://bucket@v1"
+ * split and "/srv/data@2024/repo" does not. *ref is NULL when there is
+ * none. The caller frees both with fdl_free. */
+FDL_EXTERN int fdl_target_split(char **root, char **ref, const char *target, fdl_error *err);
+
 /* Check a branch or tag name against Git's ref-name rules. */
 FDL_EXTERN int fdl_ref_name_check(const char *name, fdl_error *err);
 

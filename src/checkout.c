@@ -1,6 +1,7 @@
 /* fdl checkout: a new working catalog holding a branch's tip. */
 #include "catalog/catalog.h"
 #include "work.h"
+#include "layout/dataset.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,6 +29,54 @@ static int dir_is_empty_or_absent(const char *dir, bool *existed, fdl_error *err
 			break;
 		}
 	closedir(d);
+	return rc;
+}
+
+/* The base version's description, to edit, as Git checks out a file:
+ * WORK/dataset.yml, with what the catalog adds left out. Its sha256 goes in
+ * the record: unedited, the next commit carries it over as it was, and a
+ * table or column dropped meanwhile simply leaves it. */
+static int write_description(fdl_work *w, fdl_repo *repo, fdl_error *err)
+{
+	fdl_version *v = NULL;
+	char *text = NULL, *path = NULL;
+	json_t *ds = NULL, *mine = NULL;
+	fdl_buf yml = {0};
+	int rc = fdl_version_read(&v, repo, w->base, err);
+	if (!rc)
+		rc = fdl_version_dataset(&text, repo, v, err);
+	if (rc == FDL_ENOTFOUND && v) { /* older than dataset.json: nothing to give */
+		fdl_error_clear(err);
+		rc = 0;
+		goto out;
+	}
+	if (!rc)
+		rc = fdl_json_parse(&ds, text, strlen(text), "the base version's dataset.json", err);
+	if (!rc && !(mine = fdl_dataset_user_part(ds)))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	char header[400];
+	snprintf(header, sizeof header,
+		 "# The description of this dataset as version %s published it (its\n"
+		 "# dataset.json, without what the catalog adds). Edit it and commit: what you\n"
+		 "# leave as it is carries over; a key you delete is removed.\n",
+		 w->base);
+	if (!rc)
+		rc = fdl_dataset_yaml(&yml, mine, header, err);
+	if (!rc && !(path = fdl_asprintf("%s/dataset.yml", w->dir)))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_file_write_atomic(path, yml.data, yml.len, err);
+	if (!rc)
+		rc = fdl_sha256_mem(w->description_sha256, yml.data, yml.len, err);
+	if (!rc)
+		memcpy(w->description_from, w->base, sizeof w->description_from);
+out:
+	fdl_buf_free(&yml);
+	json_decref(ds);
+	json_decref(mine);
+	free(text);
+	free(path);
+	fdl_version_free(v);
 	return rc;
 }
 
@@ -230,6 +279,8 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 			rc = seed_catalog(&d, repo, &w, err);
 		fdl_duck_close(&d);
 	}
+	if (!rc && !w.postgres && w.base[0])
+		rc = write_description(&w, repo, err);
 	if (!rc)
 		rc = fdl_work_save(&w, err);
 	if (!rc && made && rename(w.dir, final) != 0) {

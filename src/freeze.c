@@ -87,6 +87,27 @@ static const char *basename_of(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/* The base version's dataset.json (checked), to carry its description
+ * over; NULL for a version written before dataset.json was required. */
+static int base_description(json_t **out, fdl_repo *repo, const char *id, fdl_error *err)
+{
+	*out = NULL;
+	fdl_version *v = NULL;
+	char *text = NULL;
+	int rc = fdl_version_read(&v, repo, id, err);
+	if (!rc)
+		rc = fdl_version_dataset(&text, repo, v, err);
+	if (rc == FDL_ENOTFOUND && v) {
+		fdl_error_clear(err);
+		rc = 0;
+	} else if (!rc) {
+		rc = fdl_json_parse(out, text, strlen(text), "the base version's dataset.json", err);
+	}
+	free(text);
+	fdl_version_free(v);
+	return rc;
+}
+
 /* Attach the base version's frozen catalog (checked) and compute changes. */
 static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, fdl_error *err)
 {
@@ -170,9 +191,29 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	json_t *tables = NULL;
 	if (!rc)
 		rc = fdl_catalog_tables_json(&tables, &d, FROZEN, &files, err);
+	/* the base's description carries over; what it, or the version whose
+	 * description checkout wrote, described may since have been dropped */
+	json_t *base_ds = NULL, *from_ds = NULL, *known = NULL;
+	if (!rc && w->base[0])
+		rc = base_description(&base_ds, repo, w->base, err);
+	if (!rc && w->description_from[0] && strcmp(w->description_from, w->base))
+		rc = base_description(&from_ds, repo, w->description_from, err);
+	json_t *all = json_array();
+	for (int k = 0; all && k < 2; k++) {
+		json_t *t = json_object_get(k ? from_ds : base_ds, "tables");
+		if (json_is_array(t))
+			json_array_extend(all, t);
+	}
+	if (!rc && !(known = all ? json_pack("{s:o}", "tables", all) : NULL))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	else if (rc)
+		json_decref(all);
 	if (!rc)
 		rc = fdl_dataset_build(&out->dataset_json, w->postgres ? NULL : w->dir, tables, basename_of(repo->root),
-				       err);
+				       base_ds, known, w->description_sha256, err);
+	json_decref(base_ds);
+	json_decref(from_ds);
+	json_decref(known);
 	json_decref(tables);
 	if (!rc && w->base[0])
 		rc = changes_since_base(out, &d, repo, w, err);

@@ -48,7 +48,7 @@ void fdl_reader_free(fdl_reader *r)
 /* ROOT[@REF]: the last '@' with no '/' after it starts the ref, or one
  * followed by "refs/" (a branch with '/' in its name, in full), so that a
  * folder such as /srv/data@2024/repo is not split. */
-static int split_target(char **root, char **ref, const char *target, fdl_error *err)
+int fdl_target_split(char **root, char **ref, const char *target, fdl_error *err)
 {
 	const char *at = strrchr(target, '@');
 	if (at && strchr(at, '/')) {
@@ -148,7 +148,7 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
 {
 	char *root = NULL, *ref = NULL;
-	int rc = split_target(&root, &ref, target, err);
+	int rc = fdl_target_split(&root, &ref, target, err);
 	if (!rc)
 		rc = fdl_reader_open_ref(out, root, ref, err);
 	free(root);

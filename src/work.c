@@ -149,6 +149,12 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 		else
 			memcpy(w->pending, s, FDL_ID_LEN + 1);
 	}
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "description_sha256", false, path, "description_sha256", err)) &&
+	    s && strlen(s) == 64)
+		memcpy(w->description_sha256, s, 65);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "description_from", false, path, "description_from", err)) &&
+	    s && fdl_id_is_valid(s))
+		memcpy(w->description_from, s, FDL_ID_LEN + 1);
 	if (!rc && !(rc = fdl_json_get_int(&n, &present, j, "base_snapshot", false, path, "base_snapshot", err)) &&
 	    present)
 		w->base_snapshot = n;
@@ -174,6 +180,10 @@ int fdl_work_save(fdl_work *w, fdl_error *err)
 	json_object_set_new(j, "base_snapshot", w->base_snapshot >= 0 ? json_integer(w->base_snapshot) : json_null());
 	if (w->pending[0])
 		json_object_set_new(j, "pending", json_string(w->pending));
+	if (w->description_sha256[0])
+		json_object_set_new(j, "description_sha256", json_string(w->description_sha256));
+	if (w->description_from[0])
+		json_object_set_new(j, "description_from", json_string(w->description_from));
 	char *text = NULL;
 	size_t len = 0;
 	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);

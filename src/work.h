@@ -28,6 +28,12 @@ typedef struct fdl_work {
 	 * moving the ref but before recording it here, the next commit sees the
 	 * ref at `pending` and completes the record instead of conflicting */
 	char pending[FDL_ID_LEN + 1];
+	/* sha256 of the dataset.yml checkout wrote from the base version's
+	 * description ("" if none): unedited, it is the base's, carried over */
+	char description_sha256[65];
+	/* the version whose description checkout wrote there ("" if none):
+	 * what it described, a later commit may find dropped */
+	char description_from[FDL_ID_LEN + 1];
 	/* PostgreSQL: the record as last read or written; saves are a
 	 * compare-and-swap against it, since many committers share it */
 	char *record;

@@ -160,6 +160,40 @@ static int column_changes(json_t *list, const shape *a, const shape *b, const tb
 	return rc;
 }
 
+/* A table dropped and one of the same schema.name added within one
+ * version (dbt's `table` materialisation: build x__dbt_tmp, drop x, rename
+ * the new one to x) is the same table rebuilt: compared by column names and
+ * types, not reported as a drop (breaking) and an add. */
+static const tbl *rebuilt_from(const shape *a, const shape *b, const tbl *nt)
+{
+	for (size_t i = 0; i < a->ntables; i++)
+		if (!strcmp(a->tables[i].name, nt->name) && !find_table(b, a->tables[i].id))
+			return &a->tables[i];
+	return NULL;
+}
+
+static int rebuilt_changes(json_t *list, const shape *a, const shape *b, const tbl *ot, const tbl *nt)
+{
+	int rc = 0;
+	for (size_t i = 0; i < b->ncols && !rc; i++) {
+		const col *nc = &b->cols[i];
+		if (nc->table_id != nt->id)
+			continue;
+		const col *oc = find_col(a, ot->id, 0, nc->name);
+		if (!oc)
+			rc = add(list, nt->name, "add_column", nc->name, false, "type", nc->type, NULL, NULL);
+		else if (strcmp(oc->type, nc->type))
+			rc = add(list, nt->name, "recreate_column", nc->name, true, "from_type", oc->type, "type",
+				 nc->type);
+	}
+	for (size_t i = 0; i < a->ncols && !rc; i++) {
+		const col *oc = &a->cols[i];
+		if (oc->table_id == ot->id && !find_col(b, nt->id, 0, oc->name))
+			rc = add(list, nt->name, "drop_column", oc->name, true, NULL, NULL, NULL, NULL);
+	}
+	return rc;
+}
+
 int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const char *new_alias, fdl_error *err)
 {
 	shape a, b;
@@ -174,8 +208,10 @@ int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const 
 	rc = list ? 0 : -1;
 	for (size_t i = 0; i < b.ntables && !rc; i++) {
 		const tbl *nt = &b.tables[i];
-		const tbl *ot = find_table(&a, nt->id);
-		if (!ot)
+		const tbl *ot = find_table(&a, nt->id), *was = ot ? NULL : rebuilt_from(&a, &b, nt);
+		if (was)
+			rc = rebuilt_changes(list, &a, &b, was, nt);
+		else if (!ot)
 			rc = add(list, nt->name, "add_table", NULL, false, NULL, NULL, NULL, NULL);
 		else {
 			if (strcmp(ot->name, nt->name))
@@ -184,9 +220,13 @@ int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const 
 				rc = column_changes(list, &a, &b, nt);
 		}
 	}
-	for (size_t i = 0; i < a.ntables && !rc; i++)
-		if (!find_table(&b, a.tables[i].id))
+	for (size_t i = 0; i < a.ntables && !rc; i++) {
+		bool rebuilt = false; /* a table of that name is there again: see above */
+		for (size_t j = 0; j < b.ntables && !rebuilt; j++)
+			rebuilt = !strcmp(b.tables[j].name, a.tables[i].name) && !find_table(&a, b.tables[j].id);
+		if (!find_table(&b, a.tables[i].id) && !rebuilt)
 			rc = add(list, a.tables[i].name, "drop_table", NULL, true, NULL, NULL, NULL, NULL);
+	}
 	shape_free(&a);
 	shape_free(&b);
 	if (rc) {

@@ -30,9 +30,21 @@ int cmd_clone(int argc, char **argv)
 		return rc;
 	fdl_error err = {0};
 	fdl_clone_report *r = NULL;
+	/* ROOT@REF: a clone copies a repository, not one version */
+	char *src = NULL, *at = NULL;
+	if (fdl_target_split(&src, &at, pos[0], &err))
+		return cli_fail(&err);
+	if (at) {
+		fprintf(stderr, "fdl: '%s' names a version after '@'; fdl clone copies a whole repository: give %s\n",
+			pos[0], src);
+		fdl_free(src);
+		fdl_free(at);
+		return CLI_EXIT_USAGE;
+	}
 	cli_progress progress;
 	fdl_clone_options o = {.progress = cli_progress_start(&progress, quiet || json), .progress_payload = &progress};
-	rc = fdl_clone(&r, pos[0], pos[1], &o, &err);
+	rc = fdl_clone(&r, src, pos[1], &o, &err);
+	fdl_free(src);
 	cli_progress_end(&progress);
 	if (rc)
 		return cli_fail(&err);

@@ -84,12 +84,15 @@ int cmd_log(int argc, char **argv)
 	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, false)))
 		return rc;
 	fdl_repo *repo;
-	if ((rc = cli_open_repo(&repo, pos[0])))
+	const char *ref = npos > 1 ? pos[1] : NULL;
+	char *owned = NULL;
+	if ((rc = cli_open_repo_ref(&repo, pos[0], &ref, &owned)))
 		return rc;
 	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
-	rc = fdl_ref_resolve(id, repo, npos > 1 ? pos[1] : NULL, &err);
-	if (rc == FDL_ENOTFOUND && npos < 2) {
+	rc = fdl_ref_resolve(id, repo, ref, &err);
+	fdl_free(owned);
+	if (rc == FDL_ENOTFOUND && !ref) {
 		/* an unborn HEAD branch: an empty history, like `git log` would refuse */
 		fprintf(stderr, "fdl: %s\n", err.message);
 		fdl_repo_free(repo);

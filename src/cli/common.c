@@ -5,25 +5,66 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_open_repo(fdl_repo **out, const char *root)
+/* Open the repository `target` names; with `ref` not NULL, *ref gets the
+ * REF of ROOT@REF (or keeps the positional one it holds; both at once is a
+ * usage error). Without `ref`, ROOT@REF is refused: the command takes none. */
+static int open_target(fdl_repo **out, const char *target, const char **ref, char **owned)
 {
 	fdl_error err = {0};
+	char *root = NULL, *at = NULL;
 	*out = NULL;
-	return fdl_repo_open(out, root, &err) ? cli_fail(&err) : 0;
+	*owned = NULL;
+	if (fdl_target_split(&root, &at, target, &err))
+		return cli_fail(&err);
+	int rc = 0;
+	if (at && !ref) {
+		fprintf(stderr, "fdl: '%s' names a version after '@', and this command takes only a repository; give %s\n",
+			target, root);
+		rc = CLI_EXIT_USAGE;
+	} else if (at && *ref) {
+		fprintf(stderr, "fdl: '%s' names a version after '@' and '%s' names another; give one\n", target,
+			*ref);
+		rc = CLI_EXIT_USAGE;
+	} else if (at) {
+		*ref = *owned = at;
+		at = NULL;
+	}
+	if (!rc && fdl_repo_open(out, root, &err))
+		rc = cli_fail(&err);
+	fdl_free(root);
+	fdl_free(at);
+	if (rc) {
+		fdl_free(*owned);
+		*owned = NULL;
+	}
+	return rc;
+}
+
+int cli_open_repo(fdl_repo **out, const char *root)
+{
+	char *owned;
+	return open_target(out, root, NULL, &owned);
+}
+
+int cli_open_repo_ref(fdl_repo **out, const char *target, const char **ref, char **owned)
+{
+	return open_target(out, target, ref, owned);
 }
 
 int cli_open_version(fdl_repo **out, char id[FDL_ID_LEN + 1], const char *root, const char *ref)
 {
-	int rc = cli_open_repo(out, root);
+	char *owned = NULL;
+	int rc = open_target(out, root, &ref, &owned);
 	if (rc)
 		return rc;
 	fdl_error err = {0};
 	if (fdl_ref_resolve(id, *out, ref, &err)) {
 		fdl_repo_free(*out);
 		*out = NULL;
-		return cli_fail(&err);
+		rc = cli_fail(&err);
 	}
-	return 0;
+	fdl_free(owned);
+	return rc;
 }
 
 int cli_print_json(int rc, char **text, const fdl_error *err)

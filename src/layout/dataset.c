@@ -9,6 +9,8 @@
 #include "dataset.h"
 #include "../util/yaml.h"
 
+#include <yaml.h>
+
 #include <dirent.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -202,6 +204,10 @@ typedef struct described {
 typedef struct desc {
 	json_t *top; /* converted dataset (without tables) or NULL */
 	char *top_src;
+	/* the description is the base version's, carried over (inherited, or
+	 * the dataset.yml checkout wrote, unedited): what the catalog no longer
+	 * has (a dropped table or column) is dropped from it, not refused */
+	bool inherited;
 	described *tables;
 	size_t ntables;
 } desc;
@@ -310,12 +316,228 @@ static int desc_load(desc *d, const char *dir, fdl_error *err)
 	return rc;
 }
 
-/* ---- merging with the catalog ---------------------------------------- */
-
 static const char *str(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
 }
+
+/* ---- the base version's description ---------------------------------- */
+
+static const char *const TABLE_KEYS[] = {"schema", "name", "kind", "title", "description", "primary_key",
+					 "depends_on", "sql", "annotations", "extensions", NULL};
+static const char *const FIELD_KEYS[] = {"name", "title", "description", "annotations", "extensions", NULL};
+
+static json_t *pick(const json_t *o, const char *const *keys)
+{
+	json_t *r = json_object();
+	for (const char *const *k = keys; r && *k; k++)
+		if (json_object_get(o, *k))
+			json_object_set(r, *k, json_object_get(o, *k));
+	return r;
+}
+
+json_t *fdl_dataset_user_part(const json_t *dataset)
+{
+	json_t *top = json_deep_copy(dataset);
+	if (!top)
+		return NULL;
+	json_object_del(top, "tables");
+	json_t *tables = json_array();
+	size_t i;
+	const json_t *t;
+	json_array_foreach(json_object_get(dataset, "tables"), i, t)
+	{
+		bool view = str(t, "kind") != NULL;
+		json_t *u = pick(t, TABLE_KEYS);
+		if (view)
+			json_object_del(u, "sql"); /* the catalog's, not the writer's */
+		json_t *fields = json_array();
+		size_t j;
+		const json_t *f;
+		json_array_foreach(json_object_get(t, "fields"), j, f)
+		{
+			json_t *uf = view ? json_deep_copy(f) : pick(f, FIELD_KEYS);
+			if (json_object_size(uf) > 1)
+				json_array_append(fields, uf);
+			json_decref(uf);
+		}
+		if (json_array_size(fields))
+			json_object_set(u, "fields", fields);
+		json_decref(fields);
+		/* only what somebody wrote: a table with just its name is added
+		 * from the catalog anyway */
+		if (json_object_size(u) > (view ? 3u : 2u))
+			json_array_append(tables, u);
+		json_decref(u);
+	}
+	if (json_array_size(tables))
+		json_object_set(top, "tables", tables);
+	json_decref(tables);
+	return top;
+}
+
+static int desc_from_base(desc *d, const json_t *base, fdl_error *err)
+{
+	json_t *u = fdl_dataset_user_part(base);
+	if (!u)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	d->inherited = true;
+	d->top_src = fdl_strdup("the base version's dataset.json");
+	size_t i;
+	json_t *t;
+	int rc = d->top_src ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	json_array_foreach(json_object_get(u, "tables"), i, t)
+	{
+		if (rc)
+			break;
+		rc = add_table(d, json_incref(t), d->top_src, 0, err);
+	}
+	json_object_del(u, "tables");
+	if (json_object_get(u, "extensions") && !json_object_get(u, "annotations"))
+		json_object_set(u, "annotations", json_object_get(u, "extensions"));
+	json_object_del(u, "extensions");
+	d->top = u;
+	return rc;
+}
+
+/* The base version's item for table schema.name, and whether it has a
+ * field `col`: what the base described and the catalog has since dropped
+ * is dropped from the description, not refused. */
+static const json_t *base_table(const json_t *base, const char *schema, const char *name)
+{
+	size_t i;
+	const json_t *t;
+	json_array_foreach(json_object_get(base, "tables"), i, t)
+	{
+		const char *s = str(t, "schema");
+		if (!strcmp(s ? s : "main", schema ? schema : "main") && str(t, "name") && !strcmp(str(t, "name"), name))
+			return t;
+	}
+	return NULL;
+}
+
+static bool base_has_field(const json_t *bt, const char *col)
+{
+	size_t i;
+	const json_t *f;
+	json_array_foreach(json_object_get(bt, "fields"), i, f) if (str(f, "name") && col && !strcmp(str(f, "name"), col))
+		return true;
+	return false;
+}
+
+/* ---- the description as YAML, for checkout ------------------------------- */
+
+/* Would a plain scalar with this text read back as something else than a
+ * string (null, a boolean, a number) or not at all? */
+static bool needs_quotes(const char *s)
+{
+	if (!*s || strchr(":#{}[],&*!|>'\"%@`\n", s[0]) || strchr(s, ':') || strchr(s, '#') || strchr(s, '\n') ||
+	    s[strlen(s) - 1] == ' ' || s[0] == ' ' || s[0] == '-' || s[0] == '?')
+		return true;
+	const char *words[] = {"null", "Null", "NULL", "~", "true", "True", "TRUE", "false", "False", "FALSE",
+			       "yes", "no", "on", "off", "Yes", "No", "On", "Off", NULL};
+	for (const char **w = words; *w; w++)
+		if (!strcmp(s, *w))
+			return true;
+	char *end;
+	strtod(s, &end);
+	return *end == '\0' || ((s[0] == '.' || s[0] == '+') && s[1]);
+}
+
+static int emit(yaml_emitter_t *em, const json_t *v)
+{
+	yaml_event_t ev;
+	char num[64];
+	const char *text = NULL;
+	yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+		    !yaml_emitter_emit(em, &ev))
+			return -1;
+		const char *k;
+		json_t *x;
+		json_object_foreach((json_t *)v, k, x)
+		{
+			json_t *key = json_string(k);
+			int rc = key ? emit(em, key) : -1;
+			json_decref(key);
+			if (rc || emit(em, x))
+				return -1;
+		}
+		return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev) ? 0 : -1;
+	}
+	case JSON_ARRAY: {
+		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+		    !yaml_emitter_emit(em, &ev))
+			return -1;
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x) if (emit(em, x)) return -1;
+		return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev) ? 0 : -1;
+	}
+	case JSON_STRING:
+		text = json_string_value(v);
+		style = needs_quotes(text) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE;
+		break;
+	case JSON_INTEGER:
+		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		text = num;
+		break;
+	case JSON_REAL:
+		snprintf(num, sizeof num, "%.17g", json_real_value(v));
+		text = num;
+		break;
+	case JSON_TRUE:
+		text = "true";
+		break;
+	case JSON_FALSE:
+		text = "false";
+		break;
+	default:
+		text = "null";
+		break;
+	}
+	return yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text),
+					    style != YAML_DOUBLE_QUOTED_SCALAR_STYLE, 1, style) &&
+			       yaml_emitter_emit(em, &ev)
+		       ? 0
+		       : -1;
+}
+
+static int to_buf(void *data, unsigned char *bytes, size_t size)
+{
+	fdl_error e;
+	return fdl_buf_add(data, bytes, size, &e) == 0;
+}
+
+int fdl_dataset_yaml(fdl_buf *out, const json_t *description, const char *header, fdl_error *err)
+{
+	yaml_emitter_t em;
+	yaml_event_t ev;
+	if (!yaml_emitter_initialize(&em))
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = fdl_buf_puts(out, header, err);
+	yaml_emitter_set_output(&em, to_buf, out);
+	yaml_emitter_set_unicode(&em, 1);
+	yaml_emitter_set_width(&em, 100);
+	if (!rc && !(yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&em, &ev) &&
+		     yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&em, &ev) &&
+		     emit(&em, description) == 0 && yaml_document_end_event_initialize(&ev, 1) &&
+		     yaml_emitter_emit(&em, &ev) && yaml_stream_end_event_initialize(&ev) &&
+		     yaml_emitter_emit(&em, &ev)))
+		rc = fdl_fail(err, FDL_ERROR, "cannot write the description as YAML: %s",
+			      em.problem ? em.problem : "out of memory");
+	if (!rc)
+		yaml_emitter_flush(&em);
+	yaml_emitter_delete(&em);
+	if (!rc && out->len && out->data[out->len - 1] != '\n')
+		rc = fdl_buf_puts(out, "\n", err);
+	return rc;
+}
+
+/* ---- merging with the catalog ---------------------------------------- */
+
 
 static described *find_described(desc *d, const char *schema, const char *name, fdl_error *err, int *rc)
 {
@@ -348,10 +570,13 @@ static int copy_key(json_t *dst, const json_t *src, const char *k)
 }
 
 /* One table: the described item merged with the catalog's facts. */
-static int merge_table(json_t **out, const json_t *cat, const described *dsc, fdl_error *err)
+static int merge_table(json_t **out, const json_t *cat, const described *dsc, bool lenient, const json_t *bt,
+		       fdl_error *err)
 {
 	const json_t *w = dsc ? dsc->table : NULL;
 	bool view = str(cat, "kind") != NULL;
+	if (lenient && w && str(w, "kind") && strcmp(str(w, "kind"), view ? "view" : "table"))
+		w = NULL; /* a table that became a view (or back): its old description goes */
 	const char *src = dsc ? dsc->src : "";
 	json_t *t = json_object();
 	if (!t)
@@ -374,6 +599,7 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, fd
 	const json_t *fields_cat = json_object_get(cat, "fields");
 	if (w) {
 		/* primary key columns must exist */
+		bool pk_gone = false;
 		size_t i;
 		const json_t *k;
 		json_array_foreach(json_object_get(w, "primary_key"), i, k)
@@ -382,6 +608,10 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, fd
 			size_t j;
 			const json_t *f;
 			json_array_foreach(fields_cat, j, f) found |= !strcmp(str(f, "name"), json_string_value(k));
+			if (!found && !view && (lenient || base_has_field(bt, json_string_value(k)))) {
+				pk_gone = true;
+				break;
+			}
 			if (!found && !view) {
 				json_decref(t);
 				return fdl_fail(err, FDL_EINVALID,
@@ -390,7 +620,8 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, fd
 						src, dsc->line, str(cat, "schema"), str(cat, "name"), json_string_value(k));
 			}
 		}
-		copy_key(t, w, "primary_key");
+		if (!pk_gone)
+			copy_key(t, w, "primary_key");
 		copy_key(t, w, "depends_on");
 	}
 	if (view)
@@ -426,7 +657,7 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, fd
 			size_t j;
 			const json_t *c;
 			json_array_foreach(fields_cat, j, c) found |= !strcmp(str(c, "name"), str(f, "name"));
-			if (!found) {
+			if (!found && !lenient && !base_has_field(bt, str(f, "name"))) {
 				json_decref(fields);
 				json_decref(t);
 				return fdl_fail(err, FDL_EINVALID,
@@ -465,12 +696,22 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, fd
 }
 
 int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_tables, const char *default_name,
-		      fdl_error *err)
+		      const json_t *base, const json_t *known, const char *written_sha256, fdl_error *err)
 {
 	desc d = {0};
 	int rc = 0;
 	/* no folder (a PostgreSQL working catalog): no description files */
 	if (work_dir && (rc = desc_load(&d, work_dir, err)))
+		return rc;
+	if (d.top_src && written_sha256 && *written_sha256) {
+		char hex[65];
+		int64_t n;
+		fdl_error e;
+		d.inherited = fdl_sha256_file(hex, &n, d.top_src, &e) == 0 && !strcmp(hex, written_sha256);
+	}
+	/* no description file: the base version's description carries over,
+	 * as a file does in Git; a commit never drops what nobody removed */
+	if (!d.top_src && !d.ntables && base && (rc = desc_from_base(&d, base, err)))
 		return rc;
 	json_t *ds = json_object();
 	if (!ds) {
@@ -493,13 +734,15 @@ int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_
 		json_t *t = NULL;
 		described *dsc = find_described(&d, str(cat, "schema"), str(cat, "name"), err, &rc);
 		if (!rc)
-			rc = merge_table(&t, cat, dsc, err);
+			rc = merge_table(&t, cat, dsc, d.inherited, base_table(known, str(cat, "schema"), str(cat, "name")),
+					 err);
 		if (rc)
 			break;
 		json_array_append_new(tables, t);
 	}
-	for (size_t k = 0; !rc && k < d.ntables; k++)
-		if (!d.tables[k].used) {
+	for (size_t k = 0; !rc && !d.inherited && k < d.ntables; k++)
+		if (!d.tables[k].used &&
+		    !base_table(known, str(d.tables[k].table, "schema"), str(d.tables[k].table, "name"))) {
 			const char *s = str(d.tables[k].table, "schema");
 			rc = fdl_fail(err, FDL_EINVALID,
 				      "%s, line %d: describes %s.%s, which is not a table or view in the catalog's last "

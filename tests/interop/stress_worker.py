@@ -21,7 +21,7 @@ while done < int(count):
     if p.returncode == 0:
         done += 1
         print(f"ok {wid} {done - 1}", flush=True)
-    elif p.returncode == 4 and "moved" in p.stderr:
+    elif p.returncode == 4 and ("moved" in p.stderr or "locked" in p.stderr):
         conflicts += 1
     else:
         print(f"error {p.returncode} {p.stderr.strip()}", flush=True)

@@ -173,3 +173,104 @@ def test_refusals_across_files(repo, tmp_path):
     write(work / "population.table.yml", "name: population\n")
     write(work / "dataset.yml", "name: p\ntitle: P\ntables: [{name: population}]\n")
     refused(work, "described twice", "population.table.yml", "dataset.yml")
+
+
+DESCRIBED = """\
+name: population
+title: Population by town
+description: Census population of each town
+licenses: [CC-BY-4.0]
+keywords: [population, "2025"]
+tables:
+  - name: t
+    title: Towns
+    description: One row per town
+    fields:
+      - name: a
+        title: Town code
+  - name: gone
+    description: dropped later
+"""
+
+
+def described_repo(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t (a INTEGER, b INTEGER)")
+    con.execute("CREATE TABLE lake.gone (x INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1, 10)")
+    con.close()
+    (tmp_path / "w1" / "dataset.yml").write_text(DESCRIBED)
+    fdl("commit", tmp_path / "w1", "-m", "described")
+    return read_json(repo.root / "versions" / repo.head() / "dataset.json")
+
+
+def test_the_next_contributor_keeps_the_description(repo, tmp_path):
+    """Issue 23: a fresh checkout gives the base's description to edit, and
+    a commit from it keeps every field nobody removed (the licence above
+    all), even when a table it describes was dropped meanwhile."""
+    first = described_repo(repo, tmp_path)
+    con = repo.checkout(tmp_path / "w2")
+    yml = (tmp_path / "w2" / "dataset.yml").read_text()
+    assert "CC-BY-4.0" in yml and "Population by town" in yml and "rows" not in yml and "int32" not in yml
+    con.execute("INSERT INTO lake.t VALUES (2, 20)")
+    con.execute("DROP TABLE lake.gone")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "more rows, one table less")
+    second = read_json(repo.root / "versions" / repo.head() / "dataset.json")
+    for key in ("name", "title", "description", "licenses", "keywords"):
+        assert second[key] == first[key], key
+    assert second["keywords"] == ["population", "2025"]  # a number-like string stays a string
+    t = second["tables"][0]
+    assert (t["name"], t["title"], t["description"], t["rows"]) == ("t", "Towns", "One row per town", 2)
+    assert t["fields"][0]["title"] == "Town code" and t["fields"][0]["type"] == "int32"
+    assert [x["name"] for x in second["tables"]] == ["t"]  # the dropped table's description went with it
+    # nothing new: nothing to commit, the description included
+    p = fdl("commit", tmp_path / "w2", "-m", "again", check=False)
+    assert p.returncode == 8, p.stderr
+    # an explicit removal: the key deleted from dataset.yml is gone
+    yml = (tmp_path / "w2" / "dataset.yml").read_text()
+    (tmp_path / "w2" / "dataset.yml").write_text("\n".join(l for l in yml.splitlines() if "licenses" not in l
+                                                           and "CC-BY-4.0" not in l) + "\n")
+    fdl("commit", tmp_path / "w2", "-m", "no licence any more")
+    third = read_json(repo.root / "versions" / repo.head() / "dataset.json")
+    assert "licenses" not in third and third["title"] == first["title"]
+
+
+def test_a_description_of_a_table_that_never_was_is_refused(repo, tmp_path):
+    """The format's rule stands for what the publisher writes: a table the
+    catalog does not have, and the base never described, is refused (a
+    typo); one the base described and a later change dropped just leaves."""
+    described_repo(repo, tmp_path)
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("DROP TABLE lake.gone")
+    con.close()
+    yml = tmp_path / "w2" / "dataset.yml"
+    yml.write_text(yml.read_text().replace("Population by town", "Population by town, 2025"))
+    (tmp_path / "w2" / "tpyo.table.yml").write_text("name: tpyo\ntitle: a typo\n")
+    p = fdl("commit", tmp_path / "w2", "-m", "edited", check=False)
+    assert p.returncode == 5 and "main.tpyo" in p.stderr and "line" in p.stderr, p.stderr
+    (tmp_path / "w2" / "tpyo.table.yml").unlink()
+    fdl("commit", tmp_path / "w2", "-m", "edited, without the typo")
+    ds = read_json(repo.root / "versions" / repo.head() / "dataset.json")
+    assert ds["title"] == "Population by town, 2025" and [t["name"] for t in ds["tables"]] == ["t"]
+
+
+def test_fdl_run_that_writes_nothing_commits_nothing(repo, tmp_path):
+    described_repo(repo, tmp_path)
+    before = repo.head()
+    p = fdl("run", repo.root, "--", "true")
+    assert "nothing to commit" in p.stdout and repo.head() == before
+
+
+def test_a_working_folder_without_a_description_file_carries_it_over(repo, tmp_path):
+    """A folder checked out before checkout wrote dataset.yml (or one whose
+    file was deleted) and a PostgreSQL catalog have no file: the base's
+    description carries over."""
+    first = described_repo(repo, tmp_path)
+    con = repo.checkout(tmp_path / "w2")
+    (tmp_path / "w2" / "dataset.yml").unlink()
+    con.execute("INSERT INTO lake.t VALUES (3, 30)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "no file")
+    second = read_json(repo.root / "versions" / repo.head() / "dataset.json")
+    assert second["licenses"] == first["licenses"] and second["tables"][0]["title"] == "Towns"

@@ -131,6 +131,36 @@ def test_branches(repo, tmp_path):
     assert repo.head("old") == first
 
 
+def test_a_dbt_rebuild_is_not_a_breaking_change(repo, tmp_path):
+    """dbt's `table` materialisation: x__dbt_tmp is built, x dropped and the
+    new table renamed to x. Within one version that is the same table."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.x AS SELECT 1 AS a, 'p' AS b")
+    con.execute("CREATE TABLE lake.y (k INTEGER)")
+    commit(tmp_path / "w", "one")
+
+    def rebuild(select):
+        con.execute(f"CREATE TABLE lake.x__dbt_tmp AS {select}")
+        con.execute("DROP TABLE lake.x")
+        con.execute("ALTER TABLE lake.x__dbt_tmp RENAME TO x")
+
+    rebuild("SELECT 2 AS a, 'q' AS b")
+    commit(tmp_path / "w", "rebuilt, same columns")
+    assert repo.version(repo.head()).get("changes", []) == []
+    rebuild("SELECT 3 AS a, 4.5 AS c")
+    commit(tmp_path / "w", "rebuilt, other columns")
+    changes = {(c["kind"], c.get("column"), c["breaking"]) for c in repo.version(repo.head())["changes"]}
+    assert changes == {("add_column", "c", False), ("drop_column", "b", True)}
+    # a real drop is still one, and a rename still a rename
+    con.execute("ALTER TABLE lake.y RENAME TO z")
+    commit(tmp_path / "w", "renamed")
+    assert [c["kind"] for c in repo.version(repo.head())["changes"]] == ["rename_table"]
+    con.execute("DROP TABLE lake.z")
+    commit(tmp_path / "w", "dropped")
+    assert [(c["kind"], c["breaking"]) for c in repo.version(repo.head())["changes"]] == [("drop_table", True)]
+    assert rows(repo.open_version("main"), "lake.x") == [(3, 4.5)]
+
+
 def test_tags(repo, tmp_path):
     con = repo.checkout(tmp_path / "w")
     con.execute("CREATE TABLE lake.t (a INTEGER)")

@@ -237,3 +237,25 @@ def test_two_committers_share_one_catalog(postgres, tmp_path):
                              capture_output=True, text=True, check=True).stdout
         assert json.loads(rec)["base"] == repo.head()
     assert rows(repo.open_version("main"), "lake.t") == [(0,), (1,), (2,)]
+
+
+def test_a_team_catalog_keeps_the_description(postgres, tmp_path):
+    """A PostgreSQL working catalog has no folder for dataset.yml: the base
+    version's description carries over to every commit from it."""
+    repo = Repo(tmp_path)
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
+    con.close()
+    (tmp_path / "w" / "dataset.yml").write_text("name: pop\ntitle: Population\nlicenses: [CC-BY-4.0]\n"
+                                                "tables:\n  - name: t\n    description: towns\n")
+    fdl("commit", tmp_path / "w", "-m", "described")
+    work = new_db(postgres, "keeps")
+    pg = connect()
+    pg.execute(fdl("checkout", repo.root, work).stdout)
+    pg.execute("INSERT INTO lake.t VALUES (2)")
+    pg.close()
+    fdl("commit", work, "-m", "from the team")
+    ds = read_json(repo.root / "versions" / repo.head() / "dataset.json")
+    assert ds["title"] == "Population" and ds["licenses"] == ["CC-BY-4.0"]
+    assert ds["tables"][0]["description"] == "towns" and ds["tables"][0]["rows"] == 2
+    assert fdl("commit", work, "-m", "nothing new", check=False).returncode == 8

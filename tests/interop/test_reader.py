@@ -346,3 +346,32 @@ def test_slow_clients_do_not_stop_the_server(published, tmp_path):
         p.terminate()
         p.wait(timeout=30)
         log.close()
+
+
+def test_root_at_ref_in_every_command(published, server, tmp_path):
+    """ROOT@REF is split the same way by every command, also for a root
+    without a path (http://host:port@main), never read as user@host."""
+    repo = published
+    url = server.url
+    first = fdl("log", repo.root, "--json").stdout.splitlines()[-1]
+    v1 = json.loads(first)["id"]
+    fdl("tag", repo.root, "v1", v1)
+    for root in (url, str(repo.root)):
+        env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
+        log = fdl("log", f"{root}@main", "--json", env=env).stdout.splitlines()
+        assert [json.loads(l)["seq"] for l in log] == [2, 1]
+        assert fdl("log", f"{root}@v1", "--json", env=env).stdout.count("\n") == 1
+        assert json.loads(fdl("show", f"{root}@main:1", "--json", env=env).stdout)["id"] == v1
+        assert json.loads(fdl("show", f"{root}@v1", "--json", env=env).stdout)["id"] == v1
+        assert v1 in fdl("attach", f"{root}@main:1", env=env).stdout
+        assert fdl("query", f"{root}@v1", "SELECT count(*) FROM other", "-f", "csv", env=env).stdout == \
+            "count_star()\n2\n"
+        # a ref in both places, or where the command takes none: usage errors
+        for args in (["show", f"{root}@main", "1"], ["log", f"{root}@main", "main"],
+                     ["diff", f"{root}@main", "1", "2"], ["branch", f"{root}@main"],
+                     ["clone", f"{root}@main", str(tmp_path / "c")]):
+            p = fdl(*args, check=False, env=env)
+            assert p.returncode == 2 and "Could not resolve" not in p.stderr, (args, p.stderr)
+    # the whole repository over HTTP, by its root alone
+    fdl("clone", url, tmp_path / "copy", env={"FDL_CACHE_DIR": str(tmp_path / "cache")})
+    assert fdl("verify", tmp_path / "copy").returncode == 0

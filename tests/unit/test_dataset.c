@@ -23,11 +23,54 @@ static int build_with(json_t **out, const char *yml, fdl_error *err)
 	int rc = yml ? fdl_file_write_atomic(path, yml, strlen(yml), err) : 0;
 	json_t *cat = catalog();
 	if (!rc)
-		rc = fdl_dataset_build(out, dir, cat, "folder", err);
+		rc = fdl_dataset_build(out, dir, cat, "folder", NULL, NULL, NULL, err);
 	json_decref(cat);
 	fdl_rm_rf(dir);
 	free(dir);
 	return rc;
+}
+
+/* What a base version described and the catalog dropped since goes away;
+ * with no description file, the base's description carries over. */
+static void carry_over_rules(t_ctx *t)
+{
+	fdl_error err;
+	json_t *ds = NULL, *cat = catalog();
+	json_t *base = json_loads("{\"name\":\"p\",\"title\":\"P\",\"licenses\":[\"CC0-1.0\"],\"tables\":["
+				  "{\"schema\":\"main\",\"name\":\"t\",\"title\":\"T\",\"rows\":9,\"fields\":["
+				  "{\"name\":\"a\",\"title\":\"A\",\"type\":\"int64\"},{\"name\":\"old\",\"title\":\"O\"}]},"
+				  "{\"schema\":\"main\",\"name\":\"gone\",\"description\":\"d\"}]}",
+				  0, NULL);
+	char *dir = t_tempdir(), path[4200];
+	/* no file: carried over, the dropped table and column left out */
+	CHECK(t, fdl_dataset_build(&ds, dir, cat, "folder", base, base, NULL, &err) == 0);
+	CHECK(t, ds && json_array_size(json_object_get(ds, "licenses")) == 1);
+	json_t *t0 = ds ? json_array_get(json_object_get(ds, "tables"), 0) : NULL;
+	CHECK(t, t0 && !strcmp(json_string_value(json_object_get(t0, "title")), "T"));
+	CHECK(t, t0 && json_integer_value(json_object_get(t0, "rows")) == 3); /* the catalog's, not the base's */
+	CHECK(t, t0 && json_array_size(json_object_get(t0, "fields")) == 1);
+	CHECK(t, ds && json_array_size(json_object_get(ds, "tables")) == 2); /* t and the view v */
+	json_decref(ds);
+	ds = NULL;
+	/* a file naming what the base described: dropped; what it never did: refused */
+	const char *yml = "name: p\ntitle: P\ntables:\n  - name: gone\n";
+	snprintf(path, sizeof path, "%s/dataset.yml", dir);
+	CHECK(t, fdl_file_write_atomic(path, yml, strlen(yml), &err) == 0);
+	CHECK(t, fdl_dataset_build(&ds, dir, cat, "folder", base, base, NULL, &err) == 0);
+	json_decref(ds);
+	ds = NULL;
+	CHECK(t, fdl_dataset_build(&ds, dir, cat, "folder", base, NULL, NULL, &err) == FDL_EINVALID);
+	CHECK_CONTAINS(t, err.message, "main.gone");
+	/* the user part: no rows, no types, nothing undescribed */
+	json_t *u = fdl_dataset_user_part(base);
+	json_t *ut = u ? json_array_get(json_object_get(u, "tables"), 0) : NULL;
+	CHECK(t, ut && !json_object_get(ut, "rows"));
+	CHECK(t, ut && !json_object_get(json_array_get(json_object_get(ut, "fields"), 0), "type"));
+	json_decref(u);
+	json_decref(base);
+	json_decref(cat);
+	fdl_rm_rf(dir);
+	free(dir);
 }
 
 static void text_rules(t_ctx *t)
@@ -86,5 +129,7 @@ static void merge_rules(t_ctx *t)
 const t_case dataset_tests[] = {
 	{"dataset: description files are checked key by key, name and title required", text_rules},
 	{"dataset: merged with the catalog; what it does not have is refused", merge_rules},
+	{"dataset: the base's description carries over; what it described and the catalog dropped goes",
+	 carry_over_rules},
 	{NULL, NULL},
 };
