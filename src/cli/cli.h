@@ -67,6 +67,8 @@ int cli_open_repo(fdl_repo **out, const char *root);
 /* The same for commands that take ROOT[@REF] and a REF argument: *ref in,
  * the REF to use out (*owned frees it); ROOT@REF with a REF too is exit 2. */
 int cli_open_repo_ref(fdl_repo **out, const char *target, const char **ref, char **owned);
+/* fdl branch and fdl tag: list, create (NAME [REF]) or --delete NAME. */
+int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags);
 int cli_open_version(fdl_repo **out, char id[FDL_ID_LEN + 1], const char *root, const char *ref);
 /* A count given to `option` (0 or more; "all" gives -1 where `all`). */
 int cli_count(long long *out, const char *option, const char *value, bool all);

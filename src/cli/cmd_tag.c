@@ -1,8 +1,6 @@
 /* fdl tag: list, create and delete tags, as git tag does. */
 #include "cli.h"
 
-#include <string.h>
-
 const cli_doc doc_tag = {
 	.usage = "fdl tag ROOT [NAME [REF]] [--delete NAME]",
 	.summary = "list, create or delete tags",
@@ -21,49 +19,5 @@ const cli_doc doc_tag = {
 
 int cmd_tag(int argc, char **argv)
 {
-	const char *del = NULL, *pos[3];
-	int npos;
-	cli_opt opts[] = {
-		{.name = "delete", .short_name = 'd', .value = &del, .arg = "NAME", .help = "delete tag NAME"},
-		{0},
-	};
-	int rc = cli_parse(argc, argv, &doc_tag, opts, pos, &npos);
-	if (rc != CLI_GO)
-		return rc;
-	if (del && npos > 1) {
-		fprintf(stderr, "fdl: --delete takes no other NAME\n");
-		return CLI_EXIT_USAGE;
-	}
-	fdl_repo *repo;
-	if ((rc = cli_open_repo(&repo, pos[0])))
-		return rc;
-	fdl_error err = {0};
-	if (del) {
-		rc = fdl_tag_delete(repo, del, &err);
-		if (!rc)
-			printf("Deleted tag %s\n", del);
-	} else if (npos > 1) {
-		rc = fdl_tag_create(repo, pos[1], npos > 2 ? pos[2] : NULL, &err);
-		if (!rc)
-			printf("Created tag %s\n", pos[1]);
-	} else {
-		fdl_tag *list = NULL;
-		size_t n = 0;
-		rc = fdl_tag_list(&list, &n, repo, &err);
-		for (size_t i = 0; !rc && i < n; i++) {
-			fdl_version *v = NULL;
-			fdl_error verr;
-			long long seq = fdl_version_read(&v, repo, list[i].target, &verr) ? -1
-											 : (long long)fdl_version_seq(v);
-			printf("%-20s %s", list[i].name, list[i].target);
-			if (seq > 0)
-				printf(" (seq %lld) %s\n", seq, fdl_version_message(v));
-			else
-				printf(" (unreadable: %s)\n", verr.message);
-			fdl_version_free(v);
-		}
-		fdl_free(list);
-	}
-	fdl_repo_free(repo);
-	return rc ? cli_fail(&err) : 0;
+	return cli_ref_command(argc, argv, &doc_tag, true);
 }

@@ -107,3 +107,68 @@ void cli_print_list(const char *before, const fdl_strarray *a, const char *after
 	for (size_t i = 0; i < a->count; i++)
 		printf("%s%s%s\n", before, a->strings[i], after);
 }
+
+/* One ref's line: "  NAME  ID (seq N) MESSAGE", `*` for HEAD's branch. */
+static void ref_line(fdl_repo *repo, const char *name, const char *id, int mark)
+{
+	fdl_version *v = NULL;
+	fdl_error verr;
+	long long seq = fdl_version_read(&v, repo, id, &verr) ? -1 : (long long)fdl_version_seq(v);
+	if (mark >= 0)
+		printf("%c ", mark ? '*' : ' ');
+	printf("%-20s %s", name, id);
+	if (seq > 0)
+		printf(" (seq %lld) %s\n", seq, fdl_version_message(v));
+	else
+		printf(" (unreadable: %s)\n", verr.message);
+	fdl_version_free(v);
+}
+
+int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags)
+{
+	const char *del = NULL, *pos[3];
+	int npos;
+	cli_opt opts[] = {
+		{.name = "delete", .short_name = 'd', .value = &del, .arg = "NAME",
+		 .help = tags ? "delete tag NAME" : "delete branch NAME (not the one HEAD names)"},
+		{0},
+	};
+	int rc = cli_parse(argc, argv, doc, opts, pos, &npos);
+	if (rc != CLI_GO)
+		return rc;
+	if (del && npos > 1) {
+		fprintf(stderr, "fdl: --delete takes no other NAME\n");
+		return CLI_EXIT_USAGE;
+	}
+	fdl_repo *repo;
+	if ((rc = cli_open_repo(&repo, pos[0])))
+		return rc;
+	fdl_error err = {0};
+	const char *kind = tags ? "tag" : "branch";
+	if (del) {
+		rc = tags ? fdl_tag_delete(repo, del, &err) : fdl_branch_delete(repo, del, &err);
+		if (!rc)
+			printf("Deleted %s %s\n", kind, del);
+	} else if (npos > 1) {
+		const char *start = npos > 2 ? pos[2] : NULL;
+		rc = tags ? fdl_tag_create(repo, pos[1], start, &err) : fdl_branch_create(repo, pos[1], start, &err);
+		if (!rc)
+			printf("Created %s %s\n", kind, pos[1]);
+	} else if (tags) {
+		fdl_tag *list = NULL;
+		size_t n = 0;
+		rc = fdl_tag_list(&list, &n, repo, &err);
+		for (size_t i = 0; !rc && i < n; i++)
+			ref_line(repo, list[i].name, list[i].target, -1);
+		fdl_free(list);
+	} else {
+		fdl_branch *list = NULL;
+		size_t n = 0;
+		rc = fdl_branch_list(&list, &n, repo, &err);
+		for (size_t i = 0; !rc && i < n; i++)
+			ref_line(repo, list[i].name, list[i].tip, list[i].head);
+		fdl_free(list);
+	}
+	fdl_repo_free(repo);
+	return rc ? cli_fail(&err) : 0;
+}
