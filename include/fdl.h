@@ -238,6 +238,23 @@ typedef struct fdl_table_list {
 } fdl_table_list;
 FDL_EXTERN int fdl_version_tables(fdl_table_list **out, fdl_repo *repo, const fdl_version *v, fdl_error *err);
 FDL_EXTERN void fdl_table_list_free(fdl_table_list *l);
+/* A branch's history, as fdl log lists it: the first-parent chain from
+ * `ref` (NULL = HEAD; any ref fdl_ref_resolve takes), newest first, at
+ * most `limit` versions (-1: all). Read through the repository's history
+ * index where it has one (a few requests for any length), else one
+ * version.json at a time; either way each version's id, seq and first
+ * parent are checked to follow on. *out is set even when reading fails
+ * part way (with the versions read before the failure): free it with
+ * fdl_log_free either way. */
+typedef struct fdl_log {
+	fdl_version **items; /* owned by the list */
+	size_t count;
+	size_t from_index;   /* versions the history index gave */
+	size_t files_read;   /* versions read from their version.json */
+} fdl_log;
+FDL_EXTERN int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err);
+FDL_EXTERN void fdl_log_free(fdl_log *l);
+
 /* Pretty-printed JSON of the whole version.json. Caller frees. */
 FDL_EXTERN int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err);
 
@@ -504,12 +521,14 @@ FDL_EXTERN int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r
 typedef struct fdl_gc_report {
 	int dry_run;
 	int64_t grace_seconds;
-	fdl_strarray deleted;             /* data file keys, e.g. "data/main/t/x.parquet" */
+	fdl_strarray deleted;             /* keys: data files ("data/main/t/x.parquet") and history packs no index names */
 	fdl_strarray incomplete_versions; /* ids of version directories without version.json */
 } fdl_gc_report;
 
-/* Delete data files no live version's catalog references, and incomplete
- * version directories, older than `grace_seconds`. */
+/* Bring every branch's history index up to date (not with dry_run), then
+ * delete data files no live version's catalog references, incomplete
+ * version directories and history packs no index names, older than
+ * `grace_seconds`. */
 FDL_EXTERN int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err);
 FDL_EXTERN void fdl_gc_report_free(fdl_gc_report *r);
 /* {"dry_run", "grace_seconds", "deleted", "incomplete_versions"} */

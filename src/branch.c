@@ -1,6 +1,7 @@
 /* Branches and tags: list, create, delete. Every ref change is a
  * compare-and-swap; a tag, once created, is never moved (delete it and
  * create it again, as Git wants with -f). */
+#include "layout/hindex.h"
 #include "layout/layout.h"
 
 #include <stdlib.h>
@@ -80,7 +81,7 @@ static int tag_key(char **out, const char *name, fdl_error *err)
 
 /* Create the ref `key` at `start`, only if it does not exist. */
 static int create_ref(fdl_repo *repo, const char *key, const char *kind, const char *name, const char *start,
-		      fdl_error *err)
+		      bool branch, fdl_error *err)
 {
 	char id[FDL_ID_LEN + 1];
 	fdl_version *v = NULL;
@@ -88,6 +89,11 @@ static int create_ref(fdl_repo *repo, const char *key, const char *kind, const c
 	if (!rc) /* the start must be a readable version */
 		rc = fdl_version_read(&v, repo, id, err);
 	fdl_version_free(v);
+	fdl_error ierr;
+	/* a branch's history index first (derived: its failure costs readers
+	 * speed only), so that running an interrupted create again ends the same */
+	if (!rc && branch)
+		fdl_history_prepare(repo, name, id, &ierr);
 	if (!rc) {
 		rc = fdl_ref_update(repo, key, id, NULL, err);
 		if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
@@ -97,13 +103,17 @@ static int create_ref(fdl_repo *repo, const char *key, const char *kind, const c
 }
 
 /* Delete the ref `key` by compare-and-swap. */
-static int delete_ref(fdl_repo *repo, const char *key, const char *kind, const char *name, fdl_error *err)
+static int delete_ref(fdl_repo *repo, const char *key, const char *kind, const char *name, bool branch,
+		      fdl_error *err)
 {
 	char id[FDL_ID_LEN + 1], etag[FDL_ETAG_MAX];
 	bool exists = false;
 	int rc = fdl_ref_read(repo, key, id, &exists, etag, err);
 	if (!rc && !exists)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "no %s %s", kind, name);
+	fdl_error ierr;
+	if (!rc && branch) /* its index first: a branch without one reads as before */
+		fdl_history_remove(repo, name, &ierr);
 	if (!rc)
 		rc = fdl_store_del_if_match(repo->store, key, etag, err);
 	return rc;
@@ -114,7 +124,7 @@ int fdl_tag_create(fdl_repo *repo, const char *name, const char *target, fdl_err
 	char *key = NULL;
 	int rc = tag_key(&key, name, err);
 	if (!rc)
-		rc = create_ref(repo, key, "tag", name, target, err);
+		rc = create_ref(repo, key, "tag", name, target, false, err);
 	free(key);
 	return rc;
 }
@@ -124,7 +134,7 @@ int fdl_tag_delete(fdl_repo *repo, const char *name, fdl_error *err)
 	char *key = NULL;
 	int rc = tag_key(&key, name, err);
 	if (!rc)
-		rc = delete_ref(repo, key, "tag", name, err);
+		rc = delete_ref(repo, key, "tag", name, false, err);
 	free(key);
 	return rc;
 }
@@ -134,7 +144,7 @@ int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_e
 	char *key = NULL;
 	int rc = fdl_ref_branch_key(&key, name, err);
 	if (!rc)
-		rc = create_ref(repo, key, "branch", name, start, err);
+		rc = create_ref(repo, key, "branch", name, start, true, err);
 	free(key);
 	return rc;
 }
@@ -148,7 +158,7 @@ int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err)
 	if (!rc && !strcmp(head, strncmp(name, "refs/heads/", 11) ? name : name + 11))
 		rc = fdl_fail(err, FDL_EINVALID, "branch %s is the default branch (HEAD); refusing to delete it", name);
 	if (!rc)
-		rc = delete_ref(repo, key, "branch", name, err);
+		rc = delete_ref(repo, key, "branch", name, true, err);
 	free(head);
 	free(key);
 	return rc;

@@ -10,6 +10,7 @@
  * what HEAD's branch reaches is cloned.
  */
 #include "catalog/catalog.h"
+#include "layout/hindex.h"
 #include "layout/layout.h"
 #include "layout/walk.h"
 #include "report.h"
@@ -96,48 +97,49 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 			rc = fdl_vdirs_read(out, NULL, c->src, err);
 		return rc;
 	}
-	/* not listable: HEAD's branch and its first-parent chain */
+	/* not listable: HEAD's branch and its first-parent chain, through
+	 * the source's history index where it has one */
 	memset(out, 0, sizeof *out);
 	char *branch = NULL, id[FDL_ID_LEN + 1];
 	rc = fdl_repo_head_branch(&branch, c->src, err);
 	char *key = branch ? fdl_asprintf("refs/heads/%s", branch) : NULL;
-	free(branch);
 	bool exists = false;
 	if (!rc)
 		rc = key ? fdl_ref_read(c->src, key, id, &exists, NULL, err) : fdl_fail(err, FDL_ERROR, "oom");
 	if (!rc && exists)
 		rc = fdl_strlist_add(refs, key, err);
 	free(key);
-	for (size_t steps = 0; !rc && exists; steps++) {
-		vdir *p = realloc(out->items, (out->len + 1) * sizeof *p);
-		if (!p)
-			return fdl_fail(err, FDL_ERROR, "out of memory");
-		out->items = p;
-		vdir *d = &p[out->len++];
-		memset(d, 0, sizeof *d);
-		memcpy(d->id, id, sizeof id);
-		rc = fdl_version_read(&d->v, c->src, id, err);
-		const char *parent = rc ? NULL : fdl_version_parent(d->v, 0);
-		exists = parent != NULL && steps < 1000000;
-		if (exists)
-			memcpy(id, parent, sizeof id);
+	fdl_hist h = {0};
+	if (!rc && exists)
+		rc = fdl_history_read(&h, c->src, branch, id, -1, err);
+	free(branch);
+	if (!rc && h.len && !(out->items = calloc(h.len, sizeof *out->items)))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; !rc && i < h.len; i++) {
+		vdir *d = &out->items[out->len++];
+		memcpy(d->id, h.items[i].id, sizeof d->id);
+		char *src = fdl_asprintf("%s/versions/%s/version.json", c->src->root, d->id);
+		rc = src ? fdl_version_from_json(&d->v, h.items[i].doc, d->id, src, err)
+			 : fdl_fail(err, FDL_ERROR, "out of memory");
+		free(src);
 		/* files we can name without listing, where they exist */
 		const char *names[] = {"version.json", "expired.json", "version.json.sig"};
-		for (size_t i = 0; !rc && i < 3; i++) {
-			char *k = fdl_version_key(d->id, names[i]);
+		for (size_t k = 0; !rc && k < 3; k++) {
+			char *fk = fdl_version_key(d->id, names[k]);
 			int64_t sz;
 			fdl_error e;
-			if (k && (i == 0 || fdl_store_head(c->src->store, k, &sz, &e) == 0))
-				rc = fdl_strlist_add(&d->files, names[i], err);
-			free(k);
+			if (fk && (k == 0 || fdl_store_head(c->src->store, fk, &sz, &e) == 0))
+				rc = fdl_strlist_add(&d->files, names[k], err);
+			free(fk);
 		}
 		const char *refs_k[] = {"catalog", "dataset", "files"};
-		for (size_t i = 0; !rc && d->v && i < 3; i++) {
-			const char *path = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), refs_k[i]), "path"));
+		for (size_t k = 0; !rc && d->v && k < 3; k++) {
+			const char *path = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), refs_k[k]), "path"));
 			if (path)
 				rc = fdl_strlist_add(&d->files, path, err);
 		}
 	}
+	fdl_hist_free(&h);
 	return rc;
 }
 
@@ -252,6 +254,20 @@ static int verify_copy(const char *dst_url, fdl_error *err)
 	return rc;
 }
 
+/* The copy's history index, made from the copy itself once its refs are
+ * there (derived: a failure costs its readers speed only). */
+static void index_copy(cloner *c, const fdl_strlist *refs)
+{
+	fdl_repo *dst = NULL;
+	fdl_error e;
+	if (fdl_repo_open(&dst, c->dst->url, &e))
+		return;
+	for (size_t i = 0; i < refs->len; i++)
+		if (!strncmp(refs->items[i], "refs/heads/", 11) && !strstr(refs->items[i], ".lock"))
+			fdl_history_update(dst, refs->items[i] + 11, &e);
+	fdl_repo_free(dst);
+}
+
 int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, const fdl_clone_options *opts,
 	      fdl_error *err)
 {
@@ -297,6 +313,8 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	for (size_t i = 0; i < refs.len && !rc; i++)
 		if (!strstr(refs.items[i], ".lock"))
 			rc = copy_ref(&c, refs.items[i], err);
+	if (!rc)
+		index_copy(&c, &refs);
 	if (!rc) {
 		fdl_clone_report *r = calloc(1, sizeof *r);
 		if (r && (r->from = fdl_strdup(c.src->root)) && (r->to = fdl_strdup(c.dst->url))) {

@@ -9,6 +9,7 @@
  */
 #include "freeze.h"
 #include "inputs.h"
+#include "layout/hindex.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -279,7 +280,10 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	}
 	if (fz.same_snapshot && (rc = description_changed(repo, &w, &fz, err))) {
 		if (rc == FDL_ENOCHANGE && recovered) {
-			/* nothing after it: the interrupted commit is the whole job */
+			/* nothing after it: the interrupted commit is the whole job,
+			 * its history index included */
+			fdl_error ierr;
+			fdl_history_update(repo, w.branch, &ierr);
 			memcpy(out_id, w.base, FDL_ID_LEN + 1);
 			rc = 0;
 		}
@@ -312,6 +316,11 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	}
 	if (rc)
 		goto out;
+	/* the history index follows the ref (docs/format.md): derived, so a
+	 * failure here costs readers speed, never the version; before the
+	 * record, so a commit killed in it recovers as one killed before */
+	fdl_error ierr;
+	fdl_history_update(repo, w.branch, &ierr);
 	memcpy(w.base, id, sizeof w.base);
 	w.base_snapshot = fz.info.last_snapshot;
 	w.pending[0] = '\0';

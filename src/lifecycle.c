@@ -9,6 +9,7 @@
  * records what is being removed), then the deletions.
  */
 #include "catalog/catalog.h"
+#include "layout/hindex.h"
 #include "layout/layout.h"
 #include "layout/walk.h"
 #include "report.h"
@@ -331,8 +332,15 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 	fdl_duck_close(&duck);
 	for (size_t i = 0; i < uniq.len && !rc && !dry_run; i++)
 		rc = del_owned(repo, fdl_asprintf("%s/%s", repo->data_dir, uniq.items[i]), err);
+	/* the history index holds a copy of every version.json: it goes
+	 * before and after the file itself (a commit in between may have
+	 * written it again) */
+	if (!rc && !dry_run && remove_version_json)
+		rc = fdl_history_drop(repo, err);
 	if (!rc && !dry_run && remove_version_json)
 		rc = del_owned(repo, fdl_version_key(id, "version.json"), err);
+	if (!rc && !dry_run && remove_version_json)
+		rc = fdl_history_drop(repo, err);
 	json_decref(data);
 	fdl_strarray_take(&report->data_files, &uniq);
 	if (rc)
@@ -351,6 +359,16 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 	vdirs dirs;
 	fdl_duck duck = {0};
 	fdl_strlist keep = {0}, data = {0}, deleted = {0}, incomplete = {0};
+	/* first, as git gc writes the commit-graph: every branch's history
+	 * index brought up to its ref (written whole for a repository that has
+	 * none); derived, so a branch it cannot index is left without one */
+	fdl_strlist heads = {0};
+	fdl_error ierr;
+	if (!dry_run && !fdl_store_list(repo->store, "refs/heads", &heads, &ierr))
+		for (size_t i = 0; i < heads.len; i++)
+			if (!strstr(heads.items[i], ".lock"))
+				fdl_history_update(repo, heads.items[i] + 11, &ierr);
+	fdl_strlist_free(&heads);
 	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
@@ -388,6 +406,22 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 		if (!dry_run)
 			rc = del_owned(repo, fdl_strdup(data.items[i]), err);
 	}
+	/* history packs no index names (an interrupted or raced index writer) */
+	fdl_strlist packs = {0};
+	if (!rc)
+		rc = fdl_history_unnamed_packs(&packs, repo, err);
+	for (size_t i = 0; i < packs.len && !rc; i++) {
+		int64_t when = now;
+		if ((rc = fdl_store_modified(repo->store, packs.items[i], &when, err)))
+			break;
+		if (now - when < grace_seconds)
+			continue; /* perhaps a running writer's, about to be named */
+		if ((rc = fdl_strlist_add(&deleted, packs.items[i], err)))
+			break;
+		if (!dry_run)
+			rc = del_owned(repo, fdl_strdup(packs.items[i]), err);
+	}
+	fdl_strlist_free(&packs);
 	/* incomplete version directories (no version.json) past the grace period */
 	for (size_t i = 0; i < dirs.len && !rc; i++) {
 		vdir *d = &dirs.items[i];

@@ -12,6 +12,7 @@
  * verify checks what the store holds, never a cached copy.
  */
 #include "catalog/catalog.h"
+#include "layout/hindex.h"
 #include "layout/layout.h"
 #include "layout/walk.h"
 #include "report.h"
@@ -480,6 +481,28 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 	return rc;
 }
 
+/* The history index (fdl's addition): derived, but an entry that differs
+ * from the version.json it copies is reported, as is any stray file. */
+static int check_history(report *r, fdl_repo *repo, fdl_error *err)
+{
+	fdl_strlist problems = {0}, warnings = {0};
+	int rc = fdl_history_check(&problems, &warnings, repo, err);
+	for (int w = 0; w < 2; w++) {
+		fdl_strlist *l = w ? &warnings : &problems;
+		for (size_t i = 0; i < l->len; i++) {
+			char *tab = strchr(l->items[i], '\t');
+			*tab = '\0';
+			if (w)
+				warning(r, l->items[i], tab + 1);
+			else
+				problem(r, l->items[i], "%s", tab + 1);
+		}
+	}
+	fdl_strlist_free(&problems);
+	fdl_strlist_free(&warnings);
+	return rc;
+}
+
 int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err)
 {
 	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL};
@@ -518,6 +541,8 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 		check_refs(&r, repo, &dirs);
 	if (!rc)
 		rc = check_versions(&r, repo, &dirs, all, err);
+	if (!rc)
+		rc = check_history(&r, repo, err);
 	fdl_vdirs_free(&dirs);
 	if (!rc && r.oom)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory building the verify report");

@@ -7,9 +7,12 @@ const cli_doc doc_gc = {
 	.usage = "fdl gc ROOT [--grace 14d] [--dry-run] [--json]",
 	.summary = "delete data files no live version needs",
 	.text = "Deletes data files that no live version's catalog references (live or\n"
-		"historical rows) and incomplete version folders, once older than the grace\n"
+		"historical rows), incomplete version folders and history packs no index\n"
+		"names (left by an interrupted writer), once older than the grace\n"
 		"period, so a writer's not yet committed files survive. Never a file a live\n"
-		"version needs.",
+		"version needs. First, as `git gc` writes the commit-graph, it brings every\n"
+		"branch's history index up to date (writing it whole for a repository\n"
+		"that has none, such as one another tool wrote).",
 	.examples = "fdl gc /srv/population --grace 7d --dry-run\n",
 	.min = 1,
 	.max = 1,

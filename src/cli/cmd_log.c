@@ -56,8 +56,11 @@ const cli_doc doc_log = {
 	.usage = "fdl log ROOT [REF] [--json] [--limit N] [--snapshots]",
 	.summary = "list versions, newest first, following the first parent",
 	.text = "Versions of a branch (default HEAD), newest first, following the first\n"
-		"parent, with each version's schema changes (breaking ones marked). Every\n"
-		"`version.json` is checked as it is read. `--json` prints one\n"
+		"parent, with each version's schema changes (breaking ones marked). Read\n"
+		"through the repository's history index where it has one (a few requests\n"
+		"at any length, even from a static host; see docs/format.md), else one\n"
+		"`version.json` at a time; either way each version's id, seq and first\n"
+		"parent are checked to follow on. `--json` prints one\n"
 		"`version.json` object per line; `--snapshots` lists under each version the\n"
 		"DuckLake snapshots it froze with their `commit_message` and\n"
 		"`commit_extra_info` (set in DuckDB with `CALL lake.set_commit_message(...)`).",
@@ -89,32 +92,27 @@ int cmd_log(int argc, char **argv)
 	if ((rc = cli_open_repo_ref(&repo, pos[0], &ref, &owned)))
 		return rc;
 	fdl_error err = {0};
-	char id[FDL_ID_LEN + 1];
-	rc = fdl_ref_resolve(id, repo, ref, &err);
+	fdl_log *log = NULL;
+	rc = fdl_log_read(&log, repo, ref, limit, &err);
 	fdl_free(owned);
-	if (rc == FDL_ENOTFOUND && !ref) {
+	if (rc == FDL_ENOTFOUND && !ref && log && !log->count) {
 		/* an unborn HEAD branch: an empty history, like `git log` would refuse */
 		fprintf(stderr, "fdl: %s\n", err.message);
+		fdl_log_free(log);
 		fdl_repo_free(repo);
 		return cli_exit_code(rc);
 	}
-	int64_t expect_seq = -1;
-	for (long long shown = 0; !rc && (limit < 0 || shown < limit); shown++) {
-		fdl_version *v;
-		if ((rc = fdl_version_read(&v, repo, id, &err)))
-			break;
-		if (expect_seq >= 0 && fdl_version_seq(v) != expect_seq) {
-			rc = err.code = FDL_EINVALID;
-			snprintf(err.message, sizeof err.message,
-				 "version %s has seq %lld, but its child has seq %lld; expected %lld", id,
-				 (long long)fdl_version_seq(v), (long long)expect_seq + 1, (long long)expect_seq);
-			fdl_version_free(v);
-			break;
-		}
+	/* what was read before a failure is shown, then the failure */
+	for (size_t i = 0; log && i < log->count; i++) {
+		const fdl_version *v = log->items[i];
 		if (json) {
 			char *text;
-			if ((rc = fdl_version_to_json(&text, v, &err))) {
-				fdl_version_free(v);
+			fdl_error jerr;
+			if (fdl_version_to_json(&text, v, &jerr)) {
+				if (!rc) {
+					err = jerr;
+					rc = jerr.code;
+				}
 				break;
 			}
 			/* one line per version: fold the pretty-printed JSON */
@@ -128,15 +126,8 @@ int cmd_log(int argc, char **argv)
 			if (snapshots)
 				print_snapshots(repo, v);
 		}
-		expect_seq = fdl_version_seq(v) - 1;
-		const char *parent = fdl_version_parent(v, 0);
-		bool more = parent != NULL;
-		if (more)
-			memcpy(id, parent, FDL_ID_LEN + 1);
-		fdl_version_free(v);
-		if (!more)
-			break;
 	}
+	fdl_log_free(log);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);

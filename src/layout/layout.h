@@ -43,6 +43,11 @@ int fdl_head_parse(char **branch, const char *data, size_t len, fdl_error *err);
 /* The key of a file of a version: versions/<id>/<name>. Caller frees. */
 char *fdl_version_key(const char *id, const char *name);
 
+/* A version from an already parsed version.json (the history index holds
+ * them): checked as fdl_version_parse checks text; takes its own reference
+ * to doc. */
+int fdl_version_from_json(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err);
+
 /* The parsed JSON document of a version (owned by v). */
 const json_t *fdl_version_json(const fdl_version *v);
 

@@ -1,5 +1,6 @@
 /* HEAD, branches and tags. A ref file holds one version id and a newline;
  * HEAD is "ref: refs/heads/<branch>\n" (Git's syntax). */
+#include "hindex.h"
 #include "layout.h"
 
 #include <stdlib.h>
@@ -173,14 +174,19 @@ static bool all_digits(const char *s, size_t n)
 /* Walk the first-parent chain from `tip` down to the version with `seq`.
  * seq falls by one per step along a valid chain, so this ends; a gap or a
  * cycle ends it too. */
-static int walk_to_seq(char id[FDL_ID_LEN + 1], fdl_repo *repo, const char *tip, long long seq, const char *where,
-		       fdl_error *err)
+static int walk_to_seq(char id[FDL_ID_LEN + 1], fdl_repo *repo, const char *branch, const char *tip, long long seq,
+		       const char *where, fdl_error *err)
 {
+	/* the history index answers in a few requests, checked against the
+	 * version's own version.json; without it, walk */
+	bool found = false;
+	int rc = fdl_history_find_seq(id, &found, repo, branch, tip, seq, err);
+	if (rc || found)
+		return rc;
 	memcpy(id, tip, FDL_ID_LEN + 1);
 	for (bool at_tip = true;; at_tip = false) {
 		fdl_version *v;
-		int rc = fdl_version_read(&v, repo, id, err);
-		if (rc)
+		if ((rc = fdl_version_read(&v, repo, id, err)))
 			return rc;
 		long long have = (long long)fdl_version_seq(v);
 		const char *parent = fdl_version_parent(v, 0);
@@ -281,7 +287,8 @@ int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spe
 		if (!rc && !found)
 			rc = fdl_fail(err, FDL_ENOTFOUND, "no branch or tag '%s' in %s", name, repo->root);
 		if (!rc)
-			rc = walk_to_seq(out_id, repo, tip, strtoll(colon + 1, NULL, 10), name, err);
+			rc = walk_to_seq(out_id, repo, *name && strcmp(name, "HEAD") ? name : NULL, tip,
+					 strtoll(colon + 1, NULL, 10), name, err);
 		free(name);
 		return rc;
 	}
@@ -302,7 +309,7 @@ int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spe
 		char tip[FDL_ID_LEN + 1];
 		if ((rc = resolve_head(tip, repo, err)))
 			return rc;
-		rc = walk_to_seq(out_id, repo, tip, strtoll(spec, NULL, 10), "HEAD's branch", err);
+		rc = walk_to_seq(out_id, repo, NULL, tip, strtoll(spec, NULL, 10), "HEAD's branch", err);
 		if (rc != FDL_ENOTFOUND || !id_prefix_like(spec))
 			return rc;
 		fdl_error seq_err = *err;

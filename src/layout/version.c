@@ -182,6 +182,24 @@ int fdl_version_parse(fdl_version **out, const char *json, size_t len, const cha
 	return 0;
 }
 
+int fdl_version_from_json(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err)
+{
+	fdl_version *v = calloc(1, sizeof *v);
+	if (!v)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	v->doc = json_incref(doc);
+	int rc = json_is_object(doc) ? validate(v, dir_id, source, err)
+				     : fdl_fail(err, FDL_EINVALID, "%s: a version.json is a JSON object", source);
+	if (!rc)
+		rc = fdl_changes_from_json(&v->changes, &v->change_count, json_object_get(v->doc, "changes"), err);
+	if (rc) {
+		fdl_version_free(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
 int fdl_version_read(fdl_version **out, fdl_repo *repo, const char *id, fdl_error *err)
 {
 	if (!fdl_id_is_valid(id))

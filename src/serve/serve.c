@@ -63,7 +63,8 @@ int fdl_serve_path_allowed(const char *data_dir, const char *rel)
 		return 0;
 	size_t dl = strlen(data_dir);
 	return !strcmp(rel, "fdl.json") || !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) ||
-	       !strncmp(rel, "versions/", 9) || (!strncmp(rel, data_dir, dl) && rel[dl] == '/');
+	       !strncmp(rel, "versions/", 9) || !strncmp(rel, "history/", 8) ||
+	       (!strncmp(rel, data_dir, dl) && rel[dl] == '/');
 }
 
 /* Open rel under the folder `top` without following any symlink; -1 with errno. */
@@ -177,7 +178,7 @@ static void common_headers(struct MHD_Response *r, const char *rel)
 		return;
 	}
 	bool moves = !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) || !strcmp(rel, "fdl.json") ||
-		     strstr(rel, "/expired.json") != NULL;
+		     !strncmp(rel, "history/heads/", 14) || strstr(rel, "/expired.json") != NULL;
 	MHD_add_response_header(r, "Cache-Control", moves ? "public, max-age=5, must-revalidate"
 							  : "public, max-age=31536000, immutable");
 }

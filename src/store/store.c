@@ -43,6 +43,9 @@ static long cache_ttl(const char *key)
 	size_t n = strlen(key);
 	if (!strncmp(key, "versions/", 9) && n > 13 && !strcmp(key + n - 13, "/version.json"))
 		return 0;
+	/* history packs are named by the sha256 of their bytes: they never change */
+	if (!strncmp(key, "history/packs/", 14) && n == 14 + 70 && !strcmp(key + n - 6, ".jsonl"))
+		return 0;
 	if (!strcmp(key, "fdl.json") || !strcmp(key, "HEAD")) {
 		const char *t = getenv("FDL_CACHE_TTL");
 		long v = t ? strtol(t, NULL, 10) : 60;

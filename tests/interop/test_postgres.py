@@ -259,3 +259,5 @@ def test_a_team_catalog_keeps_the_description(postgres, tmp_path):
     assert ds["title"] == "Population" and ds["licenses"] == ["CC-BY-4.0"]
     assert ds["tables"][0]["description"] == "towns" and ds["tables"][0]["rows"] == 2
     assert fdl("commit", work, "-m", "nothing new", check=False).returncode == 8
+    # a team's commit moves the history index with the branch
+    assert read_json(repo.root / "history" / "heads" / "main.json")["tip"] == repo.head()

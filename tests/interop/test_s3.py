@@ -127,6 +127,10 @@ def test_four_committers_one_branch_one_winner_per_round(s3repo, tmp_path):
         v = r.fdl("show", r.root, vid, "--json").stdout
         assert f'"seq": {i + 2}' in v
     assert r.fdl("verify", r.root).returncode == 0
+    # the history index follows the last winner, and gives the same log
+    assert json.loads(r.get("datasets/pop/history/heads/main.json"))["tip"] == head
+    ids = [json.loads(line)["id"] for line in r.fdl("log", r.root, "--json").stdout.splitlines()]
+    assert ids[:len(winners)] == [vid for _, _, vid in reversed(winners)] and len(ids) == len(winners) + 1
 
 
 def test_multipart_upload_round_trip(s3repo, tmp_path):

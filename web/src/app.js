@@ -81,6 +81,39 @@ function version(id) {
   return versions.get(id);
 }
 
+// The history index (docs/format.md, "The history index"): a branch's
+// versions in a few files instead of one request per version. It is only a
+// shortcut: each entry is kept under its own id, the walk still follows the
+// parents each version.json names, and what the index lacks is read as before.
+const indexPacks = []; // packs not read yet, newest first
+function remember(e) {
+  const v = e && e.version;
+  if (v && typeof e.id === 'string' && v.id === e.id && v.seq === e.seq && !versions.has(e.id)) {
+    versions.set(e.id, Promise.resolve(v));
+  }
+}
+async function useIndex(branch) {
+  let ix = null;
+  try {
+    ix = await get(`history/heads/${branch.split('/').map(encodeURIComponent).join('/')}.json`);
+  } catch { return; } // none: read version.json files
+  if (!ix || ix.fdl_history !== 1 || !Array.isArray(ix.tail) || !Array.isArray(ix.packs)) return;
+  ix.tail.forEach(remember);
+  for (const p of ix.packs.slice().reverse()) {
+    if (/^[0-9a-f]{64}\.jsonl$/.test(p.name || '')) indexPacks.push(p.name);
+  }
+}
+async function indexedVersion(id) {
+  while (!versions.has(id) && indexPacks.length) {
+    const name = indexPacks.shift();
+    try {
+      const text = await get(`history/packs/${name}`, 'text');
+      for (const line of text.split('\n')) if (line) remember(JSON.parse(line));
+    } catch { /* a shortcut only */ }
+  }
+  return version(id);
+}
+
 let config = null;
 async function repoConfig() {
   if (!config) config = get('fdl.json');
@@ -141,7 +174,7 @@ function changeBadges(changes) {
 async function historyRows(tbody, start, more) {
   let id = start;
   for (let n = 0; id && n < HISTORY_PAGE; n++) {
-    const v = await version(id);
+    const v = await indexedVersion(id);
     tbody.append(h('tr', { class: 'version' },
       h('td', { class: 'num' }, v.seq),
       h('td', {}, h('a', { href: `#/v/${v.id}`, class: 'version-link' }, short(v.id))),
@@ -159,6 +192,7 @@ async function showOverview(branchName) {
   const branch = branchName || r.head;
   const tip = r.branches[branch];
   where.textContent = '';
+  if (tip) await useIndex(branch);
   const tipVersion = tip ? await version(tip) : null;
   let ds = {};
   if (tipVersion && tipVersion.dataset) {

@@ -69,6 +69,15 @@ _version_read = _fn("fdl_version_read", ctypes.c_int, ctypes.POINTER(_p), _p, _s
 _version_free = _fn("fdl_version_free", None, _p)
 _version_to_json = _fn("fdl_version_to_json", ctypes.c_int, ctypes.POINTER(_p), _p, _e)
 _version_dataset = _fn("fdl_version_dataset", ctypes.c_int, ctypes.POINTER(_p), _p, _p, _e)
+
+
+class _Log(ctypes.Structure):
+    _fields_ = [("items", ctypes.POINTER(_p)), ("count", ctypes.c_size_t), ("from_index", ctypes.c_size_t),
+                ("files_read", ctypes.c_size_t)]
+
+
+_log_read = _fn("fdl_log_read", ctypes.c_int, ctypes.POINTER(ctypes.POINTER(_Log)), _p, _s, ctypes.c_longlong, _e)
+_log_free = _fn("fdl_log_free", None, ctypes.POINTER(_Log))
 _reader_open_ref = _fn("fdl_reader_open_ref", ctypes.c_int, ctypes.POINTER(_p), _s, _s, _e)
 _reader_free = _fn("fdl_reader_free", None, _p)
 _reader_attach_sql = _fn("fdl_reader_attach_sql", ctypes.c_int, ctypes.POINTER(_p), _p, _s, _e)
@@ -162,14 +171,21 @@ class Repository:
             _version_free(v)
 
     def versions(self, ref=None, limit=None):
-        """The history of a ref, newest first, following first parents."""
-        out = []
-        vid = self.resolve(ref)
-        while vid and (limit is None or len(out) < limit):
-            v = self.version(vid)
-            out.append(v)
-            vid = v.parents[0] if v.parents else None
-        return out
+        """The history of a ref, newest first, following first parents (through
+        the repository's history index where it has one: a few requests)."""
+        log, err = ctypes.POINTER(_Log)(), _Error()
+        rc = _log_read(ctypes.byref(log), self._h, ref.encode() if ref else None,
+                       -1 if limit is None else int(limit), ctypes.byref(err))
+        try:
+            _check(rc, err)
+            out = []
+            for i in range(log.contents.count):
+                text = _p()
+                _check(_version_to_json(ctypes.byref(text), log.contents.items[i], ctypes.byref(err)), err)
+                out.append(Version(json.loads(_text(text))))
+            return out
+        finally:
+            _log_free(log)
 
     def dataset(self, ref=None):
         """The dataset.json a version was published with (checked), as a dict."""

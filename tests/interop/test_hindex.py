@@ -1,0 +1,308 @@
+"""The history index (docs/format.md, "The history index"): a branch's whole
+history in a few requests from a plain static host, derived and never the
+truth. Absent, stale after a crash at each write point, edited by hand,
+raced by four writers, and stripped away: the history read is the one the
+version.json files give."""
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+from conftest import FDL, EXT, connect, fdl, read_json
+
+
+class Versions:
+    """A repository with `n` versions of one table, one row each."""
+
+    def __init__(self, repo, tmp_path, n):
+        self.repo = repo
+        self.work = tmp_path / "w"
+        self.con = repo.checkout(self.work)
+        self.con.execute("CREATE TABLE lake.t (i INTEGER)")
+        self.n = 0
+        self.add(n)
+
+    def add(self, n):
+        for _ in range(n):
+            self.n += 1
+            self.con.execute(f"INSERT INTO lake.t VALUES ({self.n})")
+            fdl("commit", self.work, "-m", f"row {self.n}\n\nline two of {self.n}")
+
+
+def walk(root, branch="main"):
+    """The truth: ids from the ref down the first parents, by version.json."""
+    out = []
+    vid = (root / "refs" / "heads" / branch).read_text().strip()
+    while vid:
+        v = read_json(root / "versions" / vid / "version.json")
+        out.append(vid)
+        vid = v["parents"][0] if v["parents"] else None
+    return out
+
+
+def log_ids(target, *extra, env=None):
+    p = fdl("log", target, "--json", *extra, env=env)
+    return [json.loads(line)["id"] for line in p.stdout.splitlines()]
+
+
+def without_index(root, tmp_path):
+    """A copy of the repository with only the format's own files."""
+    copy = tmp_path / "stripped"
+    shutil.copytree(root, copy, symlinks=True)
+    shutil.rmtree(copy / "history", ignore_errors=True)
+    return copy
+
+
+class CountingHost:
+    """A plain static HTTP host (Python's http.server) that counts requests."""
+
+    def __init__(self, root):
+        self.requests = []
+        host = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def send_head(self):
+                host.requests.append(self.path)
+                return super().send_head()
+
+        self.server = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def host_of():
+    hosts = []
+
+    def start(root):
+        h = CountingHost(root)
+        hosts.append(h)
+        return h
+    yield start
+    for h in hosts:
+        h.close()
+
+
+def cold(tmp_path, name):
+    """An empty read cache: every request goes to the host."""
+    d = tmp_path / f"cache-{name}"
+    d.mkdir()
+    return {"FDL_CACHE_DIR": str(d)}
+
+
+def test_the_index_gives_the_same_history_in_a_few_requests(repo, tmp_path, host_of):
+    vs = Versions(repo, tmp_path, 40)
+    root = repo.root
+    pointer = read_json(root / "history" / "heads" / "main.json")
+    assert pointer["tip"] == repo.head() and pointer["seq"] == 40
+    assert pointer["packs"] and 16 <= len(pointer["tail"]) <= 32
+    truth = walk(root)
+    assert len(truth) == 40
+    # local: the same log, text and JSON, with the index and without it
+    stripped = without_index(root, tmp_path)
+    for args in ([], ["--json"], ["-n", "5"], ["main:30"]):
+        assert fdl("log", root, *args).stdout == fdl("log", stripped, *args).stdout
+    assert log_ids(root) == truth
+
+    # a plain static host: the whole log in a few requests, cold cache
+    host = host_of(root)
+    assert log_ids(f"{host.url}@main", env=cold(tmp_path, "a")) == truth
+    assert len(host.requests) <= 5, host.requests
+    assert not [r for r in host.requests if r.endswith("/version.json")]
+    host.requests.clear()
+    # main:1 resolves through the index, checked against its version.json
+    shown = fdl("show", f"{host.url}@main:1", "--json", env=cold(tmp_path, "b")).stdout
+    assert json.loads(shown)["id"] == truth[-1]
+    resolved = [r for r in host.requests if r.endswith("/version.json")]
+    assert resolved == [f"/versions/{truth[-1]}/version.json"], host.requests
+    # without the index: one version.json per version
+    plain = host_of(stripped)
+    assert log_ids(f"{plain.url}@main", env=cold(tmp_path, "c")) == truth
+    assert len([r for r in plain.requests if r.endswith("/version.json")]) == 40
+
+
+def test_an_index_behind_its_branch_is_completed_never_shown(repo, tmp_path):
+    vs = Versions(repo, tmp_path, 20)
+    root = repo.root
+    old = (root / "history" / "heads" / "main.json").read_bytes()
+    vs.add(3)
+    (root / "history" / "heads" / "main.json").write_bytes(old)  # as if its writer died
+    assert log_ids(root) == walk(root)
+    assert fdl("log", root, "-n", "1").stdout.startswith(f"version {repo.head()} (seq 23)")
+    rep = json.loads(fdl("verify", root, "--json").stdout)
+    assert rep["problems"] == []
+    assert any("history/heads/main.json" == w["where"] and
+               "brings it up to date" in w["warning"] for w in rep["warnings"]), rep["warnings"]
+    vs.add(1)  # the next commit brings it up to date
+    assert read_json(root / "history" / "heads" / "main.json")["tip"] == repo.head()
+    assert json.loads(fdl("verify", root, "--json").stdout)["warnings"] == []
+
+
+def test_an_edited_index_never_opens_the_wrong_version(repo, tmp_path):
+    vs = Versions(repo, tmp_path, 40)
+    root = repo.root
+    truth = walk(root)
+    key = root / "history" / "heads" / "main.json"
+    pointer = read_json(key)
+    # the newest inline entry says another message: verify names the file
+    pointer["tail"][-1]["version"]["message"] = "forged"
+    key.write_text(json.dumps(pointer))
+    rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
+    assert any(p["where"] == "history/heads/main.json" and truth[0] in p["problem"] for p in rep["problems"])
+    assert fdl("verify", root, check=False).returncode != 0
+    # a pack entry moved to another seq: the pack no longer holds together,
+    # so readers read version.json files and seq refs stay right
+    pack = root / "history" / "packs" / pointer["packs"][0]["name"]
+    lines = pack.read_text().splitlines()
+    a, b = json.loads(lines[0]), json.loads(lines[1])
+    a["id"], b["id"] = b["id"], a["id"]
+    pack.write_text("\n".join([json.dumps(a), json.dumps(b)] + lines[2:]) + "\n")
+    for seq in (1, 2, 3):
+        shown = json.loads(fdl("show", root, f"main:{seq}", "--json").stdout)
+        assert shown["id"] == truth[-seq] and shown["seq"] == seq
+    assert log_ids(root) == truth
+    rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
+    assert any(pointer["packs"][0]["name"] in p["problem"] or pointer["packs"][0]["name"] in p["where"]
+               for p in rep["problems"]), rep["problems"]
+    # an entry whose recorded sha256 is not its version.json's: what
+    # main:N opens is checked against the real file, and verify says so
+    shutil.rmtree(root / "history")
+    vs.add(1)
+    truth = walk(root)
+    pointer = read_json(key)
+    pack = root / "history" / "packs" / pointer["packs"][0]["name"]
+    lines = [json.loads(line) for line in pack.read_text().splitlines()]
+    lines[2]["sha256"] = "0" * 64
+    pack.write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in lines))
+    shown = json.loads(fdl("show", root, "main:3", "--json").stdout)
+    assert shown["id"] == truth[-3]
+    rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
+    assert any(truth[-3] in p["problem"] for p in rep["problems"]), rep["problems"]
+    # a pointer that says a wrong seq is not used at all
+    pointer["seq"] += 5
+    key.write_text(json.dumps(pointer))
+    assert log_ids(root) == truth
+    assert json.loads(fdl("show", root, "main:3", "--json").stdout)["id"] == truth[-3]
+
+
+def test_a_crash_at_each_write_point_leaves_a_history_that_reads_right(repo, tmp_path):
+    if b"FDL_CRASH_AT" not in open(FDL, "rb").read():
+        pytest.fail(f"{FDL} is not a crash-point build (make test uses build/san/fdl)")
+    vs = Versions(repo, tmp_path, 18)
+    root = repo.root
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", FDL_AUTHOR_EMAIL="t@e.org")
+    crashed = 0
+    for at in range(1, 60):
+        vs.n += 1
+        vs.con.execute(f"INSERT INTO lake.t VALUES ({vs.n})")
+        p = subprocess.run([FDL, "commit", vs.work, "-m", f"crash at {at}"], capture_output=True, text=True,
+                           env=dict(env, FDL_CRASH_AT=str(at)))
+        if p.returncode == 0:
+            break
+        crashed += 1
+        assert log_ids(root) == walk(root), at
+        rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
+        assert rep["problems"] == [], (at, rep["problems"])
+    # the version's files, the ref, then the index's pack and pointer
+    assert crashed >= 6
+    assert log_ids(root) == walk(root)
+    assert read_json(root / "history" / "heads" / "main.json")["tip"] == repo.head()
+    assert json.loads(fdl("verify", root, "--json").stdout)["problems"] == []
+
+
+def test_four_writers_racing_keep_one_history(repo, tmp_path):
+    vs = Versions(repo, tmp_path, 17)
+    root = repo.root
+    works = []
+    for k in range(4):
+        w = tmp_path / f"w{k}"
+        con = repo.checkout(w)
+        works.append((w, con))
+    wins = 0
+    for rnd in range(3):
+        for k, (w, con) in enumerate(works):
+            con.execute(f"INSERT INTO lake.t VALUES ({1000 * rnd + k})")
+        procs = [subprocess.Popen([FDL, "commit", w, "-m", f"r{rnd} w{k}"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T"))
+                 for k, (w, _) in enumerate(works)]
+        codes = [p.wait(timeout=300) for p in procs]
+        assert set(codes) <= {0, 4}, [p.stderr.read() for p in procs]
+        wins += codes.count(0)
+        assert codes.count(0) >= 1
+        for k, (w, con) in enumerate(works):  # losers start again from the new tip
+            if codes[k] == 4:
+                con.close()
+                shutil.rmtree(w)
+                works[k] = (w, repo.checkout(w))
+        assert log_ids(root) == walk(root)
+        rep = json.loads(fdl("verify", root, "--json").stdout)
+        assert rep["problems"] == []
+    assert len(walk(root)) == 17 + wins
+
+
+def test_branches_share_packs_and_a_deleted_branch_takes_its_index(repo, tmp_path):
+    vs = Versions(repo, tmp_path, 40)
+    root = repo.root
+    fdl("branch", root, "feature", "main:25")
+    feature = read_json(root / "history" / "heads" / "feature.json")
+    assert feature["seq"] == 25
+    assert log_ids(root, "feature") == walk(root, "feature")
+    fdl("branch", root, "--delete", "feature")
+    assert not (root / "history" / "heads" / "feature.json").exists()
+    names = {p["name"] for p in read_json(root / "history" / "heads" / "main.json")["packs"]}
+    assert {p.name for p in (root / "history" / "packs").iterdir()} == names
+    assert json.loads(fdl("verify", root, "--json").stdout)["warnings"] == []
+
+
+def test_a_clone_has_its_own_index(repo, tmp_path, host_of):
+    Versions(repo, tmp_path, 20)
+    host = host_of(repo.root)
+    dst = tmp_path / "copy"
+    fdl("clone", host.url, dst)
+    assert read_json(dst / "history" / "heads" / "main.json")["tip"] == repo.head()
+    assert log_ids(dst) == walk(repo.root)
+
+
+def test_a_withdrawn_version_json_leaves_no_copy_in_the_index(repo, tmp_path):
+    Versions(repo, tmp_path, 20)
+    root = repo.root
+    victim = walk(root)[5]
+    fdl("withdraw", root, victim, "--reason", "a secret in the message", "--remove-version-json")
+    assert not (root / "versions" / victim / "version.json").exists()
+    left = [f for f in root.rglob("*") if f.is_file() and "history" in f.parts and victim in f.read_text()]
+    assert left == []
+
+
+def test_gc_removes_packs_no_index_names(repo, tmp_path):
+    Versions(repo, tmp_path, 40)
+    root = repo.root
+    packs = root / "history" / "packs"
+    named = {p.name for p in packs.iterdir()}
+    stray = packs / ("ab" * 32 + ".jsonl")
+    stray.write_text("{}\n")  # as an interrupted writer leaves one
+    rep = json.loads(fdl("verify", root, "--json").stdout)
+    assert [w["where"] for w in rep["warnings"]] == [f"history/packs/{stray.name}"]
+    kept = json.loads(fdl("gc", root, "--json").stdout)  # within the grace period
+    assert stray.exists() and f"history/packs/{stray.name}" not in kept["deleted"]
+    done = json.loads(fdl("gc", root, "--grace", "0s", "--json").stdout)
+    assert f"history/packs/{stray.name}" in done["deleted"]
+    assert {p.name for p in packs.iterdir()} == named
+    assert json.loads(fdl("verify", root, "--json").stdout)["warnings"] == []
+    # anything else under history/ is reported
+    (root / "history" / "notes.txt").write_text("hello")
+    rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
+    assert [p["where"] for p in rep["problems"]] == ["history/notes.txt"]

@@ -1,0 +1,239 @@
+/* The history index's own rules (src/layout/hindex.c) on a folder of
+ * version.json files: at most 16 versions inline and two packs whatever the
+ * length, old packs removed, every version read from the index when it is
+ * current; an index behind its branch, or of a branch another one forked
+ * from, completed from version.json files; a seq opened through the index
+ * only when that version's own version.json agrees. */
+#include "test.h"
+#include "../../src/layout/hindex.h"
+#include "../../src/util/util.h"
+#include "fdl.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+typedef struct chain {
+	char *dir;
+	char root[4096];
+	char ids[400][FDL_ID_LEN + 1];
+	int n;
+	fdl_uuid7_gen gen;
+} chain;
+
+/* Version seq n+1 on top of `parent` (NULL: a first version). */
+static int add_version(chain *c, char out[FDL_ID_LEN + 1], const char *parent, int seq)
+{
+	fdl_error err;
+	if (fdl_uuid7_next(&c->gen, out, &err))
+		return -1;
+	char dir[4400], path[4500], doc[2048];
+	snprintf(dir, sizeof dir, "%s/versions/%s", c->root, out);
+	snprintf(path, sizeof path, "%s/version.json", dir);
+	char parents[64] = "[]";
+	if (parent)
+		snprintf(parents, sizeof parents, "[\"%s\"]", parent);
+	int n = snprintf(doc, sizeof doc,
+			 "{\"fdl\": \"0.1\", \"id\": \"%s\", \"seq\": %d, \"parents\": %s,\n"
+			 " \"created_at\": \"2026-12-03T10:00:00Z\", \"author\": {\"name\": \"unit\"},\n"
+			 " \"message\": \"version %d\",\n"
+			 " \"catalog\": {\"path\": \"ducklake.duckdb\", \"storage\": \"duckdb-v1.5.0\", \"bytes\": 1,"
+			 " \"sha256\": \"%064d\"},\n"
+			 " \"dataset\": {\"path\": \"dataset.json\", \"bytes\": 1, \"sha256\": \"%064d\"},\n"
+			 " \"ducklake\": {\"format\": \"1.0\", \"snapshot_id\": %d, \"snapshots\": [%d, %d]}}\n",
+			 out, seq, parents, seq, 0, 0, seq, seq, seq);
+	mkdir(dir, 0755);
+	return fdl_file_write_atomic(path, doc, (size_t)n, &err);
+}
+
+static int set_ref(chain *c, const char *branch, const char *id)
+{
+	char path[4400], line[64];
+	snprintf(path, sizeof path, "%s/refs/heads/%s", c->root, branch);
+	int n = snprintf(line, sizeof line, "%s\n", id);
+	fdl_error err;
+	return fdl_file_write_atomic(path, line, (size_t)n, &err);
+}
+
+/* n more versions on main, the ref moved to the last. */
+static int grow(chain *c, int n)
+{
+	for (int i = 0; i < n; i++, c->n++)
+		if (add_version(c, c->ids[c->n], c->n ? c->ids[c->n - 1] : NULL, c->n + 1))
+			return -1;
+	return set_ref(c, "main", c->ids[c->n - 1]);
+}
+
+static int setup(chain *c, t_ctx *t)
+{
+	memset(c, 0, sizeof *c);
+	c->dir = t_tempdir();
+	snprintf(c->root, sizeof c->root, "%s/repo", c->dir);
+	fdl_error err;
+	int rc = fdl_repo_init(c->root, NULL, &err);
+	if (rc)
+		fprintf(stderr, "    setting up: %s\n", err.message);
+	CHECK(t, rc == 0);
+	return rc;
+}
+
+static void teardown(chain *c)
+{
+	fdl_rm_rf(c->dir);
+	free(c->dir);
+}
+
+static json_t *pointer(chain *c, const char *branch)
+{
+	char path[4400];
+	snprintf(path, sizeof path, "%s/history/heads/%s.json", c->root, branch);
+	return json_load_file(path, 0, NULL);
+}
+
+static int pack_files(chain *c)
+{
+	char path[4400];
+	snprintf(path, sizeof path, "%s/history/packs", c->root);
+	DIR *d = opendir(path);
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void bounded_shape_at_any_length(t_ctx *t)
+{
+	chain c;
+	if (setup(&c, t))
+		return teardown(&c);
+	fdl_repo *repo = NULL;
+	fdl_error err;
+	CHECK(t, fdl_repo_open(&repo, c.root, &err) == 0);
+	bool merged = false;
+	size_t most_packs = 0;
+	for (int k = 0; repo && k < 330; k++) {
+		CHECK(t, grow(&c, 1) == 0);
+		CHECK(t, fdl_history_update(repo, "main", &err) == 0);
+		json_t *p = pointer(&c, "main");
+		CHECK(t, p != NULL);
+		size_t tail = json_array_size(json_object_get(p, "tail"));
+		size_t packs = json_array_size(json_object_get(p, "packs"));
+		CHECK(t, tail <= 32 && packs <= 2 && (c.n < 16 || tail >= 16));
+		CHECK(t, json_integer_value(json_object_get(p, "seq")) == c.n);
+		CHECK(t, (int)packs == pack_files(&c)); /* the packs it replaced are gone */
+		if (packs > most_packs)
+			most_packs = packs;
+		if (most_packs == 2 && packs == 1)
+			merged = true;
+		if (c.n == 33) /* 33 versions: the oldest 17 became the first pack */
+			CHECK(t, packs == 1 && tail == 16);
+		json_decref(p);
+	}
+	CHECK(t, most_packs == 2 && merged); /* the second pack grew past 256 and was merged */
+	fdl_hist h;
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, &err) == 0);
+	CHECK(t, h.len == (size_t)c.n && h.from_index == (size_t)c.n && h.read == 0);
+	for (size_t i = 0; i < h.len; i++)
+		CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]));
+	fdl_hist_free(&h);
+	fdl_repo_free(repo);
+	teardown(&c);
+}
+
+static void stale_and_forked_are_completed(t_ctx *t)
+{
+	chain c;
+	if (setup(&c, t))
+		return teardown(&c);
+	fdl_repo *repo = NULL;
+	fdl_error err;
+	CHECK(t, grow(&c, 40) == 0);
+	CHECK(t, fdl_repo_open(&repo, c.root, &err) == 0);
+	CHECK(t, repo && fdl_history_update(repo, "main", &err) == 0);
+	/* three more versions, the index not told */
+	CHECK(t, grow(&c, 3) == 0);
+	fdl_hist h;
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[42], -1, &err) == 0);
+	CHECK(t, h.len == 43 && h.read == 3 && h.from_index == 40);
+	fdl_hist_free(&h);
+	/* a branch forked at seq 30 with five versions of its own, read with
+	 * main's index: its own five from their files, the rest from the index */
+	char fork[5][FDL_ID_LEN + 1];
+	for (int i = 0; i < 5; i++)
+		CHECK(t, add_version(&c, fork[i], i ? fork[i - 1] : c.ids[29], 31 + i) == 0);
+	CHECK(t, set_ref(&c, "dev", fork[4]) == 0);
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", fork[4], -1, &err) == 0);
+	CHECK(t, h.len == 35 && h.read == 5 && h.from_index == 30);
+	CHECK(t, h.len == 35 && !strcmp(h.items[5].id, c.ids[29]));
+	fdl_hist_free(&h);
+	/* seq refs on the fork: 32 is its own (main's index names another
+	 * version there), read from the fork's files; 12 is shared */
+	bool found = false;
+	char id[FDL_ID_LEN + 1];
+	CHECK(t, repo && fdl_history_find_seq(id, &found, repo, "dev", fork[4], 32, &err) == 0);
+	CHECK(t, found && !strcmp(id, fork[1]));
+	CHECK(t, repo && fdl_history_find_seq(id, &found, repo, "dev", fork[4], 12, &err) == 0);
+	CHECK(t, found && !strcmp(id, c.ids[11]));
+	CHECK(t, repo && fdl_history_find_seq(id, &found, repo, "main", c.ids[42], 12, &err) == 0);
+	CHECK(t, found && !strcmp(id, c.ids[11]));
+	/* a branch from the end of main's pack starts its own index from it */
+	char rel[FDL_ID_LEN + 1];
+	CHECK(t, add_version(&c, rel, c.ids[39], 41) == 0);
+	CHECK(t, set_ref(&c, "rel", rel) == 0);
+	CHECK(t, repo && fdl_history_update(repo, "rel", &err) == 0);
+	json_t *dev = pointer(&c, "rel"), *main_p = pointer(&c, "main");
+	CHECK(t, dev && main_p &&
+		      json_equal(json_array_get(json_object_get(dev, "packs"), 0),
+				 json_array_get(json_object_get(main_p, "packs"), 0)));
+	json_decref(dev);
+	json_decref(main_p);
+	fdl_repo_free(repo);
+	teardown(&c);
+}
+
+static void a_seq_is_checked_against_its_version(t_ctx *t)
+{
+	chain c;
+	if (setup(&c, t))
+		return teardown(&c);
+	fdl_repo *repo = NULL;
+	fdl_error err;
+	CHECK(t, grow(&c, 10) == 0);
+	CHECK(t, fdl_repo_open(&repo, c.root, &err) == 0);
+	CHECK(t, repo && fdl_history_update(repo, "main", &err) == 0);
+	bool found = false;
+	char id[FDL_ID_LEN + 1];
+	CHECK(t, repo && fdl_history_find_seq(id, &found, repo, "main", c.ids[9], 4, &err) == 0);
+	CHECK(t, found && !strcmp(id, c.ids[3]));
+	/* the index records another sha256 for seq 4: not taken */
+	json_t *p = pointer(&c, "main");
+	json_t *e = json_array_get(json_object_get(p, "tail"), 3);
+	json_object_set_new(e, "sha256", json_string("1111111111111111111111111111111111111111111111111111111111111111"));
+	char path[4400];
+	snprintf(path, sizeof path, "%s/history/heads/main.json", c.root);
+	CHECK(t, json_dump_file(p, path, JSON_COMPACT) == 0);
+	json_decref(p);
+	CHECK(t, repo && fdl_history_find_seq(id, &found, repo, "main", c.ids[9], 4, &err) == 0);
+	CHECK(t, !found);
+	/* and the ref resolver then walks the chain: the same answer */
+	char via[FDL_ID_LEN + 1];
+	CHECK(t, repo && fdl_ref_resolve(via, repo, "main:4", &err) == 0 && !strcmp(via, c.ids[3]));
+	fdl_strlist problems = {0}, warnings = {0};
+	CHECK(t, repo && fdl_history_check(&problems, &warnings, repo, &err) == 0);
+	CHECK(t, problems.len == 1 && warnings.len == 0);
+	if (problems.len)
+		CHECK_CONTAINS(t, problems.items[0], c.ids[3]);
+	fdl_strlist_free(&problems);
+	fdl_strlist_free(&warnings);
+	fdl_repo_free(repo);
+	teardown(&c);
+}
+
+const t_case hindex_tests[] = {
+	{"history index: 16 to 32 inline, two packs, old packs removed, at any length", bounded_shape_at_any_length},
+	{"history index: behind its branch or forked from, completed from version.json", stale_and_forked_are_completed},
+	{"history index: a seq it names is checked against that version.json", a_seq_is_checked_against_its_version},
+	{NULL, NULL},
+};
