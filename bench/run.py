@@ -357,6 +357,9 @@ def bench_log(tmp, lengths, reps, rows):
     for n in lengths:
         root = new_repo(tmp, f"log-{n}")
         synthetic_history(root, n)
+        # the history index, as `fdl gc` writes it for a repository without
+        # one (gc then stops at the first version without a catalog)
+        subprocess.run([FDL, "gc", str(root)], capture_output=True, env=env())
         g = tmp / f"git-{n}"
         git_history(g, n)
         fmt = "--format=version %H%nAuthor: %an <%ae>%nDate:   %aI%n%n    %s%n"
@@ -371,6 +374,149 @@ def bench_log(tmp, lengths, reps, rows):
         rows.append(row)
         shutil.rmtree(root)
         shutil.rmtree(g)
+
+
+class DelayedHost:
+    """A plain static HTTP host (Python's http.server, not fdl serve, which
+    could cheat) that waits `delay` seconds before answering each request
+    and counts them: a host 20 ms away."""
+
+    def __init__(self, root, delay=0.02):
+        import functools
+        import http.server
+        import threading
+        self.count = 0
+        host = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, for both sides
+            disable_nagle_algorithm = True  # headers and body written apart: no 40 ms delayed-ACK stall
+
+            def log_message(self, *a):
+                pass
+
+            def send_head(self):
+                host.count += 1
+                time.sleep(delay)
+                return super().send_head()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                      functools.partial(Handler, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def history_on(root, work, n):
+    """A repository whose seq 1 is a real version (catalog, data) and seqs 2..n
+    are version.json files on top of it, as fdl log reads them; then `fdl gc`
+    writes the history index (it stops after that, at the first version
+    without a catalog, which is expected here)."""
+    con = connect(checkout(root, work))
+    con.execute("CREATE TABLE lake.t AS SELECT range AS i FROM range(1000)")
+    con.close()
+    run([FDL, "commit", work, "-m", "version 1", "-q"])
+    prev = (root / "refs" / "heads" / "main").read_text().strip()
+    base = time.time_ns() // 1_000_000
+    for i in range(2, n + 1):
+        ms = base + i
+        vid = str(uuid.UUID(int=(ms << 80) | (0x7 << 76) | (0x8 << 60) | i))
+        doc = {"fdl": "0.1", "id": vid, "seq": i, "parents": [prev],
+               "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)),
+               "author": {"name": "bench", "email": "b@example.org"}, "message": f"version {i}",
+               "catalog": {"path": "ducklake.duckdb", "storage": "duckdb-v1.5.0", "bytes": 1, "sha256": "0" * 64},
+               "dataset": {"path": "dataset.json", "bytes": 1, "sha256": "0" * 64},
+               "ducklake": {"format": "1.0", "snapshot_id": i, "snapshots": [i, i]},
+               "changes": []}
+        d = root / "versions" / vid
+        d.mkdir()
+        (d / "version.json").write_text(json.dumps(doc, indent=2) + "\n")
+        prev = vid
+    (root / "refs" / "heads" / "main").write_text(prev + "\n")
+    subprocess.run([FDL, "gc", str(root)], capture_output=True, env=env())
+    if not (root / "history" / "heads" / "main.json").exists():
+        raise RuntimeError("fdl gc wrote no history index")
+
+
+def bench_remote_history(tmp, lengths, reps, rows):
+    """issue 24: history over a static host 20 ms away, cold reader cache
+    every run: fdl with its history index against the same commands with
+    the index removed, and git clone (dumb HTTP) of as long a history."""
+    for n in lengths:
+        root, work = tmp / f"rh-{n}", tmp / f"rh-{n}-work"
+        run([FDL, "init", root])
+        history_on(root, work, n)
+        bare = tmp / f"rh-{n}-noindex"
+        shutil.copytree(root, bare, copy_function=os.link, ignore=shutil.ignore_patterns("history"))
+        g = tmp / f"rh-{n}-git"
+        git_history(g, n)
+        subprocess.run(["git", "-C", str(g), "repack", "-a", "-d", "-q"], check=True)
+        subprocess.run(["git", "-C", str(g), "update-server-info"], check=True)
+        hosts = {"index": DelayedHost(root), "none": DelayedHost(bare), "git": DelayedHost(g)}
+        caches = [0]
+
+        def fdl_cold(host, *args):
+            def cmd():
+                caches[0] += 1
+                c = tmp / f"cache-{n}-{caches[0]}"
+                hosts[host].count = 0
+                return ["env", f"FDL_CACHE_DIR={c}", FDL, *args]
+            return cmd
+
+        def git_clone():
+            dest = tmp / f"clone-{n}"
+            shutil.rmtree(dest, ignore_errors=True)
+            hosts["git"].count = 0
+            return ["git", "clone", "-q", f"{hosts['git'].url}/.git", dest]
+
+        try:
+            # without the index at 10,000 versions a run is 10,000 requests
+            # (200 s): the whole log once, show and attach not at all
+            slow_reps = reps if n <= 1000 else 1
+            for op, args in (("log (whole)", ["log", "{url}@main"]), ("log -n 10", ["log", "{url}@main", "-n", "10"]),
+                             ("show main:1", ["show", "{url}@main:1"]), ("attach main:1", ["attach", "{url}@main:1"])):
+                row = Row(f"remote {op}, host 20 ms away (cold)", f"{n} versions",
+                          "whole log of 10,000 in <= 5 requests and < 1 s; main:1 in <= 5 requests")
+                with_ix = [a.replace("{url}", hosts["index"].url) for a in args]
+                no_ix = [a.replace("{url}", hosts["none"].url) for a in args]
+                req = {"index": [], "none": []}
+
+                row.peer_name = "the same, no index"
+                for i in range(reps):
+                    secs, rss = measure(fdl_cold("index", *with_ix)())
+                    row.fdl.append(secs)
+                    row.fdl_rss.append(rss)
+                    req["index"].append(hosts["index"].count)
+                    if i < slow_reps and (n <= 1000 or op.startswith("log")):
+                        secs, rss = measure(fdl_cold("none", *no_ix)())
+                        row.peer.append(secs)
+                        row.peer_rss.append(rss)
+                        req["none"].append(hosts["none"].count)
+                row.extra = {"requests with index": max(req["index"]), "requests without": max(req["none"])}
+                rows.append(row)
+                if op == "log (whole)":
+                    row = Row("remote whole history, host 20 ms away (cold)", f"{n} versions",
+                              "fdl log against git clone of as many commits")
+                    git_req = []
+                    row.peer_name = "git clone (dumb HTTP, packed)"
+                    for i in range(reps):
+                        secs, rss = measure(fdl_cold("index", *with_ix)())
+                        row.fdl.append(secs)
+                        row.fdl_rss.append(rss)
+                        secs, rss = measure(git_clone())
+                        row.peer.append(secs)
+                        row.peer_rss.append(rss)
+                        git_req.append(hosts["git"].count)
+                    row.extra = {"git requests": max(git_req)}
+                    rows.append(row)
+        finally:
+            for h in hosts.values():
+                h.close()
+            for p in (root, work, bare, g):
+                shutil.rmtree(p, ignore_errors=True)
 
 
 def bench_checkout(tmp, files, reps, rows, base=None):
@@ -607,6 +753,8 @@ def main():
                                  payload=0 if a.quick else 1 << 20)
         if want("log"):
             bench_log(tmp, [10, 1000] if a.quick else [10, 1000, 10000], reps, rows)
+        if want("remote"):
+            bench_remote_history(tmp, [100, 1000] if a.quick else [100, 1000, 10000], reps, rows)
         if want("checkout"):
             bench_checkout(tmp, 100 if a.quick else 10000, reps, rows, base)
         if made and want("query"):
