@@ -211,26 +211,30 @@ def reset_commit(root, work, saved_record):
     (work / "fdl-work.json").write_text(saved_record)
 
 
+def write_version(root, i, prev, ms):
+    """versions/<id>/version.json of seq i on top of `prev`, as fdl log reads
+    it (valid fields; no catalog behind it). Returns the id."""
+    vid = str(uuid.UUID(int=(ms << 80) | (0x7 << 76) | (0x8 << 60) | i))
+    doc = {"fdl": "0.1", "id": vid, "seq": i, "parents": [prev] if prev else [],
+           "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)),
+           "author": {"name": "bench", "email": "b@example.org"}, "message": f"version {i}",
+           "catalog": {"path": "ducklake.duckdb", "storage": "duckdb-v1.5.0", "bytes": 1, "sha256": "0" * 64},
+           "dataset": {"path": "dataset.json", "bytes": 1, "sha256": "0" * 64},
+           "ducklake": {"format": "1.0", "snapshot_id": i, "snapshots": [i, i]},
+           "changes": []}
+    d = root / "versions" / vid
+    d.mkdir(parents=True)
+    (d / "version.json").write_text(json.dumps(doc, indent=2) + "\n")
+    return vid
+
+
 def synthetic_history(root, n):
     """n versions on main as fdl log reads them: valid version.json files in a
     first-parent chain (log never opens a catalog). Returns the tip."""
     prev = None
     base = time.time_ns() // 1_000_000 - n
-    (root / "versions").mkdir(exist_ok=True)
     for i in range(1, n + 1):
-        ms = base + i
-        vid = str(uuid.UUID(int=(ms << 80) | (0x7 << 76) | (0x8 << 60) | i))
-        doc = {"fdl": "0.1", "id": vid, "seq": i, "parents": [prev] if prev else [],
-               "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)),
-               "author": {"name": "bench", "email": "b@example.org"}, "message": f"version {i}",
-               "catalog": {"path": "ducklake.duckdb", "storage": "duckdb-v1.5.0", "bytes": 1, "sha256": "0" * 64},
-               "dataset": {"path": "dataset.json", "bytes": 1, "sha256": "0" * 64},
-               "ducklake": {"format": "1.0", "snapshot_id": i, "snapshots": [i, i]},
-               "changes": []}
-        d = root / "versions" / vid
-        d.mkdir()
-        (d / "version.json").write_text(json.dumps(doc, indent=2) + "\n")
-        prev = vid
+        prev = write_version(root, i, prev, base + i)
     (root / "refs" / "heads").mkdir(parents=True, exist_ok=True)
     (root / "refs" / "heads" / "main").write_text(prev + "\n")
     return prev
@@ -422,19 +426,7 @@ def history_on(root, work, n):
     prev = (root / "refs" / "heads" / "main").read_text().strip()
     base = time.time_ns() // 1_000_000
     for i in range(2, n + 1):
-        ms = base + i
-        vid = str(uuid.UUID(int=(ms << 80) | (0x7 << 76) | (0x8 << 60) | i))
-        doc = {"fdl": "0.1", "id": vid, "seq": i, "parents": [prev],
-               "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)),
-               "author": {"name": "bench", "email": "b@example.org"}, "message": f"version {i}",
-               "catalog": {"path": "ducklake.duckdb", "storage": "duckdb-v1.5.0", "bytes": 1, "sha256": "0" * 64},
-               "dataset": {"path": "dataset.json", "bytes": 1, "sha256": "0" * 64},
-               "ducklake": {"format": "1.0", "snapshot_id": i, "snapshots": [i, i]},
-               "changes": []}
-        d = root / "versions" / vid
-        d.mkdir()
-        (d / "version.json").write_text(json.dumps(doc, indent=2) + "\n")
-        prev = vid
+        prev = write_version(root, i, prev, base + i)
     (root / "refs" / "heads" / "main").write_text(prev + "\n")
     subprocess.run([FDL, "gc", str(root)], capture_output=True, env=env())
     if not (root / "history" / "heads" / "main.json").exists():

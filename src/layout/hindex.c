@@ -48,16 +48,6 @@ static int hist_push(fdl_hist *h, const fdl_hentry *e, fdl_error *err)
 	return 0;
 }
 
-static bool is_hex64(const char *s)
-{
-	if (!s || strlen(s) != 64)
-		return false;
-	for (int i = 0; i < 64; i++)
-		if (!strchr("0123456789abcdef", s[i]))
-			return false;
-	return true;
-}
-
 /* {"id", "seq", "sha256", "version"} as written in packs and the tail. */
 static int entry_from_json(fdl_hentry *e, const json_t *j, const char *src, fdl_error *err)
 {
@@ -66,7 +56,7 @@ static int entry_from_json(fdl_hentry *e, const json_t *j, const char *src, fdl_
 	const char *sha = json_string_value(json_object_get(j, "sha256"));
 	const json_t *doc = json_object_get(j, "version");
 	json_int_t seq = json_integer_value(json_object_get(j, "seq"));
-	if (!id || !fdl_id_is_valid(id) || !is_hex64(sha) || !json_is_object(doc) || seq < 1 ||
+	if (!id || !fdl_id_is_valid(id) || !fdl_is_sha256_hex(sha) || !json_is_object(doc) || seq < 1 ||
 	    !json_is_integer(json_object_get(j, "seq")))
 		return fdl_fail(err, FDL_EINVALID, "%s: an entry needs id (a version id), seq (>= 1), sha256 and version",
 				src);
@@ -215,7 +205,7 @@ static int pointer_parse(hindex *ix, const fdl_buf *b)
 		char hex[65];
 		memcpy(hex, name, 64);
 		hex[64] = '\0';
-		if (!is_hex64(hex)) {
+		if (!fdl_is_sha256_hex(hex)) {
 			unusable(ix, "a pack name is not <sha256>.jsonl", name);
 			goto out;
 		}

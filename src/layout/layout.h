@@ -48,6 +48,9 @@ char *fdl_version_key(const char *id, const char *name);
  * to doc. */
 int fdl_version_from_json(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err);
 
+/* 64 lower-case hex digits, as every sha256 the format records. */
+bool fdl_is_sha256_hex(const char *s);
+
 /* The parsed JSON document of a version (owned by v). */
 const json_t *fdl_version_json(const fdl_version *v);
 

@@ -22,7 +22,7 @@ char *fdl_version_key(const char *id, const char *name)
 	return fdl_asprintf("versions/%s/%s", id, name);
 }
 
-static bool is_sha256(const char *s)
+bool fdl_is_sha256_hex(const char *s)
 {
 	if (!s || strlen(s) != 64)
 		return false;
@@ -56,7 +56,7 @@ static int check_file_ref(const json_t *doc, const char *key, bool required, con
 	snprintf(f, sizeof f, "%s.sha256", key);
 	if ((rc = fdl_json_get_string(&h, o, "sha256", true, src, f, err)))
 		return rc;
-	if (!is_sha256(h))
+	if (!fdl_is_sha256_hex(h))
 		return fdl_fail(err, FDL_EINVALID, "%s: field '%s' is '%.80s'; expected 64 lower-case hex digits",
 				src, f, h);
 	if (path)
@@ -166,20 +166,12 @@ static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_err
 int fdl_version_parse(fdl_version **out, const char *json, size_t len, const char *dir_id, const char *source,
 		      fdl_error *err)
 {
-	fdl_version *v = calloc(1, sizeof *v);
-	if (!v)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
-	int rc = fdl_json_parse(&v->doc, json, len, source, err);
+	json_t *doc = NULL;
+	int rc = fdl_json_parse(&doc, json, len, source, err);
 	if (!rc)
-		rc = validate(v, dir_id, source, err);
-	if (!rc)
-		rc = fdl_changes_from_json(&v->changes, &v->change_count, json_object_get(v->doc, "changes"), err);
-	if (rc) {
-		fdl_version_free(v);
-		return rc;
-	}
-	*out = v;
-	return 0;
+		rc = fdl_version_from_json(out, doc, dir_id, source, err);
+	json_decref(doc);
+	return rc;
 }
 
 int fdl_version_from_json(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err)
