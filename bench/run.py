@@ -746,7 +746,7 @@ def main():
         if want("log"):
             bench_log(tmp, [10, 1000] if a.quick else [10, 1000, 10000], reps, rows)
         if want("remote"):
-            bench_remote_history(tmp, [100, 1000] if a.quick else [100, 1000, 10000], reps, rows)
+            bench_remote_history(tmp, [100] if a.quick else [100, 1000, 10000], reps, rows)
         if want("checkout"):
             bench_checkout(tmp, 100 if a.quick else 10000, reps, rows, base)
         if made and want("query"):

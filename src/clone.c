@@ -264,7 +264,7 @@ static void index_copy(cloner *c, const fdl_strlist *refs)
 		return;
 	for (size_t i = 0; i < refs->len; i++)
 		if (!strncmp(refs->items[i], "refs/heads/", 11) && !strstr(refs->items[i], ".lock"))
-			fdl_history_update(dst, refs->items[i] + 11, &e);
+			fdl_history_update(dst, refs->items[i] + 11, -1, &e);
 	fdl_repo_free(dst);
 }
 

@@ -283,7 +283,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 			/* nothing after it: the interrupted commit is the whole job,
 			 * its history index included */
 			fdl_error ierr;
-			fdl_history_update(repo, w.branch, &ierr);
+			fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
 			memcpy(out_id, w.base, FDL_ID_LEN + 1);
 			rc = 0;
 		}
@@ -320,7 +320,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	 * failure here costs readers speed, never the version; before the
 	 * record, so a commit killed in it recovers as one killed before */
 	fdl_error ierr;
-	fdl_history_update(repo, w.branch, &ierr);
+	fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
 	memcpy(w.base, id, sizeof w.base);
 	w.base_snapshot = fz.info.last_snapshot;
 	w.pending[0] = '\0';

@@ -367,7 +367,7 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 	if (!dry_run && !fdl_store_list(repo->store, "refs/heads", &heads, &ierr))
 		for (size_t i = 0; i < heads.len; i++)
 			if (!strstr(heads.items[i], ".lock"))
-				fdl_history_update(repo, heads.items[i] + 11, &ierr);
+				fdl_history_update(repo, heads.items[i] + 11, -1, &ierr);
 	fdl_strlist_free(&heads);
 	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)

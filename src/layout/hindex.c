@@ -596,7 +596,7 @@ static void drop_old_packs(fdl_repo *repo, const hindex *old, const hpack *now, 
 
 /* One attempt: 0 (done), FDL_ECONFLICT (another writer moved the pointer:
  * try again) or an error. */
-static int update_once(fdl_repo *repo, const char *branch, const char *given, fdl_error *err)
+static int update_once(fdl_repo *repo, const char *branch, const char *given, long max_walk, fdl_error *err)
 {
 	char *ref_key = NULL;
 	char tip[FDL_ID_LEN + 1];
@@ -654,6 +654,12 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, fd
 		const char *parent = entry_parent(w);
 		if (!parent || w->seq <= 1)
 			break;
+		if (max_walk >= 0 && (long)walked.len >= max_walk) {
+			rc = fdl_fail(err, FDL_ENOCHANGE, "no index joins within %ld versions of the tip: fdl gc writes "
+							  "it whole",
+				      max_walk);
+			break;
+		}
 		int64_t s = w->seq - 1;
 		if (base->usable && s <= base->seq) {
 			const fdl_hentry *h = s == base->seq ? NULL : index_at(base, repo, s);
@@ -739,24 +745,24 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, fd
 	return rc;
 }
 
-static int update(fdl_repo *repo, const char *branch, const char *tip, fdl_error *err)
+static int update(fdl_repo *repo, const char *branch, const char *tip, long max_walk, fdl_error *err)
 {
 	if (!strncmp(branch, "refs/heads/", 11))
 		branch += 11;
 	int rc = FDL_ECONFLICT;
 	for (int i = 0; i < HIST_RETRIES && rc == FDL_ECONFLICT; i++)
-		rc = update_once(repo, branch, tip, err);
+		rc = update_once(repo, branch, tip, max_walk, err);
 	return rc ? fdl_error_prefix(err, "the history index of branch %s was not updated", branch) : 0;
 }
 
-int fdl_history_update(fdl_repo *repo, const char *branch, fdl_error *err)
+int fdl_history_update(fdl_repo *repo, const char *branch, long max_walk, fdl_error *err)
 {
-	return update(repo, branch, NULL, err);
+	return update(repo, branch, NULL, max_walk, err);
 }
 
 int fdl_history_prepare(fdl_repo *repo, const char *branch, const char *tip, fdl_error *err)
 {
-	return update(repo, branch, tip, err);
+	return update(repo, branch, tip, FDL_HISTORY_WALK_MAX, err);
 }
 
 int fdl_history_remove(fdl_repo *repo, const char *branch, fdl_error *err)

@@ -55,8 +55,13 @@ int fdl_history_find_seq(char id[FDL_ID_LEN + 1], bool *found, fdl_repo *repo, c
 
 /* Bring `branch`'s index up to its ref (best effort for callers: the index
  * is derived, and a failure leaves the repository as correct as before,
- * only slower to read). Removes the index of a branch that is gone. */
-int fdl_history_update(fdl_repo *repo, const char *branch, fdl_error *err);
+ * only slower to read). Removes the index of a branch that is gone. It
+ * reads at most `max_walk` version.json files to find where the old index
+ * (or HEAD's branch's) agrees (-1: no bound; FDL_ENOCHANGE past it), so a
+ * commit on a long history written without an index stays fast and leaves
+ * the whole index to fdl gc and clone, which pass -1. */
+#define FDL_HISTORY_WALK_MAX 1000
+int fdl_history_update(fdl_repo *repo, const char *branch, long max_walk, fdl_error *err);
 
 /* The index of a branch about to be created at `tip`, written before its
  * ref (so an interrupted `fdl branch` run again ends the same), and the
