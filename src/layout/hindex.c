@@ -197,8 +197,11 @@ static int pointer_parse(hindex *ix, const fdl_buf *b)
 		hp->first = json_integer_value(json_object_get(p, "first_seq"));
 		hp->last = json_integer_value(json_object_get(p, "last_seq"));
 		hp->bytes = json_integer_value(json_object_get(p, "bytes"));
+		/* a hostile pointer must not make a reader allocate much: a pack
+		 * is a metadata file, and an entry takes far more than 64 bytes */
 		if (!name || strlen(name) != 70 || strcmp(name + 64, ".jsonl") || hp->first != next || hp->last < hp->first ||
-		    hp->bytes < 1) {
+		    hp->bytes < 1 || (uint64_t)hp->bytes > (uint64_t)FDL_META_MAX_BYTES ||
+		    hp->last - hp->first + 1 > hp->bytes / 64) {
 			unusable(ix, "a pack is not a named, contiguous range of seqs", NULL);
 			goto out;
 		}

@@ -306,3 +306,25 @@ def test_gc_removes_packs_no_index_names(repo, tmp_path):
     (root / "history" / "notes.txt").write_text("hello")
     rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
     assert [p["where"] for p in rep["problems"]] == ["history/notes.txt"]
+
+
+def test_a_hostile_index_is_ignored(repo, tmp_path):
+    """Someone else's repository: an index that names files outside
+    history/packs, claims huge packs or points at a URL is not used, and the
+    history read is still the one version.json files give."""
+    Versions(repo, tmp_path, 5)
+    root = repo.root
+    truth = walk(root)
+    key = root / "history" / "heads" / "main.json"
+    good = read_json(key)
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text("{}\n")
+    for packs in ([{"name": "../../../" + str(secret), "first_seq": 1, "last_seq": 1, "bytes": 3}],
+                  [{"name": "a" * 64 + ".jsonl", "first_seq": 1, "last_seq": 10 ** 12, "bytes": 10 ** 15}],
+                  [{"name": "http://127.0.0.1:9/x.jsonl", "first_seq": 1, "last_seq": 1, "bytes": 3}]):
+        bad = dict(good, packs=packs, tail=good["tail"][1:])
+        key.write_text(json.dumps(bad))
+        assert log_ids(root) == truth
+        assert json.loads(fdl("show", root, "main:1", "--json").stdout)["id"] == truth[-1]
+        rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
+        assert [p["where"] for p in rep["problems"]] == ["history/heads/main.json"], rep["problems"]
