@@ -487,7 +487,8 @@ def bench_remote_history(tmp, lengths, reps, rows):
                         row.peer.append(secs)
                         row.peer_rss.append(rss)
                         req["none"].append(hosts["none"].count)
-                row.extra = {"requests with index": max(req["index"]), "requests without": max(req["none"])}
+                row.extra = {"requests with index": max(req["index"]),
+                             "requests without": max(req["none"]) if req["none"] else "not run (200 s a run)"}
                 rows.append(row)
                 if op == "log (whole)":
                     row = Row("remote whole history, host 20 ms away (cold)", f"{n} versions",

@@ -135,3 +135,35 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     # the only failed load is the list of refs a static host cannot give
     assert all("404" in e for e in seen["consoleErrors"]), seen["consoleErrors"]
     assert (ARTIFACTS / "static" / "overview.png").stat().st_size > 10000
+
+
+def test_the_page_reads_the_history_from_the_index(repo, tmp_path):
+    """60 versions on a plain static host that counts requests: the first page
+    of the history (50 rows) comes from the history index, a handful of
+    files, where without the index it is one version.json per row."""
+    import shutil
+    from test_hindex import CountingHost, Versions, walk
+    Versions(repo, tmp_path, 60)
+    truth = walk(repo.root)
+    seen, fetched = {}, {}
+    for name in ("index", "none"):
+        site = tmp_path / f"site-{name}"
+        shutil.copytree(repo.root, site, ignore=None if name == "index" else shutil.ignore_patterns("history"))
+        shutil.copytree(ROOT / "build" / "web", site, dirs_exist_ok=True)
+        host = CountingHost(site)
+        try:
+            p = subprocess.run(["node", str(NODE_SCRIPT), host.url + "/", str(ARTIFACTS / f"history-{name}"),
+                                json.dumps({"queries": []})], capture_output=True, text=True, timeout=300,
+                               cwd=ROOT / "web")
+            assert p.returncode == 0, p.stderr[-4000:]
+            seen[name] = json.loads(p.stdout.strip().splitlines()[-1])
+            fetched[name] = [r for r in host.requests if r.endswith("/version.json")]
+        finally:
+            host.close()
+    for name in ("index", "none"):
+        assert [h["seq"] for h in seen[name]["history"]] == list(range(60, 10, -1))
+        assert seen[name]["history"][0]["message"].startswith("row 60")
+    assert seen["index"]["history"] == seen["none"]["history"]
+    assert len(fetched["none"]) >= 50
+    assert len(fetched["index"]) <= 2, fetched["index"]
+    assert len(truth) == 60
