@@ -12,6 +12,9 @@
 #define HIST_SMALL_MIN 256
 #define HIST_MAX_PACKS 8 /* what a reader accepts; fdl writes at most 2 */
 #define HIST_RETRIES 5
+/* update_once: the old index names a pack that cannot be read; start over
+ * without it (a pointer naming a missing pack must not block its repair) */
+#define HIST_REBUILD 1
 
 /* ---- entries ---------------------------------------------------------- */
 
@@ -599,7 +602,8 @@ static void drop_old_packs(fdl_repo *repo, const hindex *old, const hpack *now, 
 
 /* One attempt: 0 (done), FDL_ECONFLICT (another writer moved the pointer:
  * try again) or an error. */
-static int update_once(fdl_repo *repo, const char *branch, const char *given, long max_walk, fdl_error *err)
+static int update_once(fdl_repo *repo, const char *branch, const char *given, long max_walk, bool rebuild,
+		       fdl_error *err)
 {
 	char *ref_key = NULL;
 	char tip[FDL_ID_LEN + 1];
@@ -628,7 +632,9 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 		return 0;
 	}
 	hindex *base = &own;
-	if (!own.usable) {
+	if (rebuild) /* from version.json files alone */
+		own.usable = false;
+	if (!own.usable && !rebuild) {
 		char *head = NULL;
 		fdl_error e;
 		if (!fdl_repo_head_branch(&head, repo, &e) && strcmp(head, branch) &&
@@ -680,13 +686,19 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 	size_t npacks = 0, keep_from = 0;
 	int64_t done = 0;
 	for (size_t i = 0; !rc && i < base->npacks && base->packs[i].last <= join && npacks < 2; i++) {
+		/* gc and clone (no bound on the walk) also read what they keep:
+		 * a pack that is gone or damaged makes them write the index anew */
+		if (max_walk < 0 && !pack_load(base, &base->packs[i], repo)) {
+			rc = HIST_REBUILD;
+			break;
+		}
 		packs[npacks++] = base->packs[i];
 		packs[npacks - 1].e = NULL;
 		done = base->packs[i].last;
 	}
 	for (int64_t s = done + 1; !rc && s <= join; s++) {
 		const fdl_hentry *h = index_at(base, repo, s);
-		rc = h ? entries_add(&all, h, err) : fdl_fail(err, FDL_ECONFLICT, "the index changed under us");
+		rc = h ? entries_add(&all, h, err) : HIST_REBUILD;
 	}
 	for (size_t i = walked.len; !rc && i > 0; i--)
 		rc = entries_add(&all, &walked.items[i - 1], err);
@@ -699,8 +711,7 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 		entries small = {0};
 		if (npacks == 2) {
 			hpack *p1 = &base->packs[1];
-			rc = pack_load(base, p1, repo) ? entries_add_pack(&small, p1, err)
-						       : fdl_fail(err, FDL_ECONFLICT, "a pack went away");
+			rc = pack_load(base, p1, repo) ? entries_add_pack(&small, p1, err) : HIST_REBUILD;
 			npacks = 1;
 		}
 		size_t move = all.n - HIST_TAIL_KEEP;
@@ -714,7 +725,7 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 			if ((int64_t)small.n > limit) { /* merge into the first pack */
 				entries merged = {0};
 				rc = pack_load(base, &base->packs[0], repo) ? entries_add_pack(&merged, &base->packs[0], err)
-									   : fdl_fail(err, FDL_ECONFLICT, "a pack went away");
+									   : HIST_REBUILD;
 				for (size_t i = 0; !rc && i < small.n; i++)
 					rc = entries_add(&merged, small.p[i], err);
 				npacks = 0;
@@ -753,8 +764,13 @@ static int update(fdl_repo *repo, const char *branch, const char *tip, long max_
 	if (!strncmp(branch, "refs/heads/", 11))
 		branch += 11;
 	int rc = FDL_ECONFLICT;
-	for (int i = 0; i < HIST_RETRIES && rc == FDL_ECONFLICT; i++)
-		rc = update_once(repo, branch, tip, max_walk, err);
+	bool rebuild = false;
+	for (int i = 0; i < HIST_RETRIES && (rc == FDL_ECONFLICT || rc == HIST_REBUILD); i++) {
+		rebuild = rebuild || rc == HIST_REBUILD;
+		rc = update_once(repo, branch, tip, max_walk, rebuild, err);
+	}
+	if (rc == HIST_REBUILD)
+		rc = fdl_fail(err, FDL_EINVALID, "a pack of the index cannot be read");
 	return rc ? fdl_error_prefix(err, "the history index of branch %s was not updated", branch) : 0;
 }
 
