@@ -6,8 +6,9 @@ peer / fdl, and peak RSS of each.
   python bench/run.py                  (make bench: every size of issue 14)
 
 Peers: stock DuckDB doing the job by hand (bench/sqlrun, the same libduckdb
-fdl links, with no Python in between), DuckLake's own time travel, git, and
-the cp + sha256sum floors. Nothing is hard-coded: every figure printed is
+fdl links, with no Python in between), DuckLake's own time travel, git,
+frozen-ducklake 0.11.0 (the format author's earlier CLI, from
+scripts/setup-bench.sh, in its own venv) and the cp + sha256sum floors. Nothing is hard-coded: every figure printed is
 measured here, now. Results go to build/bench/<mode>.json and .md, and a plot
 of cost against size to build/bench/<mode>.png (gnuplot, when installed).
 """
@@ -641,6 +642,191 @@ def bench_verify(tmp, made, reps, rows):
     rows.append(row)
 
 
+# ---- frozen-ducklake 0.11.0, the format author's earlier CLI (issue 28) ----------------
+
+PEER = ROOT / "deps" / "peer-venv" / "bin" / "fdl"
+PEER_HOME = ROOT / "deps" / "peer-home"
+
+
+def peer(proj, *args):
+    """frozen-ducklake's `fdl` (called by its venv path: fdl's own CLI has
+    the same name) in its project folder, with HOME=deps/peer-home, where
+    scripts/setup-bench.sh put the pinned extensions its INSTALL looks for."""
+    return ["env", "-C", str(proj), f"HOME={PEER_HOME}", "NO_COLOR=1", "COLUMNS=200", str(PEER), *map(str, args)]
+
+
+def peer_project(tmp, name, public_url=None):
+    """A frozen-ducklake project publishing to a folder: (project, target
+    folder, the folder the pushed catalog is in, a connection to its SQLite
+    working catalog as `lake`). Snapshot expiry is off
+    (maintenance.snapshot_retention_days = false): fdl keeps every
+    snapshot, so both sides publish the same catalog."""
+    proj, pub = tmp / name, tmp / f"{name}-pub"
+    proj.mkdir()
+    pub.mkdir()
+    run(peer(proj, "init", "bench", "--target-url", pub, "--public-url", public_url or pub,
+             "--target-name", "default"))
+    run(peer(proj, "config", "maintenance.snapshot_retention_days", "false"))
+    con = connect(f"ATTACH 'ducklake:{proj}/.fdl/default/ducklake.sqlite' AS lake (META_TYPE 'sqlite', "
+                  f"DATA_PATH '{pub}/bench/ducklake.duckdb.files/', OVERRIDE_DATA_PATH true)")
+    return proj, pub, pub / "bench", con
+
+
+def fill_both(con, n):
+    """10 tables of 1,000 rows, then n snapshots of one row each."""
+    for t in range(10):
+        con.execute(f"CREATE TABLE lake.t{t} AS SELECT i::BIGINT AS k, 'row ' || i AS v FROM range(1000) r(i)")
+    fill_snapshots(con, n)
+
+
+def read_sql(attach, table="t0"):
+    return f"{LOADS}{attach}\nSELECT count(*) + sum(k) FROM lake.{table};\n"
+
+
+def fdl_attach_sql(target):
+    """`fdl attach`'s SQL, to run in stock DuckDB (sqlrun), which loads the
+    pinned extension files itself (LOADS) instead of INSTALL."""
+    lines = []
+    for line in run([FDL, "attach", target]).splitlines():
+        for ext in ("httpfs", "ducklake"):
+            line = line.replace(f"INSTALL {ext};", "").replace(f"LOAD {ext};", f"LOAD '{ext_path(ext)}';")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def serve_url(proc):
+    line = proc.stdout.readline()
+    return line.split(" at ")[1].split()[0].rstrip("/")
+
+
+def wait_http(url):
+    import urllib.request
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(url, timeout=1).close()
+            return
+        except Exception:  # noqa: BLE001  (not up yet)
+            time.sleep(0.05)
+    raise RuntimeError(f"{url} never answered")
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bench_peer(tmp, sizes, reps, rows, read_at, big_gib):
+    """fdl commit against frozen-ducklake's push after a one-row change, on
+    a working catalog of N snapshots; the published latest version read by
+    stock DuckDB from each layout, over a folder and over each one's serve;
+    the first publish of a big table."""
+    if not PEER.exists():
+        print("(frozen-ducklake is not installed: run scripts/setup-bench.sh; no peer rows)")
+        return
+    for n in sizes:
+        root = new_repo(tmp, f"peer-fdl-{n}")
+        work = tmp / f"peer-fdl-{n}-work"
+        ours = connect(checkout(root, work))
+        fill_both(ours, n)
+        run([FDL, "commit", work, "-m", "first", "-q"])
+        proj, pub, site, theirs = peer_project(tmp, f"peer-fd-{n}")
+        fill_both(theirs, n)
+        run(peer(proj, "push", "default"))
+        k = [10 ** 9]
+
+        def one_row(which):
+            k[0] += 1
+            (ours if which == "fdl" else theirs).execute(f"INSERT INTO lake.t1 VALUES ({k[0]}, 'one more')")
+        row = Row("publish after a one-row change", f"{n} snapshots, 10 tables",
+                  "faster than frozen-ducklake's push (which keeps no history)")
+        alternate(row, reps, [FDL, "commit", work, "-m", "one row", "-q"], peer(proj, "push", "default"), one_row,
+                  "frozen-ducklake 0.11.0 fdl push")
+        row.extra["fdl_version_bytes"] = files_bytes(
+            (root / "versions" / (root / "refs/heads/main").read_text().strip()).iterdir())
+        row.extra["peer_catalog_bytes"] = (site / "ducklake.duckdb").stat().st_size
+        rows.append(row)
+        if n == read_at:
+            bench_peer_read(tmp, rows, reps, n, root, proj, pub, site, theirs)
+        ours.close()
+        theirs.close()
+        shutil.rmtree(root)
+        shutil.rmtree(work)
+        shutil.rmtree(proj)
+        shutil.rmtree(pub)
+    if big_gib:
+        bench_peer_big(tmp, rows, big_gib)
+
+
+def bench_peer_read(tmp, rows, reps, n, root, proj, pub, site, theirs):
+    """Stock DuckDB reads the published latest version: a folder, then HTTP
+    (fdl serve against frozen-ducklake's serve, the same rows)."""
+    size = f"{n} snapshots, latest version"
+    ours_sql, theirs_sql = tmp / "read-fdl.sql", tmp / "read-peer.sql"
+    ours_sql.write_text(read_sql(fdl_attach_sql(str(root))))
+    theirs_sql.write_text(read_sql(f"ATTACH 'ducklake:{site}/ducklake.duckdb' AS lake (READ_ONLY);"))
+    got = [run([SQLRUN, ours_sql]).strip(), run([SQLRUN, theirs_sql]).strip()]
+    if got[0] != got[1]:
+        raise RuntimeError(f"the two layouts answer differently: fdl {got[0]}, frozen-ducklake {got[1]}")
+    row = Row("read the latest version, stock DuckDB (folder)", size, "as fast as frozen-ducklake's layout")
+    alternate(row, reps, [SQLRUN, ours_sql], [SQLRUN, theirs_sql], peer_name="frozen-ducklake's layout")
+    rows.append(row)
+    # over HTTP: each side's own server; frozen-ducklake's catalog names
+    # its public URL as its data path, so it is pushed again for that URL
+    port = free_port()
+    run(peer(proj, "config", "targets.default.public_url", f"http://127.0.0.1:{port}"))
+    run(peer(proj, "push", "default"))
+    theirs_srv = subprocess.Popen(peer(proj, "serve", "default", "--port", port), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, env=env())
+    ours_srv = subprocess.Popen([FDL, "serve", root, "--port", "0", "-q", "--no-page"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True, env=env())
+    try:
+        url = serve_url(ours_srv)
+        wait_http(f"http://127.0.0.1:{port}/bench/ducklake.duckdb")
+        ours_sql.write_text(read_sql(fdl_attach_sql(url)))
+        theirs_sql.write_text(read_sql(
+            "LOAD '" + str(ext_path("httpfs")) + "';\n"
+            f"ATTACH 'ducklake:http://127.0.0.1:{port}/bench/ducklake.duckdb' AS lake (READ_ONLY);"))
+        got = [run([SQLRUN, ours_sql]).strip(), run([SQLRUN, theirs_sql]).strip()]
+        if got[0] != got[1]:
+            raise RuntimeError(f"the two hosts answer differently: fdl {got[0]}, frozen-ducklake {got[1]}")
+        row = Row("read the latest version, stock DuckDB (HTTP)", size, "as fast as frozen-ducklake's serve")
+        alternate(row, reps, [SQLRUN, ours_sql], [SQLRUN, theirs_sql], peer_name="frozen-ducklake's fdl serve")
+        rows.append(row)
+    finally:
+        for p in (ours_srv, theirs_srv):
+            p.terminate()
+            p.wait()
+
+
+def bench_peer_big(tmp, rows, gib):
+    """The first publish of one big table (written by stock DuckDB into each
+    side's working catalog, untimed): one run each."""
+    rows_n = int(gib * (1 << 30) / 64)
+    make = (f"CREATE TABLE lake.big AS SELECT range AS k, md5(range::VARCHAR) || md5((range * 7)::VARCHAR) AS v "
+            f"FROM range({rows_n})")
+    root = new_repo(tmp, "peer-big")
+    work = tmp / "peer-big-work"
+    con = connect(checkout(root, work))
+    con.execute(make)
+    con.close()
+    row = Row("first publish of a big table", "", "faster than frozen-ducklake's push")
+    s, r = measure([FDL, "commit", work, "-m", "big", "-q"])
+    row.fdl, row.fdl_rss = [s], [r]
+    row.size = f"{files_bytes(list((root / 'data').rglob('*'))) / (1 << 30):.2f} GiB table"
+    shutil.rmtree(root)
+    shutil.rmtree(work)
+    proj, pub, _, con = peer_project(tmp, "peer-big-fd")
+    con.execute(make)
+    con.close()
+    s, r = measure(peer(proj, "push", "default"))
+    row.peer, row.peer_rss, row.peer_name = [s], [r], "frozen-ducklake 0.11.0 fdl push"
+    rows.append(row)
+    shutil.rmtree(proj)
+    shutil.rmtree(pub)
+
+
 def bench_memory(tmp, gib, rows):
     """commit peak memory with one big table (gib GiB of Parquet)."""
     root = new_repo(tmp, "big")
@@ -754,6 +940,9 @@ def main():
             bench_query(tmp, made, reps, rows)
         if made and want("verify"):
             bench_verify(tmp, made, reps, rows)
+        if want("publish") or want("read the latest") or want("big"):
+            bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
+                       read_at=10 if a.quick else 1000, big_gib=0 if a.quick else 1)
         if not a.quick and want("memory"):
             bench_memory(tmp, 5, rows)
     finally:
