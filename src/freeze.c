@@ -26,36 +26,68 @@ void fdl_frozen_free(frozen *f)
 
 /* Every data and delete file the frozen catalog references must exist
  * under data_dir with the size the catalog records. Only the files added
- * since the base version (`added`, sorted) are looked at: the base's own were
- * checked when it was committed, never change, and are not deleted while a
- * live version references them (gc; a withdrawn base is refused before). On
- * a bucket this is one HEAD per new file, not per file of the dataset. */
+ * since the base version (`added`, sorted; NULL: all, for a first version)
+ * are looked at: the base's own were checked when it was committed, never
+ * change, and are not deleted while a live version references them (gc; a
+ * withdrawn base is refused before). On a bucket this is one HEAD per new
+ * file, not per file of the dataset; on a folder one stat each, a folder
+ * at a time. */
+typedef struct wanted {
+	char *key;
+	const char *path, *table;
+	int64_t bytes;
+} wanted;
+
+static int wanted_cmp(const void *a, const void *b)
+{
+	return strcmp(((const wanted *)a)->key, ((const wanted *)b)->key);
+}
+
 static int check_data_files(fdl_repo *repo, const fdl_data_files *files, const fdl_strlist *added, fdl_error *err)
 {
-	for (size_t i = 0; i < files->len; i++) {
+	wanted *w = calloc(2 * files->len + 1, sizeof *w);
+	const char **keys = calloc(2 * files->len + 1, sizeof *keys);
+	int64_t *have = calloc(2 * files->len + 1, sizeof *have);
+	size_t n = 0;
+	int rc = w && keys && have ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; !rc && i < files->len; i++) {
 		const fdl_data_file *f = &files->items[i];
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; !rc && k < 2; k++) {
 			const char *path = k ? f->delete_path : f->path;
-			int64_t want = k ? f->delete_bytes : f->bytes;
-			if (!path || !fdl_strlist_has_sorted(added, path))
+			if (!path || (added && !fdl_strlist_has_sorted(added, path)))
 				continue;
-			char *key = fdl_asprintf("%s/%s", repo->data_dir, path);
-			int64_t have = -1;
-			int rc = key ? fdl_store_head(repo->store, key, &have, err) : fdl_fail(err, FDL_ERROR, "oom");
-			if (rc == FDL_ENOTFOUND)
-				rc = fdl_fail(err, FDL_EINVALID,
-					      "table %s references %s, which is not in the repository's data folder "
-					      "(%s/%s)",
-					      f->table_key, path, repo->root, key);
-			else if (!rc && want > 0 && have != want)
-				rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; the catalog records %lld",
-					      repo->root, key, (long long)have, (long long)want);
-			free(key);
-			if (rc)
-				return rc;
+			w[n] = (wanted){fdl_asprintf("%s/%s", repo->data_dir, path), path, f->table_key,
+					k ? f->delete_bytes : f->bytes};
+			rc = w[n].key ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+			n += !rc;
 		}
 	}
-	return 0;
+	if (!rc && n) {
+		qsort(w, n, sizeof *w, wanted_cmp);
+		for (size_t i = 0; i < n; i++)
+			keys[i] = w[i].key;
+		rc = fdl_store_head_many(repo->store, keys, n, have, err);
+	}
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (have[i] == FDL_HEAD_ABSENT)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "table %s references %s, which is not in the repository's data folder (%s/%s)",
+				      w[i].table, w[i].path, repo->root, w[i].key);
+		else if (have[i] == FDL_HEAD_NOT_FILE)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s/%s is a symlink or not a regular file; fdl follows no symlink inside a "
+				      "repository",
+				      repo->root, w[i].key);
+		else if (w[i].bytes > 0 && have[i] != w[i].bytes)
+			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; the catalog records %lld", repo->root,
+				      w[i].key, (long long)have[i], (long long)w[i].bytes);
+	}
+	for (size_t i = 0; w && i < n; i++)
+		free(w[i].key);
+	free(w);
+	free(keys);
+	free(have);
+	return rc;
 }
 
 /* A base version that expired or was withdrawn since the checkout may have
@@ -180,11 +212,12 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	fdl_strlist added = {0};
 	if (!rc)
 		rc = base_is_live(repo, w, err);
-	if (!rc)
-		rc = fdl_catalog_all_files(&added, &d, FROZEN, w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
+	/* a first version: every file is new */
+	if (!rc && w->base_snapshot >= 0)
+		rc = fdl_catalog_all_files(&added, &d, FROZEN, w->base_snapshot + 1, err);
 	fdl_strlist_sort(&added);
 	if (!rc)
-		rc = check_data_files(repo, &files, &added, err);
+		rc = check_data_files(repo, &files, w->base_snapshot >= 0 ? &added : NULL, err);
 	fdl_strlist_free(&added);
 	if (!rc)
 		rc = fdl_catalog_files_json(&out->files_json, &d, FROZEN, &files, err);

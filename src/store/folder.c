@@ -211,6 +211,61 @@ static int folder_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error 
 	return rc;
 }
 
+/* One safe open of each folder (no symlink on the way), then one fstatat
+ * per key in it, not following a symlink at the end either. */
+static int folder_head_many(fdl_store *s, const char *const *keys, size_t n, int64_t *sizes, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	int dir = -1;
+	char *dir_key = NULL;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const char *slash = strrchr(keys[i], '/');
+		size_t dlen = slash ? (size_t)(slash - keys[i]) : 0;
+		const char *name = slash ? slash + 1 : keys[i];
+		if (!dir_key || strlen(dir_key) != dlen || strncmp(dir_key, keys[i], dlen)) {
+			if (dir >= 0)
+				close(dir);
+			free(dir_key);
+			dir = -1;
+			if (!(dir_key = strndup(keys[i], dlen))) {
+				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+				break;
+			}
+			fdl_error e;
+			dir = dlen ? fdl_open_beneath(f->root, dir_key, O_PATH | O_DIRECTORY, &e)
+				   : open(f->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (dir < 0 && dlen && dir != FDL_ENOTFOUND && dir != FDL_EINVALID) {
+				*err = e;
+				rc = dir;
+				break;
+			}
+			if (dir < 0 && !dlen) {
+				rc = err_errno(err, "cannot open", f->root);
+				break;
+			}
+		}
+		struct stat st;
+		if (dir < 0) { /* no such folder, or one reached through a symlink */
+			sizes[i] = dir == FDL_EINVALID ? FDL_HEAD_NOT_FILE : FDL_HEAD_ABSENT;
+		} else if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				sizes[i] = FDL_HEAD_ABSENT;
+			else {
+				char *path = key_path(f, keys[i]);
+				rc = err_errno(err, "cannot stat", path ? path : keys[i]);
+				free(path);
+			}
+		} else {
+			sizes[i] = S_ISREG(st.st_mode) ? (int64_t)st.st_size : FDL_HEAD_NOT_FILE;
+		}
+	}
+	if (dir >= 0)
+		close(dir);
+	free(dir_key);
+	return rc;
+}
+
 static int folder_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *err)
 {
 	folder_store *f = (folder_store *)s;
@@ -451,6 +506,7 @@ static const fdl_store_ops folder_ops = {
 	.get = folder_get,
 	.get_file = folder_get_file,
 	.head = folder_head,
+	.head_many = folder_head_many,
 	.modified = folder_modified,
 	.put_if_absent = folder_put_if_absent,
 	.put_file_if_absent = folder_put_file_if_absent,

@@ -99,6 +99,27 @@ int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err
 	return s->ops->head(s, key, bytes, err);
 }
 
+int fdl_store_head_many(fdl_store *s, const char *const *keys, size_t n, int64_t *sizes, fdl_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		CHECK_KEY(keys[i]);
+	if (s->ops->head_many)
+		return s->ops->head_many(s, keys, n, sizes, err);
+	for (size_t i = 0; i < n; i++) {
+		fdl_error e;
+		int rc = s->ops->head(s, keys[i], &sizes[i], &e);
+		if (rc == FDL_ENOTFOUND)
+			sizes[i] = FDL_HEAD_ABSENT;
+		else if (rc == FDL_EINVALID)
+			sizes[i] = FDL_HEAD_NOT_FILE;
+		else if (rc) {
+			*err = e;
+			return rc;
+		}
+	}
+	return 0;
+}
+
 int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err)
 {
 	CHECK_KEY(key);

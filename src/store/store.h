@@ -34,6 +34,11 @@ typedef struct fdl_store_ops {
 	int (*get_file)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 	/* Size of a key; FDL_ENOTFOUND if absent. */
 	int (*head)(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
+	/* Sizes of many keys at once (NULL: head, one at a time): sizes[i] is
+	 * the size, FDL_HEAD_ABSENT or FDL_HEAD_NOT_FILE (a symlink, a FIFO:
+	 * never followed). An error only for a failure to ask. Keys sorted by
+	 * folder are the fast case. */
+	int (*head_many)(fdl_store *s, const char *const *keys, size_t n, int64_t *sizes, fdl_error *err);
 	/* When a key was last written (Unix seconds); for gc's grace period. */
 	int (*modified)(fdl_store *s, const char *key, int64_t *when, fdl_error *err);
 	int (*put_if_absent)(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err);
@@ -100,6 +105,12 @@ int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out,
 		  fdl_error *err);
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
+/* fdl_store_head of n keys: each size, or FDL_HEAD_ABSENT, or
+ * FDL_HEAD_NOT_FILE (there, but a symlink or not a regular file); one
+ * listing of a folder per folder where the backend can (pass keys sorted). */
+#define FDL_HEAD_ABSENT (-1)
+#define FDL_HEAD_NOT_FILE (-2)
+int fdl_store_head_many(fdl_store *s, const char *const *keys, size_t n, int64_t *sizes, fdl_error *err);
 int fdl_store_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *err);
 int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err);
 int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err);

@@ -235,3 +235,39 @@ def test_commit_on_a_base_withdrawn_since_checkout_is_refused(repo, tmp_path):
     assert p.returncode == 7, p.stderr
     assert base in p.stderr and "check out again" in p.stderr
     assert repo.head() == base  # nothing published
+
+
+def test_a_new_data_file_that_is_a_symlink_or_of_another_size_is_refused(repo, tmp_path):
+    """The data files a commit adds are each looked at (a folder at a time):
+    a symlink is never followed, a size must be the catalog's, and a file
+    missing from a second version (one with a base) is caught too."""
+    con = repo.checkout(tmp_path / "work")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("CREATE TABLE lake.u (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    fdl("commit", tmp_path / "work", "-m", "one")
+    base = repo.head()
+    before = set((repo.root / "data").rglob("*.parquet"))
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    con.execute("INSERT INTO lake.u VALUES (3)")
+    new = sorted(set((repo.root / "data").rglob("*.parquet")) - before)
+    assert len(new) == 2
+    target, saved = new[1], new[1].read_bytes()
+    elsewhere = tmp_path / "elsewhere.parquet"
+    elsewhere.write_bytes(saved)  # the same bytes: only the symlink gives it away
+    target.unlink()
+    target.symlink_to(elsewhere)
+    p = fdl("commit", tmp_path / "work", "-m", "two", check=False)
+    assert p.returncode == 5 and "symlink" in p.stderr and target.name in p.stderr, p.stderr
+    target.unlink()
+    target.write_bytes(saved[:-1])
+    p = fdl("commit", tmp_path / "work", "-m", "two", check=False)
+    assert p.returncode == 5 and f"is {len(saved) - 1} bytes; the catalog records {len(saved)}" in p.stderr, p.stderr
+    target.unlink()
+    p = fdl("commit", tmp_path / "work", "-m", "two", check=False)
+    assert p.returncode == 5 and target.name in p.stderr and "not in the repository's data folder" in p.stderr
+    assert repo.head() == base and len(list((repo.root / "versions").iterdir())) == 1
+    target.write_bytes(saved)
+    fdl("commit", tmp_path / "work", "-m", "two")
+    assert sorted(rows(repo.open_version("main"), "lake.t")) == [(1,), (2,)]
+    assert rows(repo.open_version("main"), "lake.u") == [(3,)]

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -180,6 +181,42 @@ static void keys_checked(t_ctx *t)
 	done(s, dir);
 }
 
+/* Many sizes at once, a folder at a time: absent files and folders, a
+ * symlink at the end or on the way (never followed), a FIFO. */
+static void head_many(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	CHECK(t, fdl_store_put_if_absent(s, "d/a/one", "1", 1, &err) == 0);
+	CHECK(t, fdl_store_put_if_absent(s, "d/a/two", "22", 2, &err) == 0);
+	CHECK(t, fdl_store_put_if_absent(s, "d/b/three", "333", 3, &err) == 0);
+	CHECK(t, fdl_store_put_if_absent(s, "top", "4444", 4, &err) == 0);
+	char *p = fdl_asprintf("%s/d/a/link", dir), *q = fdl_asprintf("%s/d/a/two", dir);
+	CHECK(t, symlink(q, p) == 0);
+	free(p);
+	p = fdl_asprintf("%s/d/via", dir);
+	q = (free(q), fdl_asprintf("%s/d/a", dir));
+	CHECK(t, symlink(q, p) == 0); /* a folder reached through a symlink */
+	free(p);
+	free(q);
+	p = fdl_asprintf("%s/d/b/fifo", dir);
+	CHECK(t, mkfifo(p, 0600) == 0);
+	free(p);
+	const char *keys[] = {"d/a/link", "d/a/none", "d/a/one", "d/a/two", "d/b/fifo", "d/b/three",
+			      "d/c/none", "d/via/one", "top", "zzz"};
+	int64_t want[] = {FDL_HEAD_NOT_FILE, FDL_HEAD_ABSENT, 1, 2, FDL_HEAD_NOT_FILE, 3,
+			  FDL_HEAD_ABSENT, FDL_HEAD_NOT_FILE, 4, FDL_HEAD_ABSENT};
+	int64_t got[10];
+	memset(got, 0x55, sizeof got);
+	CHECK(t, fdl_store_head_many(s, keys, 10, got, &err) == 0);
+	for (int i = 0; i < 10; i++)
+		CHECK(t, got[i] == want[i]);
+	const char *bad[] = {"d/../top"};
+	CHECK(t, fdl_store_head_many(s, bad, 1, got, &err) == FDL_EINVALID);
+	done(s, dir);
+}
+
 static void list_and_delete(t_ctx *t)
 {
 	char *dir;
@@ -206,5 +243,6 @@ const t_case store_tests[] = {
 	{"folder store: concurrent CAS loses no update", concurrent_cas},
 	{"folder store: unsafe keys are refused", keys_checked},
 	{"folder store: list and delete", list_and_delete},
+	{"folder store: many sizes at once, no symlink followed", head_many},
 	{NULL, NULL},
 };
