@@ -42,13 +42,18 @@ static int description_changed(fdl_repo *repo, const fdl_work *w, const frozen *
 	return rc;
 }
 
-static int put_json(fdl_repo *repo, const char *id, const char *name, const json_t *doc, json_t *ref_out,
-		    bool compact, fdl_error *err)
+/* Put doc as version file `name`, serialised here (or `made`: serialised
+ * already, by freeze), and fill its reference for version.json. */
+static int put_json(fdl_repo *repo, const char *id, const char *name, const json_t *doc, const char *made,
+		    size_t made_len, json_t *ref_out, bool compact, fdl_error *err)
 {
-	char *text = NULL, *key = fdl_version_key(id, name);
-	size_t len = 0;
+	char *owned = NULL, *key = fdl_version_key(id, name);
+	size_t len = made_len;
 	char hex[65];
-	int rc = key ? fdl_json_dump_as(&text, &len, doc, compact, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = !key ? fdl_fail(err, FDL_ERROR, "out of memory")
+		 : made ? 0
+			: fdl_json_dump_as(&owned, &len, doc, compact, err);
+	const char *text = made ? made : owned;
 	if (!rc)
 		rc = fdl_sha256_mem(hex, text, len, err);
 	if (!rc)
@@ -58,7 +63,7 @@ static int put_json(fdl_repo *repo, const char *id, const char *name, const json
 		json_object_set_new(ref_out, "bytes", json_integer((json_int_t)len));
 		json_object_set_new(ref_out, "sha256", json_string(hex));
 	}
-	free(text);
+	free(owned);
 	free(key);
 	return rc;
 }
@@ -102,9 +107,9 @@ static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_wo
 		     : fdl_fail(err, FDL_ERROR, "out of memory");
 	free(cat_key);
 	if (!rc)
-		rc = put_json(repo, id, "dataset.json", dataset, dataset_ref, false, err);
+		rc = put_json(repo, id, "dataset.json", dataset, NULL, 0, dataset_ref, false, err);
 	if (!rc)
-		rc = put_json(repo, id, "files.json", fz->files_json, files_ref, true, err);
+		rc = put_json(repo, id, "files.json", fz->files_json, fz->files_text, fz->files_len, files_ref, true, err);
 	if (rc)
 		goto out;
 	json_t *v = json_pack("{s:s, s:s, s:I, s:O, s:s, s:O, s:s,"

@@ -6,8 +6,11 @@
  * changes from the base version. Writes nothing to the repository.
  */
 #include "freeze.h"
+
+#include <pthread.h>
 #include "layout/dataset.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +21,7 @@
 void fdl_frozen_free(frozen *f)
 {
 	json_decref(f->files_json);
+	free(f->files_text);
 	json_decref(f->dataset_json);
 	json_decref(f->changes);
 	free(f->catalog_file);
@@ -88,6 +92,27 @@ static int check_data_files(fdl_repo *repo, const fdl_data_files *files, const f
 	free(keys);
 	free(have);
 	return rc;
+}
+
+/* What runs beside DuckDB's write of the frozen file. */
+typedef struct side_job {
+	fdl_repo *repo;
+	const fdl_data_files *files;
+	const fdl_strlist *added;
+	const json_t *files_json;
+	char *text; /* files.json as published (compact) */
+	size_t len;
+	int rc;
+	fdl_error err;
+} side_job;
+
+static void *side_run(void *arg)
+{
+	side_job *j = arg;
+	j->rc = check_data_files(j->repo, j->files, j->added, &j->err);
+	if (!j->rc && j->files_json)
+		j->rc = fdl_json_dump_as(&j->text, &j->len, j->files_json, true, &j->err);
+	return NULL;
 }
 
 /* A base version that expired or was withdrawn since the checkout may have
@@ -217,9 +242,6 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = fdl_catalog_all_files(&added, &d, FROZEN, w->base_snapshot + 1, err);
 	fdl_strlist_sort(&added);
 	if (!rc)
-		rc = check_data_files(repo, &files, w->base_snapshot >= 0 ? &added : NULL, err);
-	fdl_strlist_free(&added);
-	if (!rc)
 		rc = fdl_catalog_files_json(&out->files_json, &d, FROZEN, &files, err);
 	json_t *tables = NULL;
 	if (!rc)
@@ -250,7 +272,14 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	json_decref(tables);
 	if (!rc && w->base[0])
 		rc = changes_since_base(out, &d, repo, w, err);
-	fdl_data_files_free(&files);
+	/* DuckDB writes the frozen file while the new data files are looked
+	 * at and files.json is serialised: the store is not used by this
+	 * thread until the other one is joined */
+	side_job job = {repo, &files, w->base_snapshot >= 0 ? &added : NULL, out->files_json, NULL, 0, 0, {0}};
+	pthread_t side;
+	bool threaded = !rc && pthread_create(&side, NULL, side_run, &job) == 0;
+	if (!rc && !threaded)
+		side_run(&job);
 	if (attached) { /* checkpoints the frozen file: its one write */
 		int drc = fdl_catalog_detach(&d, "fdl_new", rc ? NULL : err);
 		if (!rc && drc)
@@ -258,6 +287,20 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		if (!rc)
 			rc = fdl_catalog_storage(&d, out->catalog_file, out->info.storage, err);
 	}
+	if (threaded)
+		pthread_join(side, NULL);
+	if (job.rc && !rc) {
+		*err = job.err;
+		rc = job.rc;
+	}
+	if (!rc) {
+		out->files_text = job.text;
+		out->files_len = job.len;
+	} else {
+		free(job.text);
+	}
+	fdl_strlist_free(&added);
+	fdl_data_files_free(&files);
 	fdl_duck_close(&d);
 	return rc;
 }

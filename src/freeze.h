@@ -9,6 +9,8 @@
 typedef struct frozen {
 	fdl_catalog_info info;
 	json_t *files_json;
+	char *files_text; /* files.json serialised as published (compact) */
+	size_t files_len;
 	json_t *dataset_json;
 	json_t *changes; /* NULL for a first version */
 	char *catalog_file; /* local temp path */
