@@ -111,3 +111,32 @@ def test_serve_verify(repo, tmp_path):
     finally:
         s.terminate()
         s.wait(timeout=10)
+
+
+def test_files_json_is_compared_with_the_catalog(repo, tmp_path):
+    """A files.json laid out by another writer (same JSON, other bytes, its
+    hash in version.json) agrees; one that says something else, with a
+    matching hash, is named."""
+    import hashlib
+    import shutil
+    head, _ = two_versions(repo, tmp_path)
+    vdir = repo.root / "versions" / head
+
+    def publish_files(doc, indent):
+        text = (json.dumps(doc, indent=indent) + "\n").encode()
+        (vdir / "files.json").write_bytes(text)
+        v = read_json(vdir / "version.json")
+        v["files"]["bytes"] = len(text)
+        v["files"]["sha256"] = hashlib.sha256(text).hexdigest()
+        (vdir / "version.json").write_text(json.dumps(v, indent=2) + "\n")
+        shutil.rmtree(repo.root / "history", ignore_errors=True)  # derived; it records the old version.json
+
+    files = read_json(vdir / "files.json")
+    publish_files(files, 4)
+    rc, rep = verify(repo.root)
+    assert rc == 0 and rep["problems"] == [], rep
+    files["tables"]["main.t"]["files"][0]["bytes"] += 1
+    publish_files(files, None)
+    rc, rep = verify(repo.root)
+    assert rc == 5 and any("files.json" in str(p) and "does not agree with the catalog" in str(p)
+                           for p in rep["problems"]), rep
