@@ -401,6 +401,12 @@ FDL_EXTERN int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *
 /* The same with ROOT and REF apart (REF NULL = HEAD), for a ref with '/'
  * in it, which "ROOT@REF" takes only in full ("ROOT@refs/heads/a/b"). */
 FDL_EXTERN int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err);
+/* fdl_reader_open with flags: FDL_READER_WARM opens DuckDB on a second
+ * thread while the version and its catalog are fetched, for the first
+ * fdl_reader_query (over a network both waits overlap); without a query,
+ * fdl_reader_free waits for that thread and closes it. */
+#define FDL_READER_WARM 1u
+FDL_EXTERN int fdl_reader_open_flags(fdl_reader **out, const char *target, unsigned flags, fdl_error *err);
 FDL_EXTERN void fdl_reader_free(fdl_reader *r);
 FDL_EXTERN const fdl_version *fdl_reader_version(const fdl_reader *r);
 /* The local file of the chosen catalog (checked). */

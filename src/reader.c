@@ -13,6 +13,7 @@
 #include "layout/layout.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,13 +22,46 @@
 /* DuckLake formats this DuckDB (1.5.x, ducklake 1.0) opens, newest first. */
 static const char *const OPENABLE_FORMATS[] = {"1.0", NULL};
 
+/* DuckDB opened on a second thread while the version is fetched. */
+typedef struct warm_duck {
+	pthread_t thread;
+	fdl_duck d;
+	int rc;
+	fdl_error err;
+} warm_duck;
+
 struct fdl_reader {
 	fdl_repo *repo;
 	fdl_version *v;
 	char *catalog;     /* local file */
 	char *catalog_key; /* versions/<id>/<path> */
 	bool local;
+	warm_duck *warm; /* FDL_READER_WARM: joined and taken by the first query */
 };
+
+static void *warm_run(void *arg)
+{
+	warm_duck *w = arg;
+	w->rc = fdl_duck_open_with(&w->d, false, &w->err);
+	return NULL;
+}
+
+/* The DuckDB a query runs in: the one opened meanwhile, else a new one. */
+static int reader_duck(fdl_reader *r, fdl_duck *d, fdl_error *err)
+{
+	warm_duck *w = r->warm;
+	if (!w)
+		return fdl_duck_open_with(d, false, err);
+	r->warm = NULL;
+	pthread_join(w->thread, NULL);
+	int rc = w->rc;
+	if (rc)
+		*err = w->err;
+	else
+		*d = w->d;
+	free(w);
+	return rc;
+}
 
 const fdl_version *fdl_reader_version(const fdl_reader *r) { return r->v; }
 const char *fdl_reader_catalog(const fdl_reader *r) { return r->catalog; }
@@ -38,6 +72,10 @@ void fdl_reader_free(fdl_reader *r)
 {
 	if (!r)
 		return;
+	fdl_duck d;
+	fdl_error e;
+	if (r->warm && !reader_duck(r, &d, &e))
+		fdl_duck_close(&d);
 	fdl_version_free(r->v);
 	fdl_repo_free(r->repo);
 	free(r->catalog);
@@ -145,6 +183,8 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 	return rc;
 }
 
+static int reader_open(fdl_reader **out, const char *root, const char *ref, unsigned flags, fdl_error *err);
+
 int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
 {
 	char *root = NULL, *ref = NULL;
@@ -156,12 +196,34 @@ int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
 	return rc;
 }
 
+int fdl_reader_open_flags(fdl_reader **out, const char *target, unsigned flags, fdl_error *err)
+{
+	char *root = NULL, *ref = NULL;
+	int rc = fdl_target_split(&root, &ref, target, err);
+	if (!rc)
+		rc = reader_open(out, root, ref, flags, err);
+	free(root);
+	free(ref);
+	return rc;
+}
+
 int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err)
+{
+	return reader_open(out, root, ref, 0, err);
+}
+
+static int reader_open(fdl_reader **out, const char *root, const char *ref, unsigned flags, fdl_error *err)
 {
 	int rc = 0;
 	fdl_reader *r = calloc(1, sizeof *r);
 	if (!rc && !r)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	/* DuckDB starts (~40 ms) while the version and its catalog arrive */
+	if (!rc && (flags & FDL_READER_WARM) && (r->warm = calloc(1, sizeof *r->warm)) &&
+	    pthread_create(&r->warm->thread, NULL, warm_run, r->warm) != 0) {
+		free(r->warm);
+		r->warm = NULL;
+	}
 	if (!rc)
 		rc = fdl_repo_open(&r->repo, root, err);
 	char id[FDL_ID_LEN + 1];
@@ -296,7 +358,7 @@ static int confined_error(int rc, fdl_error *err)
 int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, fdl_error *err)
 {
 	fdl_duck d;
-	int rc = fdl_duck_open_with(&d, false, err);
+	int rc = reader_duck(r, &d, err);
 	if (rc)
 		return rc;
 	rc = reader_attach(r, &d, "lake", NULL, err);

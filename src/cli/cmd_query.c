@@ -45,7 +45,7 @@ int cmd_query(int argc, char **argv)
 	}
 	fdl_error err = {0};
 	fdl_reader *r = NULL;
-	if (fdl_reader_open(&r, pos[0], &err))
+	if (fdl_reader_open_flags(&r, pos[0], FDL_READER_WARM, &err))
 		return cli_fail(&err);
 	if (stats)
 		fprintf(stderr, "fdl: opening %s took %ld request%s\n", fdl_version_id(fdl_reader_version(r)),
