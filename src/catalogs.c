@@ -25,12 +25,10 @@ int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_err
 	/* the same format: the frozen catalog itself, checked, as a copy */
 	char *src = NULL, *name = fdl_asprintf("catalogs/%s.duckdb", format);
 	char *key = name ? fdl_version_key(id, name) : NULL;
-	char *exp = fdl_version_key(id, "expired.json");
-	int64_t sz;
-	fdl_error e;
-	if (!key || !exp)
+	fdl_expiry x;
+	if (!key)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
-	else if (fdl_store_head(repo->store, exp, &sz, &e) == 0)
+	else if (!(rc = fdl_version_expiry(&x, repo, id, err)) && x.expired)
 		rc = fdl_fail(err, FDL_EEXPIRED, "version %s has expired; it has no catalog to copy", id);
 	if (!rc)
 		rc = fdl_version_fetch_checked(&src, repo, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
@@ -44,7 +42,6 @@ int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_err
 	free(src);
 	free(name);
 	free(key);
-	free(exp);
 	fdl_version_free(v);
 	return rc;
 }

@@ -123,7 +123,7 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 			 : fdl_fail(err, FDL_ERROR, "out of memory");
 		free(src);
 		/* files we can name without listing, where they exist */
-		const char *names[] = {"version.json", "expired.json", "version.json.sig"};
+		const char *names[] = {"version.json", FDL_EXPIRED_JSON, "version.json.sig"};
 		for (size_t k = 0; !rc && k < 3; k++) {
 			char *fk = fdl_version_key(d->id, names[k]);
 			int64_t sz;
@@ -302,7 +302,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	if (!rc)
 		rc = fdl_duck_open(&duck, err);
 	for (size_t i = 0; i < dirs.len && !rc; i++)
-		if (dirs.items[i].v && !fdl_vdir_has(&dirs.items[i], "expired.json"))
+		if (dirs.items[i].v && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON))
 			rc = copy_data(&c, &duck, &dirs.items[i], err);
 	fdl_duck_close(&duck);
 	for (size_t i = 0; i < dirs.len && !rc; i++)

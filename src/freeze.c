@@ -119,22 +119,13 @@ static void *side_run(void *arg)
  * lost data files the working catalog still references. */
 static int base_is_live(fdl_repo *repo, const fdl_work *w, fdl_error *err)
 {
-	if (!w->base[0])
-		return 0;
-	char *key = fdl_version_key(w->base, "expired.json");
-	int64_t size;
-	fdl_error e2;
-	int rc = key ? fdl_store_head(repo->store, key, &size, &e2) : fdl_fail(err, FDL_ERROR, "out of memory");
-	if (rc == FDL_ENOTFOUND)
-		rc = 0;
-	else if (!rc)
+	fdl_expiry x;
+	int rc = w->base[0] ? fdl_version_expiry(&x, repo, w->base, err) : 0;
+	if (!rc && w->base[0] && x.expired)
 		rc = fdl_fail(err, FDL_EEXPIRED,
 			      "the base version %s expired or was withdrawn after this working catalog was checked "
 			      "out (%s/%s); its data may be gone: check out again and redo the change",
-			      w->base, repo->root, key);
-	else if (key)
-		rc = fdl_fail(err, e2.code, "%s", e2.message);
-	free(key);
+			      w->base, repo->root, x.key);
 	return rc;
 }
 

@@ -41,7 +41,7 @@ static int del_owned(fdl_repo *repo, char *key, fdl_error *err)
 
 static bool expired(const vdir *d)
 {
-	return fdl_vdir_has(d, "expired.json");
+	return fdl_vdir_has(d, FDL_EXPIRED_JSON);
 }
 
 /* The files expire/withdraw remove from a version, as they exist. */
@@ -73,7 +73,7 @@ static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const c
 {
 	char now[32];
 	int rc = fdl_time_now_iso(now, err);
-	char *key = fdl_version_key(d->id, "expired.json");
+	char *key = fdl_version_key(d->id, FDL_EXPIRED_JSON);
 	json_t *doc = json_pack("{s:s, s:s, s:s, s:o}", "reason", reason, "expired_at", now, "message", message,
 				"removed", strlist_json(removed));
 	if (doc && extra)
@@ -234,7 +234,7 @@ static bool withdrawn_with(fdl_repo *repo, const vdir *d, const char *id)
 {
 	if (!expired(d))
 		return false;
-	char *key = fdl_version_key(d->id, "expired.json");
+	char *key = fdl_version_key(d->id, FDL_EXPIRED_JSON);
 	fdl_buf b = {0};
 	bool yes = false;
 	if (key && fdl_store_get(repo->store, key, 1 << 24, &b, NULL, NULL) == 0) {
@@ -273,7 +273,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 	/* the data the version added: from its catalog, or from the record of
 	 * an earlier (interrupted) withdrawal */
 	if (!rc && expired(target)) {
-		char *key = fdl_version_key(id, "expired.json");
+		char *key = fdl_version_key(id, FDL_EXPIRED_JSON);
 		fdl_buf b = {0};
 		json_t *j = NULL;
 		rc = fdl_store_get(repo->store, key, 1 << 24, &b, NULL, err);

@@ -106,29 +106,17 @@ int fdl_target_split(char **root, char **ref, const char *target, fdl_error *err
 	return 0;
 }
 
-/* The reason a version cannot be read any more, from its expired.json. */
+/* The reason a version cannot be read any more, from its expired.json
+ * (0 when it has none, or the store cannot say). */
 static int expired_error(fdl_repo *repo, const char *id, fdl_error *err)
 {
-	char *key = fdl_version_key(id, "expired.json");
-	fdl_buf b = {0};
-	fdl_error e2;
-	int rc = key ? fdl_store_get(repo->store, key, 1 << 20, &b, NULL, &e2) : FDL_ERROR;
-	if (rc == 0) {
-		json_t *j = json_loadb(b.data, b.len, 0, NULL);
-		const char *reason = NULL, *when = NULL;
-		fdl_error e3;
-		if (fdl_expired_parse(&reason, &when, j, key, &e3))
-			reason = when = NULL; /* a damaged expired.json still means the version is gone */
-		rc = fdl_fail(err, FDL_EEXPIRED, "version %s %s on %s; its catalog is gone (%s/%s)", id,
-			      reason && !strcmp(reason, "withdrawn") ? "was withdrawn" : "left retention",
-			      when ? when : "an unknown date", repo->root, key);
-		json_decref(j);
-	} else {
-		rc = 0; /* not expired */
-	}
-	fdl_buf_free(&b);
-	free(key);
-	return rc;
+	fdl_expiry x;
+	fdl_error e;
+	if (fdl_version_expiry(&x, repo, id, &e) || !x.expired)
+		return 0;
+	return fdl_fail(err, FDL_EEXPIRED, "version %s %s on %s; its catalog is gone (%s/%s)", id,
+			!strcmp(x.reason, "withdrawn") ? "was withdrawn" : "left retention",
+			x.when[0] ? x.when : "an unknown date", repo->root, x.key);
 }
 
 static int choose_catalog(fdl_reader *r, fdl_error *err)

@@ -133,7 +133,7 @@ static bool allowed_name(const vdir *d, const char *name)
 			return true;
 	}
 	size_t n = strlen(name);
-	return !strcmp(name, "version.json") || !strcmp(name, "expired.json") || !strcmp(name, "version.json.sig") ||
+	return !strcmp(name, "version.json") || !strcmp(name, FDL_EXPIRED_JSON) || !strcmp(name, "version.json.sig") ||
 	       (!strncmp(name, "catalogs/", 9) && n > 16 && !strcmp(name + n - 7, ".duckdb") && !strchr(name + 9, '/'));
 }
 
@@ -265,7 +265,7 @@ static void check_signature(report *r, fdl_repo *repo, const vdir *d)
 static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
 {
 	char *vkey = fdl_version_key(d->id, "version.json");
-	bool expired = fdl_vdir_has(d, "expired.json");
+	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
 	r->out->versions_checked++;
 	for (size_t i = 0; i < d->files.len; i++)
 		if (!allowed_name(d, d->files.items[i])) {
@@ -553,7 +553,7 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 	}
 	fdl_strlist_free(&unreadable);
 	for (size_t i = 0; i < dirs.len && !rc; i++)
-		if (!fdl_vdir_has(&dirs.items[i], "version.json") && !fdl_vdir_has(&dirs.items[i], "expired.json")) {
+		if (!fdl_vdir_has(&dirs.items[i], "version.json") && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON)) {
 			char *key = fdl_version_key(dirs.items[i].id, "version.json");
 			warning(&r, key ? key : dirs.items[i].id,
 				"missing: an incomplete version (a writer died or is writing); readers ignore it");

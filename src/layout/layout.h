@@ -84,4 +84,20 @@ int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err);
  * point into doc. */
 int fdl_expired_parse(const char **reason, const char **when, const json_t *doc, const char *src, fdl_error *err);
 
+/* The file whose presence says a version left retention or was withdrawn. */
+#define FDL_EXPIRED_JSON "expired.json"
+
+/* Whether a version expired or was withdrawn (one read of its
+ * expired.json). reason is "retention" or "withdrawn" and when its
+ * expired_at, both "" when the file is damaged (the version is gone all
+ * the same); key is versions/<id>/expired.json. An error only when the
+ * store cannot be asked. */
+typedef struct fdl_expiry {
+	bool expired;
+	char reason[16];
+	char when[40];
+	char key[FDL_ID_LEN + 32];
+} fdl_expiry;
+int fdl_version_expiry(fdl_expiry *out, fdl_repo *repo, const char *id, fdl_error *err);
+
 #endif

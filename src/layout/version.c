@@ -1,6 +1,7 @@
 /* version.json: the reader's checks (docs/format.md, "version.json"). */
 #include "layout.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
@@ -372,4 +373,30 @@ void fdl_table_list_free(fdl_table_list *l)
 		free(l->items[i].name);
 	free(l->items);
 	free(l);
+}
+
+int fdl_version_expiry(fdl_expiry *out, fdl_repo *repo, const char *id, fdl_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!fdl_id_is_valid(id))
+		return fdl_fail(err, FDL_EINVALID, "'%s' is not a version id", id);
+	snprintf(out->key, sizeof out->key, "versions/%s/" FDL_EXPIRED_JSON, id);
+	fdl_buf b = {0};
+	int rc = fdl_store_get(repo->store, out->key, 1 << 20, &b, NULL, err);
+	if (rc == FDL_ENOTFOUND) {
+		fdl_error_clear(err);
+		rc = 0;
+	} else if (!rc) {
+		out->expired = true;
+		json_t *j = json_loadb(b.data, b.len, 0, NULL);
+		const char *reason, *when;
+		fdl_error e;
+		if (!fdl_expired_parse(&reason, &when, j, out->key, &e)) {
+			snprintf(out->reason, sizeof out->reason, "%s", reason);
+			snprintf(out->when, sizeof out->when, "%s", when);
+		}
+		json_decref(j);
+	}
+	fdl_buf_free(&b);
+	return rc;
 }
