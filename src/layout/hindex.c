@@ -1,6 +1,7 @@
 /* The history index: see hindex.h and docs/format.md. */
 #include "hindex.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,37 @@ static int hindex_load(hindex *ix, fdl_repo *repo, const char *branch, bool want
 	return 0;
 }
 
+/* Parse the lines of [data, data + len) into items (at most cap);
+ * false at the first that is not an entry, or past cap. */
+typedef struct pack_part {
+	const char *data, *key;
+	size_t len, cap, n;
+	fdl_hentry *items;
+	bool ok;
+} pack_part;
+
+static void *pack_part_parse(void *arg)
+{
+	pack_part *p = arg;
+	p->ok = true;
+	for (size_t off = 0; p->ok && off < p->len;) {
+		const char *nl = memchr(p->data + off, '\n', p->len - off);
+		size_t len = nl ? (size_t)(nl - (p->data + off)) : p->len - off;
+		json_t *j = NULL;
+		fdl_error e;
+		p->ok = p->n < p->cap && !fdl_json_parse(&j, p->data + off, len, p->key, &e) &&
+			!entry_from_json(&p->items[p->n], j, p->key, &e);
+		p->n += p->ok;
+		json_decref(j);
+		off += len + 1;
+	}
+	return NULL;
+}
+
+/* A pack past this size is parsed in two halves at once: parsing is
+ * almost all of what a long `fdl log` costs. */
+#define PACK_SPLIT_BYTES (1u << 20)
+
 /* Load a pack's entries (once); false when it cannot be used. */
 static bool pack_load(hindex *ix, hpack *p, fdl_repo *repo)
 {
@@ -287,30 +319,48 @@ static bool pack_load(hindex *ix, hpack *p, fdl_repo *repo)
 	fdl_error e;
 	size_t want = (size_t)(p->last - p->first + 1);
 	bool ok = key && !fdl_store_get(repo->store, key, (size_t)p->bytes, &b, NULL, &e) && (int64_t)b.len == p->bytes;
-	fdl_hentry *items = ok ? calloc(want, sizeof *items) : NULL;
-	size_t n = 0;
-	ok = ok && items;
-	for (size_t off = 0; ok && off < b.len;) {
-		const char *nl = memchr(b.data + off, '\n', b.len - off);
-		size_t len = nl ? (size_t)(nl - (b.data + off)) : b.len - off;
-		json_t *j = NULL;
-		ok = n < want && !fdl_json_parse(&j, b.data + off, len, key, &e) &&
-		     !entry_from_json(&items[n], j, key, &e) && items[n].seq == p->first + (int64_t)n &&
-		     (n == 0 || entries_link(&items[n - 1], &items[n]));
-		if (ok || (j && n < want && items[n].doc))
-			n++;
-		json_decref(j);
-		off += len + 1;
+	pack_part part[2] = {{.key = key, .cap = want}, {.key = key, .cap = want}};
+	part[0].items = ok ? calloc(want, sizeof(fdl_hentry)) : NULL;
+	ok = ok && part[0].items;
+	/* split after the line that crosses the middle */
+	const char *mid = ok && b.len > PACK_SPLIT_BYTES ? memchr(b.data + b.len / 2, '\n', b.len - b.len / 2) : NULL;
+	part[0].data = b.data;
+	part[0].len = mid ? (size_t)(mid + 1 - b.data) : b.len;
+	part[1].data = b.data + part[0].len;
+	part[1].len = b.len - part[0].len;
+	pthread_t th;
+	bool two = ok && part[1].len && (part[1].items = calloc(want, sizeof(fdl_hentry))) &&
+		   pthread_create(&th, NULL, pack_part_parse, &part[1]) == 0;
+	if (ok)
+		pack_part_parse(&part[0]);
+	if (two)
+		pthread_join(th, NULL);
+	else if (ok && part[1].len) { /* no second thread: both halves on this one */
+		if (part[1].items || (part[1].items = calloc(want, sizeof(fdl_hentry))))
+			pack_part_parse(&part[1]);
+		else
+			ok = false;
 	}
-	ok = ok && n == want;
+	ok = ok && part[0].ok && (!part[1].len || part[1].ok) && part[0].n + part[1].n == want;
+	if (ok && part[1].n) {
+		memcpy(part[0].items + part[0].n, part[1].items, part[1].n * sizeof(fdl_hentry));
+		part[0].n += part[1].n;
+		part[1].n = 0;
+	}
+	for (size_t n = 0; ok && n < want; n++)
+		ok = part[0].items[n].seq == p->first + (int64_t)n &&
+		     (n == 0 || entries_link(&part[0].items[n - 1], &part[0].items[n]));
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; !ok && i < part[k].n; i++)
+			entry_clear(&part[k].items[i]);
+	}
+	free(part[1].items);
 	if (!ok) {
-		for (size_t k = 0; k < n; k++)
-			entry_clear(&items[k]);
-		free(items);
+		free(part[0].items);
 		unusable(ix, "a pack is missing or does not hold what the pointer says", p->name);
 	} else {
-		p->e = items;
-		p->n = n;
+		p->e = part[0].items;
+		p->n = want;
 	}
 	fdl_buf_free(&b);
 	free(key);

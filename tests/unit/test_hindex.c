@@ -16,7 +16,7 @@
 typedef struct chain {
 	char *dir;
 	char root[4096];
-	char ids[400][FDL_ID_LEN + 1];
+	char ids[2400][FDL_ID_LEN + 1];
 	int n;
 	fdl_uuid7_gen gen;
 } chain;
@@ -254,9 +254,54 @@ static void a_seq_is_checked_against_its_version(t_ctx *t)
 	teardown(&c);
 }
 
+/* A pack past 1 MiB is parsed in two halves at once: the whole history
+ * comes back in order; a damaged line in the second half makes the index
+ * unusable, and the history is read from version.json files instead. */
+static void a_long_pack_is_parsed_in_halves(t_ctx *t)
+{
+	chain c;
+	if (setup(&c, t))
+		return teardown(&c);
+	fdl_repo *repo = NULL;
+	fdl_error err;
+	CHECK(t, grow(&c, 2000) == 0);
+	CHECK(t, fdl_repo_open(&repo, c.root, &err) == 0);
+	CHECK(t, repo && fdl_history_update(repo, "main", -1, &err) == 0);
+	json_t *p = pointer(&c, "main");
+	const json_t *pack = json_array_get(json_object_get(p, "packs"), 0);
+	CHECK(t, json_integer_value(json_object_get(pack, "bytes")) > (1 << 20));
+	fdl_hist h;
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, &err) == 0);
+	CHECK(t, h.len == 2000 && h.from_index == 2000 && h.read == 0);
+	for (size_t i = 0; i < h.len; i++)
+		CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]) && h.items[i].seq == c.n - (int64_t)i);
+	fdl_hist_free(&h);
+	/* break the line of seq 1900 (in the second half) in place */
+	char path[4600];
+	snprintf(path, sizeof path, "%s/history/packs/%s", c.root, json_string_value(json_object_get(pack, "name")));
+	fdl_buf b = {0};
+	CHECK(t, fdl_file_read(&b, path, 1 << 24, &err) == 0);
+	char *at = b.data ? strstr(b.data, "\"seq\":1900,") : NULL;
+	CHECK(t, at != NULL && at > b.data + b.len / 2);
+	if (at) {
+		at[6] = 'x'; /* "seq":x900: not JSON */
+		CHECK(t, fdl_file_write_atomic(path, b.data, b.len, &err) == 0);
+	}
+	fdl_buf_free(&b);
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, &err) == 0);
+	CHECK(t, h.len == 2000 && h.read >= 1900);
+	for (size_t i = 0; i < h.len; i++)
+		CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]));
+	fdl_hist_free(&h);
+	json_decref(p);
+	fdl_repo_free(repo);
+	teardown(&c);
+}
+
 const t_case hindex_tests[] = {
 	{"history index: 16 to 32 inline, two packs, old packs removed, at any length", bounded_shape_at_any_length},
 	{"history index: behind its branch or forked from, completed from version.json", stale_and_forked_are_completed},
 	{"history index: a seq it names is checked against that version.json", a_seq_is_checked_against_its_version},
+	{"history index: a pack past 1 MiB is parsed in two halves at once", a_long_pack_is_parsed_in_halves},
 	{NULL, NULL},
 };
