@@ -32,26 +32,6 @@ static void opened_free(opened *o)
 	free(o->catalog);
 }
 
-static int attach_lake(fdl_duck *d, const char *alias, const char *catalog, const char *data_url, fdl_error *err)
-{
-	fdl_buf sql = {0};
-	char *target = fdl_asprintf("ducklake:%s", catalog);
-	int rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, target, err);
-	if (!rc)
-		rc = fdl_buf_printf(&sql, err, " AS %s (READ_ONLY, DATA_PATH ", alias);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, data_url, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, ", OVERRIDE_DATA_PATH true)", err);
-	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
-	free(target);
-	fdl_buf_free(&sql);
-	return rc;
-}
-
 /* Two versions opened side by side in one DuckDB: their catalogs attached
  * raw (fdl_a, fdl_b) for schema changes and, with `lakes`, through DuckLake
  * (fdl_va, fdl_vb) for rows. */
@@ -94,9 +74,9 @@ static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool
 	if (!rc && lakes)
 		rc = fdl_duck_use_store(&p->d, repo->store, err);
 	if (!rc && lakes)
-		rc = attach_lake(&p->d, "fdl_va", p->a.catalog, repo->data_url, err);
+		rc = fdl_catalog_attach_lake(&p->d, "fdl_va", p->a.catalog, repo->data_url, err);
 	if (!rc && lakes)
-		rc = attach_lake(&p->d, "fdl_vb", p->b.catalog, repo->data_url, err);
+		rc = fdl_catalog_attach_lake(&p->d, "fdl_vb", p->b.catalog, repo->data_url, err);
 	const char *dirs[] = {repo->data_url, NULL}, *paths[] = {p->a.catalog, p->b.catalog, NULL};
 	if (!rc && lakes)
 		rc = fdl_duck_confine(&p->d, dirs, paths, err);

@@ -298,34 +298,20 @@ static int check_confined(const fdl_reader *r, fdl_duck *d, fdl_error *err)
 static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, const char *extra, fdl_error *err)
 {
 	int rc = 0;
-	fdl_buf sql = {0};
 	if (!strncmp(r->repo->data_url, "http://", 7) || !strncmp(r->repo->data_url, "https://", 8))
 		rc = fdl_duck_load(d, "httpfs", err);
 	else /* a bucket: httpfs and its secret */
 		rc = fdl_duck_use_store(d, r->repo->store, err);
 	if (!rc)
 		rc = check_confined(r, d, err);
-	char *target = fdl_asprintf("ducklake:%s", r->catalog);
 	if (!rc)
-		rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, target, err);
-	if (!rc)
-		rc = fdl_buf_printf(&sql, err, " AS %s (READ_ONLY, DATA_PATH ", alias);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, r->repo->data_url, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, ", OVERRIDE_DATA_PATH true)", err);
-	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
+		rc = fdl_catalog_attach_lake(d, alias, r->catalog, r->repo->data_url, err);
 	if (rc)
 		fdl_error_prefix(err, "attaching version %s", fdl_version_id(r->v));
 	const char *dirs[] = {r->repo->data_url, NULL};
 	const char *paths[] = {r->catalog, extra, NULL};
 	if (!rc)
 		rc = fdl_duck_confine(d, dirs, paths, err);
-	free(target);
-	fdl_buf_free(&sql);
 	return rc;
 }
 

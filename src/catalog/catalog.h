@@ -39,6 +39,10 @@ int fdl_catalog_storage(fdl_duck *d, const char *path, char storage[64], fdl_err
  * PostgreSQL `path` is the libpq connection string. */
 int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
 			   fdl_error *err);
+/* ATTACH a frozen catalog through DuckLake, read only, its data read from
+ * data_url (OVERRIDE_DATA_PATH): how every reader opens a version. */
+int fdl_catalog_attach_lake(fdl_duck *d, const char *alias, const char *catalog, const char *data_url,
+			    fdl_error *err);
 int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err);
 
 typedef struct fdl_copy_options {

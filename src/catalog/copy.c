@@ -134,6 +134,27 @@ int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl
 	return rc;
 }
 
+int fdl_catalog_attach_lake(fdl_duck *d, const char *alias, const char *catalog, const char *data_url,
+			    fdl_error *err)
+{
+	fdl_buf sql = {0};
+	char *target = fdl_asprintf("ducklake:%s", catalog);
+	int rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, target, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, " AS %s (READ_ONLY, DATA_PATH ", alias);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, data_url, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ", OVERRIDE_DATA_PATH true)", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	free(target);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
 int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err)
 {
 	char sql[128];
