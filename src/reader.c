@@ -486,11 +486,17 @@ static int plain_parquet_check(const json_t *t, const char *key, fdl_error *err)
 {
 	size_t i;
 	const json_t *f;
+	const char *dot = strchr(key, '.');
+	int slen = dot ? (int)(dot - key) : 4;
+	const char *table = dot ? dot + 1 : key;
 	json_array_foreach(json_object_get(t, "files"), i, f) if (json_object_get(f, "deletes")) return fdl_fail(
 		err, FDL_EINVALID,
 		"table %s has rows deleted through delete files (%s); read as plain Parquet the deleted rows "
-		"would come back. Use --apply to export through DuckLake, or compact the table first",
-		key, json_string_value(json_object_get(json_object_get(f, "deletes"), "path")));
+		"would come back. Use --apply to export through DuckLake, or rewrite its data files without "
+		"the deleted rows in the working catalog and commit: CALL ducklake_rewrite_data_files('lake', "
+		"'%s', schema => '%.*s', delete_threshold => 0)",
+		key, json_string_value(json_object_get(json_object_get(f, "deletes"), "path")), table, slen,
+		dot ? key : "main");
 	if (json_is_true(json_object_get(t, "renamed_columns")))
 		return fdl_fail(err, FDL_EINVALID,
 				"table %s had a column renamed; its older data files keep the old name, so read as "
