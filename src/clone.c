@@ -1,8 +1,10 @@
 /*
  * fdl clone: copy a repository between stores, resumable, checking every
- * byte it copies against what the versions record. Order: HEAD and fdl.json
- * (an empty repository), data files, each version's files with version.json
- * last, refs last of all: an interrupted clone is always a valid
+ * byte it copies against what the versions record. The plan first (each
+ * live catalog fetched and checked once, every data file it references
+ * known once with its size), then each file asked for once. Order: HEAD and
+ * fdl.json (an empty repository), data files, each version's files with
+ * version.json last, refs last of all: an interrupted clone is always a valid
  * repository (some versions complete, others incomplete and ignored), and
  * a rerun skips what is already there and finishes.
  *
@@ -27,8 +29,12 @@ typedef struct cloner {
 } cloner;
 
 /* Copy one key unless dst has it with the same size; check bytes and, when
- * given, sha256 on the copy before it is published. */
-static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, fdl_error *err)
+ * given, sha256 on the copy before it is published. `local`: the source's
+ * bytes are already here (a catalog fetched and checked for the plan).
+ * `optional`: a key the source does not have is skipped (withdrawn data,
+ * the catalog of an expired version). */
+static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *local, bool optional,
+		    fdl_error *err)
 {
 	int64_t have = -1;
 	fdl_error e;
@@ -36,14 +42,21 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 		c->skipped++;
 		return 0;
 	}
-	char *tmp = fdl_asprintf("%s/copy-%ld", c->tmpdir, c->copied + c->skipped);
-	if (!tmp)
+	char *tmp = local ? NULL : fdl_asprintf("%s/copy-%ld", c->tmpdir, c->copied + c->skipped);
+	if (!local && !tmp)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
-	int rc = fdl_store_get_file(c->src->store, key, tmp, err);
+	int rc = local ? 0 : fdl_store_get_file(c->src->store, key, tmp, err);
+	if (rc == FDL_ENOTFOUND && optional) {
+		fdl_error_clear(err);
+		unlink(tmp);
+		free(tmp);
+		return 0;
+	}
+	const char *from = local ? local : tmp;
 	char hex[65];
 	int64_t n = 0;
 	if (!rc)
-		rc = fdl_sha256_file(hex, &n, tmp, err);
+		rc = fdl_sha256_file(hex, &n, from, err);
 	if (!rc && bytes >= 0 && n != bytes)
 		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; expected %lld; not copied", c->src->root, key,
 			      (long long)n, (long long)bytes);
@@ -51,14 +64,15 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 		rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; version.json says %s; not copied", c->src->root,
 			      key, hex, sha);
 	if (!rc) {
-		rc = fdl_store_put_file_if_absent(c->dst, key, tmp, err);
+		rc = fdl_store_put_file_if_absent(c->dst, key, from, err);
 		if (rc == FDL_EEXISTS) /* a half-done earlier run left another size: a file is never replaced */
 			rc = fdl_fail(err, FDL_EEXISTS, "%s/%s exists with other content; remove it and rerun",
 				      c->dst->url, key);
 	}
 	if (!rc)
 		c->copied++;
-	unlink(tmp);
+	if (tmp)
+		unlink(tmp);
 	free(tmp);
 	return rc;
 }
@@ -118,6 +132,7 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 	for (size_t i = 0; !rc && i < h.len; i++) {
 		vdir *d = &out->items[out->len++];
 		memcpy(d->id, h.items[i].id, sizeof d->id);
+		memcpy(d->sha256, h.items[i].sha256, sizeof d->sha256);
 		char *src = fdl_asprintf("%s/versions/%s/version.json", c->src->root, d->id);
 		rc = src ? fdl_version_from_json(&d->v, h.items[i].doc, d->id, src, err)
 			 : fdl_fail(err, FDL_ERROR, "out of memory");
@@ -143,44 +158,74 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 	return rc;
 }
 
-/* Data files of one version (from its checked catalog), copied with the
- * sizes files.json or the catalog record. */
-static int copy_data(cloner *c, fdl_duck *duck, const vdir *d, fdl_error *err)
+/* The plan: each live version's catalog fetched and checked once (kept
+ * in catalogs[i] for its own copy later), and every data and delete file
+ * any of them references, once, with the size its catalog records. */
+static int plan_data(cloner *c, const vdirs *dirs, char **catalogs, fdl_strmap *files, fdl_error *err)
 {
-	const fdl_version *v = d->v;
-	char *local = NULL;
-	int rc = fdl_version_fetch_checked(&local, c->src, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
-					   fdl_version_catalog_sha256(v), err);
-	if (rc == FDL_ENOTFOUND) /* expired or withdrawn: no catalog, no data to bring */
-		return 0;
-	fdl_strlist files = {0};
-	if (!rc)
-		rc = fdl_catalog_attach_raw(duck, "fdl_clone", local, FDL_CAT_DUCKDB, true, err);
-	if (!rc) {
-		rc = fdl_catalog_all_files(&files, duck, "fdl_clone", -1, err);
-		fdl_catalog_detach(duck, "fdl_clone", NULL);
-	}
-	fdl_strlist_sort(&files);
-	for (size_t i = 0; i < files.len && !rc; i++) {
-		if (i && !strcmp(files.items[i], files.items[i - 1]))
+	fdl_duck duck;
+	int rc = fdl_duck_open(&duck, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < dirs->len && !rc; i++) {
+		const vdir *d = &dirs->items[i];
+		const fdl_version *v = d->v;
+		if (!v || fdl_vdir_has(d, FDL_EXPIRED_JSON))
 			continue;
-		char *key = fdl_asprintf("%s/%s", c->src->data_dir, files.items[i]);
-		int64_t size = -1;
-		fdl_error e;
-		if (!key)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		else if (fdl_store_head(c->src->store, key, &size, &e) == FDL_ENOTFOUND)
-			; /* gone at the source (withdrawn data): nothing to copy */
-		else
-			rc = copy_key(c, key, size, NULL, err);
-		free(key);
+		rc = fdl_version_fetch_checked(&catalogs[i], c->src, v, fdl_version_catalog_path(v),
+					       fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), err);
+		if (rc == FDL_ENOTFOUND) { /* expired or withdrawn: no catalog, no data to bring */
+			fdl_error_clear(err);
+			rc = 0;
+			continue;
+		}
+		fdl_strlist list = {0};
+		if (!rc)
+			rc = fdl_catalog_attach_raw(&duck, "fdl_clone", catalogs[i], FDL_CAT_DUCKDB, true, err);
+		if (!rc) {
+			rc = fdl_catalog_all_files_sized(&list, files, &duck, "fdl_clone", -1, err);
+			fdl_catalog_detach(&duck, "fdl_clone", NULL);
+		}
+		fdl_strlist_free(&list);
 	}
-	fdl_strlist_free(&files);
-	free(local);
+	fdl_duck_close(&duck);
 	return rc;
 }
 
-static int copy_version(cloner *c, const vdir *d, fdl_error *err)
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Each planned data file, in path order, with no request to the source
+ * but its GET: the catalog gave the size, checked on the copy. */
+static int copy_data(cloner *c, const fdl_strmap *files, fdl_error *err)
+{
+	const char **paths = calloc(files->len + 1, sizeof *paths);
+	if (!paths)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	size_t n = 0;
+	for (size_t i = 0; i < files->cap; i++)
+		if (files->keys[i])
+			paths[n++] = files->keys[i];
+	qsort(paths, n, sizeof *paths, cmp_str);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		int64_t size = -1;
+		fdl_strmap_get(files, paths[i], &size);
+		char *key = fdl_asprintf("%s/%s", c->src->data_dir, paths[i]);
+		rc = key ? copy_key(c, key, size > 0 ? size : -1, NULL, NULL, true, err)
+			 : fdl_fail(err, FDL_ERROR, "out of memory");
+		free(key);
+	}
+	free(paths);
+	return rc;
+}
+
+/* A version's files, version.json last; `catalog`: its catalog, fetched
+ * and checked by the plan (NULL: not fetched). Sizes version.json records
+ * need no HEAD at the source. */
+static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error *err)
 {
 	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
 	int rc = 0;
@@ -199,17 +244,26 @@ static int copy_version(cloner *c, const vdir *d, fdl_error *err)
 				bytes = (int64_t)json_integer_value(json_object_get(o, "bytes"));
 			}
 		}
-		int64_t size = -1;
-		fdl_error e;
+		bool is_catalog = d->v && !strcmp(name, fdl_version_catalog_path(d->v));
 		if (!key)
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		else if (fdl_store_head(c->src->store, key, &size, &e) == 0)
-			rc = copy_key(c, key, bytes >= 0 ? bytes : size, sha, err);
+		else
+			rc = copy_key(c, key, bytes, sha, is_catalog ? catalog : NULL, true, err);
 		free(key);
 	}
 	if (!rc && fdl_vdir_has(d, "version.json")) {
 		char *key = fdl_version_key(d->id, "version.json");
-		rc = key ? copy_small(c, key, false, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		/* already in the copy with the bytes the index records: no request */
+		fdl_buf have = {0};
+		char hex[65];
+		fdl_error e;
+		bool there = key && d->sha256[0] && !fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, &e) &&
+			     !fdl_sha256_mem(hex, have.data, have.len, &e) && !strcmp(hex, d->sha256);
+		fdl_buf_free(&have);
+		if (there)
+			c->skipped++;
+		else
+			rc = key ? copy_small(c, key, false, err) : fdl_fail(err, FDL_ERROR, "out of memory");
 		free(key);
 	}
 	return rc;
@@ -274,7 +328,6 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	cloner c = {0};
 	vdirs dirs = {0};
 	fdl_strlist refs = {0}, existing = {0};
-	fdl_duck duck = {0};
 	int rc = fdl_repo_open(&c.src, src_url, err);
 	if (!rc)
 		rc = fdl_store_open(&c.dst, dst_url, err);
@@ -299,14 +352,20 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		rc = copy_small(&c, FDL_CONFIG_FILE, false, err);
 	if (!rc)
 		rc = versions_of(&dirs, &refs, &c, err);
+	char **catalogs = rc ? NULL : calloc(dirs.len + 1, sizeof *catalogs);
+	fdl_strmap files = {0};
+	if (!rc && !catalogs)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
-		rc = fdl_duck_open(&duck, err);
+		rc = plan_data(&c, &dirs, catalogs, &files, err);
+	if (!rc)
+		rc = copy_data(&c, &files, err);
 	for (size_t i = 0; i < dirs.len && !rc; i++)
-		if (dirs.items[i].v && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON))
-			rc = copy_data(&c, &duck, &dirs.items[i], err);
-	fdl_duck_close(&duck);
-	for (size_t i = 0; i < dirs.len && !rc; i++)
-		rc = copy_version(&c, &dirs.items[i], err);
+		rc = copy_version(&c, &dirs.items[i], catalogs[i], err);
+	for (size_t i = 0; catalogs && i < dirs.len; i++)
+		free(catalogs[i]);
+	free(catalogs);
+	fdl_strmap_free(&files);
 	if (!rc)
 		rc = verify_copy(c.dst->url, err);
 	fdl_strlist_sort(&refs);

@@ -4,6 +4,7 @@
 #define FDL_CATALOG_H
 
 #include "../util/json.h"
+#include "../util/strmap.h"
 #include "duck.h"
 
 typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB, FDL_CAT_POSTGRES } fdl_cat_kind;
@@ -96,6 +97,10 @@ void fdl_data_files_free(fdl_data_files *f);
  * to the data path), ended or not; with added_from >= 0 only those whose
  * begin_snapshot >= added_from. May hold duplicates. */
 int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err);
+/* The same, with the size the catalog records for each (-1: none) put in
+ * `sizes` by path. */
+int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias,
+				int64_t added_from, fdl_error *err);
 
 /* A reader's guard against a hostile catalog: every schema and table path
  * (of any snapshot) and every data and delete file path must be relative

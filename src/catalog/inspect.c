@@ -330,14 +330,20 @@ static const char ALL_FILES_SQL[] =
 	" t AS (SELECT DISTINCT ON (table_id) table_id, schema_id, path, path_is_relative, table_name"
 	"       FROM {db}.ducklake_table ORDER BY table_id, begin_snapshot DESC)"
 	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, f.path_is_relative, f.begin_snapshot,"
-	"  'data file ' || f.data_file_id || ' of table ' || t.table_name"
+	"  'data file ' || f.data_file_id || ' of table ' || t.table_name, f.file_size_bytes"
 	" FROM {db}.ducklake_data_file f JOIN t USING (table_id) JOIN s USING (schema_id)"
 	" UNION ALL"
 	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, d.path, d.path_is_relative, d.begin_snapshot,"
-	"  'delete file ' || d.delete_file_id || ' of table ' || t.table_name"
+	"  'delete file ' || d.delete_file_id || ' of table ' || t.table_name, d.file_size_bytes"
 	" FROM {db}.ducklake_delete_file d JOIN t USING (table_id) JOIN s USING (schema_id)";
 
 int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
+{
+	return fdl_catalog_all_files_sized(out, NULL, d, alias, added_from, err);
+}
+
+int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias,
+				int64_t added_from, fdl_error *err)
 {
 	fdl_buf sql = {0};
 	int rc = with_db(&sql, ALL_FILES_SQL, alias, err);
@@ -355,6 +361,9 @@ int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int6
 		duckdb_free(what);
 		if (!rc)
 			rc = fdl_strlist_add(out, path, err);
+		/* the size the catalog records (-1: none) */
+		if (!rc && sizes)
+			rc = fdl_strmap_put(sizes, path, fdl_rows_null(&r, 8, i) ? -1 : fdl_rows_int(&r, 8, i), err);
 		free(path);
 	}
 	fdl_rows_free(&r);

@@ -81,3 +81,45 @@ def test_clone_over_http(source, tmp_path):
     con = __import__("conftest").connect()
     con.execute(fdl("attach", dst).stdout)
     assert rows(con, "lake.t") == [(0,), (1,), (2,)]
+
+
+def test_clone_asks_for_each_file_once(repo, tmp_path):
+    """Over a plain static host (counted, not timed): the plan comes first,
+    so each data file is one GET and no HEAD (its size is in the catalog),
+    each catalog one GET, used for the plan and the copy. A second clone
+    into the copy after one new version asks for that version's files, the
+    two probes per version (expired.json, a signature) and a few more."""
+    from test_hindex import CountingHost
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    for i in range(6):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    host = CountingHost(repo.root)
+    dst = tmp_path / "copy"
+    env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        fdl("clone", host.url, dst, env=env)
+        first = host.requests[:]
+        data = [r for r in first if r.startswith("/data/")]
+        assert len(data) == len(set(data)) == 6, first
+        catalogs = [r for r in first if r.endswith("/ducklake.duckdb")]
+        assert len(catalogs) == len(set(catalogs)) == 6, first
+        files = [p for p in files_of(repo.root) if not p.startswith("history/")]
+        assert len(first) <= len(files) + 2 * 6 + 10, first
+        # one more version, then the same clone again
+        con.execute("INSERT INTO lake.t VALUES (99)")
+        fdl("commit", tmp_path / "w", "-m", "v7")
+        host.requests.clear()
+        fdl("clone", host.url, dst, env=env)
+        again = host.requests[:]
+        new = repo.head()
+        assert len(again) <= 10 + 5 + 2 * 7, again  # its 4 version files and its data file
+        assert not any(r.startswith("/versions/") and new not in r and not r.endswith((".sig", "expired.json"))
+                       for r in again), again
+    finally:
+        host.close()
+    assert fdl("verify", dst, "--all").returncode == 0
+    con2 = __import__("conftest").connect()
+    con2.execute(fdl("attach", dst).stdout)
+    assert sorted(rows(con2, "lake.t")) == [(0,), (1,), (2,), (3,), (4,), (5,), (99,)]
