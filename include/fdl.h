@@ -552,6 +552,7 @@ FDL_EXTERN int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *form
 typedef struct fdl_clone_options {
 	fdl_progress_cb progress; /* told how uploads go; may be NULL */
 	void *progress_payload;
+	int jobs; /* transfers at once; 0: 8 from a host or bucket or to a bucket, 1 between folders */
 } fdl_clone_options;
 typedef struct fdl_clone_report {
 	char *from, *to;

@@ -17,14 +17,18 @@
 #include "layout/walk.h"
 #include "report.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 typedef struct cloner {
 	fdl_repo *src;
+	fdl_store *src_store; /* src's, or a worker's own (each has its connections) */
 	fdl_store *dst;
 	char *tmpdir;
+	int worker;
 	long copied, skipped;
 } cloner;
 
@@ -42,10 +46,10 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 		c->skipped++;
 		return 0;
 	}
-	char *tmp = local ? NULL : fdl_asprintf("%s/copy-%ld", c->tmpdir, c->copied + c->skipped);
+	char *tmp = local ? NULL : fdl_asprintf("%s/copy-%d-%ld", c->tmpdir, c->worker, c->copied + c->skipped);
 	if (!local && !tmp)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
-	int rc = local ? 0 : fdl_store_get_file(c->src->store, key, tmp, err);
+	int rc = local ? 0 : fdl_store_get_file(c->src_store, key, tmp, err);
 	if (rc == FDL_ENOTFOUND && optional) {
 		fdl_error_clear(err);
 		unlink(tmp);
@@ -80,7 +84,7 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 static int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 {
 	fdl_buf b = {0};
-	int rc = fdl_store_get(c->src->store, key, FDL_META_MAX_BYTES, &b, NULL, err);
+	int rc = fdl_store_get(c->src_store, key, FDL_META_MAX_BYTES, &b, NULL, err);
 	if (rc == FDL_ENOTFOUND && optional) {
 		fdl_buf_free(&b);
 		return 0;
@@ -197,9 +201,117 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error *err);
+
+/* A bounded pool of transfers: `jobs` threads, each with its own source
+ * and destination store (its own connections, kept alive), taking the next
+ * item until none is left or one fails. Items are data files (keys and
+ * sizes) or versions. Memory is bounded by the pool: one file in flight a
+ * thread, streamed to a temporary file. */
+typedef struct pool {
+	cloner *c;
+	const char *dst_url;
+	const char **keys; /* data files (NULL: versions) */
+	const int64_t *sizes;
+	const vdirs *dirs;
+	char **catalogs;
+	size_t n;
+	atomic_size_t next;
+	atomic_bool failed;
+	pthread_mutex_t mu; /* the first error, the counters, progress */
+	int rc;
+	fdl_error err;
+} pool;
+
+typedef struct pool_worker {
+	pool *p;
+	int index;
+	pthread_t thread;
+} pool_worker;
+
+/* Progress from several threads reaches the caller's callback one at a time. */
+static void pool_progress(const char *what, int64_t done, int64_t total, void *payload)
+{
+	pool *p = payload;
+	pthread_mutex_lock(&p->mu);
+	p->c->dst->progress(what, done, total, p->c->dst->progress_payload);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *pool_run(void *arg)
+{
+	pool_worker *w = arg;
+	pool *p = w->p;
+	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index};
+	fdl_error e;
+	int rc = fdl_store_open(&c.src_store, p->c->src->root, &e);
+	if (!rc)
+		rc = fdl_store_open(&c.dst, p->dst_url, &e);
+	if (!rc && p->c->dst->progress) {
+		c.dst->progress = pool_progress;
+		c.dst->progress_payload = p;
+	}
+	for (size_t k; !rc && !atomic_load(&p->failed) && (k = atomic_fetch_add(&p->next, 1)) < p->n;) {
+		if (p->keys)
+			rc = copy_key(&c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, &e);
+		else
+			rc = copy_version(&c, &p->dirs->items[k], p->catalogs[k], &e);
+	}
+	pthread_mutex_lock(&p->mu);
+	if (rc && !p->rc) {
+		p->rc = rc;
+		p->err = e;
+	}
+	p->c->copied += c.copied;
+	p->c->skipped += c.skipped;
+	pthread_mutex_unlock(&p->mu);
+	if (rc)
+		atomic_store(&p->failed, true);
+	fdl_store_free(c.src_store);
+	fdl_store_free(c.dst);
+	return NULL;
+}
+
+/* Run the pool's items on `jobs` threads (1: on this one, with c's own
+ * stores). */
+static int pool_go(pool *p, int jobs, fdl_error *err)
+{
+	if (jobs <= 1 || p->n <= 1) {
+		int rc = 0;
+		for (size_t k = 0; k < p->n && !rc; k++)
+			rc = p->keys ? copy_key(p->c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, err)
+				     : copy_version(p->c, &p->dirs->items[k], p->catalogs[k], err);
+		return rc;
+	}
+	if ((size_t)jobs > p->n)
+		jobs = (int)p->n;
+	pool_worker *w = calloc((size_t)jobs, sizeof *w);
+	if (!w)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	pthread_mutex_init(&p->mu, NULL);
+	atomic_init(&p->next, 0);
+	atomic_init(&p->failed, false);
+	int started = 0;
+	for (int i = 0; i < jobs; i++) {
+		w[i] = (pool_worker){p, i + 1, 0};
+		if (pthread_create(&w[i].thread, NULL, pool_run, &w[i]) != 0)
+			break; /* fewer threads; those started take every item */
+		started++;
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(w[i].thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	free(w);
+	if (!started)
+		return fdl_fail(err, FDL_ERROR, "cannot start a transfer thread");
+	if (p->rc)
+		*err = p->err;
+	return p->rc;
+}
+
 /* Each planned data file, in path order, with no request to the source
  * but its GET: the catalog gave the size, checked on the copy. */
-static int copy_data(cloner *c, const fdl_strmap *files, fdl_error *err)
+static int copy_data(cloner *c, const fdl_strmap *files, const char *dst_url, int jobs, fdl_error *err)
 {
 	const char **paths = calloc(files->len + 1, sizeof *paths);
 	if (!paths)
@@ -209,15 +321,22 @@ static int copy_data(cloner *c, const fdl_strmap *files, fdl_error *err)
 		if (files->keys[i])
 			paths[n++] = files->keys[i];
 	qsort(paths, n, sizeof *paths, cmp_str);
-	int rc = 0;
+	char **keys = calloc(n + 1, sizeof *keys);
+	int64_t *sizes = calloc(n + 1, sizeof *sizes);
+	int rc = keys && sizes ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
-		int64_t size = -1;
-		fdl_strmap_get(files, paths[i], &size);
-		char *key = fdl_asprintf("%s/%s", c->src->data_dir, paths[i]);
-		rc = key ? copy_key(c, key, size > 0 ? size : -1, NULL, NULL, true, err)
-			 : fdl_fail(err, FDL_ERROR, "out of memory");
-		free(key);
+		sizes[i] = -1;
+		fdl_strmap_get(files, paths[i], &sizes[i]);
+		if (!(keys[i] = fdl_asprintf("%s/%s", c->src->data_dir, paths[i])))
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	}
+	pool p = {.c = c, .dst_url = dst_url, .keys = (const char **)keys, .sizes = sizes, .n = n};
+	if (!rc)
+		rc = pool_go(&p, jobs, err);
+	for (size_t i = 0; keys && i < n; i++)
+		free(keys[i]);
+	free(keys);
+	free(sizes);
 	free(paths);
 	return rc;
 }
@@ -330,6 +449,8 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	fdl_strlist refs = {0}, existing = {0};
 	int rc = fdl_repo_open(&c.src, src_url, err);
 	if (!rc)
+		c.src_store = c.src->store;
+	if (!rc)
 		rc = fdl_store_open(&c.dst, dst_url, err);
 	if (!rc && opts) {
 		c.dst->progress = opts->progress;
@@ -358,10 +479,14 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc)
 		rc = plan_data(&c, &dirs, catalogs, &files, err);
+	/* the pool: 8 transfers at once from a host or bucket, or to a
+	 * bucket; a folder-to-folder copy gains nothing from threads */
+	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (c.src->store->ops->local_path && c.dst->ops->local_path) ? 1 : 8;
 	if (!rc)
-		rc = copy_data(&c, &files, err);
-	for (size_t i = 0; i < dirs.len && !rc; i++)
-		rc = copy_version(&c, &dirs.items[i], catalogs[i], err);
+		rc = copy_data(&c, &files, dst_url, jobs, err);
+	pool vp = {.c = &c, .dst_url = dst_url, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
+	if (!rc) /* each version's files, its version.json last */
+		rc = pool_go(&vp, jobs, err);
 	for (size_t i = 0; catalogs && i < dirs.len; i++)
 		free(catalogs[i]);
 	free(catalogs);

@@ -1,14 +1,17 @@
 #include "cli.h"
 
 const cli_doc doc_clone = {
-	.usage = "fdl clone SRC DST [--json] [-q]",
+	.usage = "fdl clone SRC DST [--jobs N] [--json] [-q]",
 	.summary = "copy a repository, resumable and checked",
 	.text = "Copies a repository from a folder, a bucket or an `http(s)://` URL (then\n"
 		"what HEAD's branch reaches: a static host cannot be listed) into the folder\n"
 		"or bucket DST (upload progress on a terminal unless `-q`), checking every\n"
 		"byte against what the versions record: data files first, each version's\n"
 		"`version.json` after its other files, refs last, so an interrupted clone is\n"
-		"still a valid repository; the same command finishes it.",
+		"still a valid repository; the same command finishes it. The plan comes\n"
+		"first, so each file is asked for once (a data file's size is in its\n"
+		"catalog); from a host or a bucket, or into a bucket, 8 transfers run at once\n"
+		"(`--jobs`). Cloning into an existing copy fetches only what it lacks.",
 	.examples = "fdl clone https://data.example.org/population /srv/mirror/population\n"
 		    "fdl clone /srv/population s3://open-data/population\n",
 	.min = 2,
@@ -19,8 +22,11 @@ int cmd_clone(int argc, char **argv)
 {
 	const char *pos[2];
 	bool json = false, quiet = false;
+	const char *jobs_s = NULL;
 	int npos;
 	cli_opt opts[] = {
+		{.name = "jobs", .short_name = 'j', .value = &jobs_s, .arg = "N",
+		 .help = "transfers at once (default 8 from a host or bucket or into a bucket, 1 between folders)"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
 		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "no upload progress"},
 		{0},
@@ -28,6 +34,13 @@ int cmd_clone(int argc, char **argv)
 	int rc = cli_parse(argc, argv, &doc_clone, opts, pos, &npos);
 	if (rc != CLI_GO)
 		return rc;
+	long long jobs = 0;
+	if (jobs_s && (rc = cli_count(&jobs, "--jobs", jobs_s, false)))
+		return rc;
+	if (jobs > 64) {
+		fprintf(stderr, "fdl: --jobs is at most 64, not %lld\n", jobs);
+		return CLI_EXIT_USAGE;
+	}
 	fdl_error err = {0};
 	fdl_clone_report *r = NULL;
 	/* ROOT@REF: a clone copies a repository, not one version */
@@ -42,7 +55,8 @@ int cmd_clone(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	cli_progress progress;
-	fdl_clone_options o = {.progress = cli_progress_start(&progress, quiet || json), .progress_payload = &progress};
+	fdl_clone_options o = {.progress = cli_progress_start(&progress, quiet || json), .progress_payload = &progress,
+			       .jobs = (int)jobs};
 	rc = fdl_clone(&r, src, pos[1], &o, &err);
 	fdl_free(src);
 	cli_progress_end(&progress);

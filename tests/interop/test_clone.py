@@ -123,3 +123,31 @@ def test_clone_asks_for_each_file_once(repo, tmp_path):
     con2 = __import__("conftest").connect()
     con2.execute(fdl("attach", dst).stdout)
     assert sorted(rows(con2, "lake.t")) == [(0,), (1,), (2,), (3,), (4,), (5,), (99,)]
+
+
+def test_a_bad_file_stops_the_pool_and_no_ref_is_copied(repo, tmp_path):
+    """Eight transfers at once (a host source): a data file of another size
+    fails its check on one thread, the others stop, the error names the
+    file, and the copy gets no ref; mended, the same command finishes."""
+    from test_hindex import CountingHost
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    for i in range(12):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    bad = sorted((repo.root / "data").rglob("*.parquet"))[5]
+    good = bad.read_bytes()
+    bad.write_bytes(good + b"x")
+    host = CountingHost(repo.root)
+    dst = tmp_path / "copy"
+    env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        p = fdl("clone", host.url, dst, "--jobs", "8", env=env, check=False)
+        assert p.returncode == 5 and bad.name in p.stderr and "bytes" in p.stderr, p.stderr
+        assert not (dst / "refs" / "heads" / "main").exists()
+        bad.write_bytes(good)
+        fdl("clone", host.url, dst, "-j", "3", env=env)
+    finally:
+        host.close()
+    assert fdl("verify", dst, "--all").returncode == 0
+    assert (dst / "refs" / "heads" / "main").read_text() == (repo.root / "refs" / "heads" / "main").read_text()
