@@ -622,6 +622,38 @@ def bench_query(tmp, made, reps, rows):
         srv.wait()
 
 
+def bench_clone(tmp, made, reps, rows):
+    """fdl clone from a plain static host 20 ms away (DelayedHost, not fdl
+    serve), cold: time and requests; the floor is each file once, 8 at a
+    time (files x 20 ms / 8), from the same run's count of files."""
+    for h in sorted(made):
+        root = made[h][0]
+        files = [p for p in root.rglob("*") if p.is_file() and "history" not in p.parts]
+        host = DelayedHost(root, 0.02)
+        try:
+            row = Row("clone from a static host 20 ms away (cold)", f"{h} versions",
+                      "within 2x of files x 20 ms / 8; requests <= files + 2 per version + 10")
+            counts = []
+            for i in range(max(1, reps // 2)):
+                dst = tmp / f"clone-{h}-{i}"
+                os.environ["FDL_CACHE_DIR"] = str(tmp / f"clone-cache-{h}-{i}")
+                before = host.count
+                secs, rss = measure([FDL, "clone", host.url, dst, "-q"])
+                counts.append(host.count - before)
+                row.fdl.append(secs)
+                row.fdl_rss.append(rss)
+                shutil.rmtree(dst)
+            os.environ.pop("FDL_CACHE_DIR", None)
+            floor = len(files) * 0.02 / 8
+            row.peer, row.peer_rss, row.peer_name = [floor], [0], "floor: each file once, 8 at a time"
+            row.extra.update({"requests": max(counts), "files": len(files),
+                              "request_target": len(files) + 2 * h + 10,
+                              "bytes": files_bytes(files)})
+            rows.append(row)
+        finally:
+            host.close()
+
+
 def bench_verify(tmp, made, reps, rows):
     h = max(made)
     root, _ = made[h]
@@ -927,7 +959,7 @@ def main():
         if want("freeze"):
             base = bench_freeze(tmp, [10, 100] if a.quick else [10, 100, 1000, 10000], reps, rows)
         made = {}
-        if want("one-row") or want("query") or want("verify"):
+        if want("one-row") or want("query") or want("verify") or want("clone"):
             made = bench_one_row(tmp, [10, 30] if a.quick else [10, 100, 1000], reps, rows,
                                  payload=0 if a.quick else 1 << 20)
         if want("log"):
@@ -940,6 +972,8 @@ def main():
             bench_query(tmp, made, reps, rows)
         if made and want("verify"):
             bench_verify(tmp, made, reps, rows)
+        if made and want("clone"):
+            bench_clone(tmp, made, reps, rows)
         if want("publish") or want("read the latest") or want("big"):
             bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
                        read_at=[10] if a.quick else [10, 1000], big_gib=0 if a.quick else 1)

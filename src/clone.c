@@ -29,6 +29,7 @@ typedef struct cloner {
 	fdl_store *dst;
 	char *tmpdir;
 	int worker;
+	bool probe; /* a source that cannot be listed: ask for expired.json and signatures */
 	long copied, skipped;
 } cloner;
 
@@ -118,6 +119,7 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 	/* not listable: HEAD's branch and its first-parent chain, through
 	 * the source's history index where it has one */
 	memset(out, 0, sizeof *out);
+	c->probe = true;
 	char *branch = NULL, id[FDL_ID_LEN + 1];
 	rc = fdl_repo_head_branch(&branch, c->src, err);
 	char *key = branch ? fdl_asprintf("refs/heads/%s", branch) : NULL;
@@ -141,16 +143,10 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 		rc = src ? fdl_version_from_json(&d->v, h.items[i].doc, d->id, src, err)
 			 : fdl_fail(err, FDL_ERROR, "out of memory");
 		free(src);
-		/* files we can name without listing, where they exist */
-		const char *names[] = {"version.json", FDL_EXPIRED_JSON, "version.json.sig"};
-		for (size_t k = 0; !rc && k < 3; k++) {
-			char *fk = fdl_version_key(d->id, names[k]);
-			int64_t sz;
-			fdl_error e;
-			if (fk && (k == 0 || fdl_store_head(c->src->store, fk, &sz, &e) == 0))
-				rc = fdl_strlist_add(&d->files, names[k], err);
-			free(fk);
-		}
+		/* files we can name without listing; expired.json and a
+		 * signature are asked for with the plan (prepare_version) */
+		if (!rc)
+			rc = fdl_strlist_add(&d->files, "version.json", err);
 		const char *refs_k[] = {"catalog", "dataset", "files"};
 		for (size_t k = 0; !rc && d->v && k < 3; k++) {
 			const char *path = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), refs_k[k]), "path"));
@@ -162,30 +158,51 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 	return rc;
 }
 
-/* The plan: each live version's catalog fetched and checked once (kept
- * in catalogs[i] for its own copy later), and every data and delete file
- * any of them references, once, with the size its catalog records. */
-static int plan_data(cloner *c, const vdirs *dirs, char **catalogs, fdl_strmap *files, fdl_error *err)
+/* The first step of the plan for one version, on a pool thread: on a
+ * source that cannot be listed, whether it has expired.json and a
+ * signature; then its catalog fetched and checked once (kept in *catalog
+ * for the listing and its own copy; NULL when expired or withdrawn). */
+static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
+{
+	const char *names[] = {FDL_EXPIRED_JSON, "version.json.sig"};
+	int rc = 0;
+	for (size_t k = 0; c->probe && !rc && k < 2; k++) {
+		char *fk = fdl_version_key(d->id, names[k]);
+		int64_t sz;
+		fdl_error e;
+		if (!fk)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		else if (fdl_store_head(c->src_store, fk, &sz, &e) == 0)
+			rc = fdl_strlist_add(&d->files, names[k], err);
+		free(fk);
+	}
+	const fdl_version *v = d->v;
+	if (rc || !v || fdl_vdir_has(d, FDL_EXPIRED_JSON))
+		return rc;
+	fdl_repo mine = *c->src; /* the same repository through this thread's store */
+	mine.store = c->src_store;
+	rc = fdl_version_fetch_checked(catalog, &mine, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
+				       fdl_version_catalog_sha256(v), err);
+	if (rc == FDL_ENOTFOUND) { /* expired or withdrawn: no catalog, no data to bring */
+		fdl_error_clear(err);
+		rc = 0;
+	}
+	return rc;
+}
+
+/* The rest of the plan: every data and delete file any fetched catalog
+ * references, once, with the size its catalog records. */
+static int plan_data(const vdirs *dirs, char **catalogs, fdl_strmap *files, fdl_error *err)
 {
 	fdl_duck duck;
 	int rc = fdl_duck_open(&duck, err);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < dirs->len && !rc; i++) {
-		const vdir *d = &dirs->items[i];
-		const fdl_version *v = d->v;
-		if (!v || fdl_vdir_has(d, FDL_EXPIRED_JSON))
+		if (!catalogs[i])
 			continue;
-		rc = fdl_version_fetch_checked(&catalogs[i], c->src, v, fdl_version_catalog_path(v),
-					       fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), err);
-		if (rc == FDL_ENOTFOUND) { /* expired or withdrawn: no catalog, no data to bring */
-			fdl_error_clear(err);
-			rc = 0;
-			continue;
-		}
 		fdl_strlist list = {0};
-		if (!rc)
-			rc = fdl_catalog_attach_raw(&duck, "fdl_clone", catalogs[i], FDL_CAT_DUCKDB, true, err);
+		rc = fdl_catalog_attach_raw(&duck, "fdl_clone", catalogs[i], FDL_CAT_DUCKDB, true, err);
 		if (!rc) {
 			rc = fdl_catalog_all_files_sized(&list, files, &duck, "fdl_clone", -1, err);
 			fdl_catalog_detach(&duck, "fdl_clone", NULL);
@@ -208,12 +225,15 @@ static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error
  * item until none is left or one fails. Items are data files (keys and
  * sizes) or versions. Memory is bounded by the pool: one file in flight a
  * thread, streamed to a temporary file. */
+typedef enum { POOL_PREPARE, POOL_DATA, POOL_VERSIONS } pool_kind;
+
 typedef struct pool {
 	cloner *c;
 	const char *dst_url;
-	const char **keys; /* data files (NULL: versions) */
+	pool_kind kind;
+	const char **keys; /* POOL_DATA */
 	const int64_t *sizes;
-	const vdirs *dirs;
+	vdirs *dirs; /* POOL_PREPARE, POOL_VERSIONS */
 	char **catalogs;
 	size_t n;
 	atomic_size_t next;
@@ -238,11 +258,23 @@ static void pool_progress(const char *what, int64_t done, int64_t total, void *p
 	pthread_mutex_unlock(&p->mu);
 }
 
+static int pool_item(cloner *c, pool *p, size_t k, fdl_error *err)
+{
+	switch (p->kind) {
+	case POOL_PREPARE:
+		return prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
+	case POOL_DATA:
+		return copy_key(c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, err);
+	default:
+		return copy_version(c, &p->dirs->items[k], p->catalogs[k], err);
+	}
+}
+
 static void *pool_run(void *arg)
 {
 	pool_worker *w = arg;
 	pool *p = w->p;
-	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index};
+	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index, .probe = p->c->probe};
 	fdl_error e;
 	int rc = fdl_store_open(&c.src_store, p->c->src->root, &e);
 	if (!rc)
@@ -251,12 +283,8 @@ static void *pool_run(void *arg)
 		c.dst->progress = pool_progress;
 		c.dst->progress_payload = p;
 	}
-	for (size_t k; !rc && !atomic_load(&p->failed) && (k = atomic_fetch_add(&p->next, 1)) < p->n;) {
-		if (p->keys)
-			rc = copy_key(&c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, &e);
-		else
-			rc = copy_version(&c, &p->dirs->items[k], p->catalogs[k], &e);
-	}
+	for (size_t k; !rc && !atomic_load(&p->failed) && (k = atomic_fetch_add(&p->next, 1)) < p->n;)
+		rc = pool_item(&c, p, k, &e);
 	pthread_mutex_lock(&p->mu);
 	if (rc && !p->rc) {
 		p->rc = rc;
@@ -279,8 +307,7 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 	if (jobs <= 1 || p->n <= 1) {
 		int rc = 0;
 		for (size_t k = 0; k < p->n && !rc; k++)
-			rc = p->keys ? copy_key(p->c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, err)
-				     : copy_version(p->c, &p->dirs->items[k], p->catalogs[k], err);
+			rc = pool_item(p->c, p, k, err);
 		return rc;
 	}
 	if ((size_t)jobs > p->n)
@@ -330,7 +357,7 @@ static int copy_data(cloner *c, const fdl_strmap *files, const char *dst_url, in
 		if (!(keys[i] = fdl_asprintf("%s/%s", c->src->data_dir, paths[i])))
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	}
-	pool p = {.c = c, .dst_url = dst_url, .keys = (const char **)keys, .sizes = sizes, .n = n};
+	pool p = {.c = c, .dst_url = dst_url, .kind = POOL_DATA, .keys = (const char **)keys, .sizes = sizes, .n = n};
 	if (!rc)
 		rc = pool_go(&p, jobs, err);
 	for (size_t i = 0; keys && i < n; i++)
@@ -477,14 +504,17 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	fdl_strmap files = {0};
 	if (!rc && !catalogs)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
-	if (!rc)
-		rc = plan_data(&c, &dirs, catalogs, &files, err);
 	/* the pool: 8 transfers at once from a host or bucket, or to a
 	 * bucket; a folder-to-folder copy gains nothing from threads */
 	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (c.src->store->ops->local_path && c.dst->ops->local_path) ? 1 : 8;
+	pool pp = {.c = &c, .dst_url = dst_url, .kind = POOL_PREPARE, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
+	if (!rc)
+		rc = pool_go(&pp, jobs, err);
+	if (!rc)
+		rc = plan_data(&dirs, catalogs, &files, err);
 	if (!rc)
 		rc = copy_data(&c, &files, dst_url, jobs, err);
-	pool vp = {.c = &c, .dst_url = dst_url, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
+	pool vp = {.c = &c, .dst_url = dst_url, .kind = POOL_VERSIONS, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
 	if (!rc) /* each version's files, its version.json last */
 		rc = pool_go(&vp, jobs, err);
 	for (size_t i = 0; catalogs && i < dirs.len; i++)
