@@ -550,7 +550,10 @@ FDL_EXTERN int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *form
  * versions record. A static HTTP source cannot be listed, so what HEAD's
  * branch reaches is copied. `opts` may be NULL. */
 typedef struct fdl_clone_options {
-	fdl_progress_cb progress; /* told how uploads go; may be NULL */
+	/* told how the whole clone goes, after the plan: "clone files" (files
+	 * done, of total), then "clone" (bytes done, of total), once for each
+	 * file finished, from one thread at a time; may be NULL */
+	fdl_progress_cb progress;
 	void *progress_payload;
 	int jobs; /* transfers at once; 0: 8 from a host or bucket or to a bucket, 1 between folders */
 } fdl_clone_options;
@@ -559,11 +562,12 @@ typedef struct fdl_clone_report {
 	int64_t versions;      /* versions copied or found complete */
 	int64_t copied;        /* files copied */
 	int64_t already_there; /* files the destination already had, checked */
+	int64_t removed;       /* files deleted from the copy: their version expired or was withdrawn since */
 } fdl_clone_report;
 FDL_EXTERN int fdl_clone(fdl_clone_report **out, const char *src, const char *dst, const fdl_clone_options *opts,
 	      fdl_error *err);
 FDL_EXTERN void fdl_clone_report_free(fdl_clone_report *r);
-/* {"from", "to", "versions", "copied", "already_there"} */
+/* {"from", "to", "versions", "copied", "already_there", "removed"} */
 FDL_EXTERN int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err);
 
 /* ---- hosting [experimental] --------------------------------------- */

@@ -23,6 +23,28 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The whole clone's progress, shared by the pool's threads: files and
+ * bytes done of what the plan counted, told to the caller as "clone files"
+ * then "clone" (bytes), one call at a time. */
+typedef struct clone_prog {
+	fdl_progress_cb cb;
+	void *payload;
+	pthread_mutex_t mu;
+	int64_t files_done, files_total, bytes_done, bytes_total;
+} clone_prog;
+
+static void prog_add(clone_prog *p, int64_t files, int64_t bytes)
+{
+	if (!p || !p->cb)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->files_done += files;
+	p->bytes_done += bytes > 0 ? bytes : 0;
+	p->cb("clone files", p->files_done, p->files_total, p->payload);
+	p->cb("clone", p->bytes_done, p->bytes_total, p->payload);
+	pthread_mutex_unlock(&p->mu);
+}
+
 typedef struct cloner {
 	fdl_repo *src;
 	fdl_store *src_store; /* src's, or a worker's own (each has its connections) */
@@ -30,7 +52,9 @@ typedef struct cloner {
 	char *tmpdir;
 	int worker;
 	bool probe; /* a source that cannot be listed: ask for expired.json and signatures */
-	long copied, skipped;
+	clone_prog *prog;
+	const fdl_strmap *live; /* every data file a live catalog references (the plan) */
+	long copied, skipped, unmirrored;
 } cloner;
 
 /* Copy one key unless dst has it with the same size; check bytes and, when
@@ -92,18 +116,24 @@ static int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 	}
 	if (!rc) {
 		rc = fdl_store_put_if_absent(c->dst, key, b.data, b.len, err);
+		if (!rc)
+			c->copied++;
 		if (rc == FDL_EEXISTS) {
 			fdl_buf have = {0};
 			rc = fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, err);
 			if (!rc && (have.len != b.len || memcmp(have.data, b.data, b.len)))
 				rc = fdl_fail(err, FDL_EEXISTS, "%s/%s exists and differs from %s/%s; not a clone of it",
 					      c->dst->url, key, c->src->root, key);
+			if (!rc)
+				c->skipped++;
 			fdl_buf_free(&have);
 		}
 	}
 	fdl_buf_free(&b);
 	return rc;
 }
+
+static int withdrawn_gap(char *gap, cloner *c, const fdl_hist *h, const char *tip, fdl_error *err);
 
 /* The versions to copy: every directory (listable source) or what HEAD's
  * branch reaches. */
@@ -130,10 +160,13 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 		rc = fdl_strlist_add(refs, key, err);
 	free(key);
 	fdl_hist h = {0};
+	char gap[FDL_ID_LEN + 1] = "";
 	if (!rc && exists)
 		rc = fdl_history_read(&h, c->src, branch, id, -1, err);
 	free(branch);
-	if (!rc && h.len && !(out->items = calloc(h.len, sizeof *out->items)))
+	if (rc == FDL_ENOTFOUND) /* the chain reaches a version withdrawn with its version.json? */
+		rc = withdrawn_gap(gap, c, &h, id, err);
+	if (!rc && (h.len || gap[0]) && !(out->items = calloc(h.len + 1, sizeof *out->items)))
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	for (size_t i = 0; !rc && i < h.len; i++) {
 		vdir *d = &out->items[out->len++];
@@ -154,7 +187,61 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 				rc = fdl_strlist_add(&d->files, path, err);
 		}
 	}
+	if (!rc && gap[0]) { /* its expired.json, for the copy to follow (mirror_expiry) */
+		vdir *d = &out->items[out->len++];
+		memcpy(d->id, gap, sizeof d->id);
+		rc = fdl_strlist_add(&d->files, FDL_EXPIRED_JSON, err);
+	}
 	fdl_hist_free(&h);
+	return rc;
+}
+
+/* A source that cannot be listed, whose first-parent chain from `tip`
+ * stops at a missing version.json: fine (the history ends there) when that
+ * version was withdrawn with its version.json, which its expired.json
+ * says; *gap is its id. Anything else is the error `err` already holds. */
+static int withdrawn_gap(char *gap, cloner *c, const fdl_hist *h, const char *tip, fdl_error *err)
+{
+	const char *missing = tip;
+	if (h->len) {
+		const json_t *parents = json_object_get(h->items[h->len - 1].doc, "parents");
+		missing = json_string_value(json_array_get(parents, 0));
+	}
+	if (!missing || strlen(missing) != FDL_ID_LEN)
+		return err->code;
+	char *key = fdl_version_key(missing, FDL_EXPIRED_JSON);
+	int64_t sz;
+	fdl_error e;
+	bool withdrawn = key && fdl_store_head(c->src_store, key, &sz, &e) == 0;
+	free(key);
+	if (!withdrawn)
+		return err->code;
+	memcpy(gap, missing, FDL_ID_LEN + 1);
+	fdl_error_clear(err);
+	return 0;
+}
+
+/* An expired version of a source that cannot be listed: is its
+ * version.json still there, or was it withdrawn with it (this machine's
+ * read cache may still hold a copy)? Asked of the source itself. */
+static int still_has_version_json(cloner *c, vdir *d, fdl_error *err)
+{
+	char *key = fdl_version_key(d->id, "version.json");
+	int64_t sz;
+	fdl_error e;
+	int rc = key ? fdl_store_head(c->src_store, key, &sz, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(key);
+	if (rc == FDL_ENOTFOUND) {
+		for (size_t i = 0; i < d->files.len; i++)
+			if (!strcmp(d->files.items[i], "version.json")) {
+				free(d->files.items[i]);
+				d->files.items[i] = d->files.items[--d->files.len];
+				break;
+			}
+		return 0;
+	}
+	if (rc && key)
+		rc = fdl_fail(err, e.code, "%s", e.message);
 	return rc;
 }
 
@@ -167,6 +254,8 @@ static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 	const char *names[] = {FDL_EXPIRED_JSON, "version.json.sig"};
 	int rc = 0;
 	for (size_t k = 0; c->probe && !rc && k < 2; k++) {
+		if (fdl_vdir_has(d, names[k]))
+			continue;
 		char *fk = fdl_version_key(d->id, names[k]);
 		int64_t sz;
 		fdl_error e;
@@ -176,9 +265,21 @@ static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 			rc = fdl_strlist_add(&d->files, names[k], err);
 		free(fk);
 	}
+	if (!rc && c->probe && fdl_vdir_has(d, FDL_EXPIRED_JSON))
+		rc = still_has_version_json(c, d, err);
 	const fdl_version *v = d->v;
 	if (rc || !v || fdl_vdir_has(d, FDL_EXPIRED_JSON))
 		return rc;
+	if (c->dst->ops->local_path) { /* a rerun: the catalog the copy already holds, checked */
+		fdl_repo copy = *c->src;
+		copy.store = c->dst;
+		copy.root = c->dst->url;
+		fdl_error e;
+		if (fdl_version_fetch_checked(catalog, &copy, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
+					      fdl_version_catalog_sha256(v), &e) == 0)
+			return 0;
+		*catalog = NULL;
+	}
 	fdl_repo mine = *c->src; /* the same repository through this thread's store */
 	mine.store = c->src_store;
 	rc = fdl_version_fetch_checked(catalog, &mine, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
@@ -211,6 +312,30 @@ static int plan_data(const vdirs *dirs, char **catalogs, fdl_strmap *files, fdl_
 	}
 	fdl_duck_close(&duck);
 	return rc;
+}
+
+/* What the progress line counts to: every planned data file with the size
+ * its catalog records, every version file with the size version.json
+ * records (version.json itself and the probes' finds count as files). */
+static void plan_totals(clone_prog *p, const vdirs *dirs, const fdl_strmap *files)
+{
+	for (size_t i = 0; i < files->cap; i++)
+		if (files->keys[i]) {
+			p->files_total++;
+			p->bytes_total += files->values[i] > 0 ? files->values[i] : 0;
+		}
+	for (size_t i = 0; i < dirs->len; i++) {
+		const vdir *d = &dirs->items[i];
+		p->files_total += (int64_t)d->files.len;
+		const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
+		const char *refs_k[] = {"catalog", "dataset", "files"};
+		for (size_t k = 0; doc && k < 3; k++) {
+			const json_t *o = json_object_get(doc, refs_k[k]);
+			const char *path = json_string_value(json_object_get(o, "path"));
+			if (path && fdl_vdir_has(d, path))
+				p->bytes_total += (int64_t)json_integer_value(json_object_get(o, "bytes"));
+		}
+	}
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -249,22 +374,17 @@ typedef struct pool_worker {
 	pthread_t thread;
 } pool_worker;
 
-/* Progress from several threads reaches the caller's callback one at a time. */
-static void pool_progress(const char *what, int64_t done, int64_t total, void *payload)
-{
-	pool *p = payload;
-	pthread_mutex_lock(&p->mu);
-	p->c->dst->progress(what, done, total, p->c->dst->progress_payload);
-	pthread_mutex_unlock(&p->mu);
-}
-
 static int pool_item(cloner *c, pool *p, size_t k, fdl_error *err)
 {
 	switch (p->kind) {
 	case POOL_PREPARE:
 		return prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
-	case POOL_DATA:
-		return copy_key(c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, err);
+	case POOL_DATA: {
+		int rc = copy_key(c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, err);
+		if (!rc)
+			prog_add(c->prog, 1, p->sizes[k]);
+		return rc;
+	}
 	default:
 		return copy_version(c, &p->dirs->items[k], p->catalogs[k], err);
 	}
@@ -274,15 +394,12 @@ static void *pool_run(void *arg)
 {
 	pool_worker *w = arg;
 	pool *p = w->p;
-	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index, .probe = p->c->probe};
+	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index, .probe = p->c->probe,
+		    .prog = p->c->prog, .live = p->c->live};
 	fdl_error e;
 	int rc = fdl_store_open(&c.src_store, p->c->src->root, &e);
 	if (!rc)
 		rc = fdl_store_open(&c.dst, p->dst_url, &e);
-	if (!rc && p->c->dst->progress) {
-		c.dst->progress = pool_progress;
-		c.dst->progress_payload = p;
-	}
 	for (size_t k; !rc && !atomic_load(&p->failed) && (k = atomic_fetch_add(&p->next, 1)) < p->n;)
 		rc = pool_item(&c, p, k, &e);
 	pthread_mutex_lock(&p->mu);
@@ -292,6 +409,7 @@ static void *pool_run(void *arg)
 	}
 	p->c->copied += c.copied;
 	p->c->skipped += c.skipped;
+	p->c->unmirrored += c.unmirrored;
 	pthread_mutex_unlock(&p->mu);
 	if (rc)
 		atomic_store(&p->failed, true);
@@ -368,6 +486,98 @@ static int copy_data(cloner *c, const fdl_strmap *files, const char *dst_url, in
 	return rc;
 }
 
+/* A name expired.json's `removed` may list: the files an expiry deletes
+ * (the catalog, files.json, catalogs/<format>.duckdb), nothing else. */
+static bool removable(const vdir *d, const char *name)
+{
+	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
+	const char *cat = doc ? fdl_version_catalog_path(d->v) : "ducklake.duckdb";
+	const char *files = doc ? json_string_value(json_object_get(json_object_get(doc, "files"), "path")) : "files.json";
+	size_t n = strlen(name);
+	return (cat && !strcmp(name, cat)) || (files && !strcmp(name, files)) ||
+	       (!strncmp(name, "catalogs/", 9) && n > 16 && !strcmp(name + n - 7, ".duckdb") && !strchr(name + 9, '/') &&
+		!strstr(name, ".."));
+}
+
+/* A data file's path as expired.json records it: relative, inside the data
+ * folder, no step up. */
+static bool data_path_ok(const char *p)
+{
+	if (!p || !*p || *p == '/' || strstr(p, "//") || strchr(p, '\\'))
+		return false;
+	for (const char *s = p; s; s = strchr(s, '/')) {
+		s += *s == '/';
+		if (!strncmp(s, "..", 2) && (s[2] == '/' || !s[2]))
+			return false;
+		if (!strncmp(s, ".", 1) && (s[1] == '/' || !s[1]))
+			return false;
+	}
+	return true;
+}
+
+static int del_copy(cloner *c, char *key, fdl_error *err)
+{
+	fdl_error e;
+	int rc = key ? fdl_store_del(c->dst, key, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (key && !rc)
+		c->unmirrored++;
+	if (key && rc == FDL_ENOTFOUND)
+		rc = 0;
+	else if (key && rc)
+		rc = fdl_fail(err, e.code, "%s", e.message);
+	free(key);
+	return rc;
+}
+
+/* The source expired or withdrew this version since the copy was made (a
+ * mirror must not keep withdrawn data): with expired.json now in the copy
+ * (its bytes the source's), delete from the copy what it lists, as the
+ * source did: the version's catalog files, the data files of a withdrawal
+ * that no live catalog references, and version.json when the source no
+ * longer has it (the copy's history index first, as fdl withdraw does). */
+static int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
+{
+	char *key = fdl_version_key(d->id, FDL_EXPIRED_JSON);
+	fdl_buf b = {0};
+	json_t *j = NULL;
+	int rc = key ? fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &b, NULL, err)
+		     : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_json_parse(&j, b.data, b.len, key, err);
+	size_t i;
+	const json_t *f;
+	json_array_foreach(json_object_get(j, "removed"), i, f) {
+		const char *name = json_string_value(f);
+		if (!rc && name && removable(d, name))
+			rc = del_copy(c, fdl_version_key(d->id, name), err);
+	}
+	json_array_foreach(json_object_get(j, "data_files"), i, f) {
+		const char *path = json_string_value(f);
+		int64_t sz;
+		if (!rc && data_path_ok(path) && !fdl_strmap_get(c->live, path, &sz))
+			rc = del_copy(c, fdl_asprintf("%s/%s", c->src->data_dir, path), err);
+	}
+	if (!rc && !fdl_vdir_has(d, "version.json")) { /* withdrawn with it */
+		fdl_repo *copy = NULL;
+		int64_t sz;
+		fdl_error e;
+		char *vkey = fdl_version_key(d->id, "version.json");
+		if (vkey && fdl_store_head(c->dst, vkey, &sz, &e) == 0) {
+			rc = fdl_repo_open(&copy, c->dst->url, err);
+			if (!rc)
+				rc = fdl_history_drop(copy, err);
+			if (!rc)
+				rc = del_copy(c, vkey, err), vkey = NULL;
+			fdl_repo_free(copy);
+		}
+		free(vkey);
+	}
+	json_decref(j);
+	fdl_buf_free(&b);
+	free(key);
+	return rc;
+}
+
 /* A version's files, version.json last; `catalog`: its catalog, fetched
  * and checked by the plan (NULL: not fetched). Sizes version.json records
  * need no HEAD at the source. */
@@ -396,7 +606,11 @@ static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error
 		else
 			rc = copy_key(c, key, bytes, sha, is_catalog ? catalog : NULL, true, err);
 		free(key);
+		if (!rc)
+			prog_add(c->prog, 1, bytes);
 	}
+	if (!rc && fdl_vdir_has(d, FDL_EXPIRED_JSON))
+		rc = mirror_expiry(c, d, err);
 	if (!rc && fdl_vdir_has(d, "version.json")) {
 		char *key = fdl_version_key(d->id, "version.json");
 		/* already in the copy with the bytes the index records: no request */
@@ -411,6 +625,8 @@ static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error
 		else
 			rc = key ? copy_small(c, key, false, err) : fdl_fail(err, FDL_ERROR, "out of memory");
 		free(key);
+		if (!rc)
+			prog_add(c->prog, 1, 0);
 	}
 	return rc;
 }
@@ -479,10 +695,9 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		c.src_store = c.src->store;
 	if (!rc)
 		rc = fdl_store_open(&c.dst, dst_url, err);
-	if (!rc && opts) {
-		c.dst->progress = opts->progress;
-		c.dst->progress_payload = opts->progress_payload;
-	}
+	clone_prog prog = {.cb = opts ? opts->progress : NULL, .payload = opts ? opts->progress_payload : NULL};
+	pthread_mutex_init(&prog.mu, NULL);
+	c.prog = &prog;
 	/* resume only what a clone leaves: a repository, or just its HEAD */
 	if (!rc && fdl_store_list(c.dst, "", &existing, NULL) == 0 && existing.len &&
 	    !(existing.len == 1 && !strcmp(existing.items[0], "HEAD"))) {
@@ -513,7 +728,10 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	if (!rc)
 		rc = plan_data(&dirs, catalogs, &files, err);
 	if (!rc)
+		plan_totals(&prog, &dirs, &files);
+	if (!rc)
 		rc = copy_data(&c, &files, dst_url, jobs, err);
+	c.live = &files;
 	pool vp = {.c = &c, .dst_url = dst_url, .kind = POOL_VERSIONS, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
 	if (!rc) /* each version's files, its version.json last */
 		rc = pool_go(&vp, jobs, err);
@@ -535,6 +753,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 			r->versions = (int64_t)dirs.len;
 			r->copied = c.copied;
 			r->already_there = c.skipped;
+			r->removed = c.unmirrored;
 			*out = r;
 		} else {
 			fdl_clone_report_free(r);
@@ -550,5 +769,6 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	fdl_strlist_free(&existing);
 	fdl_repo_free(c.src);
 	fdl_store_free(c.dst);
+	pthread_mutex_destroy(&prog.mu);
 	return rc;
 }

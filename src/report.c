@@ -255,8 +255,8 @@ void fdl_clone_report_free(fdl_clone_report *r)
 
 int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err)
 {
-	return dump(out, json_pack("{s:s, s:s, s:I, s:I, s:I}", "from", r->from, "to", r->to, "versions",
+	return dump(out, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "from", r->from, "to", r->to, "versions",
 				   (json_int_t)r->versions, "copied", (json_int_t)r->copied, "already_there",
-				   (json_int_t)r->already_there),
+				   (json_int_t)r->already_there, "removed", (json_int_t)r->removed),
 		    err);
 }

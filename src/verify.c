@@ -290,7 +290,9 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 	const char *parent = fdl_version_parent(d->v, 0);
 	if (parent) {
 		vdir *p = fdl_vdirs_find(dirs, parent);
-		if (!p || !p->v)
+		if (p && !p->v && fdl_vdir_has(p, FDL_EXPIRED_JSON) && !fdl_vdir_has(p, "version.json"))
+			; /* withdrawn with its version.json (fdl withdraw --remove-version-json): the history ends there */
+		else if (!p || !p->v)
 			problem(r, vkey, "its first parent %s is not a readable version of this repository", parent);
 		else if (fdl_version_seq(p->v) + 1 != fdl_version_seq(d->v))
 			problem(r, vkey, "seq is %lld but its first parent's is %lld; expected %lld",

@@ -136,12 +136,13 @@ extern const cli_doc doc_run;
 /* fdl verify's report; quiet prints only problems (on stderr). Exit code. */
 int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed_signers);
 
-/* Upload progress on stderr when it is a terminal and not `quiet`:
+/* Upload or clone progress on stderr when it is a terminal and not `quiet`:
  * cli_progress_start returns the callback to hand to libfdl (NULL for
  * none), with the cli_progress as its payload. */
 typedef struct cli_progress {
 	char what[512];
 	double started, shown;
+	int64_t files_done, files_total; /* fdl clone's "clone files" */
 } cli_progress;
 fdl_progress_cb cli_progress_start(cli_progress *p, bool quiet);
 void cli_progress_end(cli_progress *p);

@@ -5,13 +5,16 @@ const cli_doc doc_clone = {
 	.summary = "copy a repository, resumable and checked",
 	.text = "Copies a repository from a folder, a bucket or an `http(s)://` URL (then\n"
 		"what HEAD's branch reaches: a static host cannot be listed) into the folder\n"
-		"or bucket DST (upload progress on a terminal unless `-q`), checking every\n"
+		"or bucket DST (on a terminal, unless `-q`, a line of files and bytes done,\n"
+		"rate and time left), checking every\n"
 		"byte against what the versions record: data files first, each version's\n"
 		"`version.json` after its other files, refs last, so an interrupted clone is\n"
 		"still a valid repository; the same command finishes it. The plan comes\n"
 		"first, so each file is asked for once (a data file's size is in its\n"
 		"catalog); from a host or a bucket, or into a bucket, 8 transfers run at once\n"
-		"(`--jobs`). Cloning into an existing copy fetches only what it lacks.",
+		"(`--jobs`). Cloning into an existing copy fetches only what it lacks, and\n"
+		"deletes from it what the source has expired or withdrawn since (a mirror\n"
+		"keeps no withdrawn data).",
 	.examples = "fdl clone https://data.example.org/population /srv/mirror/population\n"
 		    "fdl clone /srv/population s3://open-data/population\n",
 	.min = 2,
@@ -28,7 +31,7 @@ int cmd_clone(int argc, char **argv)
 		{.name = "jobs", .short_name = 'j', .value = &jobs_s, .arg = "N",
 		 .help = "transfers at once (default 8 from a host or bucket or into a bucket, 1 between folders)"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
-		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "no upload progress"},
+		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "no progress line"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, &doc_clone, opts, pos, &npos);
@@ -66,8 +69,12 @@ int cmd_clone(int argc, char **argv)
 		char *text = NULL;
 		rc = cli_print_json(fdl_clone_report_json(&text, r, &err), &text, &err);
 	} else {
-		printf("Cloned %s into %s: %lld versions, %lld files copied, %lld already there\n", pos[0], pos[1],
+		printf("Cloned %s into %s: %lld versions, %lld files copied, %lld already there", pos[0], pos[1],
 		       (long long)r->versions, (long long)r->copied, (long long)r->already_there);
+		if (r->removed)
+			printf(", %lld removed (their versions expired or were withdrawn at the source)",
+			       (long long)r->removed);
+		putchar('\n');
 	}
 	fdl_clone_report_free(r);
 	if (rc)

@@ -1,6 +1,7 @@
-/* Upload progress on a terminal: one line on stderr, redrawn at most ten
- * times a second, with bytes, rate and time left; nothing when stderr is
- * not a terminal or the command was asked to be quiet. */
+/* Progress on a terminal (an upload, or a whole clone's files and bytes):
+ * one line on stderr, redrawn at most ten times a second, with bytes, rate
+ * and time left; nothing when stderr is not a terminal or the command was
+ * asked to be quiet. */
 #include "cli.h"
 
 #include <string.h>
@@ -28,8 +29,14 @@ static void human(char *out, size_t n, double bytes)
 static void on_progress(const char *what, int64_t done, int64_t total, void *payload)
 {
 	cli_progress *p = payload;
+	if (!strcmp(what, "clone files")) { /* the count of the next "clone" line */
+		p->files_done = done;
+		p->files_total = total;
+		return;
+	}
 	double t = now_s();
-	bool finished = total > 0 && done >= total;
+	bool finished = !strcmp(what, "clone") ? p->files_total > 0 && p->files_done >= p->files_total
+						: total > 0 && done >= total;
 	if (strcmp(p->what, what)) {
 		if (p->what[0])
 			fputc('\n', stderr);
@@ -47,8 +54,13 @@ static void on_progress(const char *what, int64_t done, int64_t total, void *pay
 	human(tot, sizeof tot, (double)total);
 	human(rate, sizeof rate, bps);
 	long eta = bps > 0 && total > done ? (long)((double)(total - done) / bps) : 0;
-	fprintf(stderr, "\rupload %s: %s / %s, %s/s, %s %ld:%02ld   ", what, d, tot, rate, finished ? "took" : "ETA",
-		(finished ? (long)secs : eta) / 60, (finished ? (long)secs : eta) % 60);
+	long shown = finished ? (long)secs : eta;
+	if (!strcmp(what, "clone"))
+		fprintf(stderr, "\rclone: %lld/%lld files, %s / %s, %s/s, %s %ld:%02ld   ", (long long)p->files_done,
+			(long long)p->files_total, d, tot, rate, finished ? "took" : "ETA", shown / 60, shown % 60);
+	else
+		fprintf(stderr, "\rupload %s: %s / %s, %s/s, %s %ld:%02ld   ", what, d, tot, rate,
+			finished ? "took" : "ETA", shown / 60, shown % 60);
 	fflush(stderr);
 }
 

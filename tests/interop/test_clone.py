@@ -1,5 +1,6 @@
 """fdl clone: identical copies, resumable after a crash at any write."""
 import filecmp
+import json
 import os
 import subprocess
 
@@ -151,3 +152,119 @@ def test_a_bad_file_stops_the_pool_and_no_ref_is_copied(repo, tmp_path):
         host.close()
     assert fdl("verify", dst, "--all").returncode == 0
     assert (dst / "refs" / "heads" / "main").read_text() == (repo.root / "refs" / "heads" / "main").read_text()
+
+
+def expired_data(root):
+    """Every data file some expired.json records as withdrawn."""
+    out = set()
+    for p in (root / "versions").glob("*/expired.json"):
+        out.update(read_json(p).get("data_files", []))
+    return out
+
+
+def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path):
+    """Two mirrors, one cloned from the folder (listed) and one from a
+    static host (HEAD's chain): after the source withdraws version 3 with
+    its version.json (which withdraws 4 and 5, whose catalogs reference its
+    data), cloning again deletes from each copy what the source deleted: no
+    copy keeps withdrawn data, and both still verify."""
+    from test_hindex import CountingHost
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    ids = []
+    for i in range(5):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+        ids.append(repo.head())
+    host = CountingHost(repo.root)
+    a, b = tmp_path / "a", tmp_path / "b"
+    env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        fdl("clone", repo.root, a)
+        fdl("clone", host.url, b, env=env)
+        before = set(files_of(repo.root)) - {"history/heads/main.json"}
+        fdl("withdraw", repo.root, ids[2], "--reason", "personal data", "--remove-version-json")
+        gone = before - set(files_of(repo.root))
+        withdrawn = expired_data(repo.root)
+        assert withdrawn and f"versions/{ids[2]}/version.json" in gone, gone
+        out_a = fdl("clone", repo.root, a).stdout
+        out_b = fdl("clone", host.url, b, env=env).stdout
+    finally:
+        host.close()
+    for copy, out in ((a, out_a), (b, out_b)):
+        assert f"{len(gone)} removed" in out, out
+        have = set(files_of(copy))
+        assert not have & gone, (copy, have & gone)
+        assert not any(f"data/{f}" in have for f in withdrawn)
+        for vid in ids[2:]:
+            assert (copy / "versions" / vid / "expired.json").read_bytes() == \
+                (repo.root / "versions" / vid / "expired.json").read_bytes()
+        assert fdl("verify", copy, "--all").returncode == 0
+        assert set(files_of(copy)) - {"history/heads/main.json"} == \
+            set(files_of(repo.root)) - {"history/heads/main.json"}
+    # the copy's readers see what the source's see
+    p = fdl("attach", a, check=False)
+    assert p.returncode != 0 and "withdrawn" in p.stderr, p.stderr
+    con2 = __import__("conftest").connect()
+    con2.execute(fdl("attach", f"{a}@{ids[1]}").stdout)
+    assert sorted(rows(con2, "lake.t")) == [(0,), (1,)]
+
+
+def test_a_planted_expired_json_deletes_nothing_outside_its_version(repo, tmp_path):
+    """expired.json is the source's word, so a hostile source could list
+    anything in it: a mirror deletes only a version's own catalog files and
+    data files that no live catalog references, never a path that climbs
+    out (../fdl.json, /etc/...), never live data."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    for i in range(3):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    copy = tmp_path / "copy"
+    fdl("clone", repo.root, copy)
+    tip = repo.head()
+    first = repo.version(tip)["parents"][0]
+    live = sorted(str(p.relative_to(repo.root / "data")) for p in (repo.root / "data").rglob("*.parquet"))
+    (copy / "outside.txt").write_text("keep me")
+    planted = {
+        "reason": "withdrawn", "expired_at": "2026-12-04T00:00:00Z", "message": "x",
+        "removed": ["ducklake.duckdb", "../../fdl.json", "../../outside.txt", "/etc/hostname", "catalogs/../x.duckdb"],
+        "data_files": ["../fdl.json", "../../outside.txt", "/etc/hostname", "./x", live[0], "main/t/../../../fdl.json"],
+        "withdrawn_with": first,
+    }
+    vdir = repo.root / "versions" / first
+    (vdir / "expired.json").write_text(json.dumps(planted))
+    (vdir / "ducklake.duckdb").unlink()
+    out = fdl("clone", repo.root, copy, check=False)
+    assert (copy / "fdl.json").exists() and (copy / "outside.txt").read_text() == "keep me"
+    assert (copy / "data" / live[0]).exists()  # the tip's catalog still references it
+    assert not (copy / "versions" / first / "ducklake.duckdb").exists()
+    assert (copy / "versions" / tip / "ducklake.duckdb").exists()
+    assert "1 removed" in out.stdout, (out.stdout, out.stderr)
+
+
+def test_the_progress_line_counts_files_and_bytes(source, tmp_path):
+    """On a terminal, one line of files and bytes done of the plan's
+    total, the rate and the time left; its last state is all files."""
+    import pty
+    dst = tmp_path / "copy"
+    main, sub = pty.openpty()
+    p = subprocess.Popen([FDL, "clone", str(source.root), str(dst)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=sub, env=dict(os.environ, FDL_EXTENSION_DIR=EXT))
+    os.close(sub)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.wait()
+    os.close(main)
+    assert p.returncode == 0, seen
+    lines = [s for s in seen.decode().replace("\r", "\n").splitlines() if s.startswith("clone: ")]
+    n = len([f for f in files_of(source.root) if f.startswith(("data/", "versions/"))])  # the plan
+    assert lines and lines[-1].startswith(f"clone: {n}/{n} files, ") and " took " in lines[-1], lines
+    assert fdl("clone", source.root, dst, "-q").returncode == 0
