@@ -314,6 +314,41 @@ static int plan_data(const vdirs *dirs, char **catalogs, fdl_strmap *files, fdl_
 	return rc;
 }
 
+typedef struct by_seq {
+	int64_t seq;
+	size_t i;
+} by_seq;
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const by_seq *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The order the versions pool takes versions in (by seq: a parent before
+ * its children), a published flag each, and each version's index by id. */
+static int parents_first(size_t **order, atomic_bool **published, fdl_strmap *index_of, const vdirs *dirs,
+			 fdl_error *err)
+{
+	by_seq *s = calloc(dirs->len + 1, sizeof *s);
+	*order = calloc(dirs->len + 1, sizeof **order);
+	*published = calloc(dirs->len + 1, sizeof **published);
+	int rc = s && *order && *published ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; i < dirs->len && !rc; i++) {
+		const vdir *d = &dirs->items[i];
+		s[i] = (by_seq){d->v ? fdl_version_seq(d->v) : -1, i};
+		atomic_init(&(*published)[i], false);
+		rc = fdl_strmap_put(index_of, d->id, (int64_t)i, err);
+	}
+	if (!rc) {
+		qsort(s, dirs->len, sizeof *s, cmp_seq);
+		for (size_t i = 0; i < dirs->len; i++)
+			(*order)[i] = s[i].i;
+	}
+	free(s);
+	return rc;
+}
+
 /* What the progress line counts to: every planned data file with the size
  * its catalog records, every version file with the size version.json
  * records (version.json itself and the probes' finds count as files). */
@@ -343,7 +378,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error *err);
+struct pool;
+static int copy_version(cloner *c, struct pool *p, size_t i, fdl_error *err);
 
 /* A bounded pool of transfers: `jobs` threads, each with its own source
  * and destination store (its own connections, kept alive), taking the next
@@ -360,10 +396,19 @@ typedef struct pool {
 	const int64_t *sizes;
 	vdirs *dirs; /* POOL_PREPARE, POOL_VERSIONS */
 	char **catalogs;
+	/* POOL_VERSIONS: the versions by seq, parents first; whether each
+	 * one's version.json is in the copy; a version's index by id. A
+	 * version.json is written only once its first parent's is, so the copy
+	 * verifies at every moment with versions copied at once. */
+	const size_t *order;
+	atomic_bool *published;
+	const fdl_strmap *index_of;
 	size_t n;
 	atomic_size_t next;
 	atomic_bool failed;
+	bool threaded;
 	pthread_mutex_t mu; /* the first error, the counters, progress */
+	pthread_cond_t cv;  /* a version.json published, or a failure */
 	int rc;
 	fdl_error err;
 } pool;
@@ -386,7 +431,7 @@ static int pool_item(cloner *c, pool *p, size_t k, fdl_error *err)
 		return rc;
 	}
 	default:
-		return copy_version(c, &p->dirs->items[k], p->catalogs[k], err);
+		return copy_version(c, p, p->order[k], err);
 	}
 }
 
@@ -410,9 +455,11 @@ static void *pool_run(void *arg)
 	p->c->copied += c.copied;
 	p->c->skipped += c.skipped;
 	p->c->unmirrored += c.unmirrored;
-	pthread_mutex_unlock(&p->mu);
-	if (rc)
+	if (rc) {
 		atomic_store(&p->failed, true);
+		pthread_cond_broadcast(&p->cv); /* no one waits for a parent that will not come */
+	}
+	pthread_mutex_unlock(&p->mu);
 	fdl_store_free(c.src_store);
 	fdl_store_free(c.dst);
 	return NULL;
@@ -434,6 +481,8 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 	if (!w)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->threaded = true;
 	atomic_init(&p->next, 0);
 	atomic_init(&p->failed, false);
 	int started = 0;
@@ -446,6 +495,7 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 	for (int i = 0; i < started; i++)
 		pthread_join(w[i].thread, NULL);
 	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
 	free(w);
 	if (!started)
 		return fdl_fail(err, FDL_ERROR, "cannot start a transfer thread");
@@ -581,8 +631,38 @@ static int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 /* A version's files, version.json last; `catalog`: its catalog, fetched
  * and checked by the plan (NULL: not fetched). Sizes version.json records
  * need no HEAD at the source. */
-static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error *err)
+/* Wait until version i's first parent has its version.json in the copy
+ * (or is not copied by this clone); an error when the pool failed. */
+static int wait_parent(pool *p, size_t i, fdl_error *err)
 {
+	const vdir *d = &p->dirs->items[i];
+	const char *parent = d->v ? fdl_version_parent(d->v, 0) : NULL;
+	int64_t j = -1;
+	if (!p->threaded || !parent || !fdl_strmap_get(p->index_of, parent, &j))
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	while (!atomic_load(&p->published[j]) && !atomic_load(&p->failed))
+		pthread_cond_wait(&p->cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+	return atomic_load(&p->failed) ? fdl_fail(err, FDL_ERROR, "stopped: another transfer failed") : 0;
+}
+
+static void mark_published(pool *p, size_t i)
+{
+	if (!p->threaded) {
+		atomic_store(&p->published[i], true);
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->published[i], true);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
+{
+	const vdir *d = &p->dirs->items[at];
+	const char *catalog = p->catalogs[at];
 	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
 	int rc = 0;
 	for (size_t i = 0; i < d->files.len && !rc; i++) {
@@ -611,6 +691,8 @@ static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error
 	}
 	if (!rc && fdl_vdir_has(d, FDL_EXPIRED_JSON))
 		rc = mirror_expiry(c, d, err);
+	if (!rc && fdl_vdir_has(d, "version.json"))
+		rc = wait_parent(p, at, err);
 	if (!rc && fdl_vdir_has(d, "version.json")) {
 		char *key = fdl_version_key(d->id, "version.json");
 		/* already in the copy with the bytes the index records: no request */
@@ -628,6 +710,8 @@ static int copy_version(cloner *c, const vdir *d, const char *catalog, fdl_error
 		if (!rc)
 			prog_add(c->prog, 1, 0);
 	}
+	if (!rc)
+		mark_published(p, at);
 	return rc;
 }
 
@@ -706,8 +790,14 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		if (fdl_store_head(c.dst, FDL_CONFIG_FILE, &sz, &e) != 0)
 			rc = fdl_fail(err, FDL_EEXISTS, "%s is not empty and is not a clone in progress", dst_url);
 	}
-	if (!rc)
+	if (!rc) {
+		fdl_tempdir_sweep(); /* what killed clones left behind, here and in a folder copy */
+		char *root = c.dst->ops->local_path ? c.dst->ops->local_path(c.dst, ".") : NULL;
+		if (root)
+			fdl_tmpfile_sweep(root);
+		free(root);
 		rc = fdl_tempdir(&c.tmpdir, "clone", err);
+	}
 	/* HEAD before fdl.json: a folder is a repository once fdl.json is there */
 	if (!rc)
 		rc = copy_small(&c, "HEAD", false, err);
@@ -732,9 +822,18 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	if (!rc)
 		rc = copy_data(&c, &files, dst_url, jobs, err);
 	c.live = &files;
-	pool vp = {.c = &c, .dst_url = dst_url, .kind = POOL_VERSIONS, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
-	if (!rc) /* each version's files, its version.json last */
+	size_t *order = NULL;
+	atomic_bool *published = NULL;
+	fdl_strmap index_of = {0};
+	if (!rc)
+		rc = parents_first(&order, &published, &index_of, &dirs, err);
+	pool vp = {.c = &c, .dst_url = dst_url, .kind = POOL_VERSIONS, .dirs = &dirs, .catalogs = catalogs,
+		   .order = order, .published = published, .index_of = &index_of, .n = dirs.len};
+	if (!rc) /* each version's files, its version.json last, after its parent's */
 		rc = pool_go(&vp, jobs, err);
+	free(order);
+	free(published);
+	fdl_strmap_free(&index_of);
 	for (size_t i = 0; catalogs && i < dirs.len; i++)
 		free(catalogs[i]);
 	free(catalogs);

@@ -110,7 +110,7 @@ static int copy_fd(int in, int out, const char *in_path, const char *out_path, f
 /* Create a temporary file beside `path`; returns its fd and name. */
 static int open_tmp(const char *path, char **tmp_out, fdl_error *err)
 {
-	char *tmp = fdl_asprintf("%s.tmp-XXXXXX", path);
+	char *tmp = fdl_tmp_template(path); /* its writer in the name, for fdl_tmpfile_sweep */
 	if (!tmp)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
 	int fd = mkostemp(tmp, O_CLOEXEC);

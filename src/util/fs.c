@@ -154,11 +154,19 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
+static unsigned long long process_start(long pid);
+
+char *fdl_tmp_template(const char *path)
+{
+	long pid = (long)getpid();
+	return fdl_asprintf("%s.tmp-%ld-%llu-XXXXXX", path, pid, process_start(pid));
+}
+
 int fdl_atomic_begin(fdl_atomic_file *a, const char *path, fdl_error *err)
 {
 	memset(a, 0, sizeof *a);
 	a->path = fdl_strdup(path);
-	a->tmp = fdl_asprintf("%s.tmp-XXXXXX", path);
+	a->tmp = fdl_tmp_template(path);
 	if (!a->path || !a->tmp) {
 		fdl_atomic_abort(a);
 		return fdl_fail(err, FDL_ERROR, "out of memory");
@@ -325,6 +333,53 @@ int fdl_tempdir(char **out, const char *tag, fdl_error *err)
 	return 0;
 }
 
+/* The process that named a temporary file or folder is gone: the pid is
+ * free, or now names a process started at another time. */
+static bool owner_gone(long pid, unsigned long long start)
+{
+	return kill((pid_t)pid, 0) != 0 ? errno == ESRCH : start && process_start(pid) != start;
+}
+
+/* One folder of fdl_tmpfile_sweep, through its descriptor (never a
+ * symlink followed); `depth` bounds the walk. */
+static void sweep_tmpfiles(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < 32) {
+			int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				sweep_tmpfiles(sub, depth + 1);
+			continue;
+		}
+		const char *t = strstr(e->d_name, ".tmp-");
+		long pid = 0;
+		unsigned long long start = 0;
+		char rest[16];
+		if (S_ISREG(st.st_mode) && t && st.st_uid == getuid() &&
+		    sscanf(t, ".tmp-%ld-%llu-%15s", &pid, &start, rest) == 3 && pid > 0 && strlen(rest) == 6 &&
+		    owner_gone(pid, start))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+void fdl_tmpfile_sweep(const char *root)
+{
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		sweep_tmpfiles(fd, 0);
+}
+
 void fdl_tempdir_sweep(void)
 {
 	const char *base = getenv("TMPDIR");
@@ -343,10 +398,8 @@ void fdl_tempdir_sweep(void)
 			continue;
 		char *path = fdl_asprintf("%s/%s", base, e->d_name);
 		struct stat st;
-		/* ours (this user's), a real folder, and its owner is gone: the
-		 * pid is free, or now names a process started at another time */
-		if (path && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
-		    (kill((pid_t)pid, 0) != 0 ? errno == ESRCH : start && process_start(pid) != start))
+		/* ours (this user's), a real folder, and its owner is gone */
+		if (path && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() && owner_gone(pid, start))
 			fdl_rm_rf(path);
 		free(path);
 	}

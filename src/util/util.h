@@ -148,6 +148,12 @@ int fdl_tempdir(char **out, const char *tag, fdl_error *err);
  * this user's fdl processes that died without removing them (kill -9):
  * their pid is gone or names a process started at another time. */
 void fdl_tempdir_sweep(void);
+/* The name template (for mkstemp) of a temporary file beside `path` that
+ * names its writer: "<path>.tmp-<pid>-<start>-XXXXXX". Caller frees. */
+char *fdl_tmp_template(const char *path);
+/* Remove, under the folder `root` (no symlink followed), the temporary
+ * files of fdl_tmp_template whose writer is gone (a killed process). */
+void fdl_tmpfile_sweep(const char *root);
 /* Is the file system that holds `path` (next to) full: under 1 MiB free? */
 bool fdl_no_space(const char *path);
 /* Absolute, '.'/'..'-free form of a local path (it need not exist). */

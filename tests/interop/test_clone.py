@@ -268,3 +268,110 @@ def test_the_progress_line_counts_files_and_bytes(source, tmp_path):
     n = len([f for f in files_of(source.root) if f.startswith(("data/", "versions/"))])  # the plan
     assert lines and lines[-1].startswith(f"clone: {n}/{n} files, ") and " took " in lines[-1], lines
     assert fdl("clone", source.root, dst, "-q").returncode == 0
+
+
+class HoldingHost:
+    """A plain static host (Python's http.server) that records every request
+    (method and path) and can hold one: the Nth request is answered with
+    half its body (a HEAD with nothing), then waits until released, so a
+    test kills the client while that transfer is open: where the kill
+    lands is chosen, not timed."""
+
+    def __init__(self, root):
+        import functools
+        import http.server
+        import threading
+        self.requests, self.hold_at = [], None
+        self.held, self.release = threading.Event(), threading.Event()
+        self.lock = threading.Lock()
+        host = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def send_head(self):
+                with host.lock:
+                    host.requests.append((self.command, self.path))
+                    self.hold = len(host.requests) == host.hold_at
+                if self.hold and self.command == "HEAD":
+                    host.held.set()
+                    host.release.wait(60)
+                return super().send_head()
+
+            def copyfile(self, src, dst):
+                if not getattr(self, "hold", False):
+                    return super().copyfile(src, dst)
+                data = src.read()
+                dst.write(data[: len(data) // 2])
+                dst.flush()
+                host.held.set()
+                host.release.wait(60)
+
+        class Quiet(http.server.ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # a killed client's broken pipe is the point
+
+        self.server = Quiet(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_killed_at_twenty_points_a_rerun_finishes_and_fetches_nothing_twice(repo, tmp_path):
+    """A clone from a static host, 8 transfers at once, killed (SIGKILL)
+    while its Nth request is open, for 20 values of N drawn at random (a
+    fixed seed, printed) from all its requests: each time what is left
+    verifies (when it is a repository yet), the rerun finishes with a copy
+    that `fdl verify --all` accepts and that holds the source's files, and
+    the rerun asks for no data or version file the killed run had already
+    completed, and leaves no temporary folder behind."""
+    import random
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("CREATE TABLE lake.u (b VARCHAR)")
+    for i in range(6):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        con.execute(f"INSERT INTO lake.u VALUES ('{i}')")
+        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    host = HoldingHost(repo.root)
+    try:
+        fdl("clone", host.url, tmp_path / "whole", env={"FDL_CACHE_DIR": str(tmp_path / "cache-whole")})
+        total = len(host.requests)
+        seed = 25
+        points = sorted(random.Random(seed).sample(range(1, total + 1), min(20, total)))
+        print(f"{total} requests; seed {seed}; killed at {points}")
+        assert len(points) == 20, total
+        for k in points:
+            dst, tmp = tmp_path / f"k{k}", tmp_path / f"tmp{k}"
+            tmp.mkdir()
+            env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_CACHE_DIR=str(tmp_path / f"cache{k}"), TMPDIR=str(tmp))
+            host.requests.clear()
+            host.held.clear()
+            host.release.clear()
+            host.hold_at = k
+            p = subprocess.Popen([FDL, "clone", host.url, str(dst), "--jobs", "8"], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            assert host.held.wait(120), (k, p.poll())
+            p.kill()
+            p.wait()
+            host.hold_at = None
+            host.release.set()
+            if (dst / "fdl.json").exists():
+                v = fdl("verify", dst, "--all", check=False)
+                assert v.returncode == 0, (k, v.stdout, v.stderr)
+            complete = {f for f in files_of(dst) if f.startswith(("data/", "versions/"))} if dst.exists() else set()
+            host.requests.clear()
+            r = subprocess.run([FDL, "clone", host.url, str(dst)], env=env, capture_output=True, text=True)
+            assert r.returncode == 0, (k, r.stderr)
+            again = {path.lstrip("/") for method, path in host.requests if method == "GET"}
+            assert not again & complete, (k, again & complete)
+            assert fdl("verify", dst, "--all").returncode == 0
+            assert set(files_of(dst)) == set(files_of(tmp_path / "whole")), k
+            assert not os.listdir(tmp), (k, os.listdir(tmp))
+    finally:
+        host.close()

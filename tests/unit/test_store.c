@@ -3,6 +3,8 @@
 #include "../../src/store/store.h"
 
 #include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -236,6 +238,66 @@ static void list_and_delete(t_ctx *t)
 	done(s, dir);
 }
 
+/* A temporary file named by fdl_tmp_template in `dir`; its name in *out. */
+static int make_tmp(const char *dir, char **out)
+{
+	char *base = fdl_asprintf("%s/part.parquet", dir);
+	char *tmpl = base ? fdl_tmp_template(base) : NULL;
+	free(base);
+	int fd = tmpl ? mkstemp(tmpl) : -1;
+	if (fd >= 0)
+		close(fd);
+	*out = tmpl;
+	return fd >= 0 ? 0 : -1;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return path && lstat(path, &st) == 0;
+}
+
+static void tmpfile_sweep(t_ctx *t)
+{
+	char *dir = t_tempdir();
+	char *sub = fdl_asprintf("%s/data/main/t", dir);
+	fdl_error err;
+	CHECK(t, fdl_mkdir_p(sub, &err) == 0);
+	/* a writer that dies with its temporary file in place */
+	int pipefd[2];
+	CHECK(t, pipe(pipefd) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *name = NULL;
+		int rc = make_tmp(sub, &name);
+		if (!rc && write(pipefd[1], name, strlen(name) + 1) < 0)
+			rc = -1;
+		_exit(rc ? 1 : 0);
+	}
+	char dead[4096] = "";
+	int status = 0;
+	CHECK(t, pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(t, read(pipefd[0], dead, sizeof dead - 1) > 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	char *live = NULL, *other = fdl_asprintf("%s/x.tmp-notours", sub), *link = fdl_asprintf("%s/l.tmp-1-1-abcdef", sub);
+	CHECK(t, make_tmp(sub, &live) == 0); /* this process's: alive */
+	FILE *f = fopen(other, "w");
+	if (f)
+		fclose(f);
+	CHECK(t, symlink(dead, link) == 0); /* a symlink is never a temporary file of ours */
+	CHECK(t, exists(dead) && exists(live) && exists(other));
+	fdl_tmpfile_sweep(dir);
+	CHECK(t, !exists(dead));
+	CHECK(t, exists(live) && exists(other) && exists(link));
+	free(live);
+	free(other);
+	free(link);
+	free(sub);
+	fdl_rm_rf(dir);
+	free(dir);
+}
+
 const t_case store_tests[] = {
 	{"folder store: put-if-absent never overwrites", put_if_absent},
 	{"folder store: files are streamed in and out", put_file_streams},
@@ -244,5 +306,6 @@ const t_case store_tests[] = {
 	{"folder store: unsafe keys are refused", keys_checked},
 	{"folder store: list and delete", list_and_delete},
 	{"folder store: many sizes at once, no symlink followed", head_many},
+	{"a killed writer's temporary files are swept, no one else's", tmpfile_sweep},
 	{NULL, NULL},
 };
