@@ -17,10 +17,12 @@
 #include "layout/walk.h"
 #include "report.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The whole clone's progress, shared by the pool's threads: files and
@@ -106,6 +108,26 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 	return rc;
 }
 
+/* Put a small file's bytes (b, from the source) into the copy, create-only;
+ * one already there must hold the same bytes. */
+static int put_small(cloner *c, const char *key, const fdl_buf *b, fdl_error *err)
+{
+	int rc = fdl_store_put_if_absent(c->dst, key, b->data, b->len, err);
+	if (!rc)
+		c->copied++;
+	if (rc == FDL_EEXISTS) {
+		fdl_buf have = {0};
+		rc = fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, err);
+		if (!rc && (have.len != b->len || memcmp(have.data, b->data, b->len)))
+			rc = fdl_fail(err, FDL_EEXISTS, "%s/%s exists and differs from %s/%s; not a clone of it",
+				      c->dst->url, key, c->src->root, key);
+		if (!rc)
+			c->skipped++;
+		fdl_buf_free(&have);
+	}
+	return rc;
+}
+
 static int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 {
 	fdl_buf b = {0};
@@ -114,21 +136,8 @@ static int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 		fdl_buf_free(&b);
 		return 0;
 	}
-	if (!rc) {
-		rc = fdl_store_put_if_absent(c->dst, key, b.data, b.len, err);
-		if (!rc)
-			c->copied++;
-		if (rc == FDL_EEXISTS) {
-			fdl_buf have = {0};
-			rc = fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, err);
-			if (!rc && (have.len != b.len || memcmp(have.data, b.data, b.len)))
-				rc = fdl_fail(err, FDL_EEXISTS, "%s/%s exists and differs from %s/%s; not a clone of it",
-					      c->dst->url, key, c->src->root, key);
-			if (!rc)
-				c->skipped++;
-			fdl_buf_free(&have);
-		}
-	}
+	if (!rc)
+		rc = put_small(c, key, &b, err);
 	fdl_buf_free(&b);
 	return rc;
 }
@@ -249,68 +258,183 @@ static int still_has_version_json(cloner *c, vdir *d, fdl_error *err)
  * source that cannot be listed, whether it has expired.json and a
  * signature; then its catalog fetched and checked once (kept in *catalog
  * for the listing and its own copy; NULL when expired or withdrawn). */
-static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
+/* On a source that cannot be listed: add `name` to the version's files if
+ * the source has it (one HEAD). */
+static int probe(cloner *c, vdir *d, const char *name, fdl_error *err)
 {
-	const char *names[] = {FDL_EXPIRED_JSON, "version.json.sig"};
+	char *fk = fdl_version_key(d->id, name);
+	int64_t sz;
+	fdl_error e;
 	int rc = 0;
-	for (size_t k = 0; c->probe && !rc && k < 2; k++) {
-		if (fdl_vdir_has(d, names[k]))
+	if (!fk)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	else if (!fdl_vdir_has(d, name) && fdl_store_head(c->src_store, fk, &sz, &e) == 0)
+		rc = fdl_strlist_add(&d->files, name, err);
+	free(fk);
+	return rc;
+}
+
+/* Where the plan puts a version file it fetched ahead (under the clone's
+ * temporary folder), for copy_version to write once the data is there. */
+static char *staged_path(const cloner *c, const vdir *d, const char *name)
+{
+	return fdl_asprintf("%s/v/%s/%s", c->tmpdir, d->id, name);
+}
+
+/* A file an expiry deletes, of a version the source has expired: not
+ * copied (and not asked for). */
+static bool removable(const vdir *d, const char *name);
+static bool gone_with_expiry(const vdir *d, const char *name)
+{
+	return fdl_vdir_has(d, FDL_EXPIRED_JSON) && removable(d, name);
+}
+
+/* The size and sha256 version.json records for one of the version's
+ * files (-1 and NULL when it records none). */
+static void recorded(const vdir *d, const char *name, int64_t *bytes, const char **sha)
+{
+	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
+	const char *refs_k[] = {"catalog", "dataset", "files"};
+	*bytes = -1;
+	*sha = NULL;
+	for (size_t k = 0; doc && k < 3; k++) {
+		const json_t *o = json_object_get(doc, refs_k[k]);
+		const char *path = json_string_value(json_object_get(o, "path"));
+		if (path && !strcmp(path, name)) {
+			*sha = json_string_value(json_object_get(o, "sha256"));
+			*bytes = (int64_t)json_integer_value(json_object_get(o, "bytes"));
+		}
+	}
+}
+
+/* The copy has this version's version.json with the bytes the source's
+ * history index records for it: no request for it. */
+static bool copy_has_version_json(cloner *c, const vdir *d)
+{
+	char *key = fdl_version_key(d->id, "version.json");
+	fdl_buf have = {0};
+	char hex[65];
+	fdl_error e;
+	bool there = key && d->sha256[0] && !fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, &e) &&
+		     !fdl_sha256_mem(hex, have.data, have.len, &e) && !strcmp(hex, d->sha256);
+	fdl_buf_free(&have);
+	free(key);
+	return there;
+}
+
+/* Fetch a version's files (but its catalog, fetched for the plan) into the
+ * staging folder while DuckDB lists the catalogs, skipping those the copy
+ * already has (a rerun). Checked when they are written, in copy_version. */
+static int stage_version(cloner *c, const vdir *d, fdl_error *err)
+{
+	const char *cat = d->v ? fdl_version_catalog_path(d->v) : NULL;
+	int rc = 0;
+	for (size_t i = 0; i < d->files.len && !rc; i++) {
+		const char *name = d->files.items[i];
+		if ((cat && !strcmp(name, cat)) || gone_with_expiry(d, name))
 			continue;
-		char *fk = fdl_version_key(d->id, names[k]);
-		int64_t sz;
+		int64_t bytes, have = -1;
+		const char *sha;
+		recorded(d, name, &bytes, &sha);
+		char *key = fdl_version_key(d->id, name), *path = staged_path(c, d, name);
+		char *slash = path ? strrchr(path, '/') : NULL;
 		fdl_error e;
-		if (!fk)
+		if (!key || !path) {
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		else if (fdl_store_head(c->src_store, fk, &sz, &e) == 0)
-			rc = fdl_strlist_add(&d->files, names[k], err);
-		free(fk);
-	}
-	if (!rc && c->probe && fdl_vdir_has(d, FDL_EXPIRED_JSON))
-		rc = still_has_version_json(c, d, err);
-	const fdl_version *v = d->v;
-	if (rc || !v || fdl_vdir_has(d, FDL_EXPIRED_JSON))
-		return rc;
-	if (c->dst->ops->local_path) { /* a rerun: the catalog the copy already holds, checked */
-		fdl_repo copy = *c->src;
-		copy.store = c->dst;
-		copy.root = c->dst->url;
-		fdl_error e;
-		if (fdl_version_fetch_checked(catalog, &copy, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
-					      fdl_version_catalog_sha256(v), &e) == 0)
-			return 0;
-		*catalog = NULL;
-	}
-	fdl_repo mine = *c->src; /* the same repository through this thread's store */
-	mine.store = c->src_store;
-	rc = fdl_version_fetch_checked(catalog, &mine, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
-				       fdl_version_catalog_sha256(v), err);
-	if (rc == FDL_ENOTFOUND) { /* expired or withdrawn: no catalog, no data to bring */
-		fdl_error_clear(err);
-		rc = 0;
+		} else if (!strcmp(name, "version.json") ? copy_has_version_json(c, d)
+							   : fdl_store_head(c->dst, key, &have, &e) == 0 &&
+								     (bytes < 0 || have == bytes)) {
+			/* in the copy already */
+		} else {
+			*slash = '\0';
+			rc = fdl_mkdir_p(path, err);
+			*slash = '/';
+			if (!rc)
+				rc = fdl_store_get_file(c->src_store, key, path, err);
+			if (rc == FDL_ENOTFOUND) { /* gone since it was listed: copy_version says so */
+				fdl_error_clear(err);
+				rc = 0;
+			}
+		}
+		free(key);
+		free(path);
 	}
 	return rc;
 }
 
-/* The rest of the plan: every data and delete file any fetched catalog
- * references, once, with the size its catalog records. */
-static int plan_data(const vdirs *dirs, char **catalogs, fdl_strmap *files, fdl_error *err)
+static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 {
-	fdl_duck duck;
-	int rc = fdl_duck_open(&duck, err);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < dirs->len && !rc; i++) {
-		if (!catalogs[i])
-			continue;
-		fdl_strlist list = {0};
-		rc = fdl_catalog_attach_raw(&duck, "fdl_clone", catalogs[i], FDL_CAT_DUCKDB, true, err);
-		if (!rc) {
-			rc = fdl_catalog_all_files_sized(&list, files, &duck, "fdl_clone", -1, err);
-			fdl_catalog_detach(&duck, "fdl_clone", NULL);
+	int rc = c->probe ? probe(c, d, "version.json.sig", err) : 0;
+	const fdl_version *v = d->v;
+	/* Has the source expired the version (listed, or asked below)? A
+	 * catalog the source itself just served says no, as far as a clone
+	 * can tell (an expiry under way, expired.json written and the catalog
+	 * not yet deleted, is learnt by the next clone); one from the copy or
+	 * this machine's cache says nothing, so expired.json is asked for. */
+	bool served = false;
+	if (!rc && v && !fdl_vdir_has(d, FDL_EXPIRED_JSON)) {
+		fdl_repo copy = *c->src;
+		copy.store = c->dst;
+		copy.root = c->dst->url;
+		fdl_error e;
+		if (c->dst->ops->local_path && /* a rerun: the catalog the copy already holds, checked */
+		    fdl_version_fetch_checked(catalog, &copy, v, fdl_version_catalog_path(v),
+					      fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), &e) == 0) {
+			/* from the copy */
+		} else {
+			*catalog = NULL;
+			char *cached = fdl_cache_path("objects", fdl_version_catalog_sha256(v));
+			struct stat st;
+			bool hit = cached && stat(cached, &st) == 0;
+			free(cached);
+			fdl_repo mine = *c->src; /* the same repository through this thread's store */
+			mine.store = c->src_store;
+			rc = fdl_version_fetch_checked(catalog, &mine, v, fdl_version_catalog_path(v),
+						       fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), err);
+			served = !rc && !hit;
+			if (rc == FDL_ENOTFOUND) { /* expired or withdrawn: no catalog, no data to bring */
+				fdl_error_clear(err);
+				rc = 0;
+			}
 		}
-		fdl_strlist_free(&list);
 	}
-	fdl_duck_close(&duck);
+	if (!rc && c->probe && !served && !fdl_vdir_has(d, FDL_EXPIRED_JSON)) {
+		rc = probe(c, d, FDL_EXPIRED_JSON, err);
+		if (!rc && fdl_vdir_has(d, FDL_EXPIRED_JSON)) {
+			free(*catalog); /* expired since: its data is not planned */
+			*catalog = NULL;
+			rc = still_has_version_json(c, d, err);
+		}
+	}
+	if (!rc)
+		rc = stage_version(c, d, err);
+	return rc;
+}
+
+/* The rest of the plan: every data and delete file any fetched catalog
+ * references, once, with the size its catalog records. One catalog at a
+ * time on one DuckDB (opened at the first), as the pool fetches them. */
+typedef struct planner {
+	char **catalogs;
+	fdl_strmap *files;
+	fdl_duck duck;
+	bool open;
+} planner;
+
+static int plan_one(planner *pl, size_t k, fdl_error *err)
+{
+	if (!pl->catalogs[k])
+		return 0;
+	int rc = pl->open ? 0 : fdl_duck_open(&pl->duck, err);
+	pl->open = !rc;
+	fdl_strlist list = {0};
+	if (!rc)
+		rc = fdl_catalog_attach_raw(&pl->duck, "fdl_clone", pl->catalogs[k], FDL_CAT_DUCKDB, true, err);
+	if (!rc) {
+		rc = fdl_catalog_all_files_sized(&list, pl->files, &pl->duck, "fdl_clone", -1, err);
+		fdl_catalog_detach(&pl->duck, "fdl_clone", NULL);
+	}
+	fdl_strlist_free(&list);
 	return rc;
 }
 
@@ -380,6 +504,8 @@ static int cmp_str(const void *a, const void *b)
 
 struct pool;
 static int copy_version(cloner *c, struct pool *p, size_t i, fdl_error *err);
+struct pool;
+static void mark_published(struct pool *p, size_t i);
 
 /* A bounded pool of transfers: `jobs` threads, each with its own source
  * and destination store (its own connections, kept alive), taking the next
@@ -403,6 +529,7 @@ typedef struct pool {
 	const size_t *order;
 	atomic_bool *published;
 	const fdl_strmap *index_of;
+	planner *plan; /* POOL_PREPARE: lists each catalog once fetched (published[k]) */
 	size_t n;
 	atomic_size_t next;
 	atomic_bool failed;
@@ -422,8 +549,12 @@ typedef struct pool_worker {
 static int pool_item(cloner *c, pool *p, size_t k, fdl_error *err)
 {
 	switch (p->kind) {
-	case POOL_PREPARE:
-		return prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
+	case POOL_PREPARE: {
+		int rc = prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
+		if (!rc)
+			mark_published(p, k);
+		return rc;
+	}
 	case POOL_DATA: {
 		int rc = copy_key(c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, err);
 		if (!rc)
@@ -471,8 +602,11 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 {
 	if (jobs <= 1 || p->n <= 1) {
 		int rc = 0;
-		for (size_t k = 0; k < p->n && !rc; k++)
+		for (size_t k = 0; k < p->n && !rc; k++) {
 			rc = pool_item(p->c, p, k, err);
+			if (!rc && p->plan)
+				rc = plan_one(p->plan, k, err);
+		}
 		return rc;
 	}
 	if ((size_t)jobs > p->n)
@@ -491,6 +625,28 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 		if (pthread_create(&w[i].thread, NULL, pool_run, &w[i]) != 0)
 			break; /* fewer threads; those started take every item */
 		started++;
+	}
+	/* this thread lists each catalog as soon as it is fetched */
+	int prc = 0;
+	fdl_error perr;
+	for (size_t k = 0; started && p->plan && k < p->n && !prc; k++) {
+		pthread_mutex_lock(&p->mu);
+		while (!atomic_load(&p->published[k]) && !atomic_load(&p->failed))
+			pthread_cond_wait(&p->cv, &p->mu);
+		bool go = atomic_load(&p->published[k]);
+		pthread_mutex_unlock(&p->mu);
+		if (!go)
+			break;
+		prc = plan_one(p->plan, k, &perr);
+	}
+	if (prc) {
+		pthread_mutex_lock(&p->mu);
+		if (!p->rc) {
+			p->rc = prc;
+			p->err = perr;
+		}
+		atomic_store(&p->failed, true);
+		pthread_mutex_unlock(&p->mu);
 	}
 	for (int i = 0; i < started; i++)
 		pthread_join(w[i].thread, NULL);
@@ -663,49 +819,51 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 {
 	const vdir *d = &p->dirs->items[at];
 	const char *catalog = p->catalogs[at];
-	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
 	int rc = 0;
 	for (size_t i = 0; i < d->files.len && !rc; i++) {
 		const char *name = d->files.items[i];
-		if (!strcmp(name, "version.json"))
+		if (!strcmp(name, "version.json") || gone_with_expiry(d, name))
 			continue;
-		char *key = fdl_version_key(d->id, name);
-		const char *sha = NULL;
-		int64_t bytes = -1;
-		const char *refs_k[] = {"catalog", "dataset", "files"};
-		for (size_t k = 0; doc && k < 3; k++) {
-			const json_t *o = json_object_get(doc, refs_k[k]);
-			if (o && !strcmp(json_string_value(json_object_get(o, "path")), name)) {
-				sha = json_string_value(json_object_get(o, "sha256"));
-				bytes = (int64_t)json_integer_value(json_object_get(o, "bytes"));
-			}
-		}
+		const char *sha;
+		int64_t bytes;
+		recorded(d, name, &bytes, &sha);
 		bool is_catalog = d->v && !strcmp(name, fdl_version_catalog_path(d->v));
-		if (!key)
+		char *key = fdl_version_key(d->id, name), *staged = is_catalog ? NULL : staged_path(c, d, name);
+		struct stat st;
+		const char *local = is_catalog ? catalog : staged && stat(staged, &st) == 0 ? staged : NULL;
+		if (!key || (!is_catalog && !staged))
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
 		else
-			rc = copy_key(c, key, bytes, sha, is_catalog ? catalog : NULL, true, err);
+			rc = copy_key(c, key, bytes, sha, local, true, err);
 		free(key);
+		free(staged);
 		if (!rc)
 			prog_add(c->prog, 1, bytes);
 	}
 	if (!rc && fdl_vdir_has(d, FDL_EXPIRED_JSON))
 		rc = mirror_expiry(c, d, err);
-	if (!rc && fdl_vdir_has(d, "version.json"))
-		rc = wait_parent(p, at, err);
 	if (!rc && fdl_vdir_has(d, "version.json")) {
 		char *key = fdl_version_key(d->id, "version.json");
-		/* already in the copy with the bytes the index records: no request */
-		fdl_buf have = {0};
-		char hex[65];
-		fdl_error e;
-		bool there = key && d->sha256[0] && !fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, &e) &&
-			     !fdl_sha256_mem(hex, have.data, have.len, &e) && !strcmp(hex, d->sha256);
-		fdl_buf_free(&have);
-		if (there)
+		fdl_buf b = {0};
+		bool there = copy_has_version_json(c, d);
+		char *staged = staged_path(c, d, "version.json");
+		int fd = staged ? open(staged, O_RDONLY | O_CLOEXEC) : -1;
+		if (!key || !staged)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		else if (!there && fd >= 0) /* fetched by the plan */
+			rc = fdl_fd_read(&b, fd, staged, FDL_META_MAX_BYTES, err);
+		else if (!there) /* written once the parent's is */
+			rc = fdl_store_get(c->src_store, key, FDL_META_MAX_BYTES, &b, NULL, err);
+		if (fd >= 0)
+			close(fd);
+		free(staged);
+		if (!rc)
+			rc = wait_parent(p, at, err);
+		if (!rc && there)
 			c->skipped++;
-		else
-			rc = key ? copy_small(c, key, false, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		else if (!rc)
+			rc = put_small(c, key, &b, err);
+		fdl_buf_free(&b);
 		free(key);
 		if (!rc)
 			prog_add(c->prog, 1, 0);
@@ -812,11 +970,21 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	/* the pool: 8 transfers at once from a host or bucket, or to a
 	 * bucket; a folder-to-folder copy gains nothing from threads */
 	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (c.src->store->ops->local_path && c.dst->ops->local_path) ? 1 : 8;
-	pool pp = {.c = &c, .dst_url = dst_url, .kind = POOL_PREPARE, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
+	/* the plan: probes and catalogs fetched in the pool, each catalog
+	 * listed on this thread as soon as it is there */
+	planner plan = {.catalogs = catalogs, .files = &files};
+	atomic_bool *fetched = rc ? NULL : calloc(dirs.len + 1, sizeof *fetched);
+	if (!rc && !fetched)
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; !rc && i < dirs.len; i++)
+		atomic_init(&fetched[i], false);
+	pool pp = {.c = &c, .dst_url = dst_url, .kind = POOL_PREPARE, .dirs = &dirs, .catalogs = catalogs,
+		   .published = fetched, .plan = &plan, .n = dirs.len};
 	if (!rc)
 		rc = pool_go(&pp, jobs, err);
-	if (!rc)
-		rc = plan_data(&dirs, catalogs, &files, err);
+	if (plan.open)
+		fdl_duck_close(&plan.duck);
+	free(fetched);
 	if (!rc)
 		plan_totals(&prog, &dirs, &files);
 	if (!rc)
