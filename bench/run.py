@@ -645,13 +645,106 @@ def bench_clone(tmp, made, reps, rows):
                 shutil.rmtree(dst)
             os.environ.pop("FDL_CACHE_DIR", None)
             floor = len(files) * 0.02 / 8
+            versions = len(list((root / "versions").iterdir()))
             row.peer, row.peer_rss, row.peer_name = [floor], [0], "floor: each file once, 8 at a time"
-            row.extra.update({"requests": max(counts), "files": len(files),
-                              "request_target": len(files) + 2 * h + 10,
+            row.extra.update({"requests": max(counts), "files": len(files), "versions": versions,
+                              "request_target": len(files) + 2 * versions + 10,
                               "bytes": files_bytes(files)})
             rows.append(row)
         finally:
             host.close()
+
+
+S3SYNC = """
+import concurrent.futures, os, pathlib, sys
+os.environ.pop("AWS_PROFILE", None)  # empty for fdl (no profile), an error for boto3
+import boto3, botocore.config
+mode, bucket, prefix, local = sys.argv[1:5]
+s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name="us-east-1",
+                  config=botocore.config.Config(s3={"addressing_style": "path"}, max_pool_connections=8))
+local = pathlib.Path(local)
+if mode == "down":
+    keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+            for o in page.get("Contents", [])]
+    def one(k):
+        dst = local / k[len(prefix):]
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        s3.download_file(bucket, k, str(dst))
+else:
+    keys = [p for p in local.rglob("*") if p.is_file()]
+    def one(p):
+        s3.upload_file(str(p), bucket, prefix + str(p.relative_to(local)))
+with concurrent.futures.ThreadPoolExecutor(8) as pool:
+    list(pool.map(one, keys))
+"""
+
+
+def moto_requests(log):
+    """Requests the S3 server has answered so far (its access log)."""
+    text = log.read_text(errors="replace")
+    return sum(text.count(f'"{m} ') for m in ("GET", "HEAD", "PUT", "POST", "DELETE"))
+
+
+def bench_clone_s3(tmp, made, reps, rows):
+    """fdl clone into and out of a real S3 server (moto, every request's
+    signature checked), cold, 8 transfers at once, against boto3 moving
+    the same files with 8 threads (what `aws s3 sync` does): requests
+    counted from the server's own log."""
+    sys.path.insert(0, str(ROOT / "tests" / "interop"))
+    from s3server import S3Server
+    log = tmp / "moto.log"
+    server = S3Server(log)
+    script = tmp / "s3sync.py"
+    script.write_text(S3SYNC)
+    saved = dict(os.environ)
+    client = server.client()
+    os.environ.update(server.env())
+    try:
+        for h in sorted(made):
+            if h < 100 and len(made) > 2:
+                continue
+            root = made[h][0]
+            files = [p for p in root.rglob("*") if p.is_file() and "history" not in p.parts]
+            versions = len(list((root / "versions").iterdir()))
+            extra = {"files": len(files), "versions": versions, "bytes": files_bytes(files),
+                     "request_target": len(files) + 2 * versions + 10}
+            up = Row("clone into a bucket (S3 server)", f"{h} versions",
+                     "within 2x of boto3 with 8 threads; requests <= files + 2 per version + 10")
+            down = Row("clone from a bucket (S3 server, cold)", f"{h} versions",
+                       "within 2x of boto3 with 8 threads; requests <= files + 2 per version + 10")
+            up.peer_name = down.peer_name = "boto3, 8 threads (aws s3 sync)"
+            for i in range(max(1, reps // 2)):
+                bucket = f"bench-{h}-{i}"
+                client.create_bucket(Bucket=bucket)
+                before = moto_requests(log)
+                secs, rss = measure([FDL, "clone", root, f"s3://{bucket}/repo", "-q"])
+                up.fdl.append(secs)
+                up.fdl_rss.append(rss)
+                up.extra["requests"] = moto_requests(log) - before
+                client.create_bucket(Bucket=f"{bucket}-peer")
+                secs, rss = measure([sys.executable, script, "up", f"{bucket}-peer", "repo/", root])
+                up.peer.append(secs)
+                up.peer_rss.append(rss)
+                dst = tmp / f"s3-clone-{h}-{i}"
+                os.environ["FDL_CACHE_DIR"] = str(tmp / f"s3-clone-cache-{h}-{i}")
+                before = moto_requests(log)
+                secs, rss = measure([FDL, "clone", f"s3://{bucket}/repo", dst, "-q"])
+                down.fdl.append(secs)
+                down.fdl_rss.append(rss)
+                down.extra["requests"] = moto_requests(log) - before
+                peer_dst = tmp / f"s3-peer-{h}-{i}"
+                secs, rss = measure([sys.executable, script, "down", bucket, "repo/", peer_dst])
+                down.peer.append(secs)
+                down.peer_rss.append(rss)
+                shutil.rmtree(dst)
+                shutil.rmtree(peer_dst)
+            up.extra.update(extra)
+            down.extra.update(extra)
+            rows += [up, down]
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        server.stop()
 
 
 def bench_verify(tmp, made, reps, rows):
@@ -974,6 +1067,7 @@ def main():
             bench_verify(tmp, made, reps, rows)
         if made and want("clone"):
             bench_clone(tmp, made, reps, rows)
+            bench_clone_s3(tmp, made, reps, rows)
         if want("publish") or want("read the latest") or want("big"):
             bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
                        read_at=[10] if a.quick else [10, 1000], big_gib=0 if a.quick else 1)

@@ -56,8 +56,17 @@ typedef struct cloner {
 	bool probe; /* a source that cannot be listed: ask for expired.json and signatures */
 	clone_prog *prog;
 	const fdl_strmap *live; /* every data file a live catalog references (the plan) */
+	const fdl_strlist *dst_keys; /* the copy's keys when the clone started, sorted (NULL: unknown) */
 	long copied, skipped, unmirrored;
 } cloner;
+
+/* Whether the copy may hold `key` from before this run: listed when the
+ * clone started (or the copy could not be listed). A key it did not hold
+ * needs no HEAD or GET of the copy: a bucket then costs one PUT a file. */
+static bool copy_may_have(const cloner *c, const char *key)
+{
+	return !c->dst_keys || fdl_strlist_has_sorted(c->dst_keys, key);
+}
 
 /* Copy one key unless dst has it with the same size; check bytes and, when
  * given, sha256 on the copy before it is published. `local`: the source's
@@ -69,7 +78,7 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 {
 	int64_t have = -1;
 	fdl_error e;
-	if (fdl_store_head(c->dst, key, &have, &e) == 0 && (bytes < 0 || have == bytes)) {
+	if (copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 && (bytes < 0 || have == bytes)) {
 		c->skipped++;
 		return 0;
 	}
@@ -149,12 +158,8 @@ static int withdrawn_gap(char *gap, cloner *c, const fdl_hist *h, const char *ti
 static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 {
 	int rc = fdl_store_list(c->src->store, "refs", refs, NULL);
-	if (rc == 0) {
-		rc = fdl_vdirs_list(out, NULL, NULL, c->src, err);
-		if (!rc)
-			rc = fdl_vdirs_read(out, NULL, c->src, err);
-		return rc;
-	}
+	if (rc == 0) /* listed; each version.json is read by the plan's pool (read_listed) */
+		return fdl_vdirs_list(out, NULL, NULL, c->src, err);
 	/* not listable: HEAD's branch and its first-parent chain, through
 	 * the source's history index where it has one */
 	memset(out, 0, sizeof *out);
@@ -315,7 +320,8 @@ static bool copy_has_version_json(cloner *c, const vdir *d)
 	fdl_buf have = {0};
 	char hex[65];
 	fdl_error e;
-	bool there = key && d->sha256[0] && !fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, &e) &&
+	bool there = key && d->sha256[0] && copy_may_have(c, key) &&
+		     !fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, &e) &&
 		     !fdl_sha256_mem(hex, have.data, have.len, &e) && !strcmp(hex, d->sha256);
 	fdl_buf_free(&have);
 	free(key);
@@ -341,10 +347,10 @@ static int stage_version(cloner *c, const vdir *d, fdl_error *err)
 		fdl_error e;
 		if (!key || !path) {
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		} else if (!strcmp(name, "version.json") ? copy_has_version_json(c, d)
-							   : fdl_store_head(c->dst, key, &have, &e) == 0 &&
+		} else if (!strcmp(name, "version.json") ? copy_has_version_json(c, d) || access(path, F_OK) == 0
+							   : copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 &&
 								     (bytes < 0 || have == bytes)) {
-			/* in the copy already */
+			/* in the copy already, or staged by read_listed */
 		} else {
 			*slash = '\0';
 			rc = fdl_mkdir_p(path, err);
@@ -362,9 +368,41 @@ static int stage_version(cloner *c, const vdir *d, fdl_error *err)
 	return rc;
 }
 
+/* A listed version's version.json, on a pool thread: from the copy when it
+ * has one (a rerun: version files never change), else from the source,
+ * kept in the staging folder for copy_version. One that does not parse
+ * leaves d->v NULL, as fdl verify of the copy will say. */
+static int read_listed(cloner *c, vdir *d, fdl_error *err)
+{
+	char *key = fdl_version_key(d->id, "version.json"), *path = staged_path(c, d, "version.json");
+	fdl_buf b = {0};
+	fdl_error e;
+	int rc = key && path ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	bool from_copy = !rc && copy_may_have(c, key) && fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &b, NULL, &e) == 0;
+	if (!rc && !from_copy) {
+		rc = fdl_store_get(c->src_store, key, FDL_META_MAX_BYTES, &b, NULL, err);
+		char *slash = rc ? NULL : strrchr(path, '/');
+		if (slash) {
+			*slash = '\0';
+			rc = fdl_mkdir_p(path, err);
+			*slash = '/';
+		}
+		if (!rc)
+			rc = fdl_file_write_atomic(path, b.data, b.len, err);
+	}
+	if (!rc && fdl_version_parse(&d->v, b.data, b.len, d->id, key, &e) == 0)
+		rc = fdl_sha256_mem(d->sha256, b.data, b.len, err);
+	fdl_buf_free(&b);
+	free(key);
+	free(path);
+	return rc;
+}
+
 static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 {
 	int rc = c->probe ? probe(c, d, "version.json.sig", err) : 0;
+	if (!rc && !c->probe && !d->v && fdl_vdir_has(d, "version.json"))
+		rc = read_listed(c, d, err);
 	const fdl_version *v = d->v;
 	/* Has the source expired the version (listed, or asked below)? A
 	 * catalog the source itself just served says no, as far as a clone
@@ -571,7 +609,7 @@ static void *pool_run(void *arg)
 	pool_worker *w = arg;
 	pool *p = w->p;
 	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index, .probe = p->c->probe,
-		    .prog = p->c->prog, .live = p->c->live};
+		    .prog = p->c->prog, .live = p->c->live, .dst_keys = p->c->dst_keys};
 	fdl_error e;
 	int rc = fdl_store_open(&c.src_store, p->c->src->root, &e);
 	if (!rc)
@@ -850,8 +888,8 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 		int fd = staged ? open(staged, O_RDONLY | O_CLOEXEC) : -1;
 		if (!key || !staged)
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		else if (!there && fd >= 0) /* fetched by the plan */
-			rc = fdl_fd_read(&b, fd, staged, FDL_META_MAX_BYTES, err);
+		else if (!there && fd >= 0) /* fetched by the plan (fdl_fd_read closes fd) */
+			rc = fdl_fd_read(&b, fd, staged, FDL_META_MAX_BYTES, err), fd = -1;
 		else if (!there) /* written once the parent's is */
 			rc = fdl_store_get(c->src_store, key, FDL_META_MAX_BYTES, &b, NULL, err);
 		if (fd >= 0)
@@ -941,8 +979,12 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	pthread_mutex_init(&prog.mu, NULL);
 	c.prog = &prog;
 	/* resume only what a clone leaves: a repository, or just its HEAD */
-	if (!rc && fdl_store_list(c.dst, "", &existing, NULL) == 0 && existing.len &&
-	    !(existing.len == 1 && !strcmp(existing.items[0], "HEAD"))) {
+	bool listed = !rc && fdl_store_list(c.dst, "", &existing, NULL) == 0;
+	if (listed) {
+		fdl_strlist_sort(&existing);
+		c.dst_keys = &existing;
+	}
+	if (listed && existing.len && !(existing.len == 1 && !strcmp(existing.items[0], "HEAD"))) {
 		int64_t sz;
 		fdl_error e;
 		if (fdl_store_head(c.dst, FDL_CONFIG_FILE, &sz, &e) != 0)
