@@ -92,6 +92,13 @@ FDL_EXTERN void fdl_free(void *ptr);
  * the header a program was built with). Static storage. */
 FDL_EXTERN const char *fdl_libversion(void);
 
+/* The folder libfdl loads DuckDB's extensions from ($FDL_EXTENSION_DIR,
+ * else the installed tree's <libdir>/fdl/extensions), laid out as DuckDB's
+ * own `extension_directory` (<dir>/<duckdb version>/<platform>/), so a
+ * tool's DuckDB given it loads the same extensions offline. NULL when out
+ * of memory; free with fdl_free. */
+FDL_EXTERN char *fdl_extension_dir(void);
+
 /* A list of strings owned by the report that holds it. */
 typedef struct fdl_strarray {
 	char **strings;

@@ -93,6 +93,22 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" !
   echo "$req_sum" > "$venv/.requirements"
 fi
 
+# --- 4b. The pipeline tools the interop tests run (docs/integrations.md) -------
+# dbt (dbt-core + dbt-duckdb) and dlt, in a venv of their own so their
+# dependencies never meet the test venv's; every wheel pinned by sha256.
+pvenv="$deps/pipelines-venv"
+preq_sum=$(sha256sum "$here/scripts/requirements-pipelines.txt" | cut -c1-64)
+if [ ! -x "$pvenv/bin/dbt" ] || [ "$(cat "$pvenv/.requirements" 2>/dev/null)" != "$preq_sum" ]; then
+  say "downloading and installing dbt and dlt (deps/pipelines-venv)"
+  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-pipelines.txt" \
+    || die "pip download -r scripts/requirements-pipelines.txt failed (hash mismatch or registry unreachable)"
+  rm -rf "$pvenv"
+  python3 -m venv "$pvenv"
+  "$pvenv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes \
+    -r "$here/scripts/requirements-pipelines.txt" || die "pip install into deps/pipelines-venv failed"
+  echo "$preq_sum" > "$pvenv/.requirements"
+fi
+
 # --- 5. The page's toolchain (web/): esbuild, DuckDB-Wasm, playwright-core ----
 # Exact versions and sha512 integrity in web/package-lock.json; npm checks
 # every tarball against it. npm's own cache (~/.npm) keeps the downloads.

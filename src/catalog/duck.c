@@ -32,6 +32,11 @@ char *fdl_duck_extension_dir(void)
 	return installed ? installed : fdl_strdup(FDL_DEFAULT_EXTENSION_DIR);
 }
 
+char *fdl_extension_dir(void)
+{
+	return fdl_duck_extension_dir();
+}
+
 int fdl_duck_extension_path(char **out, const char *name, fdl_error *err)
 {
 	char *dir = fdl_duck_extension_dir();

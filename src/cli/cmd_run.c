@@ -47,8 +47,13 @@ static int run_child(char **cmd, const char *work, const char *repo_root, const 
 		char *catalog = NULL;
 		if (asprintf(&catalog, "%s/ducklake.sqlite", work) < 0)
 			_exit(127);
+		char *url = NULL, *ext = fdl_extension_dir();
+		if (asprintf(&url, "sqlite:///%s", catalog) < 0 || !ext)
+			_exit(127);
 		setenv("FDL_WORK", work, 1);
 		setenv("FDL_CATALOG", catalog, 1);
+		setenv("FDL_CATALOG_URL", url, 1);
+		setenv("FDL_EXTENSION_DIR", ext, 1);
 		setenv("FDL_REPOSITORY", repo_root, 1);
 		setenv("FDL_ATTACH", attach, 1);
 		if (branch_ref)
@@ -77,13 +82,15 @@ const cli_doc doc_run = {
 		"publish by someone else meanwhile is a conflict (exit 4). COMMAND finds in\n"
 		"its environment:\n"
 		"\n"
-		"  FDL_WORK        the temporary working catalog folder (a dataset.yml written here describes the version)\n"
-		"  FDL_CATALOG     the SQLite DuckLake catalog file, $FDL_WORK/ducklake.sqlite\n"
-		"  FDL_DATA_PATH   the repository's data folder, where DuckDB writes the Parquet files\n"
-		"  FDL_ATTACH      the full LOAD + ATTACH SQL, catalog alias lake\n"
-		"  FDL_REPOSITORY  the repository root\n"
-		"  FDL_BRANCH      the branch being built\n"
-		"  FDL_BASE        the version the build starts from (empty on a new branch)\n"
+		"  FDL_WORK          the temporary working catalog folder (a dataset.yml written here describes the version)\n"
+		"  FDL_CATALOG       the SQLite DuckLake catalog file, $FDL_WORK/ducklake.sqlite\n"
+		"  FDL_CATALOG_URL   the same as a URL, sqlite:////abs/path/ducklake.sqlite (dlt, SQLAlchemy)\n"
+		"  FDL_DATA_PATH     the repository's data folder, where DuckDB writes the Parquet files\n"
+		"  FDL_ATTACH        the full LOAD + ATTACH SQL, catalog alias lake\n"
+		"  FDL_EXTENSION_DIR the DuckDB extensions fdl loads: a DuckDB extension_directory, so tools load them offline\n"
+		"  FDL_REPOSITORY    the repository root\n"
+		"  FDL_BRANCH        the branch being built\n"
+		"  FDL_BASE          the version the build starts from (empty on a new branch)\n"
 		"\n"
 		"with a `build.py` such as:\n"
 		"\n"
