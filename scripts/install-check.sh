@@ -46,8 +46,17 @@ grep -q '"title": "repo"' "$work/embed.out"  # main:1, before its description
 grep -q '^verify: 2 versions checked, 0 problems' "$work/embed.out"
 say "embed_commit committed two versions; embed listed, described and verified them"
 
-FDL_LIBRARY="$prefix/lib/libfdl.so.0" FDL_BIN="$fdl" FDL_EXTENSION_DIR="$prefix/lib/fdl/extensions" \
-	"$py" -m pytest -q -p no:cacheprovider "$here/bindings/python/tests"
+# the Python binding as a user installs it from a clone (pip builds the
+# wheel with flit_core, writing nothing into bindings/python), then finds
+# the installed libfdl beside the fdl command on PATH
+tree() { (cd "$here/bindings/python" && find . -not -name __pycache__ -not -path '*/__pycache__/*' | LC_ALL=C sort); }
+before=$(tree)
+"$py" -m pip install --quiet --no-index --no-build-isolation --no-deps --target "$work/py" "$here/bindings/python"
+test "$(tree)" = "$before" || { echo "install-check: pip install left files in bindings/python" >&2; exit 1; }
+test -f "$work/py/pyfdl/py.typed" || { echo "install-check: the installed pyfdl has no py.typed" >&2; exit 1; }
+say "pip installed pyfdl from bindings/python (type hints included), leaving the tree as it was"
+(unset FDL_LIBRARY; PATH="$prefix/bin:$PATH" PYTHONPATH="$work/py" PYTHONDONTWRITEBYTECODE=1 FDL_BIN="$fdl" \
+	FDL_EXTENSION_DIR="$prefix/lib/fdl/extensions" "$py" -m pytest -q -p no:cacheprovider "$here/bindings/python/tests")
 
 n=0
 for page in "$prefix"/share/man/man1/*.1; do
