@@ -7,11 +7,14 @@ $FDL_CATALOG_URL with its data in $FDL_DATA_PATH (the repository's data
 folder), loading DuckDB's extensions from $FDL_EXTENSION_DIR, so nothing is
 downloaded. A second run merges on `id`: changed rows are updated in place.
 dlt's bookkeeping tables (`_dlt_loads`, `_dlt_version`,
-`_dlt_pipeline_state`) land in the same schema; `fdl run` commits them too.
+`_dlt_pipeline_state`) land in the same schema and stay in the catalog; the
+description (dataset.yml, put into the working catalog on the first run,
+carried over after) leaves them out with `annotations.fdl.exclude`.
 """
 import json
 import os
 import pathlib
+import shutil
 import sys
 
 import dlt
@@ -26,6 +29,9 @@ def stations():
 
 
 def main():
+    description = pathlib.Path(os.environ["FDL_WORK"]) / "dataset.yml"
+    if not description.exists():  # the first version; later ones carry it over
+        shutil.copyfile(pathlib.Path(__file__).with_name("dataset.yml"), description)
     credentials = DuckLakeCredentials(
         "lake",
         catalog=os.environ["FDL_CATALOG_URL"],

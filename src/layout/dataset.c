@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include <stdlib.h>
+#include <fnmatch.h>
 #include <string.h>
 
 typedef enum {
@@ -695,6 +696,40 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 	return 0;
 }
 
+/* The tables the description leaves out: `annotations: {fdl: {exclude:
+ * [PATTERN, ...]}}`, shell patterns on "schema.table" (a pipeline's
+ * bookkeeping, such as dlt's `*._dlt_*`). Annotations are keyed by the tool
+ * that reads them (the format's rule), so the rule travels with the
+ * description: checkout writes it back into dataset.yml. */
+static int exclusions(const json_t **out, const json_t *top, const char *src, fdl_error *err)
+{
+	const json_t *x = json_object_get(json_object_get(json_object_get(top, "annotations"), "fdl"), "exclude");
+	*out = NULL;
+	if (!x)
+		return 0;
+	size_t i;
+	const json_t *p;
+	bool ok = json_is_array(x);
+	json_array_foreach(x, i, p) ok = ok && json_is_string(p) && *json_string_value(p);
+	if (!ok)
+		return fdl_fail(err, FDL_EINVALID,
+				"%s: annotations.fdl.exclude must be a list of patterns such as \"*._dlt_*\" or "
+				"\"staging.*\" (schema.table, shell wildcards)",
+				src ? src : "the description");
+	*out = x;
+	return 0;
+}
+
+static bool excluded(const json_t *patterns, const char *schema, const char *name)
+{
+	char full[512];
+	snprintf(full, sizeof full, "%s.%s", schema ? schema : "main", name ? name : "");
+	size_t i;
+	const json_t *p;
+	json_array_foreach(patterns, i, p) if (fnmatch(json_string_value(p), full, 0) == 0) return true;
+	return false;
+}
+
 int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_tables, const char *default_name,
 		      const json_t *base, const json_t *known, const char *written_sha256, fdl_error *err)
 {
@@ -726,12 +761,24 @@ int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_
 		set_str(ds, "name", default_name);
 		set_str(ds, "title", default_name);
 	}
+	const json_t *skip = NULL;
+	rc = exclusions(&skip, d.top, d.top_src, err);
+	for (size_t k = 0; !rc && skip && k < d.ntables; k++)
+		if (excluded(skip, str(d.tables[k].table, "schema"), str(d.tables[k].table, "name")))
+			rc = fdl_fail(err, FDL_EINVALID, "%s, line %d: describes %s.%s, which annotations.fdl.exclude leaves out",
+				      d.tables[k].src, d.tables[k].line,
+				      str(d.tables[k].table, "schema") ? str(d.tables[k].table, "schema") : "main",
+				      str(d.tables[k].table, "name"));
 	json_t *tables = json_array();
 	size_t i;
 	const json_t *cat;
 	json_array_foreach(catalog_tables, i, cat)
 	{
 		json_t *t = NULL;
+		if (rc)
+			break;
+		if (skip && excluded(skip, str(cat, "schema"), str(cat, "name")))
+			continue; /* a pipeline's bookkeeping: in the catalog, not in the description */
 		described *dsc = find_described(&d, str(cat, "schema"), str(cat, "name"), err, &rc);
 		if (!rc)
 			rc = merge_table(&t, cat, dsc, d.inherited, base_table(known, str(cat, "schema"), str(cat, "name")),

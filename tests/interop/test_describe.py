@@ -274,3 +274,60 @@ def test_a_working_folder_without_a_description_file_carries_it_over(repo, tmp_p
     fdl("commit", tmp_path / "w2", "-m", "no file")
     second = read_json(repo.root / "versions" / repo.head() / "dataset.json")
     assert second["licenses"] == first["licenses"] and second["tables"][0]["title"] == "Towns"
+
+
+def test_a_pipelines_bookkeeping_is_left_out_of_the_description(repo, tmp_path):
+    """annotations.fdl.exclude (patterns on schema.table): dlt's _dlt_*
+    tables and a staging schema stay in the frozen catalog and files.json
+    (the format's rules: the catalog is the working catalog cut at a
+    snapshot, files.json is derived from it) but are not described in
+    dataset.json, which the page lists its tables from. The rule travels
+    with the description: a fresh checkout keeps it."""
+    con, work = make_work(repo, tmp_path)
+    con.execute("CREATE TABLE lake._dlt_loads (load_id VARCHAR)")
+    con.execute("INSERT INTO lake._dlt_loads VALUES ('1')")
+    con.execute("CREATE SCHEMA lake.staging")
+    con.execute("CREATE TABLE lake.staging.raw (x INTEGER)")
+    write(work / "dataset.yml", """
+        name: population
+        title: Population by town
+        annotations:
+          fdl:
+            exclude: ["*._dlt_*", "staging.*"]
+    """)
+    fdl("commit", work, "-m", "with bookkeeping")
+    vid = repo.head()
+    ds = read_json(repo.root / "versions" / vid / "dataset.json")
+    assert [(t["schema"], t["name"]) for t in ds["tables"]] == [("main", "population"), ("main", "big")]
+    assert ds["annotations"]["fdl"]["exclude"] == ["*._dlt_*", "staging.*"]
+    files = read_json(repo.root / "versions" / vid / "files.json")
+    assert {"main._dlt_loads", "staging.raw", "main.population"} <= set(files["tables"])
+    assert fdl("verify", repo.root, "--all").returncode == 0
+    c2 = connect()
+    c2.execute(fdl("attach", repo.root).stdout)
+    assert c2.execute("SELECT count(*) FROM lake._dlt_loads").fetchone() == (1,)  # still in the catalog
+    # the next contributor: checkout writes the rule back, a commit keeps it
+    con2 = repo.checkout(tmp_path / "next")
+    assert "exclude" in (tmp_path / "next" / "dataset.yml").read_text()
+    con2.execute("INSERT INTO lake._dlt_loads VALUES ('2')")
+    fdl("commit", tmp_path / "next", "-m", "another load")
+    ds2 = read_json(repo.root / "versions" / repo.head() / "dataset.json")
+    assert [t["name"] for t in ds2["tables"]] == ["population", "big"]
+    # describing an excluded table is a contradiction; a rule that is not a list is refused
+    write(tmp_path / "next" / "dataset.yml", """
+        name: population
+        title: Population by town
+        tables:
+          - name: _dlt_loads
+            description: loads
+        annotations:
+          fdl:
+            exclude: ["*._dlt_*"]
+    """)
+    refused(tmp_path / "next", "dataset.yml, line 4", "main._dlt_loads", "annotations.fdl.exclude leaves out")
+    write(tmp_path / "next" / "dataset.yml", """
+        name: population
+        title: Population by town
+        annotations: {fdl: {exclude: "*._dlt_*"}}
+    """)
+    refused(tmp_path / "next", "dataset.yml", "must be a list of patterns")

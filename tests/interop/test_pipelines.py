@@ -41,7 +41,7 @@ def test_the_documented_snippets_are_the_example_files():
     doc = (ROOT / "docs" / "integrations.md").read_text()
     blocks = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```\n", doc, re.S)
     assert {p for p, _ in blocks} == {"examples/dbt/profiles.yml", "examples/dlt/pipeline.py",
-                                      "examples/python/build.py"}, [p for p, _ in blocks]
+                                      "examples/dlt/dataset.yml", "examples/python/build.py"}, [p for p, _ in blocks]
     for path, text in blocks:
         assert text == (ROOT / path).read_text(), f"docs/integrations.md's copy of {path} differs from the file"
 
@@ -90,7 +90,13 @@ def test_a_dlt_pipeline_loaded_and_published_with_fdl_run(repo, tmp_path, tools)
     con = read(repo.root)
     assert con.execute("SELECT id, name, elevation_m FROM lake.weather.stations ORDER BY id").fetchall() == [
         (1, "Harbour", 4), (2, "Ridge", 815), (3, "Valley", 120), (4, "Cape", 31)]
-    first = versions(repo.root)[0]
+    first, second = versions(repo.root)
+    # dlt's bookkeeping is in the catalog, left out of the description (examples/dlt/dataset.yml)
+    assert con.execute("SELECT count(*) FROM lake.weather._dlt_loads").fetchone() == (2,)
+    for v in (first, second):
+        ds = read_json(repo.root / "versions" / v["id"] / "dataset.json")
+        assert [(t["schema"], t["name"]) for t in ds["tables"]] == [("weather", "stations")], ds["tables"]
+        assert ds["title"] == "Weather stations"
     old = read(repo.root, first["id"])
     assert old.execute("SELECT elevation_m FROM lake.weather.stations WHERE id = 2").fetchone() == (812,)
     assert fdl("verify", repo.root, "--all").returncode == 0
