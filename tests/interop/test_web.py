@@ -54,7 +54,8 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
         assert get(server.url + "/_fdl/../fdl.json")[0] in (403, 404)
 
         plan = {"queries": [{"seq": 3, "sql": "SELECT count(*) AS n, sum(people) AS people FROM population"},
-                            {"seq": 1, "sql": "SELECT count(*) AS n FROM population"}]}
+                            {"seq": 1, "sql": "SELECT count(*) AS n FROM population"},
+                            {"seq": 3, "sql": "SELECT * FROM towns"}]}
         p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS), json.dumps(plan)],
                            capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
         assert p.returncode == 0, p.stderr[-4000:]
@@ -74,7 +75,11 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     assert seen["history"][2]["breaking"] == 0
     assert seen["branches"] == ["main (HEAD)"]
 
-    latest, first = seen["queries"]
+    latest, first, blocked = seen["queries"]
+    # a table the page cannot read says why, not DuckDB's "does not exist"
+    assert blocked["status"].startswith("main.towns cannot be queried in the browser: a column of this table was "
+                                        "renamed"), blocked["status"]
+    assert "ATTACH above" in blocked["status"] and "does not exist" not in blocked["status"]
     # what stock DuckDB says about the same versions
     truth = {}
     for seq in (3, 1):

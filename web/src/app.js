@@ -312,7 +312,17 @@ function csvOf(names, rows) {
   return [names.map(q).join(','), ...rows.map((r) => names.map((n) => q(cell(r[n]))).join(','))].join('\n') + '\n';
 }
 
-async function runQuery(sql, id, tables, filesJson, dataDir, out, status) {
+// DuckDB's "Table with name X does not exist" for a table the page knows
+// but cannot read as plain Parquet: say why, and what reads it.
+function notQueryableMessage(message, blocked) {
+  const m = /Table with name "?([^"\s!]+)"? does not exist/i.exec(message || '');
+  if (!m) return null;
+  const asked = m[1].toLowerCase();
+  const hit = blocked.find((b) => b.name.toLowerCase() === asked || b.key.toLowerCase() === asked);
+  return hit ? `${hit.key} cannot be queried in the browser: ${hit.why}. DuckDB with the ATTACH above reads it.` : null;
+}
+
+async function runQuery(sql, id, tables, filesJson, dataDir, out, status, blocked = []) {
   status.textContent = 'Starting DuckDB…';
   status.className = 'muted';
   out.replaceChildren();
@@ -334,7 +344,7 @@ async function runQuery(sql, id, tables, filesJson, dataDir, out, status) {
     status.dataset.rows = String(rows.length);
   } catch (e) {
     status.className = 'error';
-    status.textContent = e.message;
+    status.textContent = notQueryableMessage(e.message, blocked) || e.message;
   }
 }
 
@@ -354,11 +364,13 @@ async function showVersion(id) {
   const tables = (ds.tables || []).filter((t) => t.kind !== 'view');
   const views = (ds.tables || []).filter((t) => t.kind === 'view');
   const queryable = [];
+  const blocked = [];
   const tableSections = tables.map((t) => {
     const key = `${t.schema || 'main'}.${t.name}`;
     const entry = filesJson && filesJson.tables ? filesJson.tables[key] : null;
     const why = note ? 'this version has no catalog any more' : whyNotQueryable(entry, filesJson);
     if (!why) queryable.push(t);
+    else blocked.push({ key, name: t.name, why });
     const size = entry ? entry.files.reduce((s, f) => s + (f.bytes || 0) + (f.deletes ? f.deletes.bytes || 0 : 0), 0) : null;
     return h('section', { class: 'table', 'data-table': key },
       h('h3', {}, key, t.title ? ` — ${t.title}` : ''),
@@ -378,7 +390,7 @@ async function showVersion(id) {
     queryable.length ? `SELECT count(*) FROM ${queryable[0].schema && queryable[0].schema !== 'main' ? ident(queryable[0].schema) + '.' : ''}${ident(queryable[0].name)}` : '');
   const out = h('div', { id: 'results' });
   const status = h('p', { id: 'query-status', class: 'muted' });
-  const run = () => runQuery(sqlBox.value, id, queryable, filesJson, dataDir, out, status);
+  const run = () => runQuery(sqlBox.value, id, queryable, filesJson, dataDir, out, status, blocked);
   sqlBox.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run(); });
   show(
     h('h1', {}, `Version ${v.seq}`, h('span', { class: 'muted' }, ` ${v.id}`)),
