@@ -2,7 +2,8 @@
 # make install-check: install into a fresh prefix and use only what is
 # installed there. The examples are built with nothing but pkg-config and
 # run (one commits a version, the other lists, describes and verifies);
-# the Python binding's tests run against the installed libfdl; every
+# the Python binding, pip installed, is tested against the installed libfdl;
+# the dbt project and the dlt pipeline run through the installed fdl run; every
 # manual page renders; the bash completion loads and completes; then make
 # uninstall must leave the prefix empty. The DuckDB extensions are the
 # installed ones (FDL_EXTENSION_DIR unset).
@@ -57,6 +58,30 @@ test -f "$work/py/pyfdl/py.typed" || { echo "install-check: the installed pyfdl 
 say "pip installed pyfdl from bindings/python (type hints included), leaving the tree as it was"
 (unset FDL_LIBRARY; PATH="$prefix/bin:$PATH" PYTHONPATH="$work/py" PYTHONDONTWRITEBYTECODE=1 FDL_BIN="$fdl" \
 	FDL_EXTENSION_DIR="$prefix/lib/fdl/extensions" "$py" -m pytest -q -p no:cacheprovider "$here/bindings/python/tests")
+
+# the dbt project and the dlt pipeline of docs/integrations.md through the
+# installed fdl run: the tools load DuckDB's extensions from the installed
+# tree ($FDL_EXTENSION_DIR as fdl run exports it), and stock DuckDB reads
+# what was published
+pbin="$here/deps/pipelines-venv/bin"
+cp -r "$here/examples/dbt" "$work/dbt"
+"$fdl" init "$work/by-dbt" >/dev/null
+"$fdl" init "$work/by-dlt" >/dev/null
+export FDL_AUTHOR_NAME="Install Check" FDL_AUTHOR_EMAIL="ic@example.org"
+PATH="$pbin:$PATH" DBT_SEND_ANONYMOUS_USAGE_STATS=false "$fdl" run "$work/by-dbt" -m "dbt build" -- \
+	dbt build --project-dir "$work/dbt" --profiles-dir "$work/dbt" --target-path "$work/dbt/target" \
+	--log-path "$work/dbt/logs" >"$work/dbt.out" 2>&1 || { tail -20 "$work/dbt.out" >&2; exit 1; }
+PATH="$pbin:$PATH" RUNTIME__LOG_LEVEL=WARNING "$fdl" run "$work/by-dlt" -m "dlt" -- \
+	python "$here/examples/dlt/pipeline.py" >"$work/dlt.out" 2>&1 || { tail -20 "$work/dlt.out" >&2; exit 1; }
+"$py" - "$("$fdl" attach "$work/by-dbt")" "$("$fdl" attach "$work/by-dlt" --as w)" "$prefix/lib/fdl/extensions" <<'PY'
+import sys, duckdb
+con = duckdb.connect(config={"extension_directory": sys.argv[3], "autoinstall_known_extensions": False})
+con.execute(sys.argv[1])
+con.execute(sys.argv[2])
+assert con.execute("SELECT count(*) FROM lake.population_growth").fetchone() == (3,)
+assert con.execute("SELECT count(*) FROM w.weather.stations").fetchone() == (3,)
+PY
+say "the dbt project and the dlt pipeline published through the installed fdl run; stock DuckDB reads both"
 
 n=0
 for page in "$prefix"/share/man/man1/*.1; do
