@@ -761,15 +761,9 @@ static bool data_path_ok(const char *p)
 
 static int del_copy(cloner *c, char *key, fdl_error *err)
 {
-	fdl_error e;
-	int rc = key ? fdl_store_del(c->dst, key, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
-	if (key && !rc)
-		c->unmirrored++;
-	if (key && rc == FDL_ENOTFOUND)
-		rc = 0;
-	else if (key && rc)
-		rc = fdl_fail(err, e.code, "%s", e.message);
-	free(key);
+	bool deleted = false;
+	int rc = fdl_store_del_owned(c->dst, key, &deleted, err);
+	c->unmirrored += deleted;
 	return rc;
 }
 

@@ -29,14 +29,7 @@ static int64_t parse_time(const char *iso)
 /* Delete a key; one already gone is fine (a rerun after a crash). Frees key. */
 static int del_owned(fdl_repo *repo, char *key, fdl_error *err)
 {
-	fdl_error e;
-	int rc = key ? fdl_store_del(repo->store, key, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
-	if (key && rc == FDL_ENOTFOUND)
-		rc = 0;
-	else if (key && rc)
-		rc = fdl_fail(err, e.code, "%s", e.message);
-	free(key);
-	return rc;
+	return fdl_store_del_owned(repo->store, key, NULL, err);
 }
 
 static bool expired(const vdir *d)

@@ -161,6 +161,20 @@ int fdl_store_del(fdl_store *s, const char *key, fdl_error *err)
 	return s->ops->del(s, key, err);
 }
 
+int fdl_store_del_owned(fdl_store *s, char *key, bool *deleted, fdl_error *err)
+{
+	fdl_error e;
+	int rc = key ? fdl_store_del(s, key, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (deleted)
+		*deleted = key && !rc;
+	if (key && rc == FDL_ENOTFOUND)
+		rc = 0;
+	else if (key && rc)
+		rc = fdl_fail(err, e.code, "%s", e.message);
+	free(key);
+	return rc;
+}
+
 char *fdl_store_local_path(fdl_store *s, const char *key)
 {
 	if (fdl_path_check_relative(key, "store key", NULL) != 0 || !s->ops->local_path)

@@ -120,6 +120,9 @@ int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error
 /* The same, with what is neither a file nor a folder in `others`. */
 int fdl_store_list_all(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err);
 int fdl_store_del(fdl_store *s, const char *key, fdl_error *err);
+/* Delete `key`; one already gone is fine (a rerun after a crash). Frees
+ * key (NULL: out of memory); *deleted (may be NULL) says whether it was there. */
+int fdl_store_del_owned(fdl_store *s, char *key, bool *deleted, fdl_error *err);
 int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err);
 char *fdl_store_local_path(fdl_store *s, const char *key);
 /* 0 when no writer holds the lock of `key` (always, on stores without locks). */
