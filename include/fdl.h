@@ -258,6 +258,10 @@ typedef struct fdl_log {
 	size_t count;
 	size_t from_index;   /* versions the history index gave */
 	size_t files_read;   /* versions read from their version.json */
+	/* "" or the id of the first parent where the history ends because it
+	 * was withdrawn with its version.json (fdl withdraw
+	 * --remove-version-json); the versions before it are out of reach */
+	char withdrawn_end[FDL_ID_LEN + 1];
 } fdl_log;
 FDL_EXTERN int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err);
 FDL_EXTERN void fdl_log_free(fdl_log *l);

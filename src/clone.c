@@ -151,8 +151,6 @@ static int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 	return rc;
 }
 
-static int withdrawn_gap(char *gap, cloner *c, const fdl_hist *h, const char *tip, fdl_error *err);
-
 /* The versions to copy: every directory (listable source) or what HEAD's
  * branch reaches. */
 static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
@@ -179,7 +177,7 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 		rc = fdl_history_read(&h, c->src, branch, id, -1, err);
 	free(branch);
 	if (rc == FDL_ENOTFOUND) /* the chain reaches a version withdrawn with its version.json? */
-		rc = withdrawn_gap(gap, c, &h, id, err);
+		rc = fdl_history_withdrawn_end(gap, c->src, &h, id, err);
 	if (!rc && (h.len || gap[0]) && !(out->items = calloc(h.len + 1, sizeof *out->items)))
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	for (size_t i = 0; !rc && i < h.len; i++) {
@@ -210,30 +208,6 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 	return rc;
 }
 
-/* A source that cannot be listed, whose first-parent chain from `tip`
- * stops at a missing version.json: fine (the history ends there) when that
- * version was withdrawn with its version.json, which its expired.json
- * says; *gap is its id. Anything else is the error `err` already holds. */
-static int withdrawn_gap(char *gap, cloner *c, const fdl_hist *h, const char *tip, fdl_error *err)
-{
-	const char *missing = tip;
-	if (h->len) {
-		const json_t *parents = json_object_get(h->items[h->len - 1].doc, "parents");
-		missing = json_string_value(json_array_get(parents, 0));
-	}
-	if (!missing || strlen(missing) != FDL_ID_LEN)
-		return err->code;
-	char *key = fdl_version_key(missing, FDL_EXPIRED_JSON);
-	int64_t sz;
-	fdl_error e;
-	bool withdrawn = key && fdl_store_head(c->src_store, key, &sz, &e) == 0;
-	free(key);
-	if (!withdrawn)
-		return err->code;
-	memcpy(gap, missing, FDL_ID_LEN + 1);
-	fdl_error_clear(err);
-	return 0;
-}
 
 /* An expired version of a source that cannot be listed: is its
  * version.json still there, or was it withdrawn with it (this machine's

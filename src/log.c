@@ -47,6 +47,8 @@ int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit
 	fdl_hist h;
 	rc = fdl_history_read(&h, repo, hint, id, limit, err);
 	free(hint);
+	if (rc == FDL_ENOTFOUND && h.len) /* the end of a history whose older part was withdrawn */
+		rc = fdl_history_withdrawn_end((*out)->withdrawn_end, repo, &h, id, err);
 	fdl_log *l = *out;
 	if (h.len && !(l->items = calloc(h.len, sizeof *l->items)))
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");

@@ -127,6 +127,9 @@ int cmd_log(int argc, char **argv)
 				print_snapshots(repo, v);
 		}
 	}
+	if (!rc && !json && log && log->withdrawn_end[0])
+		printf("The history ends here: version %s, its first parent, was withdrawn with its version.json\n",
+		       log->withdrawn_end);
 	fdl_log_free(log);
 	fdl_repo_free(repo);
 	if (rc)

@@ -1048,3 +1048,23 @@ int fdl_history_unnamed_packs(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
 	fdl_strlist_free(&keys);
 	return rc;
 }
+
+int fdl_history_withdrawn_end(char end[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_hist *h, const char *tip,
+			      fdl_error *err)
+{
+	const char *missing = tip;
+	if (h->len)
+		missing = json_string_value(json_array_get(json_object_get(h->items[h->len - 1].doc, "parents"), 0));
+	if (!missing || !fdl_id_is_valid(missing))
+		return err->code;
+	char *key = fdl_version_key(missing, FDL_EXPIRED_JSON);
+	int64_t sz;
+	fdl_error e;
+	bool withdrawn = key && fdl_store_head(repo->store, key, &sz, &e) == 0;
+	free(key);
+	if (!withdrawn)
+		return err->code;
+	memcpy(end, missing, FDL_ID_LEN + 1);
+	fdl_error_clear(err);
+	return 0;
+}

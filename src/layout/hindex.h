@@ -86,4 +86,12 @@ int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
  * cannot be read (then any pack may be needed). */
 int fdl_history_unnamed_packs(fdl_strlist *out, fdl_repo *repo, fdl_error *err);
 
+/* After fdl_history_read of `tip` failed with FDL_ENOTFOUND (`h` holding
+ * what it read): when the missing version.json is that of a version
+ * withdrawn with it (`fdl withdraw --remove-version-json`: its expired.json
+ * is there), the history simply ends there: *end gets its id, err is
+ * cleared and 0 returned. Anything else returns err's code, err kept. */
+int fdl_history_withdrawn_end(char end[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_hist *h, const char *tip,
+			      fdl_error *err);
+
 #endif

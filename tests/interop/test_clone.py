@@ -202,6 +202,11 @@ def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path):
         assert fdl("verify", copy, "--all").returncode == 0
         assert set(files_of(copy)) - {"history/heads/main.json"} == \
             set(files_of(repo.root)) - {"history/heads/main.json"}
+    # log reaches the withdrawn version and says the history ends there, on both sides
+    for root in (repo.root, a, b):
+        out = fdl("log", root).stdout
+        assert out.count("\nversion ") + out.startswith("version ") == 2, out  # versions 5 and 4
+        assert f"The history ends here: version {ids[2]}" in out, out
     # the copy's readers see what the source's see
     p = fdl("attach", a, check=False)
     assert p.returncode != 0 and "withdrawn" in p.stderr, p.stderr
