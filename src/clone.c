@@ -497,14 +497,14 @@ static void plan_totals(clone_prog *p, const vdirs *dirs, const fdl_strmap *file
 		}
 	for (size_t i = 0; i < dirs->len; i++) {
 		const vdir *d = &dirs->items[i];
-		p->files_total += (int64_t)d->files.len;
-		const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
-		const char *refs_k[] = {"catalog", "dataset", "files"};
-		for (size_t k = 0; doc && k < 3; k++) {
-			const json_t *o = json_object_get(doc, refs_k[k]);
-			const char *path = json_string_value(json_object_get(o, "path"));
-			if (path && fdl_vdir_has(d, path))
-				p->bytes_total += (int64_t)json_integer_value(json_object_get(o, "bytes"));
+		for (size_t k = 0; k < d->files.len; k++) {
+			const char *name = d->files.items[k], *sha;
+			int64_t bytes;
+			if (gone_with_expiry(d, name)) /* not copied, as copy_version skips it */
+				continue;
+			recorded(d, name, &bytes, &sha);
+			p->files_total++;
+			p->bytes_total += bytes > 0 ? bytes : 0;
 		}
 	}
 }
