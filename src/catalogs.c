@@ -1,9 +1,9 @@
 /* fdl catalogs add: versions/<id>/catalogs/<format>.duckdb, for readers of
  * another DuckLake format (docs/format.md, "Catalogs in other formats"). A
  * writer places only what it can write; DuckDB 1.5.5 writes 1.0 alone. */
+#include "catalog/catalog.h"
 #include "layout/layout.h"
 
-#include <duckdb.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +18,7 @@ int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_err
 		rc = fdl_fail(err, FDL_EINVALID,
 			      "DuckDB %s writes DuckLake format %s only; it cannot write format %s, so no "
 			      "catalogs/%s.duckdb is placed (docs/decisions.md, \"Other formats\")",
-			      duckdb_library_version(), main_format, format, format);
+			      fdl_duck_version(), main_format, format, format);
 		fdl_version_free(v);
 		return rc;
 	}

@@ -131,20 +131,17 @@ static int pg_target_free(const fdl_work *w, fdl_repo *repo, fdl_error *err)
 	if (rc != FDL_ENOTFOUND)
 		return fdl_fail(err, e.code, "%s", e.message);
 	/* no record: refuse a schema that already holds a DuckLake catalog */
-	fdl_duck d;
-	if ((rc = fdl_duck_open(&d, err)))
+	fdl_duck *d = NULL;
+	if ((rc = fdl_duck_new(&d, true, err)))
 		return rc;
-	rc = fdl_catalog_attach_raw(&d, "fdl_probe", w->catalog, FDL_CAT_POSTGRES, true, err);
-	int64_t n = 0;
+	rc = fdl_catalog_attach_raw(d, "fdl_probe", w->catalog, FDL_CAT_POSTGRES, true, err);
+	bool lake = false;
 	if (!rc)
-		rc = fdl_duck_int(&d, &n, 0,
-				  "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'fdl_probe' AND schema_name = "
-				  "'public' AND table_name = 'ducklake_metadata'",
-				  err);
-	if (!rc && n)
+		rc = fdl_catalog_is_lake(d, "fdl_probe", FDL_CAT_POSTGRES, &lake, err);
+	if (!rc && lake)
 		rc = fdl_fail(err, FDL_EEXISTS, "%s already holds a DuckLake catalog that fdl did not check out; refusing "
 			      "to overwrite it", w->dir);
-	fdl_duck_close(&d);
+	fdl_duck_free(d);
 	return rc;
 }
 
@@ -177,12 +174,7 @@ static int seed_catalog(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err
 		return rc;
 	if (!w->base[0]) {
 		/* An empty branch: a fresh catalog that never inlines rows. */
-		char sql[256];
-		snprintf(sql, sizeof sql,
-			 "INSERT INTO %s.ducklake_metadata (key, value, scope, scope_id) VALUES "
-			 "('data_inlining_row_limit', '0', NULL, NULL)",
-			 alias);
-		rc = fdl_duck_exec(d, sql, err);
+		rc = fdl_catalog_meta_add(d, alias, "data_inlining_row_limit", "0", err);
 		fdl_catalog_detach(d, "fdl_work", NULL);
 		return rc;
 	}
@@ -230,7 +222,7 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 		char *data = fdl_store_local_path(repo->store, repo->data_dir);
 		if (data)
 			w.data_path = fdl_asprintf("%s/", data);
-		else if (repo->store->ops->duck_secret)
+		else if (fdl_store_can(repo->store, FDL_STORE_BUCKET))
 			w.data_path = fdl_strdup(repo->data_url);
 		else
 			rc = fdl_fail(err, FDL_EINVALID,
@@ -272,12 +264,12 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 				rc = fdl_fail(err, FDL_ERROR, "out of memory");
 		}
 	}
-	fdl_duck d = {0};
-	if (!rc && !(rc = fdl_duck_open(&d, err))) {
-		rc = fdl_duck_use_store(&d, repo->store, err);
+	fdl_duck *d = NULL;
+	if (!rc && !(rc = fdl_duck_new(&d, true, err))) {
+		rc = fdl_duck_use_store(d, repo->store, err);
 		if (!rc)
-			rc = seed_catalog(&d, repo, &w, err);
-		fdl_duck_close(&d);
+			rc = seed_catalog(d, repo, &w, err);
+		fdl_duck_free(d);
 	}
 	if (!rc && !w.postgres && w.base[0])
 		rc = write_description(&w, repo, err);

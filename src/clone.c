@@ -389,7 +389,7 @@ static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 		copy.store = c->dst;
 		copy.root = c->dst->url;
 		fdl_error e;
-		if (c->dst->ops->local_path && /* a rerun: the catalog the copy already holds, checked */
+		if (fdl_store_can(c->dst, FDL_STORE_LOCAL) && /* a rerun: the catalog the copy already holds, checked */
 		    fdl_version_fetch_checked(catalog, &copy, v, fdl_version_catalog_path(v),
 					      fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), &e) == 0) {
 			/* from the copy */
@@ -429,22 +429,20 @@ static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 typedef struct planner {
 	char **catalogs;
 	fdl_strmap *files;
-	fdl_duck duck;
-	bool open;
+	fdl_duck *duck; /* NULL until the first catalog */
 } planner;
 
 static int plan_one(planner *pl, size_t k, fdl_error *err)
 {
 	if (!pl->catalogs[k])
 		return 0;
-	int rc = pl->open ? 0 : fdl_duck_open(&pl->duck, err);
-	pl->open = !rc;
+	int rc = pl->duck ? 0 : fdl_duck_new(&pl->duck, true, err);
 	fdl_strlist list = {0};
 	if (!rc)
-		rc = fdl_catalog_attach_raw(&pl->duck, "fdl_clone", pl->catalogs[k], FDL_CAT_DUCKDB, true, err);
+		rc = fdl_catalog_attach_raw(pl->duck, "fdl_clone", pl->catalogs[k], FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
-		rc = fdl_catalog_all_files_sized(&list, pl->files, &pl->duck, "fdl_clone", -1, err);
-		fdl_catalog_detach(&pl->duck, "fdl_clone", NULL);
+		rc = fdl_catalog_all_files_sized(&list, pl->files, pl->duck, "fdl_clone", -1, err);
+		fdl_catalog_detach(pl->duck, "fdl_clone", NULL);
 	}
 	fdl_strlist_free(&list);
 	return rc;
@@ -960,7 +958,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	}
 	if (!rc) {
 		fdl_tempdir_sweep(); /* what killed clones left behind, here and in a folder copy */
-		char *root = c.dst->ops->local_path ? c.dst->ops->local_path(c.dst, ".") : NULL;
+		char *root = fdl_store_can(c.dst, FDL_STORE_LOCAL) ? fdl_strdup(c.dst->url) : NULL;
 		if (root)
 			fdl_tmpfile_sweep(root);
 		free(root);
@@ -979,7 +977,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	/* the pool: 8 transfers at once from a host or bucket, or to a
 	 * bucket; a folder-to-folder copy gains nothing from threads */
-	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (c.src->store->ops->local_path && c.dst->ops->local_path) ? 1 : 8;
+	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (fdl_store_can(c.src->store, FDL_STORE_LOCAL) && fdl_store_can(c.dst, FDL_STORE_LOCAL)) ? 1 : 8;
 	/* the plan: probes and catalogs fetched in the pool, each catalog
 	 * listed on this thread as soon as it is there */
 	planner plan = {.catalogs = catalogs, .files = &files};
@@ -992,8 +990,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		   .published = fetched, .plan = &plan, .n = dirs.len};
 	if (!rc)
 		rc = pool_go(&pp, jobs, err);
-	if (plan.open)
-		fdl_duck_close(&plan.duck);
+	fdl_duck_free(plan.duck);
 	free(fetched);
 	if (!rc)
 		plan_totals(&prog, &dirs, &files);

@@ -180,10 +180,10 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 
 int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
 {
-	fdl_duck d;
-	int rc = fdl_duck_open(&d, err);
-	if (!rc && (rc = fdl_duck_use_store(&d, repo->store, err)))
-		fdl_duck_close(&d);
+	fdl_duck *d = NULL;
+	int rc = fdl_duck_new(&d, true, err);
+	if (!rc && (rc = fdl_duck_use_store(d, repo->store, err)))
+		fdl_duck_free(d);
 	if (rc)
 		return rc;
 	fdl_catalog_info winfo;
@@ -191,10 +191,10 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	/* the latest committed snapshot is read once; everything after it is
 	 * cut, so writers may go on writing (PostgreSQL) while this runs */
 	const char *work_alias = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
-	rc = fdl_catalog_attach_raw(&d, "fdl_work", w->catalog, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true,
+	rc = fdl_catalog_attach_raw(d, "fdl_work", w->catalog, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true,
 				    err);
 	if (!rc)
-		rc = fdl_catalog_info_read(&d, work_alias, &winfo, err);
+		rc = fdl_catalog_info_read(d, work_alias, &winfo, err);
 	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot;
 	if (!rc && winfo.last_snapshot < w->base_snapshot)
 		rc = fdl_fail(err, FDL_EINVALID,
@@ -205,17 +205,17 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	bool attached = false;
 	if (!rc) {
 		out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir);
-		rc = out->catalog_file ? fdl_catalog_create_attached(&d, out->catalog_file, "fdl_new", repo->data_url, err)
+		rc = out->catalog_file ? fdl_catalog_create_attached(d, out->catalog_file, "fdl_new", repo->data_url, err)
 				       : fdl_fail(err, FDL_ERROR, "out of memory");
 		attached = !rc;
 	}
 	if (!rc) {
 		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url, .refuse_inlined = true,
 				      .src_sqlite = !w->postgres};
-		rc = fdl_catalog_copy(&d, work_alias, FROZEN, &o, err);
+		rc = fdl_catalog_copy(d, work_alias, FROZEN, &o, err);
 	}
 	if (!rc)
-		rc = fdl_catalog_info_read(&d, FROZEN, &out->info, err);
+		rc = fdl_catalog_info_read(d, FROZEN, &out->info, err);
 	if (!rc) {
 		/* snapshots added since the parent; none for a new description
 		 * alone, written as the one frozen snapshot: [first, last] must
@@ -223,20 +223,20 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
 		if (out->info.first_snapshot > out->info.last_snapshot)
 			out->info.first_snapshot = out->info.last_snapshot;
-		rc = fdl_catalog_data_files(&d, FROZEN, &files, err);
+		rc = fdl_catalog_data_files(d, FROZEN, &files, err);
 	}
 	fdl_strlist added = {0};
 	if (!rc)
 		rc = base_is_live(repo, w, err);
 	/* a first version: every file is new */
 	if (!rc && w->base_snapshot >= 0)
-		rc = fdl_catalog_all_files(&added, &d, FROZEN, w->base_snapshot + 1, err);
+		rc = fdl_catalog_all_files(&added, d, FROZEN, w->base_snapshot + 1, err);
 	fdl_strlist_sort(&added);
 	if (!rc)
-		rc = fdl_catalog_files_json(&out->files_json, &d, FROZEN, &files, err);
+		rc = fdl_catalog_files_json(&out->files_json, d, FROZEN, &files, err);
 	json_t *tables = NULL;
 	if (!rc)
-		rc = fdl_catalog_tables_json(&tables, &d, FROZEN, &files, err);
+		rc = fdl_catalog_tables_json(&tables, d, FROZEN, &files, err);
 	/* the base's description carries over; what it, or the version whose
 	 * description checkout wrote, described may since have been dropped */
 	json_t *base_ds = NULL, *from_ds = NULL, *known = NULL;
@@ -262,7 +262,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	json_decref(known);
 	json_decref(tables);
 	if (!rc && w->base[0])
-		rc = changes_since_base(out, &d, repo, w, err);
+		rc = changes_since_base(out, d, repo, w, err);
 	/* DuckDB writes the frozen file while the new data files are looked
 	 * at and files.json is serialised: the store is not used by this
 	 * thread until the other one is joined */
@@ -272,11 +272,11 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (!rc && !threaded)
 		side_run(&job);
 	if (attached) { /* checkpoints the frozen file: its one write */
-		int drc = fdl_catalog_detach(&d, "fdl_new", rc ? NULL : err);
+		int drc = fdl_catalog_detach(d, "fdl_new", rc ? NULL : err);
 		if (!rc && drc)
 			rc = fdl_error_prefix(err, "writing the frozen catalog %s", out->catalog_file);
 		if (!rc)
-			rc = fdl_catalog_storage(&d, out->catalog_file, out->info.storage, err);
+			rc = fdl_catalog_storage(d, out->catalog_file, out->info.storage, err);
 	}
 	if (threaded)
 		pthread_join(side, NULL);
@@ -292,7 +292,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	}
 	fdl_strlist_free(&added);
 	fdl_data_files_free(&files);
-	fdl_duck_close(&d);
+	fdl_duck_free(d);
 	return rc;
 }
 

@@ -37,12 +37,12 @@ static void opened_free(opened *o)
  * (fdl_va, fdl_vb) for rows. */
 typedef struct pair {
 	opened a, b;
-	fdl_duck d;
+	fdl_duck *d;
 } pair;
 
 static void pair_close(pair *p)
 {
-	fdl_duck_close(&p->d);
+	fdl_duck_free(p->d);
 	opened_free(&p->a);
 	opened_free(&p->b);
 }
@@ -54,32 +54,32 @@ static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool
 	if (!rc)
 		rc = open_version(&p->b, repo, b, err);
 	if (!rc)
-		rc = fdl_duck_open_with(&p->d, false, err);
+		rc = fdl_duck_new(&p->d, false, err);
 	if (!rc)
-		rc = fdl_catalog_attach_raw(&p->d, "fdl_a", p->a.catalog, FDL_CAT_DUCKDB, true, err);
+		rc = fdl_catalog_attach_raw(p->d, "fdl_a", p->a.catalog, FDL_CAT_DUCKDB, true, err);
 	if (!rc)
-		rc = fdl_catalog_attach_raw(&p->d, "fdl_b", p->b.catalog, FDL_CAT_DUCKDB, true, err);
+		rc = fdl_catalog_attach_raw(p->d, "fdl_b", p->b.catalog, FDL_CAT_DUCKDB, true, err);
 	/* a reader's guard (see reader.c): nothing the catalogs name leaves
 	 * the repository, and DuckDB is confined to it once they are attached */
 	fdl_strlist files = {0};
 	if (!rc)
-		rc = fdl_catalog_check_confined(&p->d, "fdl_a", lakes ? &files : NULL, err);
+		rc = fdl_catalog_check_confined(p->d, "fdl_a", lakes ? &files : NULL, err);
 	if (!rc)
-		rc = fdl_catalog_check_confined(&p->d, "fdl_b", lakes ? &files : NULL, err);
+		rc = fdl_catalog_check_confined(p->d, "fdl_b", lakes ? &files : NULL, err);
 	char *local = lakes && !rc ? fdl_store_local_path(repo->store, "HEAD") : NULL;
 	if (local)
 		rc = fdl_paths_within(repo->root, repo->data_url, (const char *const *)files.items, files.len, err);
 	free(local);
 	fdl_strlist_free(&files);
 	if (!rc && lakes)
-		rc = fdl_duck_use_store(&p->d, repo->store, err);
+		rc = fdl_duck_use_store(p->d, repo->store, err);
 	if (!rc && lakes)
-		rc = fdl_catalog_attach_lake(&p->d, "fdl_va", p->a.catalog, repo->data_url, err);
+		rc = fdl_catalog_attach_lake(p->d, "fdl_va", p->a.catalog, repo->data_url, err);
 	if (!rc && lakes)
-		rc = fdl_catalog_attach_lake(&p->d, "fdl_vb", p->b.catalog, repo->data_url, err);
+		rc = fdl_catalog_attach_lake(p->d, "fdl_vb", p->b.catalog, repo->data_url, err);
 	const char *dirs[] = {repo->data_url, NULL}, *paths[] = {p->a.catalog, p->b.catalog, NULL};
 	if (!rc && lakes)
-		rc = fdl_duck_confine(&p->d, dirs, paths, err);
+		rc = fdl_duck_confine(p->d, dirs, paths, err);
 	if (rc)
 		pair_close(p);
 	return rc;
@@ -93,7 +93,7 @@ int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char 
 		return rc;
 	json_t *changes = NULL;
 	fdl_diff *d = calloc(1, sizeof *d);
-	rc = d ? fdl_catalog_changes(&changes, &p.d, "fdl_a", "fdl_b", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	rc = d ? fdl_catalog_changes(&changes, p.d, "fdl_a", "fdl_b", err) : fdl_fail(err, FDL_ERROR, "out of memory");
 	if (!rc) {
 		snprintf(d->from, sizeof d->from, "%s", fdl_version_id(p.a.v));
 		snprintf(d->to, sizeof d->to, "%s", fdl_version_id(p.b.v));
@@ -115,7 +115,7 @@ int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_r
 	int rc = pair_open(&p, repo, a, b, true, err);
 	if (rc)
 		return rc;
-	rc = fdl_catalog_row_diff_raw(&p.d, "fdl_va", "fdl_vb", "fdl_a", "fdl_b", opts, err);
+	rc = fdl_catalog_row_diff_raw(p.d, "fdl_va", "fdl_vb", "fdl_a", "fdl_b", opts, err);
 	pair_close(&p);
 	return rc;
 }
@@ -180,7 +180,7 @@ int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const
 	if (rc)
 		return rc;
 	json_t *changes = NULL;
-	rc = fdl_catalog_changes(&changes, &p.d, "fdl_a", "fdl_b", err);
+	rc = fdl_catalog_changes(&changes, p.d, "fdl_a", "fdl_b", err);
 	if (!rc) {
 		fputs("{\"from\": ", out);
 		put_json(out, json_string(fdl_version_id(p.a.v)));
@@ -196,7 +196,7 @@ int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const
 		streamed.on_row = json_row;
 		streamed.payload = &o;
 		fputs(",\n  \"rows\": {", out);
-		rc = fdl_catalog_row_diff_raw(&p.d, "fdl_va", "fdl_vb", "fdl_a", "fdl_b", &streamed, err);
+		rc = fdl_catalog_row_diff_raw(p.d, "fdl_va", "fdl_vb", "fdl_a", "fdl_b", &streamed, err);
 		close_table(&o);
 		fputs(o.any ? "\n  }" : "}", out);
 	}
@@ -214,55 +214,20 @@ int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const
 int fdl_version_snapshots(fdl_snapshot_list **out, fdl_repo *repo, const char *id, fdl_error *err)
 {
 	opened o;
-	fdl_duck d = {0};
+	fdl_duck *d = NULL;
 	int rc = open_version(&o, repo, id, err);
 	if (!rc)
-		rc = fdl_duck_open_with(&d, false, err);
+		rc = fdl_duck_new(&d, false, err);
 	if (!rc)
-		rc = fdl_catalog_attach_raw(&d, "fdl_v", o.catalog, FDL_CAT_DUCKDB, true, err);
-	fdl_rows r;
-	char sql[512];
+		rc = fdl_catalog_attach_raw(d, "fdl_v", o.catalog, FDL_CAT_DUCKDB, true, err);
 	fdl_version *parent = NULL;
 	if (!rc && fdl_version_parent(o.v, 0))
 		rc = fdl_version_read(&parent, repo, fdl_version_parent(o.v, 0), err);
-	if (!rc) {
-		int64_t first = fdl_version_added_from(o.v, parent);
-		fdl_version_free(parent);
-		snprintf(sql, sizeof sql,
-			 "SELECT s.snapshot_id, strftime(s.snapshot_time AT TIME ZONE 'UTC', '%%Y-%%m-%%dT%%H:%%M:%%SZ'), "
-			 "c.author, c.commit_message, c.commit_extra_info, c.changes_made FROM fdl_v.ducklake_snapshot s "
-			 "LEFT JOIN fdl_v.ducklake_snapshot_changes c USING (snapshot_id) WHERE s.snapshot_id BETWEEN "
-			 "%lld AND %lld ORDER BY s.snapshot_id",
-			 (long long)first, (long long)fdl_version_snapshot_id(o.v));
-		rc = fdl_duck_query(&d, &r, sql, err);
-	}
-	fdl_snapshot_list *list = NULL;
-	if (!rc) {
-		size_t n = fdl_rows_count(&r);
-		list = calloc(1, sizeof *list);
-		if (list && n)
-			list->items = calloc(n, sizeof *list->items);
-		bool oom = !list || (n && !list->items);
-		for (size_t i = 0; !oom && i < n; i++) {
-			fdl_snapshot *s = &list->items[list->count++];
-			s->snapshot_id = fdl_rows_int(&r, 0, i);
-			char **fields[] = {&s->time, &s->author, &s->message, &s->extra_info, &s->changes};
-			for (size_t k = 0; k < 5; k++) {
-				char *v = fdl_rows_str(&r, k + 1, i);
-				if (v && !(*fields[k] = fdl_strdup(v)))
-					oom = true;
-				duckdb_free(v);
-			}
-		}
-		fdl_rows_free(&r);
-		if (oom) {
-			fdl_snapshot_list_free(list);
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		} else {
-			*out = list;
-		}
-	}
-	fdl_duck_close(&d);
+	if (!rc)
+		rc = fdl_catalog_snapshots(out, d, "fdl_v", fdl_version_added_from(o.v, parent),
+					   fdl_version_snapshot_id(o.v), err);
+	fdl_version_free(parent);
+	fdl_duck_free(d);
 	opened_free(&o);
 	return rc;
 }

@@ -252,7 +252,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 	report->dry_run = dry_run;
 	snprintf(report->withdrawn, sizeof report->withdrawn, "%s", id);
 	vdirs dirs;
-	fdl_duck duck = {0};
+	fdl_duck *duck = NULL;
 	fdl_strlist files = {0};
 	json_t *data = NULL;
 	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
@@ -262,7 +262,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 	if (!rc && !target)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s", id, repo->root);
 	if (!rc)
-		rc = fdl_duck_open(&duck, err);
+		rc = fdl_duck_new(&duck, true, err);
 	/* the data the version added: from its catalog, or from the record of
 	 * an earlier (interrupted) withdrawal */
 	if (!rc && expired(target)) {
@@ -284,7 +284,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 	} else if (!rc && !target->v) {
 		rc = fdl_fail(err, FDL_EINVALID, "version %s has no readable version.json", id);
 	} else if (!rc) {
-		rc = version_files(&files, repo, &duck, &dirs, target, true, err);
+		rc = version_files(&files, repo, duck, &dirs, target, true, err);
 	}
 	fdl_strlist uniq = {0};
 	fdl_strlist_sort(&files);
@@ -299,7 +299,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 		bool hit = d == target || withdrawn_with(repo, d, id);
 		if (!hit && d->v && !expired(d) && fdl_vdir_has(d, fdl_version_catalog_path(d->v))) {
 			fdl_strlist refs = {0};
-			rc = version_files(&refs, repo, &duck, &dirs, d, false, err);
+			rc = version_files(&refs, repo, duck, &dirs, d, false, err);
 			for (size_t k = 0; k < refs.len && !hit; k++)
 				hit = fdl_strlist_has_sorted(&uniq, refs.items[k]);
 			fdl_strlist_free(&refs);
@@ -322,7 +322,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 			rc = fdl_removals_add(&report->versions, &report->version_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);
 	}
-	fdl_duck_close(&duck);
+	fdl_duck_free(duck);
 	for (size_t i = 0; i < uniq.len && !rc && !dry_run; i++)
 		rc = del_owned(repo, fdl_asprintf("%s/%s", repo->data_dir, uniq.items[i]), err);
 	/* the history index holds a copy of every version.json: it goes
@@ -350,7 +350,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err)
 {
 	vdirs dirs;
-	fdl_duck duck = {0};
+	fdl_duck *duck = NULL;
 	fdl_strlist keep = {0}, data = {0}, deleted = {0}, incomplete = {0};
 	/* first, as git gc writes the commit-graph: every branch's history
 	 * index brought up to its ref (written whole for a repository that has
@@ -366,7 +366,7 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
 	if (!rc)
-		rc = fdl_duck_open(&duck, err);
+		rc = fdl_duck_new(&duck, true, err);
 	for (size_t i = 0; i < dirs.len && !rc; i++) {
 		vdir *d = &dirs.items[i];
 		if (!d->v || expired(d))
@@ -377,9 +377,9 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 				      "it needs; fix the repository (fdl verify) first",
 				      d->id);
 		else
-			rc = version_files(&keep, repo, &duck, &dirs, d, false, err);
+			rc = version_files(&keep, repo, duck, &dirs, d, false, err);
 	}
-	fdl_duck_close(&duck);
+	fdl_duck_free(duck);
 	fdl_strlist_sort(&keep);
 	int64_t now = (int64_t)time(NULL);
 	if (!rc)

@@ -9,7 +9,6 @@
  * version.json and then the catalog, and a warm one only the ref.
  */
 #include "catalog/catalog.h"
-#include "catalog/query.h"
 #include "layout/layout.h"
 
 #include <errno.h>
@@ -25,7 +24,7 @@ static const char *const OPENABLE_FORMATS[] = {"1.0", NULL};
 /* DuckDB opened on a second thread while the version is fetched. */
 typedef struct warm_duck {
 	pthread_t thread;
-	fdl_duck d;
+	fdl_duck *d;
 	int rc;
 	fdl_error err;
 } warm_duck;
@@ -42,16 +41,16 @@ struct fdl_reader {
 static void *warm_run(void *arg)
 {
 	warm_duck *w = arg;
-	w->rc = fdl_duck_open_with(&w->d, false, &w->err);
+	w->rc = fdl_duck_new(&w->d, false, &w->err);
 	return NULL;
 }
 
 /* The DuckDB a query runs in: the one opened meanwhile, else a new one. */
-static int reader_duck(fdl_reader *r, fdl_duck *d, fdl_error *err)
+static int reader_duck(fdl_reader *r, fdl_duck **d, fdl_error *err)
 {
 	warm_duck *w = r->warm;
 	if (!w)
-		return fdl_duck_open_with(d, false, err);
+		return fdl_duck_new(d, false, err);
 	r->warm = NULL;
 	pthread_join(w->thread, NULL);
 	int rc = w->rc;
@@ -72,10 +71,10 @@ void fdl_reader_free(fdl_reader *r)
 {
 	if (!r)
 		return;
-	fdl_duck d;
+	fdl_duck *d = NULL;
 	fdl_error e;
 	if (r->warm && !reader_duck(r, &d, &e))
-		fdl_duck_close(&d);
+		fdl_duck_free(d);
 	fdl_version_free(r->v);
 	fdl_repo_free(r->repo);
 	free(r->catalog);
@@ -153,7 +152,7 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 			return fdl_fail(err, FDL_EINVALID,
 					"version %s is in DuckLake format %s and has no catalogs/<format>.duckdb this "
 					"DuckDB (%s, DuckLake 1.0) can open",
-					id, main_format, duckdb_library_version());
+					id, main_format, fdl_duck_version());
 	}
 	r->catalog_key = fdl_version_key(id, fdl_version_catalog_path(v));
 	if (!r->catalog_key)
@@ -243,13 +242,6 @@ static int reader_open(fdl_reader **out, const char *root, const char *ref, unsi
 	return 0;
 }
 
-/* Data that DuckDB reads through httpfs: over HTTP or from a bucket. */
-static bool is_remote(const fdl_repo *repo)
-{
-	const char *url = repo->data_url;
-	return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) || repo->store->ops->duck_secret;
-}
-
 /* On a folder, nothing a version references may lead out of the root
  * through a symlink: the catalog, the data folder and each file. */
 static int check_local_paths(const fdl_reader *r, const fdl_strlist *files, fdl_error *err)
@@ -268,13 +260,13 @@ static int check_local_paths(const fdl_reader *r, const fdl_strlist *files, fdl_
  * out of the root. Uses `d`, or a DuckDB of its own when d is NULL. */
 static int check_confined(const fdl_reader *r, fdl_duck *d, fdl_error *err)
 {
-	fdl_duck own;
+	fdl_duck *own = NULL;
 	bool mine = d == NULL;
-	int rc = mine ? fdl_duck_open_with(&own, false, err) : 0;
+	int rc = mine ? fdl_duck_new(&own, false, err) : 0;
 	if (rc)
 		return rc;
 	if (mine)
-		d = &own;
+		d = own;
 	fdl_strlist files = {0};
 	rc = fdl_catalog_attach_raw(d, "fdl_check", r->catalog, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
@@ -287,8 +279,7 @@ static int check_confined(const fdl_reader *r, fdl_duck *d, fdl_error *err)
 	if (rc)
 		fdl_error_prefix(err, "version %s", fdl_version_id(r->v));
 	fdl_strlist_free(&files);
-	if (mine)
-		fdl_duck_close(&own);
+	fdl_duck_free(own);
 	return rc;
 }
 
@@ -331,16 +322,16 @@ static int confined_error(int rc, fdl_error *err)
 
 int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, fdl_error *err)
 {
-	fdl_duck d;
+	fdl_duck *d = NULL;
 	int rc = reader_duck(r, &d, err);
 	if (rc)
 		return rc;
-	rc = reader_attach(r, &d, "lake", NULL, err);
+	rc = reader_attach(r, d, "lake", NULL, err);
 	if (!rc)
-		rc = fdl_duck_exec(&d, "USE lake", err);
+		rc = fdl_duck_use(d, "lake", err);
 	if (!rc)
-		rc = confined_error(fdl_duck_stream(&d, sql, fmt, out, err), err);
-	fdl_duck_close(&d);
+		rc = confined_error(fdl_duck_stream(d, sql, fmt, out, err), err);
+	fdl_duck_free(d);
 	return rc;
 }
 
@@ -348,54 +339,27 @@ int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, 
 
 int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err)
 {
-	fdl_buf b = {0};
+	/* the SQL is only printed if the catalog passes the reader's guard */
+	int rc = check_confined(r, NULL, err);
 	/* a local catalog is attached in place; a remote one straight from the
 	 * host (DuckDB reads it over HTTP), after fdl checked its hash */
-	char *where = r->local ? fdl_strdup(r->catalog) : fdl_asprintf("%s/%s", r->repo->root, r->catalog_key);
-	char *target = where ? fdl_asprintf("ducklake:%s", where) : NULL;
-	/* the SQL is only printed if the catalog passes the reader's guard */
-	int rc = target ? check_confined(r, NULL, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	char *where = rc ? NULL : r->local ? fdl_strdup(r->catalog) : fdl_asprintf("%s/%s", r->repo->root, r->catalog_key);
+	char *comment = rc ? NULL
+			   : fdl_asprintf("version %s (seq %lld) of %s", fdl_version_id(r->v),
+					  (long long)fdl_version_seq(r->v), r->repo->root);
+	if (!rc && (!where || !comment))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	fdl_lake_script s = {.comment = comment,
+			     .kind = FDL_CAT_DUCKDB,
+			     .catalog = where,
+			     .data_path = r->repo->data_url,
+			     .alias = alias,
+			     .store = r->repo->store};
 	if (!rc)
-		rc = fdl_buf_printf(&b, err, "-- version %s (seq %lld) of %s\n", fdl_version_id(r->v),
-				    (long long)fdl_version_seq(r->v), r->repo->root);
-	if (!rc && is_remote(r->repo))
-		rc = fdl_buf_puts(&b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
-	if (!rc)
-		rc = fdl_store_duck_secret(r->repo->store, &b, err);
-	if (!rc)
-		rc = fdl_buf_puts(&b, "LOAD ducklake;\n", err);
-	/* what fdl does in its own DuckDB, offered to a stock DuckDB user */
-	if (!rc)
-		rc = fdl_buf_puts(&b, "-- A repository you do not trust: confine DuckDB to it before attaching\n"
-				      "-- (a view in its catalog could otherwise read your files):\n-- SET allowed_directories = [",
-				  err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&b, r->repo->data_url, err);
-	/* the catalog's folder, not the file: DuckDB also looks for its .wal */
-	char *folder = where ? strndup(where, (size_t)(strrchr(where, '/') + 1 - where)) : NULL;
-	if (!rc)
-		rc = fdl_buf_puts(&b, ", ", err);
-	if (!rc)
-		rc = folder ? fdl_buf_sql_str(&b, folder, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-	free(folder);
-	if (!rc)
-		rc = fdl_buf_puts(&b, "]; SET enable_external_access = false;\nATTACH ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&b, target, err);
-	if (!rc)
-		rc = fdl_buf_printf(&b, err, " AS %s (READ_ONLY, DATA_PATH ", alias ? alias : "lake");
-	if (!rc)
-		rc = fdl_buf_sql_str(&b, r->repo->data_url, err);
-	if (!rc)
-		rc = fdl_buf_puts(&b, ", OVERRIDE_DATA_PATH true);\n", err);
-	free(target);
+		rc = fdl_catalog_attach_script(out, &s, err);
+	free(comment);
 	free(where);
-	if (rc) {
-		fdl_buf_free(&b);
-		return rc;
-	}
-	*out = fdl_buf_detach(&b);
-	return 0;
+	return rc;
 }
 
 /* ---- plain Parquet: files.json ----------------------------------------- */
@@ -423,18 +387,18 @@ static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error
 		return rc;
 	}
 	/* no files.json: the catalog has the same facts */
-	fdl_duck d;
+	fdl_duck *d = NULL;
 	fdl_data_files files = {0};
-	int rc = fdl_duck_open_with(&d, false, err);
+	int rc = fdl_duck_new(&d, false, err);
 	if (rc)
 		return rc;
-	rc = fdl_catalog_attach_raw(&d, "fdl_v", r->catalog, FDL_CAT_DUCKDB, true, err);
+	rc = fdl_catalog_attach_raw(d, "fdl_v", r->catalog, FDL_CAT_DUCKDB, true, err);
 	if (!rc)
-		rc = fdl_catalog_data_files(&d, "fdl_v", &files, err);
+		rc = fdl_catalog_data_files(d, "fdl_v", &files, err);
 	if (!rc)
-		rc = fdl_catalog_files_json(out, &d, "fdl_v", &files, err);
+		rc = fdl_catalog_files_json(out, d, "fdl_v", &files, err);
 	fdl_data_files_free(&files);
-	fdl_duck_close(&d);
+	fdl_duck_free(d);
 	*source = "catalog";
 	return rc;
 }
@@ -505,44 +469,18 @@ static int plain_parquet_check(const json_t *t, const char *key, fdl_error *err)
 	return 0;
 }
 
-/* Finish "COPY (query)" with " TO 'to' (FORMAT parquet)" and run it. */
-static int copy_to_parquet(fdl_duck *d, fdl_buf *sql, const char *to, fdl_error *err)
-{
-	int rc = fdl_buf_puts(sql, " TO ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(sql, to, err);
-	if (!rc)
-		rc = fdl_buf_puts(sql, " (FORMAT parquet)", err);
-	return rc ? rc : fdl_duck_exec(d, sql->data, err);
-}
-
 static int export_applied(fdl_reader *r, const char *key, const char *to, fdl_error *err)
 {
 	if (!ends_with(to, ".parquet"))
 		return fdl_fail(err, FDL_EINVALID, "--apply writes one file: give --to FILE.parquet");
-	fdl_duck d;
-	int rc = fdl_duck_open_with(&d, false, err);
+	fdl_duck *d = NULL;
+	int rc = fdl_duck_new(&d, false, err);
 	if (rc)
 		return rc;
-	rc = reader_attach(r, &d, "lake", to, err);
-	const char *dot = strchr(key, '.');
-	fdl_buf sql = {0};
+	rc = reader_attach(r, d, "lake", to, err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, "COPY (SELECT * FROM lake.", err);
-	char *schema = strndup(key, (size_t)(dot - key));
-	if (!rc)
-		rc = schema ? fdl_buf_sql_ident(&sql, schema, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-	if (!rc)
-		rc = fdl_buf_puts(&sql, ".", err);
-	if (!rc)
-		rc = fdl_buf_sql_ident(&sql, dot + 1, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, ")", err);
-	if (!rc)
-		rc = copy_to_parquet(&d, &sql, to, err);
-	free(schema);
-	fdl_buf_free(&sql);
-	fdl_duck_close(&d);
+		rc = fdl_catalog_export_table(d, "lake", key, to, err);
+	fdl_duck_free(d);
 	return rc;
 }
 
@@ -573,7 +511,7 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
 		rc = fdl_mkdir_p(to, err);
 	else if (!rc)
 		rc = fdl_tempdir(&tmpdir, "export", err);
-	fdl_buf list = {0};
+	fdl_strlist local = {0}; /* one file: the parts fetched */
 	size_t i;
 	const json_t *f;
 	json_array_foreach(files, i, f)
@@ -596,28 +534,20 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
 			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; %s says %lld", r->repo->root, skey,
 				      (long long)st.st_size, source,
 				      (long long)json_integer_value(json_object_get(f, "bytes")));
-		if (!rc && one_file) {
-			rc = fdl_buf_puts(&list, i ? ", " : "[", err);
-			if (!rc)
-				rc = fdl_buf_sql_str(&list, dst, err);
-		}
+		if (!rc && one_file)
+			rc = fdl_strlist_add(&local, dst, err);
 		free(skey);
 		free(dst);
 	}
 	if (!rc && one_file) {
 		/* many Parquet files into one; union_by_name fills columns added later */
-		fdl_duck d;
-		fdl_buf sql = {0};
-		rc = fdl_duck_open_with(&d, false, err);
+		fdl_duck *d = NULL;
+		rc = fdl_duck_new(&d, false, err);
 		if (!rc)
-			rc = fdl_buf_printf(&sql, err, "COPY (SELECT * FROM read_parquet(%s], union_by_name = true))",
-					    list.data);
-		if (!rc)
-			rc = copy_to_parquet(&d, &sql, to, err);
-		fdl_buf_free(&sql);
-		fdl_duck_close(&d);
+			rc = fdl_catalog_parquet_concat(d, (const char *const *)local.items, local.len, to, err);
+		fdl_duck_free(d);
 	}
-	fdl_buf_free(&list);
+	fdl_strlist_free(&local);
 out:
 	if (tmpdir) {
 		fdl_rm_rf(tmpdir);

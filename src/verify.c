@@ -385,28 +385,28 @@ static void *verify_work(void *arg)
 {
 	verify_worker *w = arg;
 	verify_pool *p = w->pool;
-	fdl_duck duck;
+	fdl_duck *duck = NULL;
 	fdl_strmap sizes = {0};
 	char *tmpdir = NULL;
 	long downloads = 0;
 	if (w->own_repo && (w->rc = fdl_repo_open(&w->repo, p->root, &w->err)))
 		return NULL;
-	if ((w->rc = fdl_duck_open_with(&duck, false, &w->err)))
+	if ((w->rc = fdl_duck_new(&duck, false, &w->err)))
 		return NULL;
 	/* the workers are the parallelism: DuckDB's own threads only add
 	 * hand-offs to statements this small */
-	if ((w->rc = fdl_duck_exec(&duck, "SET threads = 1", &w->err))) {
-		fdl_duck_close(&duck);
+	if ((w->rc = fdl_duck_threads(duck, 1, &w->err))) {
+		fdl_duck_free(duck);
 		return NULL;
 	}
 	for (size_t k; (k = atomic_fetch_add(&p->next, 1)) < p->ntodo;) {
 		report r = {&p->parts[k], false, p->allowed_signers, tmpdir, downloads, &sizes};
-		check_version(&r, w->repo, &duck, p->dirs, &p->dirs->items[p->todo[k]]);
+		check_version(&r, w->repo, duck, p->dirs, &p->dirs->items[p->todo[k]]);
 		tmpdir = r.tmpdir;
 		downloads = r.downloads;
 		w->oom |= r.oom;
 	}
-	fdl_duck_close(&duck);
+	fdl_duck_free(duck);
 	fdl_strmap_free(&sizes);
 	if (tmpdir) {
 		fdl_rm_rf(tmpdir);

@@ -1,5 +1,5 @@
 #include "work.h"
-#include "catalog/duck.h"
+#include "catalog/catalog.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,85 +17,23 @@ void fdl_work_free(fdl_work *w)
 
 /* ---- the record of a PostgreSQL working catalog ------------------------------ */
 
-static int pg_attach(fdl_duck *d, const char *conninfo, fdl_error *err)
-{
-	int rc = fdl_duck_open(d, err);
-	if (!rc)
-		rc = fdl_duck_load(d, "postgres_scanner", err);
-	fdl_buf sql = {0};
-	if (!rc)
-		rc = fdl_buf_puts(&sql, "ATTACH ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, conninfo, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AS fdl_pg (TYPE postgres)", err);
-	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
-	if (rc)
-		fdl_error_prefix(err, "connecting to PostgreSQL (%s)", *conninfo ? conninfo : "PG* environment");
-	fdl_buf_free(&sql);
-	return rc;
-}
-
 int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err)
 {
-	fdl_duck d;
-	int rc = pg_attach(&d, conninfo, err);
-	fdl_rows r;
-	if (!rc && fdl_duck_query(&d, &r, "SELECT value FROM fdl_pg.public." FDL_PG_RECORD_TABLE " WHERE key = 'record'",
-				  NULL) == 0) {
-		char *v = fdl_rows_count(&r) ? fdl_rows_str(&r, 0, 0) : NULL;
-		rc = v ? fdl_buf_puts(out, v, err) : FDL_ENOTFOUND;
-		duckdb_free(v);
-		fdl_rows_free(&r);
-	} else if (!rc)
-		rc = FDL_ENOTFOUND;
+	int rc = fdl_catalog_pg_record_read(out, conninfo, err);
 	if (rc == FDL_ENOTFOUND)
 		fdl_fail(err, rc, "PostgreSQL %s holds no fdl working catalog (no public.%s record; run fdl checkout)",
 			 *conninfo ? conninfo : "(PG* environment)", FDL_PG_RECORD_TABLE);
-	fdl_duck_close(&d);
 	return rc;
 }
 
 /* Create the record (old NULL), or replace it only if it still is `old`. */
 static int pg_write(const char *conninfo, const char *text, const char *old, fdl_error *err)
 {
-	fdl_duck d;
-	int rc = pg_attach(&d, conninfo, err);
-	fdl_buf sql = {0};
-	if (!rc && !old) {
-		rc = fdl_buf_puts(&sql, "CREATE TABLE IF NOT EXISTS fdl_pg.public." FDL_PG_RECORD_TABLE
-					" (key VARCHAR PRIMARY KEY, value VARCHAR); INSERT INTO fdl_pg.public."
-					FDL_PG_RECORD_TABLE " VALUES ('record', ",
-				  err);
-		if (!rc)
-			rc = fdl_buf_sql_str(&sql, text, err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, ")", err);
-		if (!rc)
-			rc = fdl_duck_exec(&d, sql.data, err);
-	} else if (!rc) {
-		rc = fdl_buf_puts(&sql, "UPDATE fdl_pg.public." FDL_PG_RECORD_TABLE " SET value = ", err);
-		if (!rc)
-			rc = fdl_buf_sql_str(&sql, text, err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, " WHERE key = 'record' AND value = ", err);
-		if (!rc)
-			rc = fdl_buf_sql_str(&sql, old, err);
-		int64_t changed = 0;
-		if (!rc)
-			rc = fdl_duck_int(&d, &changed, 0, sql.data, err);
-		/* PostgreSQL refuses one of two concurrent updates of the row: the
-		 * same outcome as a changed value */
-		if (rc && err && strstr(err->message, "could not serialize access"))
-			rc = 0, changed = 0;
-		if (!rc && changed != 1)
-			rc = fdl_fail(err, FDL_ECONFLICT,
-				      "the working catalog's record in PostgreSQL changed meanwhile (another fdl commit "
-				      "of the same catalog); run fdl commit again");
-	}
-	fdl_buf_free(&sql);
-	fdl_duck_close(&d);
+	int rc = fdl_catalog_pg_record_write(conninfo, text, old, err);
+	if (rc == FDL_ECONFLICT)
+		fdl_fail(err, FDL_ECONFLICT,
+			 "the working catalog's record in PostgreSQL changed meanwhile (another fdl commit "
+			 "of the same catalog); run fdl commit again");
 	return rc;
 }
 
@@ -216,56 +154,27 @@ int fdl_work_remove(const char *dir, fdl_error *err)
 	return 0;
 }
 
-/* Data in a bucket: httpfs and a secret made now from the writer's own AWS
- * configuration (never stored in the working catalog folder). */
-static int remote_data_sql(fdl_buf *b, const fdl_work *w, fdl_error *err)
-{
-	if (w->data_path[0] == '/')
-		return 0;
-	fdl_store *store = NULL;
-	int rc = fdl_store_open(&store, w->repository, err);
-	if (!rc)
-		rc = fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
-	if (!rc)
-		rc = fdl_store_duck_secret(store, b, err);
-	fdl_store_free(store);
-	return rc;
-}
-
 int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err)
 {
 	fdl_work w;
 	int rc = fdl_work_load(&w, work, err);
 	if (rc)
 		return rc;
-	fdl_buf b = {0};
-	char *target = fdl_asprintf("ducklake:%s%s", w.postgres ? FDL_PG_PREFIX : "", w.catalog);
-	rc = target ? fdl_buf_printf(&b, err, "LOAD ducklake;\nLOAD %s;\n", w.postgres ? "postgres_scanner" : "sqlite_scanner")
-		    : fdl_fail(err, FDL_ERROR, "out of memory");
+	/* data in a bucket: a secret made now from the writer's own AWS
+	 * configuration (never stored in the working catalog folder) */
+	fdl_store *store = NULL;
+	if (w.data_path[0] != '/')
+		rc = fdl_store_open(&store, w.repository, err);
+	fdl_lake_script s = {.kind = w.postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE,
+			     .catalog = w.catalog,
+			     .data_path = w.data_path,
+			     .alias = alias,
+			     .store = store};
 	if (!rc)
-		rc = remote_data_sql(&b, &w, err);
-	if (!rc)
-		rc = fdl_buf_puts(&b, "ATTACH ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&b, target, err);
-	if (!rc)
-		rc = fdl_buf_printf(&b, err, " AS %s (DATA_PATH ", alias ? alias : "lake");
-	if (!rc)
-		rc = fdl_buf_sql_str(&b, w.data_path, err);
-	if (!rc)
-		rc = fdl_buf_puts(&b,
-				  w.postgres ? ", OVERRIDE_DATA_PATH true, DATA_INLINING_ROW_LIMIT 0);\n"
-					     : ", OVERRIDE_DATA_PATH true, META_TYPE 'sqlite', DATA_INLINING_ROW_LIMIT 0, "
-					       "META_JOURNAL_MODE 'WAL', BUSY_TIMEOUT 5000);\n",
-				  err);
-	free(target);
+		rc = fdl_catalog_attach_script(out, &s, err);
+	fdl_store_free(store);
 	fdl_work_free(&w);
-	if (rc) {
-		fdl_buf_free(&b);
-		return rc;
-	}
-	*out = fdl_buf_detach(&b);
-	return 0;
+	return rc;
 }
 
 int fdl_work_info_read(fdl_work_info **out, const char *work, fdl_error *err)

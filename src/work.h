@@ -13,7 +13,6 @@
  * PG* environment variables), a team's DuckLake catalog in PostgreSQL whose
  * record lives in its table public.fdl_work. */
 #define FDL_PG_PREFIX "postgres:"
-#define FDL_PG_RECORD_TABLE "fdl_work"
 
 typedef struct fdl_work {
 	bool postgres;

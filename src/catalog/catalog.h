@@ -1,11 +1,56 @@
-/* Everything fdl does to DuckLake catalogs: create, copy (freeze and
- * checkout), and inspect (files, tables) through DuckDB. */
+/* Everything fdl does with DuckDB, for the operations above: open a
+ * session, attach lakes (working, frozen, remote, PostgreSQL), create, copy
+ * (freeze and checkout), inspect (files, tables, snapshots), query and
+ * export. This is the wall: only src/catalog/ includes duckdb.h or writes
+ * SQL; an operation holds an opaque fdl_duck and calls these functions. */
 #ifndef FDL_CATALOG_H
 #define FDL_CATALOG_H
 
 #include "../util/json.h"
 #include "../util/strmap.h"
-#include "duck.h"
+
+#include <stdio.h>
+
+struct fdl_store;
+struct fdl_s3_access;
+
+/* ---- a DuckDB session ---------------------------------------------------------- */
+
+/* One in-memory DuckDB with ducklake loaded from fdl's extension folder
+ * (and sqlite_scanner when `sqlite`), never from the internet (duck.h says
+ * how). Free with fdl_duck_free. */
+typedef struct fdl_duck fdl_duck;
+int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err);
+void fdl_duck_free(fdl_duck *d);
+/* Use at most this many threads (e.g. 1 where several sessions run at once). */
+int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err);
+/* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
+int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err);
+/* Give DuckDB access to a store's files where it needs more than a path:
+ * httpfs and a secret for a bucket; nothing for folders and HTTP hosts. */
+int fdl_duck_use_store(fdl_duck *d, struct fdl_store *store, fdl_error *err);
+/* The statements a stock DuckDB runs for the same (INSTALL and LOAD httpfs,
+ * CREATE SECRET), appended to b; nothing for folders and HTTP hosts. */
+int fdl_duck_store_sql(fdl_buf *b, struct fdl_store *store, fdl_error *err);
+/* DuckDB's `CREATE OR REPLACE SECRET <name> (TYPE s3, ...)` for a bucket,
+ * scoped to it, followed by ";\n". */
+int fdl_duck_secret_sql(fdl_buf *b, const struct fdl_s3_access *a, const char *name, fdl_error *err);
+/* The DuckDB library's version ("v1.5.5"); loads the library. */
+const char *fdl_duck_version(void);
+/* The folder fdl loads extensions from. Caller frees. */
+char *fdl_duck_extension_dir(void);
+/* Make `alias` the default database of later statements. */
+int fdl_duck_use(fdl_duck *d, const char *alias, fdl_error *err);
+/* Run one SQL statement of the user's and stream its rows to `out`
+ * (fdl_format from fdl.h: table, CSV with a header, or one JSON object per
+ * line). */
+int fdl_duck_stream(fdl_duck *d, const char *sql, fdl_format fmt, FILE *out, fdl_error *err);
+/* Write table "schema.table" of the lake attached as `alias`, as DuckLake
+ * reads it, into one Parquet file. */
+int fdl_catalog_export_table(fdl_duck *d, const char *alias, const char *table, const char *to, fdl_error *err);
+/* Write n Parquet files into one (by column name: a column added later is
+ * NULL in the older files' rows). */
+int fdl_catalog_parquet_concat(fdl_duck *d, const char *const *files, size_t n, const char *to, fdl_error *err);
 
 typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB, FDL_CAT_POSTGRES } fdl_cat_kind;
 
@@ -45,6 +90,34 @@ int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl
 int fdl_catalog_attach_lake(fdl_duck *d, const char *alias, const char *catalog, const char *data_url,
 			    fdl_error *err);
 int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err);
+/* Whether a database attached raw as `alias` holds a DuckLake catalog (its
+ * ducklake_metadata table; for PostgreSQL in schema public). */
+int fdl_catalog_is_lake(fdl_duck *d, const char *alias, fdl_cat_kind kind, bool *out, fdl_error *err);
+/* Add a global row to ducklake_metadata of a catalog attached raw, named
+ * as its tables are (`alias`, or "<alias>.public" for PostgreSQL). */
+int fdl_catalog_meta_add(fdl_duck *d, const char *tables, const char *key, const char *value, fdl_error *err);
+
+/* The statements a stock DuckDB runs to attach a lake as fdl would: what
+ * `fdl attach` prints for a version and for a working catalog. */
+typedef struct fdl_lake_script {
+	const char *comment;      /* a first line, after "-- " (NULL: none) */
+	fdl_cat_kind kind;        /* DUCKDB: a frozen version, read only and
+				   * confined; SQLITE or POSTGRES: a working catalog */
+	const char *catalog;      /* path or URL of the catalog (PostgreSQL: the connection string) */
+	const char *data_path;    /* where the data is: a folder, an http(s) or s3 URL */
+	const char *alias;        /* NULL: "lake" */
+	struct fdl_store *store;  /* the repository's store, for a bucket's secret (may be NULL) */
+} fdl_lake_script;
+int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *err);
+
+/* The record fdl keeps in a PostgreSQL working catalog (the JSON a folder
+ * keeps in its record file), in table public.FDL_PG_RECORD_TABLE: read it
+ * (FDL_ENOTFOUND, with no message, when there is none), create it (`old`
+ * NULL) or replace it only if it still is `old` (FDL_ECONFLICT, with no
+ * message, when it is not). */
+#define FDL_PG_RECORD_TABLE "fdl_work"
+int fdl_catalog_pg_record_read(fdl_buf *out, const char *conninfo, fdl_error *err);
+int fdl_catalog_pg_record_write(const char *conninfo, const char *text, const char *old, fdl_error *err);
 
 typedef struct fdl_copy_options {
 	int64_t upto;          /* keep rows up to this snapshot; -1 keeps all */
@@ -70,6 +143,12 @@ typedef struct fdl_catalog_info {
 } fdl_catalog_info;
 
 int fdl_catalog_info_read(fdl_duck *d, const char *alias, fdl_catalog_info *info, fdl_error *err);
+
+/* The snapshots first..last of a catalog attached raw, with what DuckLake
+ * recorded of each commit (fdl.h's fdl_snapshot_list; the caller frees it
+ * with fdl_snapshot_list_free). */
+int fdl_catalog_snapshots(fdl_snapshot_list **out, fdl_duck *d, const char *alias, int64_t first, int64_t last,
+			  fdl_error *err);
 
 
 /* One live data file of a catalog whose end_snapshot values are already

@@ -1,7 +1,7 @@
 /* Creating catalog files and copying metadata rows between them: the freeze
  * (working SQLite catalog -> frozen DuckDB file) and the checkout (frozen
  * file -> new working catalog) are the same copy with other options. */
-#include "catalog.h"
+#include "duck.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,53 +113,23 @@ int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias
 	return rc;
 }
 
-int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
-			   fdl_error *err)
+int fdl_catalog_meta_add(fdl_duck *d, const char *tables, const char *key, const char *value, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	int rc = fdl_buf_printf(&sql, err, "INSERT INTO %s.ducklake_metadata (key, value, scope, scope_id) VALUES (",
+				tables);
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, path, err);
+		rc = fdl_buf_sql_str(&sql, key, err);
 	if (!rc)
-		rc = fdl_buf_printf(&sql, err, " AS %s (TYPE %s%s)", alias,
-				    kind == FDL_CAT_SQLITE ? "sqlite" : kind == FDL_CAT_POSTGRES ? "postgres" : "duckdb",
-				    read_only ? ", READ_ONLY" : "");
-	if (!rc && kind == FDL_CAT_POSTGRES)
-		rc = fdl_duck_load(d, "postgres_scanner", err);
+		rc = fdl_buf_puts(&sql, ", ", err);
 	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
-	if (rc)
-		fdl_error_prefix(err, "opening the catalog %s", path);
-	fdl_buf_free(&sql);
-	return rc;
-}
-
-int fdl_catalog_attach_lake(fdl_duck *d, const char *alias, const char *catalog, const char *data_url,
-			    fdl_error *err)
-{
-	fdl_buf sql = {0};
-	char *target = fdl_asprintf("ducklake:%s", catalog);
-	int rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_buf_sql_str(&sql, value, err);
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, target, err);
-	if (!rc)
-		rc = fdl_buf_printf(&sql, err, " AS %s (READ_ONLY, DATA_PATH ", alias);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, data_url, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, ", OVERRIDE_DATA_PATH true)", err);
+		rc = fdl_buf_puts(&sql, ", NULL, NULL)", err);
 	if (!rc)
 		rc = fdl_duck_exec(d, sql.data, err);
-	free(target);
 	fdl_buf_free(&sql);
 	return rc;
-}
-
-int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err)
-{
-	char sql[128];
-	snprintf(sql, sizeof sql, "DETACH %s", alias);
-	return fdl_duck_exec(d, sql, err);
 }
 
 /* "db" or "db.schema" (a PostgreSQL catalog's tables live in a schema):

@@ -2,7 +2,7 @@
  * `changes`, `fdl diff`) from the metadata, and row differences computed by
  * DuckDB over the two versions. Tables and columns are matched by DuckLake's
  * stable ids, so a rename is told apart from a drop and an add. */
-#include "catalog.h"
+#include "duck.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -173,6 +173,53 @@ void fdl_duck_close(fdl_duck *d)
 	d->db = NULL;
 }
 
+int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err)
+{
+	fdl_duck *d = malloc(sizeof *d);
+	if (!d)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = fdl_duck_open_with(d, sqlite, err);
+	if (rc) {
+		free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+void fdl_duck_free(fdl_duck *d)
+{
+	if (!d)
+		return;
+	fdl_duck_close(d);
+	free(d);
+}
+
+int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err)
+{
+	char sql[64];
+	snprintf(sql, sizeof sql, "SET threads = %d", threads);
+	return fdl_duck_exec(d, sql, err);
+}
+
+int fdl_duck_use(fdl_duck *d, const char *alias, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "USE ", err);
+	if (!rc)
+		rc = fdl_buf_sql_ident(&sql, alias, err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+const char *fdl_duck_version(void)
+{
+	fdl_error e;
+	return fdl_duck_load_library(&e) ? "(DuckDB not found)" : duckdb_library_version();
+}
+
 static int query_raw(fdl_duck *d, fdl_rows *rows, const char *sql, fdl_error *err)
 {
 	memset(rows, 0, sizeof *rows);
@@ -343,17 +390,63 @@ int fdl_duck_each_string(fdl_duck *d, const char *sql, int (*cb)(const char *val
 	return rc;
 }
 
+int fdl_duck_secret_sql(fdl_buf *b, const fdl_s3_access *a, const char *name, fdl_error *err)
+{
+	int rc = fdl_buf_puts(b, "CREATE OR REPLACE SECRET ", err);
+	if (!rc)
+		rc = fdl_buf_sql_ident(b, name, err);
+	if (!rc)
+		rc = fdl_buf_puts(b, " (TYPE s3", err);
+	const char *keys[] = {"KEY_ID", "SECRET", "SESSION_TOKEN", "REGION"};
+	const char *vals[] = {a->key_id, a->secret, a->token, a->region};
+	for (size_t i = 0; !rc && i < 4; i++) {
+		if (!vals[i])
+			continue;
+		rc = fdl_buf_printf(b, err, ", %s ", keys[i]);
+		if (!rc)
+			rc = fdl_buf_sql_str(b, vals[i], err);
+	}
+	if (!rc && a->endpoint) {
+		bool tls = !strncmp(a->endpoint, "https://", 8);
+		rc = fdl_buf_puts(b, ", ENDPOINT ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(b, a->endpoint + (tls ? 8 : 7), err);
+		if (!rc)
+			rc = fdl_buf_printf(b, err, ", USE_SSL %s", tls ? "true" : "false");
+	}
+	if (!rc)
+		rc = fdl_buf_printf(b, err, ", URL_STYLE '%s', SCOPE ", a->path_style ? "path" : "vhost");
+	char *scope = rc ? NULL : fdl_asprintf("s3://%s/", a->bucket);
+	if (!rc)
+		rc = scope ? fdl_buf_sql_str(b, scope, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(scope);
+	if (!rc)
+		rc = fdl_buf_puts(b, ");\n", err);
+	return rc;
+}
+
+int fdl_duck_store_sql(fdl_buf *b, fdl_store *store, fdl_error *err)
+{
+	fdl_s3_access a;
+	if (!fdl_store_s3_access(store, &a))
+		return 0;
+	int rc = fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+	return rc ? rc : fdl_duck_secret_sql(b, &a, "fdl_s3", err);
+}
+
 int fdl_duck_use_store(fdl_duck *d, fdl_store *store, fdl_error *err)
 {
+	fdl_s3_access a;
+	if (!fdl_store_s3_access(store, &a))
+		return 0;
 	fdl_buf sql = {0};
-	int rc = fdl_store_duck_secret(store, &sql, err);
-	if (!rc && sql.len) {
-		rc = fdl_duck_load(d, "httpfs", err);
-		if (!rc)
-			rc = fdl_duck_exec(d, sql.data, err);
-		if (rc)
-			fdl_error_prefix(err, "giving DuckDB access to %s", store->url);
-	}
+	int rc = fdl_duck_load(d, "httpfs", err);
+	if (!rc)
+		rc = fdl_duck_secret_sql(&sql, &a, "fdl_s3", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "giving DuckDB access to %s", store->url);
 	fdl_buf_free(&sql);
 	return rc;
 }

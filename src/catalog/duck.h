@@ -4,15 +4,15 @@
 #ifndef FDL_DUCK_H
 #define FDL_DUCK_H
 
-#include "../util/util.h"
+#include "catalog.h"
 #include <duckdb.h>
 
-typedef struct fdl_duck {
+struct fdl_duck {
 	duckdb_database db;
 	duckdb_connection con;
 	bool trace;    /* FDL_TRACE set: each statement and its time on stderr */
 	bool unsigned_ok; /* fdl's own extensions load without DuckDB's signature check */
-} fdl_duck;
+};
 
 typedef struct fdl_rows {
 	duckdb_result res;
@@ -48,19 +48,10 @@ void fdl_duck_close(fdl_duck *d);
  * running SQL here does it first, so a caller preparing statements on
  * d->con itself must call it before. */
 int fdl_duck_lock_extensions(fdl_duck *d, fdl_error *err);
-/* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
-int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err);
-
-/* Give DuckDB access to a store's files where it needs more than a path:
- * httpfs and a secret for a bucket; nothing for folders. */
-struct fdl_store;
-int fdl_duck_use_store(fdl_duck *d, struct fdl_store *store, fdl_error *err);
 
 /* The path of an extension file; FDL_ENOTFOUND (naming the file expected)
  * when it is missing. Caller frees. */
 int fdl_duck_extension_path(char **out, const char *name, fdl_error *err);
-/* The folder fdl loads extensions from. Caller frees. */
-char *fdl_duck_extension_dir(void);
 const char *fdl_duck_platform(void);
 
 int fdl_duck_exec(fdl_duck *d, const char *sql, fdl_error *err);

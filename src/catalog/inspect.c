@@ -2,7 +2,7 @@
  * check and files.json) and its tables and views (for dataset.json). The
  * catalog is attached raw and its end_snapshot values are already cut at
  * the frozen snapshot, so "live" is simply end_snapshot IS NULL. */
-#include "catalog.h"
+#include "duck.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -435,4 +435,62 @@ int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *pa
 		rc = fdl_duck_exec(d, sql.data, err);
 	fdl_buf_free(&sql);
 	return rc;
+}
+
+/* ---- snapshots ---------------------------------------------------------------------- */
+
+static void snapshots_free(fdl_snapshot_list *l)
+{
+	for (size_t i = 0; l && i < l->count; i++) {
+		fdl_snapshot *s = &l->items[i];
+		free(s->time);
+		free(s->author);
+		free(s->message);
+		free(s->extra_info);
+		free(s->changes);
+	}
+	if (l)
+		free(l->items);
+	free(l);
+}
+
+int fdl_catalog_snapshots(fdl_snapshot_list **out, fdl_duck *d, const char *alias, int64_t first, int64_t last,
+			  fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_printf(&sql, err,
+				"SELECT s.snapshot_id, strftime(s.snapshot_time AT TIME ZONE 'UTC', "
+				"'%%Y-%%m-%%dT%%H:%%M:%%SZ'), c.author, c.commit_message, c.commit_extra_info, "
+				"c.changes_made FROM %s.ducklake_snapshot s LEFT JOIN %s.ducklake_snapshot_changes c "
+				"USING (snapshot_id) WHERE s.snapshot_id BETWEEN %lld AND %lld ORDER BY s.snapshot_id",
+				alias, alias, (long long)first, (long long)last);
+	fdl_rows r;
+	if (!rc)
+		rc = fdl_duck_query(d, &r, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		return rc;
+	size_t n = fdl_rows_count(&r);
+	fdl_snapshot_list *list = calloc(1, sizeof *list);
+	if (list && n)
+		list->items = calloc(n, sizeof *list->items);
+	bool oom = !list || (n && !list->items);
+	for (size_t i = 0; !oom && i < n; i++) {
+		fdl_snapshot *s = &list->items[list->count++];
+		s->snapshot_id = fdl_rows_int(&r, 0, i);
+		char **fields[] = {&s->time, &s->author, &s->message, &s->extra_info, &s->changes};
+		for (size_t k = 0; k < 5; k++) {
+			char *v = fdl_rows_str(&r, k + 1, i);
+			if (v && !(*fields[k] = fdl_strdup(v)))
+				oom = true;
+			duckdb_free(v);
+		}
+	}
+	fdl_rows_free(&r);
+	if (oom) {
+		snapshots_free(list);
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	}
+	*out = list;
+	return 0;
 }

@@ -4,7 +4,8 @@
  * chunk, to size its columns). Values are rendered by DuckDB itself (cast to
  * VARCHAR, or to_json for JSON), so every type prints the way DuckDB prints
  * it. */
-#include "query.h"
+
+#include "duck.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -182,5 +183,64 @@ int fdl_duck_stream(fdl_duck *d, const char *sql, fdl_format fmt, FILE *out, fdl
 	free(t.table.width);
 	fdl_buf_free(&t.header);
 	duckdb_destroy_prepare(&st);
+	return rc;
+}
+
+/* ---- export ------------------------------------------------------------------- */
+
+/* Finish "COPY (query)" with " TO 'to' (FORMAT parquet)" and run it. */
+static int copy_to_parquet(fdl_duck *d, fdl_buf *sql, const char *to, fdl_error *err)
+{
+	int rc = fdl_buf_puts(sql, " TO ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(sql, to, err);
+	if (!rc)
+		rc = fdl_buf_puts(sql, " (FORMAT parquet)", err);
+	return rc ? rc : fdl_duck_exec(d, sql->data, err);
+}
+
+int fdl_catalog_export_table(fdl_duck *d, const char *alias, const char *table, const char *to, fdl_error *err)
+{
+	const char *dot = strchr(table, '.');
+	if (!dot)
+		return fdl_fail(err, FDL_EINVALID, "table '%s' is not schema.table", table);
+	fdl_buf sql = {0};
+	char *schema = strndup(table, (size_t)(dot - table));
+	int rc = schema ? fdl_buf_puts(&sql, "COPY (SELECT * FROM ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_sql_ident(&sql, alias, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ".", err);
+	if (!rc)
+		rc = fdl_buf_sql_ident(&sql, schema, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ".", err);
+	if (!rc)
+		rc = fdl_buf_sql_ident(&sql, dot + 1, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ")", err);
+	if (!rc)
+		rc = copy_to_parquet(d, &sql, to, err);
+	free(schema);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+int fdl_catalog_parquet_concat(fdl_duck *d, const char *const *files, size_t n, const char *to, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = n ? fdl_buf_puts(&sql, "COPY (SELECT * FROM read_parquet([", err)
+		   : fdl_fail(err, FDL_EINVALID, "no Parquet files to write into %s", to);
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (i)
+			rc = fdl_buf_puts(&sql, ", ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, files[i], err);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "], union_by_name = true))", err);
+	if (!rc)
+		rc = copy_to_parquet(d, &sql, to, err);
+	fdl_buf_free(&sql);
 	return rc;
 }

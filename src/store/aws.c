@@ -245,38 +245,3 @@ char *fdl_s3_bucket_url(const fdl_s3_config *c)
 	const char *host = strstr(c->endpoint, "://") + 3;
 	return fdl_asprintf("%.*s%s.%s/", (int)(host - c->endpoint), c->endpoint, c->bucket, host);
 }
-
-int fdl_s3_secret_sql(fdl_buf *b, const fdl_s3_config *c, const char *name, fdl_error *err)
-{
-	int rc = fdl_buf_puts(b, "CREATE OR REPLACE SECRET ", err);
-	if (!rc)
-		rc = fdl_buf_sql_ident(b, name, err);
-	if (!rc)
-		rc = fdl_buf_puts(b, " (TYPE s3", err);
-	const char *keys[] = {"KEY_ID", "SECRET", "SESSION_TOKEN", "REGION"};
-	const char *vals[] = {c->key_id, c->secret, c->token, c->region};
-	for (size_t i = 0; !rc && i < 4; i++) {
-		if (!vals[i])
-			continue;
-		rc = fdl_buf_printf(b, err, ", %s ", keys[i]);
-		if (!rc)
-			rc = fdl_buf_sql_str(b, vals[i], err);
-	}
-	if (!rc && c->custom_endpoint) {
-		bool tls = !strncmp(c->endpoint, "https://", 8);
-		rc = fdl_buf_puts(b, ", ENDPOINT ", err);
-		if (!rc)
-			rc = fdl_buf_sql_str(b, c->endpoint + (tls ? 8 : 7), err);
-		if (!rc)
-			rc = fdl_buf_printf(b, err, ", USE_SSL %s", tls ? "true" : "false");
-	}
-	if (!rc)
-		rc = fdl_buf_printf(b, err, ", URL_STYLE '%s', SCOPE ", c->path_style ? "path" : "vhost");
-	char *scope = rc ? NULL : fdl_asprintf("s3://%s/", c->bucket);
-	if (!rc)
-		rc = scope ? fdl_buf_sql_str(b, scope, err) : fdl_fail(err, FDL_ERROR, "out of memory");
-	free(scope);
-	if (!rc)
-		rc = fdl_buf_puts(b, ");\n", err);
-	return rc;
-}

@@ -41,8 +41,4 @@ void fdl_s3_config_free(fdl_s3_config *c);
  * "https://bucket.s3.eu-west-1.amazonaws.com/". Caller frees. */
 char *fdl_s3_bucket_url(const fdl_s3_config *c);
 
-/* Append DuckDB's `CREATE OR REPLACE SECRET <name> (TYPE s3, ...)` for this
- * configuration, scoped to the bucket, followed by ";\n". */
-int fdl_s3_secret_sql(fdl_buf *b, const fdl_s3_config *c, const char *name, fdl_error *err);
-
 #endif

@@ -503,6 +503,7 @@ static void folder_free(fdl_store *s)
 
 static const fdl_store_ops folder_ops = {
 	.name = "folder",
+	.caps = FDL_STORE_LOCAL | FDL_STORE_LIST | FDL_STORE_WRITE,
 	.get = folder_get,
 	.get_file = folder_get_file,
 	.head = folder_head,

@@ -157,6 +157,7 @@ static void http_free(fdl_store *st)
 
 static const fdl_store_ops http_ops = {
 	.name = "http",
+	.caps = 0, /* a static host: read only, no listing */
 	.get = http_get,
 	.get_file = http_get_file,
 	.head = http_head,

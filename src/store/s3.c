@@ -384,13 +384,21 @@ static void s3_free(fdl_store *st)
 	free(s);
 }
 
-static int s3_duck_secret(fdl_store *st, fdl_buf *sql, fdl_error *err)
+static void s3_access(fdl_store *st, fdl_s3_access *out)
 {
-	return fdl_s3_secret_sql(sql, &((s3_store *)st)->cfg, "fdl_s3", err);
+	const fdl_s3_config *c = &((s3_store *)st)->cfg;
+	*out = (fdl_s3_access){.bucket = c->bucket,
+			       .region = c->region,
+			       .key_id = c->key_id,
+			       .secret = c->secret,
+			       .token = c->token,
+			       .endpoint = c->custom_endpoint ? c->endpoint : NULL,
+			       .path_style = c->path_style};
 }
 
 static const fdl_store_ops s3_ops = {
 	.name = "s3",
+	.caps = FDL_STORE_LIST | FDL_STORE_WRITE | FDL_STORE_BUCKET,
 	.get = s3_get,
 	.get_file = s3_get_file,
 	.head = s3_head,
@@ -403,7 +411,7 @@ static const fdl_store_ops s3_ops = {
 	.del_if_match = s3_del_if_match,
 	.local_path = NULL,
 	.check_conditional = s3_check_conditional,
-	.duck_secret = s3_duck_secret,
+	.s3_access = s3_access,
 	.free = s3_free,
 };
 

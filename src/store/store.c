@@ -216,7 +216,13 @@ int fdl_store_check_conditional(fdl_store *s, fdl_error *err)
 	return s->ops->check_conditional ? s->ops->check_conditional(s, err) : 0;
 }
 
-int fdl_store_duck_secret(fdl_store *s, fdl_buf *sql, fdl_error *err)
+bool fdl_store_can(const fdl_store *s, unsigned caps) { return (s->ops->caps & caps) == caps; }
+
+bool fdl_store_s3_access(fdl_store *s, fdl_s3_access *out)
 {
-	return s->ops->duck_secret ? s->ops->duck_secret(s, sql, err) : 0;
+	memset(out, 0, sizeof *out);
+	if (!fdl_store_can(s, FDL_STORE_BUCKET) || !s->ops->s3_access)
+		return false;
+	s->ops->s3_access(s, out);
+	return true;
 }

@@ -1,7 +1,7 @@
 /*
- * The store: where a repository's files live (a folder, later HTTP and S3).
- * The layout code sees only this table of operations and never knows which
- * backend it has. Keys are relative paths with '/' separators, already
+ * The store: where a repository's files live (a folder, a static HTTP host
+ * or an S3 bucket). The layout code sees only this table of operations and
+ * its capabilities, and never knows which backend it has. Keys are relative paths with '/' separators, already
  * checked by fdl_path_check_relative.
  *
  * Atomicity contract, the same for every backend:
@@ -25,8 +25,25 @@ size_t fdl_meta_max_bytes(void);
 
 typedef struct fdl_store fdl_store;
 
+/* What a backend can do, for callers that choose a way of working (never
+ * a backend's name): */
+#define FDL_STORE_LOCAL 1u  /* keys are files of this machine (local_path), which DuckDB opens in place */
+#define FDL_STORE_LIST 2u   /* list works */
+#define FDL_STORE_WRITE 4u  /* create-only writes, compare-and-swap and deletes work */
+#define FDL_STORE_BUCKET 8u /* DuckDB reaches the files itself through httpfs and a secret (s3_access) */
+
+/* What DuckDB needs to reach a bucket's objects itself, borrowed from the
+ * store (valid while it is open); the catalog layer makes the secret. */
+typedef struct fdl_s3_access {
+	const char *bucket;
+	const char *region, *key_id, *secret, *token; /* NULL: none (anonymous) */
+	const char *endpoint; /* "http(s)://host[:port]" of a custom endpoint; NULL: AWS's own */
+	bool path_style;
+} fdl_s3_access;
+
 typedef struct fdl_store_ops {
 	const char *name;
+	unsigned caps; /* FDL_STORE_* */
 	/* Read a whole key (at most max_bytes). etag may be NULL. */
 	int (*get)(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
 		   fdl_error *err);
@@ -63,9 +80,8 @@ typedef struct fdl_store_ops {
 	/* Prove that the server honours create-only and compare-and-swap
 	 * writes (NULL: they are guaranteed, as on a folder). */
 	int (*check_conditional)(fdl_store *s, fdl_error *err);
-	/* Append the DuckDB statement(s) that give DuckDB access to this
-	 * store's files (a CREATE SECRET); NULL: none needed. */
-	int (*duck_secret)(fdl_store *s, fdl_buf *sql, fdl_error *err);
+	/* FDL_STORE_BUCKET: what DuckDB needs to reach the files (NULL otherwise). */
+	void (*s3_access)(fdl_store *s, fdl_s3_access *out);
 	void (*free)(fdl_store *s);
 } fdl_store_ops;
 
@@ -128,9 +144,10 @@ char *fdl_store_local_path(fdl_store *s, const char *key);
 /* 0 when no writer holds the lock of `key` (always, on stores without locks). */
 int fdl_store_lock_check(fdl_store *s, const char *key, fdl_error *err);
 int fdl_store_check_conditional(fdl_store *s, fdl_error *err);
-/* Append the SQL DuckDB needs to read and write this store's files
- * (nothing for folders and public HTTP hosts). */
-int fdl_store_duck_secret(fdl_store *s, fdl_buf *sql, fdl_error *err);
+/* Whether the backend can do all of `caps` (FDL_STORE_*). */
+bool fdl_store_can(const fdl_store *s, unsigned caps);
+/* FDL_STORE_BUCKET: fill `out` and return true; false for other stores. */
+bool fdl_store_s3_access(fdl_store *s, fdl_s3_access *out);
 /* Every write counts here: in test builds (-DFDL_CRASH_POINTS) the process
  * aborts just before the FDL_CRASH_AT-th one. Backends call it for writes
  * they make in several requests (each part of a multipart upload). */

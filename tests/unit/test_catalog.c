@@ -2,7 +2,7 @@
  * the rows up to that snapshot and none after (seed: "the frozen catalog"),
  * and stock DuckLake reads it as the table was then. */
 #include "test.h"
-#include "../../src/catalog/catalog.h"
+#include "../../src/catalog/duck.h"
 
 #include <stdlib.h>
 

@@ -1,0 +1,235 @@
+/* The one entry for attaching a lake: every ATTACH fdl runs (working,
+ * frozen, remote, PostgreSQL, raw or through DuckLake), the ATTACH script a
+ * stock DuckDB user is given, and the record fdl keeps in a PostgreSQL
+ * working catalog. */
+#include "duck.h"
+
+#include "../store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
+			   fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, path, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, " AS %s (TYPE %s%s)", alias,
+				    kind == FDL_CAT_SQLITE ? "sqlite" : kind == FDL_CAT_POSTGRES ? "postgres" : "duckdb",
+				    read_only ? ", READ_ONLY" : "");
+	if (!rc && kind == FDL_CAT_POSTGRES)
+		rc = fdl_duck_load(d, "postgres_scanner", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "opening the catalog %s", path);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+int fdl_catalog_attach_lake(fdl_duck *d, const char *alias, const char *catalog, const char *data_url,
+			    fdl_error *err)
+{
+	fdl_buf sql = {0};
+	char *target = fdl_asprintf("ducklake:%s", catalog);
+	int rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, target, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, " AS %s (READ_ONLY, DATA_PATH ", alias);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, data_url, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ", OVERRIDE_DATA_PATH true)", err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	free(target);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "DETACH %s", alias);
+	return fdl_duck_exec(d, sql, err);
+}
+
+int fdl_catalog_is_lake(fdl_duck *d, const char *alias, fdl_cat_kind kind, bool *out, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, alias, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, " AND schema_name = '%s' AND table_name = 'ducklake_metadata'",
+				    kind == FDL_CAT_POSTGRES ? FDL_PG_SCHEMA : "main");
+	int64_t n = 0;
+	if (!rc)
+		rc = fdl_duck_int(d, &n, 0, sql.data, err);
+	fdl_buf_free(&sql);
+	*out = n > 0;
+	return rc;
+}
+
+
+static bool is_http(const char *url) { return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8); }
+
+/* httpfs (and a bucket's secret) where the data is not on this machine. */
+static int data_access_sql(fdl_buf *b, const fdl_lake_script *s, fdl_error *err)
+{
+	if (s->data_path[0] == '/')
+		return 0;
+	if (is_http(s->data_path))
+		return fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+	return s->store ? fdl_duck_store_sql(b, s->store, err) : 0;
+}
+
+/* What fdl does in its own DuckDB before it reads a version, offered to a
+ * stock DuckDB user as a comment: the data and the catalog's folder (DuckDB
+ * also looks for its .wal there) and nothing else. */
+static int confine_comment(fdl_buf *b, const fdl_lake_script *s, fdl_error *err)
+{
+	int rc = fdl_buf_puts(b, "-- A repository you do not trust: confine DuckDB to it before attaching\n"
+				 "-- (a view in its catalog could otherwise read your files):\n-- SET allowed_directories = [",
+			      err);
+	if (!rc)
+		rc = fdl_buf_sql_str(b, s->data_path, err);
+	const char *slash = strrchr(s->catalog, '/');
+	char *folder = slash ? strndup(s->catalog, (size_t)(slash + 1 - s->catalog)) : fdl_strdup("./");
+	if (!rc)
+		rc = fdl_buf_puts(b, ", ", err);
+	if (!rc)
+		rc = folder ? fdl_buf_sql_str(b, folder, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	free(folder);
+	if (!rc)
+		rc = fdl_buf_puts(b, "]; SET enable_external_access = false;\n", err);
+	return rc;
+}
+
+int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *err)
+{
+	fdl_buf b = {0};
+	bool frozen = s->kind == FDL_CAT_DUCKDB;
+	char *target = fdl_asprintf("ducklake:%s%s", s->kind == FDL_CAT_POSTGRES ? "postgres:" : "", s->catalog);
+	int rc = target ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc && s->comment)
+		rc = fdl_buf_printf(&b, err, "-- %s\n", s->comment);
+	if (!rc && frozen) {
+		rc = data_access_sql(&b, s, err);
+		if (!rc)
+			rc = fdl_buf_puts(&b, "LOAD ducklake;\n", err);
+		if (!rc)
+			rc = confine_comment(&b, s, err);
+	} else if (!rc) {
+		rc = fdl_buf_printf(&b, err, "LOAD ducklake;\nLOAD %s;\n",
+				    s->kind == FDL_CAT_POSTGRES ? "postgres_scanner" : "sqlite_scanner");
+		if (!rc)
+			rc = data_access_sql(&b, s, err);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(&b, "ATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, target, err);
+	if (!rc)
+		rc = fdl_buf_printf(&b, err, " AS %s (%sDATA_PATH ", s->alias ? s->alias : "lake", frozen ? "READ_ONLY, " : "");
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, s->data_path, err);
+	const char *rest = frozen ? ", OVERRIDE_DATA_PATH true);\n"
+			   : s->kind == FDL_CAT_POSTGRES
+				   ? ", OVERRIDE_DATA_PATH true, DATA_INLINING_ROW_LIMIT 0);\n"
+				   : ", OVERRIDE_DATA_PATH true, META_TYPE 'sqlite', DATA_INLINING_ROW_LIMIT 0, "
+				     "META_JOURNAL_MODE 'WAL', BUSY_TIMEOUT 5000);\n";
+	if (!rc)
+		rc = fdl_buf_puts(&b, rest, err);
+	free(target);
+	if (rc) {
+		fdl_buf_free(&b);
+		return rc;
+	}
+	*out = fdl_buf_detach(&b);
+	return 0;
+}
+
+/* ---- the record of a PostgreSQL working catalog ------------------------------ */
+
+/* The record's table, in the working catalog's own schema. */
+#define PG_RECORD "fdl_pg.public." FDL_PG_RECORD_TABLE
+
+static int pg_attach(fdl_duck **d, const char *conninfo, fdl_error *err)
+{
+	int rc = fdl_duck_new(d, true, err);
+	if (!rc)
+		rc = fdl_duck_load(*d, "postgres_scanner", err);
+	fdl_buf sql = {0};
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, conninfo, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " AS fdl_pg (TYPE postgres)", err);
+	if (!rc)
+		rc = fdl_duck_exec(*d, sql.data, err);
+	if (rc)
+		fdl_error_prefix(err, "connecting to PostgreSQL (%s)", *conninfo ? conninfo : "PG* environment");
+	fdl_buf_free(&sql);
+	return rc;
+}
+
+int fdl_catalog_pg_record_read(fdl_buf *out, const char *conninfo, fdl_error *err)
+{
+	fdl_duck *d = NULL;
+	int rc = pg_attach(&d, conninfo, err);
+	fdl_rows r;
+	if (!rc && fdl_duck_query(d, &r, "SELECT value FROM " PG_RECORD " WHERE key = 'record'", NULL) == 0) {
+		char *v = fdl_rows_count(&r) ? fdl_rows_str(&r, 0, 0) : NULL;
+		rc = v ? fdl_buf_puts(out, v, err) : FDL_ENOTFOUND;
+		duckdb_free(v);
+		fdl_rows_free(&r);
+	} else if (!rc) {
+		rc = FDL_ENOTFOUND;
+	}
+	fdl_duck_free(d);
+	return rc;
+}
+
+int fdl_catalog_pg_record_write(const char *conninfo, const char *text, const char *old, fdl_error *err)
+{
+	fdl_duck *d = NULL;
+	int rc = pg_attach(&d, conninfo, err);
+	fdl_buf sql = {0};
+	if (!rc && !old) {
+		rc = fdl_buf_puts(&sql, "CREATE TABLE IF NOT EXISTS " PG_RECORD " (key VARCHAR PRIMARY KEY, value VARCHAR); "
+					"INSERT INTO " PG_RECORD " VALUES ('record', ",
+				  err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, text, err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, ")", err);
+		if (!rc)
+			rc = fdl_duck_exec(d, sql.data, err);
+	} else if (!rc) {
+		rc = fdl_buf_puts(&sql, "UPDATE " PG_RECORD " SET value = ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, text, err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, " WHERE key = 'record' AND value = ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, old, err);
+		int64_t changed = 0;
+		if (!rc)
+			rc = fdl_duck_int(d, &changed, 0, sql.data, err);
+		/* PostgreSQL refuses one of two concurrent updates of the row: the
+		 * same outcome as a changed value */
+		if (rc && err && strstr(err->message, "could not serialize access"))
+			rc = 0, changed = 0;
+		if (!rc && changed != 1)
+			rc = FDL_ECONFLICT;
+	}
+	fdl_buf_free(&sql);
+	fdl_duck_free(d);
+	return rc;
+}
