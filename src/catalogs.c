@@ -31,8 +31,7 @@ int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_err
 	else if (!(rc = fdl_version_expiry(&x, repo, id, err)) && x.expired)
 		rc = fdl_fail(err, FDL_EEXPIRED, "version %s has expired; it has no catalog to copy", id);
 	if (!rc)
-		rc = fdl_version_fetch_checked(&src, repo, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
-					       fdl_version_catalog_sha256(v), err);
+		rc = fdl_version_fetch_catalog(&src, repo, v, err);
 	if (!rc) {
 		rc = fdl_store_put_file_if_absent(repo->store, key, src, err);
 		if (rc == FDL_EEXISTS)

@@ -182,8 +182,7 @@ static int seed_catalog(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err
 	char *frozen = NULL;
 	rc = fdl_version_read(&v, repo, w->base, err);
 	if (!rc)
-		rc = fdl_version_fetch_checked(&frozen, repo, v, fdl_version_catalog_path(v),
-					       fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), err);
+		rc = fdl_version_fetch_catalog(&frozen, repo, v, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(d, "fdl_src", frozen, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {

@@ -390,8 +390,7 @@ static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 		copy.root = c->dst->url;
 		fdl_error e;
 		if (fdl_store_can(c->dst, FDL_STORE_LOCAL) && /* a rerun: the catalog the copy already holds, checked */
-		    fdl_version_fetch_checked(catalog, &copy, v, fdl_version_catalog_path(v),
-					      fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), &e) == 0) {
+		    fdl_version_fetch_catalog(catalog, &copy, v, &e) == 0) {
 			/* from the copy */
 		} else {
 			*catalog = NULL;
@@ -401,8 +400,7 @@ static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 			free(cached);
 			fdl_repo mine = *c->src; /* the same repository through this thread's store */
 			mine.store = c->src_store;
-			rc = fdl_version_fetch_checked(catalog, &mine, v, fdl_version_catalog_path(v),
-						       fdl_version_catalog_bytes(v), fdl_version_catalog_sha256(v), err);
+			rc = fdl_version_fetch_catalog(catalog, &mine, v, err);
 			served = !rc && !hit;
 			if (rc == FDL_ENOTFOUND) { /* expired or withdrawn: no catalog, no data to bring */
 				fdl_error_clear(err);

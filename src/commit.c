@@ -17,142 +17,35 @@
 /* With no new snapshot, a version is worth writing only for a new
  * description: 0 when the dataset.json differs from the base's,
  * FDL_ENOCHANGE when it is the same. */
-static int description_changed(fdl_repo *repo, const fdl_work *w, const frozen *fz, fdl_error *err)
+static int description_changed(const fdl_work *w, const frozen *fz, fdl_error *err)
 {
-	fdl_version *base = NULL;
-	char *local = NULL;
-	json_t *was = NULL;
-	int rc = fdl_version_read(&base, repo, w->base, err);
-	const json_t *ref = rc ? NULL : json_object_get(fdl_version_json(base), "dataset");
-	if (!rc && ref) {
-		rc = fdl_version_fetch_checked(&local, repo, base, json_string_value(json_object_get(ref, "path")),
-					       (int64_t)json_integer_value(json_object_get(ref, "bytes")),
-					       json_string_value(json_object_get(ref, "sha256")), err);
-		if (!rc && !(was = json_load_file(local, JSON_REJECT_DUPLICATES, NULL)))
-			rc = fdl_fail(err, FDL_EINVALID, "the base version's dataset.json (%s) is not JSON", local);
-	}
-	if (!rc && was && json_equal(was, fz->dataset_json))
-		rc = fdl_fail(err, FDL_ENOCHANGE,
-			      "nothing to commit: the working catalog's latest snapshot (%lld) is the one version %s "
-			      "froze, and the description is unchanged",
-			      (long long)fz->info.last_snapshot, w->base);
-	json_decref(was);
-	free(local);
-	fdl_version_free(base);
-	return rc;
+	if (fz->base_dataset && json_equal(fz->base_dataset, fz->dataset_json))
+		return fdl_fail(err, FDL_ENOCHANGE,
+				"nothing to commit: the working catalog's latest snapshot (%lld) is the one version %s "
+				"froze, and the description is unchanged",
+				(long long)fz->info.last_snapshot, w->base);
+	return 0;
 }
 
-/* Put doc as version file `name`, serialised here (or `made`: serialised
- * already, by freeze), and fill its reference for version.json. */
-static int put_json(fdl_repo *repo, const char *id, const char *name, const json_t *doc, const char *made,
-		    size_t made_len, json_t *ref_out, bool compact, fdl_error *err)
+/* Write the frozen catalog as a new version whose parent is the base. */
+static int write_version(char id[FDL_ID_LEN + 1], fdl_repo *repo, const frozen *fz, const fdl_commit_options *opts,
+			 const json_t *inputs, fdl_error *err)
 {
-	char *owned = NULL, *key = fdl_version_key(id, name);
-	size_t len = made_len;
-	char hex[65];
-	int rc = !key ? fdl_fail(err, FDL_ERROR, "out of memory")
-		 : made ? 0
-			: fdl_json_dump_as(&owned, &len, doc, compact, err);
-	const char *text = made ? made : owned;
-	if (!rc)
-		rc = fdl_sha256_mem(hex, text, len, err);
-	if (!rc)
-		rc = fdl_store_put_if_absent(repo->store, key, text, len, err);
-	if (!rc && ref_out) {
-		json_object_set_new(ref_out, "path", json_string(name));
-		json_object_set_new(ref_out, "bytes", json_integer((json_int_t)len));
-		json_object_set_new(ref_out, "sha256", json_string(hex));
-	}
-	free(owned);
-	free(key);
-	return rc;
-}
-
-static int build_and_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_work *w, frozen *fz,
-			   const fdl_commit_options *opts, const json_t *inputs, fdl_error *err)
-{
-	int64_t seq = 1;
-	if (w->base[0]) {
-		fdl_version *parent;
-		int rc = fdl_version_read(&parent, repo, w->base, err);
-		if (rc)
-			return fdl_error_prefix(err, "reading the base version");
-		seq = fdl_version_seq(parent) + 1;
-		fdl_version_free(parent);
-	}
-	char now[32], cat_sha[65];
-	int64_t cat_bytes = 0;
-	int rc = fdl_time_now_iso(now, err);
-	if (!rc)
-		rc = fdl_uuid7_next(&repo->ids, id, err);
-	if (!rc)
-		rc = fdl_sha256_file(cat_sha, &cat_bytes, fz->catalog_file, err);
-	if (rc)
-		return rc;
-
-	json_t *dataset = json_incref(fz->dataset_json);
-	json_t *dataset_ref = json_object(), *files_ref = json_object();
-	json_t *author = json_pack("{s:s}", "name", opts->author_name);
-	if (author && opts->author_email && *opts->author_email)
-		json_object_set_new(author, "email", json_string(opts->author_email));
-	json_t *parents = json_array();
-	if (parents && w->base[0])
-		json_array_append_new(parents, json_string(w->base));
-	if (!dataset || !dataset_ref || !files_ref || !author || !parents) {
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		goto out;
-	}
-	char *cat_key = fdl_version_key(id, "ducklake.duckdb");
-	rc = cat_key ? fdl_store_put_file_if_absent(repo->store, cat_key, fz->catalog_file, err)
-		     : fdl_fail(err, FDL_ERROR, "out of memory");
-	free(cat_key);
-	if (!rc)
-		rc = put_json(repo, id, "dataset.json", dataset, NULL, 0, dataset_ref, false, err);
-	if (!rc)
-		rc = put_json(repo, id, "files.json", fz->files_json, fz->files_text, fz->files_len, files_ref, true, err);
-	if (rc)
-		goto out;
-	json_t *v = json_pack("{s:s, s:s, s:I, s:O, s:s, s:O, s:s,"
-			      " s:{s:s, s:s, s:I, s:s}, s:O,"
-			      " s:{s:s, s:I, s:[I, I]}, s:O}",
-			      "fdl", FDL_SPEC_VERSION, "id", id, "seq", (json_int_t)seq, "parents", parents,
-			      "created_at", now, "author", author, "message", opts->message,
-			      "catalog", "path", "ducklake.duckdb", "storage", fz->info.storage, "bytes",
-			      (json_int_t)cat_bytes, "sha256", cat_sha, "dataset", dataset_ref,
-			      "ducklake", "format", fz->info.format, "snapshot_id",
-			      (json_int_t)fz->info.last_snapshot, "snapshots", (json_int_t)fz->info.first_snapshot,
-			      (json_int_t)fz->info.last_snapshot, "files", files_ref);
-	if (!v) {
-		rc = fdl_fail(err, FDL_ERROR, "out of memory building version.json");
-		goto out;
-	}
-	if (fz->changes)
-		json_object_set(v, "changes", fz->changes);
-	if (json_array_size(inputs))
-		json_object_set(v, "inputs", (json_t *)inputs);
-	/* Read our own version.json back through the reader's checks: a
-	 * writer never publishes what its readers would refuse. */
-	char *text = NULL;
-	size_t len = 0;
-	rc = fdl_json_dump(&text, &len, v, err);
-	fdl_version *check = NULL;
-	if (!rc)
-		rc = fdl_version_parse(&check, text, len, id, "the new version.json", err);
-	fdl_version_free(check);
-	char *key = fdl_version_key(id, "version.json");
-	if (!rc)
-		rc = key ? fdl_store_put_if_absent(repo->store, key, text, len, err)
-			 : fdl_fail(err, FDL_ERROR, "out of memory");
-	free(key);
-	free(text);
-	json_decref(v);
-out:
-	json_decref(dataset);
-	json_decref(dataset_ref);
-	json_decref(files_ref);
-	json_decref(author);
-	json_decref(parents);
-	return rc;
+	fdl_version_new n = {.parent = fz->base,
+			     .message = opts->message,
+			     .author_name = opts->author_name,
+			     .author_email = opts->author_email,
+			     .catalog_file = fz->catalog_file,
+			     .catalog_storage = fz->info.storage,
+			     .ducklake_format = fz->info.format,
+			     .first_snapshot = fz->info.first_snapshot,
+			     .last_snapshot = fz->info.last_snapshot,
+			     .dataset = fz->dataset_json,
+			     .files_text = fz->files_text,
+			     .files_len = fz->files_len,
+			     .changes = fz->changes,
+			     .inputs = json_array_size(inputs) ? inputs : NULL};
+	return fdl_version_write(id, repo, &n, err);
 }
 
 /* The compare-and-swap failed, or the branch is locked. When the branch
@@ -283,7 +176,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 			rc = err->code = FDL_EIO;
 		goto out;
 	}
-	if (fz.same_snapshot && (rc = description_changed(repo, &w, &fz, err))) {
+	if (fz.same_snapshot && (rc = description_changed(&w, &fz, err))) {
 		if (rc == FDL_ENOCHANGE && recovered) {
 			/* nothing after it: the interrupted commit is the whole job,
 			 * its history index included */
@@ -304,7 +197,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		rc = conflict(repo, key, &w, NULL, false, err);
 		goto out;
 	}
-	if ((rc = build_and_write(id, repo, &w, &fz, opts, inputs, err)))
+	if ((rc = write_version(id, repo, &fz, opts, inputs, err)))
 		goto out;
 	memcpy(w.pending, id, sizeof w.pending);
 	if ((rc = fdl_work_save(&w, err)))

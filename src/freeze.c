@@ -25,6 +25,8 @@ void fdl_frozen_free(frozen *f)
 	json_decref(f->dataset_json);
 	json_decref(f->changes);
 	free(f->catalog_file);
+	fdl_version_free(f->base);
+	json_decref(f->base_dataset);
 	memset(f, 0, sizeof *f);
 }
 
@@ -135,36 +137,37 @@ static const char *basename_of(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-/* The base version's dataset.json (checked), to carry its description
+/* Another version's dataset.json (checked), to carry its description
  * over; NULL for a version written before dataset.json was required. */
-static int base_description(json_t **out, fdl_repo *repo, const char *id, fdl_error *err)
+static int description_of(json_t **out, fdl_repo *repo, const char *id, fdl_error *err)
 {
-	*out = NULL;
 	fdl_version *v = NULL;
-	char *text = NULL;
 	int rc = fdl_version_read(&v, repo, id, err);
+	*out = NULL;
 	if (!rc)
-		rc = fdl_version_dataset(&text, repo, v, err);
-	if (rc == FDL_ENOTFOUND && v) {
-		fdl_error_clear(err);
-		rc = 0;
-	} else if (!rc) {
-		rc = fdl_json_parse(out, text, strlen(text), "the base version's dataset.json", err);
-	}
-	free(text);
+		rc = fdl_version_load_json(out, repo, v, "dataset", err);
 	fdl_version_free(v);
+	return rc;
+}
+
+/* The base version and its dataset.json, read once for the whole commit. */
+static int read_base(frozen *out, fdl_repo *repo, const fdl_work *w, fdl_error *err)
+{
+	if (!w->base[0])
+		return 0;
+	int rc = fdl_version_read(&out->base, repo, w->base, err);
+	if (!rc)
+		rc = fdl_version_load_json(&out->base_dataset, repo, out->base, "dataset", err);
+	if (rc)
+		fdl_error_prefix(err, "reading the base version");
 	return rc;
 }
 
 /* Attach the base version's frozen catalog (checked) and compute changes. */
 static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, fdl_error *err)
 {
-	fdl_version *parent = NULL;
 	char *path = NULL;
-	int rc = fdl_version_read(&parent, repo, w->base, err);
-	if (!rc)
-		rc = fdl_version_fetch_checked(&path, repo, parent, fdl_version_catalog_path(parent),
-					       fdl_version_catalog_bytes(parent), fdl_version_catalog_sha256(parent), err);
+	int rc = fdl_version_fetch_catalog(&path, repo, out->base, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
@@ -174,14 +177,15 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 	if (rc)
 		fdl_error_prefix(err, "comparing with the base version %s", w->base);
 	free(path);
-	fdl_version_free(parent);
 	return rc;
 }
 
 int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
 {
 	fdl_duck *d = NULL;
-	int rc = fdl_duck_new(&d, true, err);
+	int rc = read_base(out, repo, w, err);
+	if (!rc)
+		rc = fdl_duck_new(&d, true, err);
 	if (!rc && (rc = fdl_duck_use_store(d, repo->store, err)))
 		fdl_duck_free(d);
 	if (rc)
@@ -240,10 +244,10 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	/* the base's description carries over; what it, or the version whose
 	 * description checkout wrote, described may since have been dropped */
 	json_t *base_ds = NULL, *from_ds = NULL, *known = NULL;
-	if (!rc && w->base[0])
-		rc = base_description(&base_ds, repo, w->base, err);
+	if (!rc)
+		base_ds = json_incref(out->base_dataset);
 	if (!rc && w->description_from[0] && strcmp(w->description_from, w->base))
-		rc = base_description(&from_ds, repo, w->description_from, err);
+		rc = description_of(&from_ds, repo, w->description_from, err);
 	json_t *all = json_array();
 	for (int k = 0; all && k < 2; k++) {
 		json_t *t = json_object_get(k ? from_ds : base_ds, "tables");

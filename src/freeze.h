@@ -15,6 +15,8 @@ typedef struct frozen {
 	json_t *changes; /* NULL for a first version */
 	char *catalog_file; /* local temp path */
 	bool same_snapshot; /* no snapshot since the base version */
+	fdl_version *base;    /* the base version, read once (NULL: a first version) */
+	json_t *base_dataset; /* its dataset.json (NULL: it has none) */
 } frozen;
 
 /* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb

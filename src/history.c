@@ -21,8 +21,7 @@ static int open_version(opened *o, fdl_repo *repo, const char *spec, fdl_error *
 	if (!rc)
 		rc = fdl_version_read(&o->v, repo, id, err);
 	if (!rc)
-		rc = fdl_version_fetch_checked(&o->catalog, repo, o->v, fdl_version_catalog_path(o->v),
-					       fdl_version_catalog_bytes(o->v), fdl_version_catalog_sha256(o->v), err);
+		rc = fdl_version_fetch_catalog(&o->catalog, repo, o->v, err);
 	return rc;
 }
 
@@ -66,13 +65,11 @@ static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool
 		rc = fdl_catalog_check_confined(p->d, "fdl_a", lakes ? &files : NULL, err);
 	if (!rc)
 		rc = fdl_catalog_check_confined(p->d, "fdl_b", lakes ? &files : NULL, err);
-	char *local = lakes && !rc ? fdl_store_local_path(repo->store, "HEAD") : NULL;
-	if (local)
+	if (lakes && !rc && fdl_store_can(repo->store, FDL_STORE_LOCAL))
 		rc = fdl_paths_within(repo->root, repo->data_url, (const char *const *)files.items, files.len, err);
-	free(local);
 	fdl_strlist_free(&files);
 	if (!rc && lakes)
-		rc = fdl_duck_use_store(p->d, repo->store, err);
+		rc = fdl_duck_use_data(p->d, repo->data_url, repo->store, err);
 	if (!rc && lakes)
 		rc = fdl_catalog_attach_lake(p->d, "fdl_va", p->a.catalog, repo->data_url, err);
 	if (!rc && lakes)

@@ -208,8 +208,7 @@ static int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, vdirs
 {
 	const fdl_version *v = d->v;
 	char *local = NULL;
-	int rc = fdl_version_fetch_checked(&local, repo, v, fdl_version_catalog_path(v), fdl_version_catalog_bytes(v),
-					   fdl_version_catalog_sha256(v), err);
+	int rc = fdl_version_fetch_catalog(&local, repo, v, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(duck, "fdl_life", local, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {

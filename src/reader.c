@@ -157,8 +157,7 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 	r->catalog_key = fdl_version_key(id, fdl_version_catalog_path(v));
 	if (!r->catalog_key)
 		return fdl_fail(err, FDL_ERROR, "out of memory");
-	int rc = fdl_object_fetch_checked(&r->catalog, r->repo, r->catalog_key, fdl_version_catalog_bytes(v),
-			      fdl_version_catalog_sha256(v), err);
+	int rc = fdl_version_fetch_catalog(&r->catalog, r->repo, v, err);
 	if (rc == FDL_ENOTFOUND) {
 		fdl_error e2 = *err;
 		rc = expired_error(r->repo, id, err);
@@ -217,9 +216,7 @@ static int reader_open(fdl_reader **out, const char *root, const char *ref, unsi
 	if (!rc)
 		rc = fdl_ref_resolve(id, r->repo, ref, err);
 	if (!rc) {
-		char *head = fdl_store_local_path(r->repo->store, "HEAD");
-		r->local = head != NULL;
-		free(head);
+		r->local = fdl_store_can(r->repo->store, FDL_STORE_LOCAL);
 		if (r->local) /* cheap on a folder: say why before anything else */
 			rc = expired_error(r->repo, id, err);
 	}
@@ -288,11 +285,7 @@ static int check_confined(const fdl_reader *r, fdl_duck *d, fdl_error *err)
  * (a file the command writes; may be NULL). */
 static int reader_attach(fdl_reader *r, fdl_duck *d, const char *alias, const char *extra, fdl_error *err)
 {
-	int rc = 0;
-	if (!strncmp(r->repo->data_url, "http://", 7) || !strncmp(r->repo->data_url, "https://", 8))
-		rc = fdl_duck_load(d, "httpfs", err);
-	else /* a bucket: httpfs and its secret */
-		rc = fdl_duck_use_store(d, r->repo->store, err);
+	int rc = fdl_duck_use_data(d, r->repo->data_url, r->repo->store, err);
 	if (!rc)
 		rc = check_confined(r, d, err);
 	if (!rc)
@@ -366,30 +359,15 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 
 static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error *err)
 {
-	const json_t *ref = json_object_get(fdl_version_json(r->v), "files");
-	if (ref) {
-		char *key = fdl_version_key(fdl_version_id(r->v), json_string_value(json_object_get(ref, "path")));
-		char *path = NULL;
-		int rc = key ? fdl_object_fetch_checked(&path, r->repo, key, (int64_t)json_integer_value(json_object_get(ref, "bytes")),
-					    json_string_value(json_object_get(ref, "sha256")), err)
-			     : fdl_fail(err, FDL_ERROR, "out of memory");
-		fdl_buf b = {0};
-		if (!rc)
-			rc = fdl_file_read(&b, path, FDL_META_MAX_BYTES, err);
-		if (!rc)
-			rc = fdl_json_parse(out, b.data, b.len, key, err);
-		if (!rc && (rc = fdl_files_json_check(*out, key, err)))
-			json_decref(*out);
-		fdl_buf_free(&b);
-		free(path);
-		free(key);
+	int rc = fdl_version_load_json(out, r->repo, r->v, "files", err);
+	if (rc || *out) {
 		*source = "files.json";
 		return rc;
 	}
 	/* no files.json: the catalog has the same facts */
 	fdl_duck *d = NULL;
 	fdl_data_files files = {0};
-	int rc = fdl_duck_new(&d, false, err);
+	rc = fdl_duck_new(&d, false, err);
 	if (rc)
 		return rc;
 	rc = fdl_catalog_attach_raw(d, "fdl_v", r->catalog, FDL_CAT_DUCKDB, true, err);

@@ -29,6 +29,10 @@ int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err);
 /* Give DuckDB access to a store's files where it needs more than a path:
  * httpfs and a secret for a bucket; nothing for folders and HTTP hosts. */
 int fdl_duck_use_store(fdl_duck *d, struct fdl_store *store, fdl_error *err);
+/* Give DuckDB what it needs to read a repository's data at data_url:
+ * httpfs for a URL (and the store's secret for a bucket); nothing for a
+ * folder. */
+int fdl_duck_use_data(fdl_duck *d, const char *data_url, struct fdl_store *store, fdl_error *err);
 /* The statements a stock DuckDB runs for the same (INSTALL and LOAD httpfs,
  * CREATE SECRET), appended to b; nothing for folders and HTTP hosts. */
 int fdl_duck_store_sql(fdl_buf *b, struct fdl_store *store, fdl_error *err);

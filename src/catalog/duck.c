@@ -434,6 +434,13 @@ int fdl_duck_store_sql(fdl_buf *b, fdl_store *store, fdl_error *err)
 	return rc ? rc : fdl_duck_secret_sql(b, &a, "fdl_s3", err);
 }
 
+int fdl_duck_use_data(fdl_duck *d, const char *data_url, fdl_store *store, fdl_error *err)
+{
+	if (!strncmp(data_url, "http://", 7) || !strncmp(data_url, "https://", 8))
+		return fdl_duck_load(d, "httpfs", err);
+	return fdl_duck_use_store(d, store, err);
+}
+
 int fdl_duck_use_store(fdl_duck *d, fdl_store *store, fdl_error *err)
 {
 	fdl_s3_access a;

@@ -16,6 +16,13 @@ struct fdl_repo {
 };
 
 #define FDL_CONFIG_FILE "fdl.json"
+
+/* The files of a version folder (versions/<id>/), named only here: */
+#define FDL_VERSION_JSON "version.json"
+#define FDL_VERSION_SIG "version.json.sig"
+#define FDL_CATALOG_FILE "ducklake.duckdb" /* the catalog fdl writes */
+#define FDL_DATASET_JSON "dataset.json"
+#define FDL_FILES_JSON "files.json"
 #define FDL_DEFAULT_FORMAT "1.0"
 #define FDL_DEFAULT_FORMAT_DUCKDB "1.5.2"
 
@@ -65,6 +72,32 @@ int fdl_object_fetch_checked(char **local_path, fdl_repo *repo, const char *key,
 /* The same for a file of version v, by its path inside the version. */
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
 			      int64_t bytes, const char *sha256, fdl_error *err);
+
+/* The catalog version.json records (ducklake.duckdb), checked. */
+int fdl_version_fetch_catalog(char **local_path, fdl_repo *repo, const fdl_version *v, fdl_error *err);
+/* The file version.json records under `field` ("dataset", "files"),
+ * checked, parsed (files.json's paths checked too); *out NULL (rc 0) when
+ * version.json records none. */
+int fdl_version_load_json(json_t **out, fdl_repo *repo, const fdl_version *v, const char *field, fdl_error *err);
+
+/* What a new version is made of (fdl_version_write). */
+typedef struct fdl_version_new {
+	const fdl_version *parent; /* NULL: the first version of its branch */
+	const char *message, *author_name, *author_email; /* email may be NULL */
+	const char *catalog_file;                          /* the frozen catalog, a local file */
+	const char *catalog_storage, *ducklake_format;     /* "duckdb-v1.5.0", "1.0" */
+	int64_t first_snapshot, last_snapshot;             /* ducklake.snapshots */
+	const json_t *dataset;                             /* dataset.json */
+	const char *files_text;                            /* files.json, serialised as published */
+	size_t files_len;
+	const json_t *changes, *inputs; /* NULL: none */
+} fdl_version_new;
+
+/* Write a new version under a new id (uuidv7, into `id`): the catalog,
+ * dataset.json and files.json create-only, then version.json (seq one past
+ * the parent's), checked as a reader checks it. A failure leaves at most an
+ * incomplete folder no ref names. */
+int fdl_version_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_version_new *n, fdl_error *err);
 
 /* The first DuckLake snapshot version v added: one past its first parent's
  * (when the parent is known; a version with a new description alone adds

@@ -292,9 +292,12 @@ int fdl_version_dataset(char **out, fdl_repo *repo, const fdl_version *v, fdl_er
 	return 0;
 }
 
-/* Read a version file that version.json records under `field`, checked,
- * as JSON; *out NULL (rc 0) when version.json records none. */
-static int checked_json(json_t **out, fdl_repo *repo, const fdl_version *v, const char *field, fdl_error *err)
+int fdl_version_fetch_catalog(char **local_path, fdl_repo *repo, const fdl_version *v, fdl_error *err)
+{
+	return fdl_version_fetch_checked(local_path, repo, v, v->catalog_path, v->catalog_bytes, v->catalog_sha256, err);
+}
+
+int fdl_version_load_json(json_t **out, fdl_repo *repo, const fdl_version *v, const char *field, fdl_error *err)
 {
 	*out = NULL;
 	const json_t *ref = json_object_get(v->doc, field);
@@ -308,6 +311,15 @@ static int checked_json(json_t **out, fdl_repo *repo, const fdl_version *v, cons
 	if (!rc && !(*out = json_load_file(local, JSON_REJECT_DUPLICATES, &jerr)))
 		rc = fdl_fail(err, FDL_EINVALID, "version %s: %s, line %d: %s", v->id, field, jerr.line, jerr.text);
 	free(local);
+	if (!rc && !strcmp(field, "files")) { /* its paths are read as files: checked here */
+		char *key = fdl_version_key(v->id, json_string_value(json_object_get(ref, "path")));
+		rc = key ? fdl_files_json_check(*out, key, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		free(key);
+	}
+	if (rc) {
+		json_decref(*out);
+		*out = NULL;
+	}
 	return rc;
 }
 
@@ -315,10 +327,10 @@ int fdl_version_tables(fdl_table_list **out, fdl_repo *repo, const fdl_version *
 {
 	*out = NULL;
 	json_t *ds = NULL, *files = NULL;
-	int rc = checked_json(&ds, repo, v, "dataset", err);
+	int rc = fdl_version_load_json(&ds, repo, v, "dataset", err);
 	/* files.json is gone once a version expires: sizes are then unknown */
 	if (!rc)
-		rc = checked_json(&files, repo, v, "files", err);
+		rc = fdl_version_load_json(&files, repo, v, "files", err);
 	if (rc == FDL_ENOTFOUND && ds) {
 		fdl_error_clear(err);
 		rc = 0;
