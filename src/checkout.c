@@ -51,13 +51,13 @@ static int write_description(fdl_work *w, fdl_repo *repo, fdl_error *err)
 		goto out;
 	}
 	if (!rc)
-		rc = fdl_json_parse(&ds, text, strlen(text), "the base version's dataset.json", err);
+		rc = fdl_json_parse(&ds, text, strlen(text), "the base version's " FDL_DATASET_JSON, err);
 	if (!rc && !(mine = fdl_dataset_user_part(ds)))
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	char header[400];
 	snprintf(header, sizeof header,
 		 "# The description of this dataset as version %s published it (its\n"
-		 "# dataset.json, without what the catalog adds). Edit it and commit: what you\n"
+		 "# " FDL_DATASET_JSON ", without what the catalog adds). Edit it and commit: what you\n"
 		 "# leave as it is carries over; a key you delete is removed.\n",
 		 w->base);
 	if (!rc)

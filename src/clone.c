@@ -101,7 +101,7 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; expected %lld; not copied", c->src->root, key,
 			      (long long)n, (long long)bytes);
 	if (!rc && sha && strcmp(hex, sha))
-		rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; version.json says %s; not copied", c->src->root,
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; " FDL_VERSION_JSON " says %s; not copied", c->src->root,
 			      key, hex, sha);
 	if (!rc) {
 		rc = fdl_store_put_file_if_absent(c->dst, key, from, err);
@@ -184,14 +184,14 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 		vdir *d = &out->items[out->len++];
 		memcpy(d->id, h.items[i].id, sizeof d->id);
 		memcpy(d->sha256, h.items[i].sha256, sizeof d->sha256);
-		char *src = fdl_asprintf("%s/versions/%s/version.json", c->src->root, d->id);
+		char *src = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, c->src->root, d->id);
 		rc = src ? fdl_version_from_json(&d->v, h.items[i].doc, d->id, src, err)
 			 : fdl_fail(err, FDL_ERROR, "out of memory");
 		free(src);
 		/* files we can name without listing; expired.json and a
 		 * signature are asked for with the plan (prepare_version) */
 		if (!rc)
-			rc = fdl_strlist_add(&d->files, "version.json", err);
+			rc = fdl_strlist_add(&d->files, FDL_VERSION_JSON, err);
 		const char *refs_k[] = {"catalog", "dataset", "files"};
 		for (size_t k = 0; !rc && d->v && k < 3; k++) {
 			const char *path = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), refs_k[k]), "path"));
@@ -214,14 +214,14 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
  * read cache may still hold a copy)? Asked of the source itself. */
 static int still_has_version_json(cloner *c, vdir *d, fdl_error *err)
 {
-	char *key = fdl_version_key(d->id, "version.json");
+	char *key = fdl_version_key(d->id, FDL_VERSION_JSON);
 	int64_t sz;
 	fdl_error e;
 	int rc = key ? fdl_store_head(c->src_store, key, &sz, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
 	free(key);
 	if (rc == FDL_ENOTFOUND) {
 		for (size_t i = 0; i < d->files.len; i++)
-			if (!strcmp(d->files.items[i], "version.json")) {
+			if (!strcmp(d->files.items[i], FDL_VERSION_JSON)) {
 				free(d->files.items[i]);
 				d->files.items[i] = d->files.items[--d->files.len];
 				break;
@@ -290,7 +290,7 @@ static void recorded(const vdir *d, const char *name, int64_t *bytes, const char
  * history index records for it: no request for it. */
 static bool copy_has_version_json(cloner *c, const vdir *d)
 {
-	char *key = fdl_version_key(d->id, "version.json");
+	char *key = fdl_version_key(d->id, FDL_VERSION_JSON);
 	fdl_buf have = {0};
 	char hex[65];
 	fdl_error e;
@@ -321,7 +321,7 @@ static int stage_version(cloner *c, const vdir *d, fdl_error *err)
 		fdl_error e;
 		if (!key || !path) {
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");
-		} else if (!strcmp(name, "version.json") ? copy_has_version_json(c, d) || access(path, F_OK) == 0
+		} else if (!strcmp(name, FDL_VERSION_JSON) ? copy_has_version_json(c, d) || access(path, F_OK) == 0
 							   : copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 &&
 								     (bytes < 0 || have == bytes)) {
 			/* in the copy already, or staged by read_listed */
@@ -348,7 +348,7 @@ static int stage_version(cloner *c, const vdir *d, fdl_error *err)
  * leaves d->v NULL, as fdl verify of the copy will say. */
 static int read_listed(cloner *c, vdir *d, fdl_error *err)
 {
-	char *key = fdl_version_key(d->id, "version.json"), *path = staged_path(c, d, "version.json");
+	char *key = fdl_version_key(d->id, FDL_VERSION_JSON), *path = staged_path(c, d, FDL_VERSION_JSON);
 	fdl_buf b = {0};
 	fdl_error e;
 	int rc = key && path ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
@@ -374,8 +374,8 @@ static int read_listed(cloner *c, vdir *d, fdl_error *err)
 
 static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 {
-	int rc = c->probe ? probe(c, d, "version.json.sig", err) : 0;
-	if (!rc && !c->probe && !d->v && fdl_vdir_has(d, "version.json"))
+	int rc = c->probe ? probe(c, d, FDL_VERSION_SIG, err) : 0;
+	if (!rc && !c->probe && !d->v && fdl_vdir_has(d, FDL_VERSION_JSON))
 		rc = read_listed(c, d, err);
 	const fdl_version *v = d->v;
 	/* Has the source expired the version (listed, or asked below)? A
@@ -581,7 +581,7 @@ static void *pool_run(void *arg)
 	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index, .probe = p->c->probe,
 		    .prog = p->c->prog, .live = p->c->live, .dst_keys = p->c->dst_keys};
 	fdl_error e;
-	int rc = fdl_store_open(&c.src_store, p->c->src->root, &e);
+	int rc = fdl_layout_store_open(&c.src_store, p->c->src->root, &e);
 	if (!rc)
 		rc = fdl_store_open(&c.dst, p->dst_url, &e);
 	for (size_t k; !rc && !atomic_load(&p->failed) && (k = atomic_fetch_add(&p->next, 1)) < p->n;)
@@ -706,7 +706,7 @@ static bool removable(const vdir *d, const char *name)
 {
 	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
 	const char *cat = doc ? fdl_version_catalog_path(d->v) : "ducklake.duckdb";
-	const char *files = doc ? json_string_value(json_object_get(json_object_get(doc, "files"), "path")) : "files.json";
+	const char *files = doc ? json_string_value(json_object_get(json_object_get(doc, "files"), "path")) : FDL_FILES_JSON;
 	size_t n = strlen(name);
 	return (cat && !strcmp(name, cat)) || (files && !strcmp(name, files)) ||
 	       (!strncmp(name, "catalogs/", 9) && n > 16 && !strcmp(name + n - 7, ".duckdb") && !strchr(name + 9, '/') &&
@@ -765,11 +765,11 @@ static int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 		if (!rc && data_path_ok(path) && !fdl_strmap_get(c->live, path, &sz))
 			rc = del_copy(c, fdl_asprintf("%s/%s", c->src->data_dir, path), err);
 	}
-	if (!rc && !fdl_vdir_has(d, "version.json")) { /* withdrawn with it */
+	if (!rc && !fdl_vdir_has(d, FDL_VERSION_JSON)) { /* withdrawn with it */
 		fdl_repo *copy = NULL;
 		int64_t sz;
 		fdl_error e;
-		char *vkey = fdl_version_key(d->id, "version.json");
+		char *vkey = fdl_version_key(d->id, FDL_VERSION_JSON);
 		if (vkey && fdl_store_head(c->dst, vkey, &sz, &e) == 0) {
 			rc = fdl_repo_open(&copy, c->dst->url, err);
 			if (!rc)
@@ -824,7 +824,7 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 	int rc = 0;
 	for (size_t i = 0; i < d->files.len && !rc; i++) {
 		const char *name = d->files.items[i];
-		if (!strcmp(name, "version.json") || gone_with_expiry(d, name))
+		if (!strcmp(name, FDL_VERSION_JSON) || gone_with_expiry(d, name))
 			continue;
 		const char *sha;
 		int64_t bytes;
@@ -844,11 +844,11 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 	}
 	if (!rc && fdl_vdir_has(d, FDL_EXPIRED_JSON))
 		rc = mirror_expiry(c, d, err);
-	if (!rc && fdl_vdir_has(d, "version.json")) {
-		char *key = fdl_version_key(d->id, "version.json");
+	if (!rc && fdl_vdir_has(d, FDL_VERSION_JSON)) {
+		char *key = fdl_version_key(d->id, FDL_VERSION_JSON);
 		fdl_buf b = {0};
 		bool there = copy_has_version_json(c, d);
-		char *staged = staged_path(c, d, "version.json");
+		char *staged = staged_path(c, d, FDL_VERSION_JSON);
 		int fd = staged ? open(staged, O_RDONLY | O_CLOEXEC) : -1;
 		if (!key || !staged)
 			rc = fdl_fail(err, FDL_ERROR, "out of memory");

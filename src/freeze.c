@@ -6,8 +6,6 @@
  * changes from the base version. Writes nothing to the repository.
  */
 #include "freeze.h"
-
-#include <pthread.h>
 #include "layout/dataset.h"
 
 #include <pthread.h>
@@ -258,9 +256,13 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	else if (rc)
 		json_decref(all);
+	fdl_desc_files described = {0};
+	if (!rc && !w->postgres)
+		rc = fdl_work_description(&described, w->dir, err);
 	if (!rc)
-		rc = fdl_dataset_build(&out->dataset_json, w->postgres ? NULL : w->dir, tables, basename_of(repo->root),
+		rc = fdl_dataset_build(&out->dataset_json, w->postgres ? NULL : &described, tables, basename_of(repo->root),
 				       base_ds, known, w->description_sha256, err);
+	fdl_desc_files_free(&described);
 	json_decref(base_ds);
 	json_decref(from_ds);
 	json_decref(known);

@@ -43,7 +43,7 @@ static int catalog_files(fdl_strlist *list, const vdir *d, fdl_error *err)
 	int rc = 0;
 	const char *cat = d->v ? fdl_version_catalog_path(d->v) : "ducklake.duckdb";
 	const char *files = d->v ? json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"))
-				 : "files.json";
+				 : FDL_FILES_JSON;
 	for (size_t i = 0; i < d->files.len; i++) {
 		const char *f = d->files.items[i];
 		if (!rc && (!strcmp(f, cat) || (files && !strcmp(f, files)) || !strncmp(f, "catalogs/", 9)))
@@ -281,7 +281,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 		fdl_buf_free(&b);
 		free(key);
 	} else if (!rc && !target->v) {
-		rc = fdl_fail(err, FDL_EINVALID, "version %s has no readable version.json", id);
+		rc = fdl_fail(err, FDL_EINVALID, "version %s has no readable " FDL_VERSION_JSON, id);
 	} else if (!rc) {
 		rc = version_files(&files, repo, duck, &dirs, target, true, err);
 	}
@@ -315,8 +315,8 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 				   : fdl_fail(err, FDL_ERROR, "out of memory");
 			json_decref(extra);
 		}
-		if (!rc && d == target && remove_version_json && fdl_vdir_has(d, "version.json"))
-			rc = fdl_strlist_add(&removed, "version.json", err);
+		if (!rc && d == target && remove_version_json && fdl_vdir_has(d, FDL_VERSION_JSON))
+			rc = fdl_strlist_add(&removed, FDL_VERSION_JSON, err);
 		if (!rc)
 			rc = fdl_removals_add(&report->versions, &report->version_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);
@@ -330,7 +330,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 	if (!rc && !dry_run && remove_version_json)
 		rc = fdl_history_drop(repo, err);
 	if (!rc && !dry_run && remove_version_json)
-		rc = del_owned(repo, fdl_version_key(id, "version.json"), err);
+		rc = del_owned(repo, fdl_version_key(id, FDL_VERSION_JSON), err);
 	if (!rc && !dry_run && remove_version_json)
 		rc = fdl_history_drop(repo, err);
 	json_decref(data);
@@ -417,7 +417,7 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 	/* incomplete version directories (no version.json) past the grace period */
 	for (size_t i = 0; i < dirs.len && !rc; i++) {
 		vdir *d = &dirs.items[i];
-		if (fdl_vdir_has(d, "version.json") || expired(d)) /* a withdrawal's record stays */
+		if (fdl_vdir_has(d, FDL_VERSION_JSON) || expired(d)) /* a withdrawal's record stays */
 			continue;
 		bool old = true;
 		for (size_t k = 0; k < d->files.len && old; k++) {

@@ -53,7 +53,7 @@ int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit
 	if (h.len && !(l->items = calloc(h.len, sizeof *l->items)))
 		rc = fdl_fail(err, FDL_ERROR, "out of memory");
 	for (size_t i = 0; l->items && i < h.len; i++) {
-		char *src = fdl_asprintf("%s/versions/%s/version.json", repo->root, h.items[i].id);
+		char *src = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, repo->root, h.items[i].id);
 		fdl_error e;
 		int vrc = src ? fdl_version_from_json(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e)
 			      : fdl_fail(&e, FDL_ERROR, "out of memory");

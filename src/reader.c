@@ -361,7 +361,7 @@ static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error
 {
 	int rc = fdl_version_load_json(out, r->repo, r->v, "files", err);
 	if (rc || *out) {
-		*source = "files.json";
+		*source = FDL_FILES_JSON;
 		return rc;
 	}
 	/* no files.json: the catalog has the same facts */
@@ -423,7 +423,8 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* Why a plain Parquet reader must not read this table (docs/format.md, "files.json"). */
+/* Why a plain Parquet reader must not read this table (docs/format.md, the
+ * section on files.json). */
 static int plain_parquet_check(const json_t *t, const char *key, fdl_error *err)
 {
 	size_t i;
@@ -498,7 +499,7 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
 			break;
 		const char *path = json_string_value(json_object_get(f, "path"));
 		char *skey = NULL, *dst = NULL;
-		if ((rc = fdl_path_check_relative(path, "files.json path", err)))
+		if ((rc = fdl_path_check_relative(path, FDL_FILES_JSON " path", err)))
 			break;
 		skey = fdl_asprintf("%s/%s", r->repo->data_dir, path);
 		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;

@@ -345,7 +345,7 @@ int fdl_sshsig_verify(char **signer, const char *armored, size_t alen, const voi
 	EVP_MD_CTX_free(ctx);
 	EVP_PKEY_free(pkey);
 	if (!good) {
-		rc = fdl_fail(err, FDL_EINVALID, "%s: the signature does not match version.json (it changed, or the "
+		rc = fdl_fail(err, FDL_EINVALID, "%s: the signature does not match " FDL_VERSION_JSON " (it changed, or the "
 			      "signature is not for it)", source);
 		goto out;
 	}
@@ -365,8 +365,8 @@ int fdl_version_sign(fdl_repo *repo, const char *id, const char *key_path, fdl_e
 	fdl_version_free(v);
 	if (rc)
 		return rc;
-	char *key = fdl_version_key(id, "version.json");
-	char *sigkey = fdl_version_key(id, "version.json.sig");
+	char *key = fdl_version_key(id, FDL_VERSION_JSON);
+	char *sigkey = fdl_version_key(id, FDL_VERSION_SIG);
 	fdl_buf b = {0};
 	char *sig = NULL;
 	rc = key && sigkey ? fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err)

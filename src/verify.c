@@ -108,13 +108,13 @@ static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t 
 		problem(r, d->id, "out of memory");
 	else if (!fdl_vdir_has(d, path)) {
 		if (!expired)
-			problem(r, key, "is listed in version.json but missing");
+			problem(r, key, "is listed in " FDL_VERSION_JSON " but missing");
 	} else if (!(local = local_copy(r, repo, key, downloaded, &e)) || fdl_sha256_file(hex, &n, local, &e))
 		problem(r, key, "cannot be read: %s", e.message);
 	else if (n != bytes)
-		problem(r, key, "is %lld bytes; version.json says %lld", (long long)n, (long long)bytes);
+		problem(r, key, "is %lld bytes; " FDL_VERSION_JSON " says %lld", (long long)n, (long long)bytes);
 	else if (strcmp(hex, sha))
-		problem(r, key, "has sha256 %s; version.json says %s (the file changed after it was written)", hex, sha);
+		problem(r, key, "has sha256 %s; " FDL_VERSION_JSON " says %s (the file changed after it was written)", hex, sha);
 	if (keep)
 		*keep = local;
 	else
@@ -133,7 +133,7 @@ static bool allowed_name(const vdir *d, const char *name)
 			return true;
 	}
 	size_t n = strlen(name);
-	return !strcmp(name, "version.json") || !strcmp(name, FDL_EXPIRED_JSON) || !strcmp(name, "version.json.sig") ||
+	return !strcmp(name, FDL_VERSION_JSON) || !strcmp(name, FDL_EXPIRED_JSON) || !strcmp(name, FDL_VERSION_SIG) ||
 	       (!strncmp(name, "catalogs/", 9) && n > 16 && !strcmp(name + n - 7, ".duckdb") && !strchr(name + 9, '/'));
 }
 
@@ -178,7 +178,7 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 	if (fdl_catalog_info_read(duck, "fdl_verify", &info, &e))
 		problem(r, key, "%s", e.message);
 	else if (info.last_snapshot != fdl_version_snapshot_id(v))
-		problem(r, key, "holds snapshots up to %lld; version.json's ducklake.snapshot_id is %lld",
+		problem(r, key, "holds snapshots up to %lld; " FDL_VERSION_JSON "'s ducklake.snapshot_id is %lld",
 			(long long)info.last_snapshot, (long long)fdl_version_snapshot_id(v));
 	if (fdl_catalog_data_files(duck, "fdl_verify", &files, &e)) {
 		problem(r, key, "%s", e.message);
@@ -230,15 +230,15 @@ out:
 
 static void check_signature(report *r, fdl_repo *repo, const vdir *d)
 {
-	char *vkey = fdl_version_key(d->id, "version.json");
-	char *skey = fdl_version_key(d->id, "version.json.sig");
+	char *vkey = fdl_version_key(d->id, FDL_VERSION_JSON);
+	char *skey = fdl_version_key(d->id, FDL_VERSION_SIG);
 	fdl_buf msg = {0}, sig = {0};
 	fdl_error e;
 	char *signer = NULL;
 	if (!vkey || !skey)
 		problem(r, d->id, "out of memory");
-	else if (!fdl_vdir_has(d, "version.json.sig"))
-		problem(r, vkey, "is not signed (no version.json.sig)");
+	else if (!fdl_vdir_has(d, FDL_VERSION_SIG))
+		problem(r, vkey, "is not signed (no " FDL_VERSION_SIG ")");
 	else if (fdl_store_get(repo->store, vkey, FDL_META_MAX_BYTES, &msg, NULL, &e) ||
 		 fdl_store_get(repo->store, skey, 1 << 20, &sig, NULL, &e) ||
 		 fdl_sshsig_verify(&signer, sig.data, sig.len, msg.data, msg.len, r->allowed_signers, "signature", &e))
@@ -264,14 +264,14 @@ static void check_signature(report *r, fdl_repo *repo, const vdir *d)
 
 static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
 {
-	char *vkey = fdl_version_key(d->id, "version.json");
+	char *vkey = fdl_version_key(d->id, FDL_VERSION_JSON);
 	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
 	r->out->versions_checked++;
 	for (size_t i = 0; i < d->files.len; i++)
 		if (!allowed_name(d, d->files.items[i])) {
 			char *k = fdl_version_key(d->id, d->files.items[i]);
 			problem(r, k ? k : d->id, "is not a file a version may hold (the spec allows only the files "
-				"version.json lists, catalogs/<format>.duckdb, expired.json and version.json.sig)");
+				FDL_VERSION_JSON " lists, catalogs/<format>.duckdb, " FDL_EXPIRED_JSON " and " FDL_VERSION_SIG ")");
 			free(k);
 		}
 	const json_t *doc = fdl_version_json(d->v);
@@ -290,7 +290,7 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 	const char *parent = fdl_version_parent(d->v, 0);
 	if (parent) {
 		vdir *p = fdl_vdirs_find(dirs, parent);
-		if (p && !p->v && fdl_vdir_has(p, FDL_EXPIRED_JSON) && !fdl_vdir_has(p, "version.json"))
+		if (p && !p->v && fdl_vdir_has(p, FDL_EXPIRED_JSON) && !fdl_vdir_has(p, FDL_VERSION_JSON))
 			; /* withdrawn with its version.json (fdl withdraw --remove-version-json): the history ends there */
 		else if (!p || !p->v)
 			problem(r, vkey, "its first parent %s is not a readable version of this repository", parent);
@@ -555,8 +555,8 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 	}
 	fdl_strlist_free(&unreadable);
 	for (size_t i = 0; i < dirs.len && !rc; i++)
-		if (!fdl_vdir_has(&dirs.items[i], "version.json") && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON)) {
-			char *key = fdl_version_key(dirs.items[i].id, "version.json");
+		if (!fdl_vdir_has(&dirs.items[i], FDL_VERSION_JSON) && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON)) {
+			char *key = fdl_version_key(dirs.items[i].id, FDL_VERSION_JSON);
 			warning(&r, key ? key : dirs.items[i].id,
 				"missing: an incomplete version (a writer died or is writing); readers ignore it");
 			free(key);

@@ -1,5 +1,9 @@
 #include "work.h"
 #include "catalog/catalog.h"
+#include "layout/dataset.h"
+
+#include <dirent.h>
+#include <unistd.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -209,4 +213,61 @@ void fdl_work_info_free(fdl_work_info *info)
 	free(info->data_path);
 	free(info->catalog);
 	free(info);
+}
+
+/* ---- the description files of a working folder ------------------------------- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a > b && !strcmp(s + a - b, suffix);
+}
+
+/* Descriptions are small: a file over 64 MiB is refused, not read. */
+#define DESC_MAX_BYTES (64u << 20)
+
+static int read_desc(fdl_desc_file *f, const char *dir, const char *name, fdl_error *err)
+{
+	f->path = fdl_asprintf("%s/%s", dir, name);
+	return f->path ? fdl_file_read(&f->text, f->path, DESC_MAX_BYTES, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+}
+
+int fdl_work_description(fdl_desc_files *out, const char *dir, fdl_error *err)
+{
+	memset(out, 0, sizeof *out);
+	const char *tops[] = {"dataset.yml", "dataset.yaml", FDL_DATASET_JSON};
+	fdl_strlist names = {0};
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return fdl_fail(err, FDL_EIO, "cannot list %s", dir);
+	struct dirent *e;
+	int rc = 0;
+	while (!rc && (e = readdir(dh)))
+		if (ends_with(e->d_name, ".table.yml") || ends_with(e->d_name, ".table.yaml"))
+			rc = fdl_strlist_add(&names, e->d_name, err);
+	closedir(dh);
+	/* the dataset file, in a fixed order so messages do not depend on readdir */
+	const char *top = NULL;
+	for (size_t i = 0; i < 3 && !rc; i++) {
+		char *p = fdl_asprintf("%s/%s", dir, tops[i]);
+		if (!p)
+			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		else if (access(p, F_OK) == 0 && top)
+			rc = fdl_fail(err, FDL_EINVALID, "%s holds both %s and %s; keep the description in one of them",
+				      dir, top, tops[i]);
+		else if (access(p, F_OK) == 0)
+			top = tops[i];
+		free(p);
+	}
+	if (!rc && top)
+		rc = read_desc(&out->top, dir, top, err);
+	fdl_strlist_sort(&names);
+	if (!rc && names.len && !(out->tables = calloc(names.len, sizeof *out->tables)))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	for (size_t i = 0; !rc && i < names.len; i++)
+		rc = read_desc(&out->tables[out->ntables++], dir, names.items[i], err);
+	fdl_strlist_free(&names);
+	if (rc)
+		fdl_desc_files_free(out);
+	return rc;
 }

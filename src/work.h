@@ -46,4 +46,10 @@ int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err);
 int fdl_work_save(fdl_work *w, fdl_error *err);
 void fdl_work_free(fdl_work *w);
 
+/* Read the description files of the working folder `dir` (what
+ * fdl_dataset_build merges: dataset.yml, .yaml or .json, and every
+ * *.table.yml); FDL_EINVALID when it holds two dataset files. */
+struct fdl_desc_files;
+int fdl_work_description(struct fdl_desc_files *out, const char *dir, fdl_error *err);
+
 #endif

@@ -177,7 +177,7 @@ int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const f
 	fdl_rows_free(&r);
 	json_t *doc = tables ? json_pack("{s:o}", "tables", tables) : NULL;
 	if (!doc)
-		return fdl_fail(err, FDL_ERROR, "out of memory building files.json");
+		return fdl_fail(err, FDL_ERROR, "out of memory listing the data files");
 	*out = doc;
 	return 0;
 }
@@ -223,7 +223,7 @@ static int table_fields(json_t **out, fdl_rows *cols, size_t *at, int64_t table_
 		duckdb_free(comment);
 	}
 	if (!fields)
-		return fdl_fail(err, FDL_ERROR, "out of memory building dataset.json");
+		return fdl_fail(err, FDL_ERROR, "out of memory describing the tables");
 	*out = fields;
 	return 0;
 }
@@ -250,7 +250,7 @@ static int add_views(json_t *tables, fdl_duck *d, const char *alias, fdl_error *
 		if (v && comment && *comment)
 			json_object_set_new(v, "description", json_string(comment));
 		if (!v || json_array_append_new(tables, v))
-			rc = fdl_fail(err, FDL_ERROR, "out of memory building dataset.json");
+			rc = fdl_fail(err, FDL_ERROR, "out of memory describing the tables");
 		duckdb_free(schema);
 		duckdb_free(name);
 		duckdb_free(vsql);
@@ -302,7 +302,7 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 			fields = NULL;
 		}
 		if (!rc && (!t || json_array_append_new(tables, t)))
-			rc = fdl_fail(err, FDL_ERROR, "out of memory building dataset.json");
+			rc = fdl_fail(err, FDL_ERROR, "out of memory describing the tables");
 		json_decref(fields);
 		duckdb_free(schema);
 		duckdb_free(name);

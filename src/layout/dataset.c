@@ -11,8 +11,6 @@
 
 #include <yaml.h>
 
-#include <dirent.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <fnmatch.h>
 #include <string.h>
@@ -237,53 +235,28 @@ static int add_table(desc *d, json_t *t, const char *src, int line, fdl_error *e
 	return 0;
 }
 
-static int load_file(fdl_ynode **out, const char *path, fdl_error *err)
+void fdl_desc_files_free(fdl_desc_files *f)
 {
-	fdl_buf b = {0};
-	int rc = fdl_file_read(&b, path, 64u << 20, err);
-	if (!rc)
-		rc = fdl_yaml_load(out, b.data, b.len, path, err);
-	fdl_buf_free(&b);
-	return rc;
+	if (!f)
+		return;
+	free(f->top.path);
+	fdl_buf_free(&f->top.text);
+	for (size_t i = 0; i < f->ntables; i++) {
+		free(f->tables[i].path);
+		fdl_buf_free(&f->tables[i].text);
+	}
+	free(f->tables);
+	memset(f, 0, sizeof *f);
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a > b && !strcmp(s + a - b, suffix);
-}
-
-static int desc_load(desc *d, const char *dir, fdl_error *err)
+static int desc_load(desc *d, const fdl_desc_files *f, fdl_error *err)
 {
 	memset(d, 0, sizeof *d);
-	const char *tops[] = {"dataset.yml", "dataset.yaml", "dataset.json"};
-	fdl_strlist table_files = {0};
-	DIR *dh = opendir(dir);
-	if (!dh)
-		return fdl_fail(err, FDL_EIO, "cannot list %s", dir);
-	struct dirent *e;
 	int rc = 0;
-	while (!rc && (e = readdir(dh)))
-		if (ends_with(e->d_name, ".table.yml") || ends_with(e->d_name, ".table.yaml"))
-			rc = fdl_strlist_add(&table_files, e->d_name, err);
-	/* the dataset file, in a fixed order so messages do not depend on readdir */
-	for (size_t i = 0; i < 3 && !rc; i++) {
-		char *p = fdl_asprintf("%s/%s", dir, tops[i]);
-		if (p && access(p, F_OK) == 0) {
-			if (d->top_src) {
-				rc = fdl_fail(err, FDL_EINVALID,
-					      "%s holds both %s and %s; keep the description in one of them", dir,
-					      strrchr(d->top_src, '/') + 1, tops[i]);
-				free(p);
-			} else
-				d->top_src = p;
-		} else
-			free(p);
-	}
-	closedir(dh);
-	fdl_strlist_sort(&table_files);
 	fdl_ynode *root = NULL;
-	if (!rc && d->top_src && !(rc = load_file(&root, d->top_src, err))) {
+	if (f->top.path && !(d->top_src = fdl_strdup(f->top.path)))
+		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+	if (!rc && d->top_src && !(rc = fdl_yaml_load(&root, f->top.text.data, f->top.text.len, d->top_src, err))) {
 		/* convert without tables, then each table item on its own */
 		rc = convert_map(&d->top, root, DATASET, d->top_src, "the dataset", err);
 		if (!rc)
@@ -299,19 +272,17 @@ static int desc_load(desc *d, const char *dir, fdl_error *err)
 		}
 	}
 	fdl_ynode_free(root);
-	for (size_t i = 0; !rc && i < table_files.len; i++) {
-		char *path = fdl_asprintf("%s/%s", dir, table_files.items[i]);
+	for (size_t i = 0; !rc && i < f->ntables; i++) {
+		const fdl_desc_file *tf = &f->tables[i];
 		fdl_ynode *tn = NULL;
 		json_t *t = NULL;
-		rc = path ? load_file(&tn, path, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_yaml_load(&tn, tf->text.data, tf->text.len, tf->path, err);
 		if (!rc)
-			rc = convert_map(&t, tn, TABLE, path, "the table", err);
+			rc = convert_map(&t, tn, TABLE, tf->path, "the table", err);
 		if (!rc)
-			rc = add_table(d, t, path, tn->line, err);
+			rc = add_table(d, t, tf->path, tn->line, err);
 		fdl_ynode_free(tn);
-		free(path);
 	}
-	fdl_strlist_free(&table_files);
 	if (rc)
 		desc_free(d);
 	return rc;
@@ -730,19 +701,19 @@ static bool excluded(const json_t *patterns, const char *schema, const char *nam
 	return false;
 }
 
-int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_tables, const char *default_name,
+int fdl_dataset_build(json_t **out, const fdl_desc_files *files, const json_t *catalog_tables, const char *default_name,
 		      const json_t *base, const json_t *known, const char *written_sha256, fdl_error *err)
 {
 	desc d = {0};
 	int rc = 0;
 	/* no folder (a PostgreSQL working catalog): no description files */
-	if (work_dir && (rc = desc_load(&d, work_dir, err)))
+	if (files && (rc = desc_load(&d, files, err)))
 		return rc;
 	if (d.top_src && written_sha256 && *written_sha256) {
 		char hex[65];
-		int64_t n;
 		fdl_error e;
-		d.inherited = fdl_sha256_file(hex, &n, d.top_src, &e) == 0 && !strcmp(hex, written_sha256);
+		d.inherited = fdl_sha256_mem(hex, files->top.text.data, files->top.text.len, &e) == 0 &&
+			      !strcmp(hex, written_sha256);
 	}
 	/* no description file: the base version's description carries over,
 	 * as a file does in Git; a commit never drops what nobody removed */

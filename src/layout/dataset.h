@@ -4,8 +4,23 @@
 
 #include "../util/json.h"
 
-/* Build the dataset.json a commit of `work_dir` writes: its dataset.yml /
- * dataset.yaml / dataset.json and *.table.yml files, checked against the
+/* A working folder's description files, as its reader (work.c) found
+ * them: the dataset file (dataset.yml, dataset.yaml or dataset.json; at
+ * most one) and every <table>.table.yml / .table.yaml, sorted by name. Each
+ * path is kept for messages. */
+typedef struct fdl_desc_file {
+	char *path;
+	fdl_buf text;
+} fdl_desc_file;
+typedef struct fdl_desc_files {
+	fdl_desc_file top; /* path NULL: no dataset file */
+	fdl_desc_file *tables;
+	size_t ntables;
+} fdl_desc_files;
+void fdl_desc_files_free(fdl_desc_files *f);
+
+/* Build the dataset.json a commit writes: the working folder's description
+ * files `files` (NULL: no folder, as for PostgreSQL), checked against the
  * format, merged with `catalog_tables` (fdl_catalog_tables_json). With no
  * description file (or no folder: PostgreSQL), the base version's
  * description `base` (its dataset.json, may be NULL) carries over; without
@@ -16,7 +31,7 @@
  * the base's: carried over, or the dataset file checkout wrote, whose
  * sha256 is `written_sha256`, unedited); one the base never described is
  * refused, as the format says. Caller decrefs *out. */
-int fdl_dataset_build(json_t **out, const char *work_dir, const json_t *catalog_tables, const char *default_name,
+int fdl_dataset_build(json_t **out, const fdl_desc_files *files, const json_t *catalog_tables, const char *default_name,
 		      const json_t *base, const json_t *known, const char *written_sha256, fdl_error *err);
 
 /* What people wrote of a dataset.json (not what the catalog added: rows,

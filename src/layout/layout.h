@@ -26,6 +26,10 @@ struct fdl_repo {
 #define FDL_DEFAULT_FORMAT "1.0"
 #define FDL_DEFAULT_FORMAT_DUCKDB "1.5.2"
 
+/* Open the store of a repository root, with the layout's rules for what a
+ * remote store may answer from the local cache. */
+int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err);
+
 /* Validate fdl.json's content. */
 int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err);
 

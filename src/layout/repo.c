@@ -74,10 +74,37 @@ static int repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err)
 	return 0;
 }
 
+/* What a remote store may answer from the local cache, and how long: a
+ * version's version.json for good (a version never changes), a history
+ * pack for good (named by the sha256 of its bytes), fdl.json and HEAD for
+ * FDL_CACHE_TTL seconds (default 60); refs never (they are what moves). */
+static long cache_ttl(const char *key)
+{
+	size_t n = strlen(key), vj = strlen("/" FDL_VERSION_JSON);
+	if (!strncmp(key, "versions/", 9) && n > vj && !strcmp(key + n - vj, "/" FDL_VERSION_JSON))
+		return 0;
+	if (!strncmp(key, "history/packs/", 14) && n == 14 + 70 && !strcmp(key + n - 6, ".jsonl"))
+		return 0;
+	if (!strcmp(key, FDL_CONFIG_FILE) || !strcmp(key, "HEAD")) {
+		const char *t = getenv("FDL_CACHE_TTL");
+		long v = t ? strtol(t, NULL, 10) : 60;
+		return v > 0 ? v : -1;
+	}
+	return -1;
+}
+
+int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err)
+{
+	int rc = fdl_store_open(out, root, err);
+	if (!rc)
+		(*out)->cache_ttl = cache_ttl;
+	return rc;
+}
+
 int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err)
 {
 	fdl_store *store;
-	int rc = fdl_store_open(&store, root, err);
+	int rc = fdl_layout_store_open(&store, root, err);
 	if (rc)
 		return rc;
 	rc = repo_from_store(out, store, err);

@@ -120,7 +120,7 @@ static void etag_of(const fdl_server *s, const char *rel, int fd, const struct s
 	if (!fdl_id_is_valid(id) || rel[9 + FDL_ID_LEN] != '/')
 		return;
 	char hex[65];
-	if (!strcmp(name, "version.json")) {
+	if (!strcmp(name, FDL_VERSION_JSON)) {
 		char *p = fdl_asprintf("%s/%s", s->root, rel);
 		int64_t n;
 		(void)fd;
@@ -129,7 +129,7 @@ static void etag_of(const fdl_server *s, const char *rel, int fd, const struct s
 		free(p);
 		return;
 	}
-	char *vj = fdl_asprintf("%s/versions/%s/version.json", s->root, id);
+	char *vj = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, s->root, id);
 	json_t *doc = vj ? json_load_file(vj, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	const char *keys[] = {"catalog", "dataset", "files"};
 	for (size_t i = 0; doc && i < 3; i++) {
@@ -178,7 +178,7 @@ static void common_headers(struct MHD_Response *r, const char *rel)
 		return;
 	}
 	bool moves = !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) || !strcmp(rel, "fdl.json") ||
-		     !strncmp(rel, "history/heads/", 14) || strstr(rel, "/expired.json") != NULL;
+		     !strncmp(rel, "history/heads/", 14) || strstr(rel, "/" FDL_EXPIRED_JSON) != NULL;
 	MHD_add_response_header(r, "Cache-Control", moves ? "public, max-age=5, must-revalidate"
 							  : "public, max-age=31536000, immutable");
 }

@@ -37,23 +37,6 @@ void fdl_store_free(fdl_store *s)
 
 /* ---- the metadata cache of remote stores ------------------------------------ */
 
-/* How long `key` may be answered from the cache: 0 for ever, -1 never. */
-static long cache_ttl(const char *key)
-{
-	size_t n = strlen(key);
-	if (!strncmp(key, "versions/", 9) && n > 13 && !strcmp(key + n - 13, "/version.json"))
-		return 0;
-	/* history packs are named by the sha256 of their bytes: they never change */
-	if (!strncmp(key, "history/packs/", 14) && n == 14 + 70 && !strcmp(key + n - 6, ".jsonl"))
-		return 0;
-	if (!strcmp(key, "fdl.json") || !strcmp(key, "HEAD")) {
-		const char *t = getenv("FDL_CACHE_TTL");
-		long v = t ? strtol(t, NULL, 10) : 60;
-		return v > 0 ? v : -1;
-	}
-	return -1;
-}
-
 /* Where the cache keeps what this store answered for `key`. */
 static char *cache_path(const fdl_store *s, const char *key)
 {
@@ -67,7 +50,7 @@ int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out,
 		  fdl_error *err)
 {
 	CHECK_KEY(key);
-	long ttl = s->cache_id && !etag ? cache_ttl(key) : -1;
+	long ttl = s->cache_id && s->cache_ttl && !etag ? s->cache_ttl(key) : -1;
 	char *cached = ttl >= 0 ? cache_path(s, key) : NULL;
 	if (cached && fdl_cache_read(cached, ttl, max_bytes, out)) {
 		free(cached);

@@ -95,6 +95,10 @@ struct fdl_store {
 	 * names the store in the local metadata cache (NULL: no caching). */
 	long requests;
 	const char *cache_id;
+	/* How long the layout lets this store answer `key` from that cache:
+	 * 0 for ever, -1 never (NULL: nothing is cached). The store knows no
+	 * file names; the layout sets this (fdl_layout_store_open). */
+	long (*cache_ttl)(const char *key);
 	/* Called as large uploads progress (may be NULL). */
 	fdl_progress_cb progress;
 	void *progress_payload;
@@ -113,10 +117,8 @@ void fdl_store_free(fdl_store *s);
 
 /* Thin wrappers that check the key. fdl_store_get leaves `out` empty (and
  * freed) when it fails. On a remote store (one with a cache_id) it answers
- * from the local cache what never or seldom changes: versions/<id>/version.json
- * for good (a version never changes), fdl.json and HEAD for FDL_CACHE_TTL
- * seconds (default 60); refs never (they are what moves), nor any read that
- * asks for an etag (a compare-and-swap needs the store's own answer). */
+ * from the local cache what the layout's cache_ttl allows, never a read
+ * that asks for an etag (a compare-and-swap needs the store's own answer). */
 int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
 		  fdl_error *err);
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err);

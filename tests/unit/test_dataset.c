@@ -5,6 +5,7 @@
 #include "test.h"
 #include "../../src/layout/dataset.h"
 #include "../../src/util/util.h"
+#include "../../src/work.h"
 
 #include <stdlib.h>
 
@@ -16,6 +17,18 @@ static json_t *catalog(void)
 			  0, NULL);
 }
 
+/* fdl_dataset_build of the description files in `dir`, as a commit reads them. */
+static int build_dir(json_t **out, const char *dir, const json_t *cat, const json_t *base, const json_t *known,
+		     fdl_error *err)
+{
+	fdl_desc_files f;
+	int rc = fdl_work_description(&f, dir, err);
+	if (!rc)
+		rc = fdl_dataset_build(out, &f, cat, "folder", base, known, NULL, err);
+	fdl_desc_files_free(&f);
+	return rc;
+}
+
 static int build_with(json_t **out, const char *yml, fdl_error *err)
 {
 	char *dir = t_tempdir(), path[4200];
@@ -23,7 +36,7 @@ static int build_with(json_t **out, const char *yml, fdl_error *err)
 	int rc = yml ? fdl_file_write_atomic(path, yml, strlen(yml), err) : 0;
 	json_t *cat = catalog();
 	if (!rc)
-		rc = fdl_dataset_build(out, dir, cat, "folder", NULL, NULL, NULL, err);
+		rc = build_dir(out, dir, cat, NULL, NULL, err);
 	json_decref(cat);
 	fdl_rm_rf(dir);
 	free(dir);
@@ -43,7 +56,7 @@ static void carry_over_rules(t_ctx *t)
 				  0, NULL);
 	char *dir = t_tempdir(), path[4200];
 	/* no file: carried over, the dropped table and column left out */
-	CHECK(t, fdl_dataset_build(&ds, dir, cat, "folder", base, base, NULL, &err) == 0);
+	CHECK(t, build_dir(&ds, dir, cat, base, base, &err) == 0);
 	CHECK(t, ds && json_array_size(json_object_get(ds, "licenses")) == 1);
 	json_t *t0 = ds ? json_array_get(json_object_get(ds, "tables"), 0) : NULL;
 	CHECK(t, t0 && !strcmp(json_string_value(json_object_get(t0, "title")), "T"));
@@ -56,10 +69,10 @@ static void carry_over_rules(t_ctx *t)
 	const char *yml = "name: p\ntitle: P\ntables:\n  - name: gone\n";
 	snprintf(path, sizeof path, "%s/dataset.yml", dir);
 	CHECK(t, fdl_file_write_atomic(path, yml, strlen(yml), &err) == 0);
-	CHECK(t, fdl_dataset_build(&ds, dir, cat, "folder", base, base, NULL, &err) == 0);
+	CHECK(t, build_dir(&ds, dir, cat, base, base, &err) == 0);
 	json_decref(ds);
 	ds = NULL;
-	CHECK(t, fdl_dataset_build(&ds, dir, cat, "folder", base, NULL, NULL, &err) == FDL_EINVALID);
+	CHECK(t, build_dir(&ds, dir, cat, base, NULL, &err) == FDL_EINVALID);
 	CHECK_CONTAINS(t, err.message, "main.gone");
 	/* the user part: no rows, no types, nothing undescribed */
 	json_t *u = fdl_dataset_user_part(base);
