@@ -1,3 +1,5 @@
+/* The one wrapper of DuckDB's C API: open an in-memory DuckDB with fdl's
+ * own extensions, run statements, read and stream results, FDL_TRACE. */
 #include "duck.h"
 
 #include "../store/store.h"

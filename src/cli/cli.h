@@ -63,12 +63,12 @@ int cli_print_doc(FILE *f, const cli_doc *doc, const cli_opt *opts, const char *
 /* The shared prologue (common.c); each returns an exit code, 0 to go on.
  * Open the repository at root (the caller frees *out). */
 int cli_open_repo(fdl_repo **out, const char *root);
-/* The same, and resolve ref (NULL: HEAD) to a version id. */
 /* The same for commands that take ROOT[@REF] and a REF argument: *ref in,
  * the REF to use out (*owned frees it); ROOT@REF with a REF too is exit 2. */
 int cli_open_repo_ref(fdl_repo **out, const char *target, const char **ref, char **owned);
 /* fdl branch and fdl tag: list, create (NAME [REF]) or --delete NAME. */
 int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags);
+/* Open the repository at root and resolve ref (NULL: HEAD) to a version id. */
 int cli_open_version(fdl_repo **out, char id[FDL_ID_LEN + 1], const char *root, const char *ref);
 /* A count given to `option` (0 or more; "all" gives -1 where `all`). */
 int cli_count(long long *out, const char *option, const char *value, bool all);
@@ -135,6 +135,13 @@ int cmd_run(int argc, char **argv);
 extern const cli_doc doc_run;
 /* fdl verify's report; quiet prints only problems (on stderr). Exit code. */
 int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed_signers);
+/* Who the author of a commit is, as Git finds it: --author "Name <email>"
+ * (`spec`, or "Name"), then FDL_AUTHOR_NAME/EMAIL, GIT_AUTHOR_NAME/EMAIL,
+ * then git config user.name/user.email run in `work`. False when nothing
+ * names one. */
+bool cli_author(const char *spec, const char *work, char *name, size_t nsz, char *email, size_t esz);
+/* Say that nothing names an author, and how to name one; exit 2. */
+int cli_no_author(void);
 
 /* Upload or clone progress on stderr when it is a terminal and not `quiet`:
  * cli_progress_start returns the callback to hand to libfdl (NULL for

@@ -1,3 +1,5 @@
+/* fdl attach: print the SQL that opens a version in stock DuckDB.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 const cli_doc doc_attach = {

@@ -1,3 +1,5 @@
+/* fdl catalogs: add a catalog in another DuckLake format to a version.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 #include <string.h>

@@ -1,3 +1,5 @@
+/* fdl checkout: make a working catalog holding a branch's latest version.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 #include <string.h>

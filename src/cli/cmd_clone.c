@@ -1,3 +1,5 @@
+/* fdl clone: copy a repository, resumable and checked.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 const cli_doc doc_clone = {

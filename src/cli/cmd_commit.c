@@ -1,3 +1,5 @@
+/* fdl commit: freeze a working catalog into a new version and move its branch.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 #include <errno.h>
@@ -6,74 +8,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* The output of `git config --get KEY` run in `dir` (so a Git repository's
- * own config counts, as in Git), trimmed; "" when git or the key is absent. */
-static void git_config(char *out, size_t size, const char *dir, const char *key)
-{
-	out[0] = '\0';
-	int fds[2];
-	if (pipe(fds) != 0)
-		return;
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], STDOUT_FILENO);
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0)
-			dup2(null, STDERR_FILENO);
-		if (dir && chdir(dir) != 0 && chdir("/") != 0)
-			_exit(127);
-		execlp("git", "git", "config", "--get", key, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t got;
-	while (pid > 0 && n + 1 < size && (got = read(fds[0], out + n, size - 1 - n)) > 0)
-		n += (size_t)got;
-	close(fds[0]);
-	int status = 0;
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		n = 0;
-	while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
-		n--;
-	out[n] = '\0';
-}
-
-/* Who the author is, as Git finds it: --author "Name <email>" (or "Name"),
- * then FDL_AUTHOR_NAME/EMAIL, GIT_AUTHOR_NAME/EMAIL, then git config
- * user.name/user.email. Returns false when nothing names one. */
-static bool author_from(const char *spec, const char *work, char *name, size_t nsz, char *email, size_t esz)
-{
-	name[0] = email[0] = '\0';
-	if (spec) {
-		const char *lt = strchr(spec, '<'), *gt = lt ? strchr(lt, '>') : NULL;
-		size_t n = lt && gt ? (size_t)(lt - spec) : strlen(spec);
-		while (n && spec[n - 1] == ' ')
-			n--;
-		snprintf(name, nsz, "%.*s", (int)n, spec);
-		if (lt && gt)
-			snprintf(email, esz, "%.*s", (int)(gt - lt - 1), lt + 1);
-		return name[0] != '\0';
-	}
-	const char *vars[][2] = {{"FDL_AUTHOR_NAME", "FDL_AUTHOR_EMAIL"}, {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"}};
-	for (size_t i = 0; i < 2; i++) {
-		const char *n = getenv(vars[i][0]);
-		if (n && *n) {
-			const char *e = getenv(vars[i][1]);
-			snprintf(name, nsz, "%s", n);
-			snprintf(email, esz, "%s", e ? e : "");
-			return true;
-		}
-	}
-	git_config(name, nsz, work, "user.name");
-	if (name[0])
-		git_config(email, esz, work, "user.email");
-	return name[0] != '\0';
-}
 
 /* Read a whole message from FILE, or stdin for "-" (at most 1 MiB). */
 static char *read_message(const char *path)
@@ -235,13 +169,8 @@ int cmd_commit(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	char name[256], email[256];
-	if (!author_from(author, pos[0], name, sizeof name, email, sizeof email)) {
-		fprintf(stderr, "fdl: who is the author of this version? Nothing names one: give --author \"NAME "
-				"<EMAIL>\", set FDL_AUTHOR_NAME (and FDL_AUTHOR_EMAIL), or run\n"
-				"  git config --global user.name \"Your Name\"\n"
-				"  git config --global user.email you@example.org\n");
-		return CLI_EXIT_USAGE;
-	}
+	if (!cli_author(author, pos[0], name, sizeof name, email, sizeof email))
+		return cli_no_author();
 	char *text = NULL;
 	if (message_file && !(text = read_message(message_file)))
 		return 1;

@@ -1,3 +1,5 @@
+/* fdl describe: print the dataset.json the next commit would write.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 const cli_doc doc_describe = {

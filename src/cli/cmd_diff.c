@@ -1,23 +1,9 @@
+/* fdl diff: schema (and row) differences between two versions.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* "add_column main.t.note", with the old name or type where there is one. */
-void cli_print_change(FILE *f, const fdl_change *c, const char *indent)
-{
-	fprintf(f, "%s%-16s %s%s%s", indent, c->kind ? c->kind : "?", c->table ? c->table : "?", c->column ? "." : "",
-		c->column ? c->column : "");
-	if (c->from)
-		fprintf(f, " (was %s)", c->from);
-	if (c->from_type && c->type)
-		fprintf(f, " (%s -> %s)", c->from_type, c->type);
-	else if (c->type)
-		fprintf(f, " %s", c->type);
-	if (c->breaking)
-		fprintf(f, "  BREAKING");
-	fprintf(f, "\n");
-}
 
 /* The text form of the rows: totals per table, then the rows shown. */
 typedef struct text_rows {

@@ -1,3 +1,5 @@
+/* fdl expire: apply fdl.json's retention to old versions.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 const cli_doc doc_expire = {

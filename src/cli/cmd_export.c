@@ -1,3 +1,5 @@
+/* fdl export: export a table as plain Parquet.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 

@@ -1,3 +1,5 @@
+/* fdl gc: delete data files no live version needs.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 #include <stdlib.h>

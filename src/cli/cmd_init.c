@@ -1,3 +1,5 @@
+/* fdl init: create a repository.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 const cli_doc doc_init = {

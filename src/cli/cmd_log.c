@@ -1,3 +1,5 @@
+/* fdl log: list versions, newest first, following the first parent.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 #include <stdlib.h>

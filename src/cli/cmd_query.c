@@ -1,3 +1,5 @@
+/* fdl query: run SQL against a version.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 #include <string.h>

@@ -187,21 +187,21 @@ int cmd_run(int argc, char **argv)
 		}
 		message = msg;
 	}
-	char *argv_commit[8];
-	int n = 0;
-	argv_commit[n++] = "commit";
-	argv_commit[n++] = work;
-	argv_commit[n++] = "-m";
-	argv_commit[n++] = (char *)message;
-	if (author) {
-		argv_commit[n++] = "--author";
-		argv_commit[n++] = (char *)author;
-	}
-	argv_commit[n] = NULL;
-	rc = cmd_commit(n, argv_commit);
-	if (rc == 8) {
-		printf("%s wrote no new snapshot and no new description; nothing to commit\n", cmd[0]);
-		rc = 0;
+	char name[256], email[256];
+	if (!cli_author(author, work, name, sizeof name, email, sizeof email)) {
+		rc = cli_no_author();
+	} else {
+		fdl_commit_options o = {.message = message, .author_name = name, .author_email = email};
+		char id[FDL_ID_LEN + 1];
+		rc = fdl_commit(id, work, &o, &err);
+		if (rc == FDL_ENOCHANGE) {
+			printf("%s wrote no new snapshot and no new description; nothing to commit\n", cmd[0]);
+			rc = 0;
+		} else if (rc) {
+			rc = cli_fail(&err);
+		} else {
+			printf("Committed version %s\n", id);
+		}
 	}
 	rm_tree(tmp);
 	free(tmp);

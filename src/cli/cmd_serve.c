@@ -1,3 +1,5 @@
+/* fdl serve: serve a repository over HTTP, with its page.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 #include <limits.h>

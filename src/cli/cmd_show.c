@@ -1,3 +1,5 @@
+/* fdl show: show one version.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 const cli_doc doc_show = {

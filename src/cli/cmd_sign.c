@@ -1,3 +1,5 @@
+/* fdl sign: sign a version (an SSH signature over version.json).
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 const cli_doc doc_sign = {

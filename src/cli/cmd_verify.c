@@ -1,39 +1,7 @@
+/* fdl verify: check a repository like git fsck.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
-
-/* Run fdl_verify and print its report; returns the exit code. */
-int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed)
-{
-	fdl_error err = {0};
-	fdl_repo *repo;
-	if (fdl_repo_open(&repo, root, &err))
-		return cli_fail(&err);
-	fdl_verify_report *r = NULL;
-	int rc = fdl_verify(&r, repo, all, allowed, &err);
-	fdl_repo_free(repo);
-	if (rc)
-		return cli_fail(&err);
-	if (json) {
-		char *text = NULL;
-		if ((rc = cli_print_json(fdl_verify_report_json(&text, r, &err), &text, &err))) {
-			fdl_verify_report_free(r);
-			return rc;
-		}
-	} else {
-		FILE *f = quiet ? stderr : stdout;
-		for (size_t i = 0; i < r->problem_count; i++)
-			fprintf(f, "problem: %s: %s\n", r->problems[i].where, r->problems[i].what);
-		for (size_t i = 0; i < r->signature_count && !quiet; i++)
-			printf("good signature: %s by %s\n", r->signatures[i].id, r->signatures[i].signer);
-		for (size_t i = 0; i < r->warning_count; i++)
-			fprintf(f, "warning: %s: %s\n", r->warnings[i].where, r->warnings[i].what);
-		if (!quiet || r->problem_count)
-			fprintf(f, "%zu versions checked, %zu problems\n", r->versions_checked, r->problem_count);
-	}
-	rc = r->problem_count ? 5 : 0;
-	fdl_verify_report_free(r);
-	return rc;
-}
 
 const cli_doc doc_verify = {
 	.usage = "fdl verify ROOT [--all] [--json] [--signatures --allowed-signers FILE]",

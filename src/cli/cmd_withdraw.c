@@ -1,3 +1,5 @@
+/* fdl withdraw: withdraw a version published by mistake.
+ * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
 const cli_doc doc_withdraw = {

@@ -2,8 +2,11 @@
  * print a report's JSON. Each returns an exit code (0 to go on). */
 #include "cli.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Open the repository `target` names; with `ref` not NULL, *ref gets the
  * REF of ROOT@REF (or keeps the positional one it holds; both at once is a
@@ -171,4 +174,133 @@ int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags)
 	}
 	fdl_repo_free(repo);
 	return rc ? cli_fail(&err) : 0;
+}
+
+/* ---- helpers of several commands --------------------------------------------- */
+
+/* "add_column main.t.note", with the old name or type where there is one. */
+void cli_print_change(FILE *f, const fdl_change *c, const char *indent)
+{
+	fprintf(f, "%s%-16s %s%s%s", indent, c->kind ? c->kind : "?", c->table ? c->table : "?", c->column ? "." : "",
+		c->column ? c->column : "");
+	if (c->from)
+		fprintf(f, " (was %s)", c->from);
+	if (c->from_type && c->type)
+		fprintf(f, " (%s -> %s)", c->from_type, c->type);
+	else if (c->type)
+		fprintf(f, " %s", c->type);
+	if (c->breaking)
+		fprintf(f, "  BREAKING");
+	fprintf(f, "\n");
+}
+
+/* Run fdl_verify and print its report; returns the exit code. */
+int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed)
+{
+	fdl_error err = {0};
+	fdl_repo *repo;
+	if (fdl_repo_open(&repo, root, &err))
+		return cli_fail(&err);
+	fdl_verify_report *r = NULL;
+	int rc = fdl_verify(&r, repo, all, allowed, &err);
+	fdl_repo_free(repo);
+	if (rc)
+		return cli_fail(&err);
+	if (json) {
+		char *text = NULL;
+		if ((rc = cli_print_json(fdl_verify_report_json(&text, r, &err), &text, &err))) {
+			fdl_verify_report_free(r);
+			return rc;
+		}
+	} else {
+		FILE *f = quiet ? stderr : stdout;
+		for (size_t i = 0; i < r->problem_count; i++)
+			fprintf(f, "problem: %s: %s\n", r->problems[i].where, r->problems[i].what);
+		for (size_t i = 0; i < r->signature_count && !quiet; i++)
+			printf("good signature: %s by %s\n", r->signatures[i].id, r->signatures[i].signer);
+		for (size_t i = 0; i < r->warning_count; i++)
+			fprintf(f, "warning: %s: %s\n", r->warnings[i].where, r->warnings[i].what);
+		if (!quiet || r->problem_count)
+			fprintf(f, "%zu versions checked, %zu problems\n", r->versions_checked, r->problem_count);
+	}
+	rc = r->problem_count ? 5 : 0;
+	fdl_verify_report_free(r);
+	return rc;
+}
+
+/* The output of `git config --get KEY` run in `dir` (so a Git repository's
+ * own config counts, as in Git), trimmed; "" when git or the key is absent. */
+static void git_config(char *out, size_t size, const char *dir, const char *key)
+{
+	out[0] = '\0';
+	int fds[2];
+	if (pipe(fds) != 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], STDOUT_FILENO);
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		if (dir && chdir(dir) != 0 && chdir("/") != 0)
+			_exit(127);
+		execlp("git", "git", "config", "--get", key, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t got;
+	while (pid > 0 && n + 1 < size && (got = read(fds[0], out + n, size - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fds[0]);
+	int status = 0;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		n = 0;
+	while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
+		n--;
+	out[n] = '\0';
+}
+
+/* Who the author is, as Git finds it: --author "Name <email>" (or "Name"),
+ * then FDL_AUTHOR_NAME/EMAIL, GIT_AUTHOR_NAME/EMAIL, then git config
+ * user.name/user.email. Returns false when nothing names one. */
+bool cli_author(const char *spec, const char *work, char *name, size_t nsz, char *email, size_t esz)
+{
+	name[0] = email[0] = '\0';
+	if (spec) {
+		const char *lt = strchr(spec, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+		size_t n = lt && gt ? (size_t)(lt - spec) : strlen(spec);
+		while (n && spec[n - 1] == ' ')
+			n--;
+		snprintf(name, nsz, "%.*s", (int)n, spec);
+		if (lt && gt)
+			snprintf(email, esz, "%.*s", (int)(gt - lt - 1), lt + 1);
+		return name[0] != '\0';
+	}
+	const char *vars[][2] = {{"FDL_AUTHOR_NAME", "FDL_AUTHOR_EMAIL"}, {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"}};
+	for (size_t i = 0; i < 2; i++) {
+		const char *n = getenv(vars[i][0]);
+		if (n && *n) {
+			const char *e = getenv(vars[i][1]);
+			snprintf(name, nsz, "%s", n);
+			snprintf(email, esz, "%s", e ? e : "");
+			return true;
+		}
+	}
+	git_config(name, nsz, work, "user.name");
+	if (name[0])
+		git_config(email, esz, work, "user.email");
+	return name[0] != '\0';
+}
+
+int cli_no_author(void)
+{
+	fprintf(stderr, "fdl: who is the author of this version? Nothing names one: give --author \"NAME "
+			"<EMAIL>\", set FDL_AUTHOR_NAME (and FDL_AUTHOR_EMAIL), or run\n"
+			"  git config --global user.name \"Your Name\"\n"
+			"  git config --global user.email you@example.org\n");
+	return CLI_EXIT_USAGE;
 }

@@ -1,3 +1,5 @@
+/* The fdl command: finds the command in argv, checks its arguments against
+ * its cli_doc, prints help, and maps library errors to exit codes. */
 #include "cli.h"
 
 #include <string.h>

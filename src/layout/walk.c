@@ -1,3 +1,5 @@
+/* The walk over versions/: every version folder, which files it holds,
+ * and its version.json where it has one. */
 #include "walk.h"
 
 #include <stdlib.h>

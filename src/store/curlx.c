@@ -1,3 +1,5 @@
+/* libcurl plumbing shared by the HTTP and S3 stores: handles, status
+ * codes as fdl errors, retries, transfers into buffers and files. */
 #include "curlx.h"
 
 #include <stdlib.h>

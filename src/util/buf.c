@@ -1,3 +1,4 @@
+/* Growable buffers and string lists, and SQL quoting into a buffer. */
 #include "util.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* fdl_error: setting, prefixing and clearing the one error type, and the
+ * names of its codes. */
 #include "util.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* Paths and files: checks of relative paths, the one atomic write, the
+ * chunked reader, temporary folders and their sweep. */
 #include "util.h"
 
 #include <dirent.h>

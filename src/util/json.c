@@ -1,3 +1,5 @@
+/* JSON through jansson: parse with limits, dump as fdl writes it, typed
+ * field access with messages that name the file and the field. */
 #include "json.h"
 
 #include <stdlib.h>

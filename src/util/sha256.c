@@ -1,3 +1,4 @@
+/* SHA-256 of memory and of files (streamed), through OpenSSL libcrypto. */
 #include "util.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* A small string-keyed hash map (open addressing). */
 #include "strmap.h"
 
 #include <stdlib.h>

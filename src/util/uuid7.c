@@ -1,3 +1,4 @@
+/* Version ids: UUIDv7, monotonic within a process, checked on read. */
 #include "util.h"
 
 #include <openssl/rand.h>

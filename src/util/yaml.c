@@ -1,3 +1,5 @@
+/* YAML through libyaml: a document as a small tree of nodes with line
+ * numbers, duplicate keys refused. */
 #include "yaml.h"
 
 #include <errno.h>

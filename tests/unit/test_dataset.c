@@ -5,7 +5,7 @@
 #include "test.h"
 #include "../../src/layout/dataset.h"
 #include "../../src/util/util.h"
-#include "../../src/work.h"
+#include "../../src/ops/work.h"
 
 #include <stdlib.h>
 

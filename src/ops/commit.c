@@ -9,7 +9,7 @@
  */
 #include "freeze.h"
 #include "inputs.h"
-#include "layout/hindex.h"
+#include "../layout/hindex.h"
 
 #include <stdlib.h>
 #include <string.h>

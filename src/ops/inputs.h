@@ -1,7 +1,7 @@
 #ifndef FDL_INPUTS_H
 #define FDL_INPUTS_H
 
-#include "util/json.h"
+#include "../util/json.h"
 
 /* One `inputs` item from "SOURCE_ID=FILE_OR_URL": source_id, sha256 of the
  * bytes (streamed), retrieved_at (a file's mtime, or now for a URL), url. */

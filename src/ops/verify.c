@@ -11,13 +11,13 @@
  * into a temporary folder, hashed, and deleted once its version is checked:
  * verify checks what the store holds, never a cached copy.
  */
-#include "catalog/catalog.h"
-#include "layout/hindex.h"
-#include "layout/layout.h"
-#include "layout/walk.h"
+#include "../catalog/catalog.h"
+#include "../layout/hindex.h"
+#include "../layout/layout.h"
+#include "../layout/walk.h"
 #include "report.h"
 #include "sign.h"
-#include "util/strmap.h"
+#include "../util/strmap.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -4,8 +4,8 @@
 #include "inputs.h"
 
 #include <curl/curl.h>
-#include "store/lazy_curl.h"
-#include "util/dynlib.h"
+#include "../store/lazy_curl.h"
+#include "../util/dynlib.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

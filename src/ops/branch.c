@@ -1,8 +1,8 @@
 /* Branches and tags: list, create, delete. Every ref change is a
  * compare-and-swap; a tag, once created, is never moved (delete it and
  * create it again, as Git wants with -f). */
-#include "layout/hindex.h"
-#include "layout/layout.h"
+#include "../layout/hindex.h"
+#include "../layout/layout.h"
 
 #include <stdlib.h>
 #include <string.h>

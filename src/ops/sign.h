@@ -1,7 +1,7 @@
 #ifndef FDL_SIGN_H
 #define FDL_SIGN_H
 
-#include "util/util.h"
+#include "../util/util.h"
 
 /* An armored SSHSIG signature (namespace "fdl", sha512) of msg with the
  * unencrypted OpenSSH Ed25519 private key at key_path. Caller frees. */

@@ -6,7 +6,7 @@
  *   ssh-keygen -Y verify -f allowed_signers -I <signer> -n fdl -s version.json.sig < version.json
  */
 #include "sign.h"
-#include "layout/layout.h"
+#include "../layout/layout.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>

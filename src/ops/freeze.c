@@ -6,7 +6,7 @@
  * changes from the base version. Writes nothing to the repository.
  */
 #include "freeze.h"
-#include "layout/dataset.h"
+#include "../layout/dataset.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The public reports: freeing them, and their one --json form each. */
 #include "report.h"
-#include "layout/layout.h"
+#include "../layout/layout.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* fdl log's history: a branch's first-parent chain, through the history
  * index where the repository has one (src/layout/hindex.c). */
-#include "layout/hindex.h"
-#include "layout/layout.h"
+#include "../layout/hindex.h"
+#include "../layout/layout.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #ifndef FDL_REPORT_H
 #define FDL_REPORT_H
 
-#include "util/json.h"
+#include "../util/json.h"
 
 /* Move a string list into a report's array (l is left empty). */
 void fdl_strarray_take(fdl_strarray *out, fdl_strlist *l);

@@ -1,6 +1,8 @@
+/* Working catalogs: the record a checkout leaves (a folder's record file or
+ * a PostgreSQL table), their ATTACH for stock DuckDB, their description files. */
 #include "work.h"
-#include "catalog/catalog.h"
-#include "layout/dataset.h"
+#include "../catalog/catalog.h"
+#include "../layout/dataset.h"
 
 #include <dirent.h>
 #include <unistd.h>

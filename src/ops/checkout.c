@@ -1,7 +1,7 @@
 /* fdl checkout: a new working catalog holding a branch's tip. */
-#include "catalog/catalog.h"
+#include "../catalog/catalog.h"
 #include "work.h"
-#include "layout/dataset.h"
+#include "../layout/dataset.h"
 
 #include <dirent.h>
 #include <errno.h>

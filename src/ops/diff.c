@@ -1,8 +1,8 @@
 /* What changed: schema and row differences between two versions, and the
  * DuckLake snapshots a version froze. */
-#include "catalog/catalog.h"
-#include "layout/layout.h"
-#include "layout/walk.h"
+#include "../catalog/catalog.h"
+#include "../layout/layout.h"
+#include "../layout/walk.h"
 #include "report.h"
 
 #include <stdlib.h>

@@ -11,10 +11,10 @@
  * A folder source is listed whole. A static HTTP source cannot be listed:
  * what HEAD's branch reaches is cloned.
  */
-#include "catalog/catalog.h"
-#include "layout/hindex.h"
-#include "layout/layout.h"
-#include "layout/walk.h"
+#include "../catalog/catalog.h"
+#include "../layout/hindex.h"
+#include "../layout/layout.h"
+#include "../layout/walk.h"
 #include "report.h"
 
 #include <fcntl.h>

@@ -8,8 +8,8 @@
  * sha256 (here), so a cold open of a branch costs fdl.json, the ref,
  * version.json and then the catalog, and a warm one only the ref.
  */
-#include "catalog/catalog.h"
-#include "layout/layout.h"
+#include "../catalog/catalog.h"
+#include "../layout/layout.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,8 +1,8 @@
 /* fdl catalogs add: versions/<id>/catalogs/<format>.duckdb, for readers of
  * another DuckLake format (docs/format.md, "Catalogs in other formats"). A
  * writer places only what it can write; DuckDB 1.5.5 writes 1.0 alone. */
-#include "catalog/catalog.h"
-#include "layout/layout.h"
+#include "../catalog/catalog.h"
+#include "../layout/layout.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 #ifndef FDL_FREEZE_H
 #define FDL_FREEZE_H
 
-#include "catalog/catalog.h"
+#include "../catalog/catalog.h"
 #include "work.h"
 
 typedef struct frozen {

@@ -4,7 +4,7 @@
 #ifndef FDL_WORK_H
 #define FDL_WORK_H
 
-#include "layout/layout.h"
+#include "../layout/layout.h"
 
 #define FDL_WORK_FILE "fdl-work.json"
 #define FDL_WORK_CATALOG "ducklake.sqlite"

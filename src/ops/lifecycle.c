@@ -8,10 +8,10 @@
  * completes: expired.json first (readers refuse from then on, and it
  * records what is being removed), then the deletions.
  */
-#include "catalog/catalog.h"
-#include "layout/hindex.h"
-#include "layout/layout.h"
-#include "layout/walk.h"
+#include "../catalog/catalog.h"
+#include "../layout/hindex.h"
+#include "../layout/layout.h"
+#include "../layout/walk.h"
 #include "report.h"
 
 #include <stdlib.h>
