@@ -160,7 +160,7 @@ build/san/%.o: %.c $(HDRS) | deps-check
 	@$(CC) $(WARN) $(CPPFLAGS) -O1 -g $(SAN) -c $< -o $@
 
 build/san/libfdl.a: $(LIB_SRC:%.c=build/san/%.o)
-	@ar rcs $@ $^
+	@rm -f $@ && ar rcs $@ $^
 
 build/san/fdl: $(CLI_SRC:%.c=build/san/%.o) build/san/libfdl.a
 	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
@@ -199,7 +199,7 @@ build/fuzz/%.o: %.c $(HDRS) | deps-check
 	@$(CLANG) $(WARN) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
 
 build/fuzz/libfdl.a: $(LIB_SRC:%.c=build/fuzz/%.o)
-	@ar rcs $@ $^
+	@rm -f $@ && ar rcs $@ $^
 
 build/fuzz/fuzz-%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/libfdl.a
 	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)

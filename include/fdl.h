@@ -170,8 +170,10 @@ typedef struct fdl_branch {
 	int head; /* 1 for the branch HEAD names */
 } fdl_branch;
 
-/* Every branch with a version, sorted by name. Caller frees *out. */
+/* Every branch with a version, sorted by name. Free *out with
+ * fdl_branch_list_free. */
 FDL_EXTERN int fdl_branch_list(fdl_branch **out, size_t *count, fdl_repo *repo, fdl_error *err);
+FDL_EXTERN void fdl_branch_list_free(fdl_branch *list);
 /* Create branch `name` at `start` (NULL = HEAD; a ref or version id).
  * FDL_EEXISTS if it exists. */
 FDL_EXTERN int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_error *err);
@@ -186,8 +188,9 @@ typedef struct fdl_tag {
 	char target[FDL_ID_LEN + 1];
 } fdl_tag;
 
-/* Every tag, sorted by name. Caller frees *out with fdl_free. */
+/* Every tag, sorted by name. Free *out with fdl_tag_list_free. */
 FDL_EXTERN int fdl_tag_list(fdl_tag **out, size_t *count, fdl_repo *repo, fdl_error *err);
+FDL_EXTERN void fdl_tag_list_free(fdl_tag *list);
 /* Create tag `name` at `target` (NULL = HEAD; a ref or version id), which
  * must be a readable version. FDL_EEXISTS if the tag exists. */
 FDL_EXTERN int fdl_tag_create(fdl_repo *repo, const char *name, const char *target, fdl_error *err);
@@ -314,11 +317,16 @@ typedef struct fdl_diff_rows_options {
 } fdl_diff_rows_options;
 FDL_EXTERN int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err);
 
-/* `fdl diff --json`, streamed to `out`: {"from", "to", "changes": [...]}
- * and, with `rows`, "rows": {"schema.table": {"added_total", "removed_total",
- * "added": [...], "removed": [...]}} (`rows->on_table`/`on_row` unused). */
-FDL_EXTERN int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *rows,
-		  fdl_error *err);
+/* An fdl_diff as JSON, one object: {"from", "to", "changes": [{table,
+ * kind, column?, from?, from_type?, type?, breaking}]} (what `fdl diff
+ * --json` prints before the rows it streams). Free *out with fdl_free. */
+FDL_EXTERN int fdl_diff_json(char **out, const fdl_diff *d, fdl_error *err);
+/* `fdl diff --json --rows`, streamed to `out`: d's object (fdl_diff_json)
+ * with "rows": {"schema.table": {"added_total", "removed_total", "added":
+ * [...], "removed": [...]}} streamed into it from fdl_diff_rows of d->from
+ * and d->to (`rows->on_table`, `on_row` and `payload` unused). */
+FDL_EXTERN int fdl_diff_rows_json(FILE *out, fdl_repo *repo, const fdl_diff *d, const fdl_diff_rows_options *rows,
+				  fdl_error *err);
 
 /* The DuckLake snapshots a version added since its first parent, with
  * their DuckLake commit information. */

@@ -11,6 +11,21 @@ typedef struct text_rows {
 	bool any;
 } text_rows;
 
+/* `fdl diff --json`: the diff's object, with the rows streamed into it. */
+static int diff_json(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *rows, fdl_error *err)
+{
+	fdl_diff *d = NULL;
+	char *text = NULL;
+	int rc = fdl_diff_versions(&d, repo, a, b, err);
+	if (!rc && rows)
+		rc = fdl_diff_rows_json(stdout, repo, d, rows, err);
+	else if (!rc && !(rc = fdl_diff_json(&text, d, err)))
+		fputs(text, stdout);
+	fdl_free(text);
+	fdl_diff_free(d);
+	return rc;
+}
+
 static void more_note(const text_rows *t)
 {
 	if (!t->any)
@@ -84,7 +99,7 @@ int cmd_diff(int argc, char **argv)
 	fdl_diff_rows_options ro = {.table = npos == 4 ? pos[3] : NULL, .limit = limit, .on_table = text_table,
 				    .on_row = text_row, .payload = &t};
 	if (json) {
-		rc = fdl_diff_json(stdout, repo, pos[1], pos[2], rows ? &ro : NULL, &err);
+		rc = diff_json(repo, pos[1], pos[2], rows ? &ro : NULL, &err);
 	} else {
 		fdl_diff *d = NULL;
 		rc = fdl_diff_versions(&d, repo, pos[1], pos[2], &err);

@@ -163,14 +163,14 @@ int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags)
 		rc = fdl_tag_list(&list, &n, repo, &err);
 		for (size_t i = 0; !rc && i < n; i++)
 			ref_line(repo, list[i].name, list[i].target, -1);
-		fdl_free(list);
+		fdl_tag_list_free(list);
 	} else {
 		fdl_branch *list = NULL;
 		size_t n = 0;
 		rc = fdl_branch_list(&list, &n, repo, &err);
 		for (size_t i = 0; !rc && i < n; i++)
 			ref_line(repo, list[i].name, list[i].tip, list[i].head);
-		fdl_free(list);
+		fdl_branch_list_free(list);
 	}
 	fdl_repo_free(repo);
 	return rc ? cli_fail(&err) : 0;

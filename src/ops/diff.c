@@ -117,22 +117,16 @@ int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_r
 	return rc;
 }
 
-/* ---- fdl diff --json, streamed ------------------------------------------------ */
+/* ---- fdl diff --json --rows, streamed ---------------------------------------------- */
 
-typedef struct json_out {
+/* The diff's own object, then "rows" streamed into it, one table and one
+ * row at a time, as fdl_diff_rows hands them over. */
+typedef struct json_rows {
 	FILE *f;
 	bool any, in_table, in_added, first;
-} json_out;
+} json_rows;
 
-static void put_json(FILE *f, json_t *j)
-{
-	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER) : NULL;
-	fputs(s ? s : "null", f);
-	free(s);
-	json_decref(j);
-}
-
-static void close_table(json_out *o)
+static void close_table(json_rows *o)
 {
 	if (!o->in_table)
 		return;
@@ -144,13 +138,16 @@ static void close_table(json_out *o)
 
 static int json_table(const char *table, int64_t added, int64_t removed, void *payload)
 {
-	json_out *o = payload;
+	json_rows *o = payload;
 	close_table(o);
 	fputs(o->any ? ",\n    " : "\n    ", o->f);
 	o->any = true;
-	put_json(o->f, json_string(table));
-	fprintf(o->f, ": {\"added_total\": %lld, \"removed_total\": %lld, \"added\": [", (long long)added,
-		(long long)removed);
+	json_t *j = json_string(table);
+	char *name = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	json_decref(j);
+	fputs(name ? name : "null", o->f);
+	free(name);
+	fprintf(o->f, ": {\"added_total\": %lld, \"removed_total\": %lld, \"added\": [", (long long)added, (long long)removed);
 	o->in_table = o->in_added = o->first = true;
 	return ferror(o->f) ? FDL_EIO : 0;
 }
@@ -158,7 +155,7 @@ static int json_table(const char *table, int64_t added, int64_t removed, void *p
 static int json_row(const char *table, int added, const char *row, void *payload)
 {
 	(void)table;
-	json_out *o = payload;
+	json_rows *o = payload;
 	if (!added && o->in_added) {
 		fputs("], \"removed\": [", o->f);
 		o->in_added = false;
@@ -169,31 +166,26 @@ static int json_row(const char *table, int added, const char *row, void *payload
 	return ferror(o->f) ? FDL_EIO : 0;
 }
 
-int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *rows,
-		  fdl_error *err)
+int fdl_diff_rows_json(FILE *out, fdl_repo *repo, const fdl_diff *d, const fdl_diff_rows_options *rows,
+		       fdl_error *err)
 {
-	pair p;
-	int rc = pair_open(&p, repo, a, b, rows != NULL, err);
-	if (rc)
-		return rc;
-	json_t *changes = NULL;
-	rc = fdl_catalog_changes(&changes, p.d, "fdl_a", "fdl_b", err);
-	if (!rc) {
-		fputs("{\"from\": ", out);
-		put_json(out, json_string(fdl_version_id(p.a.v)));
-		fputs(", \"to\": ", out);
-		put_json(out, json_string(fdl_version_id(p.b.v)));
-		fputs(",\n  \"changes\": ", out);
-		put_json(out, json_incref(changes));
+	char *text = NULL;
+	int rc = fdl_diff_json(&text, d, err);
+	if (!rc) { /* the object without its closing brace: the rows go in */
+		size_t n = strlen(text);
+		while (n && text[n - 1] != '}')
+			n--;
+		fprintf(out, "%.*s", (int)(n ? n - 1 : 0), text);
 	}
-	if (!rc && rows) {
-		json_out o = {out, false, false, false, false};
-		fdl_diff_rows_options streamed = *rows;
-		streamed.on_table = json_table;
-		streamed.on_row = json_row;
-		streamed.payload = &o;
+	free(text);
+	json_rows o = {out, false, false, false, false};
+	fdl_diff_rows_options streamed = *rows;
+	streamed.on_table = json_table;
+	streamed.on_row = json_row;
+	streamed.payload = &o;
+	if (!rc) {
 		fputs(",\n  \"rows\": {", out);
-		rc = fdl_catalog_row_diff_raw(p.d, "fdl_va", "fdl_vb", "fdl_a", "fdl_b", &streamed, err);
+		rc = fdl_diff_rows(repo, d->from, d->to, &streamed, err);
 		close_table(&o);
 		fputs(o.any ? "\n  }" : "}", out);
 	}
@@ -201,8 +193,6 @@ int fdl_diff_json(FILE *out, fdl_repo *repo, const char *a, const char *b, const
 		fputs("}\n", out);
 	if (!rc && (fflush(out) != 0 || ferror(out)))
 		rc = fdl_fail(err, FDL_EIO, "cannot write the diff");
-	json_decref(changes);
-	pair_close(&p);
 	return rc;
 }
 

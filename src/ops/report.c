@@ -112,6 +112,18 @@ void fdl_diff_free(fdl_diff *d)
 	free(d);
 }
 
+int fdl_diff_json(char **out, const fdl_diff *d, fdl_error *err)
+{
+	json_t *changes = fdl_changes_json(d->changes, d->change_count);
+	json_t *o = changes ? json_pack("{s:s, s:s, s:o}", "from", d->from, "to", d->to, "changes", changes) : NULL;
+	if (!o)
+		return fdl_fail(err, FDL_ERROR, "out of memory");
+	return dump(out, o, err);
+}
+
+void fdl_branch_list_free(fdl_branch *list) { free(list); }
+void fdl_tag_list_free(fdl_tag *list) { free(list); }
+
 /* ---- snapshots ----------------------------------------------------------------- */
 
 void fdl_snapshot_list_free(fdl_snapshot_list *l)
