@@ -12,6 +12,13 @@
  *    returned through `char **out` are released with `fdl_free`.
  *  - `const char *` results of accessors are owned by the object they were
  *    read from and live as long as it does.
+ *  - Names: fdl_<noun>_<verb>() (fdl_repo_open, fdl_branch_list,
+ *    fdl_version_read), the noun being the object acted on; each returned
+ *    object type T has fdl_T_free() and, for reports, fdl_T_json(). The
+ *    written exception: an operation that is a command of its own, as in
+ *    Git, is named by its verb alone (fdl_checkout, fdl_commit,
+ *    fdl_describe, fdl_verify, fdl_expire, fdl_withdraw, fdl_gc,
+ *    fdl_clone), as are fdl_free and fdl_libversion.
  *
  * Threads: libfdl keeps no global state. A handle (fdl_repo, fdl_reader,
  * fdl_version, a report) may be used by one thread at a time; different
@@ -119,12 +126,14 @@ typedef struct fdl_init_options {
 	const char *data_dir; /* data folder relative to the root, NULL = "data" */
 } fdl_init_options;
 
-/* Create a repository at `root` (a folder path or file:// URL): fdl.json,
+/* Create a repository at `root` (a folder path, file:// URL or
+ * s3://bucket[/prefix]): fdl.json,
  * HEAD, refs/heads/ and the data folder. Refuses (FDL_EEXISTS) a non-empty
  * root that is not a repository, and a root that already is one. */
 FDL_EXTERN int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err);
 
-/* Open the repository at `root`; reads and checks fdl.json. */
+/* Open the repository at `root` (a folder, file:// URL, http(s):// URL of
+ * any static host, or s3://bucket[/prefix]); reads and checks fdl.json. */
 FDL_EXTERN int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err);
 FDL_EXTERN void fdl_repo_free(fdl_repo *repo);
 
@@ -408,8 +417,8 @@ typedef enum { FDL_FORMAT_TABLE, FDL_FORMAT_CSV, FDL_FORMAT_JSON } fdl_format;
 /* An opened version, ready to read. */
 typedef struct fdl_reader fdl_reader;
 
-/* Open a version from "ROOT[@REF]": ROOT is a folder, file://, or http(s)://
- * URL; REF is a branch, tag, version id, HEAD (default), "<seq>" on HEAD's
+/* Open a version from "ROOT[@REF]": ROOT is a folder, file://, http(s)://
+ * or s3:// URL; REF is a branch, tag, version id, HEAD (default), "<seq>" on HEAD's
  * branch or "<branch>:<seq>". version.json is checked as docs/format.md says, the
  * catalog is chosen (the newest catalogs/<format>.duckdb this DuckDB opens,
  * else ducklake.duckdb) and, unless it lives in a local folder, downloaded

@@ -35,7 +35,7 @@ int fdl_catalog_attach_lake(fdl_duck *d, const char *alias, const char *catalog,
 {
 	fdl_buf sql = {0};
 	char *target = fdl_asprintf("ducklake:%s", catalog);
-	int rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_oom(err);
 	if (!rc)
 		rc = fdl_buf_sql_str(&sql, target, err);
 	if (!rc)
@@ -103,7 +103,7 @@ static int confine_comment(fdl_buf *b, const fdl_lake_script *s, fdl_error *err)
 	if (!rc)
 		rc = fdl_buf_puts(b, ", ", err);
 	if (!rc)
-		rc = folder ? fdl_buf_sql_str(b, folder, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = folder ? fdl_buf_sql_str(b, folder, err) : fdl_oom(err);
 	free(folder);
 	if (!rc)
 		rc = fdl_buf_puts(b, "]; SET enable_external_access = false;\n", err);
@@ -115,7 +115,7 @@ int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *e
 	fdl_buf b = {0};
 	bool frozen = s->kind == FDL_CAT_DUCKDB;
 	char *target = fdl_asprintf("ducklake:%s%s", s->kind == FDL_CAT_POSTGRES ? "postgres:" : "", s->catalog);
-	int rc = target ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = target ? 0 : fdl_oom(err);
 	if (!rc && s->comment)
 		rc = fdl_buf_printf(&b, err, "-- %s\n", s->comment);
 	if (!rc && frozen) {

@@ -72,7 +72,7 @@ static int shape_read(shape *s, fdl_duck *d, const char *alias, fdl_error *err)
 		 alias);
 	if (!s->tables || (rc = fdl_duck_query(d, &r, sql, err))) {
 		shape_free(s);
-		return rc ? rc : fdl_fail(err, FDL_ERROR, "out of memory");
+		return rc ? rc : fdl_oom(err);
 	}
 	n = fdl_rows_count(&r);
 	s->cols = calloc(n ? n : 1, sizeof *s->cols);
@@ -86,7 +86,7 @@ static int shape_read(shape *s, fdl_duck *d, const char *alias, fdl_error *err)
 	fdl_rows_free(&r);
 	if (!s->cols) {
 		shape_free(s);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	return 0;
 }

@@ -13,7 +13,7 @@ int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const c
 					 : fdl_buf_puts(&sql, "ATTACH ", err);
 	char *target = fdl_asprintf("ducklake:%s%s", kind == FDL_CAT_POSTGRES ? "postgres:" : "", path);
 	if (!target)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc)
 		rc = fdl_buf_sql_str(&sql, target, err);
 	if (!rc)
@@ -93,7 +93,7 @@ int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias
 	fdl_buf_free(&sql);
 	char *target = rc ? NULL : fdl_asprintf("ducklake:%s", path);
 	if (!rc && !target)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc)
 		rc = fdl_buf_puts(&sql, "ATTACH ", err);
 	if (!rc)
@@ -227,11 +227,11 @@ static int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *prob
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *t = fdl_rows_str(&r, 0, i), *c = fdl_rows_str(&r, 2, i);
 		if (!t || !c)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		if (!rc && (m->tables.len == 0 || strcmp(m->tables.items[m->tables.len - 1], t) != 0)) {
 			fdl_strlist *grown = realloc(m->cols, (m->tables.len + 1) * sizeof *grown);
 			if (!grown)
-				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+				rc = fdl_oom(err);
 			else {
 				m->cols = grown;
 				memset(&m->cols[m->tables.len], 0, sizeof *grown);

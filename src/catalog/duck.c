@@ -47,7 +47,7 @@ int fdl_duck_extension_path(char **out, const char *name, fdl_error *err)
 			 : NULL;
 	free(dir);
 	if (!path)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	struct stat st;
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
 		int rc = fdl_fail(err, FDL_ENOTFOUND,
@@ -179,7 +179,7 @@ int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err)
 {
 	fdl_duck *d = malloc(sizeof *d);
 	if (!d)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = fdl_duck_open_with(d, sqlite, err);
 	if (rc) {
 		free(d);
@@ -372,7 +372,7 @@ static int string_chunk(duckdb_data_chunk chunk, duckdb_result *res, void *paylo
 	for (idx_t i = 0; i < n && !rc; i++) {
 		bool null = valid && !duckdb_validity_row_is_valid(valid, i);
 		char *v = null ? NULL : fdl_duck_vector_string(vec, i);
-		rc = !null && !v ? fdl_fail(e->err, FDL_ERROR, "out of memory") : e->cb(v, e->payload);
+		rc = !null && !v ? fdl_oom(e->err) : e->cb(v, e->payload);
 		free(v);
 	}
 	return rc;
@@ -420,7 +420,7 @@ int fdl_duck_secret_sql(fdl_buf *b, const fdl_s3_access *a, const char *name, fd
 		rc = fdl_buf_printf(b, err, ", URL_STYLE '%s', SCOPE ", a->path_style ? "path" : "vhost");
 	char *scope = rc ? NULL : fdl_asprintf("s3://%s/", a->bucket);
 	if (!rc)
-		rc = scope ? fdl_buf_sql_str(b, scope, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = scope ? fdl_buf_sql_str(b, scope, err) : fdl_oom(err);
 	free(scope);
 	if (!rc)
 		rc = fdl_buf_puts(b, ");\n", err);

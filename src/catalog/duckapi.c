@@ -9,10 +9,12 @@
  * (<libdir>/fdl after make install), else the loader's, else the build
  * tree's deps/lib.
  *
- * The table of functions is the one piece of process-wide state in libfdl:
- * written once, under pthread_once, and only read after.
+ * Loaded through the one loader of optional libraries (../util/dynlib.h),
+ * as libcurl, libxml2 and libmicrohttpd are: its table of functions is
+ * written once, under the loader's lock, and only read after.
  */
 #include "duck.h"
+#include "../util/dynlib.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -25,7 +27,46 @@
 #define FDL_DEFAULT_DUCKDB_LIBRARY "/usr/local/lib/fdl/libduckdb.so"
 #endif
 
-typedef struct duckdb_api {
+static const char *const names[] = {
+	"duckdb_free",
+	"duckdb_library_version",
+	"duckdb_destroy_result",
+	"duckdb_column_name",
+	"duckdb_set_config",
+	"duckdb_result_error",
+	"duckdb_prepare",
+	"duckdb_destroy_prepare",
+	"duckdb_data_chunk_get_vector",
+	"duckdb_column_count",
+	"duckdb_vector_get_validity",
+	"duckdb_value_is_null",
+	"duckdb_validity_row_is_valid",
+	"duckdb_prepare_error",
+	"duckdb_destroy_config",
+	"duckdb_data_chunk_get_size",
+	"duckdb_close",
+	"duckdb_vector_get_data",
+	"duckdb_value_varchar",
+	"duckdb_value_int64",
+	"duckdb_string_t_length",
+	"duckdb_string_t_data",
+	"duckdb_row_count",
+	"duckdb_query",
+	"duckdb_open_ext",
+	"duckdb_fetch_chunk",
+	"duckdb_execute_prepared_streaming",
+	"duckdb_disconnect",
+	"duckdb_destroy_data_chunk",
+	"duckdb_data_chunk_get_column_count",
+	"duckdb_create_config",
+	"duckdb_connect",
+	"duckdb_column_type",
+};
+
+/* In the order of names. */
+static union {
+	void *slot[sizeof names / sizeof *names];
+	struct {
 	void (*free)(void *ptr);
 	const char *(*library_version)(void);
 	void (*destroy_result)(duckdb_result *result);
@@ -59,17 +100,9 @@ typedef struct duckdb_api {
 	duckdb_state (*create_config)(duckdb_config *out_config);
 	duckdb_state (*connect)(duckdb_database database, duckdb_connection *out_connection);
 	duckdb_type (*column_type)(duckdb_result *result, idx_t col);
-} duckdb_api;
-
-static duckdb_api api;
-static char load_error[1024];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-
-#define RESOLVE(name)                                                                                    \
-	do {                                                                                              \
-		if (!load_error[0] && !(*(void **)&api.name = dlsym(lib, "duckdb_" #name)))                \
-			snprintf(load_error, sizeof load_error, "%s has no duckdb_" #name, path);          \
-	} while (0)
+} f;
+} api;
+_Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
 
 /* Where libduckdb may be: beside an installed libfdl (<libdir>/fdl/, found
  * from where this code was loaded), the loader's own search, and the build
@@ -109,69 +142,30 @@ static void *open_library(const char **tried)
 	return lib ? lib : dlopen(FDL_DEFAULT_DUCKDB_LIBRARY, RTLD_NOW | RTLD_LOCAL);
 }
 
-static void load(void)
+/* dlopen() of the first of those that loads; `tried` names the last one
+ * tried, for the message. */
+static void *open_duckdb(char *tried, size_t n)
 {
 	const char *path = "libduckdb.so";
 	void *lib = open_library(&path);
-	if (!lib) {
-		snprintf(load_error, sizeof load_error, "cannot load DuckDB (%s): %s", path, dlerror());
-		return;
-	}
-	RESOLVE(free);
-	RESOLVE(library_version);
-	RESOLVE(destroy_result);
-	RESOLVE(column_name);
-	RESOLVE(set_config);
-	RESOLVE(result_error);
-	RESOLVE(prepare);
-	RESOLVE(destroy_prepare);
-	RESOLVE(data_chunk_get_vector);
-	RESOLVE(column_count);
-	RESOLVE(vector_get_validity);
-	RESOLVE(value_is_null);
-	RESOLVE(validity_row_is_valid);
-	RESOLVE(prepare_error);
-	RESOLVE(destroy_config);
-	RESOLVE(data_chunk_get_size);
-	RESOLVE(close);
-	RESOLVE(vector_get_data);
-	RESOLVE(value_varchar);
-	RESOLVE(value_int64);
-	RESOLVE(string_t_length);
-	RESOLVE(string_t_data);
-	RESOLVE(row_count);
-	RESOLVE(query);
-	RESOLVE(open_ext);
-	RESOLVE(fetch_chunk);
-	RESOLVE(execute_prepared_streaming);
-	RESOLVE(disconnect);
-	RESOLVE(destroy_data_chunk);
-	RESOLVE(data_chunk_get_column_count);
-	RESOLVE(create_config);
-	RESOLVE(connect);
-	RESOLVE(column_type);
+	snprintf(tried, n, "%s", path);
+	return lib;
 }
 
-static bool loaded(void)
-{
-	pthread_once(&load_once, load);
-	return load_error[0] == '\0';
-}
+static fdl_dynlib lib = FDL_DYNLIB_OPEN("libduckdb.so", "set FDL_DUCKDB_LIBRARY, or run `make setup`", names, api.slot,
+				       open_duckdb);
 
 /* Every forward but library_version: callers reach them only through a
  * handle fdl_duck_open() made, which loaded the library first, so an
  * unloaded table here is a bug in libfdl, not a user's error. */
 static void need(void)
 {
-	if (!loaded()) {
-		fprintf(stderr, "libfdl: DuckDB C API called before DuckDB was loaded: %s\n", load_error);
-		abort();
-	}
+	fdl_dynlib_need(&lib);
 }
 
 int fdl_duck_load_library(fdl_error *err)
 {
-	return loaded() ? 0 : fdl_fail(err, FDL_EDUCKDB, "%s (set FDL_DUCKDB_LIBRARY, or run `make setup`)", load_error);
+	return fdl_dynlib_load(&lib, err) ? (err ? (err->code = FDL_EDUCKDB) : FDL_EDUCKDB) : 0;
 }
 
 /* ---- the forwards: the C API as duckdb.h declares it --------------------------- */
@@ -179,196 +173,197 @@ int fdl_duck_load_library(fdl_error *err)
 void duckdb_free(void *ptr)
 {
 	need();
-	api.free(ptr);
+	api.f.free(ptr);
 }
 
 const char *duckdb_library_version(void)
 {
-	return loaded() ? api.library_version() : "(DuckDB not loaded)";
+	fdl_error e;
+	return fdl_dynlib_load(&lib, &e) == 0 ? api.f.library_version() : "(DuckDB not loaded)";
 }
 
 void duckdb_destroy_result(duckdb_result *result)
 {
 	need();
-	api.destroy_result(result);
+	api.f.destroy_result(result);
 }
 
 const char *duckdb_column_name(duckdb_result *result, idx_t col)
 {
 	need();
-	return api.column_name(result, col);
+	return api.f.column_name(result, col);
 }
 
 duckdb_state duckdb_set_config(duckdb_config config, const char *name, const char *option)
 {
 	need();
-	return api.set_config(config, name, option);
+	return api.f.set_config(config, name, option);
 }
 
 const char *duckdb_result_error(duckdb_result *result)
 {
 	need();
-	return api.result_error(result);
+	return api.f.result_error(result);
 }
 
 duckdb_state duckdb_prepare(duckdb_connection connection, const char *query, duckdb_prepared_statement *out_prepared_statement)
 {
 	need();
-	return api.prepare(connection, query, out_prepared_statement);
+	return api.f.prepare(connection, query, out_prepared_statement);
 }
 
 void duckdb_destroy_prepare(duckdb_prepared_statement *prepared_statement)
 {
 	need();
-	api.destroy_prepare(prepared_statement);
+	api.f.destroy_prepare(prepared_statement);
 }
 
 duckdb_vector duckdb_data_chunk_get_vector(duckdb_data_chunk chunk, idx_t col_idx)
 {
 	need();
-	return api.data_chunk_get_vector(chunk, col_idx);
+	return api.f.data_chunk_get_vector(chunk, col_idx);
 }
 
 idx_t duckdb_column_count(duckdb_result *result)
 {
 	need();
-	return api.column_count(result);
+	return api.f.column_count(result);
 }
 
 uint64_t *duckdb_vector_get_validity(duckdb_vector vector)
 {
 	need();
-	return api.vector_get_validity(vector);
+	return api.f.vector_get_validity(vector);
 }
 
 bool duckdb_value_is_null(duckdb_result *result, idx_t col, idx_t row)
 {
 	need();
-	return api.value_is_null(result, col, row);
+	return api.f.value_is_null(result, col, row);
 }
 
 bool duckdb_validity_row_is_valid(uint64_t *validity, idx_t row)
 {
 	need();
-	return api.validity_row_is_valid(validity, row);
+	return api.f.validity_row_is_valid(validity, row);
 }
 
 const char *duckdb_prepare_error(duckdb_prepared_statement prepared_statement)
 {
 	need();
-	return api.prepare_error(prepared_statement);
+	return api.f.prepare_error(prepared_statement);
 }
 
 void duckdb_destroy_config(duckdb_config *config)
 {
 	need();
-	api.destroy_config(config);
+	api.f.destroy_config(config);
 }
 
 idx_t duckdb_data_chunk_get_size(duckdb_data_chunk chunk)
 {
 	need();
-	return api.data_chunk_get_size(chunk);
+	return api.f.data_chunk_get_size(chunk);
 }
 
 void duckdb_close(duckdb_database *database)
 {
 	need();
-	api.close(database);
+	api.f.close(database);
 }
 
 void *duckdb_vector_get_data(duckdb_vector vector)
 {
 	need();
-	return api.vector_get_data(vector);
+	return api.f.vector_get_data(vector);
 }
 
 char *duckdb_value_varchar(duckdb_result *result, idx_t col, idx_t row)
 {
 	need();
-	return api.value_varchar(result, col, row);
+	return api.f.value_varchar(result, col, row);
 }
 
 int64_t duckdb_value_int64(duckdb_result *result, idx_t col, idx_t row)
 {
 	need();
-	return api.value_int64(result, col, row);
+	return api.f.value_int64(result, col, row);
 }
 
 uint32_t duckdb_string_t_length(duckdb_string_t string)
 {
 	need();
-	return api.string_t_length(string);
+	return api.f.string_t_length(string);
 }
 
 const char *duckdb_string_t_data(duckdb_string_t *string)
 {
 	need();
-	return api.string_t_data(string);
+	return api.f.string_t_data(string);
 }
 
 idx_t duckdb_row_count(duckdb_result *result)
 {
 	need();
-	return api.row_count(result);
+	return api.f.row_count(result);
 }
 
 duckdb_state duckdb_query(duckdb_connection connection, const char *query, duckdb_result *out_result)
 {
 	need();
-	return api.query(connection, query, out_result);
+	return api.f.query(connection, query, out_result);
 }
 
 duckdb_state duckdb_open_ext(const char *path, duckdb_database *out_database, duckdb_config config, char **out_error)
 {
 	need();
-	return api.open_ext(path, out_database, config, out_error);
+	return api.f.open_ext(path, out_database, config, out_error);
 }
 
 duckdb_data_chunk duckdb_fetch_chunk(duckdb_result result)
 {
 	need();
-	return api.fetch_chunk(result);
+	return api.f.fetch_chunk(result);
 }
 
 duckdb_state duckdb_execute_prepared_streaming(duckdb_prepared_statement prepared_statement, duckdb_result *out_result)
 {
 	need();
-	return api.execute_prepared_streaming(prepared_statement, out_result);
+	return api.f.execute_prepared_streaming(prepared_statement, out_result);
 }
 
 void duckdb_disconnect(duckdb_connection *connection)
 {
 	need();
-	api.disconnect(connection);
+	api.f.disconnect(connection);
 }
 
 void duckdb_destroy_data_chunk(duckdb_data_chunk *chunk)
 {
 	need();
-	api.destroy_data_chunk(chunk);
+	api.f.destroy_data_chunk(chunk);
 }
 
 idx_t duckdb_data_chunk_get_column_count(duckdb_data_chunk chunk)
 {
 	need();
-	return api.data_chunk_get_column_count(chunk);
+	return api.f.data_chunk_get_column_count(chunk);
 }
 
 duckdb_state duckdb_create_config(duckdb_config *out_config)
 {
 	need();
-	return api.create_config(out_config);
+	return api.f.create_config(out_config);
 }
 
 duckdb_state duckdb_connect(duckdb_database database, duckdb_connection *out_connection)
 {
 	need();
-	return api.connect(database, out_connection);
+	return api.f.connect(database, out_connection);
 }
 
 duckdb_type duckdb_column_type(duckdb_result *result, idx_t col)
 {
 	need();
-	return api.column_type(result, col);
+	return api.f.column_type(result, col);
 }

@@ -88,7 +88,7 @@ int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, 
 	size_t n = fdl_rows_count(&r);
 	out->items = n ? calloc(n, sizeof *out->items) : NULL;
 	if (n && !out->items)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	for (size_t i = 0; i < n && !rc; i++) {
 		fdl_data_file *f = &out->items[out->len++];
 		char *key = fdl_rows_str(&r, 0, i);
@@ -108,7 +108,7 @@ int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, 
 			f->delete_bytes = fdl_rows_null(&r, 18, i) ? 0 : fdl_rows_int(&r, 18, i);
 		}
 		if (!rc && !f->table_key)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 	}
 	fdl_rows_free(&r);
 	if (rc)
@@ -282,7 +282,7 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 	size_t at = 0;
 	json_t *tables = json_array();
 	if (!tables)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
 		int64_t id = fdl_rows_int(&r, 0, i);
 		int64_t rows = 0;
@@ -489,7 +489,7 @@ int fdl_catalog_snapshots(fdl_snapshot_list **out, fdl_duck *d, const char *alia
 	fdl_rows_free(&r);
 	if (oom) {
 		snapshots_free(list);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	*out = list;
 	return 0;

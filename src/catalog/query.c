@@ -121,7 +121,7 @@ static int on_chunk(duckdb_data_chunk chunk, duckdb_result *res, void *payload)
 		t->ncols = (size_t)duckdb_column_count(res);
 		t->width = calloc(t->ncols ? t->ncols : 1, sizeof *t->width);
 		if (!t->width)
-			return fdl_fail(s->err, FDL_ERROR, "out of memory");
+			return fdl_oom(s->err);
 		/* the table format's header, for a result with no rows */
 		for (size_t c = 0; s->fmt == FDL_FORMAT_TABLE && c < t->ncols; c++) {
 			t->width[c] = strlen(duckdb_column_name(res, c));
@@ -206,7 +206,7 @@ int fdl_catalog_export_table(fdl_duck *d, const char *alias, const char *table, 
 		return fdl_fail(err, FDL_EINVALID, "table '%s' is not schema.table", table);
 	fdl_buf sql = {0};
 	char *schema = strndup(table, (size_t)(dot - table));
-	int rc = schema ? fdl_buf_puts(&sql, "COPY (SELECT * FROM ", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = schema ? fdl_buf_puts(&sql, "COPY (SELECT * FROM ", err) : fdl_oom(err);
 	if (!rc)
 		rc = fdl_buf_sql_ident(&sql, alias, err);
 	if (!rc)

@@ -23,7 +23,7 @@ int fdl_changes_from_json(fdl_change **out, size_t *count, const json_t *list, f
 		return 0;
 	fdl_change *c = calloc(n, sizeof *c);
 	if (!c)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	bool oom = false;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *o = json_array_get(list, i);
@@ -37,7 +37,7 @@ int fdl_changes_from_json(fdl_change **out, size_t *count, const json_t *list, f
 	}
 	if (oom) {
 		fdl_changes_free(c, n);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	*out = c;
 	*count = n;

@@ -97,7 +97,7 @@ static int convert_map(json_t **out, const fdl_ynode *n, const fspec *spec, cons
 	}
 	json_t *o = json_object();
 	if (!o)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	for (const fspec *f = spec; f->key; f++) {
 		int line = n->line;
 		const fdl_ynode *v = fdl_ynode_get(n, f->key, &line);
@@ -116,7 +116,7 @@ static int convert_map(json_t **out, const fdl_ynode *n, const fspec *spec, cons
 		json_t *j = NULL;
 		int rc = convert(&j, v, f, src, sub, err);
 		if (!rc && json_object_set_new(o, f->key, j))
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		if (rc) {
 			json_decref(o);
 			return rc;
@@ -188,7 +188,7 @@ static int convert(json_t **out, const fdl_ynode *n, const fspec *f, const char 
 		break;
 	}
 	}
-	return *out ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	return *out ? 0 : fdl_oom(err);
 }
 
 /* ---- loading the description files ---------------------------------- */
@@ -228,7 +228,7 @@ static int add_table(desc *d, json_t *t, const char *src, int line, fdl_error *e
 	described *p = realloc(d->tables, (d->ntables + 1) * sizeof *p);
 	if (!p) {
 		json_decref(t);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	d->tables = p;
 	p[d->ntables++] = (described){t, fdl_strdup(src), line, false};
@@ -255,7 +255,7 @@ static int desc_load(desc *d, const fdl_desc_files *f, fdl_error *err)
 	int rc = 0;
 	fdl_ynode *root = NULL;
 	if (f->top.path && !(d->top_src = fdl_strdup(f->top.path)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc && d->top_src && !(rc = fdl_yaml_load(&root, f->top.text.data, f->top.text.len, d->top_src, err))) {
 		/* convert without tables, then each table item on its own */
 		rc = convert_map(&d->top, root, DATASET, d->top_src, "the dataset", err);
@@ -352,12 +352,12 @@ static int desc_from_base(desc *d, const json_t *base, fdl_error *err)
 {
 	json_t *u = fdl_dataset_user_part(base);
 	if (!u)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	d->inherited = true;
 	d->top_src = fdl_strdup("the base version's dataset.json");
 	size_t i;
 	json_t *t;
-	int rc = d->top_src ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = d->top_src ? 0 : fdl_oom(err);
 	json_array_foreach(json_object_get(u, "tables"), i, t)
 	{
 		if (rc)
@@ -488,7 +488,7 @@ int fdl_dataset_yaml(fdl_buf *out, const json_t *description, const char *header
 	yaml_emitter_t em;
 	yaml_event_t ev;
 	if (!yaml_emitter_initialize(&em))
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = fdl_buf_puts(out, header, err);
 	yaml_emitter_set_output(&em, to_buf, out);
 	yaml_emitter_set_unicode(&em, 1);
@@ -552,7 +552,7 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 	const char *src = dsc ? dsc->src : "";
 	json_t *t = json_object();
 	if (!t)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	set_str(t, "schema", str(cat, "schema"));
 	set_str(t, "name", str(cat, "name"));
 	if (view)
@@ -722,7 +722,7 @@ int fdl_dataset_build(json_t **out, const fdl_desc_files *files, const json_t *c
 	json_t *ds = json_object();
 	if (!ds) {
 		desc_free(&d);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	if (d.top) {
 		const char *k;

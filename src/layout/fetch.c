@@ -69,7 +69,7 @@ int fdl_object_fetch_checked(char **out, fdl_repo *repo, const char *key, int64_
 	free(id);
 	struct stat st;
 	if (!path)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	else if (stat(path, &st) == 0 && (sha ? st.st_size == bytes : true)) {
 		/* cached: verified when it was stored, immutable since */
 	} else {

@@ -44,7 +44,7 @@ static int hist_push(fdl_hist *h, const fdl_hentry *e, fdl_error *err)
 {
 	fdl_hentry *p = realloc(h->items, (h->len + 1) * sizeof *p);
 	if (!p)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	h->items = p;
 	p[h->len] = *e;
 	p[h->len].doc = json_incref(e->doc);
@@ -87,13 +87,13 @@ static int entry_read(fdl_hentry *e, fdl_repo *repo, const char *id, fdl_error *
 	memset(e, 0, sizeof *e);
 	char *key = fdl_id_is_valid(id) ? fdl_version_key(id, "version.json") : NULL;
 	if (!key)
-		return fdl_id_is_valid(id) ? fdl_fail(err, FDL_ERROR, "out of memory")
+		return fdl_id_is_valid(id) ? fdl_oom(err)
 					   : fdl_fail(err, FDL_EINVALID, "'%s' is not a version id", id);
 	char *src = fdl_asprintf("%s/%s", repo->root, key);
 	fdl_buf b = {0};
 	fdl_version *v = NULL;
 	int rc = src ? fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err)
-		     : fdl_fail(err, FDL_ERROR, "out of memory");
+		     : fdl_oom(err);
 	if (rc == FDL_ENOTFOUND)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s (no %s)", id, repo->root, key);
 	if (!rc)
@@ -256,7 +256,7 @@ static int hindex_load(hindex *ix, fdl_repo *repo, const char *branch, bool want
 {
 	memset(ix, 0, sizeof *ix);
 	if (!(ix->key = pointer_key(branch)))
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	fdl_error pe;
 	if (fdl_path_check_relative(ix->key, "an index path", &pe) != 0)
 		return unusable(ix, "the branch name gives no index path", NULL);
@@ -534,7 +534,7 @@ static int entries_add(entries *l, const fdl_hentry *e, fdl_error *err)
 		size_t cap = l->cap ? l->cap * 2 : 64;
 		const fdl_hentry **p = realloc(l->p, cap * sizeof *p);
 		if (!p)
-			return fdl_fail(err, FDL_ERROR, "out of memory");
+			return fdl_oom(err);
 		l->p = p;
 		l->cap = cap;
 	}
@@ -560,7 +560,7 @@ static int pack_write(hpack *out, fdl_repo *repo, const entries *l, size_t from,
 		json_t *j = entry_to_json(l->p[i]);
 		char *text = NULL;
 		size_t len = 0;
-		rc = j ? fdl_json_dump_as(&text, &len, j, true, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = j ? fdl_json_dump_as(&text, &len, j, true, err) : fdl_oom(err);
 		if (!rc) /* one line: the compact dump ends with its newline */
 			rc = fdl_buf_add(&b, text, len, err);
 		free(text);
@@ -577,7 +577,7 @@ static int pack_write(hpack *out, fdl_repo *repo, const entries *l, size_t from,
 		out->bytes = (int64_t)b.len;
 		key = pack_key(out->name);
 		rc = key ? fdl_store_put_if_absent(repo->store, key, b.data, b.len, err)
-			 : fdl_fail(err, FDL_ERROR, "out of memory");
+			 : fdl_oom(err);
 		if (rc == FDL_EEXISTS)
 			rc = 0;
 	}
@@ -794,7 +794,7 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 		json_t *doc = pointer_json(branch, tip, walked.items[0].seq, packs, npacks, &all, keep_from);
 		char *text = NULL;
 		size_t len = 0;
-		rc = doc ? fdl_json_dump_as(&text, &len, doc, true, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = doc ? fdl_json_dump_as(&text, &len, doc, true, err) : fdl_oom(err);
 		if (!rc)
 			rc = fdl_store_put_if_match(repo->store, own.key, text, len, own.exists ? own.etag : NULL, err);
 		free(text);

@@ -50,7 +50,7 @@ int fdl_ref_branch_key(char **out, const char *branch, fdl_error *err)
 	if (rc)
 		return fdl_error_prefix(err, "branch");
 	*out = fdl_asprintf("refs/heads/%s", branch);
-	return *out ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	return *out ? 0 : fdl_oom(err);
 }
 
 int fdl_head_parse(char **branch, const char *data, size_t len, fdl_error *err)
@@ -64,7 +64,7 @@ int fdl_head_parse(char **branch, const char *data, size_t len, fdl_error *err)
 				(int)(len > 80 ? 80 : len), data);
 	char *name = malloc(len - pl + 1);
 	if (!name)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	memcpy(name, data + pl, len - pl);
 	name[len - pl] = '\0';
 	int rc = fdl_ref_name_check(name, err);
@@ -138,7 +138,7 @@ static int resolve_name(char out_id[FDL_ID_LEN + 1], bool *found, fdl_repo *repo
 	int rc = fdl_ref_name_check(spec, err);
 	for (size_t i = 0; !rc && !*found && i < 2; i++) {
 		char *key = fdl_asprintf("%s%s", prefixes[i], spec);
-		rc = key ? fdl_ref_read(repo, key, out_id, found, NULL, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = key ? fdl_ref_read(repo, key, out_id, found, NULL, err) : fdl_oom(err);
 		free(key);
 	}
 	return rc;
@@ -152,7 +152,7 @@ static int resolve_head(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, fdl_error *
 	char *key = rc ? NULL : fdl_asprintf("refs/heads/%s", branch);
 	bool found = false;
 	if (!rc)
-		rc = key ? fdl_ref_read(repo, key, out_id, &found, NULL, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = key ? fdl_ref_read(repo, key, out_id, &found, NULL, err) : fdl_oom(err);
 	if (!rc && !found)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "%s has no versions yet (HEAD names %s, which does not exist)",
 			      repo->root, key);
@@ -281,7 +281,7 @@ int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spe
 		char *name = strndup(spec, (size_t)(colon - spec));
 		char tip[FDL_ID_LEN + 1];
 		bool found = false;
-		int rc = !name ? fdl_fail(err, FDL_ERROR, "out of memory")
+		int rc = !name ? fdl_oom(err)
 		       : !*name || !strcmp(name, "HEAD") ? (found = true, resolve_head(tip, repo, err))
 							 : resolve_name(tip, &found, repo, name, err);
 		if (!rc && !found)

@@ -55,7 +55,7 @@ static int repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err)
 	fdl_repo *r = calloc(1, sizeof *r);
 	if (!r) {
 		json_decref(cfg);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	r->store = store;
 	r->root = store->url;
@@ -68,7 +68,7 @@ static int repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err)
 	if (!r->data_dir || !r->data_url) {
 		r->store = NULL;
 		fdl_repo_free(r);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	*out = r;
 	return 0;
@@ -178,7 +178,7 @@ int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err
 				data_dir, "formats", "ducklake", FDL_DEFAULT_FORMAT, "duckdb",
 				FDL_DEFAULT_FORMAT_DUCKDB, "retention", "days", "keep");
 		if (!cfg)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 	}
 	if (!rc)
 		rc = fdl_json_dump(&text, &len, cfg, err);
@@ -187,7 +187,7 @@ int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err
 	if (!rc) {
 		head = fdl_asprintf("ref: %s\n", branch_key);
 		rc = head ? fdl_store_put_if_absent(store, "HEAD", head, strlen(head), err)
-			  : fdl_fail(err, FDL_ERROR, "out of memory");
+			  : fdl_oom(err);
 	}
 	if (!rc) {
 		/* Local stores get the folders a user expects to see. */

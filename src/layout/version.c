@@ -179,7 +179,7 @@ int fdl_version_from_json(fdl_version **out, json_t *doc, const char *dir_id, co
 {
 	fdl_version *v = calloc(1, sizeof *v);
 	if (!v)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	v->doc = json_incref(doc);
 	int rc = json_is_object(doc) ? validate(v, dir_id, source, err)
 				     : fdl_fail(err, FDL_EINVALID, "%s: a version.json is a JSON object", source);
@@ -200,7 +200,7 @@ int fdl_version_read(fdl_version **out, fdl_repo *repo, const char *id, fdl_erro
 	char *key = fdl_version_key(id, "version.json");
 	char *src = fdl_asprintf("%s/versions/%s/version.json", repo->root, id);
 	fdl_buf b = {0};
-	int rc = (!key || !src) ? fdl_fail(err, FDL_ERROR, "out of memory")
+	int rc = (!key || !src) ? fdl_oom(err)
 				: fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err);
 	if (rc == FDL_ENOTFOUND)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s (no %s)", id, repo->root, key);
@@ -256,7 +256,7 @@ int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_versi
 {
 	char *key = fdl_version_key(v->id, path);
 	int rc = key ? fdl_object_fetch_checked(local_path, repo, key, bytes, sha256, err)
-		     : fdl_fail(err, FDL_ERROR, "out of memory");
+		     : fdl_oom(err);
 	free(key);
 	return rc;
 }
@@ -313,7 +313,7 @@ int fdl_version_load_json(json_t **out, fdl_repo *repo, const fdl_version *v, co
 	free(local);
 	if (!rc && !strcmp(field, "files")) { /* its paths are read as files: checked here */
 		char *key = fdl_version_key(v->id, json_string_value(json_object_get(ref, "path")));
-		rc = key ? fdl_files_json_check(*out, key, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = key ? fdl_files_json_check(*out, key, err) : fdl_oom(err);
 		free(key);
 	}
 	if (rc) {
@@ -339,14 +339,14 @@ int fdl_version_tables(fdl_table_list **out, fdl_repo *repo, const fdl_version *
 	const json_t *tables = json_object_get(ds, "tables");
 	size_t n = json_array_size(tables);
 	if (!rc && (!l || (n && !(l->items = calloc(n, sizeof *l->items)))))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	for (size_t i = 0; !rc && i < n; i++) {
 		const json_t *t = json_array_get(tables, i);
 		fdl_table_info *ti = &l->items[l->count];
 		ti->name = fdl_asprintf("%s.%s", json_string_value(json_object_get(t, "schema")),
 					json_string_value(json_object_get(t, "name")));
 		if (!ti->name) {
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 			break;
 		}
 		l->count++;

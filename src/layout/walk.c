@@ -44,7 +44,7 @@ int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_strlist *specials, fdl_r
 		if (!d) {
 			vdir *p = realloc(out->items, (out->len + 1) * sizeof *p);
 			if (!p) {
-				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+				rc = fdl_oom(err);
 				break;
 			}
 			out->items = p;
@@ -71,7 +71,7 @@ int fdl_vdirs_read(vdirs *d, fdl_strlist *problems, fdl_repo *repo, fdl_error *e
 		fdl_buf b = {0};
 		fdl_error e;
 		if (!key)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		else if (fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
 			 fdl_version_parse(&v->v, b.data, b.len, v->id, key, &e)) {
 			if (problems) {

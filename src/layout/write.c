@@ -13,13 +13,13 @@ static int put_doc(fdl_repo *repo, const char *id, const char *name, const char 
 {
 	char *key = fdl_version_key(id, name);
 	char hex[65];
-	int rc = key ? fdl_sha256_mem(hex, text, len, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = key ? fdl_sha256_mem(hex, text, len, err) : fdl_oom(err);
 	if (!rc)
 		rc = fdl_store_put_if_absent(repo->store, key, text, len, err);
 	if (!rc && (json_object_set_new(ref, "path", json_string(name)) ||
 		    json_object_set_new(ref, "bytes", json_integer((json_int_t)len)) ||
 		    json_object_set_new(ref, "sha256", json_string(hex))))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	free(key);
 	return rc;
 }
@@ -70,7 +70,7 @@ int fdl_version_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_version
 	char *cat_key = fdl_version_key(id, FDL_CATALOG_FILE), *dataset = NULL, *text = NULL;
 	size_t dataset_len = 0, len = 0;
 	if (!dataset_ref || !files_ref || !cat_key)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc)
 		rc = fdl_store_put_file_if_absent(repo->store, cat_key, n->catalog_file, err);
 	if (!rc)
@@ -92,7 +92,7 @@ int fdl_version_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_version
 	char *key = rc ? NULL : fdl_version_key(id, FDL_VERSION_JSON);
 	if (!rc)
 		rc = key ? fdl_store_put_if_absent(repo->store, key, text, len, err)
-			 : fdl_fail(err, FDL_ERROR, "out of memory");
+			 : fdl_oom(err);
 	free(key);
 	free(text);
 	free(dataset);

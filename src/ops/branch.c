@@ -21,7 +21,7 @@ static int list_refs(fdl_branch **out, size_t *count, fdl_repo *repo, const char
 	fdl_strlist_sort(&keys);
 	fdl_branch *list = keys.len ? calloc(keys.len, sizeof *list) : NULL;
 	if (!rc && keys.len && !list)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	size_t n = 0;
 	for (size_t i = 0; i < keys.len && !rc; i++) {
 		const char *name = keys.items[i] + strlen(dir) + 1;
@@ -57,7 +57,7 @@ int fdl_tag_list(fdl_tag **out, size_t *count, fdl_repo *repo, fdl_error *err)
 	int rc = list_refs(&list, count, repo, "refs/tags", err);
 	fdl_tag *tags = rc || !*count ? NULL : calloc(*count, sizeof *tags);
 	if (!rc && *count && !tags)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	for (size_t i = 0; !rc && i < *count; i++) {
 		memcpy(tags[i].name, list[i].name, sizeof tags[i].name);
 		memcpy(tags[i].target, list[i].tip, sizeof tags[i].target);
@@ -76,7 +76,7 @@ static int tag_key(char **out, const char *name, fdl_error *err)
 	if (fdl_ref_name_check(name, err))
 		return fdl_error_prefix(err, "tag");
 	*out = fdl_asprintf("refs/tags/%s", name);
-	return *out ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	return *out ? 0 : fdl_oom(err);
 }
 
 /* Create the ref `key` at `start`, only if it does not exist. */

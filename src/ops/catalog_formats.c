@@ -27,7 +27,7 @@ int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_err
 	char *key = name ? fdl_version_key(id, name) : NULL;
 	fdl_expiry x;
 	if (!key)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	else if (!(rc = fdl_version_expiry(&x, repo, id, err)) && x.expired)
 		rc = fdl_fail(err, FDL_EEXPIRED, "version %s has expired; it has no catalog to copy", id);
 	if (!rc)

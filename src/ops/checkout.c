@@ -53,7 +53,7 @@ static int write_description(fdl_work *w, fdl_repo *repo, fdl_error *err)
 	if (!rc)
 		rc = fdl_json_parse(&ds, text, strlen(text), "the base version's " FDL_DATASET_JSON, err);
 	if (!rc && !(mine = fdl_dataset_user_part(ds)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	char header[400];
 	snprintf(header, sizeof header,
 		 "# The description of this dataset as version %s published it (its\n"
@@ -63,7 +63,7 @@ static int write_description(fdl_work *w, fdl_repo *repo, fdl_error *err)
 	if (!rc)
 		rc = fdl_dataset_yaml(&yml, mine, header, err);
 	if (!rc && !(path = fdl_asprintf("%s/dataset.yml", w->dir)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc)
 		rc = fdl_file_write_atomic(path, yml.data, yml.len, err);
 	if (!rc)
@@ -87,7 +87,7 @@ static int make_sibling(char **out, const char *final, fdl_error *err)
 	const char *slash = strrchr(final, '/');
 	char *parent = slash && slash != final ? strndup(final, (size_t)(slash - final)) : fdl_strdup("/");
 	if (!parent)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = fdl_mkdir_p(parent, err);
 	fdl_uuid7_gen gen = {0};
 	char id[FDL_ID_LEN + 1];
@@ -95,7 +95,7 @@ static int make_sibling(char **out, const char *final, fdl_error *err)
 		rc = fdl_uuid7_next(&gen, id, err);
 	char *tmp = rc ? NULL : fdl_asprintf("%s/.%s.fdl-checkout-%s", parent, slash ? slash + 1 : final, id + 24);
 	if (!rc && !tmp)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc && mkdir(tmp, 0777) != 0)
 		rc = fdl_fail(err, FDL_EIO, "cannot make a folder beside %s: %s", final,
 			      strerror(errno));
@@ -160,7 +160,7 @@ static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_erro
 	if (rc)
 		return rc;
 	*out = fdl_strdup(name);
-	return *out ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	return *out ? 0 : fdl_oom(err);
 }
 
 static int seed_catalog(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
@@ -229,7 +229,7 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 				      repo->root, repo->store->ops->name);
 		free(data);
 		if (!rc && !w.data_path)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 	}
 	w.postgres = !strncmp(work, FDL_PG_PREFIX, strlen(FDL_PG_PREFIX));
 	if (!rc && w.postgres) {
@@ -237,7 +237,7 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 		w.catalog = fdl_strdup(work + strlen(FDL_PG_PREFIX));
 		w.repository = fdl_strdup(repo->root);
 		if (!w.dir || !w.catalog || !w.repository)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		else
 			rc = pg_target_free(&w, repo, err);
 		if (rc == FDL_ENOCHANGE) { /* already this repository's working catalog: adopt it */
@@ -260,7 +260,7 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 			w.catalog = fdl_asprintf("%s/%s", w.dir, FDL_WORK_CATALOG);
 			w.repository = fdl_strdup(repo->root);
 			if (!w.catalog || !w.repository)
-				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+				rc = fdl_oom(err);
 		}
 	}
 	fdl_duck *d = NULL;

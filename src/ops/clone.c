@@ -84,7 +84,7 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 	}
 	char *tmp = local ? NULL : fdl_asprintf("%s/copy-%d-%ld", c->tmpdir, c->worker, c->copied + c->skipped);
 	if (!local && !tmp)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = local ? 0 : fdl_store_get_file(c->src_store, key, tmp, err);
 	if (rc == FDL_ENOTFOUND && optional) {
 		fdl_error_clear(err);
@@ -179,14 +179,14 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 	if (rc == FDL_ENOTFOUND) /* the chain reaches a version withdrawn with its version.json? */
 		rc = fdl_history_withdrawn_end(gap, c->src, &h, id, err);
 	if (!rc && (h.len || gap[0]) && !(out->items = calloc(h.len + 1, sizeof *out->items)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	for (size_t i = 0; !rc && i < h.len; i++) {
 		vdir *d = &out->items[out->len++];
 		memcpy(d->id, h.items[i].id, sizeof d->id);
 		memcpy(d->sha256, h.items[i].sha256, sizeof d->sha256);
 		char *src = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, c->src->root, d->id);
 		rc = src ? fdl_version_from_json(&d->v, h.items[i].doc, d->id, src, err)
-			 : fdl_fail(err, FDL_ERROR, "out of memory");
+			 : fdl_oom(err);
 		free(src);
 		/* files we can name without listing; expired.json and a
 		 * signature are asked for with the plan (prepare_version) */
@@ -217,7 +217,7 @@ static int still_has_version_json(cloner *c, vdir *d, fdl_error *err)
 	char *key = fdl_version_key(d->id, FDL_VERSION_JSON);
 	int64_t sz;
 	fdl_error e;
-	int rc = key ? fdl_store_head(c->src_store, key, &sz, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = key ? fdl_store_head(c->src_store, key, &sz, &e) : fdl_oom(err);
 	free(key);
 	if (rc == FDL_ENOTFOUND) {
 		for (size_t i = 0; i < d->files.len; i++)
@@ -246,7 +246,7 @@ static int probe(cloner *c, vdir *d, const char *name, fdl_error *err)
 	fdl_error e;
 	int rc = 0;
 	if (!fk)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	else if (!fdl_vdir_has(d, name) && fdl_store_head(c->src_store, fk, &sz, &e) == 0)
 		rc = fdl_strlist_add(&d->files, name, err);
 	free(fk);
@@ -320,7 +320,7 @@ static int stage_version(cloner *c, const vdir *d, fdl_error *err)
 		char *slash = path ? strrchr(path, '/') : NULL;
 		fdl_error e;
 		if (!key || !path) {
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		} else if (!strcmp(name, FDL_VERSION_JSON) ? copy_has_version_json(c, d) || access(path, F_OK) == 0
 							   : copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 &&
 								     (bytes < 0 || have == bytes)) {
@@ -351,7 +351,7 @@ static int read_listed(cloner *c, vdir *d, fdl_error *err)
 	char *key = fdl_version_key(d->id, FDL_VERSION_JSON), *path = staged_path(c, d, FDL_VERSION_JSON);
 	fdl_buf b = {0};
 	fdl_error e;
-	int rc = key && path ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = key && path ? 0 : fdl_oom(err);
 	bool from_copy = !rc && copy_may_have(c, key) && fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &b, NULL, &e) == 0;
 	if (!rc && !from_copy) {
 		rc = fdl_store_get(c->src_store, key, FDL_META_MAX_BYTES, &b, NULL, err);
@@ -465,7 +465,7 @@ static int parents_first(size_t **order, atomic_bool **published, fdl_strmap *in
 	by_seq *s = calloc(dirs->len + 1, sizeof *s);
 	*order = calloc(dirs->len + 1, sizeof **order);
 	*published = calloc(dirs->len + 1, sizeof **published);
-	int rc = s && *order && *published ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = s && *order && *published ? 0 : fdl_oom(err);
 	for (size_t i = 0; i < dirs->len && !rc; i++) {
 		const vdir *d = &dirs->items[i];
 		s[i] = (by_seq){d->v ? fdl_version_seq(d->v) : -1, i};
@@ -621,7 +621,7 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 		jobs = (int)p->n;
 	pool_worker *w = calloc((size_t)jobs, sizeof *w);
 	if (!w)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->threaded = true;
@@ -674,7 +674,7 @@ static int copy_data(cloner *c, const fdl_strmap *files, const char *dst_url, in
 {
 	const char **paths = calloc(files->len + 1, sizeof *paths);
 	if (!paths)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	size_t n = 0;
 	for (size_t i = 0; i < files->cap; i++)
 		if (files->keys[i])
@@ -682,12 +682,12 @@ static int copy_data(cloner *c, const fdl_strmap *files, const char *dst_url, in
 	qsort(paths, n, sizeof *paths, cmp_str);
 	char **keys = calloc(n + 1, sizeof *keys);
 	int64_t *sizes = calloc(n + 1, sizeof *sizes);
-	int rc = keys && sizes ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = keys && sizes ? 0 : fdl_oom(err);
 	for (size_t i = 0; i < n && !rc; i++) {
 		sizes[i] = -1;
 		fdl_strmap_get(files, paths[i], &sizes[i]);
 		if (!(keys[i] = fdl_asprintf("%s/%s", c->src->data_dir, paths[i])))
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 	}
 	pool p = {.c = c, .dst_url = dst_url, .kind = POOL_DATA, .keys = (const char **)keys, .sizes = sizes, .n = n};
 	if (!rc)
@@ -749,7 +749,7 @@ static int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 	fdl_buf b = {0};
 	json_t *j = NULL;
 	int rc = key ? fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &b, NULL, err)
-		     : fdl_fail(err, FDL_ERROR, "out of memory");
+		     : fdl_oom(err);
 	if (!rc)
 		rc = fdl_json_parse(&j, b.data, b.len, key, err);
 	size_t i;
@@ -834,7 +834,7 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 		struct stat st;
 		const char *local = is_catalog ? catalog : staged && stat(staged, &st) == 0 ? staged : NULL;
 		if (!key || (!is_catalog && !staged))
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		else
 			rc = copy_key(c, key, bytes, sha, local, true, err);
 		free(key);
@@ -851,7 +851,7 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 		char *staged = staged_path(c, d, FDL_VERSION_JSON);
 		int fd = staged ? open(staged, O_RDONLY | O_CLOEXEC) : -1;
 		if (!key || !staged)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		else if (!there && fd >= 0) /* fetched by the plan (fdl_fd_read closes fd) */
 			rc = fdl_fd_read(&b, fd, staged, FDL_META_MAX_BYTES, err), fd = -1;
 		else if (!there) /* written once the parent's is */
@@ -972,7 +972,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	char **catalogs = rc ? NULL : calloc(dirs.len + 1, sizeof *catalogs);
 	fdl_strmap files = {0};
 	if (!rc && !catalogs)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	/* the pool: 8 transfers at once from a host or bucket, or to a
 	 * bucket; a folder-to-folder copy gains nothing from threads */
 	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (fdl_store_can(c.src->store, FDL_STORE_LOCAL) && fdl_store_can(c.dst, FDL_STORE_LOCAL)) ? 1 : 8;
@@ -981,7 +981,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	planner plan = {.catalogs = catalogs, .files = &files};
 	atomic_bool *fetched = rc ? NULL : calloc(dirs.len + 1, sizeof *fetched);
 	if (!rc && !fetched)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	for (size_t i = 0; !rc && i < dirs.len; i++)
 		atomic_init(&fetched[i], false);
 	pool pp = {.c = &c, .dst_url = dst_url, .kind = POOL_PREPARE, .dirs = &dirs, .catalogs = catalogs,
@@ -1029,7 +1029,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 			*out = r;
 		} else {
 			fdl_clone_report_free(r);
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		}
 	}
 	if (c.tmpdir) {

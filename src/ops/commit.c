@@ -83,7 +83,7 @@ static int lock_work(fdl_lockfile *lk, fdl_work *w, const char *work, fdl_error 
 	char *path = fdl_asprintf("%s/fdl-work.lock", w->dir);
 	char *what = fdl_asprintf("the working catalog %s", w->dir);
 	int rc = path && what ? fdl_lockfile_take(lk, path, what, "fdl commit", err)
-			      : fdl_fail(err, FDL_ERROR, "out of memory");
+			      : fdl_oom(err);
 	free(path);
 	free(what);
 	if (rc)
@@ -153,7 +153,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	}
 	/* Inputs first: a bad --input fails before any work, whatever the catalog. */
 	if (!(inputs = json_array())) {
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 		goto out;
 	}
 	for (size_t i = 0; i < opts->input_count; i++) {

@@ -90,7 +90,7 @@ int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char 
 		return rc;
 	json_t *changes = NULL;
 	fdl_diff *d = calloc(1, sizeof *d);
-	rc = d ? fdl_catalog_changes(&changes, p.d, "fdl_a", "fdl_b", err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	rc = d ? fdl_catalog_changes(&changes, p.d, "fdl_a", "fdl_b", err) : fdl_oom(err);
 	if (!rc) {
 		snprintf(d->from, sizeof d->from, "%s", fdl_version_id(p.a.v));
 		snprintf(d->to, sizeof d->to, "%s", fdl_version_id(p.b.v));

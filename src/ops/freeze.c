@@ -53,7 +53,7 @@ static int check_data_files(fdl_repo *repo, const fdl_data_files *files, const f
 	const char **keys = calloc(2 * files->len + 1, sizeof *keys);
 	int64_t *have = calloc(2 * files->len + 1, sizeof *have);
 	size_t n = 0;
-	int rc = w && keys && have ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = w && keys && have ? 0 : fdl_oom(err);
 	for (size_t i = 0; !rc && i < files->len; i++) {
 		const fdl_data_file *f = &files->items[i];
 		for (int k = 0; !rc && k < 2; k++) {
@@ -62,7 +62,7 @@ static int check_data_files(fdl_repo *repo, const fdl_data_files *files, const f
 				continue;
 			w[n] = (wanted){fdl_asprintf("%s/%s", repo->data_dir, path), path, f->table_key,
 					k ? f->delete_bytes : f->bytes};
-			rc = w[n].key ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = w[n].key ? 0 : fdl_oom(err);
 			n += !rc;
 		}
 	}
@@ -208,7 +208,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (!rc) {
 		out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir);
 		rc = out->catalog_file ? fdl_catalog_create_attached(d, out->catalog_file, "fdl_new", repo->data_url, err)
-				       : fdl_fail(err, FDL_ERROR, "out of memory");
+				       : fdl_oom(err);
 		attached = !rc;
 	}
 	if (!rc) {
@@ -253,7 +253,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 			json_array_extend(all, t);
 	}
 	if (!rc && !(known = all ? json_pack("{s:o}", "tables", all) : NULL))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	else if (rc)
 		json_decref(all);
 	fdl_desc_files described = {0};

@@ -69,7 +69,7 @@ int fdl_input_record(json_t **out, const char *spec, fdl_error *err)
 	const char *where = eq + 1;
 	char hex[65], when[32];
 	char *url = NULL;
-	int rc = id ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = id ? 0 : fdl_oom(err);
 	if (!rc && (!strncmp(where, "http://", 7) || !strncmp(where, "https://", 8))) {
 		rc = hash_url(hex, where, err);
 		if (!rc)
@@ -99,7 +99,7 @@ int fdl_input_record(json_t **out, const char *spec, fdl_error *err)
 		*out = json_pack("{s:s, s:s, s:s, s:s}", "source_id", id, "sha256", hex, "retrieved_at", when, "url",
 				 url ? url : "");
 		if (!*out)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 	}
 	free(id);
 	free(url);

@@ -74,7 +74,7 @@ static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const c
 	char *text = NULL;
 	size_t len = 0;
 	if (!rc && (!key || !doc))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc && !expired(d)) {
 		rc = fdl_json_dump(&text, &len, doc, err);
 		if (!rc)
@@ -161,7 +161,7 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *
 	protect p = {0};
 	fdl_expire_report *report = calloc(1, sizeof *report);
 	if (!report)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	report->dry_run = dry_run;
 	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
@@ -247,7 +247,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 		return fdl_fail(err, FDL_EINVALID, "a withdrawal needs a reason (--reason TEXT)");
 	fdl_withdraw_report *report = calloc(1, sizeof *report);
 	if (!report)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	report->dry_run = dry_run;
 	snprintf(report->withdrawn, sizeof report->withdrawn, "%s", id);
 	vdirs dirs;
@@ -312,7 +312,7 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 			/* version.json goes last, after everything else of the withdrawal */
 			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", id);
 			rc = extra ? expire_one(repo, d, "withdrawn", reason, extra, &removed, err)
-				   : fdl_fail(err, FDL_ERROR, "out of memory");
+				   : fdl_oom(err);
 			json_decref(extra);
 		}
 		if (!rc && d == target && remove_version_json && fdl_vdir_has(d, FDL_VERSION_JSON))
@@ -436,7 +436,7 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 	}
 	fdl_gc_report *report = rc ? NULL : calloc(1, sizeof *report);
 	if (!rc && !report)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc) {
 		report->dry_run = dry_run;
 		report->grace_seconds = grace_seconds;

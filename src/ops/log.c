@@ -38,7 +38,7 @@ int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit
 {
 	*out = calloc(1, sizeof **out);
 	if (!*out)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	char id[FDL_ID_LEN + 1];
 	int rc = fdl_ref_resolve(id, repo, ref, err);
 	if (rc)
@@ -51,12 +51,12 @@ int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit
 		rc = fdl_history_withdrawn_end((*out)->withdrawn_end, repo, &h, id, err);
 	fdl_log *l = *out;
 	if (h.len && !(l->items = calloc(h.len, sizeof *l->items)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	for (size_t i = 0; l->items && i < h.len; i++) {
 		char *src = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, repo->root, h.items[i].id);
 		fdl_error e;
 		int vrc = src ? fdl_version_from_json(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e)
-			      : fdl_fail(&e, FDL_ERROR, "out of memory");
+			      : fdl_oom(&e);
 		free(src);
 		if (vrc) {
 			if (!rc) {

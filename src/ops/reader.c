@@ -3,10 +3,11 @@
  * ref, check version.json, choose and check the catalog, attach it in
  * DuckDB with DATA_PATH overridden to where the data really is.
  *
- * Round trips over HTTP: fdl.json and HEAD are cached for a short time and
- * version.json forever (by the HTTP store), catalogs and files.json by
- * sha256 (here), so a cold open of a branch costs fdl.json, the ref,
- * version.json and then the catalog, and a warm one only the ref.
+ * Round trips to a host or bucket: fdl.json and HEAD are answered from the
+ * local cache for a short time and version.json for good (the store's
+ * cache, by the layout's rules), catalogs and files.json by sha256 (the
+ * layout's checked fetch), so a cold open of a branch costs fdl.json, the
+ * ref, version.json and then the catalog, and a warm one only the ref.
  */
 #include "../catalog/catalog.h"
 #include "../layout/layout.h"
@@ -100,7 +101,7 @@ int fdl_target_split(char **root, char **ref, const char *target, fdl_error *err
 	*ref = at ? fdl_strdup(at + 1) : NULL;
 	if (!*root || (at && !*ref)) {
 		free(*root);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	return 0;
 }
@@ -156,7 +157,7 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 	}
 	r->catalog_key = fdl_version_key(id, fdl_version_catalog_path(v));
 	if (!r->catalog_key)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = fdl_version_fetch_catalog(&r->catalog, r->repo, v, err);
 	if (rc == FDL_ENOTFOUND) {
 		fdl_error e2 = *err;
@@ -203,7 +204,7 @@ static int reader_open(fdl_reader **out, const char *root, const char *ref, unsi
 	int rc = 0;
 	fdl_reader *r = calloc(1, sizeof *r);
 	if (!rc && !r)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	/* DuckDB starts (~40 ms) while the version and its catalog arrive */
 	if (!rc && (flags & FDL_READER_WARM) && (r->warm = calloc(1, sizeof *r->warm)) &&
 	    pthread_create(&r->warm->thread, NULL, warm_run, r->warm) != 0) {
@@ -341,7 +342,7 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 			   : fdl_asprintf("version %s (seq %lld) of %s", fdl_version_id(r->v),
 					  (long long)fdl_version_seq(r->v), r->repo->root);
 	if (!rc && (!where || !comment))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	fdl_lake_script s = {.comment = comment,
 			     .kind = FDL_CAT_DUCKDB,
 			     .catalog = where,
@@ -409,7 +410,7 @@ int fdl_reader_table_files(char **out, fdl_reader *r, const char *table, fdl_err
 					json_object_get(t, "files"));
 		if (res && json_object_get(t, "renamed_columns"))
 			json_object_set(res, "renamed_columns", json_object_get(t, "renamed_columns"));
-		rc = res ? fdl_json_dump(out, NULL, res, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = res ? fdl_json_dump(out, NULL, res, err) : fdl_oom(err);
 		json_decref(res);
 	}
 	free(key);
@@ -505,7 +506,7 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
 		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 		dst = fdl_asprintf("%s/%s", one_file ? tmpdir : to, base);
 		if (!skey || !dst)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		if (!rc)
 			rc = fdl_store_get_file(r->repo->store, skey, dst, err);
 		struct stat st;

@@ -35,7 +35,7 @@ static void *grow(void **items, size_t count, size_t size, fdl_error *err)
 {
 	char *p = realloc(*items, (count + 1) * size);
 	if (!p) {
-		fdl_fail(err, FDL_ERROR, "out of memory");
+		fdl_oom(err);
 		return NULL;
 	}
 	*items = p;
@@ -53,7 +53,7 @@ int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, cons
 	if (!f->where || !f->what) {
 		free(f->where);
 		free(f->what);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	(*count)++;
 	return 0;
@@ -99,7 +99,7 @@ static json_t *removals_json(const fdl_version_removal *items, size_t count)
 /* Serialise a report's document (NULL: out of memory) and release it. */
 static int dump(char **out, json_t *doc, fdl_error *err)
 {
-	int rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = doc ? fdl_json_dump(out, NULL, doc, err) : fdl_oom(err);
 	json_decref(doc);
 	return rc;
 }
@@ -117,7 +117,7 @@ int fdl_diff_json(char **out, const fdl_diff *d, fdl_error *err)
 	json_t *changes = fdl_changes_json(d->changes, d->change_count);
 	json_t *o = changes ? json_pack("{s:s, s:s, s:o}", "from", d->from, "to", d->to, "changes", changes) : NULL;
 	if (!o)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	return dump(out, o, err);
 }
 

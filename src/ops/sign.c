@@ -186,7 +186,7 @@ static int signed_data(fdl_buf *b, const char *ns, const char *hash_alg, const v
 		return fdl_fail(err, FDL_ERROR, "OpenSSL: digest failed");
 	if (fdl_buf_add(b, "SSHSIG", 6, err) || put_str(b, ns, strlen(ns)) || put_str(b, "", 0) ||
 	    put_str(b, hash_alg, strlen(hash_alg)) || put_str(b, md, mdlen))
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	return 0;
 }
 
@@ -206,13 +206,13 @@ int fdl_sshsig_sign(char **armored, const char *key_path, const void *msg, size_
 		    EVP_DigestSign(ctx, sig, &siglen, (unsigned char *)data.data, data.len) != 1 || siglen != 64))
 		rc = fdl_fail(err, FDL_ERROR, "OpenSSL: Ed25519 signing failed");
 	if (!rc && (put_str(&sigblob, KEY_TYPE, strlen(KEY_TYPE)) || put_str(&sigblob, sig, 64)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc) {
 		fdl_buf pub = {0};
 		if (fdl_buf_add(&blob, "SSHSIG", 6, err) || put_u32(&blob, 1) || public_blob(&pub, k.pub) ||
 		    put_str(&blob, pub.data, pub.len) || put_str(&blob, SIG_NAMESPACE, strlen(SIG_NAMESPACE)) ||
 		    put_str(&blob, "", 0) || put_str(&blob, "sha512", 6) || put_str(&blob, sigblob.data, sigblob.len))
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		fdl_buf_free(&pub);
 	}
 	if (!rc) {
@@ -221,7 +221,7 @@ int fdl_sshsig_sign(char **armored, const char *key_path, const void *msg, size_
 		char *b64 = malloc(b64len + 1);
 		fdl_buf out = {0};
 		if (!b64)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		else {
 			EVP_EncodeBlock((unsigned char *)b64, (unsigned char *)blob.data, (int)blob.len);
 			rc = fdl_buf_puts(&out, "-----BEGIN SSH SIGNATURE-----\n", err);
@@ -370,7 +370,7 @@ int fdl_version_sign(fdl_repo *repo, const char *id, const char *key_path, fdl_e
 	fdl_buf b = {0};
 	char *sig = NULL;
 	rc = key && sigkey ? fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err)
-			   : fdl_fail(err, FDL_ERROR, "out of memory");
+			   : fdl_oom(err);
 	if (!rc)
 		rc = fdl_sshsig_sign(&sig, key_path, b.data, b.len, err);
 	if (!rc) {

@@ -46,7 +46,7 @@ static char *local_copy(report *r, fdl_repo *repo, const char *key, bool *downlo
 		return NULL;
 	local = fdl_asprintf("%s/%ld", r->tmpdir, ++r->downloads);
 	if (!local) {
-		fdl_fail(e, FDL_ERROR, "out of memory");
+		fdl_oom(e);
 		return NULL;
 	}
 	if (fdl_store_get_file(repo->store, key, local, e)) {
@@ -439,7 +439,7 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 {
 	verify_pool p = {repo->root, r->allowed_signers, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL, 0};
 	if (!p.todo)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	for (size_t i = 0; i < dirs->len; i++)
 		if (dirs->items[i].v && (all || dirs->items[i].reachable))
 			p.todo[p.ntodo++] = i;
@@ -454,7 +454,7 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 	verify_worker *w = calloc((size_t)n, sizeof *w);
 	int rc = 0;
 	if (!p.parts || !w)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	long started = 0;
 	for (long i = 0; i < n && !rc; i++) {
 		w[i].pool = &p;
@@ -532,7 +532,7 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL};
 	if (!r.out || !(r.out->repository = fdl_strdup(repo->root))) {
 		fdl_verify_report_free(r.out);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	r.out->signatures_checked = allowed_signers != NULL;
 	vdirs dirs = {0};

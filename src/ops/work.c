@@ -56,7 +56,7 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 	fdl_buf b = {0};
 	json_t *j = NULL;
 	if (!path || !w->catalog)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc)
 		rc = w->postgres ? fdl_work_pg_read(&b, w->catalog, err) : fdl_file_read(&b, path, 1 << 20, err);
 	if (rc == FDL_ENOTFOUND && !w->postgres)
@@ -103,9 +103,9 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 	    present)
 		w->base_snapshot = n;
 	if (!rc && (!w->repository || !w->branch || !w->data_path))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	if (!rc && w->postgres && !(w->record = fdl_strdup(b.data)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	json_decref(j);
 	fdl_buf_free(&b);
 	free(path);
@@ -119,7 +119,7 @@ int fdl_work_save(fdl_work *w, fdl_error *err)
 	json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "fdl_work", 1, "repository", w->repository, "branch",
 			      w->branch, "catalog", w->postgres ? "postgres" : FDL_WORK_CATALOG, "data_path", w->data_path);
 	if (!j)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	json_object_set_new(j, "base", w->base[0] ? json_string(w->base) : json_null());
 	json_object_set_new(j, "base_snapshot", w->base_snapshot >= 0 ? json_integer(w->base_snapshot) : json_null());
 	if (w->pending[0])
@@ -131,7 +131,7 @@ int fdl_work_save(fdl_work *w, fdl_error *err)
 	char *text = NULL;
 	size_t len = 0;
 	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
-	int rc = path ? fdl_json_dump(&text, &len, j, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = path ? fdl_json_dump(&text, &len, j, err) : fdl_oom(err);
 	if (!rc)
 		rc = w->postgres ? pg_write(w->catalog, text, w->record, err) : fdl_file_write_atomic(path, text, len, err);
 	if (!rc && w->postgres) {
@@ -200,7 +200,7 @@ int fdl_work_info_read(fdl_work_info **out, const char *work, fdl_error *err)
 	fdl_work_free(&w);
 	if (!i || !i->repository || !i->branch || !i->data_path || !i->catalog) {
 		fdl_work_info_free(i);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	*out = i;
 	return 0;
@@ -231,7 +231,7 @@ static bool ends_with(const char *s, const char *suffix)
 static int read_desc(fdl_desc_file *f, const char *dir, const char *name, fdl_error *err)
 {
 	f->path = fdl_asprintf("%s/%s", dir, name);
-	return f->path ? fdl_file_read(&f->text, f->path, DESC_MAX_BYTES, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	return f->path ? fdl_file_read(&f->text, f->path, DESC_MAX_BYTES, err) : fdl_oom(err);
 }
 
 int fdl_work_description(fdl_desc_files *out, const char *dir, fdl_error *err)
@@ -253,7 +253,7 @@ int fdl_work_description(fdl_desc_files *out, const char *dir, fdl_error *err)
 	for (size_t i = 0; i < 3 && !rc; i++) {
 		char *p = fdl_asprintf("%s/%s", dir, tops[i]);
 		if (!p)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		else if (access(p, F_OK) == 0 && top)
 			rc = fdl_fail(err, FDL_EINVALID, "%s holds both %s and %s; keep the description in one of them",
 				      dir, top, tops[i]);
@@ -265,7 +265,7 @@ int fdl_work_description(fdl_desc_files *out, const char *dir, fdl_error *err)
 		rc = read_desc(&out->top, dir, top, err);
 	fdl_strlist_sort(&names);
 	if (!rc && names.len && !(out->tables = calloc(names.len, sizeof *out->tables)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	for (size_t i = 0; !rc && i < names.len; i++)
 		rc = read_desc(&out->tables[out->ntables++], dir, names.items[i], err);
 	fdl_strlist_free(&names);

@@ -72,7 +72,7 @@ int fdl_serve_guard_new(fdl_serve_guard **out, fdl_error *err)
 {
 	fdl_serve_guard *g = calloc(1, sizeof *g);
 	if (!g)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	const char *t = getenv("FDL_SERVE_HEADER_TIMEOUT");
 	double secs = t && *t ? strtod(t, NULL) : 10;
 	g->header_ms = secs > 0 ? (long)(secs * 1000) : 10000;

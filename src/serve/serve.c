@@ -487,7 +487,7 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 	fdl_server *s = calloc(1, sizeof *s);
 	if (!s) {
 		fdl_repo_free(repo);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	s->root = fdl_strdup(repo->root);
 	s->data_dir = fdl_strdup(repo->data_dir);

@@ -94,7 +94,7 @@ static int parse_url(fdl_s3_config *c, const char *url, fdl_error *err)
 		pl--;
 	c->prefix = strndup(pre, pl);
 	if (!c->bucket || !c->prefix)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	if (*c->prefix && fdl_path_check_relative(c->prefix, "the prefix of an s3:// URL", err))
 		return fdl_error_prefix(err, "%s", url);
 	return 0;
@@ -121,7 +121,7 @@ static int set_endpoint(fdl_s3_config *c, char *endpoint, const char *style, fdl
 	} else {
 		c->endpoint = fdl_asprintf("https://s3.%s.amazonaws.com", c->region);
 		if (!c->endpoint)
-			return fdl_fail(err, FDL_ERROR, "out of memory");
+			return fdl_oom(err);
 	}
 	if (!style || !*style || !strcasecmp(style, "auto"))
 		/* dots in a bucket name break TLS for virtual-hosted names */
@@ -150,7 +150,7 @@ static int load_credentials(fdl_s3_config *c, const profile_files *pf, fdl_error
 					c->key_id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY");
 		c->token = env_dup("AWS_SESSION_TOKEN");
 		c->profile = fdl_strdup("the environment (AWS_ACCESS_KEY_ID)");
-		return c->profile ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+		return c->profile ? 0 : fdl_oom(err);
 	}
 	int rc = profile_value(&c->key_id, pf, "aws_access_key_id", true, err);
 	if (!rc)
@@ -161,7 +161,7 @@ static int load_credentials(fdl_s3_config *c, const profile_files *pf, fdl_error
 		return rc;
 	if (c->key_id && c->secret) {
 		c->profile = fdl_asprintf("profile '%s' (%s)", pf->name, pf->credentials);
-		return c->profile ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+		return c->profile ? 0 : fdl_oom(err);
 	}
 	if (c->key_id || c->secret)
 		return fdl_fail(err, FDL_EINVALID, "profile '%s' has %s but not %s (%s, %s)", pf->name,
@@ -186,7 +186,7 @@ int fdl_s3_config_load(fdl_s3_config *c, const char *url, fdl_error *err)
 	pf.credentials = home_file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials");
 	pf.config_section = strcmp(pf.name, "default") ? fdl_asprintf("profile %s", pf.name) : fdl_strdup("default");
 	if (!pf.config || !pf.credentials || !pf.config_section) {
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 		goto out;
 	}
 	if ((rc = load_credentials(c, &pf, err)))
@@ -197,7 +197,7 @@ int fdl_s3_config_load(fdl_s3_config *c, const char *url, fdl_error *err)
 	if (!c->region && (rc = profile_value(&c->region, &pf, "region", false, err)))
 		goto out;
 	if (!c->region && !(c->region = fdl_strdup("us-east-1"))) {
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 		goto out;
 	}
 	endpoint = env_dup("AWS_ENDPOINT_URL_S3");

@@ -39,7 +39,7 @@ static int ensure_parent(const char *path, fdl_error *err)
 {
 	char *copy = fdl_strdup(path);
 	if (!copy)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	char *slash = strrchr(copy, '/');
 	int rc = 0;
 	if (slash && slash != copy) {
@@ -88,7 +88,7 @@ static int copy_fd(int in, int out, const char *in_path, const char *out_path, f
 	enum { CHUNK = 1 << 16 };
 	char *chunk = malloc(CHUNK);
 	if (!chunk)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = 0;
 	for (;;) {
 		ssize_t n = read(in, chunk, CHUNK);
@@ -112,7 +112,7 @@ static int open_tmp(const char *path, char **tmp_out, fdl_error *err)
 {
 	char *tmp = fdl_tmp_template(path); /* its writer in the name, for fdl_tmpfile_sweep */
 	if (!tmp)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		int rc = err_errno(err, "cannot create", tmp);
@@ -150,7 +150,7 @@ static int folder_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *
 	folder_store *f = (folder_store *)s;
 	char *path = key_path(f, key);
 	if (!path)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int fd = fdl_open_beneath(f->root, key, O_RDONLY, err);
 	int rc = fd < 0 ? fd : fdl_fd_read(out, fd, path, max_bytes, err);
 	free(path);
@@ -168,7 +168,7 @@ static int folder_get_file(fdl_store *s, const char *key, const char *local_path
 	folder_store *f = (folder_store *)s;
 	char *path = key_path(f, key);
 	if (!path)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = 0;
 	int in = fdl_open_beneath(f->root, key, O_RDONLY, err);
 	if (in < 0) {
@@ -193,7 +193,7 @@ static int folder_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error 
 	folder_store *f = (folder_store *)s;
 	char *path = key_path(f, key);
 	if (!path)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	struct stat st;
 	int rc = 0;
 	int fd = fdl_open_beneath(f->root, key, O_PATH, err);
@@ -229,7 +229,7 @@ static int folder_head_many(fdl_store *s, const char *const *keys, size_t n, int
 			free(dir_key);
 			dir = -1;
 			if (!(dir_key = strndup(keys[i], dlen))) {
-				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+				rc = fdl_oom(err);
 				break;
 			}
 			fdl_error e;
@@ -271,7 +271,7 @@ static int folder_modified(fdl_store *s, const char *key, int64_t *when, fdl_err
 	folder_store *f = (folder_store *)s;
 	char *path = key_path(f, key);
 	if (!path)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	struct stat st;
 	int rc = lstat(path, &st) != 0 ? err_errno(err, "cannot stat", path) : 0;
 	if (!rc)
@@ -286,7 +286,7 @@ static int folder_put_if_absent(fdl_store *s, const char *key, const void *data,
 	char *path = key_path(f, key);
 	char *tmp = NULL;
 	if (!path)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = ensure_parent(path, err);
 	int fd = rc ? rc : open_tmp(path, &tmp, err);
 	if (fd < 0) {
@@ -305,7 +305,7 @@ static int folder_put_file_if_absent(fdl_store *s, const char *key, const char *
 	char *path = key_path(f, key);
 	char *tmp = NULL;
 	if (!path)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int in = open(local_path, O_RDONLY | O_CLOEXEC);
 	if (in < 0) {
 		int rc = err_errno(err, "cannot open", local_path);
@@ -339,7 +339,7 @@ static int locked_update(folder_store *f, const char *key, const void *data, siz
 	fdl_lockfile lk = {.fd = -1};
 	int rc = 0;
 	if (!path || !lock) {
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 		goto out;
 	}
 	if ((rc = ensure_parent(path, err)))
@@ -403,7 +403,7 @@ static int folder_lock_check(fdl_store *s, const char *key, fdl_error *err)
 {
 	folder_store *f = (folder_store *)s;
 	char *lock = fdl_asprintf("%s/%s.lock", f->root, key);
-	int rc = lock ? fdl_lockfile_check(lock, key, err) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = lock ? fdl_lockfile_check(lock, key, err) : fdl_oom(err);
 	free(lock);
 	return rc;
 }
@@ -432,7 +432,7 @@ static int list_rec(const char *dir, const char *rel, fdl_strlist *out, fdl_strl
 		char *crel = *rel ? fdl_asprintf("%s/%s", rel, e->d_name) : fdl_strdup(e->d_name);
 		struct stat st;
 		if (!child || !crel)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		else if (lstat(child, &st) != 0)
 			rc = err_errno(err, "cannot stat", child);
 		else if (S_ISDIR(st.st_mode))
@@ -455,7 +455,7 @@ static int folder_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_s
 	char *rel = fdl_strdup(prefix);
 	int rc = 0;
 	if (!dir || !rel)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory");
+		rc = fdl_oom(err);
 	else {
 		size_t n = strlen(rel);
 		while (n && rel[n - 1] == '/')
@@ -479,7 +479,7 @@ static int folder_del(fdl_store *s, const char *key, fdl_error *err)
 	folder_store *f = (folder_store *)s;
 	char *path = key_path(f, key);
 	if (!path)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = 0;
 	if (unlink(path) != 0)
 		rc = err_errno(err, "cannot delete", path);
@@ -524,7 +524,7 @@ int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err)
 {
 	folder_store *f = calloc(1, sizeof *f);
 	if (!f)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	if (fdl_path_absolute(&f->root, path, err)) {
 		free(f);
 		return FDL_ERROR;

@@ -22,7 +22,7 @@ static int request(http_store *h, const char *key, bool head_only, fdl_sink *s, 
 {
 	char *url = fdl_asprintf("%s/%s", h->root, key);
 	if (!url)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	CURL *c = h->curl;
 	curl_easy_reset(c);
 	char curl_err[CURL_ERROR_SIZE];
@@ -177,7 +177,7 @@ int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err)
 		return FDL_ERROR;
 	http_store *h = calloc(1, sizeof *h);
 	if (!h)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	h->root = fdl_strdup(url);
 	h->curl = curl_easy_init();
 	if (!h->root || !h->curl) {

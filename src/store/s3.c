@@ -98,7 +98,7 @@ static int s3_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_strl
 	char *want = full ? fdl_asprintf("%s%s", full, *full ? "/" : "") : NULL;
 	free(full);
 	if (!want)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	size_t strip = *s->cfg.prefix ? strlen(s->cfg.prefix) + 1 : 0;
 	char *token = NULL;
 	int rc = 0;
@@ -421,7 +421,7 @@ int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err)
 		return FDL_ERROR;
 	s3_store *s = calloc(1, sizeof *s);
 	if (!s)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = fdl_s3_config_load(&s->cfg, url, err);
 	if (rc) {
 		free(s);

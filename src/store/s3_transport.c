@@ -231,7 +231,7 @@ int fdl_s3_perform(s3_req *r, fdl_error *err)
 	s3_store *s = r->s;
 	fdl_buf url = {0};
 	char *obj = r->key ? fdl_s3_object_key(s, r->key) : NULL;
-	int rc = (r->key && !obj) ? fdl_fail(err, FDL_ERROR, "out of memory") : fdl_buf_puts(&url, s->bucket_url, err);
+	int rc = (r->key && !obj) ? fdl_oom(err) : fdl_buf_puts(&url, s->bucket_url, err);
 	if (!rc && obj)
 		rc = fdl_s3_uri_encode(&url, obj, true, err);
 	if (!rc && r->query)

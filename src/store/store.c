@@ -147,7 +147,7 @@ int fdl_store_del(fdl_store *s, const char *key, fdl_error *err)
 int fdl_store_del_owned(fdl_store *s, char *key, bool *deleted, fdl_error *err)
 {
 	fdl_error e;
-	int rc = key ? fdl_store_del(s, key, &e) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = key ? fdl_store_del(s, key, &e) : fdl_oom(err);
 	if (deleted)
 		*deleted = key && !rc;
 	if (key && rc == FDL_ENOTFOUND)

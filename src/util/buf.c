@@ -136,7 +136,7 @@ int fdl_strlist_add(fdl_strlist *l, const char *s, fdl_error *err)
 	}
 	char *copy = fdl_strdup(s);
 	if (!copy)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	l->items[l->len++] = copy;
 	return 0;
 }

@@ -50,7 +50,7 @@ int fdl_cache_prepare(const char *path, fdl_error *err)
 {
 	char *dir = fdl_strdup(path);
 	char *slash = dir ? strrchr(dir, '/') : NULL;
-	int rc = slash ? (*slash = '\0', fdl_mkdir_p(dir, err)) : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = slash ? (*slash = '\0', fdl_mkdir_p(dir, err)) : fdl_oom(err);
 	free(dir);
 	return rc;
 }

@@ -8,9 +8,11 @@
 
 static void try_load(fdl_dynlib *l)
 {
-	void *h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
+	char tried[256];
+	snprintf(tried, sizeof tried, "%s", l->soname);
+	void *h = l->open ? l->open(tried, sizeof tried) : dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		snprintf(l->error, sizeof l->error, "cannot load %s: %s", l->soname, dlerror());
+		snprintf(l->error, sizeof l->error, "cannot load %s: %s", tried, dlerror());
 		atomic_store(&l->state, -1);
 		return;
 	}
@@ -33,7 +35,7 @@ int fdl_dynlib_load(fdl_dynlib *l, fdl_error *err)
 			try_load(l);
 		pthread_mutex_unlock(&l->lock);
 	}
-	return atomic_load(&l->state) == 1 ? 0 : fdl_fail(err, FDL_ERROR, "%s (install %s)", l->error, l->package);
+	return atomic_load(&l->state) == 1 ? 0 : fdl_fail(err, FDL_ERROR, "%s (%s)", l->error, l->hint);
 }
 
 void fdl_dynlib_need(fdl_dynlib *l)

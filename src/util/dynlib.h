@@ -1,11 +1,12 @@
-/* Libraries a command may never need, loaded on first use: libcurl and
- * libxml2 (HTTP and S3 stores, inputs), libmicrohttpd (fdl serve). Linking
+/* Libraries a command may never need, loaded on first use: libduckdb
+ * (catalog/duckapi.c), libcurl and libxml2 (HTTP and S3 stores, inputs),
+ * libmicrohttpd (fdl serve). Linking
  * them costs every command ~40 shared objects to map and relocate, most of
  * `fdl log`'s start-up (bench/RESULTS.md); loaded with dlopen() when a store
  * or the server first needs one, a command that reads a folder pays nothing.
  *
  * Each table of functions is written once, under its fdl_dynlib's lock, and
- * only read after: the only process-wide state besides DuckDB's (duckapi.c). The
+ * only read after: the only process-wide state libfdl has. The
  * sources that call these libraries include "lazy_curl.h", "lazy_xml.h" or
  * "lazy_mhd.h" after the library's header; the functions they call are then
  * fdl_lazy_* forwards, hidden in libfdl, so no program linking libfdl.a and
@@ -19,24 +20,28 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-/* One library: its soname, the Debian package that has it (for the
- * message), and where each of names[0..n) goes once it is loaded. */
+/* One library: its soname, what to do when it is missing (the Debian
+ * package that has it, for the message), where each of names[0..n) goes
+ * once it is loaded, and how to find it (NULL: dlopen(soname); else a
+ * function that dlopen()s it and names what it tried last). */
 typedef struct fdl_dynlib {
 	const char *soname;
-	const char *package;
+	const char *hint;
 	const char *const *names;
 	void **slots;
 	size_t n;
+	void *(*open)(char *tried, size_t n);
 	pthread_mutex_t lock;
 	atomic_int state; /* 0 not tried, 1 loaded, -1 could not */
-	char error[512];
+	char error[1024];
 } fdl_dynlib;
 
-#define FDL_DYNLIB(soname, package, names, slots)                                                  \
-	{(soname), (package), (names), (slots), sizeof(names) / sizeof *(names), PTHREAD_MUTEX_INITIALIZER, 0, ""}
+#define FDL_DYNLIB_OPEN(soname, hint, names, slots, open)                                          \
+	{(soname), (hint), (names), (slots), sizeof(names) / sizeof *(names), (open), PTHREAD_MUTEX_INITIALIZER, 0, ""}
+#define FDL_DYNLIB(soname, package, names, slots) FDL_DYNLIB_OPEN(soname, "install " package, names, slots, NULL)
 
 /* Load it if nobody has yet (dlopen, then dlsym of every name); FDL_ERROR
- * naming the library and its package when it cannot be. Thread safe. */
+ * naming the library and the hint when it cannot be. Thread safe. */
 int fdl_dynlib_load(fdl_dynlib *lib, fdl_error *err);
 /* For a forward: the library must be loaded; abort naming it if not. */
 void fdl_dynlib_need(fdl_dynlib *lib);

@@ -65,3 +65,8 @@ const char *fdl_libversion(void)
 {
 	return FDL_STR(FDL_VERSION_MAJOR) "." FDL_STR(FDL_VERSION_MINOR) "." FDL_STR(FDL_VERSION_PATCH);
 }
+
+int fdl_oom(fdl_error *err)
+{
+	return fdl_fail(err, FDL_ERROR, "out of memory");
+}

@@ -62,7 +62,7 @@ int fdl_fd_each_chunk(int fd, const char *path, int (*cb)(const void *data, size
 {
 	enum { CHUNK = 1 << 16 };
 	char *chunk = malloc(CHUNK);
-	int rc = chunk ? 0 : fdl_fail(err, FDL_ERROR, "out of memory");
+	int rc = chunk ? 0 : fdl_oom(err);
 	while (!rc) {
 		ssize_t n = read(fd, chunk, CHUNK);
 		if (n < 0 && errno == EINTR)
@@ -171,7 +171,7 @@ int fdl_atomic_begin(fdl_atomic_file *a, const char *path, fdl_error *err)
 	a->tmp = fdl_tmp_template(path);
 	if (!a->path || !a->tmp) {
 		fdl_atomic_abort(a);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	int fd = mkostemp(a->tmp, O_CLOEXEC);
 	if (fd < 0) {
@@ -249,7 +249,7 @@ int fdl_mkdir_p(const char *path, fdl_error *err)
 {
 	char *copy = fdl_strdup(path);
 	if (!copy)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	int rc = 0;
 	for (char *p = copy + 1;; p++) {
 		if (*p == '/' || *p == '\0') {
@@ -325,7 +325,7 @@ int fdl_tempdir(char **out, const char *tag, fdl_error *err)
 	long pid = (long)getpid();
 	char *tmpl = fdl_asprintf("%s/fdl-%s-%ld-%llu-XXXXXX", base, tag, pid, process_start(pid));
 	if (!tmpl)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	if (!mkdtemp(tmpl)) {
 		int e = errno;
 		free(tmpl);
@@ -465,7 +465,7 @@ int fdl_paths_within(const char *root, const char *base, const char *const *path
 	for (size_t i = 0; !rc && i < n; i++) {
 		char *path = base ? fdl_asprintf("%s%s", base, paths[i]) : fdl_strdup(paths[i]);
 		if (!path) {
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 			break;
 		}
 		char *real = realpath(path, NULL);

@@ -20,7 +20,7 @@ int fdl_json_dump_as(char **out, size_t *len, const json_t *j, bool compact, fdl
 	char *p = realloc(s, n + 2);
 	if (!p) {
 		free(s);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	p[n] = '\n';
 	p[n + 1] = '\0';

@@ -182,7 +182,7 @@ int fdl_lockfile_take(fdl_lockfile *lk, const char *path, const char *what, cons
 			lk->fd = fd;
 			if (!(lk->path = fdl_strdup(path))) {
 				fdl_lockfile_release(lk);
-				return fdl_fail(err, FDL_ERROR, "out of memory");
+				return fdl_oom(err);
 			}
 #ifdef FDL_CRASH_POINTS
 			const char *crash = getenv("FDL_CRASH_HOLDING_LOCK");

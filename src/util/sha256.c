@@ -16,7 +16,7 @@ int fdl_sha256_new(fdl_sha256 **out, fdl_error *err)
 {
 	fdl_sha256 *h = calloc(1, sizeof *h);
 	if (!h)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	h->ctx = EVP_MD_CTX_new();
 	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
 		fdl_sha256_free(h);

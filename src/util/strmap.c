@@ -40,7 +40,7 @@ static int grow(fdl_strmap *m, fdl_error *err)
 	if (!keys || !values) {
 		free(keys);
 		free(values);
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	}
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->keys[i]) {
@@ -63,7 +63,7 @@ int fdl_strmap_put(fdl_strmap *m, const char *key, int64_t value, fdl_error *err
 	size_t i = slot(m->keys, m->cap, key);
 	if (!m->keys[i]) {
 		if (!(m->keys[i] = fdl_strdup(key)))
-			return fdl_fail(err, FDL_ERROR, "out of memory");
+			return fdl_oom(err);
 		m->len++;
 	}
 	m->values[i] = value;

@@ -17,6 +17,10 @@
 
 /* Set err (if not NULL) and return code, so callers can `return fdl_fail(...)`. */
 int fdl_fail(fdl_error *err, int code, const char *fmt, ...) FDL_PRINTF(3, 4);
+/* An allocation failed: FDL_ERROR, "out of memory". Every allocation
+ * failure goes through here, unless it has something to add (what was
+ * being built, how large): then fdl_fail with that. */
+int fdl_oom(fdl_error *err);
 /* Prefix an already-set error message with context ("reading X: ..."). */
 int fdl_error_prefix(fdl_error *err, const char *fmt, ...) FDL_PRINTF(2, 3);
 void fdl_error_clear(fdl_error *err);

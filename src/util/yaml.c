@@ -32,7 +32,7 @@ static int copy_node(fdl_ynode **out, yaml_document_t *doc, yaml_node_t *yn, int
 		return fdl_fail(err, FDL_EINVALID, "%s: nested more than %d levels deep", source, MAX_DEPTH);
 	fdl_ynode *n = calloc(1, sizeof *n);
 	if (!n)
-		return fdl_fail(err, FDL_ERROR, "out of memory");
+		return fdl_oom(err);
 	n->line = (int)yn->start_mark.line + 1;
 	int rc = 0;
 	if (yn->type == YAML_SCALAR_NODE) {
@@ -40,7 +40,7 @@ static int copy_node(fdl_ynode **out, yaml_document_t *doc, yaml_node_t *yn, int
 		n->plain = yn->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 		n->text = malloc(yn->data.scalar.length + 1);
 		if (!n->text)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		else {
 			memcpy(n->text, yn->data.scalar.value, yn->data.scalar.length);
 			n->text[yn->data.scalar.length] = '\0';
@@ -53,7 +53,7 @@ static int copy_node(fdl_ynode **out, yaml_document_t *doc, yaml_node_t *yn, int
 		size_t count = (size_t)(yn->data.sequence.items.top - yn->data.sequence.items.start);
 		n->items = count ? calloc(count, sizeof *n->items) : NULL;
 		if (count && !n->items)
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		for (size_t i = 0; i < count && !rc; i++) {
 			yaml_node_t *child = yaml_document_get_node(doc, yn->data.sequence.items.start[i]);
 			rc = copy_node(&n->items[i], doc, child, depth + 1, source, err);
@@ -67,7 +67,7 @@ static int copy_node(fdl_ynode **out, yaml_document_t *doc, yaml_node_t *yn, int
 		n->keys = count ? calloc(count, sizeof *n->keys) : NULL;
 		n->key_lines = count ? calloc(count, sizeof *n->key_lines) : NULL;
 		if (count && (!n->items || !n->keys || !n->key_lines))
-			rc = fdl_fail(err, FDL_ERROR, "out of memory");
+			rc = fdl_oom(err);
 		for (size_t i = 0; i < count && !rc; i++) {
 			yaml_node_pair_t *p = &yn->data.mapping.pairs.start[i];
 			yaml_node_t *k = yaml_document_get_node(doc, p->key);
@@ -79,7 +79,7 @@ static int copy_node(fdl_ynode **out, yaml_document_t *doc, yaml_node_t *yn, int
 			}
 			char *key = malloc(k->data.scalar.length + 1);
 			if (!key) {
-				rc = fdl_fail(err, FDL_ERROR, "out of memory");
+				rc = fdl_oom(err);
 				break;
 			}
 			memcpy(key, k->data.scalar.value, k->data.scalar.length);
