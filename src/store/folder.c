@@ -50,100 +50,6 @@ static int ensure_parent(const char *path, fdl_error *err)
 	return rc;
 }
 
-static void fsync_parent(const char *path)
-{
-	char *copy = fdl_strdup(path);
-	if (!copy)
-		return;
-	char *slash = strrchr(copy, '/');
-	if (slash) {
-		*slash = '\0';
-		int fd = open(*copy ? copy : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0) {
-			fsync(fd);
-			close(fd);
-		}
-	}
-	free(copy);
-}
-
-static int write_all(int fd, const void *data, size_t len, const char *path, fdl_error *err)
-{
-	const char *p = data;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return err_errno(err, "cannot write", path);
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Copy from fd `in` (when >= 0) or from memory into fd `out`. */
-static int copy_fd(int in, int out, const char *in_path, const char *out_path, fdl_error *err)
-{
-	enum { CHUNK = 1 << 16 };
-	char *chunk = malloc(CHUNK);
-	if (!chunk)
-		return fdl_oom(err);
-	int rc = 0;
-	for (;;) {
-		ssize_t n = read(in, chunk, CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = err_errno(err, "cannot read", in_path);
-			break;
-		}
-		if (n == 0)
-			break;
-		if ((rc = write_all(out, chunk, (size_t)n, out_path, err)))
-			break;
-	}
-	free(chunk);
-	return rc;
-}
-
-/* Create a temporary file beside `path`; returns its fd and name. */
-static int open_tmp(const char *path, char **tmp_out, fdl_error *err)
-{
-	char *tmp = fdl_tmp_template(path); /* its writer in the name, for fdl_tmpfile_sweep */
-	if (!tmp)
-		return fdl_oom(err);
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		int rc = err_errno(err, "cannot create", tmp);
-		free(tmp);
-		return rc;
-	}
-	fchmod(fd, 0644);
-	*tmp_out = tmp;
-	return fd;
-}
-
-/* fsync + close the temp file and link it to `path` (create-only). */
-static int publish_tmp(int fd, char *tmp, const char *path, const char *key, int rc, fdl_error *err)
-{
-	if (!rc && fsync(fd) != 0)
-		rc = err_errno(err, "cannot fsync", tmp);
-	if (close(fd) != 0 && !rc)
-		rc = err_errno(err, "cannot close", tmp);
-	if (!rc && link(tmp, path) != 0) {
-		if (errno == EEXIST)
-			rc = fdl_fail(err, FDL_EEXISTS, "%s already exists; refusing to overwrite it", key);
-		else
-			rc = err_errno(err, "cannot create", path);
-	}
-	unlink(tmp);
-	free(tmp);
-	if (!rc)
-		fsync_parent(path);
-	return rc;
-}
-
 static int folder_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
 		      fdl_error *err)
 {
@@ -179,7 +85,7 @@ static int folder_get_file(fdl_store *s, const char *key, const char *local_path
 	if (out < 0)
 		rc = err_errno(err, "cannot create", local_path);
 	else {
-		rc = copy_fd(in, out, path, local_path, err);
+		rc = fdl_fd_copy(in, out, path, local_path, err);
 		if (close(out) != 0 && !rc)
 			rc = err_errno(err, "cannot close", local_path);
 	}
@@ -280,48 +186,41 @@ static int folder_modified(fdl_store *s, const char *key, int64_t *when, fdl_err
 	return rc;
 }
 
+/* A create-only write said as the store says it: by key. */
+static int create_error(int rc, const char *key, fdl_error *err)
+{
+	if (rc == FDL_EEXISTS)
+		fdl_fail(err, FDL_EEXISTS, "%s already exists; refusing to overwrite it", key);
+	return rc;
+}
+
 static int folder_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err)
 {
-	folder_store *f = (folder_store *)s;
-	char *path = key_path(f, key);
-	char *tmp = NULL;
-	if (!path)
-		return fdl_oom(err);
-	int rc = ensure_parent(path, err);
-	int fd = rc ? rc : open_tmp(path, &tmp, err);
-	if (fd < 0) {
-		free(path);
-		return fd;
+	char *path = key_path((folder_store *)s, key);
+	int rc = path ? ensure_parent(path, err) : fdl_oom(err);
+	fdl_atomic_file a;
+	if (!rc && !(rc = fdl_atomic_begin(&a, path, err))) {
+		rc = fdl_atomic_write(&a, data, len, err);
+		rc = rc ? (fdl_atomic_abort(&a), rc) : create_error(fdl_atomic_create(&a, err), key, err);
 	}
-	rc = write_all(fd, data, len, tmp, err);
-	rc = publish_tmp(fd, tmp, path, key, rc, err);
 	free(path);
 	return rc;
 }
 
 static int folder_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err)
 {
-	folder_store *f = (folder_store *)s;
-	char *path = key_path(f, key);
-	char *tmp = NULL;
+	char *path = key_path((folder_store *)s, key);
 	if (!path)
 		return fdl_oom(err);
 	int in = open(local_path, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		int rc = err_errno(err, "cannot open", local_path);
-		free(path);
-		return rc;
+	int rc = in < 0 ? err_errno(err, "cannot open", local_path) : ensure_parent(path, err);
+	fdl_atomic_file a;
+	if (!rc && !(rc = fdl_atomic_begin(&a, path, err))) {
+		rc = fdl_atomic_copy(&a, in, local_path, err);
+		rc = rc ? (fdl_atomic_abort(&a), rc) : create_error(fdl_atomic_create(&a, err), key, err);
 	}
-	int rc = ensure_parent(path, err);
-	int fd = rc ? rc : open_tmp(path, &tmp, err);
-	if (fd < 0) {
+	if (in >= 0)
 		close(in);
-		free(path);
-		return fd;
-	}
-	rc = copy_fd(in, fd, local_path, tmp, err);
-	close(in);
-	rc = publish_tmp(fd, tmp, path, key, rc, err);
 	free(path);
 	return rc;
 }
@@ -364,28 +263,12 @@ static int locked_update(folder_store *f, const char *key, const void *data, siz
 			rc = fdl_fail(err, FDL_ECONFLICT, "%s was changed by another writer", key);
 	}
 	fdl_buf_free(&cur);
-	if (!rc && data) {
-		char *tmp = NULL;
-		int fd = open_tmp(path, &tmp, err);
-		if (fd < 0) {
-			rc = fd;
-		} else {
-			rc = write_all(fd, data, len, tmp, err);
-			if (!rc && fsync(fd) != 0)
-				rc = err_errno(err, "cannot fsync", tmp);
-			if (close(fd) != 0 && !rc)
-				rc = err_errno(err, "cannot close", tmp);
-			if (!rc && rename(tmp, path) != 0)
-				rc = err_errno(err, "cannot rename onto", path);
-			if (rc)
-				unlink(tmp);
-			free(tmp);
-		}
-	}
+	if (!rc && data) /* replaced whole, the folder fsynced */
+		rc = fdl_file_write_atomic(path, data, len, err);
 	if (!rc && !data && unlink(path) != 0)
 		rc = err_errno(err, "cannot delete", path);
-	if (!rc)
-		fsync_parent(path);
+	if (!rc && !data)
+		fdl_fsync_parent(path);
 	fdl_lockfile_release(&lk);
 out:
 	free(path);
@@ -484,7 +367,7 @@ static int folder_del(fdl_store *s, const char *key, fdl_error *err)
 	if (unlink(path) != 0)
 		rc = err_errno(err, "cannot delete", path);
 	else
-		fsync_parent(path);
+		fdl_fsync_parent(path);
 	free(path);
 	return rc;
 }

@@ -137,7 +137,7 @@ int fdl_open_beneath(const char *root, const char *rel, int flags, fdl_error *er
 	return fdl_fail(err, e == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s/%s: %s", root, rel, strerror(e));
 }
 
-static int fsync_dir_of(const char *path)
+int fdl_fsync_parent(const char *path)
 {
 	char *copy = fdl_strdup(path);
 	if (!copy)
@@ -168,7 +168,7 @@ int fdl_atomic_begin(fdl_atomic_file *a, const char *path, fdl_error *err)
 {
 	memset(a, 0, sizeof *a);
 	a->path = fdl_strdup(path);
-	a->tmp = fdl_tmp_template(path);
+	a->tmp = fdl_tmp_template(path); /* its writer in the name, for fdl_tmpfile_sweep */
 	if (!a->path || !a->tmp) {
 		fdl_atomic_abort(a);
 		return fdl_oom(err);
@@ -182,11 +182,81 @@ int fdl_atomic_begin(fdl_atomic_file *a, const char *path, fdl_error *err)
 		return fdl_fail(err, e == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot create a temporary file for %s: %s",
 				path, strerror(e));
 	}
+	fchmod(fd, 0644);
 	close(fd);
 	return 0;
 }
 
-int fdl_atomic_commit(fdl_atomic_file *a, fdl_error *err)
+static int write_all(int fd, const void *data, size_t len, const char *path, fdl_error *err)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fdl_fail(err, FDL_EIO, "cannot write %s: %s", path, strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The temporary file opened for appending (-1, err set, when it cannot be). */
+static int open_append(fdl_atomic_file *a, fdl_error *err)
+{
+	int fd = open(a->tmp, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		fdl_fail(err, FDL_EIO, "cannot open %s: %s", a->tmp, strerror(errno));
+	return fd;
+}
+
+static int close_checked(int fd, int rc, const char *path, fdl_error *err)
+{
+	if (close(fd) != 0 && !rc)
+		rc = fdl_fail(err, FDL_EIO, "cannot close %s: %s", path, strerror(errno));
+	return rc;
+}
+
+int fdl_atomic_write(fdl_atomic_file *a, const void *data, size_t len, fdl_error *err)
+{
+	int fd = open_append(a, err);
+	if (fd < 0)
+		return FDL_EIO;
+	return close_checked(fd, write_all(fd, data, len, a->tmp, err), a->tmp, err);
+}
+
+int fdl_fd_copy(int in, int out, const char *in_path, const char *out_path, fdl_error *err)
+{
+	enum { CHUNK = 1 << 16 };
+	char *chunk = malloc(CHUNK);
+	int rc = chunk ? 0 : fdl_oom(err);
+	while (!rc) {
+		ssize_t n = read(in, chunk, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = fdl_fail(err, errno == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot read %s: %s", in_path,
+				      strerror(errno));
+		if (n <= 0)
+			break;
+		rc = write_all(out, chunk, (size_t)n, out_path, err);
+	}
+	free(chunk);
+	return rc;
+}
+
+int fdl_atomic_copy(fdl_atomic_file *a, int in, const char *in_path, fdl_error *err)
+{
+	int fd = open_append(a, err);
+	if (fd < 0)
+		return FDL_EIO;
+	return close_checked(fd, fdl_fd_copy(in, fd, in_path, a->tmp, err), a->tmp, err);
+}
+
+/* fsync the temporary file, then put it at a->path: rename (replace) or
+ * link (create-only). */
+static int finish(fdl_atomic_file *a, bool replace, fdl_error *err)
 {
 	int rc = 0;
 	int fd = open(a->tmp, O_RDONLY | O_CLOEXEC);
@@ -194,16 +264,25 @@ int fdl_atomic_commit(fdl_atomic_file *a, fdl_error *err)
 		rc = fdl_fail(err, FDL_EIO, "cannot fsync %s: %s", a->tmp, strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	if (!rc && rename(a->tmp, a->path) != 0)
+	if (!rc && replace && rename(a->tmp, a->path) != 0)
 		rc = fdl_fail(err, FDL_EIO, "cannot rename %s to %s: %s", a->tmp, a->path, strerror(errno));
+	if (!rc && !replace && link(a->tmp, a->path) != 0)
+		rc = errno == EEXIST ? fdl_fail(err, FDL_EEXISTS, "%s already exists; refusing to overwrite it", a->path)
+				     : fdl_fail(err, errno == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot create %s: %s",
+						a->path, strerror(errno));
 	if (!rc) {
-		fsync_dir_of(a->path);
-		free(a->tmp);
-		a->tmp = NULL;
+		fdl_fsync_parent(a->path);
+		if (replace) { /* renamed: nothing left to remove */
+			free(a->tmp);
+			a->tmp = NULL;
+		}
 	}
 	fdl_atomic_abort(a);
 	return rc;
 }
+
+int fdl_atomic_commit(fdl_atomic_file *a, fdl_error *err) { return finish(a, true, err); }
+int fdl_atomic_create(fdl_atomic_file *a, fdl_error *err) { return finish(a, false, err); }
 
 void fdl_atomic_abort(fdl_atomic_file *a)
 {
@@ -214,35 +293,27 @@ void fdl_atomic_abort(fdl_atomic_file *a)
 	memset(a, 0, sizeof *a);
 }
 
-int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err)
+static int write_whole(const char *path, const void *data, size_t len, bool replace, fdl_error *err)
 {
 	fdl_atomic_file a;
 	int rc = fdl_atomic_begin(&a, path, err);
-	if (rc)
-		return rc;
-	int fd = open(a.tmp, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		rc = fdl_fail(err, FDL_EIO, "cannot open %s: %s", a.tmp, strerror(errno));
-	const char *p = data;
-	size_t left = len;
-	while (!rc && left) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = fdl_fail(err, FDL_EIO, "cannot write %s: %s", a.tmp, strerror(errno));
-			break;
-		}
-		p += n;
-		left -= (size_t)n;
-	}
-	if (fd >= 0 && close(fd) != 0 && !rc)
-		rc = fdl_fail(err, FDL_EIO, "cannot close %s: %s", a.tmp, strerror(errno));
+	if (!rc)
+		rc = fdl_atomic_write(&a, data, len, err);
 	if (rc) {
 		fdl_atomic_abort(&a);
 		return rc;
 	}
-	return fdl_atomic_commit(&a, err);
+	return finish(&a, replace, err);
+}
+
+int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err)
+{
+	return write_whole(path, data, len, true, err);
+}
+
+int fdl_file_create(const char *path, const void *data, size_t len, fdl_error *err)
+{
+	return write_whole(path, data, len, false, err);
 }
 
 int fdl_mkdir_p(const char *path, fdl_error *err)

@@ -110,20 +110,34 @@ int fdl_open_beneath(const char *root, const char *rel, int flags, fdl_error *er
  * names the first that leads out, through a symlink. */
 int fdl_paths_within(const char *root, const char *base, const char *const *paths, size_t n, fdl_error *err);
 
-/* The one way fdl replaces a local file, as Git's lockfile does: a fresh
- * temporary file beside it (unique name, created exclusively), filled by the
- * caller through `tmp`, then fsynced and renamed over `path` (and the folder
- * fsynced) by commit; abort removes it. Readers see the old file or the
- * new one, never a part. */
+/* The one way fdl writes a local file, as Git's lockfile does: a fresh
+ * temporary file beside it (unique name with its writer in it, created
+ * exclusively, mode 0644), filled by the caller (fdl_atomic_write,
+ * fdl_atomic_copy, or through `tmp`), then fsynced and either renamed over
+ * `path` (commit: replace) or linked to it (create: create-only,
+ * FDL_EEXISTS when `path` exists), and the folder fsynced; abort removes
+ * it. Readers see the old file or the new one, never a part. The folder
+ * store's writes and every local file fdl writes go through here. */
 typedef struct fdl_atomic_file {
 	char *path;
 	char *tmp;
 } fdl_atomic_file;
 int fdl_atomic_begin(fdl_atomic_file *a, const char *path, fdl_error *err);
+/* Append len bytes / all of fd `in` (named in_path in messages). */
+int fdl_atomic_write(fdl_atomic_file *a, const void *data, size_t len, fdl_error *err);
+int fdl_atomic_copy(fdl_atomic_file *a, int in, const char *in_path, fdl_error *err);
 int fdl_atomic_commit(fdl_atomic_file *a, fdl_error *err);
+int fdl_atomic_create(fdl_atomic_file *a, fdl_error *err);
 void fdl_atomic_abort(fdl_atomic_file *a);
-/* Write a whole file that way. */
+/* Copy what is left of fd `in` into fd `out` (the paths name them in
+ * messages), 64 KiB at a time. */
+int fdl_fd_copy(int in, int out, const char *in_path, const char *out_path, fdl_error *err);
+/* fsync the folder that holds `path` (after a rename, link or unlink in
+ * it); best effort, -1 when it could not. */
+int fdl_fsync_parent(const char *path);
+/* Write a whole file that way: replacing `path`, or create-only. */
 int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err);
+int fdl_file_create(const char *path, const void *data, size_t len, fdl_error *err);
 
 /* Lock files (lockfile.c): Git's <path> created exclusively, plus a record
  * of its holder (pid, host, since, command) and a flock() held while it is.
