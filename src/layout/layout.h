@@ -136,5 +136,9 @@ typedef struct fdl_expiry {
 	char key[FDL_ID_LEN + 32];
 } fdl_expiry;
 int fdl_version_expiry(fdl_expiry *out, fdl_repo *repo, const char *id, fdl_error *err);
+/* 0 when the version is live; FDL_EEXPIRED saying when and why it went
+ * (left retention, withdrawn) and which file says so; the store's error
+ * when it cannot be asked. */
+int fdl_version_check_live(fdl_repo *repo, const char *id, fdl_error *err);
 
 #endif

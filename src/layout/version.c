@@ -412,3 +412,14 @@ int fdl_version_expiry(fdl_expiry *out, fdl_repo *repo, const char *id, fdl_erro
 	fdl_buf_free(&b);
 	return rc;
 }
+
+int fdl_version_check_live(fdl_repo *repo, const char *id, fdl_error *err)
+{
+	fdl_expiry x;
+	int rc = fdl_version_expiry(&x, repo, id, err);
+	if (rc || !x.expired)
+		return rc;
+	return fdl_fail(err, FDL_EEXPIRED, "version %s %s on %s; its catalog is gone (%s/%s)", id,
+			!strcmp(x.reason, "withdrawn") ? "was withdrawn" : "left retention",
+			x.when[0] ? x.when : "an unknown date", repo->root, x.key);
+}

@@ -25,11 +25,10 @@ int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_err
 	/* the same format: the frozen catalog itself, checked, as a copy */
 	char *src = NULL, *name = fdl_asprintf("catalogs/%s.duckdb", format);
 	char *key = name ? fdl_version_key(id, name) : NULL;
-	fdl_expiry x;
 	if (!key)
 		rc = fdl_oom(err);
-	else if (!(rc = fdl_version_expiry(&x, repo, id, err)) && x.expired)
-		rc = fdl_fail(err, FDL_EEXPIRED, "version %s has expired; it has no catalog to copy", id);
+	else
+		rc = fdl_version_check_live(repo, id, err);
 	if (!rc)
 		rc = fdl_version_fetch_catalog(&src, repo, v, err);
 	if (!rc) {

@@ -119,13 +119,10 @@ static void *side_run(void *arg)
  * lost data files the working catalog still references. */
 static int base_is_live(fdl_repo *repo, const fdl_work *w, fdl_error *err)
 {
-	fdl_expiry x;
-	int rc = w->base[0] ? fdl_version_expiry(&x, repo, w->base, err) : 0;
-	if (!rc && w->base[0] && x.expired)
-		rc = fdl_fail(err, FDL_EEXPIRED,
-			      "the base version %s expired or was withdrawn after this working catalog was checked "
-			      "out (%s/%s); its data may be gone: check out again and redo the change",
-			      w->base, repo->root, x.key);
+	int rc = w->base[0] ? fdl_version_check_live(repo, w->base, err) : 0;
+	if (rc == FDL_EEXPIRED)
+		fdl_error_prefix(err, "the base version went after this working catalog was checked out; its data may "
+				      "be gone: check out again and redo the change");
 	return rc;
 }
 

@@ -110,13 +110,11 @@ int fdl_target_split(char **root, char **ref, const char *target, fdl_error *err
  * (0 when it has none, or the store cannot say). */
 static int expired_error(fdl_repo *repo, const char *id, fdl_error *err)
 {
-	fdl_expiry x;
 	fdl_error e;
-	if (fdl_version_expiry(&x, repo, id, &e) || !x.expired)
-		return 0;
-	return fdl_fail(err, FDL_EEXPIRED, "version %s %s on %s; its catalog is gone (%s/%s)", id,
-			!strcmp(x.reason, "withdrawn") ? "was withdrawn" : "left retention",
-			x.when[0] ? x.when : "an unknown date", repo->root, x.key);
+	int rc = fdl_version_check_live(repo, id, &e);
+	if (rc == FDL_EEXPIRED)
+		*err = e;
+	return rc == FDL_EEXPIRED ? rc : 0;
 }
 
 static int choose_catalog(fdl_reader *r, fdl_error *err)
