@@ -55,11 +55,19 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
 
         plan = {"queries": [{"seq": 3, "sql": "SELECT count(*) AS n, sum(people) AS people FROM population"},
                             {"seq": 1, "sql": "SELECT count(*) AS n FROM population"},
-                            {"seq": 3, "sql": "SELECT * FROM towns"}]}
+                            {"seq": 3, "sql": "SELECT * FROM towns"},
+                            {"seq": 2, "sql": "SELECT code, name FROM towns ORDER BY code"}],
+                "viewers": [{"seq": 2, "table": "main.towns"}, {"seq": 3, "table": "main.population"}]}
         p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS), json.dumps(plan)],
                            capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
         assert p.returncode == 0, p.stderr[-4000:]
         seen = json.loads(p.stdout.strip().splitlines()[-1])
+        # the landing page's DuckDB block, run in stock DuckDB as it is shown
+        con = connect()
+        *setup, select = [x for x in seen["card"]["duckdb"].split(";\n") if x.strip()]
+        for stmt in setup:
+            con.execute(stmt)
+        snippet_rows = len(con.execute(select.rstrip(";")).fetchall())
     finally:
         server.stop()
 
@@ -75,7 +83,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     assert seen["history"][2]["breaking"] == 0
     assert seen["branches"] == ["main (HEAD)"]
 
-    latest, first, blocked = seen["queries"]
+    latest, first, blocked, deleted = seen["queries"]
     # a table the page cannot read says why, not DuckDB's "does not exist"
     assert blocked["status"].startswith("main.towns cannot be queried in the browser: a column of this table was "
                                         "renamed"), blocked["status"]
@@ -99,8 +107,50 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     # the ATTACH shown is the one fdl prints for an HTTP repository
     assert f"versions/{repo.head()}/ducklake.duckdb" in latest["attach"]
     assert "OVERRIDE_DATA_PATH true" in latest["attach"]
-    for name in ("overview.png", "version-3.png", "version-1.png"):
+    for name in ("overview.png", "version-3.png", "version-1.png", "version-2.png", "viewer-2.png",
+                 "overview-phone.png", "version-3-phone.png", "version-1-phone.png"):
         assert (ARTIFACTS / name).stat().st_size > 10000, name
+
+    # a table with deleted rows (delete files) reads in the browser as DuckLake reads it
+    con = connect()
+    con.execute(fdl("attach", repo.root, "main:2").stdout)
+    towns2 = con.execute("SELECT code, name FROM lake.towns ORDER BY code").fetchall()
+    assert towns2 == [(1, "Ashby"), (3, "Crewe")]
+    assert deleted["rows"] == [[str(c), n] for c, n in towns2] and deleted["header"] == ["code", "name"]
+    # the viewer: the first rows without SQL, with the column types, the same rows
+    towns_view, population_view = seen["viewers"]
+    assert towns_view["error"] == [] and towns_view["header"] == ["code", "name"]
+    assert towns_view["types"] == ["int32", "varchar"]
+    assert sorted(towns_view["rows"]) == sorted([[str(c), n] for c, n in towns2])
+    con = connect()
+    con.execute(fdl("attach", repo.root, "main:3").stdout)
+    people = {r[0]: r[1] for r in con.execute("SELECT town, people FROM lake.population").fetchall()}
+    assert len(population_view["rows"]) == 20  # one page
+    assert all(people[t] == int(n) for t, n in population_view["rows"])
+
+    # the landing page is the latest version's card
+    card = seen["card"]
+    head = repo.head()
+    assert "version 3" in card["version"]
+    assert [t["table"] for t in card["tables"]] == ["main.population", "main.towns"]
+    counts = {t: con.execute(f"SELECT count(*) FROM lake.{t}").fetchone()[0] for t in ("population", "towns")}
+    facts = {t["table"]: t["facts"] for t in card["tables"]}
+    assert facts["main.population"].startswith(f"{counts['population']} rows") and "2 columns" in facts["main.population"]
+    assert facts["main.towns"].startswith(f"{counts['towns']} rows")
+    assert card["tables"][1]["columns"] == ["code", "town_name"]
+    log = [json.loads(line)["id"] for line in fdl("log", repo.root, "--json").stdout.splitlines() if line.strip()]
+    assert card["historyIds"] == log and len(log) == 3  # whole ids behind the short ones
+    # "use this dataset": the DuckDB block runs in stock DuckDB as it is shown
+    assert f"versions/{head}/ducklake.duckdb" in card["duckdb"] and "import duckdb" in card["python"]
+    assert card["fdl"].startswith("fdl attach http://") and card["fdl"].endswith("@main | duckdb")
+    assert snippet_rows == 10
+    # "cite": from dataset.json's fields, the version and the URL
+    assert "title        = {Population by town}" in card["bibtex"] and "author       = {Example City}" in card["bibtex"]
+    assert f"version      = {{{head}}}" in card["bibtex"]
+    assert 'title: "Population by town"' in card["cff"] and 'license: "CC-BY-4.0"' in card["cff"]
+    assert f'version: "{head}"' in card["cff"]
+    # readable on a phone: nothing wider than the screen
+    assert seen["phoneOverflow"] <= 0, seen["phoneOverflow"]
 
 
 def test_the_page_on_a_plain_static_host(repo, tmp_path):
@@ -172,3 +222,43 @@ def test_the_page_reads_the_history_from_the_index(repo, tmp_path):
     assert len(fetched["none"]) >= 50
     assert len(fetched["index"]) <= 2, fetched["index"]
     assert len(truth) == 60
+
+
+def test_the_card_renders_markdown_safely_and_labels_a_description_only_version(repo, tmp_path):
+    """A description written in Markdown is rendered, and whatever HTML or
+    script it holds is shown as text: no script, no javascript: link, no
+    image loaded from elsewhere. A version that changed only dataset.json
+    says so."""
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    hostile = ("Counts of **trees**, see [the survey](https://example.org/survey).\n\n"
+               "<script>window.pwned = 1</script>\n\n[click me](javascript:alert(1)) "
+               "![pixel](https://tracker.example/p.png) <img src=x onerror=alert(2)>")
+    (work / "dataset.yml").write_text("name: trees\ntitle: Trees\ndescription: " + json.dumps(hostile) + "\n")
+    con.execute("CREATE TABLE lake.t (id INTEGER, species VARCHAR)")
+    con.execute("INSERT INTO lake.t VALUES (1, 'oak'), (2, 'ash')")
+    fdl("commit", work, "-m", "Trees")
+    (work / "dataset.yml").write_text("name: trees\ntitle: Trees of the city\ndescription: " + json.dumps(hostile) + "\n")
+    fdl("commit", work, "-m", "Retitle")
+    con.close()
+    server = Server(repo.root, tmp_path)
+    try:
+        p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS / "markdown"),
+                            json.dumps({"queries": [], "viewers": [{"seq": 2, "table": "main.t"}]})],
+                           capture_output=True, text=True, timeout=300, cwd=ROOT / "web")
+        assert p.returncode == 0, p.stderr[-4000:]
+        seen = json.loads(p.stdout.strip().splitlines()[-1])
+    finally:
+        server.stop()
+    assert seen["consoleErrors"] == []
+    html = seen["card"]["descriptionHtml"]
+    assert "<strong>trees</strong>" in html
+    assert '<a href="https://example.org/survey" rel="noopener nofollow ugc">the survey</a>' in html
+    assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html and "<script" not in html
+    assert "javascript:" not in "".join(h or "" for h in seen["card"]["hrefs"])
+    assert "<img" not in html and "&lt;img src=x onerror=alert(2)&gt;" in html
+    assert seen["card"]["scripts"] == 0
+    assert seen["title"] == "Trees of the city"
+    [viewer] = seen["viewers"]
+    assert viewer["changesNote"].startswith("Description only")
+    assert sorted(viewer["rows"]) == [["1", "oak"], ["2", "ash"]]

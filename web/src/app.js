@@ -2,8 +2,11 @@
 // files (fdl.json, HEAD, refs, versions/<id>/*.json) from where the page is
 // served, and query a version's Parquet files with DuckDB-Wasm through
 // files.json and HTTP ranges. Everything shown comes from those files; all
-// text goes into the page as text, never as HTML.
+// text goes into the page as text, never as HTML, except a description's
+// Markdown, rendered by markdown-it with raw HTML off, images off (the page
+// loads nothing a repository names) and links limited to http(s) and mailto.
 import * as duckdb from '@duckdb/duckdb-wasm';
+import MarkdownIt from 'markdown-it';
 
 const base = new URL('.', location.href);
 const main = document.getElementById('main');
@@ -63,6 +66,35 @@ function copyButton(text) {
 }
 
 const snippet = (text, id) => h('div', { class: 'snippet' }, h('pre', { id }, text), copyButton(text));
+
+// A version id as people copy it: the short form shown, the whole id copied.
+const idChip = (id, href) => h('span', { class: 'id-chip' },
+  href ? h('a', { href, class: 'version-link', title: id }, short(id)) : h('code', { title: id }, short(id)),
+  h('button', { class: 'copy small', title: `Copy ${id}`, 'aria-label': `Copy the version id ${id}`, onclick: async (ev) => {
+    try { await navigator.clipboard.writeText(id); ev.target.textContent = 'copied'; } catch { ev.target.textContent = 'select it'; }
+    setTimeout(() => { ev.target.textContent = 'copy'; }, 1500);
+  } }, 'copy'));
+
+// A description as Markdown: raw HTML is shown as text, images are not
+// loaded, and a link goes only to http(s) or mailto, opened without the
+// page as its opener.
+const markdown = (() => {
+  const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
+  md.disable(['image']);
+  const safe = /^(https?:|mailto:)/i;
+  md.validateLink = (url) => safe.test(url.trim());
+  const open = md.renderer.rules.link_open || ((tokens, i, opts, env, self) => self.renderToken(tokens, i, opts));
+  md.renderer.rules.link_open = (tokens, i, opts, env, self) => {
+    tokens[i].attrSet('rel', 'noopener nofollow ugc');
+    return open(tokens, i, opts, env, self);
+  };
+  return md;
+})();
+function renderMarkdown(text, id) {
+  const div = h('div', { class: 'markdown', id });
+  div.innerHTML = markdown.render(String(text || ''));
+  return div;
+}
 
 // Put a page's parts into <main>: arrays flattened, empty parts left out.
 function show(...parts) {
@@ -177,7 +209,7 @@ async function historyRows(tbody, start, more) {
     const v = await indexedVersion(id);
     tbody.append(h('tr', { class: 'version' },
       h('td', { class: 'num' }, v.seq),
-      h('td', {}, h('a', { href: `#/v/${v.id}`, class: 'version-link' }, short(v.id))),
+      h('td', {}, idChip(v.id, `#/v/${v.id}`)),
       h('td', {}, date(v.created_at)),
       h('td', {}, v.author ? v.author.name : ''),
       h('td', {}, v.message, ' ', changeBadges(v.changes))));
@@ -187,16 +219,59 @@ async function historyRows(tbody, start, more) {
   if (id) more.append(h('button', { onclick: () => historyRows(tbody, id, more) }, 'Older versions'));
 }
 
+// The ways to use a version: stock DuckDB, fdl, Python.
+function useBlocks(id, dataDir, branch, firstTable) {
+  const attach = attachSql(id, 'lake', dataDir);
+  const table = firstTable ? `lake.${ident(firstTable.schema || 'main')}.${ident(firstTable.name)}` : null;
+  const py = ['import duckdb', '', 'con = duckdb.connect()', 'con.execute("""', attach, '""")',
+    table ? `con.sql('${`SELECT * FROM ${table} LIMIT 10`.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}').show()` : "con.sql('SHOW ALL TABLES').show()"].join('\n');
+  return [
+    h('h3', {}, 'DuckDB'), snippet(attach + (table ? `\nSELECT * FROM ${table} LIMIT 10;` : ''), 'use-duckdb'),
+    h('h3', {}, 'fdl (follows the branch as it moves)'),
+    snippet(`fdl attach ${base.href.replace(/\/$/, '')}@${branch} | duckdb`, 'use-fdl'),
+    h('h3', {}, 'Python'), snippet(py, 'use-python'),
+  ];
+}
+
+// A citation made from dataset.json's own fields, the version and the URL.
+function citations(ds, v, branch) {
+  const url = base.href;
+  const title = ds.title || ds.name || 'Untitled dataset';
+  const people = (ds.contributors || []).map((c) => c.title).filter(Boolean);
+  const year = (v.created_at || '').slice(0, 4);
+  const day = (v.created_at || '').slice(0, 10);
+  const bib = (x) => String(x).replace(/[{}\\]/g, (c) => `\\${c}`);
+  const key = `${(ds.name || 'dataset').replace(/[^A-Za-z0-9]+/g, '_')}_${v.seq}`;
+  const bibtex = [`@misc{${key},`, `  title        = {${bib(title)}},`,
+    people.length ? `  author       = {${people.map(bib).join(' and ')}},` : null,
+    `  year         = {${year}},`, `  version      = {${v.id}},`, `  howpublished = {\\url{${bib(url)}}},`,
+    `  note         = {Version ${v.seq} of branch ${bib(branch)}, published with fdl},`, '}']
+    .filter((x) => x !== null).join('\n');
+  const q = (x) => JSON.stringify(String(x)); // a YAML double-quoted string
+  const licences = (ds.licenses || []).map((l) => (typeof l === 'string' ? l : l.spdx || l.id || l.name)).filter(Boolean);
+  const cff = ['cff-version: 1.2.0', 'message: "If you use this dataset, please cite it as below."', 'type: dataset',
+    `title: ${q(title)}`, `version: ${q(v.id)}`, `date-released: ${q(day)}`, `url: ${q(url)}`,
+    ['authors:', ...(people.length ? people : ['Unknown']).map((p) => `  - name: ${q(p)}`)].join('\n'),
+    licences.length === 1 ? `license: ${q(licences[0])}` : null,
+    (ds.keywords || []).length ? ['keywords:', ...ds.keywords.map((k) => `  - ${q(k)}`)].join('\n') : null]
+    .filter((x) => x !== null).join('\n');
+  return [h('h3', {}, 'BibTeX'), snippet(bibtex, 'cite-bibtex'), h('h3', {}, 'CITATION.cff'), snippet(cff, 'cite-cff')];
+}
+
 async function showOverview(branchName) {
   const r = await refs();
   const branch = branchName || r.head;
   const tip = r.branches[branch];
   where.textContent = '';
   if (tip) await useIndex(branch);
-  const tipVersion = tip ? await version(tip) : null;
+  const [tipVersion, cfg] = await Promise.all([tip ? version(tip) : null, repoConfig()]);
+  const dataDir = cfg.data_dir || 'data';
   let ds = {};
-  if (tipVersion && tipVersion.dataset) {
-    try { ds = await get(`versions/${tip}/${tipVersion.dataset.path}`); } catch { /* described nowhere */ }
+  let filesJson = null;
+  if (tipVersion) {
+    [ds, filesJson] = await Promise.all([
+      tipVersion.dataset ? get(`versions/${tip}/${tipVersion.dataset.path}`).catch(() => ({})) : {},
+      tipVersion.files ? get(`versions/${tip}/${tipVersion.files.path}`).catch(() => null) : null]);
   }
   document.title = ds.title || ds.name || 'fdl repository';
   const branches = h('tbody');
@@ -204,24 +279,39 @@ async function showOverview(branchName) {
     const v = await version(id);
     branches.append(h('tr', {},
       h('td', {}, h('a', { href: `#/b/${encodeURIComponent(name)}` }, name), name === r.head ? ' (HEAD)' : ''),
-      h('td', { class: 'num' }, v.seq), h('td', {}, h('a', { href: `#/v/${id}` }, short(id))),
+      h('td', { class: 'num' }, v.seq), h('td', {}, idChip(id, `#/v/${id}`)),
       h('td', {}, date(v.created_at)), h('td', {}, v.message)));
   }
   const tags = Object.entries(r.tags || {});
   const history = h('tbody', { id: 'history' });
   const more = h('div');
+  const tables = (ds.tables || []).filter((t) => t.kind !== 'view');
+  const views = (ds.tables || []).filter((t) => t.kind === 'view');
   show(
     h('h1', { id: 'title' }, ds.title || ds.name || 'Untitled dataset'),
-    ds.description ? h('p', {}, ds.description) : null,
+    tipVersion ? h('p', { class: 'muted', id: 'card-version' },
+      `Latest on ${branch}: version ${tipVersion.seq}, ${date(tipVersion.created_at)} `, idChip(tip, `#/v/${tip}`)) : null,
+    ds.description ? renderMarkdown(ds.description, 'description') : null,
     describe(ds),
+    tipVersion ? [
+      h('h2', {}, 'Tables'),
+      tables.length ? h('div', { id: 'card-tables' }, tables.map((t) => {
+        const entry = filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null;
+        const readable = tables.filter((x) => !whyNotQueryable(filesJson && filesJson.tables ? filesJson.tables[qualified(x)] : null, filesJson));
+        return tableSection(t, filesJson, dataDir, whyNotQueryable(entry, filesJson),
+          () => connectionFor(tip, readable, filesJson, dataDir));
+      }))
+        : h('p', { class: 'muted' }, 'No tables.'),
+      views.length ? h('p', { class: 'muted' }, `Views: ${views.map((w) => `${w.schema || 'main'}.${w.name}`).join(', ')}`) : null,
+      h('h2', {}, 'Use this dataset'), useBlocks(tip, dataDir, branch, tables[0]),
+      h('h2', {}, 'Cite'), citations(ds, tipVersion, branch)] : null,
     h('h2', {}, 'Branches'),
-    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Branch'), h('th', { class: 'num' }, 'Seq'),
-      h('th', {}, 'Tip'), h('th', {}, 'Date'), h('th', {}, 'Message'))), branches),
-    tags.length ? [h('h2', {}, 'Tags'), h('ul', {}, tags.map(([t, id]) => h('li', {}, t, ' → ',
-      h('a', { href: `#/v/${id}` }, short(id)))))] : null,
+    h('div', { class: 'scroll' }, h('table', { id: 'branches' }, h('thead', {}, h('tr', {}, h('th', {}, 'Branch'),
+      h('th', { class: 'num' }, 'Seq'), h('th', {}, 'Tip'), h('th', {}, 'Date'), h('th', {}, 'Message'))), branches)),
+    tags.length ? [h('h2', {}, 'Tags'), h('ul', {}, tags.map(([t, id]) => h('li', {}, t, ' → ', idChip(id, `#/v/${id}`))))] : null,
     h('h2', {}, `History of ${branch}`),
-    tip ? h('table', {}, h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Seq'), h('th', {}, 'Version'),
-      h('th', {}, 'Date'), h('th', {}, 'Author'), h('th', {}, 'Message and changes'))), history)
+    tip ? h('div', { class: 'scroll' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Seq'),
+      h('th', {}, 'Version'), h('th', {}, 'Date'), h('th', {}, 'Author'), h('th', {}, 'Message and changes'))), history))
       : h('p', { class: 'muted' }, `Branch ${branch} has no version yet.`),
     more);
   if (tip) await historyRows(history, tip, more);
@@ -240,13 +330,73 @@ function sqlType(t) {
   return map[t.toLowerCase()] || 'VARCHAR';
 }
 
-// The format's rule for readers of plain Parquet (docs/format.md, files.json): no delete files, no renamed columns.
+// What keeps the browser from reading a table as DuckLake does (docs/format.md,
+// files.json): deletes are applied here, a renamed column is not.
 function whyNotQueryable(entry, filesJson) {
   if (!filesJson) return 'this version has no files.json, so the browser cannot find its Parquet files';
   if (!entry) return 'files.json does not list this table';
-  if (entry.renamed_columns) return 'a column of this table was renamed: files written before the rename carry the old name, which plain Parquet readers would miss';
-  if ((entry.files || []).some((f) => f.deletes)) return 'rows were deleted from its files (delete files): a plain Parquet reader would show them again';
+  if (entry.renamed_columns) return 'a column of this table was renamed: files written before the rename carry the old name, which the browser cannot map back';
   return null;
+}
+
+const qualified = (t) => `${t.schema || 'main'}.${t.name}`;
+const sqlName = (t) => `${ident(t.schema || 'main')}.${ident(t.name)}`;
+
+// The first rows of a table, a page at a time, with the column types.
+function viewer(t, open) {
+  const PAGE = 20;
+  const box = h('div', { class: 'viewer' });
+  const status = h('span', { class: 'muted' });
+  let offset = 0;
+  const load = async () => {
+    status.textContent = 'Reading…';
+    try {
+      const conn = await open();
+      const result = await conn.query(`SELECT * FROM ${sqlName(t)} LIMIT ${PAGE + 1} OFFSET ${offset}`);
+      const names = result.schema.fields.map((f) => f.name);
+      const types = Object.fromEntries((t.fields || []).map((f) => [f.name, f.type]));
+      const rows = result.toArray().map((r) => r.toJSON());
+      const page = rows.slice(0, PAGE);
+      box.replaceChildren(h('div', { class: 'scroll' }, h('table', { class: 'rows' },
+        h('thead', {}, h('tr', {}, names.map((n) => h('th', {}, n, types[n] ? h('span', { class: 'type' }, types[n]) : null)))),
+        h('tbody', {}, page.map((r) => h('tr', {}, names.map((n) => h('td', {}, cell(r[n])))))))),
+      h('p', {}, h('button', { disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, 'Previous'), ' ',
+        h('button', { disabled: rows.length <= PAGE, onclick: () => { offset += PAGE; load(); } }, 'Next'), ' ',
+        h('span', { class: 'muted' }, page.length ? `rows ${offset + 1}–${offset + page.length}` : 'no rows')));
+      box.dataset.rows = String(page.length);
+      status.textContent = '';
+    } catch (e) {
+      status.textContent = e.message;
+      status.className = 'error';
+    }
+  };
+  return h('div', {}, h('button', { class: 'show-rows', onclick: (ev) => { ev.target.remove(); load(); } }, 'Show the first rows'), ' ', status, box);
+}
+
+// A table's card: name, title, description, rows, size, columns; its files,
+// and its first rows when the browser can read it (`open` gives the
+// connection; null: not readable, `why` says why).
+function tableSection(t, filesJson, dataDir, why, open) {
+  const key = qualified(t);
+  const entry = filesJson && filesJson.tables ? filesJson.tables[key] : null;
+  const size = entry ? entry.files.reduce((s, f) => s + (f.bytes || 0) + (f.deletes ? f.deletes.bytes || 0 : 0), 0) : null;
+  const facts = [t.rows !== undefined ? `${t.rows} rows` : null,
+    size !== null ? `${bytes(size)} in ${entry.files.length} file${entry.files.length === 1 ? '' : 's'}` : null,
+    `${(t.fields || []).length} column${(t.fields || []).length === 1 ? '' : 's'}`,
+    t.primary_key && t.primary_key.length ? `primary key (${t.primary_key.join(', ')})` : null].filter(Boolean).join(' · ');
+  return h('section', { class: 'table', 'data-table': key },
+    h('h3', {}, key, t.title ? ` — ${t.title}` : ''),
+    t.description ? renderMarkdown(t.description) : null,
+    h('p', { class: 'muted facts' }, facts),
+    why ? h('p', { class: 'notice not-queryable' }, `Not queryable in the browser: ${why}. DuckDB with the ATTACH on this page reads it.`) : null,
+    h('div', { class: 'scroll' }, h('table', { class: 'columns' }, h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Type'), h('th', {}, 'Null'), h('th', {}, 'Description'))),
+      h('tbody', {}, (t.fields || []).map((f) => h('tr', {}, h('td', {}, h('code', {}, f.name), f.title ? ` (${f.title})` : ''),
+        h('td', {}, f.type || ''), h('td', {}, f.nullable === false ? 'not null' : f.nullable ? 'yes' : ''), h('td', {}, f.description || '')))))),
+    open && !why ? viewer(t, open) : null,
+    entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
+      h('div', { class: 'scroll' }, h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
+        h('td', {}, h('a', { href: new URL(`${dataDir}/${f.path}`, base).href }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
+        h('td', { class: 'num' }, bytes(f.bytes)), h('td', {}, f.deletes ? `deletes: ${f.deletes.rows} rows` : ''))))))) : null);
 }
 
 function attachSql(id, alias, dataDir) {
@@ -287,10 +437,19 @@ async function connectionFor(id, tables, filesJson, dataDir) {
     const entry = filesJson.tables[`${schema}.${t.name}`];
     const cols = (t.fields || []).map((f) => ident(f.name)).join(', ') || '*';
     if (schema !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-    const urls = entry.files.map((f) => sqlString(new URL(`${dataDir}/${f.path}`, base).href));
-    const body = urls.length
-      ? `SELECT ${cols} FROM read_parquet([${urls.join(', ')}], union_by_name = true)`
-      : `SELECT ${(t.fields || []).map((f) => `CAST(NULL AS ${sqlType(f.type)}) AS ${ident(f.name)}`).join(', ') || '1 AS empty'} LIMIT 0`;
+    const url = (path) => sqlString(new URL(`${dataDir}/${path}`, base).href);
+    const urls = entry.files.map((f) => url(f.path));
+    // DuckLake's positional deletes: each delete file lists the row numbers
+    // (pos) gone from one data file; those rows are left out
+    const deletes = entry.files.filter((f) => f.deletes)
+      .map((f) => `SELECT ${url(f.path)} AS fdl_file, pos AS fdl_pos FROM read_parquet(${url(f.deletes.path)})`);
+    const dcols = (t.fields || []).map((f) => `d.${ident(f.name)}`).join(', ') || 'd.* EXCLUDE (filename, file_row_number)';
+    const body = !urls.length
+      ? `SELECT ${(t.fields || []).map((f) => `CAST(NULL AS ${sqlType(f.type)}) AS ${ident(f.name)}`).join(', ') || '1 AS empty'} LIMIT 0`
+      : deletes.length
+        ? `SELECT ${dcols} FROM read_parquet([${urls.join(', ')}], union_by_name = true, filename = true, file_row_number = true) d ` +
+          `LEFT JOIN (${deletes.join(' UNION ALL ')}) x ON d.filename = x.fdl_file AND d.file_row_number = x.fdl_pos WHERE x.fdl_pos IS NULL`
+        : `SELECT ${cols} FROM read_parquet([${urls.join(', ')}], union_by_name = true)`;
     await conn.query(`CREATE OR REPLACE VIEW ${name} AS ${body}`);
     shown.views.push(name);
   }
@@ -365,41 +524,32 @@ async function showVersion(id) {
   const views = (ds.tables || []).filter((t) => t.kind === 'view');
   const queryable = [];
   const blocked = [];
-  const tableSections = tables.map((t) => {
-    const key = `${t.schema || 'main'}.${t.name}`;
-    const entry = filesJson && filesJson.tables ? filesJson.tables[key] : null;
+  for (const t of tables) {
+    const entry = filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null;
     const why = note ? 'this version has no catalog any more' : whyNotQueryable(entry, filesJson);
     if (!why) queryable.push(t);
-    else blocked.push({ key, name: t.name, why });
-    const size = entry ? entry.files.reduce((s, f) => s + (f.bytes || 0) + (f.deletes ? f.deletes.bytes || 0 : 0), 0) : null;
-    return h('section', { class: 'table', 'data-table': key },
-      h('h3', {}, key, t.title ? ` — ${t.title}` : ''),
-      t.description ? h('p', {}, t.description) : null,
-      h('p', { class: 'muted' }, t.rows !== undefined ? `${t.rows} rows` : '', size !== null ? ` · ${bytes(size)} in ${entry.files.length} file${entry.files.length === 1 ? '' : 's'}` : '',
-        t.primary_key && t.primary_key.length ? ` · primary key (${t.primary_key.join(', ')})` : ''),
-      why ? h('p', { class: 'notice not-queryable' }, `Not queryable in the browser: ${why}. DuckDB with the ATTACH above reads it.`) : null,
-      h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Type'), h('th', {}, 'Null'), h('th', {}, 'Description'))),
-        h('tbody', {}, (t.fields || []).map((f) => h('tr', {}, h('td', {}, h('code', {}, f.name), f.title ? ` (${f.title})` : ''),
-          h('td', {}, f.type || ''), h('td', {}, f.nullable === false ? 'not null' : f.nullable ? 'yes' : ''), h('td', {}, f.description || ''))))),
-      entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
-        h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
-          h('td', {}, h('a', { href: new URL(`${dataDir}/${f.path}`, base).href }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
-          h('td', { class: 'num' }, bytes(f.bytes)), h('td', {}, f.deletes ? `deletes: ${f.deletes.rows} rows` : '')))))) : null);
-  });
+    else blocked.push({ key: qualified(t), name: t.name, why });
+  }
+  const open = () => connectionFor(id, queryable, filesJson, dataDir);
+  const tableSections = tables.map((t) => tableSection(t, filesJson, dataDir,
+    blocked.find((b) => b.key === qualified(t))?.why || null, open));
   const sqlBox = h('textarea', { id: 'sql', spellcheck: 'false' },
     queryable.length ? `SELECT count(*) FROM ${queryable[0].schema && queryable[0].schema !== 'main' ? ident(queryable[0].schema) + '.' : ''}${ident(queryable[0].name)}` : '');
+  // a version that changed only the description: the parent's data, a new dataset.json
+  const parent = (v.parents || []).length ? await version(v.parents[0]).catch(() => null) : null;
+  const descriptionOnly = parent && parent.ducklake && parent.ducklake.snapshot_id === v.ducklake.snapshot_id;
   const out = h('div', { id: 'results' });
   const status = h('p', { id: 'query-status', class: 'muted' });
   const run = () => runQuery(sqlBox.value, id, queryable, filesJson, dataDir, out, status, blocked);
   sqlBox.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run(); });
   show(
-    h('h1', {}, `Version ${v.seq}`, h('span', { class: 'muted' }, ` ${v.id}`)),
+    h('h1', {}, `Version ${v.seq}`, h('span', { class: 'muted' }, ` ${v.id}`), ' ', copyButton(v.id)),
     note ? h('p', { class: 'notice' }, note) : null,
     h('p', {}, v.message),
     h('dl', { class: 'meta' },
       h('dt', {}, 'Author'), h('dd', {}, v.author ? `${v.author.name}${v.author.email ? ` <${v.author.email}>` : ''}` : ''),
       h('dt', {}, 'Date'), h('dd', {}, date(v.created_at)),
-      h('dt', {}, 'Parents'), h('dd', {}, (v.parents || []).length ? v.parents.map((p) => h('a', { href: `#/v/${p}` }, short(p), ' ')) : 'none (first version)'),
+      h('dt', {}, 'Parents'), h('dd', {}, (v.parents || []).length ? v.parents.map((p) => [idChip(p, `#/v/${p}`), ' ']) : 'none (first version)'),
       h('dt', {}, 'Catalog'), h('dd', {}, `${v.catalog.path}, ${bytes(v.catalog.bytes)}, DuckLake ${v.ducklake.format}, snapshot ${v.ducklake.snapshot_id}`),
       branchOf ? [h('dt', {}, 'Tip of'), h('dd', {}, branchOf[0])] : null),
     h('h2', {}, 'Open it in DuckDB'),
@@ -410,14 +560,16 @@ async function showVersion(id) {
       snippet(`fdl attach ${base.href.replace(/\/$/, '')}@${latestBranch} | duckdb`, 'attach-fdl')] : null,
     h('h2', {}, 'Changes from the parent'),
     (v.changes || []).length ? h('ul', {}, v.changes.map((c) => h('li', { class: c.breaking ? 'breaking' : '' },
-      `${c.kind} ${c.table || ''}${c.column ? '.' + c.column : ''}`, c.breaking ? ' — breaking' : ''))) : h('p', { class: 'muted' }, v.parents && v.parents.length ? 'No schema changes.' : 'The first version.'),
+      `${c.kind} ${c.table || ''}${c.column ? '.' + c.column : ''}`, c.breaking ? ' — breaking' : '')))
+      : h('p', { class: 'muted', id: 'changes-note' }, descriptionOnly ? 'Description only: the same data as the parent (the same DuckLake snapshot); this version changed dataset.json.'
+        : v.parents && v.parents.length ? 'No schema changes.' : 'The first version.'),
     h('h2', {}, 'Query in the browser'),
-    queryable.length ? [h('p', { class: 'muted' }, `DuckDB-Wasm reads the Parquet files listed in files.json with HTTP range requests. Tables: ${queryable.map((t) => t.name).join(', ')}. Ctrl+Enter runs.`),
+    queryable.length ? [h('p', { class: 'muted' }, `DuckDB-Wasm reads the Parquet files listed in files.json with HTTP range requests. Tables: ${queryable.map(qualified).join(', ')}. Ctrl+Enter runs.`),
       sqlBox, h('p', {}, h('button', { class: 'primary', id: 'run', onclick: run }, 'Run')), status, out]
       : h('p', { class: 'muted' }, 'No table of this version can be read as plain Parquet; use DuckDB with the ATTACH above.'),
     h('h2', {}, 'Tables'), tableSections.length ? tableSections : h('p', { class: 'muted' }, 'No tables.'),
-    views.length ? [h('h2', {}, 'Views'), views.map((w) => h('section', {}, h('h3', {}, `${w.schema || 'main'}.${w.name}`),
-      w.description ? h('p', {}, w.description) : null, h('pre', {}, w.sql || '')))] : null,
+    views.length ? [h('h2', {}, 'Views'), views.map((w) => h('section', {}, h('h3', {}, qualified(w)),
+      w.description ? renderMarkdown(w.description) : null, h('pre', {}, w.sql || '')))] : null,
     (v.inputs || []).length ? [h('h2', {}, 'Inputs'), h('ul', {}, v.inputs.map((i) => h('li', {}, i.source_id, ' — ',
       i.url ? h('a', { href: i.url, rel: 'noopener' }, i.url) : '', ` (sha256 ${i.sha256.slice(0, 12)}…, ${date(i.retrieved_at)})`)))] : null);
   if (queryable.length) duck().catch(() => {}); // warm DuckDB up while the reader reads

@@ -3,7 +3,9 @@
 // query typed in the SQL box and run. Prints what it saw as one JSON object;
 // the pytest side (tests/interop/test_web.py) checks it against stock DuckDB.
 //   node e2e.mjs BASE_URL ARTIFACT_DIR PLAN_JSON
-// PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population"}, ...]}
+// PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population"}, ...],
+//             "viewers": [{"seq": 2, "table": "main.towns"}, ...]}   (viewers optional)
+// Each page is also shot at phone width (390 px) as <name>-phone.png.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 
@@ -25,17 +27,58 @@ try {
   seen.history = await page.$$eval('#history tr.version', (rows) => rows.map((r) => ({
     seq: Number(r.cells[0].textContent), message: r.cells[4].textContent,
     breaking: r.querySelectorAll('.breaking').length })));
-  seen.branches = await page.$$eval('main table:first-of-type tbody tr', (rows) => rows.map((r) => r.cells[0].textContent));
+  seen.branches = await page.$$eval('#branches tbody tr', (rows) => rows.map((r) => r.cells[0].textContent));
   seen.overviewText = await page.textContent('main');
+  seen.card = await page.evaluate(() => {
+    const text = (sel) => { const e = document.querySelector(sel); return e ? e.textContent : null; };
+    const d = document.getElementById('description');
+    return {
+      version: text('#card-version'),
+      descriptionHtml: d ? d.innerHTML : null,
+      scripts: document.querySelectorAll('main script').length,
+      hrefs: [...document.querySelectorAll('main a')].map((a) => a.getAttribute('href')),
+      tables: [...document.querySelectorAll('#card-tables section.table')].map((s) => ({
+        table: s.dataset.table, facts: s.querySelector('.facts').textContent,
+        columns: [...s.querySelectorAll('table.columns tbody tr')].map((r) => r.cells[0].textContent) })),
+      duckdb: text('#use-duckdb'), fdl: text('#use-fdl'), python: text('#use-python'),
+      bibtex: text('#cite-bibtex'), cff: text('#cite-cff'),
+      historyIds: [...document.querySelectorAll('#history .id-chip a')].map((a) => a.title),
+    };
+  });
   await page.screenshot({ path: `${artifacts}/overview.png`, fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${artifacts}/overview-phone.png`, fullPage: true });
+  seen.phoneOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.setViewportSize({ width: 1280, height: 900 });
 
-  for (const q of plan.queries) {
-    // open the version from the history list, as a reader would
+  // open version `seq` from the history list, as a reader would
+  const openVersion = async (seq) => {
     await page.goto(base, { waitUntil: 'load' });
     await page.waitForSelector('body[data-ready="#/"]', { timeout: 30000 });
-    const row = page.locator('#history tr.version', { has: page.locator(`td:first-child:text-is("${q.seq}")`) });
+    const row = page.locator('#history tr.version', { has: page.locator(`td:first-child:text-is("${seq}")`) });
     await row.locator('a.version-link').click();
     await page.waitForFunction(() => (document.body.dataset.ready || '').startsWith('#/v/'), null, { timeout: 30000 });
+  };
+  seen.viewers = [];
+  for (const w of plan.viewers || []) {
+    await openVersion(w.seq);
+    const section = page.locator(`section.table[data-table="${w.table}"]`);
+    await section.locator('button.show-rows').click();
+    await page.waitForFunction((t) => {
+      const s = document.querySelector(`section.table[data-table="${t}"]`);
+      return s && (s.querySelector('.viewer[data-rows]') || s.querySelector('.error'));
+    }, w.table, { timeout: 120000 });
+    seen.viewers.push({ ...w,
+      changesNote: await page.textContent('#changes-note').catch(() => null),
+      header: await section.locator('table.rows thead th').evaluateAll((ths) => ths.map((t) => t.firstChild.textContent)),
+      types: await section.locator('table.rows thead th .type').allTextContents(),
+      rows: await section.locator('table.rows tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))),
+      error: await section.locator('.error').allTextContents() });
+    await page.screenshot({ path: `${artifacts}/viewer-${w.seq}.png`, fullPage: true });
+  }
+
+  for (const q of plan.queries) {
+    await openVersion(q.seq);
     const got = { seq: q.seq, sql: q.sql };
     got.heading = await page.textContent('h1');
     got.attach = await page.textContent('#attach-version');
@@ -53,6 +96,9 @@ try {
     got.rows = await page.$$eval('#result-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
     got.csvLink = (await page.$('#csv')) !== null;
     await page.screenshot({ path: `${artifacts}/version-${q.seq}.png`, fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: `${artifacts}/version-${q.seq}-phone.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
     seen.queries.push(got);
   }
 } finally {
