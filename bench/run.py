@@ -982,6 +982,42 @@ def fmt_s(x):
     return "-" if x is None else (f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s")
 
 
+def bench_page(tmp, reps, rows, tables=50):
+    """The page's landing card of a 50-table dataset: time from navigation to
+    ready in headless Chromium (web/test/timing.mjs), served by fdl serve;
+    the issue's target (1 s) is the reference."""
+    node = shutil.which("node")
+    if not node or not (ROOT / "build" / "web" / "index.html").exists():
+        print("page: skipped (node or build/web missing: make web)", file=sys.stderr)
+        return
+    root = new_repo(tmp, "page-repo")
+    work = tmp / "page-work"
+    con = connect(checkout(root, work))
+    for i in range(tables):
+        con.execute(f"CREATE TABLE lake.t{i:02d} (id INTEGER, name VARCHAR, value DOUBLE)")
+        con.execute(f"INSERT INTO lake.t{i:02d} SELECT i, 'n' || i, i * 1.5 FROM range(1000) t(i)")
+    con.close()
+    run([FDL, "commit", work, "-m", "tables", "-q"])
+    srv = subprocess.Popen([FDL, "serve", root, "--port", "0", "-q"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, env=env())
+    try:
+        line = srv.stdout.readline()
+        url = line.split(" at ")[1].split()[0]
+        p = subprocess.run([node, str(ROOT / "web" / "test" / "timing.mjs"), url, str(max(reps, 3))],
+                           capture_output=True, text=True, cwd=ROOT / "web", timeout=300)
+    finally:
+        srv.terminate()
+        srv.wait(10)
+    if p.returncode != 0:
+        print(f"page: timing failed: {p.stderr[-500:]}", file=sys.stderr)
+        return
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    row = Row("page: first render of the landing card", f"{tables} tables", "under 1 s")
+    row.fdl = [t / 1000 for t in got["times"]]
+    row.peer = [1.0] * len(row.fdl)
+    row.peer_name = "the target (1 s)"
+    rows.append(row)
+
 def report(rows, mode, started):
     lines = [f"# fdl benchmark ({mode})", "",
              f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, "
@@ -1072,6 +1108,8 @@ def main():
         if want("publish") or want("read the latest") or want("big"):
             bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
                        read_at=[10] if a.quick else [10, 1000], big_gib=0 if a.quick else 1)
+        if want("page"):
+            bench_page(tmp, reps, rows)
         if not a.quick and want("memory"):
             bench_memory(tmp, 5, rows)
     finally:

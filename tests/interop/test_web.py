@@ -57,7 +57,8 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
                             {"seq": 1, "sql": "SELECT count(*) AS n FROM population"},
                             {"seq": 3, "sql": "SELECT * FROM towns"},
                             {"seq": 2, "sql": "SELECT code, name FROM towns ORDER BY code"}],
-                "viewers": [{"seq": 2, "table": "main.towns"}, {"seq": 3, "table": "main.population"}]}
+                "viewers": [{"seq": 2, "table": "main.towns"}, {"seq": 3, "table": "main.population"}],
+                "compares": [2, 3]}
         p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS), json.dumps(plan)],
                            capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
         assert p.returncode == 0, p.stderr[-4000:]
@@ -149,6 +150,19 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     assert f"version      = {{{head}}}" in card["bibtex"]
     assert 'title: "Population by town"' in card["cff"] and 'license: "CC-BY-4.0"' in card["cff"]
     assert f'version: "{head}"' in card["cff"]
+    # "compare with the parent": rows added and removed per table, as fdl diff --rows counts them
+    by_seq = {c["seq"]: {r[0]: r for r in c["rows"]} for c in seen["compares"]}
+    assert all(c["done"] == "1" for c in seen["compares"])
+    for seq in (2, 3):
+        diff = json.loads(fdl("diff", repo.root, f"main:{seq - 1}", f"main:{seq}", "--rows", "--json").stdout)
+        for table, t in diff["rows"].items():
+            row = by_seq[seq][table]
+            if row[5] == "not readable in the browser":  # towns after its rename (v3)
+                assert seq == 3 and table == "main.towns"
+                continue
+            assert row[3:5] == [str(t["added_total"]), str(t["removed_total"])], (seq, table, row, t)
+    assert by_seq[2]["main.population"][1:5] == ["250", "290", "40", "0"]
+    assert by_seq[2]["main.towns"][1:5] == ["3", "2", "0", "1"]
     # readable on a phone: nothing wider than the screen
     assert seen["phoneOverflow"] <= 0, seen["phoneOverflow"]
 

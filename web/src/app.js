@@ -423,6 +423,40 @@ function duck() {
   return dbPromise;
 }
 
+// The SQL that reads one table of a version as DuckLake does, from the files
+// files.json lists.
+function tableBody(t, entry, dataDir) {
+  const cols = (t.fields || []).map((f) => ident(f.name)).join(', ') || '*';
+  const url = (path) => sqlString(new URL(`${dataDir}/${path}`, base).href);
+  const urls = entry.files.map((f) => url(f.path));
+  // DuckLake's positional deletes: each delete file lists the row numbers
+  // (pos) gone from one data file; those rows are left out
+  const deletes = entry.files.filter((f) => f.deletes)
+    .map((f) => `SELECT ${url(f.path)} AS fdl_file, pos AS fdl_pos FROM read_parquet(${url(f.deletes.path)})`);
+  const dcols = (t.fields || []).map((f) => `d.${ident(f.name)}`).join(', ') || 'd.* EXCLUDE (filename, file_row_number)';
+  if (!urls.length) {
+    return `SELECT ${(t.fields || []).map((f) => `CAST(NULL AS ${sqlType(f.type)}) AS ${ident(f.name)}`).join(', ') || '1 AS empty'} LIMIT 0`;
+  }
+  if (deletes.length) {
+    return `SELECT ${dcols} FROM read_parquet([${urls.join(', ')}], union_by_name = true, filename = true, file_row_number = true) d ` +
+      `LEFT JOIN (${deletes.join(' UNION ALL ')}) x ON d.filename = x.fdl_file AND d.file_row_number = x.fdl_pos WHERE x.fdl_pos IS NULL`;
+  }
+  return `SELECT ${cols} FROM read_parquet([${urls.join(', ')}], union_by_name = true)`;
+}
+
+// Views named <prefix><schema>.<table> over the tables of one version.
+async function createViews(conn, prefix, tables, filesJson, dataDir) {
+  const names = [];
+  for (const t of tables) {
+    const schema = prefix + (t.schema || 'main');
+    const name = `${ident(schema)}.${ident(t.name)}`;
+    if (schema !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    await conn.query(`CREATE OR REPLACE VIEW ${name} AS ${tableBody(t, filesJson.tables[qualified(t)], dataDir)}`);
+    names.push(name);
+  }
+  return names;
+}
+
 // One connection with a view per queryable table of the version shown.
 let shown = { id: null, conn: null, views: [] };
 async function connectionFor(id, tables, filesJson, dataDir) {
@@ -431,29 +465,56 @@ async function connectionFor(id, tables, filesJson, dataDir) {
   const conn = shown.conn || await db.connect();
   for (const v of shown.views) await conn.query(`DROP VIEW IF EXISTS ${v}`);
   shown = { id, conn, views: [] };
-  for (const t of tables) {
-    const schema = t.schema || 'main';
-    const name = `${ident(schema)}.${ident(t.name)}`;
-    const entry = filesJson.tables[`${schema}.${t.name}`];
-    const cols = (t.fields || []).map((f) => ident(f.name)).join(', ') || '*';
-    if (schema !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-    const url = (path) => sqlString(new URL(`${dataDir}/${path}`, base).href);
-    const urls = entry.files.map((f) => url(f.path));
-    // DuckLake's positional deletes: each delete file lists the row numbers
-    // (pos) gone from one data file; those rows are left out
-    const deletes = entry.files.filter((f) => f.deletes)
-      .map((f) => `SELECT ${url(f.path)} AS fdl_file, pos AS fdl_pos FROM read_parquet(${url(f.deletes.path)})`);
-    const dcols = (t.fields || []).map((f) => `d.${ident(f.name)}`).join(', ') || 'd.* EXCLUDE (filename, file_row_number)';
-    const body = !urls.length
-      ? `SELECT ${(t.fields || []).map((f) => `CAST(NULL AS ${sqlType(f.type)}) AS ${ident(f.name)}`).join(', ') || '1 AS empty'} LIMIT 0`
-      : deletes.length
-        ? `SELECT ${dcols} FROM read_parquet([${urls.join(', ')}], union_by_name = true, filename = true, file_row_number = true) d ` +
-          `LEFT JOIN (${deletes.join(' UNION ALL ')}) x ON d.filename = x.fdl_file AND d.file_row_number = x.fdl_pos WHERE x.fdl_pos IS NULL`
-        : `SELECT ${cols} FROM read_parquet([${urls.join(', ')}], union_by_name = true)`;
-    await conn.query(`CREATE OR REPLACE VIEW ${name} AS ${body}`);
-    shown.views.push(name);
-  }
+  shown.views = await createViews(conn, '', tables, filesJson, dataDir);
   return conn;
+}
+
+// "Compare with the parent": per table, the rows added and removed (EXCEPT
+// ALL over the columns both versions have, as fdl diff --rows counts them),
+// for the tables the browser reads in both versions.
+async function compareWithParent(v, ds, filesJson, dataDir, out) {
+  out.replaceChildren(h('p', { class: 'muted' }, 'Comparing…'));
+  try {
+    const p = await version(v.parents[0]);
+    const [pds, pfiles] = await Promise.all([
+      p.dataset ? get(`versions/${p.id}/${p.dataset.path}`).catch(() => ({})) : {},
+      p.files ? get(`versions/${p.id}/${p.files.path}`).catch(() => null) : null]);
+    const readable = (t, fj) => !whyNotQueryable(fj && fj.tables ? fj.tables[qualified(t)] : null, fj);
+    const mine = (ds.tables || []).filter((t) => t.kind !== 'view');
+    const theirs = new Map((pds.tables || []).filter((t) => t.kind !== 'view').map((t) => [qualified(t), t]));
+    const conn = await (await duck()).connect();
+    const rows = [];
+    try {
+      for (const t of mine) {
+        const old = theirs.get(qualified(t));
+        theirs.delete(qualified(t));
+        if (!old) { rows.push({ table: qualified(t), note: 'new table', after: t.rows }); continue; }
+        if (!readable(t, filesJson) || !readable(old, pfiles)) {
+          rows.push({ table: qualified(t), before: old.rows, after: t.rows, note: 'not readable in the browser' });
+          continue;
+        }
+        const common = (t.fields || []).map((f) => f.name).filter((n) => (old.fields || []).some((f) => f.name === n));
+        const cols = common.map(ident).join(', ');
+        const a = `(${tableBody(old, pfiles.tables[qualified(old)], dataDir)})`;
+        const b = `(${tableBody(t, filesJson.tables[qualified(t)], dataDir)})`;
+        const count = async (x, y) => Number((await conn.query(
+          `SELECT count(*) AS n FROM (SELECT ${cols} FROM ${x} q EXCEPT ALL SELECT ${cols} FROM ${y} r)`)).toArray()[0].n);
+        rows.push({ table: qualified(t), before: old.rows, after: t.rows, added: await count(b, a), removed: await count(a, b) });
+      }
+    } finally { await conn.close(); }
+    for (const [key, old] of theirs) rows.push({ table: key, before: old.rows, note: 'dropped' });
+    out.replaceChildren(h('div', { class: 'scroll' }, h('table', { id: 'compare' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'Table'), h('th', { class: 'num' }, 'Rows before'), h('th', { class: 'num' }, 'Rows now'),
+        h('th', { class: 'num' }, 'Added'), h('th', { class: 'num' }, 'Removed'), h('th', {}, ''))),
+      h('tbody', {}, rows.map((r) => h('tr', { 'data-table': r.table }, h('td', {}, r.table), h('td', { class: 'num' }, r.before ?? ''),
+        h('td', { class: 'num' }, r.after ?? ''), h('td', { class: 'num added' }, r.added ?? ''), h('td', { class: 'num removed' }, r.removed ?? ''),
+        h('td', { class: 'muted' }, r.note || '')))))),
+    h('p', { class: 'muted' }, `Version ${p.seq} → ${v.seq}; rows compared over the columns both have, as fdl diff --rows does.`));
+    out.dataset.done = '1';
+  } catch (e) {
+    out.replaceChildren(h('p', { class: 'error' }, `Cannot compare: ${e.message}`));
+    out.dataset.done = 'error';
+  }
 }
 
 const cell = (v) => {
@@ -563,6 +624,11 @@ async function showVersion(id) {
       `${c.kind} ${c.table || ''}${c.column ? '.' + c.column : ''}`, c.breaking ? ' — breaking' : '')))
       : h('p', { class: 'muted', id: 'changes-note' }, descriptionOnly ? 'Description only: the same data as the parent (the same DuckLake snapshot); this version changed dataset.json.'
         : v.parents && v.parents.length ? 'No schema changes.' : 'The first version.'),
+    (v.parents || []).length ? (() => {
+      const out = h('div', { id: 'compare-out' });
+      return [h('p', {}, h('button', { id: 'compare-button', onclick: (ev) => { ev.target.disabled = true; compareWithParent(v, ds, filesJson, dataDir, out); } },
+        'Compare the rows with the parent')), out];
+    })() : null,
     h('h2', {}, 'Query in the browser'),
     queryable.length ? [h('p', { class: 'muted' }, `DuckDB-Wasm reads the Parquet files listed in files.json with HTTP range requests. Tables: ${queryable.map(qualified).join(', ')}. Ctrl+Enter runs.`),
       sqlBox, h('p', {}, h('button', { class: 'primary', id: 'run', onclick: run }, 'Run')), status, out]

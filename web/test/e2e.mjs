@@ -4,7 +4,8 @@
 // the pytest side (tests/interop/test_web.py) checks it against stock DuckDB.
 //   node e2e.mjs BASE_URL ARTIFACT_DIR PLAN_JSON
 // PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population"}, ...],
-//             "viewers": [{"seq": 2, "table": "main.towns"}, ...]}   (viewers optional)
+//             "viewers": [{"seq": 2, "table": "main.towns"}, ...],  (optional)
+//             "compares": [2, ...]}  (optional: "Compare with the parent" on these versions)
 // Each page is also shot at phone width (390 px) as <name>-phone.png.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
@@ -77,6 +78,15 @@ try {
     await page.screenshot({ path: `${artifacts}/viewer-${w.seq}.png`, fullPage: true });
   }
 
+  seen.compares = [];
+  for (const seq of plan.compares || []) {
+    await openVersion(seq);
+    await page.click('#compare-button');
+    await page.waitForSelector('#compare-out[data-done]', { timeout: 120000 });
+    seen.compares.push({ seq, done: await page.getAttribute('#compare-out', 'data-done'),
+      rows: await page.$$eval('#compare tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))) });
+    await page.screenshot({ path: `${artifacts}/compare-${seq}.png`, fullPage: true });
+  }
   for (const q of plan.queries) {
     await openVersion(q.seq);
     const got = { seq: q.seq, sql: q.sql };
