@@ -128,6 +128,10 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     people = {r[0]: r[1] for r in con.execute("SELECT town, people FROM lake.population").fetchall()}
     assert len(population_view["rows"]) == 20  # one page
     assert all(people[t] == int(n) for t, n in population_view["rows"])
+    # column statistics from the footers: what stock DuckDB computes over the same rows
+    lo_t, hi_t, lo_p, hi_p = con.execute("SELECT min(town), max(town), min(people), max(people) "
+                                         "FROM lake.population").fetchone()
+    assert population_view["stats"] == [["town", "0", lo_t, hi_t], ["people", "0", str(lo_p), str(hi_p)]]
 
     # the landing page is the latest version's card
     card = seen["card"]
@@ -163,6 +167,10 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
             assert row[3:5] == [str(t["added_total"]), str(t["removed_total"])], (seq, table, row, t)
     assert by_seq[2]["main.population"][1:5] == ["250", "290", "40", "0"]
     assert by_seq[2]["main.towns"][1:5] == ["3", "2", "0", "1"]
+    # rows per table across the history, as each version's catalog records them
+    assert seen["chart"] == [{"seq": 1, "rows": {"main.population": 250, "main.towns": 3}},
+                             {"seq": 2, "rows": {"main.population": 290, "main.towns": 2}},
+                             {"seq": 3, "rows": {"main.population": 290, "main.towns": 2}}]
     # readable on a phone: nothing wider than the screen
     assert seen["phoneOverflow"] <= 0, seen["phoneOverflow"]
 

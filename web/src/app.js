@@ -258,6 +258,50 @@ function citations(ds, v, branch) {
   return [h('h3', {}, 'BibTeX'), snippet(bibtex, 'cite-bibtex'), h('h3', {}, 'CITATION.cff'), snippet(cff, 'cite-cff')];
 }
 
+// Rows per table across the history: each version's dataset.json (rows as
+// the catalog records them), the newest HISTORY_PAGE versions of the branch,
+// drawn as one small line per table (the largest eight).
+async function rowsChart(tip, out) {
+  out.replaceChildren(h('p', { class: 'muted' }, 'Reading the versions…'));
+  const points = []; // [{seq, rows: {table: n}}], oldest first
+  let id = tip;
+  for (let n = 0; id && n < HISTORY_PAGE; n++) {
+    const v = await indexedVersion(id);
+    const ds = v.dataset ? await get(`versions/${v.id}/${v.dataset.path}`).catch(() => null) : null;
+    if (ds) {
+      points.unshift({ seq: v.seq, rows: Object.fromEntries((ds.tables || []).filter((t) => t.kind !== 'view' && t.rows !== undefined)
+        .map((t) => [qualified(t), t.rows])) });
+    }
+    id = v.parents && v.parents[0];
+  }
+  const last = points.length ? points[points.length - 1].rows : {};
+  const tables = Object.keys(last).sort((a, b) => last[b] - last[a]).slice(0, 8);
+  const W = 600, H = 160, P = 30;
+  const seqs = points.map((p) => p.seq);
+  const max = Math.max(1, ...points.flatMap((p) => tables.map((t) => p.rows[t] || 0)));
+  const x = (s) => P + (seqs.length > 1 ? (s - seqs[0]) / (seqs[seqs.length - 1] - seqs[0]) : 0.5) * (W - 2 * P);
+  const y = (r) => H - P + 0 - (r / max) * (H - 2 * P);
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+  svg.setAttribute('class', 'chart');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', 'Rows per table across the versions');
+  const colours = ['#1f6feb', '#b42318', '#1a7f37', '#9a6700', '#8250df', '#cf222e', '#0a3069', '#57606a'];
+  tables.forEach((t, k) => {
+    const line = document.createElementNS(NS, 'polyline');
+    line.setAttribute('points', points.filter((p) => p.rows[t] !== undefined).map((p) => `${x(p.seq)},${y(p.rows[t])}`).join(' '));
+    line.setAttribute('fill', 'none');
+    line.setAttribute('stroke', colours[k]);
+    line.setAttribute('stroke-width', '2');
+    svg.append(line);
+  });
+  out.replaceChildren(svg, h('p', { class: 'legend' }, tables.map((t, k) => h('span', {},
+    h('span', { class: 'swatch', style: `background:${colours[k]}` }), ` ${t} `))),
+  h('p', { class: 'muted' }, `Versions ${seqs[0] ?? ''}–${seqs[seqs.length - 1] ?? ''}; up to ${max} rows.`));
+  out.dataset.series = JSON.stringify(points);
+}
+
 async function showOverview(branchName) {
   const r = await refs();
   const branch = branchName || r.head;
@@ -298,11 +342,16 @@ async function showOverview(branchName) {
       tables.length ? h('div', { id: 'card-tables' }, tables.map((t) => {
         const entry = filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null;
         const readable = tables.filter((x) => !whyNotQueryable(filesJson && filesJson.tables ? filesJson.tables[qualified(x)] : null, filesJson));
-        return tableSection(t, filesJson, dataDir, whyNotQueryable(entry, filesJson),
+        return tableSection(t, filesJson, dataDir, whyNotQueryable(entry, filesJson, qualified(t)),
           () => connectionFor(tip, readable, filesJson, dataDir));
       }))
         : h('p', { class: 'muted' }, 'No tables.'),
       views.length ? h('p', { class: 'muted' }, `Views: ${views.map((w) => `${w.schema || 'main'}.${w.name}`).join(', ')}`) : null,
+      h('h2', {}, 'Rows over the history'), (() => {
+        const out = h('div', { id: 'rows-chart' });
+        return [h('p', {}, h('button', { id: 'chart-button', onclick: (ev) => { ev.target.remove(); rowsChart(tip, out); } },
+          `Draw the rows per table of the last ${HISTORY_PAGE} versions`)), out];
+      })(),
       h('h2', {}, 'Use this dataset'), useBlocks(tip, dataDir, branch, tables[0]),
       h('h2', {}, 'Cite'), citations(ds, tipVersion, branch)] : null,
     h('h2', {}, 'Branches'),
@@ -332,20 +381,61 @@ function sqlType(t) {
 
 // What keeps the browser from reading a table as DuckLake does (docs/format.md,
 // files.json): deletes are applied here, a renamed column is not.
-function whyNotQueryable(entry, filesJson) {
+function whyNotQueryable(entry, filesJson, key = 'the table') {
   if (!filesJson) return 'this version has no files.json, so the browser cannot find its Parquet files';
   if (!entry) return 'files.json does not list this table';
-  if (entry.renamed_columns) return 'a column of this table was renamed: files written before the rename carry the old name, which the browser cannot map back';
+  if (entry.renamed_columns) return `a column of this table was renamed: files written before the rename carry the old name, which the browser cannot map back (to fix it, rewrite it in the working catalog: CREATE OR REPLACE TABLE lake.${key} AS FROM lake.${key}, then commit)`;
   return null;
 }
 
 const qualified = (t) => `${t.schema || 'main'}.${t.name}`;
 const sqlName = (t) => `${ident(t.schema || 'main')}.${ident(t.name)}`;
 
+// Per-column statistics from the Parquet footers (what DuckLake's own column
+// stats come from): nulls, minimum and maximum over the table's files, read
+// with a few range requests, no data scanned. Rows a delete file removed
+// still count here, as in DuckLake's stats.
+const NUMERIC = /^(u?int\d+|float\d+|decimal)/i;
+async function columnStats(conn, t, entry, dataDir) {
+  if (!entry || !entry.files.length) return [];
+  const urls = entry.files.map((f) => sqlString(new URL(`${dataDir}/${f.path}`, base).href));
+  const res = await conn.query(`SELECT path_in_schema AS col, stats_null_count AS nulls, stats_min_value AS lo, ` +
+    `stats_max_value AS hi, num_values AS n FROM parquet_metadata([${urls.join(', ')}])`);
+  const byName = new Map();
+  for (const r of res.toArray().map((x) => x.toJSON())) {
+    const s = byName.get(r.col) || { nulls: 0n, values: 0n, lo: null, hi: null };
+    s.nulls += BigInt(r.nulls ?? 0);
+    s.values += BigInt(r.n ?? 0);
+    for (const [k, better] of [['lo', (a, b) => a < b], ['hi', (a, b) => a > b]]) {
+      if (r[k] === null || r[k] === undefined) continue;
+      const field = (t.fields || []).find((f) => f.name === r.col);
+      const num = field && NUMERIC.test(field.type || '');
+      const v = num ? Number(r[k]) : String(r[k]);
+      if (s[k] === null || better(v, s[k])) s[k] = v;
+    }
+    byName.set(r.col, s);
+  }
+  return (t.fields || []).map((f) => ({ name: f.name, ...(byName.get(f.name) || {}) }));
+}
+
+function statsTable(stats) {
+  return h('div', { class: 'scroll' }, h('table', { class: 'stats' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Nulls'), h('th', {}, 'Min'), h('th', {}, 'Max'))),
+    h('tbody', {}, stats.map((s) => {
+      const share = s.values ? Number(s.nulls) / Number(s.values) : 0;
+      return h('tr', { 'data-col': s.name }, h('td', {}, h('code', {}, s.name)),
+        h('td', { class: 'num' }, s.values === undefined ? '' : [String(s.nulls ?? ''), ' ',
+          h('span', { class: 'bar', title: `${(share * 100).toFixed(1)}% null` }, h('span', { style: `width:${Math.round(share * 100)}%` }))]),
+        h('td', {}, s.lo ?? ''), h('td', {}, s.hi ?? ''));
+    }))));
+}
+
 // The first rows of a table, a page at a time, with the column types.
-function viewer(t, open) {
+function viewer(t, open, entry, dataDir) {
   const PAGE = 20;
   const box = h('div', { class: 'viewer' });
+  const statsBox = h('div', { class: 'stats-box' });
+  let statsShown = false;
   const status = h('span', { class: 'muted' });
   let offset = 0;
   const load = async () => {
@@ -365,12 +455,18 @@ function viewer(t, open) {
         h('span', { class: 'muted' }, page.length ? `rows ${offset + 1}–${offset + page.length}` : 'no rows')));
       box.dataset.rows = String(page.length);
       status.textContent = '';
+      if (!statsShown) {
+        statsShown = true;
+        statsBox.replaceChildren(h('p', { class: 'muted' }, 'Column statistics from the Parquet footers (deleted rows included):'),
+          statsTable(await columnStats(conn, t, entry, dataDir)));
+        statsBox.dataset.ready = '1';
+      }
     } catch (e) {
       status.textContent = e.message;
       status.className = 'error';
     }
   };
-  return h('div', {}, h('button', { class: 'show-rows', onclick: (ev) => { ev.target.remove(); load(); } }, 'Show the first rows'), ' ', status, box);
+  return h('div', {}, h('button', { class: 'show-rows', onclick: (ev) => { ev.target.remove(); load(); } }, 'Show the first rows'), ' ', status, box, statsBox);
 }
 
 // A table's card: name, title, description, rows, size, columns; its files,
@@ -392,7 +488,7 @@ function tableSection(t, filesJson, dataDir, why, open) {
     h('div', { class: 'scroll' }, h('table', { class: 'columns' }, h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Type'), h('th', {}, 'Null'), h('th', {}, 'Description'))),
       h('tbody', {}, (t.fields || []).map((f) => h('tr', {}, h('td', {}, h('code', {}, f.name), f.title ? ` (${f.title})` : ''),
         h('td', {}, f.type || ''), h('td', {}, f.nullable === false ? 'not null' : f.nullable ? 'yes' : ''), h('td', {}, f.description || '')))))),
-    open && !why ? viewer(t, open) : null,
+    open && !why ? viewer(t, open, entry, dataDir) : null,
     entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
       h('div', { class: 'scroll' }, h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
         h('td', {}, h('a', { href: new URL(`${dataDir}/${f.path}`, base).href }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
@@ -587,7 +683,7 @@ async function showVersion(id) {
   const blocked = [];
   for (const t of tables) {
     const entry = filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null;
-    const why = note ? 'this version has no catalog any more' : whyNotQueryable(entry, filesJson);
+    const why = note ? 'this version has no catalog any more' : whyNotQueryable(entry, filesJson, qualified(t));
     if (!why) queryable.push(t);
     else blocked.push({ key: qualified(t), name: t.name, why });
   }

@@ -46,6 +46,9 @@ try {
       historyIds: [...document.querySelectorAll('#history .id-chip a')].map((a) => a.title),
     };
   });
+  await page.click('#chart-button');
+  await page.waitForSelector('#rows-chart[data-series]', { timeout: 60000 });
+  seen.chart = JSON.parse(await page.getAttribute('#rows-chart', 'data-series'));
   await page.screenshot({ path: `${artifacts}/overview.png`, fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${artifacts}/overview-phone.png`, fullPage: true });
@@ -69,7 +72,12 @@ try {
       const s = document.querySelector(`section.table[data-table="${t}"]`);
       return s && (s.querySelector('.viewer[data-rows]') || s.querySelector('.error'));
     }, w.table, { timeout: 120000 });
+    await page.waitForFunction((t) => {
+      const s = document.querySelector(`section.table[data-table="${t}"]`);
+      return s && (s.querySelector('.stats-box[data-ready]') || s.querySelector('.error'));
+    }, w.table, { timeout: 120000 });
     seen.viewers.push({ ...w,
+      stats: await section.locator('table.stats tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim()))),
       changesNote: await page.textContent('#changes-note').catch(() => null),
       header: await section.locator('table.rows thead th').evaluateAll((ths) => ths.map((t) => t.firstChild.textContent)),
       types: await section.locator('table.rows thead th .type').allTextContents(),
