@@ -140,6 +140,36 @@ static int file_json(json_t **out, const fdl_data_file *f)
 	return o ? 0 : -1;
 }
 
+/* The Parquet field id (DuckLake's column_id) of each live top-level column
+ * of a table, by its current name: what a reader without the catalog needs to
+ * read files written before a rename (fdl's addition to files.json). */
+static int field_ids(json_t **out, fdl_duck *d, const char *alias, int64_t table_id, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = with_db(&sql, "SELECT column_name, column_id FROM {db}.ducklake_column WHERE table_id = ", alias, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, "%lld AND end_snapshot IS NULL AND parent_column IS NULL ORDER BY column_order",
+				    (long long)table_id);
+	fdl_rows r;
+	if (!rc)
+		rc = fdl_duck_query(d, &r, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		return rc;
+	json_t *ids = json_object();
+	for (size_t i = 0; ids && i < fdl_rows_count(&r); i++) {
+		char *name = fdl_rows_str(&r, 0, i);
+		if (!name || json_object_set_new(ids, name, json_integer(fdl_rows_int(&r, 1, i)))) {
+			json_decref(ids);
+			ids = NULL;
+		}
+		duckdb_free(name);
+	}
+	fdl_rows_free(&r);
+	*out = ids;
+	return ids ? 0 : fdl_oom(err);
+}
+
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
 			   fdl_error *err)
 {
@@ -165,9 +195,19 @@ int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const f
 				list = NULL;
 			}
 		}
-		json_t *t = list ? json_pack("{s:o, s:b}", "files", list, "renamed_columns",
-					     (int)fdl_rows_int(&r, 4, i))
-				 : NULL;
+		bool renamed = fdl_rows_int(&r, 4, i) != 0;
+		json_t *t = list ? json_pack("{s:o, s:b}", "files", list, "renamed_columns", (int)renamed) : NULL;
+		json_t *ids = NULL;
+		if (t && renamed && (rc = field_ids(&ids, d, alias, id, err)) == 0)
+			json_object_set_new(t, "field_ids", ids);
+		if (rc) {
+			fdl_error_prefix(err, "listing the field ids of %s", key ? key : "a table");
+			json_decref(t);
+			json_decref(tables);
+			duckdb_free(key);
+			fdl_rows_free(&r);
+			return rc;
+		}
 		if (!t || !key || json_object_set_new(tables, key, t)) {
 			json_decref(tables);
 			tables = NULL;

@@ -156,6 +156,20 @@ static bool files_agree(const json_t *derived, const char *sha, const char *loca
 	if (!fdl_file_read(&b, local, FDL_META_MAX_BYTES, &e))
 		fdl_json_parse(&written, b.data, b.len, local, &e);
 	same = written && json_equal(written, derived);
+	if (written && !same) {
+		/* field_ids is fdl's optional addition: a files.json written
+		 * without it (before fdl wrote it, or by another writer) agrees */
+		json_t *bare = json_deep_copy(derived);
+		const char *name;
+		json_t *t;
+		json_object_foreach(json_object_get(bare, "tables"), name, t)
+		{
+			if (!json_object_get(json_object_get(json_object_get(written, "tables"), name), "field_ids"))
+				json_object_del(t, "field_ids");
+		}
+		same = bare && json_equal(written, bare);
+		json_decref(bare);
+	}
 	json_decref(written);
 	fdl_buf_free(&b);
 	return same;

@@ -140,3 +140,39 @@ def test_files_json_is_compared_with_the_catalog(repo, tmp_path):
     rc, rep = verify(repo.root)
     assert rc == 5 and any("files.json" in str(p) and "does not agree with the catalog" in str(p)
                            for p in rep["problems"]), rep
+
+
+def test_field_ids_are_optional_but_checked(repo, tmp_path):
+    """files.json's field_ids (fdl's addition, for a table with a renamed
+    column) is what the catalog says; a files.json without it (an older or
+    another writer) agrees, a wrong one is named."""
+    import hashlib
+    import shutil
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR)")
+    con.execute("INSERT INTO lake.t VALUES (1, 'x')")
+    con.execute("ALTER TABLE lake.t RENAME COLUMN b TO c")
+    fdl("commit", tmp_path / "w", "-m", "renamed")
+    vdir = repo.root / "versions" / repo.head()
+    files = read_json(vdir / "files.json")
+    assert files["tables"]["main.t"]["renamed_columns"] is True
+    assert files["tables"]["main.t"]["field_ids"] == {"a": 1, "c": 2}
+
+    def publish_files(doc):
+        text = json.dumps(doc).encode()
+        (vdir / "files.json").write_bytes(text)
+        v = read_json(vdir / "version.json")
+        v["files"]["bytes"] = len(text)
+        v["files"]["sha256"] = hashlib.sha256(text).hexdigest()
+        (vdir / "version.json").write_text(json.dumps(v, indent=2) + "\n")
+        shutil.rmtree(repo.root / "history", ignore_errors=True)  # derived; it records the old version.json
+
+    without = json.loads(json.dumps(files))
+    del without["tables"]["main.t"]["field_ids"]
+    publish_files(without)
+    rc, rep = verify(repo.root)
+    assert rc == 0 and rep["problems"] == [], rep
+    files["tables"]["main.t"]["field_ids"]["c"] = 7
+    publish_files(files)
+    rc, rep = verify(repo.root)
+    assert rc == 5 and any("does not agree with the catalog" in str(p) for p in rep["problems"]), rep

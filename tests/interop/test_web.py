@@ -84,11 +84,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     assert seen["history"][2]["breaking"] == 0
     assert seen["branches"] == ["main (HEAD)"]
 
-    latest, first, blocked, deleted = seen["queries"]
-    # a table the page cannot read says why, not DuckDB's "does not exist"
-    assert blocked["status"].startswith("main.towns cannot be queried in the browser: a column of this table was "
-                                        "renamed"), blocked["status"]
-    assert "ATTACH above" in blocked["status"] and "does not exist" not in blocked["status"]
+    latest, first, renamed, deleted = seen["queries"]
     # what stock DuckDB says about the same versions
     truth = {}
     for seq in (3, 1):
@@ -101,10 +97,15 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     assert latest["status"].startswith("1 row") and latest["csvLink"]
     assert first["rows"] == [[str(truth[1][0])]]
     assert truth[3][0] == 290 and truth[1][0] == 250
-    # the plain-Parquet rules: towns has deletes (v2 on) and a renamed column (v3)
-    why = {t["table"]: t["why"] for t in latest["notQueryable"]}
-    assert list(why) == ["main.towns"] and "renamed" in why["main.towns"]
-    assert first["notQueryable"] == []
+    # towns has deletes (v2 on) and a renamed column (v3): both read as DuckLake reads them,
+    # the rename through files.json's field_ids
+    assert latest["notQueryable"] == [] and first["notQueryable"] == []
+    con = connect()
+    con.execute(fdl("attach", repo.root, "main:3").stdout)
+    towns3 = con.execute("SELECT * FROM lake.towns ORDER BY code").fetchall()
+    assert towns3 == [(1, "Ashby"), (3, "Crewe")]
+    assert renamed["header"] == ["code", "town_name"]
+    assert sorted(renamed["rows"]) == [[str(c), n] for c, n in towns3]
     # the ATTACH shown is the one fdl prints for an HTTP repository
     assert f"versions/{repo.head()}/ducklake.duckdb" in latest["attach"]
     assert "OVERRIDE_DATA_PATH true" in latest["attach"]
@@ -187,6 +188,11 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     site = tmp_path / "site"
     shutil.copytree(repo.root, site)
     shutil.copytree(ROOT / "build" / "web", site, dirs_exist_ok=True)
+    # version 3's files.json as a writer without fdl's field_ids writes it
+    fj = site / "versions" / repo.head() / "files.json"
+    doc = json.loads(fj.read_text())
+    assert doc["tables"]["main.towns"].pop("field_ids") == {"code": 1, "town_name": 2}
+    fj.write_text(json.dumps(doc))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -200,7 +206,8 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
             except OSError:
                 time.sleep(0.1)
         p = subprocess.run(["node", str(NODE_SCRIPT), f"http://127.0.0.1:{port}/", str(ARTIFACTS / "static"),
-                            json.dumps({"queries": []})], capture_output=True, text=True, timeout=300, cwd=ROOT / "web")
+                            json.dumps({"queries": [{"seq": 3, "sql": "SELECT * FROM towns"}]})],
+                           capture_output=True, text=True, timeout=300, cwd=ROOT / "web")
         assert p.returncode == 0, p.stderr[-4000:]
         seen = json.loads(p.stdout.strip().splitlines()[-1])
     finally:
@@ -209,6 +216,12 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     assert seen["title"] == "Population by town"
     assert [h["seq"] for h in seen["history"]] == [3, 2, 1]
     assert seen["branches"] == ["main (HEAD)"]
+    # a table the page cannot read says why, with the fix, not DuckDB's "does not exist"
+    [blocked] = seen["queries"]
+    assert blocked["status"].startswith("main.towns cannot be queried in the browser: a column of this table was "
+                                        "renamed"), blocked["status"]
+    assert "CREATE OR REPLACE TABLE lake.main.towns AS FROM lake.main.towns" in blocked["status"]
+    assert "does not exist" not in blocked["status"]
     # the only failed load is the list of refs a static host cannot give
     assert all("404" in e for e in seen["consoleErrors"]), seen["consoleErrors"]
     assert (ARTIFACTS / "static" / "overview.png").stat().st_size > 10000

@@ -384,7 +384,7 @@ function sqlType(t) {
 function whyNotQueryable(entry, filesJson, key = 'the table') {
   if (!filesJson) return 'this version has no files.json, so the browser cannot find its Parquet files';
   if (!entry) return 'files.json does not list this table';
-  if (entry.renamed_columns) return `a column of this table was renamed: files written before the rename carry the old name, which the browser cannot map back (to fix it, rewrite it in the working catalog: CREATE OR REPLACE TABLE lake.${key} AS FROM lake.${key}, then commit)`;
+  if (entry.renamed_columns && !entry.field_ids) return `a column of this table was renamed: files written before the rename carry the old name, and this files.json has no field_ids to map them by (to fix it, rewrite it in the working catalog: CREATE OR REPLACE TABLE lake.${key} AS FROM lake.${key}, then commit)`;
   return null;
 }
 
@@ -519,21 +519,55 @@ function duck() {
   return dbPromise;
 }
 
+// The top-level columns of a Parquet file, by field id (DuckLake writes its
+// column_id as each column's field id).
+async function fieldNames(conn, url) {
+  const rows = (await conn.query(`SELECT name, field_id, num_children FROM parquet_schema(${url})`)).toArray().map((r) => r.toJSON());
+  const after = (k) => { // the row after column k and all its descendants
+    let j = k + 1;
+    for (let c = 0; c < Number(rows[k].num_children || 0); c++) j = after(j);
+    return j;
+  };
+  const byId = new Map();
+  for (let i = 1; i < rows.length; i = after(i)) {
+    if (rows[i].field_id !== null && rows[i].field_id !== undefined) byId.set(Number(rows[i].field_id), rows[i].name);
+  }
+  return byId;
+}
+
 // The SQL that reads one table of a version as DuckLake does, from the files
-// files.json lists.
-function tableBody(t, entry, dataDir) {
-  const cols = (t.fields || []).map((f) => ident(f.name)).join(', ') || '*';
+// files.json lists: deletes applied, and, where a column was renamed, each
+// file's columns mapped to the current names by field id (files.json's
+// field_ids, fdl's addition).
+async function tableBody(t, entry, dataDir, conn) {
+  const fields = t.fields || [];
+  const cols = fields.map((f) => ident(f.name)).join(', ') || '*';
   const url = (path) => sqlString(new URL(`${dataDir}/${path}`, base).href);
-  const urls = entry.files.map((f) => url(f.path));
+  if (!entry.files.length) {
+    return `SELECT ${fields.map((f) => `CAST(NULL AS ${sqlType(f.type)}) AS ${ident(f.name)}`).join(', ') || '1 AS empty'} LIMIT 0`;
+  }
   // DuckLake's positional deletes: each delete file lists the row numbers
   // (pos) gone from one data file; those rows are left out
+  if (entry.renamed_columns && entry.field_ids) {
+    const parts = [];
+    for (const f of entry.files) {
+      const byId = await fieldNames(conn, url(f.path));
+      const select = fields.map((c) => {
+        const old = byId.get(Number(entry.field_ids[c.name]));
+        return old === undefined ? `CAST(NULL AS ${sqlType(c.type)}) AS ${ident(c.name)}` : `d.${ident(old)} AS ${ident(c.name)}`;
+      }).join(', ');
+      parts.push(f.deletes
+        ? `SELECT ${select} FROM read_parquet(${url(f.path)}, file_row_number = true) d ` +
+          `WHERE d.file_row_number NOT IN (SELECT pos FROM read_parquet(${url(f.deletes.path)}))`
+        : `SELECT ${select} FROM read_parquet(${url(f.path)}) d`);
+    }
+    return parts.join(' UNION ALL ');
+  }
+  const urls = entry.files.map((f) => url(f.path));
   const deletes = entry.files.filter((f) => f.deletes)
     .map((f) => `SELECT ${url(f.path)} AS fdl_file, pos AS fdl_pos FROM read_parquet(${url(f.deletes.path)})`);
-  const dcols = (t.fields || []).map((f) => `d.${ident(f.name)}`).join(', ') || 'd.* EXCLUDE (filename, file_row_number)';
-  if (!urls.length) {
-    return `SELECT ${(t.fields || []).map((f) => `CAST(NULL AS ${sqlType(f.type)}) AS ${ident(f.name)}`).join(', ') || '1 AS empty'} LIMIT 0`;
-  }
   if (deletes.length) {
+    const dcols = fields.map((f) => `d.${ident(f.name)}`).join(', ') || 'd.* EXCLUDE (filename, file_row_number)';
     return `SELECT ${dcols} FROM read_parquet([${urls.join(', ')}], union_by_name = true, filename = true, file_row_number = true) d ` +
       `LEFT JOIN (${deletes.join(' UNION ALL ')}) x ON d.filename = x.fdl_file AND d.file_row_number = x.fdl_pos WHERE x.fdl_pos IS NULL`;
   }
@@ -547,7 +581,7 @@ async function createViews(conn, prefix, tables, filesJson, dataDir) {
     const schema = prefix + (t.schema || 'main');
     const name = `${ident(schema)}.${ident(t.name)}`;
     if (schema !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-    await conn.query(`CREATE OR REPLACE VIEW ${name} AS ${tableBody(t, filesJson.tables[qualified(t)], dataDir)}`);
+    await conn.query(`CREATE OR REPLACE VIEW ${name} AS ${await tableBody(t, filesJson.tables[qualified(t)], dataDir, conn)}`);
     names.push(name);
   }
   return names;
@@ -591,8 +625,8 @@ async function compareWithParent(v, ds, filesJson, dataDir, out) {
         }
         const common = (t.fields || []).map((f) => f.name).filter((n) => (old.fields || []).some((f) => f.name === n));
         const cols = common.map(ident).join(', ');
-        const a = `(${tableBody(old, pfiles.tables[qualified(old)], dataDir)})`;
-        const b = `(${tableBody(t, filesJson.tables[qualified(t)], dataDir)})`;
+        const a = `(${await tableBody(old, pfiles.tables[qualified(old)], dataDir, conn)})`;
+        const b = `(${await tableBody(t, filesJson.tables[qualified(t)], dataDir, conn)})`;
         const count = async (x, y) => Number((await conn.query(
           `SELECT count(*) AS n FROM (SELECT ${cols} FROM ${x} q EXCEPT ALL SELECT ${cols} FROM ${y} r)`)).toArray()[0].n);
         rows.push({ table: qualified(t), before: old.rows, after: t.rows, added: await count(b, a), removed: await count(a, b) });
