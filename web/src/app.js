@@ -343,7 +343,7 @@ async function showOverview(branchName) {
         const entry = filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null;
         const readable = tables.filter((x) => !whyNotQueryable(filesJson && filesJson.tables ? filesJson.tables[qualified(x)] : null, filesJson));
         return tableSection(t, filesJson, dataDir, whyNotQueryable(entry, filesJson, qualified(t)),
-          () => connectionFor(tip, readable, filesJson, dataDir));
+          () => connectionFor(tip, readable, filesJson, dataDir, views));
       }))
         : h('p', { class: 'muted' }, 'No tables.'),
       views.length ? h('p', { class: 'muted' }, `Views: ${views.map((w) => `${w.schema || 'main'}.${w.name}`).join(', ')}`) : null,
@@ -455,7 +455,7 @@ function viewer(t, open, entry, dataDir) {
         h('span', { class: 'muted' }, page.length ? `rows ${offset + 1}–${offset + page.length}` : 'no rows')));
       box.dataset.rows = String(page.length);
       status.textContent = '';
-      if (!statsShown) {
+      if (!statsShown && entry) {
         statsShown = true;
         statsBox.replaceChildren(h('p', { class: 'muted' }, 'Column statistics from the Parquet footers (deleted rows included):'),
           statsTable(await columnStats(conn, t, entry, dataDir)));
@@ -587,15 +587,29 @@ async function createViews(conn, prefix, tables, filesJson, dataDir) {
   return names;
 }
 
-// One connection with a view per queryable table of the version shown.
-let shown = { id: null, conn: null, views: [] };
-async function connectionFor(id, tables, filesJson, dataDir) {
+// One connection with a view per queryable table of the version shown, and
+// the version's own views over them: their SQL as DuckLake stores it, its
+// catalog placeholder pointing at the browser's database. A view whose SQL
+// does not run here is left out and named (shown.failed).
+let shown = { id: null, conn: null, views: [], failed: [] };
+async function connectionFor(id, tables, filesJson, dataDir, views = []) {
   if (shown.id === id) return shown.conn;
   const db = await duck();
   const conn = shown.conn || await db.connect();
-  for (const v of shown.views) await conn.query(`DROP VIEW IF EXISTS ${v}`);
-  shown = { id, conn, views: [] };
+  for (const v of shown.views.slice().reverse()) await conn.query(`DROP VIEW IF EXISTS ${v}`);
+  shown = { id, conn, views: [], failed: [] };
   shown.views = await createViews(conn, '', tables, filesJson, dataDir);
+  const cat = (await conn.query('SELECT current_database() AS c')).toArray()[0].toJSON().c;
+  for (const w of views) {
+    try {
+      if (!w.sql) throw new Error('dataset.json records no SQL for it');
+      if ((w.schema || 'main') !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(w.schema)}`);
+      await conn.query(`CREATE OR REPLACE VIEW ${sqlName(w)} AS ${w.sql.split('{DUCKLAKE_CATALOG}').join(ident(cat))}`);
+      shown.views.push(sqlName(w));
+    } catch (e) {
+      shown.failed.push({ key: qualified(w), name: w.name, why: `it is a view whose SQL does not run over the tables the browser reads (${e.message})` });
+    }
+  }
   return conn;
 }
 
@@ -672,13 +686,13 @@ function notQueryableMessage(message, blocked) {
   return hit ? `${hit.key} cannot be queried in the browser: ${hit.why}. DuckDB with the ATTACH above reads it.` : null;
 }
 
-async function runQuery(sql, id, tables, filesJson, dataDir, out, status, blocked = []) {
+async function runQuery(sql, id, tables, filesJson, dataDir, out, status, blocked = [], views = []) {
   status.textContent = 'Starting DuckDB…';
   status.className = 'muted';
   out.replaceChildren();
   const t0 = performance.now();
   try {
-    const conn = await connectionFor(id, tables, filesJson, dataDir);
+    const conn = await connectionFor(id, tables, filesJson, dataDir, views);
     status.textContent = 'Running…';
     const result = await conn.query(sql);
     const names = result.schema.fields.map((f) => f.name);
@@ -694,7 +708,7 @@ async function runQuery(sql, id, tables, filesJson, dataDir, out, status, blocke
     status.dataset.rows = String(rows.length);
   } catch (e) {
     status.className = 'error';
-    status.textContent = notQueryableMessage(e.message, blocked) || e.message;
+    status.textContent = notQueryableMessage(e.message, blocked.concat(shown.failed || [])) || e.message;
   }
 }
 
@@ -721,7 +735,8 @@ async function showVersion(id) {
     if (!why) queryable.push(t);
     else blocked.push({ key: qualified(t), name: t.name, why });
   }
-  const open = () => connectionFor(id, queryable, filesJson, dataDir);
+  const liveViews = note ? [] : views;
+  const open = () => connectionFor(id, queryable, filesJson, dataDir, liveViews);
   const tableSections = tables.map((t) => tableSection(t, filesJson, dataDir,
     blocked.find((b) => b.key === qualified(t))?.why || null, open));
   const sqlBox = h('textarea', { id: 'sql', spellcheck: 'false' },
@@ -731,7 +746,7 @@ async function showVersion(id) {
   const descriptionOnly = parent && parent.ducklake && parent.ducklake.snapshot_id === v.ducklake.snapshot_id;
   const out = h('div', { id: 'results' });
   const status = h('p', { id: 'query-status', class: 'muted' });
-  const run = () => runQuery(sqlBox.value, id, queryable, filesJson, dataDir, out, status, blocked);
+  const run = () => runQuery(sqlBox.value, id, queryable, filesJson, dataDir, out, status, blocked, liveViews);
   sqlBox.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run(); });
   show(
     h('h1', {}, `Version ${v.seq}`, h('span', { class: 'muted' }, ` ${v.id}`), ' ', copyButton(v.id)),
@@ -760,12 +775,13 @@ async function showVersion(id) {
         'Compare the rows with the parent')), out];
     })() : null,
     h('h2', {}, 'Query in the browser'),
-    queryable.length ? [h('p', { class: 'muted' }, `DuckDB-Wasm reads the Parquet files listed in files.json with HTTP range requests. Tables: ${queryable.map(qualified).join(', ')}. Ctrl+Enter runs.`),
+    queryable.length ? [h('p', { class: 'muted' }, `DuckDB-Wasm reads the Parquet files listed in files.json with HTTP range requests. Tables: ${queryable.map(qualified).join(', ')}${liveViews.length ? `; views: ${liveViews.map(qualified).join(', ')}` : ''}. Ctrl+Enter runs.`),
       sqlBox, h('p', {}, h('button', { class: 'primary', id: 'run', onclick: run }, 'Run')), status, out]
       : h('p', { class: 'muted' }, 'No table of this version can be read as plain Parquet; use DuckDB with the ATTACH above.'),
     h('h2', {}, 'Tables'), tableSections.length ? tableSections : h('p', { class: 'muted' }, 'No tables.'),
-    views.length ? [h('h2', {}, 'Views'), views.map((w) => h('section', {}, h('h3', {}, qualified(w)),
-      w.description ? renderMarkdown(w.description) : null, h('pre', {}, w.sql || '')))] : null,
+    views.length ? [h('h2', {}, 'Views'), views.map((w) => h('section', { class: 'view', 'data-table': qualified(w) }, h('h3', {}, qualified(w)),
+      w.description ? renderMarkdown(w.description) : null, h('pre', {}, w.sql || ''),
+      liveViews.length ? viewer(w, open, null, dataDir) : null))] : null,
     (v.inputs || []).length ? [h('h2', {}, 'Inputs'), h('ul', {}, v.inputs.map((i) => h('li', {}, i.source_id, ' — ',
       i.url ? h('a', { href: i.url, rel: 'noopener' }, i.url) : '', ` (sha256 ${i.sha256.slice(0, 12)}…, ${date(i.retrieved_at)})`)))] : null);
   if (queryable.length) duck().catch(() => {}); // warm DuckDB up while the reader reads
