@@ -9,46 +9,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+int fdl_attach_stmt(fdl_buf *b, const char *prefix, const char *target, const char *alias, const char *before,
+		    const char *data_path, const char *after, fdl_error *err)
+{
+	char *full = fdl_asprintf("%s%s", prefix, target);
+	int rc = full ? fdl_buf_puts(b, "ATTACH ", err) : fdl_oom(err);
+	if (!rc)
+		rc = fdl_buf_sql_str(b, full, err);
+	if (!rc)
+		rc = fdl_buf_printf(b, err, " AS %s (%s", alias, before);
+	if (!rc && data_path) {
+		rc = fdl_buf_puts(b, "DATA_PATH ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(b, data_path, err);
+	}
+	if (!rc)
+		rc = fdl_buf_printf(b, err, "%s)", after);
+	free(full);
+	return rc;
+}
+
+int fdl_attach_run(fdl_duck *d, const char *prefix, const char *target, const char *alias, const char *before,
+		   const char *data_path, const char *after, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_attach_stmt(&sql, prefix, target, alias, before, data_path, after, err);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql.data, err);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
 int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl_cat_kind kind, bool read_only,
 			   fdl_error *err)
 {
-	fdl_buf sql = {0};
-	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
+	const char *type = kind == FDL_CAT_SQLITE ? "TYPE sqlite" : kind == FDL_CAT_POSTGRES ? "TYPE postgres" : "TYPE duckdb";
+	int rc = kind == FDL_CAT_POSTGRES ? fdl_duck_load(d, "postgres_scanner", err) : 0;
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, path, err);
-	if (!rc)
-		rc = fdl_buf_printf(&sql, err, " AS %s (TYPE %s%s)", alias,
-				    kind == FDL_CAT_SQLITE ? "sqlite" : kind == FDL_CAT_POSTGRES ? "postgres" : "duckdb",
-				    read_only ? ", READ_ONLY" : "");
-	if (!rc && kind == FDL_CAT_POSTGRES)
-		rc = fdl_duck_load(d, "postgres_scanner", err);
-	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
+		rc = fdl_attach_run(d, "", path, alias, type, NULL, read_only ? ", READ_ONLY" : "", err);
 	if (rc)
 		fdl_error_prefix(err, "opening the catalog %s", path);
-	fdl_buf_free(&sql);
 	return rc;
 }
 
 int fdl_catalog_attach_lake(fdl_duck *d, const char *alias, const char *catalog, const char *data_url,
 			    fdl_error *err)
 {
-	fdl_buf sql = {0};
-	char *target = fdl_asprintf("ducklake:%s", catalog);
-	int rc = target ? fdl_buf_puts(&sql, "ATTACH ", err) : fdl_oom(err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, target, err);
-	if (!rc)
-		rc = fdl_buf_printf(&sql, err, " AS %s (READ_ONLY, DATA_PATH ", alias);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, data_url, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, ", OVERRIDE_DATA_PATH true)", err);
-	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
-	free(target);
-	fdl_buf_free(&sql);
-	return rc;
+	return fdl_attach_run(d, "ducklake:", catalog, alias, "READ_ONLY, ", data_url, ", OVERRIDE_DATA_PATH true", err);
 }
 
 int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err)
@@ -114,9 +121,8 @@ int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *e
 {
 	fdl_buf b = {0};
 	bool frozen = s->kind == FDL_CAT_DUCKDB;
-	char *target = fdl_asprintf("ducklake:%s%s", s->kind == FDL_CAT_POSTGRES ? "postgres:" : "", s->catalog);
-	int rc = target ? 0 : fdl_oom(err);
-	if (!rc && s->comment)
+	int rc = 0;
+	if (s->comment)
 		rc = fdl_buf_printf(&b, err, "-- %s\n", s->comment);
 	if (!rc && frozen) {
 		rc = data_access_sql(&b, s, err);
@@ -130,22 +136,16 @@ int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *e
 		if (!rc)
 			rc = data_access_sql(&b, s, err);
 	}
-	if (!rc)
-		rc = fdl_buf_puts(&b, "ATTACH ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&b, target, err);
-	if (!rc)
-		rc = fdl_buf_printf(&b, err, " AS %s (%sDATA_PATH ", s->alias ? s->alias : "lake", frozen ? "READ_ONLY, " : "");
-	if (!rc)
-		rc = fdl_buf_sql_str(&b, s->data_path, err);
-	const char *rest = frozen ? ", OVERRIDE_DATA_PATH true);\n"
+	const char *rest = frozen ? ", OVERRIDE_DATA_PATH true"
 			   : s->kind == FDL_CAT_POSTGRES
-				   ? ", OVERRIDE_DATA_PATH true, DATA_INLINING_ROW_LIMIT 0);\n"
+				   ? ", OVERRIDE_DATA_PATH true, DATA_INLINING_ROW_LIMIT 0"
 				   : ", OVERRIDE_DATA_PATH true, META_TYPE 'sqlite', DATA_INLINING_ROW_LIMIT 0, "
-				     "META_JOURNAL_MODE 'WAL', BUSY_TIMEOUT 5000);\n";
+				     "META_JOURNAL_MODE 'WAL', BUSY_TIMEOUT 5000";
 	if (!rc)
-		rc = fdl_buf_puts(&b, rest, err);
-	free(target);
+		rc = fdl_attach_stmt(&b, s->kind == FDL_CAT_POSTGRES ? "ducklake:postgres:" : "ducklake:", s->catalog,
+				     s->alias ? s->alias : "lake", frozen ? "READ_ONLY, " : "", s->data_path, rest, err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, ";\n", err);
 	if (rc) {
 		fdl_buf_free(&b);
 		return rc;
@@ -164,18 +164,10 @@ static int pg_attach(fdl_duck **d, const char *conninfo, fdl_error *err)
 	int rc = fdl_duck_new(d, true, err);
 	if (!rc)
 		rc = fdl_duck_load(*d, "postgres_scanner", err);
-	fdl_buf sql = {0};
 	if (!rc)
-		rc = fdl_buf_puts(&sql, "ATTACH ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, conninfo, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AS fdl_pg (TYPE postgres)", err);
-	if (!rc)
-		rc = fdl_duck_exec(*d, sql.data, err);
+		rc = fdl_attach_run(*d, "", conninfo, "fdl_pg", "TYPE postgres", NULL, "", err);
 	if (rc)
 		fdl_error_prefix(err, "connecting to PostgreSQL (%s)", *conninfo ? conninfo : "PG* environment");
-	fdl_buf_free(&sql);
 	return rc;
 }
 

@@ -321,10 +321,7 @@ static int common_columns(fdl_buf *out, fdl_duck *d, const char *a, const char *
 					"BY y.column_index",
 				  err);
 	fdl_rows r;
-	if (!rc)
-		rc = fdl_duck_query(d, &r, sql.data, err);
-	fdl_buf_free(&sql);
-	if (rc)
+	if ((rc = fdl_duck_query_built(d, &r, &sql, rc, err)))
 		return rc;
 	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
 		char *c = fdl_rows_str(&r, 0, i);

@@ -8,30 +8,16 @@
 
 int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const char *data_path, fdl_error *err)
 {
-	fdl_buf sql = {0};
 	int rc = kind == FDL_CAT_DUCKDB ? fdl_fail(err, FDL_ERROR, "a DuckDB catalog is made by fdl_catalog_create_attached")
-					 : fdl_buf_puts(&sql, "ATTACH ", err);
-	char *target = fdl_asprintf("ducklake:%s%s", kind == FDL_CAT_POSTGRES ? "postgres:" : "", path);
-	if (!target)
-		rc = fdl_oom(err);
+		 : kind == FDL_CAT_POSTGRES ? fdl_duck_load(d, "postgres_scanner", err)
+					    : 0;
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, target, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AS fdl_new (DATA_PATH ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, data_path, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, kind == FDL_CAT_SQLITE ? ", META_TYPE 'sqlite')" : ")", err);
-	if (!rc && kind == FDL_CAT_POSTGRES)
-		rc = fdl_duck_load(d, "postgres_scanner", err);
-	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
+		rc = fdl_attach_run(d, kind == FDL_CAT_POSTGRES ? "ducklake:postgres:" : "ducklake:", path, "fdl_new", "",
+				    data_path, kind == FDL_CAT_SQLITE ? ", META_TYPE 'sqlite'" : "", err);
 	if (!rc)
 		rc = fdl_duck_exec(d, "DETACH fdl_new", err);
 	if (rc)
 		fdl_error_prefix(err, "creating the DuckLake catalog %s", path);
-	free(target);
-	fdl_buf_free(&sql);
 	return rc;
 }
 
@@ -77,39 +63,16 @@ int fdl_catalog_storage(fdl_duck *d, const char *path, char storage[64], fdl_err
 int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias, const char *data_path,
 				fdl_error *err)
 {
-	fdl_buf sql = {0};
 	/* 16 KiB blocks instead of DuckDB's 256 KiB: a frozen catalog holds
 	 * 28 small tables, and is 300 KiB instead of 5 MiB to publish, download
 	 * and cache. DuckDB reads any block size it wrote. */
-	int rc = fdl_buf_puts(&sql, "ATTACH ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, path, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AS fdl_blocks (BLOCK_SIZE 16384)", err);
-	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
+	int rc = fdl_attach_run(d, "", path, "fdl_blocks", "BLOCK_SIZE 16384", NULL, "", err);
 	if (!rc)
 		rc = fdl_duck_exec(d, "DETACH fdl_blocks", err);
-	fdl_buf_free(&sql);
-	char *target = rc ? NULL : fdl_asprintf("ducklake:%s", path);
-	if (!rc && !target)
-		rc = fdl_oom(err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, "ATTACH ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, target, err);
-	if (!rc)
-		rc = fdl_buf_printf(&sql, err, " AS %s (DATA_PATH ", alias);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, data_path, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, ")", err);
-	if (!rc)
-		rc = fdl_duck_exec(d, sql.data, err);
+		rc = fdl_attach_run(d, "ducklake:", path, alias, "", data_path, "", err);
 	if (rc)
 		fdl_error_prefix(err, "creating the DuckLake catalog %s", path);
-	free(target);
-	fdl_buf_free(&sql);
 	return rc;
 }
 

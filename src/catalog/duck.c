@@ -175,6 +175,14 @@ void fdl_duck_close(fdl_duck *d)
 	d->db = NULL;
 }
 
+int fdl_duck_query_built(fdl_duck *d, fdl_rows *rows, fdl_buf *sql, int rc, fdl_error *err)
+{
+	if (!rc)
+		rc = fdl_duck_query(d, rows, sql->data, err);
+	fdl_buf_free(sql);
+	return rc;
+}
+
 int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err)
 {
 	fdl_duck *d = malloc(sizeof *d);

@@ -56,6 +56,9 @@ const char *fdl_duck_platform(void);
 
 int fdl_duck_exec(fdl_duck *d, const char *sql, fdl_error *err);
 int fdl_duck_query(fdl_duck *d, fdl_rows *rows, const char *sql, fdl_error *err);
+/* Run the query built in `sql`, unless `rc` (the result of building it) is
+ * an error, and free the buffer either way. */
+int fdl_duck_query_built(fdl_duck *d, fdl_rows *rows, fdl_buf *sql, int rc, fdl_error *err);
 void fdl_rows_free(fdl_rows *rows);
 size_t fdl_rows_count(fdl_rows *rows);
 size_t fdl_rows_columns(fdl_rows *rows);
@@ -63,6 +66,15 @@ bool fdl_rows_null(fdl_rows *rows, size_t col, size_t row);
 int64_t fdl_rows_int(fdl_rows *rows, size_t col, size_t row);
 /* Cell as text; NULL for SQL NULL. Caller frees with duckdb_free. */
 char *fdl_rows_str(fdl_rows *rows, size_t col, size_t row);
+
+/* The one ATTACH statement builder (attach.c): appends
+ * `ATTACH '<prefix><target>' AS <alias> (<before>DATA_PATH '<data_path>'<after>)`,
+ * without the DATA_PATH part when data_path is NULL: `(<before><after>)`. */
+int fdl_attach_stmt(fdl_buf *b, const char *prefix, const char *target, const char *alias, const char *before,
+		    const char *data_path, const char *after, fdl_error *err);
+/* Run it (fdl_attach_stmt's arguments) in d. */
+int fdl_attach_run(fdl_duck *d, const char *prefix, const char *target, const char *alias, const char *before,
+		   const char *data_path, const char *after, fdl_error *err);
 
 /* Run a query and append its first column (as text) to out. */
 int fdl_duck_strings(fdl_duck *d, fdl_strlist *out, const char *sql, fdl_error *err);

@@ -151,10 +151,7 @@ static int field_ids(json_t **out, fdl_duck *d, const char *alias, int64_t table
 		rc = fdl_buf_printf(&sql, err, "%lld AND end_snapshot IS NULL AND parent_column IS NULL ORDER BY column_order",
 				    (long long)table_id);
 	fdl_rows r;
-	if (!rc)
-		rc = fdl_duck_query(d, &r, sql.data, err);
-	fdl_buf_free(&sql);
-	if (rc)
+	if ((rc = fdl_duck_query_built(d, &r, &sql, rc, err)))
 		return rc;
 	json_t *ids = json_object();
 	for (size_t i = 0; ids && i < fdl_rows_count(&r); i++) {
@@ -479,7 +476,7 @@ int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *pa
 
 /* ---- snapshots ---------------------------------------------------------------------- */
 
-static void snapshots_free(fdl_snapshot_list *l)
+void fdl_snapshot_list_free(fdl_snapshot_list *l)
 {
 	for (size_t i = 0; l && i < l->count; i++) {
 		fdl_snapshot *s = &l->items[i];
@@ -505,10 +502,7 @@ int fdl_catalog_snapshots(fdl_snapshot_list **out, fdl_duck *d, const char *alia
 				"USING (snapshot_id) WHERE s.snapshot_id BETWEEN %lld AND %lld ORDER BY s.snapshot_id",
 				alias, alias, (long long)first, (long long)last);
 	fdl_rows r;
-	if (!rc)
-		rc = fdl_duck_query(d, &r, sql.data, err);
-	fdl_buf_free(&sql);
-	if (rc)
+	if ((rc = fdl_duck_query_built(d, &r, &sql, rc, err)))
 		return rc;
 	size_t n = fdl_rows_count(&r);
 	fdl_snapshot_list *list = calloc(1, sizeof *list);
@@ -528,7 +522,7 @@ int fdl_catalog_snapshots(fdl_snapshot_list **out, fdl_duck *d, const char *alia
 	}
 	fdl_rows_free(&r);
 	if (oom) {
-		snapshots_free(list);
+		fdl_snapshot_list_free(list);
 		return fdl_oom(err);
 	}
 	*out = list;

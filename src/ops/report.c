@@ -126,21 +126,6 @@ void fdl_tag_list_free(fdl_tag *list) { free(list); }
 
 /* ---- snapshots ----------------------------------------------------------------- */
 
-void fdl_snapshot_list_free(fdl_snapshot_list *l)
-{
-	if (!l)
-		return;
-	for (size_t i = 0; i < l->count; i++) {
-		fdl_snapshot *s = &l->items[i];
-		free(s->time);
-		free(s->author);
-		free(s->message);
-		free(s->extra_info);
-		free(s->changes);
-	}
-	free(l->items);
-	free(l);
-}
 
 int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fdl_error *err)
 {

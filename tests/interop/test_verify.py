@@ -15,6 +15,19 @@ def two_versions(repo, tmp_path):
     return repo.head(), repo.version(repo.head())["parents"][0]
 
 
+def publish_files(repo, vdir, text):
+    """Put `text` as vdir's files.json and record its size and sha256 in
+    version.json, as another writer would have written it."""
+    import hashlib
+    import shutil
+    (vdir / "files.json").write_bytes(text)
+    v = read_json(vdir / "version.json")
+    v["files"]["bytes"] = len(text)
+    v["files"]["sha256"] = hashlib.sha256(text).hexdigest()
+    (vdir / "version.json").write_text(json.dumps(v, indent=2) + "\n")
+    shutil.rmtree(repo.root / "history", ignore_errors=True)  # derived; it records the old version.json
+
+
 def verify(root, *args):
     p = fdl("verify", root, "--json", *args, check=False)
     return p.returncode, json.loads(p.stdout)
@@ -117,26 +130,14 @@ def test_files_json_is_compared_with_the_catalog(repo, tmp_path):
     """A files.json laid out by another writer (same JSON, other bytes, its
     hash in version.json) agrees; one that says something else, with a
     matching hash, is named."""
-    import hashlib
-    import shutil
     head, _ = two_versions(repo, tmp_path)
     vdir = repo.root / "versions" / head
-
-    def publish_files(doc, indent):
-        text = (json.dumps(doc, indent=indent) + "\n").encode()
-        (vdir / "files.json").write_bytes(text)
-        v = read_json(vdir / "version.json")
-        v["files"]["bytes"] = len(text)
-        v["files"]["sha256"] = hashlib.sha256(text).hexdigest()
-        (vdir / "version.json").write_text(json.dumps(v, indent=2) + "\n")
-        shutil.rmtree(repo.root / "history", ignore_errors=True)  # derived; it records the old version.json
-
     files = read_json(vdir / "files.json")
-    publish_files(files, 4)
+    publish_files(repo, vdir, (json.dumps(files, indent=4) + "\n").encode())
     rc, rep = verify(repo.root)
     assert rc == 0 and rep["problems"] == [], rep
     files["tables"]["main.t"]["files"][0]["bytes"] += 1
-    publish_files(files, None)
+    publish_files(repo, vdir, (json.dumps(files) + "\n").encode())
     rc, rep = verify(repo.root)
     assert rc == 5 and any("files.json" in str(p) and "does not agree with the catalog" in str(p)
                            for p in rep["problems"]), rep
@@ -146,8 +147,6 @@ def test_field_ids_are_optional_but_checked(repo, tmp_path):
     """files.json's field_ids (fdl's addition, for a table with a renamed
     column) is what the catalog says; a files.json without it (an older or
     another writer) agrees, a wrong one is named."""
-    import hashlib
-    import shutil
     con = repo.checkout(tmp_path / "w")
     con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR)")
     con.execute("INSERT INTO lake.t VALUES (1, 'x')")
@@ -158,21 +157,12 @@ def test_field_ids_are_optional_but_checked(repo, tmp_path):
     assert files["tables"]["main.t"]["renamed_columns"] is True
     assert files["tables"]["main.t"]["field_ids"] == {"a": 1, "c": 2}
 
-    def publish_files(doc):
-        text = json.dumps(doc).encode()
-        (vdir / "files.json").write_bytes(text)
-        v = read_json(vdir / "version.json")
-        v["files"]["bytes"] = len(text)
-        v["files"]["sha256"] = hashlib.sha256(text).hexdigest()
-        (vdir / "version.json").write_text(json.dumps(v, indent=2) + "\n")
-        shutil.rmtree(repo.root / "history", ignore_errors=True)  # derived; it records the old version.json
-
     without = json.loads(json.dumps(files))
     del without["tables"]["main.t"]["field_ids"]
-    publish_files(without)
+    publish_files(repo, vdir, json.dumps(without).encode())
     rc, rep = verify(repo.root)
     assert rc == 0 and rep["problems"] == [], rep
     files["tables"]["main.t"]["field_ids"]["c"] = 7
-    publish_files(files)
+    publish_files(repo, vdir, json.dumps(files).encode())
     rc, rep = verify(repo.root)
     assert rc == 5 and any("does not agree with the catalog" in str(p) for p in rep["problems"]), rep
