@@ -307,9 +307,15 @@ int fdl_version_load_json(json_t **out, fdl_repo *repo, const fdl_version *v, co
 	int rc = fdl_version_fetch_checked(&local, repo, v, json_string_value(json_object_get(ref, "path")),
 					   (int64_t)json_integer_value(json_object_get(ref, "bytes")),
 					   json_string_value(json_object_get(ref, "sha256")), err);
+	/* metadata is read whole, and only up to FDL_META_MAX_BYTES: a
+	 * repository cannot make a reader hold a file of any size */
+	fdl_buf b = {0};
+	if (!rc)
+		rc = fdl_file_read(&b, local, FDL_META_MAX_BYTES, err);
 	json_error_t jerr;
-	if (!rc && !(*out = json_load_file(local, JSON_REJECT_DUPLICATES, &jerr)))
+	if (!rc && !(*out = json_loadb(b.data ? b.data : "", b.len, JSON_REJECT_DUPLICATES, &jerr)))
 		rc = fdl_fail(err, FDL_EINVALID, "version %s: %s, line %d: %s", v->id, field, jerr.line, jerr.text);
+	fdl_buf_free(&b);
 	free(local);
 	if (!rc && !strcmp(field, "files")) { /* its paths are read as files: checked here */
 		char *key = fdl_version_key(v->id, json_string_value(json_object_get(ref, "path")));

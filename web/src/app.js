@@ -331,6 +331,8 @@ async function showOverview(branchName) {
   const more = h('div');
   const tables = (ds.tables || []).filter((t) => t.kind !== 'view');
   const views = (ds.tables || []).filter((t) => t.kind === 'view');
+  const entryOf = (t) => (filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null);
+  const readable = tables.filter((t) => !whyNotQueryable(entryOf(t), filesJson));
   show(
     h('h1', { id: 'title' }, ds.title || ds.name || 'Untitled dataset'),
     tipVersion ? h('p', { class: 'muted', id: 'card-version' },
@@ -339,12 +341,8 @@ async function showOverview(branchName) {
     describe(ds),
     tipVersion ? [
       h('h2', {}, 'Tables'),
-      tables.length ? h('div', { id: 'card-tables' }, tables.map((t) => {
-        const entry = filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null;
-        const readable = tables.filter((x) => !whyNotQueryable(filesJson && filesJson.tables ? filesJson.tables[qualified(x)] : null, filesJson));
-        return tableSection(t, filesJson, dataDir, whyNotQueryable(entry, filesJson, qualified(t)),
-          () => connectionFor(tip, readable, filesJson, dataDir, views));
-      }))
+      tables.length ? h('div', { id: 'card-tables' }, tables.map((t) => tableSection(t, filesJson, dataDir,
+        whyNotQueryable(entryOf(t), filesJson, qualified(t)), () => connectionFor(tip, readable, filesJson, dataDir, views))))
         : h('p', { class: 'muted' }, 'No tables.'),
       views.length ? h('p', { class: 'muted' }, `Views: ${views.map((w) => `${w.schema || 'main'}.${w.name}`).join(', ')}`) : null,
       h('h2', {}, 'Rows over the history'), (() => {
