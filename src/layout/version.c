@@ -270,26 +270,34 @@ int64_t fdl_version_added_from(const fdl_version *v, const fdl_version *parent)
 }
 
 
+/* The file version.json records at `ref` ({path, bytes, sha256}), checked,
+ * read whole: metadata only up to FDL_META_MAX_BYTES, so a repository cannot
+ * make a reader hold a file of any size. */
+static int read_recorded(fdl_buf *out, fdl_repo *repo, const fdl_version *v, const json_t *ref, fdl_error *err)
+{
+	char *local = NULL;
+	int rc = fdl_version_fetch_checked(&local, repo, v, json_string_value(json_object_get(ref, "path")),
+					   (int64_t)json_integer_value(json_object_get(ref, "bytes")),
+					   json_string_value(json_object_get(ref, "sha256")), err);
+	if (!rc)
+		rc = fdl_file_read(out, local, FDL_META_MAX_BYTES, err);
+	free(local);
+	if (rc)
+		fdl_buf_free(out);
+	return rc;
+}
+
 int fdl_version_dataset(char **out, fdl_repo *repo, const fdl_version *v, fdl_error *err)
 {
 	const json_t *ref = json_object_get(v->doc, "dataset");
 	if (!ref)
 		return fdl_fail(err, FDL_ENOTFOUND, "version %s has no dataset.json (written before it was required)",
 				v->id);
-	char *local = NULL;
 	fdl_buf b = {0};
-	int rc = fdl_version_fetch_checked(&local, repo, v, json_string_value(json_object_get(ref, "path")),
-					   (int64_t)json_integer_value(json_object_get(ref, "bytes")),
-					   json_string_value(json_object_get(ref, "sha256")), err);
+	int rc = read_recorded(&b, repo, v, ref, err);
 	if (!rc)
-		rc = fdl_file_read(&b, local, FDL_META_MAX_BYTES, err);
-	free(local);
-	if (rc) {
-		fdl_buf_free(&b);
-		return rc;
-	}
-	*out = fdl_buf_detach(&b);
-	return 0;
+		*out = fdl_buf_detach(&b);
+	return rc;
 }
 
 int fdl_version_fetch_catalog(char **local_path, fdl_repo *repo, const fdl_version *v, fdl_error *err)
@@ -303,20 +311,12 @@ int fdl_version_load_json(json_t **out, fdl_repo *repo, const fdl_version *v, co
 	const json_t *ref = json_object_get(v->doc, field);
 	if (!ref)
 		return 0;
-	char *local = NULL;
-	int rc = fdl_version_fetch_checked(&local, repo, v, json_string_value(json_object_get(ref, "path")),
-					   (int64_t)json_integer_value(json_object_get(ref, "bytes")),
-					   json_string_value(json_object_get(ref, "sha256")), err);
-	/* metadata is read whole, and only up to FDL_META_MAX_BYTES: a
-	 * repository cannot make a reader hold a file of any size */
 	fdl_buf b = {0};
-	if (!rc)
-		rc = fdl_file_read(&b, local, FDL_META_MAX_BYTES, err);
+	int rc = read_recorded(&b, repo, v, ref, err);
 	json_error_t jerr;
 	if (!rc && !(*out = json_loadb(b.data ? b.data : "", b.len, JSON_REJECT_DUPLICATES, &jerr)))
 		rc = fdl_fail(err, FDL_EINVALID, "version %s: %s, line %d: %s", v->id, field, jerr.line, jerr.text);
 	fdl_buf_free(&b);
-	free(local);
 	if (!rc && !strcmp(field, "files")) { /* its paths are read as files: checked here */
 		char *key = fdl_version_key(v->id, json_string_value(json_object_get(ref, "path")));
 		rc = key ? fdl_files_json_check(*out, key, err) : fdl_oom(err);

@@ -39,19 +39,17 @@ static int dir_is_empty_or_absent(const char *dir, bool *existed, fdl_error *err
 static int write_description(fdl_work *w, fdl_repo *repo, fdl_error *err)
 {
 	fdl_version *v = NULL;
-	char *text = NULL, *path = NULL;
+	char *path = NULL;
 	json_t *ds = NULL, *mine = NULL;
 	fdl_buf yml = {0};
 	int rc = fdl_version_read(&v, repo, w->base, err);
 	if (!rc)
-		rc = fdl_version_dataset(&text, repo, v, err);
-	if (rc == FDL_ENOTFOUND && v) { /* older than dataset.json: nothing to give */
+		rc = fdl_version_load_json(&ds, repo, v, "dataset", err);
+	if ((rc == FDL_ENOTFOUND && v) || (!rc && !ds)) { /* older than dataset.json: nothing to give */
 		fdl_error_clear(err);
 		rc = 0;
 		goto out;
 	}
-	if (!rc)
-		rc = fdl_json_parse(&ds, text, strlen(text), "the base version's " FDL_DATASET_JSON, err);
 	if (!rc && !(mine = fdl_dataset_user_part(ds)))
 		rc = fdl_oom(err);
 	char header[400];
@@ -74,7 +72,6 @@ out:
 	fdl_buf_free(&yml);
 	json_decref(ds);
 	json_decref(mine);
-	free(text);
 	free(path);
 	fdl_version_free(v);
 	return rc;
