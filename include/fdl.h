@@ -276,6 +276,14 @@ typedef struct fdl_log {
 	char withdrawn_end[FDL_ID_LEN + 1];
 } fdl_log;
 FDL_EXTERN int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err);
+/* The same list, each item brief: only what fdl log shows is read and
+ * checked (id, seq, parents, created_at, author, message, changes), which
+ * through the history index is about a third of the bytes to parse. A
+ * brief item's catalog getters return NULL or -1, and fdl_version_to_json,
+ * fdl_version_dataset and fdl_version_tables refuse it (FDL_EINVALID):
+ * read such a version whole with fdl_version_read. */
+FDL_EXTERN int fdl_log_read_brief(fdl_log **out, fdl_repo *repo, const char *ref, long long limit,
+				  fdl_error *err);
 FDL_EXTERN void fdl_log_free(fdl_log *l);
 
 /* Pretty-printed JSON of the whole version.json. Caller frees. */

@@ -95,7 +95,8 @@ int cmd_log(int argc, char **argv)
 		return rc;
 	fdl_error err = {0};
 	fdl_log *log = NULL;
-	rc = fdl_log_read(&log, repo, ref, limit, &err);
+	/* the text shows only what a brief read gives: a third of the parsing */
+	rc = json ? fdl_log_read(&log, repo, ref, limit, &err) : fdl_log_read_brief(&log, repo, ref, limit, &err);
 	fdl_free(owned);
 	if (rc == FDL_ENOTFOUND && !ref && log && !log->count) {
 		/* an unborn HEAD branch: an empty history, like `git log` would refuse */

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HIST_FORMAT 1
+#define HIST_FORMAT 2     /* what fdl writes: pack lines are "<head>\t<sha256>\t<version>" */
+#define HIST_FORMAT_OLD 1 /* still read: pack lines are whole entries */
 #define HIST_TAIL_MAX 32  /* versions inline in the pointer, at most */
 #define HIST_TAIL_KEEP 16 /* ... and after a flush: log -n 16 never needs a pack */
 #define HIST_SMALL_MIN 256
@@ -21,7 +22,9 @@
 
 static const char *entry_parent(const fdl_hentry *e)
 {
-	return json_string_value(json_array_get(json_object_get(e->doc, "parents"), 0));
+	const json_t *parents = json_is_array(e->doc) ? json_array_get(e->doc, FDL_HEAD_PARENTS)
+						      : json_object_get(e->doc, "parents");
+	return json_string_value(json_array_get(parents, 0));
 }
 
 static void entry_clear(fdl_hentry *e)
@@ -42,14 +45,30 @@ void fdl_hist_free(fdl_hist *h)
 
 static int hist_push(fdl_hist *h, const fdl_hentry *e, fdl_error *err)
 {
-	fdl_hentry *p = realloc(h->items, (h->len + 1) * sizeof *p);
-	if (!p)
-		return fdl_oom(err);
-	h->items = p;
-	p[h->len] = *e;
-	p[h->len].doc = json_incref(e->doc);
+	if (h->len == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 64;
+		fdl_hentry *p = realloc(h->items, cap * sizeof *p);
+		if (!p)
+			return fdl_oom(err);
+		h->items = p;
+		h->cap = cap;
+	}
+	h->items[h->len] = *e;
+	h->items[h->len].doc = json_incref(e->doc);
 	h->len++;
 	return 0;
+}
+
+json_t *fdl_hentry_head(const json_t *version)
+{
+	const json_t *author = json_object_get(version, "author");
+	json_t *changes = json_object_get(version, "changes");
+	json_t *email = json_object_get(author, "email");
+	/* the order of FDL_HEAD_* */
+	return json_pack("[O, O, O, O, O, O, O, O]", json_object_get(version, "seq"), json_object_get(version, "id"),
+			 json_object_get(version, "parents"), json_object_get(version, "created_at"),
+			 json_object_get(author, "name"), email ? email : json_null(), json_object_get(version, "message"),
+			 changes ? changes : json_null());
 }
 
 /* {"id", "seq", "sha256", "version"} as written in packs and the tail. */
@@ -72,6 +91,7 @@ static int entry_from_json(fdl_hentry *e, const json_t *j, const char *src, fdl_
 	memcpy(e->sha256, sha, 65);
 	e->seq = (int64_t)seq;
 	e->doc = json_incref((json_t *)doc);
+	e->whole = true;
 	return 0;
 }
 
@@ -104,6 +124,7 @@ static int entry_read(fdl_hentry *e, fdl_repo *repo, const char *id, fdl_error *
 		memcpy(e->id, id, FDL_ID_LEN + 1);
 		e->seq = fdl_version_seq(v);
 		e->doc = json_incref((json_t *)fdl_version_json(v));
+		e->whole = true;
 	}
 	fdl_version_free(v);
 	fdl_buf_free(&b);
@@ -124,6 +145,8 @@ typedef struct hpack {
 typedef struct hindex {
 	char *key;
 	bool exists, usable;
+	bool whole; /* load packs' whole version.json, not only the heads */
+	int format; /* the pointer's fdl_history */
 	char etag[FDL_ETAG_MAX];
 	char tip[FDL_ID_LEN + 1];
 	int64_t seq;
@@ -131,7 +154,7 @@ typedef struct hindex {
 	size_t npacks;
 	fdl_hentry *tail; /* ascending */
 	size_t ntail;
-	char why[256]; /* why it is not usable */
+	char why[512]; /* why it is not usable */
 } hindex;
 
 static void hindex_free(hindex *ix)
@@ -171,7 +194,7 @@ static bool entries_link(const fdl_hentry *older, const fdl_hentry *newer)
 static int unusable(hindex *ix, const char *why, const char *detail)
 {
 	ix->usable = false;
-	snprintf(ix->why, sizeof ix->why, "%.120s%s%.120s", why, detail ? ": " : "", detail ? detail : "");
+	snprintf(ix->why, sizeof ix->why, "%.120s%s%.380s", why, detail ? ": " : "", detail ? detail : "");
 	return 0;
 }
 
@@ -185,10 +208,12 @@ static int pointer_parse(hindex *ix, const fdl_buf *b)
 	json_int_t seq = json_integer_value(json_object_get(doc, "seq"));
 	const json_t *packs = json_object_get(doc, "packs"), *tail = json_object_get(doc, "tail");
 	int64_t next = 1;
-	if (json_integer_value(json_object_get(doc, "fdl_history")) != HIST_FORMAT) {
-		unusable(ix, "fdl_history is not 1", NULL);
+	json_int_t format = json_integer_value(json_object_get(doc, "fdl_history"));
+	if (format != HIST_FORMAT && format != HIST_FORMAT_OLD) {
+		unusable(ix, "fdl_history is not 1 or 2", NULL);
 		goto out;
 	}
+	ix->format = (int)format;
 	if (!tip || !fdl_id_is_valid(tip) || seq < 1 || !json_is_array(packs) || !json_is_array(tail) ||
 	    json_array_size(packs) > HIST_MAX_PACKS) {
 		unusable(ix, "it needs tip, seq, packs (at most 8) and tail", NULL);
@@ -278,13 +303,69 @@ static int hindex_load(hindex *ix, fdl_repo *repo, const char *branch, bool want
 	return 0;
 }
 
+/* One line of a pack. Format 2: "<head>\t<sha256>\t<version.json>",
+ * both JSON compact (so neither holds a tab); only the part asked for is
+ * parsed, and with the whole version.json the head is checked to be its
+ * head. Format 1: a whole entry. */
+static int line_parse(fdl_hentry *e, const char *line, size_t len, int format, bool whole, const char *key,
+		      fdl_error *err)
+{
+	json_t *j = NULL;
+	int rc;
+	memset(e, 0, sizeof *e);
+	if (format == HIST_FORMAT_OLD) {
+		if (!(rc = fdl_json_parse(&j, line, len, key, err)))
+			rc = entry_from_json(e, j, key, err);
+		json_decref(j);
+		return rc;
+	}
+	const char *t1 = memchr(line, '\t', len);
+	size_t head_len = t1 ? (size_t)(t1 - line) : len;
+	if (!t1 || len - head_len < 67 || t1[65] != '\t')
+		return fdl_fail(err, FDL_EINVALID, "%s: a line is <head> TAB <sha256> TAB <version.json>", key);
+	memcpy(e->sha256, t1 + 1, 64);
+	e->sha256[64] = '\0';
+	if (!fdl_is_sha256_hex(e->sha256))
+		return fdl_fail(err, FDL_EINVALID, "%s: a line's second field is not a sha256", key);
+	const char *text = whole ? t1 + 66 : line;
+	if ((rc = fdl_json_parse(&j, text, whole ? len - head_len - 66 : head_len, key, err)))
+		return rc;
+	const char *id = json_string_value(whole ? json_object_get(j, "id") : json_array_get(j, FDL_HEAD_ID));
+	const json_t *seq = whole ? json_object_get(j, "seq") : json_array_get(j, FDL_HEAD_SEQ);
+	if (!(whole ? json_is_object(j) : json_is_array(j)) || !id || !fdl_id_is_valid(id) || !json_is_integer(seq) ||
+	    json_integer_value(seq) < 1) {
+		json_decref(j);
+		return fdl_fail(err, FDL_EINVALID, "%s: a line's %s has no id (a version id) or seq (>= 1)", key,
+				whole ? "version.json" : "head");
+	}
+	if (whole) { /* the head shown by log must be this version's */
+		json_t *head = NULL, *want = fdl_hentry_head(j);
+		bool same = want && !fdl_json_parse(&head, line, head_len, key, err) && json_equal(head, want);
+		json_decref(head);
+		json_decref(want);
+		if (!same) {
+			fdl_fail(err, FDL_EINVALID, "%s: the head of version %s differs from its version.json", key, id);
+			json_decref(j);
+			return FDL_EINVALID;
+		}
+	}
+	memcpy(e->id, id, FDL_ID_LEN + 1);
+	e->seq = (int64_t)json_integer_value(seq);
+	e->doc = j;
+	e->whole = whole;
+	return 0;
+}
+
 /* Parse the lines of [data, data + len) into items (at most cap);
- * false at the first that is not an entry, or past cap. */
+ * false at the first that is not an entry (why in e), or past cap. */
 typedef struct pack_part {
 	const char *data, *key;
 	size_t len, cap, n;
+	int format;
+	bool whole;
 	fdl_hentry *items;
 	bool ok;
+	fdl_error e;
 } pack_part;
 
 static void *pack_part_parse(void *arg)
@@ -294,12 +375,13 @@ static void *pack_part_parse(void *arg)
 	for (size_t off = 0; p->ok && off < p->len;) {
 		const char *nl = memchr(p->data + off, '\n', p->len - off);
 		size_t len = nl ? (size_t)(nl - (p->data + off)) : p->len - off;
-		json_t *j = NULL;
-		fdl_error e;
-		p->ok = p->n < p->cap && !fdl_json_parse(&j, p->data + off, len, p->key, &e) &&
-			!entry_from_json(&p->items[p->n], j, p->key, &e);
+		if (p->n >= p->cap) {
+			fdl_fail(&p->e, FDL_EINVALID, "%s: more lines than the pointer says", p->key);
+			p->ok = false;
+		} else {
+			p->ok = !line_parse(&p->items[p->n], p->data + off, len, p->format, p->whole, p->key, &p->e);
+		}
 		p->n += p->ok;
-		json_decref(j);
 		off += len + 1;
 	}
 	return NULL;
@@ -319,7 +401,8 @@ static bool pack_load(hindex *ix, hpack *p, fdl_repo *repo)
 	fdl_error e;
 	size_t want = (size_t)(p->last - p->first + 1);
 	bool ok = key && !fdl_store_get(repo->store, key, (size_t)p->bytes, &b, NULL, &e) && (int64_t)b.len == p->bytes;
-	pack_part part[2] = {{.key = key, .cap = want}, {.key = key, .cap = want}};
+	pack_part part[2] = {{.key = key, .cap = want, .format = ix->format, .whole = ix->whole},
+			     {.key = key, .cap = want, .format = ix->format, .whole = ix->whole}};
 	part[0].items = ok ? calloc(want, sizeof(fdl_hentry)) : NULL;
 	ok = ok && part[0].items;
 	/* split after the line that crosses the middle */
@@ -357,7 +440,8 @@ static bool pack_load(hindex *ix, hpack *p, fdl_repo *repo)
 	free(part[1].items);
 	if (!ok) {
 		free(part[0].items);
-		unusable(ix, "a pack is missing or does not hold what the pointer says", p->name);
+		const char *why = !part[0].ok ? part[0].e.message : part[1].len && !part[1].ok ? part[1].e.message : NULL;
+		unusable(ix, "a pack is missing or does not hold what the pointer says", why ? why : p->name);
 	} else {
 		p->e = part[0].items;
 		p->n = want;
@@ -385,12 +469,14 @@ static const fdl_hentry *index_at(hindex *ix, fdl_repo *repo, int64_t seq)
 
 /* The index to read `tip`'s history with: `branch`'s, else HEAD's
  * branch's (one that is absent is not an error). */
-static int hindex_for_reading(hindex *ix, fdl_repo *repo, const char *branch, fdl_error *err)
+static int hindex_for_reading(hindex *ix, fdl_repo *repo, const char *branch, bool whole, fdl_error *err)
 {
 	char *head = NULL;
 	int rc = 0;
 	if (branch) {
-		if ((rc = hindex_load(ix, repo, branch, false, err)) || ix->usable)
+		rc = hindex_load(ix, repo, branch, false, err);
+		ix->whole = whole;
+		if (rc || ix->usable)
 			return rc;
 		hindex_free(ix);
 	}
@@ -403,6 +489,7 @@ static int hindex_for_reading(hindex *ix, fdl_repo *repo, const char *branch, fd
 		rc = hindex_load(ix, repo, head, false, err);
 	else
 		memset(ix, 0, sizeof *ix);
+	ix->whole = whole;
 	free(head);
 	return rc;
 }
@@ -427,11 +514,11 @@ static int step(fdl_hentry *out, bool *indexed, hindex *ix, fdl_repo *repo, cons
 }
 
 int fdl_history_read(fdl_hist *out, fdl_repo *repo, const char *branch, const char *tip, long long limit,
-		     fdl_error *err)
+		     bool whole, fdl_error *err)
 {
 	memset(out, 0, sizeof *out);
 	hindex ix;
-	int rc = hindex_for_reading(&ix, repo, branch, err);
+	int rc = hindex_for_reading(&ix, repo, branch, whole, err);
 	char cur[FDL_ID_LEN + 1];
 	snprintf(cur, sizeof cur, "%s", tip);
 	int64_t expect = -1;
@@ -467,7 +554,7 @@ int fdl_history_find_seq(char id[FDL_ID_LEN + 1], bool *found, fdl_repo *repo, c
 {
 	*found = false;
 	hindex ix;
-	int rc = hindex_for_reading(&ix, repo, branch, err);
+	int rc = hindex_for_reading(&ix, repo, branch, false, err);
 	if (rc || !ix.usable || seq < 1) {
 		hindex_free(&ix);
 		return rc;
@@ -550,22 +637,41 @@ static int entries_add_pack(entries *l, const hpack *p, fdl_error *err)
 	return rc;
 }
 
+/* An entry as a pack line: "<head>\t<sha256>\t<version.json>\n". */
+static int line_add(fdl_buf *b, const fdl_hentry *e, fdl_error *err)
+{
+	if (!e->whole)
+		return fdl_fail(err, FDL_ERROR, "the history index: version %s was read without its version.json", e->id);
+	json_t *head = fdl_hentry_head(e->doc);
+	char *h = head ? json_dumps(head, JSON_COMPACT) : NULL;
+	char *v = h ? json_dumps(e->doc, JSON_COMPACT) : NULL;
+	int rc = v ? 0 : fdl_oom(err);
+	if (!rc)
+		rc = fdl_buf_add(b, h, strlen(h), err);
+	if (!rc)
+		rc = fdl_buf_add(b, "\t", 1, err);
+	if (!rc)
+		rc = fdl_buf_add(b, e->sha256, 64, err);
+	if (!rc)
+		rc = fdl_buf_add(b, "\t", 1, err);
+	if (!rc)
+		rc = fdl_buf_add(b, v, strlen(v), err);
+	if (!rc)
+		rc = fdl_buf_add(b, "\n", 1, err);
+	free(h);
+	free(v);
+	json_decref(head);
+	return rc;
+}
+
 /* Write entries as a pack (create-only; the same bytes are the same name). */
 static int pack_write(hpack *out, fdl_repo *repo, const entries *l, size_t from, size_t to, fdl_error *err)
 {
 	memset(out, 0, sizeof *out);
 	fdl_buf b = {0};
 	int rc = 0;
-	for (size_t i = from; i < to && !rc; i++) {
-		json_t *j = entry_to_json(l->p[i]);
-		char *text = NULL;
-		size_t len = 0;
-		rc = j ? fdl_json_dump_as(&text, &len, j, true, err) : fdl_oom(err);
-		if (!rc) /* one line: the compact dump ends with its newline */
-			rc = fdl_buf_add(&b, text, len, err);
-		free(text);
-		json_decref(j);
-	}
+	for (size_t i = from; i < to && !rc; i++)
+		rc = line_add(&b, l->p[i], err);
 	char hex[65];
 	if (!rc)
 		rc = fdl_sha256_mem(hex, b.data, b.len, err);
@@ -669,6 +775,7 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 		return rc;
 	if ((rc = hindex_load(&own, repo, branch, true, err)))
 		return rc;
+	own.whole = true; /* its entries are written again */
 	if (!exists) { /* the branch is gone: so is its index */
 		if (own.exists)
 			rc = fdl_store_del_if_match(repo->store, own.key, own.etag, err);
@@ -677,7 +784,7 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 		hindex_free(&own);
 		return rc == FDL_ENOTFOUND ? 0 : rc;
 	}
-	if (own.usable && !strcmp(own.tip, tip)) {
+	if (own.usable && own.format == HIST_FORMAT && !strcmp(own.tip, tip)) {
 		hindex_free(&own);
 		return 0;
 	}
@@ -690,6 +797,7 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 		if (!fdl_repo_head_branch(&head, repo, &e) && strcmp(head, branch) &&
 		    !hindex_load(&seed, repo, head, false, &e) && seed.usable)
 			base = &seed;
+		seed.whole = true;
 		free(head);
 	}
 	/* walk from the tip down to where the base index holds the chain */
@@ -735,7 +843,10 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 	hpack packs[3];
 	size_t npacks = 0, keep_from = 0;
 	int64_t done = 0;
-	for (size_t i = 0; !rc && i < base->npacks && base->packs[i].last <= join && npacks < 2; i++) {
+	/* (an index in the old format keeps none: its packs are written anew) */
+	for (size_t i = 0; !rc && base->format == HIST_FORMAT && i < base->npacks && base->packs[i].last <= join &&
+			   npacks < 2;
+	     i++) {
 		/* gc and clone (no bound on the walk) also read what they keep:
 		 * a pack that is gone or damaged makes them write the index anew */
 		if (max_walk < 0 && !pack_load(base, &base->packs[i], repo)) {
@@ -759,7 +870,7 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 	if (!rc && all.n > HIST_TAIL_MAX) {
 		/* the loose versions become a pack: the second one, grown */
 		entries small = {0};
-		if (npacks == 2) {
+		if (npacks == 2) { /* (so base->format is HIST_FORMAT) */
 			hpack *p1 = &base->packs[1];
 			rc = pack_load(base, p1, repo) ? entries_add_pack(&small, p1, err) : HIST_REBUILD;
 			npacks = 1;
@@ -950,6 +1061,7 @@ int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
 			free(branch);
 			break;
 		}
+		ix.whole = true; /* each entry is compared with its version.json */
 		if (!ix.usable) {
 			rc = finding(problems, k, "is not a usable history index (%s); readers ignore it and read "
 						  "version.json files; the next commit on the branch rewrites it",
@@ -978,9 +1090,9 @@ int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
 			char *pk = pack_key(ix.packs[p].name);
 			rc = pk ? fdl_strlist_add(&named, pk, err) : FDL_ERROR;
 			if (!rc && !pack_load(&ix, &ix.packs[p], repo))
-				rc = finding(problems, k, "names pack %s, which is missing or does not hold seqs %lld to "
-							  "%lld as it says",
-					     ix.packs[p].name, (long long)ix.packs[p].first, (long long)ix.packs[p].last);
+				rc = finding(problems, k, "names pack %s (seqs %lld to %lld), which cannot be used: %s",
+					     ix.packs[p].name, (long long)ix.packs[p].first, (long long)ix.packs[p].last,
+					     ix.why);
 			else if (!rc)
 				rc = check_pack_bytes(problems, repo, pk, ix.packs[p].name);
 			for (size_t q = 0; !rc && q < ix.packs[p].n; q++)
@@ -1054,7 +1166,7 @@ int fdl_history_withdrawn_end(char end[FDL_ID_LEN + 1], fdl_repo *repo, const fd
 {
 	const char *missing = tip;
 	if (h->len)
-		missing = json_string_value(json_array_get(json_object_get(h->items[h->len - 1].doc, "parents"), 0));
+		missing = entry_parent(&h->items[h->len - 1]);
 	if (!missing || !fdl_id_is_valid(missing))
 		return err->code;
 	char *key = fdl_version_key(missing, FDL_EXPIRED_JSON);

@@ -8,7 +8,9 @@
  *                                 inline (16 to 32 once there are
  *                                 that many)
  *   history/packs/<sha256>.jsonl  immutable, named by the sha256 of their
- *                                 bytes: one version per line, ascending
+ *                                 bytes: one version per line, ascending,
+ *                                 as "<head>\t<sha256>\t<version.json>"
+ *                                 (the head: what fdl log shows)
  *
  * It is derived, never the truth: refs/ and version.json are. A reader
  * that finds no index, a stale one or one that does not hold together
@@ -24,13 +26,32 @@ typedef struct fdl_hentry {
 	char id[FDL_ID_LEN + 1];
 	int64_t seq;
 	char sha256[65]; /* of version.json's bytes as published */
-	json_t *doc;     /* version.json, parsed (one reference owned) */
+	json_t *doc;     /* version.json parsed, or only its head array (one reference owned) */
+	bool whole;      /* doc is the whole version.json, not only its head */
 } fdl_hentry;
+
+/* The head of a version: the fields of its version.json that fdl log
+ * shows, as an array in this order (an array parses in less than half the
+ * time of an object), sharing their values; NULL when out of memory:
+ * [seq, id, parents, created_at, author name, author email or null,
+ *  message, changes or null] */
+enum {
+	FDL_HEAD_SEQ,
+	FDL_HEAD_ID,
+	FDL_HEAD_PARENTS,
+	FDL_HEAD_CREATED_AT,
+	FDL_HEAD_AUTHOR_NAME,
+	FDL_HEAD_AUTHOR_EMAIL,
+	FDL_HEAD_MESSAGE,
+	FDL_HEAD_CHANGES,
+	FDL_HEAD_FIELDS
+};
+json_t *fdl_hentry_head(const json_t *version);
 
 /* A history, newest first. */
 typedef struct fdl_hist {
 	fdl_hentry *items;
-	size_t len;
+	size_t len, cap;
 	size_t from_index; /* how many entries came from the index */
 	size_t read;       /* how many version.json files were read */
 } fdl_hist;
@@ -38,13 +59,14 @@ typedef struct fdl_hist {
 void fdl_hist_free(fdl_hist *h);
 
 /* The first-parent history of `tip`, newest first, at most `limit`
- * versions (-1: all). `branch` names the index to use (NULL: HEAD's
+ * versions (-1: all); each entry's doc is the whole version.json when
+ * `whole`, else at least its head (a third of the bytes to parse). `branch` names the index to use (NULL: HEAD's
  * branch's); any branch's index helps as far as `tip`'s chain and the
  * indexed one agree. Every entry's id, seq (falling by one) and first
  * parent link up, whichever way it was read. On failure *out keeps the
  * versions read before it (newest first); free it either way. */
 int fdl_history_read(fdl_hist *out, fdl_repo *repo, const char *branch, const char *tip, long long limit,
-		     fdl_error *err);
+		     bool whole, fdl_error *err);
 
 /* The version with `seq` on tip's first-parent chain, from the index when
  * it has one and that version's own version.json agrees with it (id, seq,

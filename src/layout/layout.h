@@ -58,6 +58,10 @@ char *fdl_version_key(const char *id, const char *name);
  * them): checked as fdl_version_parse checks text; takes its own reference
  * to doc. */
 int fdl_version_from_json(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err);
+/* A brief version: only the fields fdl log shows are checked and kept (a
+ * history index head, or a whole version.json); catalog getters give NULL
+ * or -1, and what needs the rest (to_json, dataset, files) is refused. */
+int fdl_version_from_head(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err);
 
 /* 64 lower-case hex digits, as every sha256 the format records. */
 bool fdl_is_sha256_hex(const char *s);

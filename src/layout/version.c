@@ -1,4 +1,5 @@
 /* version.json: the reader's checks (docs/format.md, "version.json"). */
+#include "hindex.h"
 #include "layout.h"
 
 #include <stdio.h>
@@ -16,6 +17,8 @@ struct fdl_version {
 	const json_t *parents;
 	fdl_change *changes; /* `changes`, typed */
 	size_t change_count;
+	bool brief; /* only the head (fdl_version_from_head): no catalog, no files */
+	const json_t *changes_json;
 };
 
 char *fdl_version_key(const char *id, const char *name)
@@ -69,17 +72,10 @@ static int check_file_ref(const json_t *doc, const char *key, bool required, con
 	return 0;
 }
 
-static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_error *err)
+/* The checks of the fields fdl log shows, once taken from a version.json
+ * or a history index head: id, seq, parents, created_at. */
+static int check_head(const fdl_version *v, const char *dir_id, const char *src, fdl_error *err)
 {
-	const json_t *d = v->doc;
-	const char *s;
-	int rc = 0;
-	if (!json_is_object(d))
-		return fdl_fail(err, FDL_EINVALID, "%s: expected a JSON object", src);
-	if ((rc = fdl_json_get_string(&s, d, "fdl", true, src, "fdl", err)))
-		return rc;
-	if ((rc = fdl_json_get_string(&v->id, d, "id", true, src, "id", err)))
-		return rc;
 	if (!fdl_id_is_valid(v->id))
 		return fdl_fail(err, FDL_EINVALID, "%s: field 'id' is '%.80s'; expected a lower-case hyphenated UUID",
 				src, v->id);
@@ -87,13 +83,9 @@ static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_err
 		return fdl_fail(err, FDL_EINVALID,
 				"%s: field 'id' is %s but the version's directory is %s; refusing to read it", src,
 				v->id, dir_id);
-	if ((rc = fdl_json_get_int(&v->seq, NULL, d, "seq", true, src, "seq", err)))
-		return rc;
 	if (v->seq < 1)
 		return fdl_fail(err, FDL_EINVALID, "%s: field 'seq' is %lld; expected 1 or more", src,
 				(long long)v->seq);
-	if ((rc = fdl_json_get_typed(&v->parents, d, "parents", JSON_ARRAY, true, src, "parents", err)))
-		return rc;
 	size_t i;
 	const json_t *p;
 	json_array_foreach(v->parents, i, p)
@@ -107,12 +99,55 @@ static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_err
 	if (json_array_size(v->parents) > 0 && v->seq < 2)
 		return fdl_fail(err, FDL_EINVALID, "%s: field 'seq' is 1 but the version has a parent; expected the "
 				"first parent's seq + 1", src);
-	if ((rc = fdl_json_get_string(&v->created_at, d, "created_at", true, src, "created_at", err)))
-		return rc;
 	if (!fdl_time_is_iso_utc(v->created_at))
 		return fdl_fail(err, FDL_EINVALID,
 				"%s: field 'created_at' is '%.80s'; expected UTC ISO 8601 like 2026-10-30T09:00:00Z",
 				src, v->created_at);
+	return 0;
+}
+
+/* A history index head: [seq, id, parents, created_at, author name,
+ * author email or null, message, changes or null] (layout/hindex.h). */
+static int validate_head_array(fdl_version *v, const char *dir_id, const char *src, fdl_error *err)
+{
+	const json_t *a = v->doc, *seq = json_array_get(a, FDL_HEAD_SEQ), *email = json_array_get(a, FDL_HEAD_AUTHOR_EMAIL);
+	v->id = json_string_value(json_array_get(a, FDL_HEAD_ID));
+	v->parents = json_array_get(a, FDL_HEAD_PARENTS);
+	v->created_at = json_string_value(json_array_get(a, FDL_HEAD_CREATED_AT));
+	v->author_name = json_string_value(json_array_get(a, FDL_HEAD_AUTHOR_NAME));
+	v->author_email = json_string_value(email);
+	v->message = json_string_value(json_array_get(a, FDL_HEAD_MESSAGE));
+	v->changes_json = json_array_get(a, FDL_HEAD_CHANGES);
+	v->catalog_bytes = v->snapshot_id = -1;
+	if (json_array_size(a) != FDL_HEAD_FIELDS || !json_is_integer(seq) || !v->id || !json_is_array(v->parents) ||
+	    !v->created_at || !v->author_name || !(json_is_null(email) || v->author_email) || !v->message ||
+	    !(json_is_null(v->changes_json) || json_is_array(v->changes_json)))
+		return fdl_fail(err, FDL_EINVALID,
+				"%s: a history index head is [seq, id, parents, created_at, author name, author email "
+				"or null, message, changes or null]",
+				src);
+	v->seq = (int64_t)json_integer_value(seq);
+	if (json_is_null(v->changes_json))
+		v->changes_json = NULL;
+	return check_head(v, dir_id, src, err);
+}
+
+/* The fields fdl log shows, then (unless brief) the rest. */
+static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_error *err)
+{
+	const json_t *d = v->doc;
+	const char *s;
+	int rc = 0;
+	if (!json_is_object(d))
+		return fdl_fail(err, FDL_EINVALID, "%s: expected a JSON object", src);
+	if (!v->brief && (rc = fdl_json_get_string(&s, d, "fdl", true, src, "fdl", err)))
+		return rc;
+	if ((rc = fdl_json_get_string(&v->id, d, "id", true, src, "id", err)) ||
+	    (rc = fdl_json_get_int(&v->seq, NULL, d, "seq", true, src, "seq", err)) ||
+	    (rc = fdl_json_get_typed(&v->parents, d, "parents", JSON_ARRAY, true, src, "parents", err)) ||
+	    (rc = fdl_json_get_string(&v->created_at, d, "created_at", true, src, "created_at", err)) ||
+	    (rc = check_head(v, dir_id, src, err)))
+		return rc;
 	const json_t *author;
 	if ((rc = fdl_json_get_typed(&author, d, "author", JSON_OBJECT, true, src, "author", err)))
 		return rc;
@@ -122,6 +157,13 @@ static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_err
 		return rc;
 	if ((rc = fdl_json_get_string(&v->message, d, "message", true, src, "message", err)))
 		return rc;
+	const json_t *o;
+	if ((rc = fdl_json_get_typed(&v->changes_json, d, "changes", JSON_ARRAY, false, src, "changes", err)))
+		return rc;
+	if (v->brief) {
+		v->catalog_bytes = v->snapshot_id = -1;
+		return 0;
+	}
 	if ((rc = check_file_ref(d, "catalog", true, src, err, &v->catalog_path, &v->catalog_bytes,
 				 &v->catalog_sha256)))
 		return rc;
@@ -156,9 +198,7 @@ static int validate(fdl_version *v, const char *dir_id, const char *src, fdl_err
 	/* may fields: checked when present */
 	if ((rc = check_file_ref(d, "files", false, src, err, NULL, NULL, NULL)))
 		return rc;
-	const json_t *o;
-	if ((rc = fdl_json_get_typed(&o, d, "changes", JSON_ARRAY, false, src, "changes", err)) ||
-	    (rc = fdl_json_get_typed(&o, d, "inputs", JSON_ARRAY, false, src, "inputs", err)) ||
+	if ((rc = fdl_json_get_typed(&o, d, "inputs", JSON_ARRAY, false, src, "inputs", err)) ||
 	    (rc = fdl_json_get_typed(&o, d, "annotations", JSON_OBJECT, false, src, "annotations", err)))
 		return rc;
 	return 0;
@@ -175,22 +215,44 @@ int fdl_version_parse(fdl_version **out, const char *json, size_t len, const cha
 	return rc;
 }
 
-int fdl_version_from_json(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err)
+static int from_json(fdl_version **out, json_t *doc, bool brief, const char *dir_id, const char *source,
+		     fdl_error *err)
 {
 	fdl_version *v = calloc(1, sizeof *v);
 	if (!v)
 		return fdl_oom(err);
+	v->brief = brief;
 	v->doc = json_incref(doc);
-	int rc = json_is_object(doc) ? validate(v, dir_id, source, err)
-				     : fdl_fail(err, FDL_EINVALID, "%s: a version.json is a JSON object", source);
+	int rc = json_is_object(doc)		? validate(v, dir_id, source, err)
+		 : brief && json_is_array(doc) ? validate_head_array(v, dir_id, source, err)
+						: fdl_fail(err, FDL_EINVALID, "%s: a version.json is a JSON object", source);
 	if (!rc)
-		rc = fdl_changes_from_json(&v->changes, &v->change_count, json_object_get(v->doc, "changes"), err);
+		rc = fdl_changes_from_json(&v->changes, &v->change_count, v->changes_json, err);
 	if (rc) {
 		fdl_version_free(v);
 		return rc;
 	}
 	*out = v;
 	return 0;
+}
+
+int fdl_version_from_json(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err)
+{
+	return from_json(out, doc, false, dir_id, source, err);
+}
+
+int fdl_version_from_head(fdl_version **out, json_t *doc, const char *dir_id, const char *source, fdl_error *err)
+{
+	return from_json(out, doc, true, dir_id, source, err);
+}
+
+/* A brief version has no version.json to print and no files to read. */
+static int refuse_brief(const fdl_version *v, const char *what, fdl_error *err)
+{
+	return fdl_fail(err, FDL_EINVALID,
+			"version %s was read brief (fdl_log_read_brief: what fdl log shows), so it has no %s; read it "
+			"with fdl_version_read",
+			v->id, what);
 }
 
 int fdl_version_read(fdl_version **out, fdl_repo *repo, const char *id, fdl_error *err)
@@ -248,12 +310,16 @@ const json_t *fdl_version_json(const fdl_version *v) { return v->doc; }
 
 int fdl_version_to_json(char **out, const fdl_version *v, fdl_error *err)
 {
+	if (v->brief)
+		return refuse_brief(v, "whole version.json", err);
 	return fdl_json_dump(out, NULL, v->doc, err);
 }
 
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
 			      int64_t bytes, const char *sha256, fdl_error *err)
 {
+	if (v->brief)
+		return refuse_brief(v, "files", err);
 	char *key = fdl_version_key(v->id, path);
 	int rc = key ? fdl_object_fetch_checked(local_path, repo, key, bytes, sha256, err)
 		     : fdl_oom(err);
@@ -289,6 +355,8 @@ static int read_recorded(fdl_buf *out, fdl_repo *repo, const fdl_version *v, con
 
 int fdl_version_dataset(char **out, fdl_repo *repo, const fdl_version *v, fdl_error *err)
 {
+	if (v->brief)
+		return refuse_brief(v, "dataset.json", err);
 	const json_t *ref = json_object_get(v->doc, "dataset");
 	if (!ref)
 		return fdl_fail(err, FDL_ENOTFOUND, "version %s has no dataset.json (written before it was required)",
@@ -308,6 +376,8 @@ int fdl_version_fetch_catalog(char **local_path, fdl_repo *repo, const fdl_versi
 int fdl_version_load_json(json_t **out, fdl_repo *repo, const fdl_version *v, const char *field, fdl_error *err)
 {
 	*out = NULL;
+	if (v->brief)
+		return refuse_brief(v, field, err);
 	const json_t *ref = json_object_get(v->doc, field);
 	if (!ref)
 		return 0;

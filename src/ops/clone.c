@@ -174,7 +174,7 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 	fdl_hist h = {0};
 	char gap[FDL_ID_LEN + 1] = "";
 	if (!rc && exists)
-		rc = fdl_history_read(&h, c->src, branch, id, -1, err);
+		rc = fdl_history_read(&h, c->src, branch, id, -1, true, err);
 	free(branch);
 	if (rc == FDL_ENOTFOUND) /* the chain reaches a version withdrawn with its version.json? */
 		rc = fdl_history_withdrawn_end(gap, c->src, &h, id, err);

@@ -3,6 +3,7 @@
 #include "../layout/hindex.h"
 #include "../layout/layout.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ void fdl_log_free(fdl_log *l)
 	free(l);
 }
 
-int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err)
+static int log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, bool brief, fdl_error *err)
 {
 	*out = calloc(1, sizeof **out);
 	if (!*out)
@@ -45,7 +46,7 @@ int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit
 		return rc;
 	char *hint = index_hint(ref);
 	fdl_hist h;
-	rc = fdl_history_read(&h, repo, hint, id, limit, err);
+	rc = fdl_history_read(&h, repo, hint, id, limit, !brief, err);
 	free(hint);
 	if (rc == FDL_ENOTFOUND && h.len) /* the end of a history whose older part was withdrawn */
 		rc = fdl_history_withdrawn_end((*out)->withdrawn_end, repo, &h, id, err);
@@ -53,11 +54,11 @@ int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit
 	if (h.len && !(l->items = calloc(h.len, sizeof *l->items)))
 		rc = fdl_oom(err);
 	for (size_t i = 0; l->items && i < h.len; i++) {
-		char *src = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, repo->root, h.items[i].id);
+		char src[1024];
+		snprintf(src, sizeof src, "%s/versions/%s/" FDL_VERSION_JSON, repo->root, h.items[i].id);
 		fdl_error e;
-		int vrc = src ? fdl_version_from_json(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e)
-			      : fdl_oom(&e);
-		free(src);
+		int vrc = brief ? fdl_version_from_head(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e)
+				: fdl_version_from_json(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e);
 		if (vrc) {
 			if (!rc) {
 				*err = e;
@@ -71,4 +72,14 @@ int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit
 	l->files_read = h.read;
 	fdl_hist_free(&h);
 	return rc;
+}
+
+int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err)
+{
+	return log_read(out, repo, ref, limit, false, err);
+}
+
+int fdl_log_read_brief(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err)
+{
+	return log_read(out, repo, ref, limit, true, err);
 }

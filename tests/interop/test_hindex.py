@@ -7,6 +7,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -46,8 +47,28 @@ def walk(root, branch="main"):
 
 
 def log_ids(target, *extra, env=None):
+    """The ids `fdl log --json` lists (each version whole), checked to be
+    the ones plain `fdl log` lists (brief: only the index's heads)."""
     p = fdl("log", target, "--json", *extra, env=env)
-    return [json.loads(line)["id"] for line in p.stdout.splitlines()]
+    ids = [json.loads(line)["id"] for line in p.stdout.splitlines()]
+    text = fdl("log", target, *extra, env=env).stdout
+    assert re.findall(r"^version ([0-9a-f-]{36}) \(seq \d+\)$", text, re.M) == ids
+    return ids
+
+
+def pack_lines(pack):
+    """A pack's lines as [head, sha256, version.json] (docs/format.md)."""
+    out = []
+    for line in pack.read_text().splitlines():
+        head, sha, version = line.split("\t")
+        out.append([json.loads(head), sha, json.loads(version)])
+    return out
+
+
+def write_pack(pack, lines):
+    pack.write_text("".join("\t".join([json.dumps(h, separators=(",", ":")), sha,
+                                        json.dumps(v, separators=(",", ":"))]) + "\n"
+                            for h, sha, v in lines))
 
 
 def without_index(root, tmp_path):
@@ -119,10 +140,12 @@ def test_the_index_gives_the_same_history_in_a_few_requests(repo, tmp_path, host
 
     # a plain static host: the whole log in a few requests, cold cache
     host = host_of(root)
-    assert log_ids(f"{host.url}@main", env=cold(tmp_path, "a")) == truth
-    assert len(host.requests) <= 5, host.requests
-    assert not [r for r in host.requests if r.endswith("/version.json")]
-    host.requests.clear()
+    for k, args in enumerate((["--json"], [])):  # whole, then brief (plain log reads only the heads)
+        out = fdl("log", f"{host.url}@main", *args, env=cold(tmp_path, f"a{k}")).stdout
+        assert out == fdl("log", root, *args).stdout
+        assert len(host.requests) <= 5, host.requests
+        assert not [r for r in host.requests if r.endswith("/version.json")]
+        host.requests.clear()
     # main:1 resolves through the index, checked against its version.json
     shown = fdl("show", f"{host.url}@main:1", "--json", env=cold(tmp_path, "b")).stdout
     assert json.loads(shown)["id"] == truth[-1]
@@ -166,10 +189,11 @@ def test_an_edited_index_never_opens_the_wrong_version(repo, tmp_path):
     # a pack entry moved to another seq: the pack no longer holds together,
     # so readers read version.json files and seq refs stay right
     pack = root / "history" / "packs" / pointer["packs"][0]["name"]
-    lines = pack.read_text().splitlines()
-    a, b = json.loads(lines[0]), json.loads(lines[1])
-    a["id"], b["id"] = b["id"], a["id"]
-    pack.write_text("\n".join([json.dumps(a), json.dumps(b)] + lines[2:]) + "\n")
+    lines = pack_lines(pack)
+    a, b = lines[0], lines[1]
+    a[0][1], b[0][1] = b[0][1], a[0][1]  # the heads' ids
+    a[2]["id"], b[2]["id"] = b[2]["id"], a[2]["id"]  # and their version.json's
+    write_pack(pack, lines)
     for seq in (1, 2, 3):
         shown = json.loads(fdl("show", root, f"main:{seq}", "--json").stdout)
         assert shown["id"] == truth[-seq] and shown["seq"] == seq
@@ -184,13 +208,29 @@ def test_an_edited_index_never_opens_the_wrong_version(repo, tmp_path):
     truth = walk(root)
     pointer = read_json(key)
     pack = root / "history" / "packs" / pointer["packs"][0]["name"]
-    lines = [json.loads(line) for line in pack.read_text().splitlines()]
-    lines[2]["sha256"] = "0" * 64
-    pack.write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in lines))
+    lines = pack_lines(pack)
+    lines[2][1] = "0" * 64
+    write_pack(pack, lines)
     shown = json.loads(fdl("show", root, "main:3", "--json").stdout)
     assert shown["id"] == truth[-3]
     rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
     assert any(truth[-3] in p["problem"] for p in rep["problems"]), rep["problems"]
+    # a head that says another message than its version.json: plain `fdl
+    # log` reads only heads, so it may show it (a listing, as the format
+    # allows), but whatever reads the whole version is right and verify
+    # names the pack
+    lines = pack_lines(pack)
+    lines[4][0][6] = "forged in the head"  # [seq, id, parents, created_at, name, email, message, changes]
+    write_pack(pack, lines)
+    pointer["packs"][0]["bytes"] = pack.stat().st_size
+    key.write_text(json.dumps(pointer))
+    shown = fdl("log", root).stdout
+    assert "forged in the head" in shown
+    assert all(json.loads(line)["message"] != "forged in the head"
+               for line in fdl("log", root, "--json").stdout.splitlines())
+    assert json.loads(fdl("show", root, "main:5", "--json").stdout)["message"] != "forged in the head"
+    rep = json.loads(fdl("verify", root, "--json", check=False).stdout)
+    assert any("differs from its version.json" in p["problem"] for p in rep["problems"]), rep["problems"]
     # a pointer that says a wrong seq is not used at all
     pointer["seq"] += 5
     key.write_text(json.dumps(pointer))

@@ -132,12 +132,15 @@ static void bounded_shape_at_any_length(t_ctx *t)
 		json_decref(p);
 	}
 	CHECK(t, most_packs == 2 && merged); /* the second pack grew past 256 and was merged */
-	fdl_hist h;
-	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, &err) == 0);
-	CHECK(t, h.len == (size_t)c.n && h.from_index == (size_t)c.n && h.read == 0);
-	for (size_t i = 0; i < h.len; i++)
-		CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]));
-	fdl_hist_free(&h);
+	for (int whole = 0; whole < 2; whole++) { /* heads only, then whole version.json files */
+		fdl_hist h;
+		CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, whole, &err) == 0);
+		CHECK(t, h.len == (size_t)c.n && h.from_index == (size_t)c.n && h.read == 0);
+		for (size_t i = 0; i < h.len; i++)
+			CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]) &&
+					 (h.items[i].whole || (!whole && json_is_array(h.items[i].doc))));
+		fdl_hist_free(&h);
+	}
 	fdl_repo_free(repo);
 	teardown(&c);
 }
@@ -168,13 +171,13 @@ static void stale_and_forked_are_completed(t_ctx *t)
 	CHECK(t, grow(&c, 17) == 0); /* enough to move the tail into a pack */
 	CHECK(t, repo && fdl_history_update(repo, "main", -1, &err) == 0);
 	fdl_hist all;
-	CHECK(t, repo && fdl_history_read(&all, repo, "main", c.ids[c.n - 1], -1, &err) == 0);
+	CHECK(t, repo && fdl_history_read(&all, repo, "main", c.ids[c.n - 1], -1, true, &err) == 0);
 	CHECK(t, all.len == (size_t)c.n && all.from_index == (size_t)c.n);
 	fdl_hist_free(&all);
 	/* three more versions, the index not told */
 	CHECK(t, grow(&c, 3) == 0);
 	fdl_hist h;
-	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, &err) == 0);
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, false, &err) == 0);
 	CHECK(t, h.len == (size_t)c.n && h.read == 3 && h.from_index == (size_t)c.n - 3);
 	fdl_hist_free(&h);
 	/* a branch forked at seq 30 with five versions of its own, read with
@@ -183,7 +186,7 @@ static void stale_and_forked_are_completed(t_ctx *t)
 	for (int i = 0; i < 5; i++)
 		CHECK(t, add_version(&c, fork[i], i ? fork[i - 1] : c.ids[29], 31 + i) == 0);
 	CHECK(t, set_ref(&c, "dev", fork[4]) == 0);
-	CHECK(t, repo && fdl_history_read(&h, repo, "main", fork[4], -1, &err) == 0);
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", fork[4], -1, false, &err) == 0);
 	CHECK(t, h.len == 35 && h.read == 5 && h.from_index == 30);
 	CHECK(t, h.len == 35 && !strcmp(h.items[5].id, c.ids[29]));
 	fdl_hist_free(&h);
@@ -271,29 +274,171 @@ static void a_long_pack_is_parsed_in_halves(t_ctx *t)
 	const json_t *pack = json_array_get(json_object_get(p, "packs"), 0);
 	CHECK(t, json_integer_value(json_object_get(pack, "bytes")) > (1 << 20));
 	fdl_hist h;
-	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, &err) == 0);
-	CHECK(t, h.len == 2000 && h.from_index == 2000 && h.read == 0);
-	for (size_t i = 0; i < h.len; i++)
-		CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]) && h.items[i].seq == c.n - (int64_t)i);
-	fdl_hist_free(&h);
-	/* break the line of seq 1900 (in the second half) in place */
+	for (int whole = 0; whole < 2; whole++) {
+		CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, whole, &err) == 0);
+		CHECK(t, h.len == 2000 && h.from_index == 2000 && h.read == 0);
+		for (size_t i = 0; i < h.len; i++)
+			CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]) && h.items[i].seq == c.n - (int64_t)i);
+		fdl_hist_free(&h);
+	}
+	/* break the head of seq 1900 (in the second half) in place */
 	char path[4600];
 	snprintf(path, sizeof path, "%s/history/packs/%s", c.root, json_string_value(json_object_get(pack, "name")));
 	fdl_buf b = {0};
 	CHECK(t, fdl_file_read(&b, path, 1 << 24, &err) == 0);
-	char *at = b.data ? strstr(b.data, "\"seq\":1900,") : NULL;
+	char *at = b.data ? strstr(b.data, "\n[1900,") : NULL;
 	CHECK(t, at != NULL && at > b.data + b.len / 2);
 	if (at) {
-		at[6] = 'x'; /* "seq":x900: not JSON */
+		at[2] = 'x'; /* [x900,: not JSON */
 		CHECK(t, fdl_file_write_atomic(path, b.data, b.len, &err) == 0);
 	}
 	fdl_buf_free(&b);
-	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, &err) == 0);
-	CHECK(t, h.len == 2000 && h.read >= 1900);
-	for (size_t i = 0; i < h.len; i++)
-		CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]));
-	fdl_hist_free(&h);
+	for (int whole = 0; whole < 2; whole++) { /* whole: the head is checked too */
+		CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, whole, &err) == 0);
+		CHECK(t, h.len == 2000 && h.read >= 1900);
+		for (size_t i = 0; i < h.len; i++)
+			CHECK(t, !strcmp(h.items[i].id, c.ids[c.n - 1 - (int)i]));
+		fdl_hist_free(&h);
+	}
 	json_decref(p);
+	fdl_repo_free(repo);
+	teardown(&c);
+}
+
+/* Rewrite every pack of `branch`'s index in the first format (whole
+ * entries, one JSON object a line) and its pointer as fdl_history 1, as
+ * fdl 0.2 wrote them. */
+static int to_old_format(chain *c, const char *branch)
+{
+	json_t *p = pointer(c, branch);
+	json_t *packs = json_object_get(p, "packs");
+	int rc = p ? 0 : -1;
+	for (size_t i = 0; !rc && i < json_array_size(packs); i++) {
+		json_t *pk = json_array_get(packs, i);
+		char path[4600], name[80], hex[65];
+		snprintf(path, sizeof path, "%s/history/packs/%s", c->root, json_string_value(json_object_get(pk, "name")));
+		fdl_buf in = {0}, out = {0};
+		fdl_error err;
+		rc = fdl_file_read(&in, path, 1 << 26, &err);
+		for (char *line = in.data; !rc && line && *line;) {
+			char *nl = strchr(line, '\n'), *t1 = strchr(line, '\t');
+			json_t *v = t1 && nl ? json_loadb(t1 + 66, (size_t)(nl - t1 - 66), 0, NULL) : NULL;
+			char sha[65];
+			snprintf(sha, sizeof sha, "%.64s", t1 ? t1 + 1 : "");
+			json_t *e = v ? json_pack("{s:O, s:O, s:s, s:O}", "id", json_object_get(v, "id"), "seq",
+						  json_object_get(v, "seq"), "sha256", sha, "version", v)
+				      : NULL;
+			char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+			rc = text ? fdl_buf_add(&out, text, strlen(text), &err) || fdl_buf_add(&out, "\n", 1, &err) : -1;
+			free(text);
+			json_decref(e);
+			json_decref(v);
+			line = nl ? nl + 1 : NULL;
+		}
+		if (!rc)
+			rc = remove(path) || fdl_sha256_mem(hex, out.data, out.len, &err);
+		snprintf(name, sizeof name, "%s.jsonl", hex);
+		snprintf(path, sizeof path, "%s/history/packs/%s", c->root, name);
+		if (!rc)
+			rc = fdl_file_write_atomic(path, out.data, out.len, &err);
+		json_object_set_new(pk, "name", json_string(name));
+		json_object_set_new(pk, "bytes", json_integer((json_int_t)out.len));
+		fdl_buf_free(&in);
+		fdl_buf_free(&out);
+	}
+	char path[4400];
+	snprintf(path, sizeof path, "%s/history/heads/%s.json", c->root, branch);
+	if (!rc) {
+		json_object_set_new(p, "fdl_history", json_integer(1));
+		rc = json_dump_file(p, path, JSON_COMPACT);
+	}
+	json_decref(p);
+	return rc;
+}
+
+/* An index written by fdl 0.2 (whole entries in its packs) is still read,
+ * brief or whole, and the next update writes it in the new format. */
+static void the_old_format_is_read_and_rewritten(t_ctx *t)
+{
+	chain c;
+	if (setup(&c, t))
+		return teardown(&c);
+	fdl_repo *repo = NULL;
+	fdl_error err;
+	CHECK(t, grow(&c, 300) == 0);
+	CHECK(t, fdl_repo_open(&repo, c.root, &err) == 0);
+	CHECK(t, repo && fdl_history_update(repo, "main", -1, &err) == 0);
+	CHECK(t, to_old_format(&c, "main") == 0);
+	json_t *p = pointer(&c, "main");
+	CHECK(t, json_integer_value(json_object_get(p, "fdl_history")) == 1 && json_array_size(json_object_get(p, "packs")));
+	json_decref(p);
+	fdl_hist h;
+	for (int whole = 0; whole < 2; whole++) {
+		CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, whole, &err) == 0);
+		CHECK(t, h.len == 300 && h.from_index == 300 && h.read == 0);
+		fdl_hist_free(&h);
+	}
+	fdl_strlist problems = {0}, warnings = {0};
+	CHECK(t, repo && fdl_history_check(&problems, &warnings, repo, &err) == 0);
+	CHECK(t, problems.len == 0 && warnings.len == 0);
+	fdl_strlist_free(&problems);
+	fdl_strlist_free(&warnings);
+	/* up to date, but old: gc (an update) writes it anew */
+	CHECK(t, repo && fdl_history_update(repo, "main", -1, &err) == 0);
+	p = pointer(&c, "main");
+	CHECK(t, json_integer_value(json_object_get(p, "fdl_history")) == 2);
+	json_decref(p);
+	CHECK(t, pack_files(&c) >= 1 && pack_files(&c) <= 2); /* the old packs are gone */
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, false, &err) == 0);
+	CHECK(t, h.len == 300 && h.from_index == 300 && h.read == 0);
+	fdl_hist_free(&h);
+	fdl_repo_free(repo);
+	teardown(&c);
+}
+
+/* A head edited by hand (what log shows) while its version.json part is
+ * left alone: a brief listing may show it (it is only a listing), a whole
+ * read refuses the pack, fdl verify names it. */
+static void an_edited_head_is_caught_where_it_matters(t_ctx *t)
+{
+	chain c;
+	if (setup(&c, t))
+		return teardown(&c);
+	fdl_repo *repo = NULL;
+	fdl_error err;
+	CHECK(t, grow(&c, 60) == 0);
+	CHECK(t, fdl_repo_open(&repo, c.root, &err) == 0);
+	CHECK(t, repo && fdl_history_update(repo, "main", -1, &err) == 0);
+	json_t *p = pointer(&c, "main");
+	const json_t *pack = json_array_get(json_object_get(p, "packs"), 0);
+	char path[4600];
+	snprintf(path, sizeof path, "%s/history/packs/%s", c.root, json_string_value(json_object_get(pack, "name")));
+	fdl_buf b = {0};
+	CHECK(t, fdl_file_read(&b, path, 1 << 24, &err) == 0);
+	char *at = b.data ? strstr(b.data, ",\"version 7\",") : NULL; /* seq 7's message, in its head */
+	CHECK(t, at != NULL);
+	if (at) {
+		at[10] = '8'; /* "version 8": the same length, so the pointer's byte count holds */
+		CHECK(t, fdl_file_write_atomic(path, b.data, b.len, &err) == 0);
+	}
+	fdl_buf_free(&b);
+	json_decref(p);
+	fdl_hist h;
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, false, &err) == 0);
+	CHECK(t, h.len == 60 && h.from_index == 60);
+	CHECK(t, h.len == 60 && !strcmp(json_string_value(json_array_get(h.items[53].doc, FDL_HEAD_MESSAGE)), "version 8"));
+	fdl_hist_free(&h);
+	CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, true, &err) == 0);
+	CHECK(t, h.len == 60 && h.read >= 7); /* the pack refused: read from version.json files */
+	CHECK(t, h.len == 60 && !strcmp(json_string_value(json_object_get(h.items[53].doc, "message")), "version 7"));
+	fdl_hist_free(&h);
+	fdl_strlist problems = {0}, warnings = {0};
+	CHECK(t, repo && fdl_history_check(&problems, &warnings, repo, &err) == 0);
+	CHECK(t, problems.len >= 1);
+	if (problems.len)
+		CHECK_CONTAINS(t, problems.items[0], "differs from its version.json");
+	fdl_strlist_free(&problems);
+	fdl_strlist_free(&warnings);
 	fdl_repo_free(repo);
 	teardown(&c);
 }
@@ -303,5 +448,7 @@ const t_case hindex_tests[] = {
 	{"history index: behind its branch or forked from, completed from version.json", stale_and_forked_are_completed},
 	{"history index: a seq it names is checked against that version.json", a_seq_is_checked_against_its_version},
 	{"history index: a pack past 1 MiB is parsed in two halves at once", a_long_pack_is_parsed_in_halves},
+	{"history index: fdl 0.2's format is read, and rewritten by the next update", the_old_format_is_read_and_rewritten},
+	{"history index: a head edited by hand is refused by whole reads and verify", an_edited_head_is_caught_where_it_matters},
 	{NULL, NULL},
 };

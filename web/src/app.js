@@ -118,6 +118,16 @@ function version(id) {
 // shortcut: each entry is kept under its own id, the walk still follows the
 // parents each version.json names, and what the index lacks is read as before.
 const indexPacks = []; // packs not read yet, newest first
+let indexFormat = 2;
+// A pack line: format 2 is "<head>\t<sha256>\t<version.json>" (the page
+// takes the version.json); format 1 (fdl 0.2) is a whole entry.
+function packEntry(line) {
+  if (indexFormat === 1) return JSON.parse(line);
+  const tab = line.indexOf('\t');
+  if (tab < 0 || line[tab + 65] !== '\t') return null;
+  const v = JSON.parse(line.slice(tab + 66));
+  return { id: v.id, seq: v.seq, version: v };
+}
 function remember(e) {
   const v = e && e.version;
   if (v && typeof e.id === 'string' && v.id === e.id && v.seq === e.seq && !versions.has(e.id)) {
@@ -129,7 +139,8 @@ async function useIndex(branch) {
   try {
     ix = await get(`history/heads/${branch.split('/').map(encodeURIComponent).join('/')}.json`);
   } catch { return; } // none: read version.json files
-  if (!ix || ix.fdl_history !== 1 || !Array.isArray(ix.tail) || !Array.isArray(ix.packs)) return;
+  if (!ix || ![1, 2].includes(ix.fdl_history) || !Array.isArray(ix.tail) || !Array.isArray(ix.packs)) return;
+  indexFormat = ix.fdl_history;
   ix.tail.forEach(remember);
   for (const p of ix.packs.slice().reverse()) {
     if (/^[0-9a-f]{64}\.jsonl$/.test(p.name || '')) indexPacks.push(p.name);
@@ -140,7 +151,7 @@ async function indexedVersion(id) {
     const name = indexPacks.shift();
     try {
       const text = await get(`history/packs/${name}`, 'text');
-      for (const line of text.split('\n')) if (line) remember(JSON.parse(line));
+      for (const line of text.split('\n')) if (line) remember(packEntry(line));
     } catch { /* a shortcut only */ }
   }
   return version(id);
