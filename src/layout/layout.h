@@ -29,6 +29,9 @@ struct fdl_repo {
 /* Open the store of a repository root, with the layout's rules for what a
  * remote store may answer from the local cache. */
 int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err);
+/* A repository read through `store` (owned by the repository from then on,
+ * freed with it; left to the caller on failure). */
+int fdl_repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err);
 
 /* Validate fdl.json's content. */
 int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err);

@@ -33,7 +33,7 @@ int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err)
 	return 0;
 }
 
-static int repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err)
+int fdl_repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err)
 {
 	fdl_buf b = {0};
 	int rc = fdl_store_get(store, FDL_CONFIG_FILE, FDL_META_MAX_BYTES, &b, NULL, err);
@@ -107,7 +107,7 @@ int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err)
 	int rc = fdl_layout_store_open(&store, root, err);
 	if (rc)
 		return rc;
-	rc = repo_from_store(out, store, err);
+	rc = fdl_repo_from_store(out, store, err);
 	if (rc)
 		fdl_store_free(store);
 	return rc;

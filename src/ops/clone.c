@@ -16,6 +16,7 @@
 #include "../layout/layout.h"
 #include "../layout/walk.h"
 #include "report.h"
+#include "verify.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -79,8 +80,18 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 	int64_t have = -1;
 	fdl_error e;
 	if (copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 && (bytes < 0 || have == bytes)) {
-		c->skipped++;
-		return 0;
+		/* a rerun: a file the format records a sha256 of is checked
+		 * where that costs no request (a folder copy) */
+		char *there = sha ? fdl_store_local_path(c->dst, key) : NULL;
+		char hex[65];
+		int64_t n;
+		int rc = there && !fdl_sha256_file(hex, &n, there, err) && strcmp(hex, sha)
+				 ? fdl_fail(err, FDL_EEXISTS, "%s/%s exists with other content; remove it and rerun",
+					    c->dst->url, key)
+				 : 0;
+		free(there);
+		c->skipped += !rc;
+		return rc;
 	}
 	char *tmp = local ? NULL : fdl_asprintf("%s/copy-%d-%ld", c->tmpdir, c->worker, c->copied + c->skipped);
 	if (!local && !tmp)
@@ -254,10 +265,11 @@ static int probe(cloner *c, vdir *d, const char *name, fdl_error *err)
 }
 
 /* Where the plan puts a version file it fetched ahead (under the clone's
- * temporary folder), for copy_version to write once the data is there. */
+ * temporary folder, laid out by key), for copy_version to write once the
+ * data is there and for reading the copy back without fetching it. */
 static char *staged_path(const cloner *c, const vdir *d, const char *name)
 {
-	return fdl_asprintf("%s/v/%s/%s", c->tmpdir, d->id, name);
+	return fdl_asprintf("%s/versions/%s/%s", c->tmpdir, d->id, name);
 }
 
 /* A file an expiry deletes, of a version the source has expired: not
@@ -364,7 +376,9 @@ static int read_listed(cloner *c, vdir *d, fdl_error *err)
 		if (!rc)
 			rc = fdl_file_write_atomic(path, b.data, b.len, err);
 	}
-	if (!rc && fdl_version_parse(&d->v, b.data, b.len, d->id, key, &e) == 0)
+	if (!rc && (rc = fdl_version_parse(&d->v, b.data, b.len, d->id, key, err)))
+		rc = fdl_error_prefix(err, "the source does not verify, so nothing was copied");
+	if (!rc)
 		rc = fdl_sha256_mem(d->sha256, b.data, b.len, err);
 	fdl_buf_free(&b);
 	free(key);
@@ -422,27 +436,78 @@ static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 }
 
 /* The rest of the plan: every data and delete file any fetched catalog
- * references, once, with the size its catalog records. One catalog at a
- * time on one DuckDB (opened at the first), as the pool fetches them. */
+ * references, once, with the size its catalog records, and what fdl verify
+ * checks of each catalog (its snapshot, files.json), on the bytes fetched
+ * for the copy: the copy is never read back. One catalog at a time on one
+ * DuckDB (opened at the first), as the pool fetches them. */
 typedef struct planner {
+	cloner *c; /* this thread's */
+	vdirs *dirs;
 	char **catalogs;
 	fdl_strmap *files;
 	fdl_duck *duck; /* NULL until the first catalog */
+	fdl_verify_report found; /* what fdl verify would say of the source */
 } planner;
+
+/* The local bytes of version d's files.json for the check: staged by the
+ * plan, or in the copy already (a rerun); NULL when it records none. */
+static char *files_json_local(planner *pl, const vdir *d, fdl_error *err)
+{
+	const char *path = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"));
+	if (!path)
+		return NULL;
+	char *staged = staged_path(pl->c, d, path), *key = fdl_version_key(d->id, path);
+	struct stat st;
+	if (staged && key && stat(staged, &st) != 0) {
+		char *slash = strrchr(staged, '/');
+		*slash = '\0';
+		int rc = fdl_mkdir_p(staged, err);
+		*slash = '/';
+		if (rc || fdl_store_get_file(pl->c->dst, key, staged, err)) {
+			free(staged);
+			staged = NULL; /* not there: copy_version says so */
+		}
+	}
+	free(key);
+	return staged;
+}
 
 static int plan_one(planner *pl, size_t k, fdl_error *err)
 {
 	if (!pl->catalogs[k])
 		return 0;
+	const vdir *d = &pl->dirs->items[k];
 	int rc = pl->duck ? 0 : fdl_duck_new(&pl->duck, true, err);
 	fdl_strlist list = {0};
 	if (!rc)
 		rc = fdl_catalog_attach_raw(pl->duck, "fdl_clone", pl->catalogs[k], FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
 		rc = fdl_catalog_all_files_sized(&list, pl->files, pl->duck, "fdl_clone", -1, err);
+		fdl_error e;
+		char *files_local = rc ? NULL : files_json_local(pl, d, &e);
+		if (!rc)
+			rc = fdl_verify_catalog_attached(&pl->found, pl->duck, "fdl_clone", d, files_local, err);
+		free(files_local);
 		fdl_catalog_detach(pl->duck, "fdl_clone", NULL);
 	}
 	fdl_strlist_free(&list);
+	return rc;
+}
+
+/* What fdl verify says of each version's place in the history, once every
+ * version.json is read; then the first problem found, as an error. */
+static int plan_verdict(planner *pl, const char *src, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < pl->dirs->len && !rc; i++)
+		if (pl->dirs->items[i].v)
+			rc = fdl_verify_shape(&pl->found, pl->dirs, &pl->dirs->items[i], err);
+	if (!rc && pl->found.problem_count)
+		rc = fdl_fail(err, FDL_EINVALID,
+			      "the source does not verify, so nothing was copied: %s: %s%s (fdl verify %s --all lists "
+			      "them)",
+			      pl->found.problems[0].where, pl->found.problems[0].what,
+			      pl->found.problem_count > 1 ? ", and more" : "", src);
 	return rc;
 }
 
@@ -893,35 +958,21 @@ static int copy_ref(cloner *c, const char *key, fdl_error *err)
 	return rc;
 }
 
-/* Before the refs make the copy a usable repository, it must pass what
- * fdl verify checks (every version directory): a source verify would
- * reject is refused, and the copy stays without refs. */
-static int verify_copy(const char *dst_url, fdl_error *err)
-{
-	fdl_repo *dst = NULL;
-	fdl_verify_report *rep = NULL;
-	int rc = fdl_repo_open(&dst, dst_url, err);
-	if (!rc)
-		rc = fdl_verify(&rep, dst, 1, NULL, err);
-	if (!rc && rep->problem_count)
-		rc = fdl_fail(err, FDL_EINVALID,
-			      "the copy does not verify, so its refs were not copied: %s: %s%s (fdl verify %s --all "
-			      "lists them; the source has the same problems)",
-			      rep->problems[0].where, rep->problems[0].what,
-			      rep->problem_count > 1 ? ", and more" : "", dst_url);
-	fdl_verify_report_free(rep);
-	fdl_repo_free(dst);
-	return rc;
-}
-
 /* The copy's history index, made from the copy itself once its refs are
- * there (derived: a failure costs its readers speed only). */
+ * there (derived: a failure costs its readers speed only), its
+ * version.json files read from this run's checked copies of them where it
+ * has them (the same bytes the copy holds) rather than fetched back. */
 static void index_copy(cloner *c, const fdl_strlist *refs)
 {
 	fdl_repo *dst = NULL;
+	fdl_store *read = NULL;
 	fdl_error e;
-	if (fdl_repo_open(&dst, c->dst->url, &e))
+	if (fdl_store_overlay_open(&read, c->dst, c->tmpdir, &e))
 		return;
+	if (fdl_repo_from_store(&dst, read, &e)) {
+		fdl_store_free(read);
+		return;
+	}
 	for (size_t i = 0; i < refs->len; i++)
 		if (!strncmp(refs->items[i], "refs/heads/", 11) && !strstr(refs->items[i], ".lock"))
 			fdl_history_update(dst, refs->items[i] + 11, -1, &e);
@@ -978,7 +1029,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (fdl_store_can(c.src->store, FDL_STORE_LOCAL) && fdl_store_can(c.dst, FDL_STORE_LOCAL)) ? 1 : 8;
 	/* the plan: probes and catalogs fetched in the pool, each catalog
 	 * listed on this thread as soon as it is there */
-	planner plan = {.catalogs = catalogs, .files = &files};
+	planner plan = {.c = &c, .dirs = &dirs, .catalogs = catalogs, .files = &files};
 	atomic_bool *fetched = rc ? NULL : calloc(dirs.len + 1, sizeof *fetched);
 	if (!rc && !fetched)
 		rc = fdl_oom(err);
@@ -990,6 +1041,9 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		rc = pool_go(&pp, jobs, err);
 	fdl_duck_free(plan.duck);
 	free(fetched);
+	if (!rc) /* nothing is copied of a source fdl verify rejects */
+		rc = plan_verdict(&plan, c.src->root, err);
+	fdl_verify_report_free_fields(&plan.found);
 	if (!rc)
 		plan_totals(&prog, &dirs, &files);
 	if (!rc)
@@ -1011,8 +1065,6 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		free(catalogs[i]);
 	free(catalogs);
 	fdl_strmap_free(&files);
-	if (!rc)
-		rc = verify_copy(c.dst->url, err);
 	fdl_strlist_sort(&refs);
 	for (size_t i = 0; i < refs.len && !rc; i++)
 		if (!strstr(refs.items[i], ".lock"))

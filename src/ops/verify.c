@@ -17,6 +17,7 @@
 #include "../layout/walk.h"
 #include "report.h"
 #include "sign.h"
+#include "verify.h"
 #include "../util/strmap.h"
 
 #include <pthread.h>
@@ -175,6 +176,36 @@ static bool files_agree(const json_t *derived, const char *sha, const char *loca
 	return same;
 }
 
+/* What a live catalog attached as `alias` must agree with: version.json's
+ * snapshot_id, and files.json (its local copy; NULL: not checked). Its live
+ * data files are left in *files; false when they could not be listed. */
+static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const vdir *d, const char *key,
+			    const char *files_local, fdl_data_files *files)
+{
+	const fdl_version *v = d->v;
+	fdl_error e;
+	fdl_catalog_info info;
+	if (fdl_catalog_info_read(duck, alias, &info, &e))
+		problem(r, key, "%s", e.message);
+	else if (info.last_snapshot != fdl_version_snapshot_id(v))
+		problem(r, key, "holds snapshots up to %lld; " FDL_VERSION_JSON "'s ducklake.snapshot_id is %lld",
+			(long long)info.last_snapshot, (long long)fdl_version_snapshot_id(v));
+	if (fdl_catalog_data_files(duck, alias, files, &e)) {
+		problem(r, key, "%s", e.message);
+		return false;
+	}
+	const json_t *fref = json_object_get(fdl_version_json(v), "files");
+	const char *fpath = json_string_value(json_object_get(fref, "path"));
+	char *fkey = fpath ? fdl_version_key(d->id, fpath) : NULL;
+	json_t *derived = NULL;
+	if (files_local && !fdl_catalog_files_json(&derived, duck, alias, files, &e) &&
+	    !files_agree(derived, json_string_value(json_object_get(fref, "sha256")), files_local))
+		problem(r, fkey, "does not agree with the catalog (the catalog is right)");
+	json_decref(derived);
+	free(fkey);
+	return true;
+}
+
 /* A live catalog: snapshots, data files, files.json. */
 static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir *d, const char *local,
 			  const char *files_local)
@@ -183,20 +214,11 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 	char *key = fdl_version_key(d->id, fdl_version_catalog_path(v));
 	fdl_error e;
 	fdl_data_files files = {0};
-	json_t *derived = NULL;
 	if (!local || fdl_catalog_attach_raw(duck, "fdl_verify", local, FDL_CAT_DUCKDB, true, &e)) {
 		problem(r, key ? key : d->id, "cannot be opened by DuckDB: %s", local ? e.message : "no local path");
 		goto out;
 	}
-	fdl_catalog_info info;
-	if (fdl_catalog_info_read(duck, "fdl_verify", &info, &e))
-		problem(r, key, "%s", e.message);
-	else if (info.last_snapshot != fdl_version_snapshot_id(v))
-		problem(r, key, "holds snapshots up to %lld; " FDL_VERSION_JSON "'s ducklake.snapshot_id is %lld",
-			(long long)info.last_snapshot, (long long)fdl_version_snapshot_id(v));
-	if (fdl_catalog_data_files(duck, "fdl_verify", &files, &e)) {
-		problem(r, key, "%s", e.message);
-	} else {
+	if (catalog_content(r, duck, "fdl_verify", d, key, files_local, &files)) {
 		for (size_t i = 0; i < files.len; i++) {
 			for (int k = 0; k < 2; k++) {
 				const char *p = k ? files.items[i].delete_path : files.items[i].path;
@@ -227,17 +249,9 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 				free(dkey);
 			}
 		}
-		const json_t *fref = json_object_get(fdl_version_json(v), "files");
-		const char *fpath = json_string_value(json_object_get(fref, "path"));
-		char *fkey = fpath ? fdl_version_key(d->id, fpath) : NULL;
-		if (files_local && !fdl_catalog_files_json(&derived, duck, "fdl_verify", &files, &e) &&
-		    !files_agree(derived, json_string_value(json_object_get(fref, "sha256")), files_local))
-			problem(r, fkey, "does not agree with the catalog (the catalog is right)");
-		free(fkey);
 	}
 	fdl_catalog_detach(duck, "fdl_verify", NULL);
 out:
-	json_decref(derived);
 	fdl_data_files_free(&files);
 	free(key);
 }
@@ -276,11 +290,12 @@ static void check_signature(report *r, fdl_repo *repo, const vdir *d)
 	free(skey);
 }
 
-static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
+/* A version's directory and place in the history: only the files a
+ * version may hold, and its first parent a readable version one seq below
+ * (or withdrawn with its version.json). */
+static void version_shape(report *r, vdirs *dirs, const vdir *d)
 {
 	char *vkey = fdl_version_key(d->id, FDL_VERSION_JSON);
-	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
-	r->out->versions_checked++;
 	for (size_t i = 0; i < d->files.len; i++)
 		if (!allowed_name(d, d->files.items[i])) {
 			char *k = fdl_version_key(d->id, d->files.items[i]);
@@ -288,6 +303,26 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 				FDL_VERSION_JSON " lists, catalogs/<format>.duckdb, " FDL_EXPIRED_JSON " and " FDL_VERSION_SIG ")");
 			free(k);
 		}
+	const char *parent = fdl_version_parent(d->v, 0);
+	if (parent) {
+		vdir *p = fdl_vdirs_find(dirs, parent);
+		if (p && !p->v && fdl_vdir_has(p, FDL_EXPIRED_JSON) && !fdl_vdir_has(p, FDL_VERSION_JSON))
+			; /* withdrawn with its version.json (fdl withdraw --remove-version-json): the history ends there */
+		else if (!p || !p->v)
+			problem(r, vkey, "its first parent %s is not a readable version of this repository", parent);
+		else if (fdl_version_seq(p->v) + 1 != fdl_version_seq(d->v))
+			problem(r, vkey, "seq is %lld but its first parent's is %lld; expected %lld",
+				(long long)fdl_version_seq(d->v), (long long)fdl_version_seq(p->v),
+				(long long)fdl_version_seq(p->v) + 1);
+	}
+	free(vkey);
+}
+
+static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
+{
+	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
+	r->out->versions_checked++;
+	version_shape(r, dirs, d);
 	const json_t *doc = fdl_version_json(d->v);
 	const char *keys[] = {"catalog", "dataset", "files"};
 	bool catalog_ok = false;
@@ -301,18 +336,6 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 		if (i == 0)
 			catalog_ok = ok;
 	}
-	const char *parent = fdl_version_parent(d->v, 0);
-	if (parent) {
-		vdir *p = fdl_vdirs_find(dirs, parent);
-		if (p && !p->v && fdl_vdir_has(p, FDL_EXPIRED_JSON) && !fdl_vdir_has(p, FDL_VERSION_JSON))
-			; /* withdrawn with its version.json (fdl withdraw --remove-version-json): the history ends there */
-		else if (!p || !p->v)
-			problem(r, vkey, "its first parent %s is not a readable version of this repository", parent);
-		else if (fdl_version_seq(p->v) + 1 != fdl_version_seq(d->v))
-			problem(r, vkey, "seq is %lld but its first parent's is %lld; expected %lld",
-				(long long)fdl_version_seq(d->v), (long long)fdl_version_seq(p->v),
-				(long long)fdl_version_seq(p->v) + 1);
-	}
 	if (r->allowed_signers)
 		check_signature(r, repo, d);
 	/* a catalog whose bytes are not the recorded ones is not opened */
@@ -320,7 +343,27 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 		check_catalog(r, repo, duck, d, copies[0], copies[2]);
 	for (size_t i = 0; i < 3; i++)
 		drop_copy(copies[i], downloaded[i]);
-	free(vkey);
+}
+
+int fdl_verify_shape(fdl_verify_report *out, vdirs *dirs, const vdir *d, fdl_error *err)
+{
+	report r = {.out = out};
+	version_shape(&r, dirs, d);
+	return r.oom ? fdl_oom(err) : 0;
+}
+
+int fdl_verify_catalog_attached(fdl_verify_report *out, fdl_duck *duck, const char *alias, const vdir *d,
+				const char *files_local, fdl_error *err)
+{
+	report r = {.out = out};
+	fdl_data_files files = {0};
+	char *key = fdl_version_key(d->id, fdl_version_catalog_path(d->v));
+	if (!key)
+		return fdl_oom(err);
+	catalog_content(&r, duck, alias, d, key, files_local, &files);
+	fdl_data_files_free(&files);
+	free(key);
+	return r.oom ? fdl_oom(err) : 0;
 }
 
 static void mark_reachable(vdirs *dirs, const char *id)

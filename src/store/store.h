@@ -111,6 +111,10 @@ int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err);
 int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err);
 /* Read only: any static web host. */
 int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err);
+/* Reads from `dir`, a local folder of copies laid out by key that the
+ * caller has checked, before `below` (borrowed: it must outlive the
+ * overlay); writes, lists and reads with an etag go to `below`. */
+int fdl_store_overlay_open(fdl_store **out, fdl_store *below, const char *dir, fdl_error *err);
 /* Requests a remote store has made (0 for folders), for measurements. */
 long fdl_store_requests(const fdl_store *s);
 void fdl_store_free(fdl_store *s);

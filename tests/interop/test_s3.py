@@ -2,6 +2,7 @@
 (moto, with SigV4 signatures checked) and stock DuckDB with httpfs."""
 import json
 import os
+import pathlib
 import pty
 import subprocess
 import time
@@ -401,3 +402,33 @@ def test_branch_diff_clone_catalogs_and_run_on_a_bucket(s3repo, tmp_path):
     r.fdl("clone", folder, back)
     assert r.fdl("verify", back, "--all").returncode == 0
     assert query(r, f"{back}@main", "SELECT count(*) FROM t") == ["4"]
+
+
+def test_clone_into_a_bucket_does_not_read_the_copy_back(s3_server, repo, tmp_path):
+    """Into a bucket, each file is one PUT and the copy is never fetched
+    back: fdl verify's checks run on the bytes the clone fetched and checked
+    for its plan, and the copy's history index is made from them. Requests
+    are counted from the S3 server's own log."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    for i in range(6):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    dst = S3Repo(s3_server, tmp_path, init=False)
+    log = pathlib.Path(s3_server.log.name)
+    s3_server.log.flush()
+    before = len(log.read_text(errors="replace"))
+    dst.fdl("clone", repo.root, dst.root)
+    s3_server.log.flush()
+    lines = [ln for ln in log.read_text(errors="replace")[before:].splitlines() if f"/{dst.bucket}" in ln]
+    reqs = [ln.split('"')[1].split(" ")[:2] for ln in lines if ln.count('"') >= 2]
+    files = [p for p in repo.root.rglob("*") if p.is_file() and "history" not in p.parts]
+    assert len(reqs) <= len(files) + 2 * 6 + 10, reqs
+    read_back = [path for method, path in reqs if method in ("GET", "HEAD") and "/versions/" in path]
+    assert read_back == [], read_back
+    puts = [path for method, path in reqs if method == "PUT" and "/versions/" in path]
+    assert len(puts) == len(set(puts)) == len([p for p in files if "versions" in p.parts]), puts
+    assert dst.fdl("verify", dst.root, "--all").returncode == 0
+    assert [json.loads(line)["id"] for line in dst.fdl("log", dst.root, "--json").stdout.splitlines()] == \
+        [json.loads(line)["id"] for line in fdl("log", repo.root, "--json").stdout.splitlines()]
+    assert dst.keys("datasets/pop/history/heads/")  # the copy's own history index
