@@ -59,6 +59,12 @@ typedef struct cloner {
 	const fdl_strmap *live; /* every data file a live catalog references (the plan) */
 	const fdl_strlist *dst_keys; /* the copy's keys when the clone started, sorted (NULL: unknown) */
 	long copied, skipped, unmirrored;
+	/* the plan, this thread's part: every data and delete file its
+	 * catalogs reference with the size they record, and what fdl verify
+	 * says of them (merged into the clone's when the pool ends) */
+	fdl_strmap *files;
+	fdl_verify_report *found;
+	fdl_duck *duck; /* NULL until its first catalog */
 } cloner;
 
 /* Whether the copy may hold `key` from before this run: listed when the
@@ -71,11 +77,12 @@ static bool copy_may_have(const cloner *c, const char *key)
 
 /* Copy one key unless dst has it with the same size; check bytes and, when
  * given, sha256 on the copy before it is published. `local`: the source's
- * bytes are already here (a catalog fetched and checked for the plan).
+ * bytes are already here (a catalog fetched for the plan, and checked then:
+ * `checked`, so not hashed again).
  * `optional`: a key the source does not have is skipped (withdrawn data,
  * the catalog of an expired version). */
-static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *local, bool optional,
-		    fdl_error *err)
+static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *local, bool checked,
+		    bool optional, fdl_error *err)
 {
 	int64_t have = -1;
 	fdl_error e;
@@ -105,9 +112,11 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 	}
 	const char *from = local ? local : tmp;
 	char hex[65];
-	int64_t n = 0;
-	if (!rc)
+	int64_t n = bytes;
+	if (!rc && !(local && checked))
 		rc = fdl_sha256_file(hex, &n, from, err);
+	else if (sha)
+		memcpy(hex, sha, 65);
 	if (!rc && bytes >= 0 && n != bytes)
 		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; expected %lld; not copied", c->src->root, key,
 			      (long long)n, (long long)bytes);
@@ -386,6 +395,8 @@ static int read_listed(cloner *c, vdir *d, fdl_error *err)
 	return rc;
 }
 
+static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error *err);
+
 static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 {
 	int rc = c->probe ? probe(c, d, FDL_VERSION_SIG, err) : 0;
@@ -432,38 +443,26 @@ static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 	}
 	if (!rc)
 		rc = stage_version(c, d, err);
+	if (!rc && *catalog)
+		rc = plan_catalog(c, d, *catalog, err);
 	return rc;
 }
 
-/* The rest of the plan: every data and delete file any fetched catalog
- * references, once, with the size its catalog records, and what fdl verify
- * checks of each catalog (its snapshot, files.json), on the bytes fetched
- * for the copy: the copy is never read back. One catalog at a time on one
- * DuckDB (opened at the first), as the pool fetches them. */
-typedef struct planner {
-	cloner *c; /* this thread's */
-	vdirs *dirs;
-	char **catalogs;
-	fdl_strmap *files;
-	fdl_duck *duck; /* NULL until the first catalog */
-	fdl_verify_report found; /* what fdl verify would say of the source */
-} planner;
-
 /* The local bytes of version d's files.json for the check: staged by the
  * plan, or in the copy already (a rerun); NULL when it records none. */
-static char *files_json_local(planner *pl, const vdir *d, fdl_error *err)
+static char *files_json_local(cloner *c, const vdir *d, fdl_error *err)
 {
 	const char *path = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"));
 	if (!path)
 		return NULL;
-	char *staged = staged_path(pl->c, d, path), *key = fdl_version_key(d->id, path);
+	char *staged = staged_path(c, d, path), *key = fdl_version_key(d->id, path);
 	struct stat st;
 	if (staged && key && stat(staged, &st) != 0) {
 		char *slash = strrchr(staged, '/');
 		*slash = '\0';
 		int rc = fdl_mkdir_p(staged, err);
 		*slash = '/';
-		if (rc || fdl_store_get_file(pl->c->dst, key, staged, err)) {
+		if (rc || fdl_store_get_file(c->dst, key, staged, err)) {
 			free(staged);
 			staged = NULL; /* not there: copy_version says so */
 		}
@@ -472,42 +471,63 @@ static char *files_json_local(planner *pl, const vdir *d, fdl_error *err)
 	return staged;
 }
 
-static int plan_one(planner *pl, size_t k, fdl_error *err)
+/* The rest of the plan for a version with a live catalog (fetched and
+ * checked): every data and delete file it references, with the size it
+ * records, and what fdl verify checks of it (its snapshot, files.json), on
+ * the bytes fetched for the copy: the copy is never read back. One DuckDB
+ * attach a catalog, on the pool thread that fetched it. */
+static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error *err)
 {
-	if (!pl->catalogs[k])
-		return 0;
-	const vdir *d = &pl->dirs->items[k];
-	int rc = pl->duck ? 0 : fdl_duck_new(&pl->duck, true, err);
-	fdl_strlist list = {0};
+	int rc = c->duck ? 0 : fdl_duck_new(&c->duck, true, err);
+	if (!rc && !c->found && !(c->found = calloc(1, sizeof *c->found)))
+		rc = fdl_oom(err);
 	if (!rc)
-		rc = fdl_catalog_attach_raw(pl->duck, "fdl_clone", pl->catalogs[k], FDL_CAT_DUCKDB, true, err);
-	if (!rc) {
-		rc = fdl_catalog_all_files_sized(&list, pl->files, pl->duck, "fdl_clone", -1, err);
-		fdl_error e;
-		char *files_local = rc ? NULL : files_json_local(pl, d, &e);
-		if (!rc)
-			rc = fdl_verify_catalog_attached(&pl->found, pl->duck, "fdl_clone", d, files_local, err);
-		free(files_local);
-		fdl_catalog_detach(pl->duck, "fdl_clone", NULL);
-	}
+		rc = fdl_duck_threads(c->duck, 1, err); /* the pool is the parallelism */
+	if (!rc)
+		rc = fdl_catalog_attach_raw(c->duck, "fdl_clone", catalog, FDL_CAT_DUCKDB, true, err);
+	if (rc)
+		return rc;
+	fdl_strlist list = {0};
+	rc = fdl_catalog_all_files_sized(&list, c->files, c->duck, "fdl_clone", -1, err);
+	fdl_error e;
+	char *files_local = rc ? NULL : files_json_local(c, d, &e);
+	if (!rc)
+		rc = fdl_verify_catalog_attached(c->found, c->duck, "fdl_clone", d, files_local, err);
+	free(files_local);
+	fdl_catalog_detach(c->duck, "fdl_clone", NULL);
 	fdl_strlist_free(&list);
 	return rc;
 }
 
 /* What fdl verify says of each version's place in the history, once every
- * version.json is read; then the first problem found, as an error. */
-static int plan_verdict(planner *pl, const char *src, fdl_error *err)
+ * version.json is read, added to what the plan found; then the first
+ * problem, as an error. */
+static int plan_verdict(fdl_verify_report *found, vdirs *dirs, const char *src, fdl_error *err)
 {
 	int rc = 0;
-	for (size_t i = 0; i < pl->dirs->len && !rc; i++)
-		if (pl->dirs->items[i].v)
-			rc = fdl_verify_shape(&pl->found, pl->dirs, &pl->dirs->items[i], err);
-	if (!rc && pl->found.problem_count)
+	for (size_t i = 0; i < dirs->len && !rc; i++)
+		if (dirs->items[i].v)
+			rc = fdl_verify_shape(found, dirs, &dirs->items[i], err);
+	if (!rc && found->problem_count)
 		rc = fdl_fail(err, FDL_EINVALID,
 			      "the source does not verify, so nothing was copied: %s: %s%s (fdl verify %s --all lists "
 			      "them)",
-			      pl->found.problems[0].where, pl->found.problems[0].what,
-			      pl->found.problem_count > 1 ? ", and more" : "", src);
+			      found->problems[0].where, found->problems[0].what,
+			      found->problem_count > 1 ? ", and more" : "", src);
+	return rc;
+}
+
+/* Move a worker's part of the plan into the clone's (under the pool's lock). */
+static int plan_merge(cloner *into, cloner *from, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; from->files && i < from->files->cap && !rc; i++)
+		if (from->files->keys[i])
+			rc = fdl_strmap_put(into->files, from->files->keys[i], from->files->values[i], err);
+	if (!rc && from->found && from->found->problem_count)
+		for (size_t i = 0; i < from->found->problem_count && !rc; i++)
+			rc = fdl_findings_add(&into->found->problems, &into->found->problem_count,
+					      from->found->problems[i].where, from->found->problems[i].what, err);
 	return rc;
 }
 
@@ -602,7 +622,6 @@ typedef struct pool {
 	const size_t *order;
 	atomic_bool *published;
 	const fdl_strmap *index_of;
-	planner *plan; /* POOL_PREPARE: lists each catalog once fetched (published[k]) */
 	size_t n;
 	atomic_size_t next;
 	atomic_bool failed;
@@ -622,14 +641,10 @@ typedef struct pool_worker {
 static int pool_item(cloner *c, pool *p, size_t k, fdl_error *err)
 {
 	switch (p->kind) {
-	case POOL_PREPARE: {
-		int rc = prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
-		if (!rc)
-			mark_published(p, k);
-		return rc;
-	}
+	case POOL_PREPARE:
+		return prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
 	case POOL_DATA: {
-		int rc = copy_key(c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, true, err);
+		int rc = copy_key(c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, false, true, err);
 		if (!rc)
 			prog_add(c->prog, 1, p->sizes[k]);
 		return rc;
@@ -643,8 +658,11 @@ static void *pool_run(void *arg)
 {
 	pool_worker *w = arg;
 	pool *p = w->p;
+	fdl_strmap files = {0};
+	fdl_verify_report found = {0};
 	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index, .probe = p->c->probe,
-		    .prog = p->c->prog, .live = p->c->live, .dst_keys = p->c->dst_keys};
+		    .prog = p->c->prog, .live = p->c->live, .dst_keys = p->c->dst_keys, .files = &files,
+		    .found = &found};
 	fdl_error e;
 	int rc = fdl_layout_store_open(&c.src_store, p->c->src->root, &e);
 	if (!rc)
@@ -659,6 +677,11 @@ static void *pool_run(void *arg)
 	p->c->copied += c.copied;
 	p->c->skipped += c.skipped;
 	p->c->unmirrored += c.unmirrored;
+	fdl_error me;
+	if (!rc && p->kind == POOL_PREPARE && plan_merge(p->c, &c, &me) && !p->rc) {
+		p->rc = rc = me.code;
+		p->err = me;
+	}
 	if (rc) {
 		atomic_store(&p->failed, true);
 		pthread_cond_broadcast(&p->cv); /* no one waits for a parent that will not come */
@@ -666,6 +689,9 @@ static void *pool_run(void *arg)
 	pthread_mutex_unlock(&p->mu);
 	fdl_store_free(c.src_store);
 	fdl_store_free(c.dst);
+	fdl_duck_free(c.duck);
+	fdl_strmap_free(&files);
+	fdl_verify_report_free_fields(&found);
 	return NULL;
 }
 
@@ -675,11 +701,8 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 {
 	if (jobs <= 1 || p->n <= 1) {
 		int rc = 0;
-		for (size_t k = 0; k < p->n && !rc; k++) {
+		for (size_t k = 0; k < p->n && !rc; k++)
 			rc = pool_item(p->c, p, k, err);
-			if (!rc && p->plan)
-				rc = plan_one(p->plan, k, err);
-		}
 		return rc;
 	}
 	if ((size_t)jobs > p->n)
@@ -698,28 +721,6 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 		if (pthread_create(&w[i].thread, NULL, pool_run, &w[i]) != 0)
 			break; /* fewer threads; those started take every item */
 		started++;
-	}
-	/* this thread lists each catalog as soon as it is fetched */
-	int prc = 0;
-	fdl_error perr;
-	for (size_t k = 0; started && p->plan && k < p->n && !prc; k++) {
-		pthread_mutex_lock(&p->mu);
-		while (!atomic_load(&p->published[k]) && !atomic_load(&p->failed))
-			pthread_cond_wait(&p->cv, &p->mu);
-		bool go = atomic_load(&p->published[k]);
-		pthread_mutex_unlock(&p->mu);
-		if (!go)
-			break;
-		prc = plan_one(p->plan, k, &perr);
-	}
-	if (prc) {
-		pthread_mutex_lock(&p->mu);
-		if (!p->rc) {
-			p->rc = prc;
-			p->err = perr;
-		}
-		atomic_store(&p->failed, true);
-		pthread_mutex_unlock(&p->mu);
 	}
 	for (int i = 0; i < started; i++)
 		pthread_join(w[i].thread, NULL);
@@ -901,7 +902,7 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 		if (!key || (!is_catalog && !staged))
 			rc = fdl_oom(err);
 		else
-			rc = copy_key(c, key, bytes, sha, local, true, err);
+			rc = copy_key(c, key, bytes, sha, local, is_catalog, true, err);
 		free(key);
 		free(staged);
 		if (!rc)
@@ -1027,23 +1028,21 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	/* the pool: 8 transfers at once from a host or bucket, or to a
 	 * bucket; a folder-to-folder copy gains nothing from threads */
 	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (fdl_store_can(c.src->store, FDL_STORE_LOCAL) && fdl_store_can(c.dst, FDL_STORE_LOCAL)) ? 1 : 8;
-	/* the plan: probes and catalogs fetched in the pool, each catalog
-	 * listed on this thread as soon as it is there */
-	planner plan = {.c = &c, .dirs = &dirs, .catalogs = catalogs, .files = &files};
-	atomic_bool *fetched = rc ? NULL : calloc(dirs.len + 1, sizeof *fetched);
-	if (!rc && !fetched)
-		rc = fdl_oom(err);
-	for (size_t i = 0; !rc && i < dirs.len; i++)
-		atomic_init(&fetched[i], false);
-	pool pp = {.c = &c, .dst_url = dst_url, .kind = POOL_PREPARE, .dirs = &dirs, .catalogs = catalogs,
-		   .published = fetched, .plan = &plan, .n = dirs.len};
+	/* the plan: probes, catalogs fetched, listed and checked, in the
+	 * pool (between folders too: there DuckDB is the cost) */
+	fdl_verify_report found = {0};
+	c.files = &files;
+	c.found = &found;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int prep_jobs = opts && opts->jobs > 0 ? opts->jobs : jobs > 1 ? jobs : cores > 8 ? 8 : cores > 1 ? (int)cores : 1;
+	pool pp = {.c = &c, .dst_url = dst_url, .kind = POOL_PREPARE, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
 	if (!rc)
-		rc = pool_go(&pp, jobs, err);
-	fdl_duck_free(plan.duck);
-	free(fetched);
+		rc = pool_go(&pp, prep_jobs, err);
+	fdl_duck_free(c.duck);
+	c.duck = NULL;
 	if (!rc) /* nothing is copied of a source fdl verify rejects */
-		rc = plan_verdict(&plan, c.src->root, err);
-	fdl_verify_report_free_fields(&plan.found);
+		rc = plan_verdict(&found, &dirs, c.src->root, err);
+	fdl_verify_report_free_fields(&found);
 	if (!rc)
 		plan_totals(&prog, &dirs, &files);
 	if (!rc)
