@@ -13,8 +13,10 @@ const cli_doc doc_clone = {
 		"`version.json` after its other files, refs last, so an interrupted clone is\n"
 		"still a valid repository; the same command finishes it. The plan comes\n"
 		"first, so each file is asked for once (a data file's size is in its\n"
-		"catalog); from a host or a bucket, or into a bucket, 8 transfers run at once\n"
-		"(`--jobs`). Cloning into an existing copy fetches only what it lacks, and\n"
+		"catalog), and what `fdl verify --all` checks is checked on it: a source\n"
+		"verify rejects is refused before anything is copied, and the copy is never\n"
+		"read back. From a host or a bucket, or into a bucket, 8 transfers run at\n"
+		"once (`--jobs`). Cloning into an existing copy fetches only what it lacks, and\n"
 		"deletes from it what the source has expired or withdrawn since (a mirror\n"
 		"keeps no withdrawn data).",
 	.examples = "fdl clone https://data.example.org/population /srv/mirror/population\n"
