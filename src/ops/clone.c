@@ -478,10 +478,8 @@ static char *files_json_local(cloner *c, const vdir *d, fdl_error *err)
  * attach a catalog, on the pool thread that fetched it. */
 static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error *err)
 {
-	int rc = c->duck ? 0 : fdl_duck_new(&c->duck, true, err);
-	if (!rc && !c->found && !(c->found = calloc(1, sizeof *c->found)))
-		rc = fdl_oom(err);
-	if (!rc)
+	int rc = 0;
+	if (!c->duck && !(rc = fdl_duck_new(&c->duck, true, err)))
 		rc = fdl_duck_threads(c->duck, 1, err); /* the pool is the parallelism */
 	if (!rc)
 		rc = fdl_catalog_attach_raw(c->duck, "fdl_clone", catalog, FDL_CAT_DUCKDB, true, err);
