@@ -14,7 +14,7 @@ const cli_doc doc_clone = {
 		"still a valid repository; the same command finishes it. The plan comes\n"
 		"first, so each file is asked for once (a data file's size is in its\n"
 		"catalog), and what `fdl verify --all` checks is checked on it: a source\n"
-		"verify rejects is refused before anything is copied, and the copy is never\n"
+		"verify rejects gets no version file and no ref, and the copy is never\n"
 		"read back. From a host or a bucket, or into a bucket, 8 transfers run at\n"
 		"once (`--jobs`). Cloning into an existing copy fetches only what it lacks, and\n"
 		"deletes from it what the source has expired or withdrawn since (a mirror\n"

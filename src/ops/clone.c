@@ -1,8 +1,9 @@
 /*
  * fdl clone: copy a repository between stores, resumable, checking every
- * byte it copies against what the versions record. The plan first (each
- * live catalog fetched and checked once, every data file it references
- * known once with its size), then each file asked for once. Order: HEAD and
+ * byte it copies against what the versions record. The plan and the data
+ * first: each live catalog fetched once, listed and checked as fdl verify
+ * checks it, each data file it references copied (once) as soon as a
+ * catalog names it; then each version's files. Order: HEAD and
  * fdl.json (an empty repository), data files, each version's files with
  * version.json last, refs last of all: an interrupted clone is always a valid
  * repository (some versions complete, others incomplete and ignored), and
@@ -59,12 +60,11 @@ typedef struct cloner {
 	const fdl_strmap *live; /* every data file a live catalog references (the plan) */
 	const fdl_strlist *dst_keys; /* the copy's keys when the clone started, sorted (NULL: unknown) */
 	long copied, skipped, unmirrored;
-	/* the plan, this thread's part: every data and delete file its
-	 * catalogs reference with the size they record, and what fdl verify
-	 * says of them (merged into the clone's when the pool ends) */
-	fdl_strmap *files;
+	/* the plan, this thread's part: what fdl verify says of its catalogs
+	 * (merged into the clone's when the pool ends) */
 	fdl_verify_report *found;
 	fdl_duck *duck; /* NULL until its first catalog */
+	struct pool *pool; /* the plan's pool, which takes each new data file */
 } cloner;
 
 /* Whether the copy may hold `key` from before this run: listed when the
@@ -386,7 +386,7 @@ static int read_listed(cloner *c, vdir *d, fdl_error *err)
 			rc = fdl_file_write_atomic(path, b.data, b.len, err);
 	}
 	if (!rc && (rc = fdl_version_parse(&d->v, b.data, b.len, d->id, key, err)))
-		rc = fdl_error_prefix(err, "the source does not verify, so nothing was copied");
+		rc = fdl_error_prefix(err, "the source does not verify, so no ref was copied");
 	if (!rc)
 		rc = fdl_sha256_mem(d->sha256, b.data, b.len, err);
 	fdl_buf_free(&b);
@@ -396,6 +396,7 @@ static int read_listed(cloner *c, vdir *d, fdl_error *err)
 }
 
 static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error *err);
+static int plan_data(struct pool *p, const fdl_strlist *paths, const fdl_strmap *sizes, fdl_error *err);
 
 static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 {
@@ -486,7 +487,11 @@ static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error
 	if (rc)
 		return rc;
 	fdl_strlist list = {0};
-	rc = fdl_catalog_all_files_sized(&list, c->files, c->duck, "fdl_clone", -1, err);
+	fdl_strmap sizes = {0};
+	rc = fdl_catalog_all_files_sized(&list, &sizes, c->duck, "fdl_clone", -1, err);
+	if (!rc) /* each data file new to the clone is copied at once */
+		rc = plan_data(c->pool, &list, &sizes, err);
+	fdl_strmap_free(&sizes);
 	fdl_error e;
 	char *files_local = rc ? NULL : files_json_local(c, d, &e);
 	if (!rc)
@@ -508,21 +513,18 @@ static int plan_verdict(fdl_verify_report *found, vdirs *dirs, const char *src, 
 			rc = fdl_verify_shape(found, dirs, &dirs->items[i], err);
 	if (!rc && found->problem_count)
 		rc = fdl_fail(err, FDL_EINVALID,
-			      "the source does not verify, so nothing was copied: %s: %s%s (fdl verify %s --all lists "
+			      "the source does not verify, so no ref was copied: %s: %s%s (fdl verify %s --all lists "
 			      "them)",
 			      found->problems[0].where, found->problems[0].what,
 			      found->problem_count > 1 ? ", and more" : "", src);
 	return rc;
 }
 
-/* Move a worker's part of the plan into the clone's (under the pool's lock). */
+/* Move a worker's findings into the clone's (under the pool's lock). */
 static int plan_merge(cloner *into, cloner *from, fdl_error *err)
 {
 	int rc = 0;
-	for (size_t i = 0; from->files && i < from->files->cap && !rc; i++)
-		if (from->files->keys[i])
-			rc = fdl_strmap_put(into->files, from->files->keys[i], from->files->values[i], err);
-	if (!rc && from->found && from->found->problem_count)
+	if (from->found && from->found->problem_count)
 		for (size_t i = 0; i < from->found->problem_count && !rc; i++)
 			rc = fdl_findings_add(&into->found->problems, &into->found->problem_count,
 					      from->found->problems[i].where, from->found->problems[i].what, err);
@@ -565,15 +567,22 @@ static int parents_first(size_t **order, atomic_bool **published, fdl_strmap *in
 }
 
 /* What the progress line counts to: every planned data file with the size
- * its catalog records, every version file with the size version.json
- * records (version.json itself and the probes' finds count as files). */
-static void plan_totals(clone_prog *p, const vdirs *dirs, const fdl_strmap *files)
+ * its catalog records (added as the plan finds them), every version file
+ * with the size version.json records (version.json itself and the probes'
+ * finds count as files). */
+static void prog_plan(clone_prog *p, int64_t files, int64_t bytes)
 {
-	for (size_t i = 0; i < files->cap; i++)
-		if (files->keys[i]) {
-			p->files_total++;
-			p->bytes_total += files->values[i] > 0 ? files->values[i] : 0;
-		}
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->files_total += files;
+	p->bytes_total += bytes > 0 ? bytes : 0;
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void plan_totals(clone_prog *p, const vdirs *dirs)
+{
+	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < dirs->len; i++) {
 		const vdir *d = &dirs->items[i];
 		for (size_t k = 0; k < d->files.len; k++) {
@@ -586,11 +595,7 @@ static void plan_totals(clone_prog *p, const vdirs *dirs, const fdl_strmap *file
 			p->bytes_total += bytes > 0 ? bytes : 0;
 		}
 	}
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	pthread_mutex_unlock(&p->mu);
 }
 
 struct pool;
@@ -600,17 +605,16 @@ static void mark_published(struct pool *p, size_t i);
 
 /* A bounded pool of transfers: `jobs` threads, each with its own source
  * and destination store (its own connections, kept alive), taking the next
- * item until none is left or one fails. Items are data files (keys and
- * sizes) or versions. Memory is bounded by the pool: one file in flight a
+ * item until none is left or one fails. Items are versions to plan and the
+ * data files the plan finds (POOL_PREPARE), or versions to copy
+ * (POOL_VERSIONS). Memory is bounded by the pool: one file in flight a
  * thread, streamed to a temporary file. */
-typedef enum { POOL_PREPARE, POOL_DATA, POOL_VERSIONS } pool_kind;
+typedef enum { POOL_PREPARE, POOL_VERSIONS } pool_kind;
 
 typedef struct pool {
 	cloner *c;
 	const char *dst_url;
 	pool_kind kind;
-	const char **keys; /* POOL_DATA */
-	const int64_t *sizes;
 	vdirs *dirs; /* POOL_PREPARE, POOL_VERSIONS */
 	char **catalogs;
 	/* POOL_VERSIONS: the versions by seq, parents first; whether each
@@ -622,6 +626,13 @@ typedef struct pool {
 	const fdl_strmap *index_of;
 	size_t n;
 	atomic_size_t next;
+	/* POOL_PREPARE: the data files the plan has found (planned: path ->
+	 * size, every one once), queued as found and copied by the same
+	 * threads, first come; workers inside prepare_version; all under mu */
+	fdl_strmap *planned;
+	char **dkeys;
+	int64_t *dsizes;
+	size_t dlen, dcap, dnext, preparing;
 	atomic_bool failed;
 	bool threaded;
 	pthread_mutex_t mu; /* the first error, the counters, progress */
@@ -641,31 +652,127 @@ static int pool_item(cloner *c, pool *p, size_t k, fdl_error *err)
 	switch (p->kind) {
 	case POOL_PREPARE:
 		return prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
-	case POOL_DATA: {
-		int rc = copy_key(c, p->keys[k], p->sizes[k] > 0 ? p->sizes[k] : -1, NULL, NULL, false, true, err);
-		if (!rc)
-			prog_add(c->prog, 1, p->sizes[k]);
-		return rc;
-	}
 	default:
 		return copy_version(c, p, p->order[k], err);
 	}
+}
+
+static void pool_lock(pool *p)
+{
+	if (p->threaded)
+		pthread_mutex_lock(&p->mu);
+}
+
+static void pool_unlock(pool *p)
+{
+	if (p->threaded)
+		pthread_mutex_unlock(&p->mu);
+}
+
+static int plan_data(pool *p, const fdl_strlist *paths, const fdl_strmap *sizes, fdl_error *err)
+{
+	int rc = 0;
+	pool_lock(p);
+	for (size_t i = 0; i < paths->len && !rc; i++) {
+		const char *path = paths->items[i];
+		int64_t size = -1, had;
+		fdl_strmap_get(sizes, path, &size);
+		if (fdl_strmap_get(p->planned, path, &had))
+			continue;
+		if (p->dlen == p->dcap) {
+			size_t cap = p->dcap ? p->dcap * 2 : 256;
+			char **k = realloc(p->dkeys, cap * sizeof *k);
+			int64_t *z = k ? realloc(p->dsizes, cap * sizeof *z) : NULL;
+			if (k)
+				p->dkeys = k;
+			if (z)
+				p->dsizes = z;
+			if (!k || !z) {
+				rc = fdl_oom(err);
+				break;
+			}
+			p->dcap = cap;
+		}
+		char *key = fdl_asprintf("%s/%s", p->c->src->data_dir, path);
+		if (!key || (rc = fdl_strmap_put(p->planned, path, size, err))) {
+			free(key);
+			rc = rc ? rc : fdl_oom(err);
+			break;
+		}
+		p->dkeys[p->dlen] = key;
+		p->dsizes[p->dlen++] = size;
+		prog_plan(p->c->prog, 1, size);
+	}
+	if (p->threaded)
+		pthread_cond_broadcast(&p->cv);
+	pool_unlock(p);
+	return rc;
+}
+
+/* The plan's pool: each thread takes a data file the plan has found (so
+ * transfers start with the first catalog), else the next version to
+ * prepare, until neither is left and no thread is still preparing. */
+static int prepare_loop(cloner *c, pool *p, fdl_error *err)
+{
+	int rc = 0;
+	while (!rc) {
+		bool data = false, prep = false;
+		const char *key = NULL;
+		int64_t size = -1;
+		size_t k = 0;
+		pool_lock(p);
+		for (;;) {
+			if (atomic_load(&p->failed))
+				break;
+			if (p->dnext < p->dlen) {
+				key = p->dkeys[p->dnext];
+				size = p->dsizes[p->dnext++];
+				data = true;
+				break;
+			}
+			if (p->next < p->n) {
+				k = p->next++;
+				p->preparing++;
+				prep = true;
+				break;
+			}
+			if (!p->preparing || !p->threaded)
+				break;
+			pthread_cond_wait(&p->cv, &p->mu);
+		}
+		pool_unlock(p);
+		if (data) {
+			rc = copy_key(c, key, size > 0 ? size : -1, NULL, NULL, false, true, err);
+			if (!rc)
+				prog_add(c->prog, 1, size);
+		} else if (prep) {
+			rc = prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
+			pool_lock(p);
+			p->preparing--;
+			if (p->threaded)
+				pthread_cond_broadcast(&p->cv);
+			pool_unlock(p);
+		} else {
+			break;
+		}
+	}
+	return rc;
 }
 
 static void *pool_run(void *arg)
 {
 	pool_worker *w = arg;
 	pool *p = w->p;
-	fdl_strmap files = {0};
 	fdl_verify_report found = {0};
 	cloner c = {.src = p->c->src, .tmpdir = p->c->tmpdir, .worker = w->index, .probe = p->c->probe,
-		    .prog = p->c->prog, .live = p->c->live, .dst_keys = p->c->dst_keys, .files = &files,
-		    .found = &found};
+		    .prog = p->c->prog, .live = p->c->live, .dst_keys = p->c->dst_keys, .found = &found, .pool = p};
 	fdl_error e;
 	int rc = fdl_layout_store_open(&c.src_store, p->c->src->root, &e);
 	if (!rc)
 		rc = fdl_store_open(&c.dst, p->dst_url, &e);
-	for (size_t k; !rc && !atomic_load(&p->failed) && (k = atomic_fetch_add(&p->next, 1)) < p->n;)
+	if (!rc && p->kind == POOL_PREPARE)
+		rc = prepare_loop(&c, p, &e);
+	for (size_t k; !rc && p->kind != POOL_PREPARE && !atomic_load(&p->failed) && (k = atomic_fetch_add(&p->next, 1)) < p->n;)
 		rc = pool_item(&c, p, k, &e);
 	pthread_mutex_lock(&p->mu);
 	if (rc && !p->rc) {
@@ -688,7 +795,6 @@ static void *pool_run(void *arg)
 	fdl_store_free(c.src_store);
 	fdl_store_free(c.dst);
 	fdl_duck_free(c.duck);
-	fdl_strmap_free(&files);
 	fdl_verify_report_free_fields(&found);
 	return NULL;
 }
@@ -699,6 +805,8 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 {
 	if (jobs <= 1 || p->n <= 1) {
 		int rc = 0;
+		if (p->kind == POOL_PREPARE)
+			return prepare_loop(p->c, p, err);
 		for (size_t k = 0; k < p->n && !rc; k++)
 			rc = pool_item(p->c, p, k, err);
 		return rc;
@@ -730,38 +838,6 @@ static int pool_go(pool *p, int jobs, fdl_error *err)
 	if (p->rc)
 		*err = p->err;
 	return p->rc;
-}
-
-/* Each planned data file, in path order, with no request to the source
- * but its GET: the catalog gave the size, checked on the copy. */
-static int copy_data(cloner *c, const fdl_strmap *files, const char *dst_url, int jobs, fdl_error *err)
-{
-	const char **paths = calloc(files->len + 1, sizeof *paths);
-	if (!paths)
-		return fdl_oom(err);
-	size_t n = 0;
-	for (size_t i = 0; i < files->cap; i++)
-		if (files->keys[i])
-			paths[n++] = files->keys[i];
-	qsort(paths, n, sizeof *paths, cmp_str);
-	char **keys = calloc(n + 1, sizeof *keys);
-	int64_t *sizes = calloc(n + 1, sizeof *sizes);
-	int rc = keys && sizes ? 0 : fdl_oom(err);
-	for (size_t i = 0; i < n && !rc; i++) {
-		sizes[i] = -1;
-		fdl_strmap_get(files, paths[i], &sizes[i]);
-		if (!(keys[i] = fdl_asprintf("%s/%s", c->src->data_dir, paths[i])))
-			rc = fdl_oom(err);
-	}
-	pool p = {.c = c, .dst_url = dst_url, .kind = POOL_DATA, .keys = (const char **)keys, .sizes = sizes, .n = n};
-	if (!rc)
-		rc = pool_go(&p, jobs, err);
-	for (size_t i = 0; keys && i < n; i++)
-		free(keys[i]);
-	free(keys);
-	free(sizes);
-	free(paths);
-	return rc;
 }
 
 /* A name expired.json's `removed` may list: the files an expiry deletes
@@ -1026,25 +1102,29 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	/* the pool: 8 transfers at once from a host or bucket, or to a
 	 * bucket; a folder-to-folder copy gains nothing from threads */
 	int jobs = opts && opts->jobs > 0 ? opts->jobs : rc || (fdl_store_can(c.src->store, FDL_STORE_LOCAL) && fdl_store_can(c.dst, FDL_STORE_LOCAL)) ? 1 : 8;
-	/* the plan: probes, catalogs fetched, listed and checked, in the
-	 * pool (between folders too: there DuckDB is the cost) */
+	/* the plan and the data: probes, catalogs fetched, listed and checked,
+	 * and each data file copied as soon as a catalog names it, in one pool
+	 * (between folders on every core: there DuckDB is the cost) */
 	fdl_verify_report found = {0};
-	c.files = &files;
 	c.found = &found;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int prep_jobs = opts && opts->jobs > 0 ? opts->jobs : jobs > 1 ? jobs : cores > 8 ? 8 : cores > 1 ? (int)cores : 1;
-	pool pp = {.c = &c, .dst_url = dst_url, .kind = POOL_PREPARE, .dirs = &dirs, .catalogs = catalogs, .n = dirs.len};
+	pool pp = {.c = &c, .dst_url = dst_url, .kind = POOL_PREPARE, .dirs = &dirs, .catalogs = catalogs,
+		   .planned = &files, .n = dirs.len};
+	c.pool = &pp;
 	if (!rc)
 		rc = pool_go(&pp, prep_jobs, err);
+	for (size_t i = 0; i < pp.dlen; i++)
+		free(pp.dkeys[i]);
+	free(pp.dkeys);
+	free(pp.dsizes);
 	fdl_duck_free(c.duck);
 	c.duck = NULL;
-	if (!rc) /* nothing is copied of a source fdl verify rejects */
+	if (!rc) /* a source fdl verify rejects gets no ref */
 		rc = plan_verdict(&found, &dirs, c.src->root, err);
 	fdl_verify_report_free_fields(&found);
 	if (!rc)
-		plan_totals(&prog, &dirs, &files);
-	if (!rc)
-		rc = copy_data(&c, &files, dst_url, jobs, err);
+		plan_totals(&prog, &dirs);
 	c.live = &files;
 	size_t *order = NULL;
 	atomic_bool *published = NULL;
