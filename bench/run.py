@@ -434,6 +434,37 @@ def history_on(root, work, n):
         raise RuntimeError("fdl gc wrote no history index")
 
 
+def page_history_row(tmp, n, root, bare, reps, rows):
+    """The page's first render (landing card and its first 50 history rows,
+    body[data-ready]) from the same static host 20 ms away, a new browser
+    context each load (cold), with the index and without it."""
+    node = shutil.which("node")
+    if not node or not (ROOT / "build" / "web" / "index.html").exists():
+        print("remote page: skipped (node or build/web missing: make web)", file=sys.stderr)
+        return
+    row = Row("remote page: first render with 50 history rows, host 20 ms away (cold)", f"{n} versions",
+              "a few requests for the history at any length")
+    row.peer_name = "the same, no index"
+    for which, src in (("fdl", root), ("peer", bare)):
+        site = tmp / f"page-site-{n}-{which}"
+        shutil.copytree(src, site, copy_function=os.link)
+        shutil.copytree(ROOT / "build" / "web", site, dirs_exist_ok=True)
+        host = DelayedHost(site)
+        try:
+            p = subprocess.run([node, str(ROOT / "web" / "test" / "timing.mjs"), host.url + "/", str(max(reps, 3))],
+                               capture_output=True, text=True, cwd=ROOT / "web", timeout=600)
+        finally:
+            host.close()
+            shutil.rmtree(site, ignore_errors=True)
+        if p.returncode != 0:
+            print(f"remote page: timing failed: {p.stderr[-500:]}", file=sys.stderr)
+            return
+        got = json.loads(p.stdout.strip().splitlines()[-1])
+        setattr(row, which, [t / 1000 for t in got["times"]])
+        row.extra[f"requests a load ({'with index' if which == 'fdl' else 'without'})"] = host.count // len(got["times"])
+    rows.append(row)
+
+
 def bench_remote_history(tmp, lengths, reps, rows):
     """issue 24: history over a static host 20 ms away, cold reader cache
     every run: fdl with its history index against the same commands with
@@ -506,6 +537,7 @@ def bench_remote_history(tmp, lengths, reps, rows):
                         git_req.append(hosts["git"].count)
                     row.extra = {"git requests": max(git_req)}
                     rows.append(row)
+            page_history_row(tmp, n, root, bare, reps, rows)
         finally:
             for h in hosts.values():
                 h.close()
