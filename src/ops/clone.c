@@ -92,10 +92,10 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 		char *there = sha ? fdl_store_local_path(c->dst, key) : NULL;
 		char hex[65];
 		int64_t n;
-		int rc = there && !fdl_sha256_file(hex, &n, there, err) && strcmp(hex, sha)
-				 ? fdl_fail(err, FDL_EEXISTS, "%s/%s exists with other content; remove it and rerun",
-					    c->dst->url, key)
-				 : 0;
+		int rc = there ? fdl_sha256_file(hex, &n, there, err) : 0;
+		if (!rc && there && strcmp(hex, sha))
+			rc = fdl_fail(err, FDL_EEXISTS, "%s/%s exists with other content; remove it and rerun", c->dst->url,
+				      key);
 		free(there);
 		c->skipped += !rc;
 		return rc;

@@ -21,43 +21,25 @@ static overlay_store *ov(fdl_store *s)
 	return (overlay_store *)s;
 }
 
+/* Each read asks the local copies first; only their "not here" goes below
+ * (which then sets err anew). */
 static int ov_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out, char etag[FDL_ETAG_MAX],
 		  fdl_error *err)
 {
-	if (!etag) {
-		fdl_error e;
-		int rc = fdl_store_get(ov(s)->local, key, max_bytes, out, NULL, &e);
-		if (rc != FDL_ENOTFOUND) {
-			if (rc)
-				*err = e;
-			return rc;
-		}
-	}
-	return fdl_store_get(ov(s)->below, key, max_bytes, out, etag, err);
+	int rc = etag ? FDL_ENOTFOUND : fdl_store_get(ov(s)->local, key, max_bytes, out, NULL, err);
+	return rc == FDL_ENOTFOUND ? fdl_store_get(ov(s)->below, key, max_bytes, out, etag, err) : rc;
 }
 
 static int ov_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err)
 {
-	fdl_error e;
-	int rc = fdl_store_get_file(ov(s)->local, key, local_path, &e);
-	if (rc != FDL_ENOTFOUND) {
-		if (rc)
-			*err = e;
-		return rc;
-	}
-	return fdl_store_get_file(ov(s)->below, key, local_path, err);
+	int rc = fdl_store_get_file(ov(s)->local, key, local_path, err);
+	return rc == FDL_ENOTFOUND ? fdl_store_get_file(ov(s)->below, key, local_path, err) : rc;
 }
 
 static int ov_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err)
 {
-	fdl_error e;
-	int rc = fdl_store_head(ov(s)->local, key, bytes, &e);
-	if (rc != FDL_ENOTFOUND) {
-		if (rc)
-			*err = e;
-		return rc;
-	}
-	return fdl_store_head(ov(s)->below, key, bytes, err);
+	int rc = fdl_store_head(ov(s)->local, key, bytes, err);
+	return rc == FDL_ENOTFOUND ? fdl_store_head(ov(s)->below, key, bytes, err) : rc;
 }
 
 static int ov_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *err)
