@@ -13,7 +13,8 @@ const cli_doc doc_query = {
 		"remotely the catalog is downloaded once, checked and cached by sha256 in\n"
 		"`~/.cache/fdl/read` (`FDL_CACHE_DIR`); over HTTP or S3 `version.json` is\n"
 		"cached for good and `fdl.json`/`HEAD` for 60 s (`FDL_CACHE_TTL`), so a warm\n"
-		"open costs one request (the ref). `--format json` prints one object per\n"
+		"open costs two requests (the ref, and `expired.json`: a cached catalog is\n"
+		"read only while its version is live). `--format json` prints one object per\n"
 		"line; `--requests` reports how many requests (HTTP or S3) the open took.",
 	.examples = "fdl query /srv/population@main:1 \"SELECT town, sum(people) FROM population GROUP BY ALL\" --format csv\n"
 		    "fdl query http://127.0.0.1:4001@main \"SELECT count(*) FROM population\"\n",

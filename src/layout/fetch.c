@@ -42,6 +42,17 @@ static int download(fdl_repo *repo, const char *key, const char *path, int64_t b
 	return fdl_atomic_commit(&a, err);
 }
 
+bool fdl_object_cached(const fdl_repo *repo, int64_t bytes, const char *sha)
+{
+	if (!sha || fdl_store_can(repo->store, FDL_STORE_LOCAL))
+		return false;
+	char *path = fdl_cache_path("objects", sha);
+	struct stat st;
+	bool yes = path && stat(path, &st) == 0 && st.st_size == bytes;
+	free(path);
+	return yes;
+}
+
 int fdl_object_fetch_checked(char **out, fdl_repo *repo, const char *key, int64_t bytes, const char *sha, fdl_error *err)
 {
 	char *local = fdl_store_local_path(repo->store, key);

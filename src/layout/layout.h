@@ -84,7 +84,15 @@ int fdl_object_fetch_checked(char **local_path, fdl_repo *repo, const char *key,
 int fdl_version_fetch_checked(char **local_path, fdl_repo *repo, const fdl_version *v, const char *path,
 			      int64_t bytes, const char *sha256, fdl_error *err);
 
-/* The catalog version.json records (ducklake.duckdb), checked. */
+/* Whether a remote store's file (bytes, sha256) is already in the read
+ * cache, so that fetching it asks the store nothing (false on a local store). */
+bool fdl_object_cached(const fdl_repo *repo, int64_t bytes, const char *sha256);
+/* The catalog version.json records (ducklake.duckdb), checked. A catalog
+ * the read cache holds is handed out only while its version is live: the
+ * store is asked for expired.json then (a withdrawal never deletes the
+ * cached copy, and a fetch from the store would have found the catalog
+ * gone), so no reader opens a withdrawn or expired version from the cache
+ * (FDL_EEXPIRED). */
 int fdl_version_fetch_catalog(char **local_path, fdl_repo *repo, const fdl_version *v, fdl_error *err);
 /* The file version.json records under `field` ("dataset", "files"),
  * checked, parsed (files.json's paths checked too); *out NULL (rc 0) when

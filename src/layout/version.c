@@ -370,6 +370,11 @@ int fdl_version_dataset(char **out, fdl_repo *repo, const fdl_version *v, fdl_er
 
 int fdl_version_fetch_catalog(char **local_path, fdl_repo *repo, const fdl_version *v, fdl_error *err)
 {
+	if (fdl_object_cached(repo, v->catalog_bytes, v->catalog_sha256)) {
+		int rc = fdl_version_check_live(repo, v->id, err);
+		if (rc)
+			return rc;
+	}
 	return fdl_version_fetch_checked(local_path, repo, v, v->catalog_path, v->catalog_bytes, v->catalog_sha256, err);
 }
 

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from conftest import EXT, FDL, connect, fdl, read_json, rows
+from conftest import EXT, FDL, connect, fdl, host_stops, read_json, rows
 
 
 class Server:
@@ -31,6 +31,7 @@ class Server:
         return [l for l in self.log_path.read_text().splitlines() if l.startswith("fdl serve:")]
 
     def stop(self):
+        host_stops(self.url)
         self.p.terminate()
         self.p.wait(timeout=10)
         self.log.close()
@@ -123,8 +124,10 @@ def test_request_counts(published, server, tmp_path):
     before = len(server.lines())
     p = fdl("query", f"{server.url}@main", "SELECT count(*) FROM other", "--requests", env=env)
     warm = [l for l in server.lines()[before:] if ".parquet" not in l]
-    assert warm == ["fdl serve: GET /refs/heads/main 200 37"], warm
-    assert "took 1 request\n" in p.stderr
+    v = published.head()
+    assert warm == ["fdl serve: GET /refs/heads/main 200 37",  # the ref, and whether its version is still live
+                    f"fdl serve: GET /versions/{v}/expired.json 404 0"], warm
+    assert "took 2 requests" in p.stderr
     # the cache holds the catalog under its sha256
     sha = published.version(published.head())["catalog"]["sha256"]
     assert (tmp_path / "cache" / "objects" / sha).exists()
@@ -212,8 +215,9 @@ def test_nothing_outside_the_repository(published, server, tmp_path):
     assert raw(server.port, "/fdl.json") == 200
 
 
-def test_expired_version_refused(published, tmp_path):
+def test_expired_version_refused(published, tmp_path, ledger):
     first = published.version(published.head())["parents"][0]
+    ledger.gone(first)  # expired by hand below
     vdir = published.root / "versions" / first
     (vdir / "expired.json").write_text(json.dumps(
         {"reason": "retention", "expired_at": "2026-11-30T00:00:00Z", "message": "old", "removed": ["ducklake.duckdb"]}))
@@ -225,6 +229,29 @@ def test_expired_version_refused(published, tmp_path):
     try:
         p = fdl("query", f"{s.url}@{first}", "SELECT 1", check=False, env={"FDL_CACHE_DIR": str(tmp_path / "c")})
         assert p.returncode == 7 and "left retention" in p.stderr
+    finally:
+        s.stop()
+
+
+def test_an_expired_version_is_not_read_from_the_cache(published, tmp_path, ledger):
+    """The read cache keeps a catalog by its sha256 for good; a version
+    expired or withdrawn since it was cached is refused all the same (found
+    by the ledger: `fdl attach URL VID` printed an ATTACH of a withdrawn
+    version whose catalog was in the cache)."""
+    first = published.version(published.head())["parents"][0]
+    env = {"FDL_CACHE_DIR": str(tmp_path / "c")}
+    s = Server(published.root, tmp_path)
+    try:
+        assert fdl("query", f"{s.url}@{first}", "SELECT count(*) FROM pop", "-f", "csv", env=env).stdout \
+            == "count_star()\n1000\n"
+        cfg = read_json(published.root / "fdl.json")
+        cfg["retention"] = {"days": 0, "keep": 1}
+        (published.root / "fdl.json").write_text(json.dumps(cfg))
+        fdl("expire", published.root)
+        assert (published.root / "versions" / first / "expired.json").exists()
+        for cmd in (["query", f"{s.url}@{first}", "SELECT count(*) FROM pop"], ["attach", s.url, first]):
+            p = fdl(*cmd, check=False, env=env)
+            assert p.returncode == 7 and "left retention" in p.stderr, (cmd, p.returncode, p.stdout, p.stderr)
     finally:
         s.stop()
 
