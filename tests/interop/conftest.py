@@ -12,9 +12,15 @@ import subprocess
 import duckdb
 import pytest
 
+import ledger as ledger_mod
+from ledger import host_stops  # noqa: F401 (for the test files)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FDL = os.environ.get("FDL_BIN", str(ROOT / "build" / "fdl"))
 EXT = os.environ.get("FDL_EXTENSION_DIR", str(ROOT / "deps" / "extensions"))
+# the ledger prints its ATTACH with the release build when there is one (it
+# starts faster than the sanitizer build; the SQL is the same)
+LEDGER_FDL = str(ROOT / "build" / "fdl") if (ROOT / "build" / "fdl").exists() else FDL
 
 
 def fdl(*args, check=True, env=None, timeout=None):
@@ -25,6 +31,8 @@ def fdl(*args, check=True, env=None, timeout=None):
     if env:
         e.update(env)
     p = subprocess.run([FDL, *map(str, args)], capture_output=True, text=True, env=e, timeout=timeout)
+    if ledger_mod.CURRENT[0] is not None:
+        ledger_mod.CURRENT[0].after([str(a) for a in args], env, p)
     if check and p.returncode != 0:
         raise AssertionError(f"fdl {' '.join(map(str, args))} exited {p.returncode}:\n{p.stderr}")
     return p
@@ -81,6 +89,22 @@ class Repo:
         con = connect()
         con.execute(fdl("attach", self.root, ref).stdout)
         return con
+
+
+@pytest.fixture(autouse=True)
+def ledger():
+    """Every test's ledger (tests/interop/ledger.py says what it does and
+    what a test must tell it): the checksums of every version the test
+    published, taken at publish time and compared again at its end."""
+    led = ledger_mod.Ledger(LEDGER_FDL, EXT)
+    ledger_mod.CURRENT[0] = led
+    yield led
+    ledger_mod.CURRENT[0] = None
+    try:
+        problems = led.problems() + led.sweep()
+    finally:
+        led.close()
+    assert not problems, "the ledger:\n" + "\n".join(problems)
 
 
 @pytest.fixture

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import threading
 import time
+
+from ledger import host_stops
 import urllib.parse
 import urllib.request
 
@@ -94,6 +96,7 @@ class S3Server:
         return sorted(out)
 
     def stop(self):
+        host_stops(self.endpoint)
         self.proc.terminate()
         try:
             self.proc.wait(10)
@@ -172,5 +175,6 @@ class Proxy:
         self.thread.start()
 
     def stop(self):
+        host_stops(self.endpoint)
         self.server.shutdown()
         self.server.server_close()

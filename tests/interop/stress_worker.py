@@ -20,7 +20,7 @@ while done < int(count):
     p = subprocess.run([fdl, "commit", workdir, "-m", f"w{wid} #{done}"], capture_output=True, text=True, env=env)
     if p.returncode == 0:
         done += 1
-        print(f"ok {wid} {done - 1}", flush=True)
+        print(f"ok {wid} {done - 1}\n{p.stdout.strip()}", flush=True)  # and the version, for the ledger
     elif p.returncode == 4 and ("moved" in p.stderr or "locked" in p.stderr):
         conflicts += 1
     else:

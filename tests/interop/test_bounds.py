@@ -19,7 +19,8 @@ def vid(i):
     return f"019a3c4e-7b21-7f3a-9c55-{i:012x}"
 
 
-def test_ten_thousand_versions_in_a_chain(repo):
+def test_ten_thousand_versions_in_a_chain(repo, ledger):
+    ledger.waive(repo.root, "the versions are forged by hand, not published")
     n = 10000
     for i in range(1, n + 1):
         d = repo.root / "versions" / vid(i)
@@ -31,7 +32,8 @@ def test_ten_thousand_versions_in_a_chain(repo):
     assert fdl("log", repo.root, "--limit", "3").stdout.count("version ") == 3
 
 
-def test_parent_cycle_is_caught(repo):
+def test_parent_cycle_is_caught(repo, ledger):
+    ledger.waive(repo.root, "the versions are forged by hand, not published")
     # a -> b -> a: seq must fall by one at every step, so the walk stops
     a, b = vid(1), vid(2)
     for me, parent, seq in ((a, b, 2), (b, a, 3)):
@@ -43,7 +45,8 @@ def test_parent_cycle_is_caught(repo):
     assert p.returncode == 5 and "seq" in p.stderr
 
 
-def test_huge_version_json_is_refused(repo):
+def test_huge_version_json_is_refused(repo, ledger):
+    ledger.waive(repo.root, "the versions are forged by hand, not published")
     d = repo.root / "versions" / vid(1)
     d.mkdir(parents=True)
     doc = fake_version(vid(1), 1, None)

@@ -151,7 +151,8 @@ def test_diff_of_unresolvable_refs_is_not_found(two):
         assert p.returncode == 3 and p.stderr.startswith("fdl: ") and "no " in p.stderr, (a, b, p.stderr)
 
 
-def test_verify_reports_foreign_entries_once(two, tmp_path):
+def test_verify_reports_foreign_entries_once(two, tmp_path, ledger):
+    ledger.waive(two.root, "the test plants foreign entries for verify to find")
     root = two.root
     assert fdl("verify", root).returncode == 0
     os.symlink("/etc", root / "versions" / "evil")
@@ -210,7 +211,7 @@ def test_broken_description_beats_nothing_to_commit(two, tmp_path):
     assert fdl("verify", two.root).returncode == 0
 
 
-def test_message_from_file_stdin_and_editor(two, tmp_path):
+def test_message_from_file_stdin_and_editor(two, tmp_path, ledger):
     con = connect()
     work = tmp_path / "w2"
     con.execute(fdl("checkout", two.root, work).stdout)
@@ -224,6 +225,7 @@ def test_message_from_file_stdin_and_editor(two, tmp_path):
     p = subprocess.run([FDL, "commit", str(work), "-F", "-", "-q"], input="from stdin\n", capture_output=True,
                        text=True, env=e)
     assert p.returncode == 0, p.stderr
+    ledger.published(p.stdout)
     assert two.version(p.stdout.strip())["message"] == "from stdin"
     con.execute("INSERT INTO lake.t VALUES (5)")
     editor = tmp_path / "editor.sh"
@@ -245,7 +247,7 @@ def test_message_from_file_stdin_and_editor(two, tmp_path):
     con.close()
 
 
-def test_author_from_git_config_or_refused(two, tmp_path):
+def test_author_from_git_config_or_refused(two, tmp_path, ledger):
     con = connect()
     work = tmp_path / "w3"
     con.execute(fdl("checkout", two.root, work).stdout)
@@ -261,10 +263,12 @@ def test_author_from_git_config_or_refused(two, tmp_path):
     subprocess.run(["git", "config", "--global", "user.email", "ada@example.org"], env=base, check=True)
     p = subprocess.run([FDL, "commit", str(work), "-m", "from git", "-q"], capture_output=True, text=True, env=base)
     assert p.returncode == 0, p.stderr
+    ledger.published(p.stdout)
     assert two.version(p.stdout.strip())["author"] == {"name": "Ada Lovelace", "email": "ada@example.org"}
     con.execute("INSERT INTO lake.t VALUES (8)")
     p = subprocess.run([FDL, "commit", str(work), "-m", "env wins", "-q"], capture_output=True, text=True,
                        env=dict(base, GIT_AUTHOR_NAME="Grace", GIT_AUTHOR_EMAIL="grace@example.org"))
+    ledger.published(p.stdout)
     assert two.version(p.stdout.strip())["author"] == {"name": "Grace", "email": "grace@example.org"}
     con.close()
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXT, FDL, fdl, read_json, rows
+from conftest import EXT, FDL, fdl, host_stops, read_json, rows
 from test_reader import Server
 
 
@@ -215,7 +215,7 @@ def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path):
     assert sorted(rows(con2, "lake.t")) == [(0,), (1,)]
 
 
-def test_a_planted_expired_json_deletes_nothing_outside_its_version(repo, tmp_path):
+def test_a_planted_expired_json_deletes_nothing_outside_its_version(repo, tmp_path, ledger):
     """expired.json is the source's word, so a hostile source could list
     anything in it: a mirror deletes only a version's own catalog files and
     data files that no live catalog references, never a path that climbs
@@ -238,6 +238,7 @@ def test_a_planted_expired_json_deletes_nothing_outside_its_version(repo, tmp_pa
         "withdrawn_with": first,
     }
     vdir = repo.root / "versions" / first
+    ledger.waive(first, "a hostile expired.json is planted in it")
     (vdir / "expired.json").write_text(json.dumps(planted))
     (vdir / "ducklake.duckdb").unlink()
     out = fdl("clone", repo.root, copy, check=False)
@@ -323,6 +324,7 @@ class HoldingHost:
 
     def close(self):
         self.release.set()
+        host_stops(self.url)
         self.server.shutdown()
         self.server.server_close()
 

@@ -15,15 +15,15 @@ PROCS = int(os.environ.get("FDL_STRESS_PROCS", "3"))
 COMMITS = int(os.environ.get("FDL_STRESS_COMMITS", "3"))
 
 
-def test_many_writers_one_branch(repo, tmp_path):
-    many_writers(repo, tmp_path)
+def test_many_writers_one_branch(repo, tmp_path, ledger):
+    many_writers(repo, tmp_path, ledger)
 
 
-def test_many_writers_one_branch_of_a_bucket(s3repo, tmp_path):
-    many_writers(s3repo, tmp_path)
+def test_many_writers_one_branch_of_a_bucket(s3repo, tmp_path, ledger):
+    many_writers(s3repo, tmp_path, ledger)
 
 
-def many_writers(repo, tmp_path):
+def many_writers(repo, tmp_path, ledger):
     con = repo.checkout(tmp_path / "base")
     con.execute("CREATE TABLE lake.t (w INTEGER, k INTEGER)")
     con.close()
@@ -57,6 +57,7 @@ def many_writers(repo, tmp_path):
     stop.set()
     t.join()
     assert all(p.returncode == 0 for p in procs), outs
+    ledger.published("".join(outs), env=repo.env)
     won = {tuple(map(int, l.split()[1:])) for o in outs for l in o.splitlines() if l.startswith("ok ")}
     conflicts = sum(int(l.split()[2]) for o in outs for l in o.splitlines() if l.startswith("conflicts "))
     assert len(won) == PROCS * COMMITS

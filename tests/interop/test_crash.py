@@ -74,7 +74,7 @@ def verify_ok(root, n):
     assert v.returncode == 0, (n, v.stdout)
 
 
-def test_commit(repo, tmp_path):
+def test_commit(repo, tmp_path, ledger):
     con = repo.checkout(tmp_path / "work")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
@@ -89,6 +89,7 @@ def test_commit(repo, tmp_path):
 
     def check(n, crashed):
         verify_ok(repo.root, n)
+        assert not ledger.problems(), n  # version one answers as it did, after every crash
         head = repo.head()
         assert head == old or repo.version(head)["parents"] == [old], n
         assert digest(tmp_path / "work" / "ducklake.sqlite") == catalog_sha  # commit never writes it
@@ -98,6 +99,7 @@ def test_commit(repo, tmp_path):
             assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,)]
             assert read_json(tmp_path / "work" / "fdl-work.json")["base"] == repo.head()
     crash_loop("commit", golden, [repo.root, tmp_path / "work"], ["commit", tmp_path / "work", "-m", "two"], check)
+    ledger.record(repo.root, repo.head())  # the last run's version two is the one left published
 
 
 def three_versions(repo, tmp_path):
@@ -113,8 +115,9 @@ def three_versions(repo, tmp_path):
     return ids[::-1]
 
 
-def test_expire(repo, tmp_path):
-    three_versions(repo, tmp_path)
+def test_expire(repo, tmp_path, ledger):
+    v0, v1, v2 = three_versions(repo, tmp_path)
+    ledger.gone(v0, v1)  # retention keeps one
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
     (repo.root / "fdl.json").write_text(json.dumps(cfg))
@@ -123,17 +126,20 @@ def test_expire(repo, tmp_path):
 
     def check(n, crashed):
         verify_ok(repo.root, n)
+        assert not ledger.problems(vids=[v2]), n
         assert rows(repo.open_version("main"), "lake.t") == [(0,), (1,), (2,)]
     crash_loop("expire", [golden], [repo.root], ["expire", repo.root], check)
 
 
-def test_withdraw(repo, tmp_path):
+def test_withdraw(repo, tmp_path, ledger):
     v0, v1, v2 = three_versions(repo, tmp_path)
+    ledger.gone(v1, v2)
     golden = tmp_path / "g"
     shutil.copytree(repo.root, golden)
 
     def check(n, crashed):
         verify_ok(repo.root, n)
+        assert not ledger.problems(vids=[v0]), n
         assert rows(repo.open_version(v0), "lake.t") == [(0,)]
         if not crashed:
             for v in (v1, v2):
@@ -141,7 +147,7 @@ def test_withdraw(repo, tmp_path):
     crash_loop("withdraw", [golden], [repo.root], ["withdraw", repo.root, v1, "--reason", "mistake"], check)
 
 
-def test_gc(repo, tmp_path):
+def test_gc(repo, tmp_path, ledger):
     con = repo.checkout(tmp_path / "work")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
@@ -154,17 +160,19 @@ def test_gc(repo, tmp_path):
 
     def check(n, crashed):
         verify_ok(repo.root, n)
+        assert not ledger.problems(), n
         assert rows(repo.open_version("main"), "lake.t") == [(1,)]
     crash_loop("gc", [golden], [repo.root], ["gc", repo.root, "--grace", "0s"], check)
 
 
-def test_branch(repo, tmp_path):
+def test_branch(repo, tmp_path, ledger):
     v0, v1, v2 = three_versions(repo, tmp_path)
     golden = tmp_path / "g"
     shutil.copytree(repo.root, golden)
 
     def check(n, crashed):
         verify_ok(repo.root, n)
+        assert not ledger.problems(), n
         ref = repo.root / "refs" / "heads" / "dev"
         assert not ref.exists() or ref.read_text().strip() == v1
     crash_loop("branch", [golden], [repo.root], ["branch", repo.root, "dev", v1], check)

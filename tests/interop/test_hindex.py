@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from conftest import FDL, EXT, connect, fdl, read_json
+from conftest import FDL, EXT, connect, fdl, host_stops, read_json
 
 
 class Versions:
@@ -100,6 +100,7 @@ class CountingHost:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):
+        host_stops(self.url)
         self.server.shutdown()
         self.server.server_close()
 
@@ -238,7 +239,7 @@ def test_an_edited_index_never_opens_the_wrong_version(repo, tmp_path):
     assert json.loads(fdl("show", root, "main:3", "--json").stdout)["id"] == truth[-3]
 
 
-def test_a_crash_at_each_write_point_leaves_a_history_that_reads_right(repo, tmp_path):
+def test_a_crash_at_each_write_point_leaves_a_history_that_reads_right(repo, tmp_path, ledger):
     if b"FDL_CRASH_AT" not in open(FDL, "rb").read():
         pytest.fail(f"{FDL} is not a crash-point build (make test uses build/san/fdl)")
     vs = Versions(repo, tmp_path, 18)
@@ -248,8 +249,11 @@ def test_a_crash_at_each_write_point_leaves_a_history_that_reads_right(repo, tmp
     for at in range(1, 60):
         vs.n += 1
         vs.con.execute(f"INSERT INTO lake.t VALUES ({vs.n})")
+        before = repo.head()
         p = subprocess.run([FDL, "commit", vs.work, "-m", f"crash at {at}"], capture_output=True, text=True,
                            env=dict(env, FDL_CRASH_AT=str(at)))
+        if repo.head() != before:  # published, whether or not the commit lived to say so
+            ledger.record(root, repo.head())
         if p.returncode == 0:
             break
         crashed += 1
@@ -263,7 +267,7 @@ def test_a_crash_at_each_write_point_leaves_a_history_that_reads_right(repo, tmp
     assert json.loads(fdl("verify", root, "--json").stdout)["problems"] == []
 
 
-def test_four_writers_racing_keep_one_history(repo, tmp_path):
+def test_four_writers_racing_keep_one_history(repo, tmp_path, ledger):
     vs = Versions(repo, tmp_path, 17)
     root = repo.root
     works = []
@@ -281,6 +285,7 @@ def test_four_writers_racing_keep_one_history(repo, tmp_path):
                  for k, (w, _) in enumerate(works)]
         codes = [p.wait(timeout=300) for p in procs]
         assert set(codes) <= {0, 4}, [p.stderr.read() for p in procs]
+        ledger.published("".join(p.stdout.read() for p in procs))
         wins += codes.count(0)
         assert codes.count(0) >= 1
         for k, (w, con) in enumerate(works):  # losers start again from the new tip

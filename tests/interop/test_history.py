@@ -317,7 +317,7 @@ def test_run_pipeline(repo, tmp_path):
     assert fdl("run", repo.root, check=False).returncode == 2
 
 
-def test_run_reports_conflict(repo, tmp_path):
+def test_run_reports_conflict(repo, tmp_path, ledger):
     """A publish that lands while the build runs makes the run's commit a conflict."""
     con = repo.checkout(tmp_path / "w")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
@@ -337,4 +337,5 @@ def test_run_reports_conflict(repo, tmp_path):
     """))
     p = fdl("run", repo.root, "--", sys.executable, script, env={"EXT": EXT}, check=False)
     assert p.returncode == 4 and "moved" in p.stderr
+    ledger.record(repo.root, repo.head())  # the commit the build script made
     assert repo.version(repo.head())["message"] == "won"

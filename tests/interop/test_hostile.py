@@ -69,7 +69,8 @@ def run_readers(repo, tmp_path, expect_in_stderr):
     assert not (tmp_path / "out.parquet").exists()
 
 
-def test_an_absolute_data_file_path_is_refused_by_every_reader(repo, tmp_path, secret):
+def test_an_absolute_data_file_path_is_refused_by_every_reader(repo, tmp_path, secret, ledger):
+    ledger.waive(repo.root, "the test plants a hostile catalog in its own repository")
     vid = published(repo, tmp_path)
     edit_catalog(repo, vid, f"UPDATE c.ducklake_data_file SET path = '{secret / 'secret.parquet'}', "
                             "path_is_relative = false")
@@ -78,13 +79,15 @@ def test_an_absolute_data_file_path_is_refused_by_every_reader(repo, tmp_path, s
     assert p.returncode == 5 and "absolute path" in p.stderr, p.stderr
 
 
-def test_a_table_path_that_climbs_out_is_refused(repo, tmp_path, secret):
+def test_a_table_path_that_climbs_out_is_refused(repo, tmp_path, secret, ledger):
+    ledger.waive(repo.root, "the test plants a hostile catalog in its own repository")
     vid = published(repo, tmp_path)
     edit_catalog(repo, vid, "UPDATE c.ducklake_table SET path = '../../../../../../../../../../tmp/'")
     run_readers(repo, tmp_path, "'..'")
 
 
-def test_a_url_data_file_is_never_requested(repo, tmp_path):
+def test_a_url_data_file_is_never_requested(repo, tmp_path, ledger):
+    ledger.waive(repo.root, "the test plants a hostile catalog in its own repository")
     seen = []
 
     class Count(http.server.BaseHTTPRequestHandler):
@@ -139,7 +142,8 @@ def test_a_view_that_reads_a_local_file_reads_nothing(repo, tmp_path, secret):
         stock.execute("SELECT * FROM lake.v").fetchall()
 
 
-def test_a_symlinked_data_file_is_not_followed(repo, tmp_path, secret):
+def test_a_symlinked_data_file_is_not_followed(repo, tmp_path, secret, ledger):
+    ledger.waive(repo.root, "the test plants a hostile catalog in its own repository")
     vid = published(repo, tmp_path)
     data = next((repo.root / "data").rglob("*.parquet"))
     data.unlink()
@@ -154,7 +158,8 @@ def test_a_symlinked_data_file_is_not_followed(repo, tmp_path, secret):
     assert all(f.read_bytes() != (secret / "secret.parquet").read_bytes() for f in copied)
 
 
-def test_a_symlinked_catalog_is_not_followed(repo, tmp_path, secret):
+def test_a_symlinked_catalog_is_not_followed(repo, tmp_path, secret, ledger):
+    ledger.waive(repo.root, "the test plants a hostile catalog in its own repository")
     vid = published(repo, tmp_path)
     cat = repo.root / "versions" / vid / "ducklake.duckdb"
     moved = secret / "ducklake.duckdb"

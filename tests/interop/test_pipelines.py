@@ -102,13 +102,14 @@ def test_a_dlt_pipeline_loaded_and_published_with_fdl_run(repo, tmp_path, tools)
     assert fdl("verify", repo.root, "--all").returncode == 0
 
 
-def test_a_python_script_writes_with_duckdb_and_commits(repo, tmp_path):
+def test_a_python_script_writes_with_duckdb_and_commits(repo, tmp_path, ledger):
     script = ROOT / "examples" / "python" / "build.py"
     env = dict(os.environ, FDL=FDL, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org")
     for csv in ("population-2024.csv", "population-2025.csv"):
         p = subprocess.run([sys.executable, script, repo.root, ROOT / "examples" / csv], env=env,
                            capture_output=True, text=True)
         assert p.returncode == 0 and "Committed version" in p.stdout, p.stderr
+        ledger.published(p.stdout)
     con = read(repo.root)
     n = con.execute("SELECT count(*) FROM lake.population").fetchone()[0]
     expected = len((ROOT / "examples" / "population-2025.csv").read_text().splitlines()) - 1

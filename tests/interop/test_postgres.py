@@ -214,7 +214,7 @@ def test_same_history_same_version_as_sqlite(postgres, tmp_path):
     assert results[0] == results[1]
 
 
-def test_two_committers_share_one_catalog(postgres, tmp_path):
+def test_two_committers_share_one_catalog(postgres, tmp_path, ledger):
     """Two fdl commit of the same PostgreSQL working catalog at once: one
     publishes, the other gets a clean conflict or nothing to commit, and the
     shared record never goes back (the next commit just works)."""
@@ -232,6 +232,7 @@ def test_two_committers_share_one_catalog(postgres, tmp_path):
                                   stderr=subprocess.PIPE, text=True) for i in range(2)]
         codes = sorted(p.wait() for p in procs)
         assert codes[0] == 0 and codes[1] in (0, 4, 8), [p.stderr.read() for p in procs]
+        ledger.published("".join(p.stdout.read() for p in procs))
         rec = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(postgres["port"]), "-U", "postgres", "-d",
                               "shared", "-tAc", "SELECT value FROM public.fdl_work WHERE key = 'record'"],
                              capture_output=True, text=True, check=True).stdout

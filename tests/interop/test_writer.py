@@ -165,7 +165,7 @@ def test_nothing_to_commit(repo, tmp_path):
     assert sorted(p.name for p in (repo.root / "versions").iterdir()) == before
 
 
-def test_concurrent_commits_one_wins(repo, tmp_path):
+def test_concurrent_commits_one_wins(repo, tmp_path, ledger):
     con = repo.checkout(tmp_path / "base")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     fdl("commit", tmp_path / "base", "-m", "base")
@@ -180,6 +180,7 @@ def test_concurrent_commits_one_wins(repo, tmp_path):
     results = [(p.wait(), p.stderr.read()) for p in procs]
     codes = sorted(r[0] for r in results)
     assert codes == [0, 4], results
+    ledger.published("".join(p.stdout.read() for p in procs))
     loser = "ab"[[r[0] for r in results].index(4)]
     message = results["ab".index(loser)][1]
     assert "moved" in message and base in message and repo.head() in message

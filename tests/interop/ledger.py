@@ -1,0 +1,259 @@
+"""The ledger: a version answers forever what it held.
+
+Every interop test has one (the autouse fixture `ledger` in conftest.py). When
+a test publishes a version through `conftest.fdl` (`fdl commit`, `fdl run`),
+the ledger takes each of the version's tables' checksums with stock DuckDB
+right then (through `fdl attach`: row count, the sum of the rows' hashes, and
+min/max of every column as DuckDB answers them, statistics included). At the
+end of the test it reads every recorded version again, through every reader
+the test touched, and compares, the way SQLite runs `PRAGMA integrity_check`
+after each injected fault.
+
+What a test must tell the ledger, because it cannot see it:
+- `ledger.published(stdout)` or `ledger.record(root, vid, env=None)`: a
+  version published by a process the test started itself (Popen, a worker
+  script). Folder repositories are swept
+  at the end: a version on a branch's history that was never recorded fails
+  the test, so none is forgotten.
+- `ledger.reader(root, env=None)`: another place the same versions are read
+  from (an `http://` host, a bucket under another endpoint). Clone
+  destinations and every `http(s)://` root given to attach/query/export/log/
+  clone are added by themselves. A reader that a fixture stops (a server)
+  must be checked before it stops: `ledger.check()` in its teardown.
+- `ledger.gone(*vids)`: the test expired or withdrew these on purpose; they
+  must then answer "expired or withdrawn" (exit 7), not other rows.
+- `ledger.waive(root_or_vid, reason)`: the test damages a repository or a
+  version on purpose (verify's and the hostile tests); the reason is kept.
+
+Roots come from `fdl init` and `fdl clone` (with the env of that call); a
+commit's new version is found in whichever known root holds it.
+"""
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+import duckdb
+
+UUID = re.compile(r"\b([0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\b")
+PUBLISH = {"commit", "run"}
+READS = {"attach", "query", "export", "log", "show", "verify"}
+CURRENT = [None]  # the ledger of the test running in this process (set by the fixture)
+
+
+class Ledger:
+    def __init__(self, fdl_bin, ext):
+        self.fdl_bin, self.ext = fdl_bin, ext
+        self.roots = {}     # root -> env, in the order they were learnt
+        self.entries = {}   # vid -> (root, sums)
+        self.gone_ids = set()
+        self.lifecycle = False  # the test ran expire or withdraw
+        self.waived = {}    # root or vid -> reason
+        self.con = None
+
+    # --- what tests and conftest.fdl tell the ledger --------------------------
+    def root(self, root, env=None):
+        self.roots.setdefault(str(root), dict(env or {}))
+
+    def reader(self, root, env=None):
+        self.root(root, env)
+
+    def gone(self, *vids):
+        self.gone_ids.update(vids)
+
+    def waive(self, what, reason):
+        assert reason, "say why the ledger is waived"
+        self.waived[str(what)] = reason
+
+    def record(self, root, vid, env=None):
+        root = str(root)
+        self.root(root, env)
+        if vid not in self.entries:
+            sums = self._sums(root, vid, dict(self.roots[root], **(env or {})))
+            if isinstance(sums, str):
+                raise AssertionError(f"ledger: {root}: version {vid} cannot be read as it is published: {sums}")
+            self.entries[vid] = (root, sums)
+
+    def published(self, stdout, env=None):
+        """Record the versions a publish printed (a commit the test ran
+        itself, not through conftest.fdl)."""
+        ids = published_ids(stdout)
+        assert ids, f"ledger: no published version id in {stdout!r}"
+        for vid in ids:
+            self.record(self._holder(vid, env), vid, env)
+        return ids
+
+    def after(self, args, env, proc):
+        """Called by conftest.fdl after each command: learn roots and readers,
+        record what a successful publish printed."""
+        if not args or proc.returncode != 0:
+            return
+        cmd, rest = args[0], [a for a in args[1:] if not a.startswith("-")]
+        if cmd == "init" and rest:
+            self.root(rest[0], env)
+        elif cmd == "clone" and len(rest) >= 2:
+            self.root(rest[0].split("@")[0], env)
+            self.root(rest[1], env)
+        elif cmd in READS and rest and re.match(r"https?://", rest[0]):
+            self.root(rest[0].split("@")[0], env)
+        elif cmd in ("expire", "withdraw") and "--dry-run" not in args:
+            self.lifecycle = True
+        elif cmd in PUBLISH and "--dry-run" not in args:
+            if cmd == "run" and rest:
+                self.root(rest[0], env)
+            if published_ids(proc.stdout):
+                self.published(proc.stdout, env)
+
+    def _holder(self, vid, env):
+        for root, renv in self.roots.items():
+            if re.match(r"[a-z0-9]+://", root):
+                if root.startswith("s3://") and self._attach(root, vid, dict(renv, **(env or {}))).returncode == 0:
+                    return root
+            elif (pathlib.Path(root) / "versions" / vid / "version.json").is_file():
+                return root
+        raise AssertionError(f"ledger: version {vid} was published, but no known root holds it "
+                             f"(known: {list(self.roots)}); call ledger.record(root, vid)")
+
+    # --- checksums with stock DuckDB ------------------------------------------
+    def _attach(self, root, vid, env):
+        e = dict(os.environ, FDL_EXTENSION_DIR=self.ext, **env)
+        return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", "ledger"], capture_output=True,
+                              text=True, env=e)
+
+    def _sums(self, root, vid, env):
+        """The version's table sums, or a string saying why it cannot be read."""
+        p = self._attach(root, vid, env)
+        if p.returncode != 0:
+            return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
+        if self.con is None:
+            self.con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
+                                              "autoload_known_extensions": True})
+            self.con.execute("SET enable_external_file_cache = false")  # every read goes to the store
+        try:
+            self.con.execute(p.stdout)
+            return table_sums(self.con, "ledger")
+        except duckdb.Error as e:
+            return f"stock DuckDB: {e}"
+        finally:
+            try:
+                self.con.execute("DETACH DATABASE IF EXISTS ledger")
+            except duckdb.Error:
+                pass
+
+    # --- the check --------------------------------------------------------------
+    def closing(self, where):
+        """A host or proxy the test started stops: read every recorded version
+        through each root it serves (its URL starts the root, or it is the
+        root's endpoint) now, then forget those roots."""
+        where = str(where).rstrip("/")
+        served = [r for r, env in self.roots.items() if r.startswith(where) or where in env.values()]
+        problems = self.problems(only=served)
+        for r in served:
+            del self.roots[r]
+        assert not problems, "the ledger, before " + where + " stops:\n" + "\n".join(problems)
+
+    def problems(self, only=None, vids=None):
+        """What differs now (roots: `only`, default all; versions: `vids`,
+        default every recorded one), as a list of sentences."""
+        out = []
+        for vid, (home, sums) in self.entries.items():
+            if vid in self.waived or home in self.waived or (vids is not None and vid not in vids):
+                continue
+            for root, env in list(self.roots.items()):
+                if root in self.waived or (only is not None and root not in only):
+                    continue
+                out += self._check_one(root, env, vid, sums, must_have=(root == home))
+        return out
+
+    def _check_one(self, root, env, vid, sums, must_have):
+        now = self._sums(root, vid, env)
+        where = f"{root}: version {vid}"
+        if isinstance(now, str) and "exited 7" in now and (vid in self.gone_ids or self.lifecycle):
+            return []
+        if vid in self.gone_ids and not isinstance(now, str):
+            return [f"{where} was expired or withdrawn on purpose but still opens"]
+        if isinstance(now, str) and "exited 3" in now and not must_have:
+            return []  # a reader that never had this version (another repository, one branch cloned)
+        if isinstance(now, str) and re.match(r"[a-z0-9]+://", root):
+            return [f"{where} no longer reads: {now} (a host or proxy the test stops must call "
+                    f"host_stops(url) first)"]
+        if isinstance(now, str):
+            return [f"{where} no longer reads: {now}"]
+        if now != sums:
+            diff = {t: (sums.get(t), now.get(t)) for t in set(sums) | set(now) if sums.get(t) != now.get(t)}
+            return [f"{where} answers other than it did when published: {diff}"]
+        return []
+
+    def sweep(self):
+        """Folder roots: every version on a branch's history was recorded."""
+        missing = []
+        for root in self.roots:
+            refs = pathlib.Path(root) / "refs" / "heads"
+            if root in self.waived or re.match(r"[a-z0-9]+://", root) or not refs.is_dir():
+                continue
+            for ref in refs.rglob("*"):
+                if ref.is_file() and not ref.name.endswith(".lock"):
+                    missing += self._unrecorded(pathlib.Path(root), ref.read_text().strip(),
+                                                ref.relative_to(refs))
+        return missing
+
+    def _unrecorded(self, root, vid, branch):
+        missing, seen = [], set()
+        while vid and vid not in seen:
+            seen.add(vid)
+            if vid not in self.entries and vid not in self.waived and vid not in self.gone_ids:
+                missing.append(f"{root}: version {vid} (on {branch}) was never recorded; "
+                               f"call ledger.record(root, vid) after publishing it")
+            try:
+                parents = json.loads((root / "versions" / vid / "version.json").read_text()).get("parents")
+            except (OSError, ValueError):
+                break
+            vid = parents[0] if parents else None
+        return missing
+
+    def close(self):
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+
+def host_stops(url):
+    """A host or proxy the test started is about to stop: the ledger reads
+    every recorded version through it first."""
+    if CURRENT[0] is not None:
+        CURRENT[0].closing(url)
+
+
+def published_ids(stdout):
+    """The ids a publish printed: 'Committed version <id>', or the bare id of -q."""
+    ids = re.findall(r"Committed version (\S+)", stdout)
+    if not ids:
+        lines = [l.strip() for l in stdout.splitlines() if l.strip()]
+        if len(lines) == 1 and UUID.fullmatch(lines[0]):
+            ids = lines
+    return ids
+
+
+def table_sums(con, catalog):
+    """Each table's row count, sum of row hashes and per-column min/max, as
+    stock DuckDB answers them (min/max may come from statistics: that is the
+    point, a version's statistics must answer what its rows hold)."""
+    out = {}
+    tabs = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? "
+                       "ORDER BY ALL", [catalog]).fetchall()
+    for schema, table in tabs:
+        q = f'"{catalog}"."{schema}"."{table}"'
+        cols = [c for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? "
+            "AND table_name = ? ORDER BY column_index", [catalog, schema, table]).fetchall()]
+        n, h = con.execute(f"SELECT count(*), sum(hash(x))::VARCHAR FROM {q} x").fetchone()
+        mm = []
+        for c in cols:
+            qc = '"' + c.replace('"', '""') + '"'
+            try:
+                mm.append(con.execute(f"SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {q}").fetchone())
+            except duckdb.Error as e:  # a type with no order: note it, compare the note
+                mm.append((type(e).__name__,))
+        out[f"{schema}.{table}"] = (n, h, tuple(mm))
+    return out
