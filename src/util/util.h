@@ -156,6 +156,18 @@ int fdl_lockfile_check(const char *path, const char *what, fdl_error *err);
 /* Remove the lock file and drop the flock; safe on a lock never taken. */
 void fdl_lockfile_release(fdl_lockfile *lk);
 int fdl_lock_wait_ms(void);
+/* The holder record a lock file holds, for locks kept elsewhere (a lock
+ * object in a bucket, store/lock.c): written for this process; whether one
+ * records this host and a process that no longer runs; the FDL_ECONFLICT
+ * for a lock that stays, naming `where`, its holder and what clears it. */
+#define FDL_LOCK_RECORD_MAX 512
+size_t fdl_lock_record(char out[FDL_LOCK_RECORD_MAX], const char *command);
+bool fdl_lock_record_dead(const char *text);
+int fdl_lock_record_report(const char *text, const char *where, const char *what, fdl_error *err);
+/* Test builds (-DFDL_CRASH_POINTS): when FDL_PAUSE_AT names `point`, create
+ * <FDL_PAUSE_DIR>/<point>.reached and wait until <point>.go appears there,
+ * so a test puts another process's step exactly here; nothing otherwise. */
+void fdl_test_pause(const char *point);
 
 int fdl_mkdir_p(const char *path, fdl_error *err);
 /* Remove a folder tree (best effort, for temp folders). */
