@@ -23,6 +23,9 @@ struct fdl_repo {
 #define FDL_CATALOG_FILE "ducklake.duckdb" /* the catalog fdl writes */
 #define FDL_DATASET_JSON "dataset.json"
 #define FDL_FILES_JSON "files.json"
+/* files.json's field (fdl's own) mapping every data and delete file the
+ * catalog references, at any snapshot, to its sha256 */
+#define FDL_FILES_SHA256 "sha256"
 #define FDL_DEFAULT_FORMAT "1.0"
 #define FDL_DEFAULT_FORMAT_DUCKDB "1.5.2"
 
@@ -134,7 +137,8 @@ json_t *fdl_changes_json(const fdl_change *c, size_t count);
 void fdl_changes_free(fdl_change *c, size_t count);
 
 /* files.json: tables -> {files: [{path, rows, bytes, footer_bytes?,
- * deletes?}], renamed_columns?}, every path a clean relative path. */
+ * deletes?}], renamed_columns?}, and sha256? -> {path: 64 hex digits},
+ * every path a clean relative path. */
 int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err);
 
 /* expired.json: reason (retention | withdrawn) and expired_at; the strings

@@ -7,7 +7,7 @@
  * fails at any point leaves at most an incomplete version directory that no
  * ref points at (readers ignore it), and the working catalog untouched.
  */
-#include "freeze.h"
+#include "hashes.h"
 #include "inputs.h"
 #include "../layout/hindex.h"
 
@@ -189,7 +189,10 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		}
 		goto out;
 	}
-	/* The freeze took a while: if the branch moved meanwhile, stop before
+	/* each new data file read once, here, for files.json's sha256 */
+	if ((rc = fdl_data_hashes_add(&fz, repo, err)))
+		goto out;
+	/* The freeze and hashing took a while: if the branch moved meanwhile, stop before
 	 * writing a version that could only lose the compare-and-swap. */
 	char again[FDL_ID_LEN + 1] = "";
 	bool still = false;

@@ -49,6 +49,9 @@ typedef struct fdl_store_ops {
 		   fdl_error *err);
 	/* Stream a key into a local file. */
 	int (*get_file)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
+	/* The sha256 and size of a key's content, streamed through the digest
+	 * (never held whole, never written to a file). */
+	int (*sha256)(fdl_store *s, const char *key, char hex[65], int64_t *bytes, fdl_error *err);
 	/* Size of a key; FDL_ENOTFOUND if absent. */
 	int (*head)(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
 	/* Sizes of many keys at once (NULL: head, one at a time): sizes[i] is
@@ -127,6 +130,10 @@ int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out,
 		  fdl_error *err);
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
+/* The sha256 (and size, when `bytes` is not NULL) of a key's content,
+ * streamed: a folder's file read in place, a remote object fetched through
+ * the digest. */
+int fdl_store_sha256(fdl_store *s, const char *key, char hex[65], int64_t *bytes, fdl_error *err);
 /* fdl_store_head of n keys: each size, or FDL_HEAD_ABSENT, or
  * FDL_HEAD_NOT_FILE (there, but a symlink or not a regular file); one
  * listing of a folder per folder where the backend can (pass keys sorted). */

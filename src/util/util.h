@@ -66,8 +66,12 @@ int fdl_sha256_update(fdl_sha256 *h, const void *data, size_t len, fdl_error *er
 int fdl_sha256_final(fdl_sha256 *h, char hex[65], fdl_error *err);
 void fdl_sha256_free(fdl_sha256 *h);
 int fdl_sha256_mem(char hex[65], const void *data, size_t len, fdl_error *err);
+/* Start a digest again (a download retried from its start). */
+int fdl_sha256_reset(fdl_sha256 *h, fdl_error *err);
 /* Hash a local file by streaming it; also returns its size. */
 int fdl_sha256_file(char hex[65], int64_t *bytes, const char *path, fdl_error *err);
+/* The same on an open fd, which it closes; `path` names it in messages. */
+int fdl_sha256_fd(char hex[65], int64_t *bytes, int fd, const char *path, fdl_error *err);
 
 /* UUIDv7 (RFC 9562, method 1: 12-bit counter in rand_a), monotonic for
  * every id drawn from the same generator. No hidden state: the caller owns
