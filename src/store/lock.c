@@ -6,20 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* One look at the lock object another holder left: 0 when it is gone now
  * (it was released, or it recorded this host and a process that no longer
@@ -52,7 +38,7 @@ static int take_object(fdl_store_lock *l, fdl_store *s, const char *key, const c
 {
 	char rec[FDL_LOCK_RECORD_MAX];
 	size_t len = fdl_lock_record(rec, command);
-	long deadline = now_ms() + fdl_lock_wait_ms();
+	long deadline = fdl_now_ms() + fdl_lock_wait_ms();
 	fdl_buf held_by = {0};
 	int rc;
 	for (long pause = 1;;) {
@@ -65,13 +51,13 @@ static int take_object(fdl_store_lock *l, fdl_store *s, const char *key, const c
 				break;
 			continue;
 		}
-		if (now_ms() >= deadline) {
+		if (fdl_now_ms() >= deadline) {
 			char *where = fdl_asprintf("%s/%s", s->url, key);
 			rc = fdl_lock_record_report(held_by.data, where ? where : key, what, err);
 			free(where);
 			break;
 		}
-		sleep_ms(pause);
+		fdl_sleep_ms(pause);
 		pause = pause < 50 ? pause * 2 : 50;
 	}
 	fdl_buf_free(&held_by);

@@ -19,20 +19,6 @@
 
 #define LOCK_MAGIC "fdl-lock 1\n"
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int fdl_lock_wait_ms(void)
 {
 	const char *s = getenv("FDL_LOCK_WAIT_MS");
@@ -185,7 +171,7 @@ int fdl_lockfile_take(fdl_lockfile *lk, const char *path, const char *what, cons
 {
 	lk->fd = -1;
 	lk->path = NULL;
-	long deadline = now_ms() + fdl_lock_wait_ms();
+	long deadline = fdl_now_ms() + fdl_lock_wait_ms();
 	for (long pause = 1;;) {
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd >= 0) {
@@ -230,16 +216,16 @@ int fdl_lockfile_take(fdl_lockfile *lk, const char *path, const char *what, cons
 			return rc;
 		if (gone)
 			continue;
-		if (now_ms() >= deadline)
+		if (fdl_now_ms() >= deadline)
 			return report(path, what, &h, &st, err);
-		sleep_ms(pause);
+		fdl_sleep_ms(pause);
 		pause = pause < 50 ? pause * 2 : 50;
 	}
 }
 
 int fdl_lockfile_check(const char *path, const char *what, fdl_error *err)
 {
-	long deadline = now_ms() + fdl_lock_wait_ms();
+	long deadline = fdl_now_ms() + fdl_lock_wait_ms();
 	for (long pause = 1;;) {
 		holder h;
 		struct stat st;
@@ -247,9 +233,9 @@ int fdl_lockfile_check(const char *path, const char *what, fdl_error *err)
 		int rc = inspect(path, &h, &st, &gone, err);
 		if (rc || gone)
 			return rc;
-		if (now_ms() >= deadline)
+		if (fdl_now_ms() >= deadline)
 			return report(path, what, &h, &st, err);
-		sleep_ms(pause);
+		fdl_sleep_ms(pause);
 		pause = pause < 50 ? pause * 2 : 50;
 	}
 }

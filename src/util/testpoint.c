@@ -8,9 +8,7 @@
 #include <string.h>
 
 #ifdef FDL_CRASH_POINTS
-#include <errno.h>
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 
 void fdl_test_pause(const char *point)
@@ -23,11 +21,8 @@ void fdl_test_pause(const char *point)
 	if (fd >= 0)
 		close(fd);
 	fprintf(stderr, "fdl: pause point %s reached (FDL_PAUSE_AT)\n", point);
-	while (go && access(go, F_OK) != 0) {
-		struct timespec ts = {0, 10 * 1000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-	}
+	while (go && access(go, F_OK) != 0)
+		fdl_sleep_ms(10);
 	free(reached);
 	free(go);
 }

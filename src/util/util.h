@@ -89,6 +89,9 @@ bool fdl_id_is_uuid7(const char *s);
 /* Time: "2026-10-30T09:00:00Z" (UTC, second precision). */
 int fdl_time_now_iso(char out[32], fdl_error *err);
 bool fdl_time_is_iso_utc(const char *s);
+/* The monotonic clock in milliseconds, and a pause of `ms` (EINTR resumed). */
+long fdl_now_ms(void);
+void fdl_sleep_ms(long ms);
 
 /* A relative path inside the repository: no leading '/', no '..' or '.'
  * segments, no backslash, no empty segments, no NUL, at most 1024 bytes.

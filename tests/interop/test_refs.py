@@ -4,32 +4,15 @@ never ends on an expired version (the race forced with a pause point of the
 sanitizer build, which `make interop` runs, not timing)."""
 import json
 import os
-import pathlib
 import subprocess
 import time
 
-from conftest import EXT, FDL, fdl, read_json, rows
-
-
-def three(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    ids = []
-    for i in (1, 2, 3):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
-        ids.append(repo.head())
-    return con, ids
-
-
-def set_retention(repo, days, keep):
-    cfg = read_json(repo.root / "fdl.json")
-    cfg["retention"] = {"days": days, "keep": keep}
-    (repo.root / "fdl.json").write_text(json.dumps(cfg))
+from conftest import EXT, FDL, fdl, rows
+from test_lifecycle import history, set_retention
 
 
 def test_a_branch_and_a_tag_never_share_a_name(repo, tmp_path):
-    con, (v1, v2, v3) = three(repo, tmp_path)
+    con, (v1, v2, v3) = history(repo, tmp_path)
     fdl("tag", repo.root, "t5", v2)
     for args in (["branch", repo.root, "t5", "main:2"], ["branch", repo.root, "refs/heads/t5", v1]):
         p = fdl(*args, check=False)
@@ -60,7 +43,7 @@ def test_a_branch_and_a_tag_never_share_a_name(repo, tmp_path):
 
 
 def test_no_ref_on_an_expired_or_withdrawn_version(repo, tmp_path):
-    con, (v1, v2, v3) = three(repo, tmp_path)
+    con, (v1, v2, v3) = history(repo, tmp_path)
     set_retention(repo, 0, 1)
     fdl("expire", repo.root)
     assert (repo.root / "versions" / v1 / "expired.json").exists()
@@ -97,7 +80,7 @@ def wait_for(path, proc):
 
 
 def test_a_tag_racing_an_expiry_never_names_an_expired_version(repo, tmp_path):
-    con, (v1, v2, v3) = three(repo, tmp_path)
+    con, (v1, v2, v3) = history(repo, tmp_path)
     set_retention(repo, 0, 1)  # v1 and v2 are due
     d, env = pause_env(tmp_path, "expire-checked")
     exp = start(["expire", repo.root, "--json"], env)
@@ -123,7 +106,7 @@ def test_a_tag_racing_an_expiry_never_names_an_expired_version(repo, tmp_path):
 def test_a_tag_before_the_expiry_reads_the_refs_protects_its_version(repo, tmp_path):
     """The tag lands while the expiry lists versions, before it takes the refs
     lock: the refs it reads under the lock hold the tag."""
-    con, (v1, v2, v3) = three(repo, tmp_path)
+    con, (v1, v2, v3) = history(repo, tmp_path)
     set_retention(repo, 0, 1)
     d, env = pause_env(tmp_path, "expire-listed")
     exp = start(["expire", repo.root, "--json"], env)
