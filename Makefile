@@ -232,7 +232,7 @@ test: unit corpus abi-check docs-check install-check interop
 # a row on one core.
 N ?= 5
 RACE_TESTS := tests/interop/test_concurrency.py tests/interop/test_crash.py tests/interop/test_locks.py tests/interop/test_hindex.py \
-	tests/interop/test_postgres.py tests/interop/test_reader.py tests/interop/test_clone.py
+	tests/interop/test_postgres.py tests/interop/test_reader.py tests/interop/test_clone.py tests/interop/test_refs.py
 test-repeat:
 	@for i in $$(seq 1 $(N)); do echo "== test-repeat: run $$i of $(N)"; \
 	  $(MAKE) --no-print-directory test || { echo "test-repeat: run $$i of $(N) failed" >&2; exit 1; }; \

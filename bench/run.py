@@ -316,6 +316,64 @@ def bench_freeze(tmp, sizes, reps, rows):
     return kept
 
 
+def bench_hash_commit(tmp, mb, reps, rows):
+    """A commit adding `mb` MB of Parquet on top of a version: each new data
+    file is read once for its sha256 (issue 43). The peer is the same
+    binary committing the same snapshot with those hashes already known (the
+    base's files.json given them, so no file is read): the difference is the
+    hashing; its floor, sha256sum of the new files."""
+    import hashlib
+    root = new_repo(tmp, "hash")
+    work = tmp / "hash-work"
+    con = connect(checkout(root, work))
+    con.execute("CREATE TABLE lake.t (a DOUBLE, b DOUBLE, c DOUBLE, d DOUBLE)")
+    con.execute("INSERT INTO lake.t VALUES (0, 0, 0, 0)")
+    run([FDL, "commit", work, "-m", "base", "-q"])
+    base = (root / "refs" / "heads" / "main").read_text().strip()
+    old = {p for p in (root / "data").rglob("*") if p.is_file()}
+    rows_n = mb * (1 << 20) // 32  # four random doubles a row: incompressible
+    con.execute(f"INSERT INTO lake.t SELECT random(), random(), random(), random() FROM range({rows_n})")
+    con.close()
+    new = sorted(p for p in (root / "data").rglob("*") if p.is_file() and p not in old)
+    record = (work / "fdl-work.json").read_text()
+    # the base as written, and the same base knowing the new files' hashes
+    vdir = root / "versions" / base
+    plain = {n: (vdir / n).read_bytes() for n in ("files.json", "version.json")}
+    fj = json.loads(plain["files.json"])
+    fj["sha256"].update({str(p.relative_to(root / "data")): hashlib.sha256(p.read_bytes()).hexdigest() for p in new})
+    known_fj = json.dumps(fj, separators=(",", ":")).encode()
+    vj = json.loads(plain["version.json"])
+    vj["files"].update(bytes=len(known_fj), sha256=hashlib.sha256(known_fj).hexdigest())
+    known = {"files.json": known_fj, "version.json": (json.dumps(vj, indent=2) + "\n").encode()}
+    shutil.rmtree(root / "history", ignore_errors=True)  # derived; it holds the base's version.json
+
+    def before(which):
+        for d in (root / "versions").iterdir():
+            if d.name != base:
+                shutil.rmtree(d)
+        for n, b in (plain if which == "fdl" else known).items():
+            (vdir / n).write_bytes(b)
+        (root / "refs" / "heads" / "main").write_text(base + "\n")
+        (work / "fdl-work.json").write_text(record)
+        shutil.rmtree(root / "history", ignore_errors=True)
+
+    size = f"{files_bytes(new) / (1 << 20):.0f} MB in {len(new)} files"
+    cmd = [FDL, "commit", work, "-m", "bench", "-q"]
+    row = Row("commit adding Parquet, new files hashed", size, "the hashing costs at most sha256sum of the new files")
+    alternate(row, reps, cmd, cmd, before, "the same commit, hashes known")
+    rows.append(row)
+    floor = Row("commit: hashing the new files", size, "<= sha256sum of the new files")
+    for _ in range(reps):
+        s, r = measure(["sha256sum", *new])
+        floor.peer.append(s)
+        floor.peer_rss.append(r)
+    floor.fdl = [max(statistics.median(row.fdl) - statistics.median(row.peer), 0.0)]
+    floor.peer_name = "sha256sum"
+    floor.extra["commit_hashed_s"] = round(statistics.median(row.fdl), 3)
+    floor.extra["commit_hashes_known_s"] = round(statistics.median(row.peer), 3)
+    rows.append(floor)
+
+
 def bench_one_row(tmp, histories, reps, rows, payload=0):
     """a one-row commit on top of H versions of history; returns the repos
     (root, work) by H for the later rows."""
@@ -1120,6 +1178,8 @@ def main():
         base = None
         if want("freeze"):
             base = bench_freeze(tmp, [10, 100] if a.quick else [10, 100, 1000, 10000], reps, rows)
+        if want("hash"):
+            bench_hash_commit(tmp, 10 if a.quick else int(os.environ.get("BENCH_HASH_MB", "100")), reps, rows)
         made = {}
         if want("one-row") or want("query") or want("verify") or want("clone"):
             made = bench_one_row(tmp, [10, 30] if a.quick else [10, 100, 1000], reps, rows,

@@ -12,6 +12,8 @@ const cli_doc doc_checkout = {
 		"latest version, empty when the branch has none, whose data files go straight\n"
 		"into the repository's data folder. Prints (on stdout) the `LOAD`s and\n"
 		"`ATTACH` to run in DuckDB; then `fdl commit WORK` publishes what you wrote.\n"
+		"A new branch (`--ref NAME`, which its first commit creates) may not have a\n"
+		"tag's name (exit 9).\n"
 		"\n"
 		"With `postgres:CONNINFO` (a libpq connection string) or `--meta postgres`\n"
 		"(the `PG*` variables), the working catalog is a DuckLake catalog in\n"

@@ -10,7 +10,9 @@ const cli_doc doc_expire = {
 		"its branch, and not the tip of a branch or tag, gets `expired.json` and\n"
 		"loses its catalog, `catalogs/` and `files.json`; `version.json` and\n"
 		"`dataset.json` stay, so `fdl log` still shows it, and readers refuse it\n"
-		"with the date. Idempotent.",
+		"with the date. Idempotent. The refs are read, and versions expired, under\n"
+		"the lock tags and branches are created under (`refs.lock`): a ref created\n"
+		"meanwhile is waited for and protects its version.",
 	.examples = "fdl expire /srv/population --dry-run\n",
 	.min = 1,
 	.max = 1,

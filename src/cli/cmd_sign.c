@@ -7,9 +7,12 @@ const cli_doc doc_sign = {
 	.summary = "sign a version (an SSH signature over version.json)",
 	.text = "Writes `version.json.sig`: an SSH signature (SSHSIG, namespace `fdl`, as Git\n"
 		"signs commits) over the exact bytes of `version.json`, which carries the\n"
-		"sha256 of every other file, with an unencrypted Ed25519 key. A signature is\n"
-		"never replaced (exit 9). `fdl verify --signatures --allowed-signers FILE`\n"
-		"checks them, and so does stock OpenSSH.",
+		"sha256 of every other file of the version, with an unencrypted Ed25519\n"
+		"key. One of them, `files.json`, carries the sha256 of every data file, so\n"
+		"the signature covers the data too (a version written before fdl recorded\n"
+		"those covers its data by size only). A signature is never replaced (exit\n"
+		"9). `fdl verify --signatures --allowed-signers FILE` checks them, with\n"
+		"the data they cover, and stock OpenSSH checks the signature itself.",
 	.examples = "ssh-keygen -t ed25519 -N '' -f publisher\n"
 		    "fdl sign /srv/population main --key publisher\n"
 		    "echo \"data@example.org namespaces=\\\"fdl\\\" $(cut -d' ' -f1,2 publisher.pub)\" > allowed_signers\n"

@@ -7,8 +7,12 @@ const cli_doc doc_tag = {
 	.text = "Lists tags with the versions they name, creates `NAME` at `REF` (default\n"
 		"HEAD), or deletes one. A tag names one version for good: commits never move\n"
 		"it, retention never expires the version it names, and creating a tag that\n"
-		"exists is refused (exit 9). Every command that takes a ref accepts a tag,\n"
-		"as `ROOT@NAME` or `NAME`.",
+		"exists, or one with a branch's name, is refused (exit 9, naming it). A tag\n"
+		"is never created on a version that expired or was withdrawn (exit 7, with\n"
+		"the reason): tags are created, and versions expired, under one lock\n"
+		"(`refs.lock`), so a tag racing `fdl expire` either protects its version or\n"
+		"is refused. Every command that takes a ref accepts a tag, as `ROOT@NAME` or\n"
+		"`NAME`.",
 	.examples = "fdl tag /srv/population v2025\n"
 		    "fdl tag /srv/population v2024 main:3\n"
 		    "fdl attach /srv/population@v2025\n"

@@ -23,6 +23,9 @@ struct fdl_repo {
 #define FDL_CATALOG_FILE "ducklake.duckdb" /* the catalog fdl writes */
 #define FDL_DATASET_JSON "dataset.json"
 #define FDL_FILES_JSON "files.json"
+/* files.json's field (fdl's own) mapping every data and delete file the
+ * catalog references, at any snapshot, to its sha256 */
+#define FDL_FILES_SHA256 "sha256"
 #define FDL_DEFAULT_FORMAT "1.0"
 #define FDL_DEFAULT_FORMAT_DUCKDB "1.5.2"
 
@@ -48,6 +51,19 @@ int fdl_ref_read(fdl_repo *repo, const char *key, char id[FDL_ID_LEN + 1], bool 
 
 /* Move a ref by compare-and-swap: old_etag NULL means "must not exist". */
 int fdl_ref_update(fdl_repo *repo, const char *key, const char *new_id, const char *old_etag, fdl_error *err);
+
+/* The lock under which refs are created and versions leave retention
+ * (FDL_REFS_LOCK, fdl's own, never part of the format): a ref created under
+ * it names a version that was live when it was written, and an expiry that
+ * re-reads the refs under it sees every ref created before. */
+#define FDL_REFS_LOCK "refs.lock"
+int fdl_refs_lock(fdl_store_lock *l, fdl_repo *repo, const char *command, fdl_error *err);
+
+/* 0 when no ref of the other kind is named `name` (a branch's name for a new
+ * tag, a tag's for a new branch; "refs/heads/" or "refs/tags/" may lead);
+ * FDL_EEXISTS naming that ref and its version otherwise: a branch and a tag
+ * never share a name, which would read as the branch. */
+int fdl_ref_name_free(fdl_repo *repo, const char *name, bool branch, fdl_error *err);
 
 /* Parse "ref: refs/heads/x\n" (HEAD) into the branch name. Caller frees. */
 int fdl_head_parse(char **branch, const char *data, size_t len, fdl_error *err);
@@ -129,7 +145,8 @@ json_t *fdl_changes_json(const fdl_change *c, size_t count);
 void fdl_changes_free(fdl_change *c, size_t count);
 
 /* files.json: tables -> {files: [{path, rows, bytes, footer_bytes?,
- * deletes?}], renamed_columns?}, every path a clean relative path. */
+ * deletes?}], renamed_columns?}, and sha256? -> {path: 64 hex digits},
+ * every path a clean relative path. */
 int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err);
 
 /* expired.json: reason (retention | withdrawn) and expired_at; the strings

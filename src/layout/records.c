@@ -28,6 +28,28 @@ static int file_entry(const json_t *f, const char *src, const char *where, fdl_e
 	return 0;
 }
 
+/* fdl's "sha256": data file path -> its sha256, 64 lower-case hex digits. */
+static int hashes_check(const json_t *map, const char *src, fdl_error *err)
+{
+	if (!map)
+		return 0;
+	if (!json_is_object(map))
+		return fdl_fail(err, FDL_EINVALID, "%s: field '" FDL_FILES_SHA256 "' is not an object", src);
+	const char *path;
+	const json_t *v;
+	json_object_foreach((json_t *)map, path, v)
+	{
+		const char *hex = json_string_value(v);
+		size_t n = hex ? strspn(hex, "0123456789abcdef") : 0;
+		if (fdl_path_check_relative(path, FDL_FILES_SHA256 " key", err))
+			return fdl_error_prefix(err, "%s", src);
+		if (n != 64 || hex[64])
+			return fdl_fail(err, FDL_EINVALID, "%s: " FDL_FILES_SHA256 ".%.400s is not 64 lower-case hex digits",
+					src, path);
+	}
+	return 0;
+}
+
 int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err)
 {
 	const json_t *tables;
@@ -63,7 +85,7 @@ int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err)
 				return rc;
 		}
 	}
-	return 0;
+	return hashes_check(json_object_get(doc, FDL_FILES_SHA256), src, err);
 }
 
 int fdl_expired_parse(const char **reason, const char **when, const json_t *doc, const char *src, fdl_error *err)

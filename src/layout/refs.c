@@ -53,6 +53,28 @@ int fdl_ref_branch_key(char **out, const char *branch, fdl_error *err)
 	return *out ? 0 : fdl_oom(err);
 }
 
+int fdl_refs_lock(fdl_store_lock *l, fdl_repo *repo, const char *command, fdl_error *err)
+{
+	return fdl_store_lock_take(l, repo->store, FDL_REFS_LOCK, "creating refs and expiring versions", command, err);
+}
+
+int fdl_ref_name_free(fdl_repo *repo, const char *name, bool branch, fdl_error *err)
+{
+	if (!strncmp(name, branch ? "refs/heads/" : "refs/tags/", branch ? 11 : 10))
+		name += branch ? 11 : 10;
+	char *key = fdl_asprintf("%s%s", branch ? "refs/tags/" : "refs/heads/", name);
+	char id[FDL_ID_LEN + 1];
+	bool exists = false;
+	int rc = key ? fdl_ref_read(repo, key, id, &exists, NULL, err) : fdl_oom(err);
+	if (!rc && exists)
+		rc = fdl_fail(err, FDL_EEXISTS,
+			      "%s %s exists (%s, version %s): a branch and a tag never share a name, since the name "
+			      "would read as the branch; pick another name",
+			      branch ? "a tag" : "a branch", name, key, id);
+	free(key);
+	return rc;
+}
+
 int fdl_head_parse(char **branch, const char *data, size_t len, fdl_error *err)
 {
 	const char *prefix = "ref: refs/heads/";

@@ -1,6 +1,7 @@
 /* Branches and tags: list, create, delete. Every ref change is a
  * compare-and-swap; a tag, once created, is never moved (delete it and
- * create it again, as Git wants with -f). */
+ * create it again, as Git wants with -f). A ref is created only on a live
+ * version and never with the name of a ref of the other kind. */
 #include "../layout/hindex.h"
 #include "../layout/layout.h"
 
@@ -79,7 +80,9 @@ static int tag_key(char **out, const char *name, fdl_error *err)
 	return *out ? 0 : fdl_oom(err);
 }
 
-/* Create the ref `key` at `start`, only if it does not exist. */
+/* Create the ref `key` at `start`, only if it does not exist, no ref of
+ * the other kind has its name, and the version is live: checked and written
+ * under the refs lock, which an expiry re-reads the refs under. */
 static int create_ref(fdl_repo *repo, const char *key, const char *kind, const char *name, const char *start,
 		      bool branch, fdl_error *err)
 {
@@ -89,6 +92,13 @@ static int create_ref(fdl_repo *repo, const char *key, const char *kind, const c
 	if (!rc) /* the start must be a readable version */
 		rc = fdl_version_read(&v, repo, id, err);
 	fdl_version_free(v);
+	fdl_store_lock lock = {.file.fd = -1};
+	if (!rc)
+		rc = fdl_refs_lock(&lock, repo, branch ? "fdl branch" : "fdl tag", err);
+	if (!rc)
+		rc = fdl_ref_name_free(repo, name, branch, err);
+	if (!rc && (rc = fdl_version_check_live(repo, id, err)) == FDL_EEXPIRED)
+		fdl_error_prefix(err, "%s %s not created", kind, name);
 	fdl_error ierr;
 	/* a branch's history index first (derived: its failure costs readers
 	 * speed only), so that running an interrupted create again ends the same */
@@ -99,6 +109,7 @@ static int create_ref(fdl_repo *repo, const char *key, const char *kind, const c
 		if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
 			rc = fdl_fail(err, FDL_EEXISTS, "%s %s already exists", kind, name);
 	}
+	fdl_store_lock_release(&lock);
 	return rc;
 }
 

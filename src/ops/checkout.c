@@ -212,6 +212,8 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 		rc = fdl_ref_read(repo, key, w.base, &exists, NULL, err);
 	if (!rc && !exists)
 		w.base[0] = '\0';
+	if (!rc && !exists) /* a new branch, which its first commit creates */
+		rc = fdl_ref_name_free(repo, w.branch, true, err);
 	if (!rc) {
 		/* DuckDB writes the data files straight into the repository: a
 		 * folder in place, a bucket through httpfs */

@@ -76,14 +76,24 @@ static bool copy_may_have(const cloner *c, const char *key)
 }
 
 /* Copy one key unless dst has it with the same size; check bytes and, when
- * given, sha256 on the copy before it is published. `local`: the source's
- * bytes are already here (a catalog fetched for the plan, and checked then:
- * `checked`, so not hashed again).
+ * given, sha256 (recorded in `by`, NULL: version.json) on the copy before
+ * it is published. `local`: the source's bytes are already here (a catalog
+ * fetched for the plan, and checked then: `checked`, so not hashed again).
  * `optional`: a key the source does not have is skipped (withdrawn data,
- * the catalog of an expired version). */
-static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *local, bool checked,
-		    bool optional, fdl_error *err)
+ * the catalog of an expired version). `got` (may be NULL) receives the
+ * sha256 of the bytes copied ("" when none were), *put whether this call
+ * wrote the key. */
+typedef struct copied {
+	char got[65];
+	bool put;
+} copied;
+
+static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *by, const char *local,
+		    bool checked, bool optional, copied *out, fdl_error *err)
 {
+	copied none;
+	out = out ? out : &none;
+	memset(out, 0, sizeof *out);
 	int64_t have = -1;
 	fdl_error e;
 	if (copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 && (bytes < 0 || have == bytes)) {
@@ -121,10 +131,13 @@ static int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, 
 		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; expected %lld; not copied", c->src->root, key,
 			      (long long)n, (long long)bytes);
 	if (!rc && sha && strcmp(hex, sha))
-		rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; " FDL_VERSION_JSON " says %s; not copied", c->src->root,
-			      key, hex, sha);
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; %s records %s; not copied (the file changed after "
+			      "it was written)", c->src->root, key, hex, by ? by : FDL_VERSION_JSON, sha);
+	if (!rc && !(local && checked))
+		memcpy(out->got, hex, sizeof out->got);
 	if (!rc) {
 		rc = fdl_store_put_file_if_absent(c->dst, key, from, err);
+		out->put = !rc;
 		if (rc == FDL_EEXISTS) /* a half-done earlier run left another size: a file is never replaced */
 			rc = fdl_fail(err, FDL_EEXISTS, "%s/%s exists with other content; remove it and rerun",
 				      c->dst->url, key);
@@ -396,7 +409,8 @@ static int read_listed(cloner *c, vdir *d, fdl_error *err)
 }
 
 static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error *err);
-static int plan_data(struct pool *p, const fdl_strlist *paths, const fdl_strmap *sizes, fdl_error *err);
+static int plan_data(struct pool *p, cloner *c, const fdl_strlist *paths, const fdl_strmap *sizes,
+		     const json_t *claims, const char *by, fdl_error *err);
 
 static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 {
@@ -472,11 +486,33 @@ static char *files_json_local(cloner *c, const vdir *d, fdl_error *err)
 	return staged;
 }
 
+/* The sha256 of the data files that version d's files.json records (fdl's
+ * field; NULL when it records none), from its local copy, whose bytes must
+ * be the ones version.json records: a files.json that is not is left for
+ * copy_version to refuse, its hashes unused. */
+static json_t *data_claims(const vdir *d, const char *files_local)
+{
+	const json_t *ref = json_object_get(fdl_version_json(d->v), "files");
+	const char *sha = json_string_value(json_object_get(ref, "sha256"));
+	fdl_buf b = {0};
+	json_t *doc = NULL;
+	char hex[65];
+	fdl_error e;
+	if (files_local && sha && !fdl_file_read(&b, files_local, FDL_META_MAX_BYTES, &e) &&
+	    !fdl_sha256_mem(hex, b.data, b.len, &e) && !strcmp(hex, sha))
+		fdl_json_parse(&doc, b.data, b.len, files_local, &e);
+	fdl_buf_free(&b);
+	json_t *claims = json_incref(json_object_get(doc, FDL_FILES_SHA256));
+	json_decref(doc);
+	return json_is_object(claims) ? claims : (json_decref(claims), NULL);
+}
+
 /* The rest of the plan for a version with a live catalog (fetched and
  * checked): every data and delete file it references, with the size it
- * records, and what fdl verify checks of it (its snapshot, files.json), on
- * the bytes fetched for the copy: the copy is never read back. One DuckDB
- * attach a catalog, on the pool thread that fetched it. */
+ * records and the sha256 its files.json records, and what fdl verify checks
+ * of it (its snapshot, files.json), on the bytes fetched for the copy: the
+ * copy is never read back. One DuckDB attach a catalog, on the pool thread
+ * that fetched it. */
 static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error *err)
 {
 	int rc = 0;
@@ -488,12 +524,14 @@ static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error
 		return rc;
 	fdl_strlist list = {0};
 	fdl_strmap sizes = {0};
+	fdl_error e;
+	char *files_local = files_json_local(c, d, &e);
+	json_t *claims = data_claims(d, files_local);
 	rc = fdl_catalog_all_files_sized(&list, &sizes, c->duck, "fdl_clone", -1, err);
 	if (!rc) /* each data file new to the clone is copied at once */
-		rc = plan_data(c->pool, &list, &sizes, err);
+		rc = plan_data(c->pool, c, &list, &sizes, claims, d->id, err);
+	json_decref(claims);
 	fdl_strmap_free(&sizes);
-	fdl_error e;
-	char *files_local = rc ? NULL : files_json_local(c, d, &e);
 	if (!rc)
 		rc = fdl_verify_catalog_attached(c->found, c->duck, "fdl_clone", d, files_local, err);
 	free(files_local);
@@ -627,11 +665,10 @@ typedef struct pool {
 	size_t n;
 	atomic_size_t next;
 	/* POOL_PREPARE: the data files the plan has found (planned: path ->
-	 * size, every one once), queued as found and copied by the same
-	 * threads, first come; workers inside prepare_version; all under mu */
+	 * index in dfiles, every one once), queued as found and copied by the
+	 * same threads, first come; workers inside prepare_version; all under mu */
 	fdl_strmap *planned;
-	char **dkeys;
-	int64_t *dsizes;
+	struct planned_file *dfiles;
 	size_t dlen, dcap, dnext, preparing;
 	atomic_bool failed;
 	bool threaded;
@@ -669,43 +706,101 @@ static void pool_unlock(pool *p)
 		pthread_mutex_unlock(&p->mu);
 }
 
-static int plan_data(pool *p, const fdl_strlist *paths, const fdl_strmap *sizes, fdl_error *err)
+/* A data file the plan found: its size and sha256 as the catalogs and
+ * files.json record them (claim: "" until a files.json records one, and
+ * the version whose it is), and what its copy hashed (got) and wrote. */
+typedef struct planned_file {
+	char *key;
+	int64_t size;
+	char claim[65], claim_by[FDL_ID_LEN + 1];
+	char got[65];
+	bool put;
+} planned_file;
+
+/* Under the pool's lock: the bytes copied for file j must be those its
+ * claim names. A claim that arrives after the copy (a version without
+ * one planned the file first) is checked against what was copied, and a
+ * copy this run wrote with other bytes is removed (*drop) so that no rerun
+ * takes it as done. */
+static int check_claim(pool *p, size_t j, const char *root, bool *drop, fdl_error *err)
+{
+	planned_file *f = &p->dfiles[j];
+	if (!f->got[0] || !f->claim[0] || !strcmp(f->got, f->claim))
+		return 0;
+	*drop = f->put;
+	return fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; versions/%s/" FDL_FILES_JSON " records %s (the file "
+			"changed after it was written); not copied", root, f->key, f->got, f->claim_by, f->claim);
+}
+
+/* Under the pool's lock: version `by` records `claim` (may be NULL) for
+ * file j. */
+static int add_claim(pool *p, size_t j, const char *claim, const char *by, const char *root, bool *drop,
+		     fdl_error *err)
+{
+	planned_file *f = &p->dfiles[j];
+	if (!claim)
+		return 0;
+	if (f->claim[0])
+		return strcmp(f->claim, claim)
+			       ? fdl_fail(err, FDL_EINVALID, "versions/%s/" FDL_FILES_JSON " and versions/%s/" FDL_FILES_JSON
+					  " record different sha256 of %s/%s; the source does not verify, so no ref was "
+					  "copied", f->claim_by, by, root, f->key)
+			       : 0;
+	snprintf(f->claim, sizeof f->claim, "%s", claim);
+	snprintf(f->claim_by, sizeof f->claim_by, "%s", by);
+	return check_claim(p, j, root, drop, err);
+}
+
+static int plan_grow(pool *p, fdl_error *err)
+{
+	if (p->dlen < p->dcap)
+		return 0;
+	size_t cap = p->dcap ? p->dcap * 2 : 256;
+	planned_file *grown = realloc(p->dfiles, cap * sizeof *grown);
+	if (!grown)
+		return fdl_oom(err);
+	p->dfiles = grown;
+	p->dcap = cap;
+	return 0;
+}
+
+/* Each file a catalog references, queued once, with the sha256 its
+ * version's files.json records (`claims`, path -> hex; NULL: none). */
+static int plan_data(pool *p, cloner *c, const fdl_strlist *paths, const fdl_strmap *sizes, const json_t *claims,
+		     const char *by, fdl_error *err)
 {
 	int rc = 0;
+	char *drop = NULL;
 	pool_lock(p);
 	for (size_t i = 0; i < paths->len && !rc; i++) {
 		const char *path = paths->items[i];
+		const char *claim = json_string_value(json_object_get(claims, path));
 		int64_t size = -1, had;
+		bool dropped = false;
 		fdl_strmap_get(sizes, path, &size);
-		if (fdl_strmap_get(p->planned, path, &had))
+		if (fdl_strmap_get(p->planned, path, &had)) {
+			rc = add_claim(p, (size_t)had, claim, by, c->src->root, &dropped, err);
+			if (dropped)
+				drop = fdl_strdup(p->dfiles[had].key);
 			continue;
-		if (p->dlen == p->dcap) {
-			size_t cap = p->dcap ? p->dcap * 2 : 256;
-			char **k = realloc(p->dkeys, cap * sizeof *k);
-			int64_t *z = k ? realloc(p->dsizes, cap * sizeof *z) : NULL;
-			if (k)
-				p->dkeys = k;
-			if (z)
-				p->dsizes = z;
-			if (!k || !z) {
-				rc = fdl_oom(err);
-				break;
-			}
-			p->dcap = cap;
 		}
 		char *key = fdl_asprintf("%s/%s", p->c->src->data_dir, path);
-		if (!key || (rc = fdl_strmap_put(p->planned, path, size, err))) {
+		if (!key || (rc = plan_grow(p, err)) || (rc = fdl_strmap_put(p->planned, path, (int64_t)p->dlen, err))) {
 			free(key);
 			rc = rc ? rc : fdl_oom(err);
 			break;
 		}
-		p->dkeys[p->dlen] = key;
-		p->dsizes[p->dlen++] = size;
+		p->dfiles[p->dlen] = (planned_file){.key = key, .size = size};
+		rc = add_claim(p, p->dlen++, claim, by, c->src->root, &dropped, err);
 		prog_plan(p->c->prog, 1, size);
 	}
 	if (p->threaded)
 		pthread_cond_broadcast(&p->cv);
 	pool_unlock(p);
+	fdl_error e;
+	if (drop)
+		fdl_store_del(c->dst, drop, &e);
+	free(drop);
 	return rc;
 }
 
@@ -719,14 +814,18 @@ static int prepare_loop(cloner *c, pool *p, fdl_error *err)
 		bool data = false, prep = false;
 		const char *key = NULL;
 		int64_t size = -1;
-		size_t k = 0;
+		size_t k = 0, j = 0;
+		char claim[65] = "", by[FDL_ID_LEN + 40] = "";
 		pool_lock(p);
 		for (;;) {
 			if (atomic_load(&p->failed))
 				break;
 			if (p->dnext < p->dlen) {
-				key = p->dkeys[p->dnext];
-				size = p->dsizes[p->dnext++];
+				j = p->dnext++;
+				key = p->dfiles[j].key;
+				size = p->dfiles[j].size;
+				memcpy(claim, p->dfiles[j].claim, sizeof claim);
+				snprintf(by, sizeof by, "versions/%s/" FDL_FILES_JSON, p->dfiles[j].claim_by);
 				data = true;
 				break;
 			}
@@ -742,7 +841,19 @@ static int prepare_loop(cloner *c, pool *p, fdl_error *err)
 		}
 		pool_unlock(p);
 		if (data) {
-			rc = copy_key(c, key, size > 0 ? size : -1, NULL, NULL, false, true, err);
+			copied got;
+			rc = copy_key(c, key, size > 0 ? size : -1, claim[0] ? claim : NULL, by, NULL, false, true, &got,
+				      err);
+			bool drop = false;
+			pool_lock(p); /* a claim that came during the copy */
+			memcpy(p->dfiles[j].got, got.got, sizeof got.got);
+			p->dfiles[j].put = got.put;
+			if (!rc)
+				rc = check_claim(p, j, c->src->root, &drop, err);
+			pool_unlock(p);
+			fdl_error e;
+			if (drop)
+				fdl_store_del(c->dst, key, &e);
 			if (!rc)
 				prog_add(c->prog, 1, size);
 		} else if (prep) {
@@ -976,7 +1087,7 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 		if (!key || (!is_catalog && !staged))
 			rc = fdl_oom(err);
 		else
-			rc = copy_key(c, key, bytes, sha, local, is_catalog, true, err);
+			rc = copy_key(c, key, bytes, sha, NULL, local, is_catalog, true, NULL, err);
 		free(key);
 		free(staged);
 		if (!rc)
@@ -1115,9 +1226,8 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	if (!rc)
 		rc = pool_go(&pp, prep_jobs, err);
 	for (size_t i = 0; i < pp.dlen; i++)
-		free(pp.dkeys[i]);
-	free(pp.dkeys);
-	free(pp.dsizes);
+		free(pp.dfiles[i].key);
+	free(pp.dfiles);
 	fdl_duck_free(c.duck);
 	c.duck = NULL;
 	if (!rc) /* a source fdl verify rejects gets no ref */

@@ -7,7 +7,7 @@
  * fails at any point leaves at most an incomplete version directory that no
  * ref points at (readers ignore it), and the working catalog untouched.
  */
-#include "freeze.h"
+#include "hashes.h"
 #include "inputs.h"
 #include "../layout/hindex.h"
 
@@ -151,6 +151,8 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		rc = conflict(repo, key, &w, NULL, false, err);
 		goto out;
 	}
+	if (!exists && (rc = fdl_ref_name_free(repo, w.branch, true, err))) /* a tag took the name meanwhile */
+		goto out;
 	/* Inputs first: a bad --input fails before any work, whatever the catalog. */
 	if (!(inputs = json_array())) {
 		rc = fdl_oom(err);
@@ -187,7 +189,10 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		}
 		goto out;
 	}
-	/* The freeze took a while: if the branch moved meanwhile, stop before
+	/* each new data file read once, here, for files.json's sha256 */
+	if ((rc = fdl_data_hashes_add(&fz, repo, err)))
+		goto out;
+	/* The freeze and hashing took a while: if the branch moved meanwhile, stop before
 	 * writing a version that could only lose the compare-and-swap. */
 	char again[FDL_ID_LEN + 1] = "";
 	bool still = false;
@@ -202,13 +207,21 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	memcpy(w.pending, id, sizeof w.pending);
 	if ((rc = fdl_work_save(&w, err)))
 		goto out;
-	rc = fdl_ref_update(repo, key, id, exists ? etag : NULL, err);
+	/* a new branch is created under the refs lock, its name checked again */
+	fdl_store_lock lock = {.file.fd = -1};
+	bool guarded = exists || (!(rc = fdl_refs_lock(&lock, repo, "fdl commit", err)) &&
+				  !(rc = fdl_ref_name_free(repo, w.branch, true, err)));
+	if (guarded)
+		rc = fdl_ref_update(repo, key, id, exists ? etag : NULL, err);
+	fdl_store_lock_release(&lock);
+	if (rc && !guarded)
+		fdl_error_prefix(err, "version %s was not published (its files stay unreferenced)", id);
 	if (rc) {
 		fdl_error ignore;
 		w.pending[0] = '\0';
 		fdl_work_save(&w, &ignore);
 	}
-	if (rc == FDL_ECONFLICT) {
+	if (rc == FDL_ECONFLICT && guarded) {
 		rc = conflict(repo, key, &w, id, true, err);
 		goto out;
 	}

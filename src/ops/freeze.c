@@ -25,6 +25,8 @@ void fdl_frozen_free(frozen *f)
 	free(f->catalog_file);
 	fdl_version_free(f->base);
 	json_decref(f->base_dataset);
+	fdl_strlist_free(&f->all_files);
+	fdl_strmap_free(&f->all_sizes);
 	memset(f, 0, sizeof *f);
 }
 
@@ -233,6 +235,9 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	fdl_strlist_sort(&added);
 	if (!rc)
 		rc = fdl_catalog_files_json(&out->files_json, d, FROZEN, &files, err);
+	if (!rc) /* what files.json's sha256 covers (fdl_data_hashes_add) */
+		rc = fdl_catalog_all_files_sized(&out->all_files, &out->all_sizes, d, FROZEN, -1, err);
+	fdl_strlist_sort(&out->all_files);
 	json_t *tables = NULL;
 	if (!rc)
 		rc = fdl_catalog_tables_json(&tables, d, FROZEN, &files, err);

@@ -5,6 +5,7 @@
 
 #include "../catalog/catalog.h"
 #include "work.h"
+#include "../util/strmap.h"
 
 typedef struct frozen {
 	fdl_catalog_info info;
@@ -17,6 +18,10 @@ typedef struct frozen {
 	bool same_snapshot; /* no snapshot since the base version */
 	fdl_version *base;    /* the base version, read once (NULL: a first version) */
 	json_t *base_dataset; /* its dataset.json (NULL: it has none) */
+	/* every data and delete file the frozen catalog references, at any of
+	 * its snapshots (sorted; may repeat), with the sizes it records */
+	fdl_strlist all_files;
+	fdl_strmap all_sizes;
 } frozen;
 
 /* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb

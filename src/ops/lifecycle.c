@@ -166,8 +166,19 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *
 	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
+	/* the refs are read, and the versions they leave unprotected expired,
+	 * under the lock refs are created under: a tag racing this expiry
+	 * either lands before the refs are read, and protects its version, or
+	 * after the expiry, and is refused on an expired version */
+	fdl_store_lock lock = {.file.fd = -1};
+	if (!rc && !dry_run)
+		fdl_test_pause("expire-listed");
+	if (!rc && !dry_run && (days >= 0 || keep >= 0))
+		rc = fdl_refs_lock(&lock, repo, "fdl expire", err);
 	if (!rc)
 		rc = protected_versions(&p, repo, &dirs, keep, err);
+	if (!rc && !dry_run)
+		fdl_test_pause("expire-checked");
 	int64_t now = (int64_t)time(NULL);
 	for (size_t i = 0; i < dirs.len && !rc && (days >= 0 || keep >= 0); i++) {
 		vdir *d = &dirs.items[i];
@@ -190,6 +201,7 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *
 			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);
 	}
+	fdl_store_lock_release(&lock);
 	if (rc)
 		fdl_expire_report_free(report);
 	else

@@ -15,6 +15,7 @@
 #include "../layout/hindex.h"
 #include "../layout/layout.h"
 #include "../layout/walk.h"
+#include "hashes.h"
 #include "report.h"
 #include "sign.h"
 #include "verify.h"
@@ -33,6 +34,8 @@ typedef struct report {
 	char *tmpdir; /* downloads from a remote store */
 	long downloads;
 	fdl_strmap *sizes; /* data files already looked up: bytes, or -1 when missing */
+	fdl_hash_cache *hashes; /* data files hashed, shared by every worker */
+	bool unhashed; /* the version's files.json records no sha256 of its data files */
 } report;
 
 /* A local file with the content of `key`: the file itself in a folder
@@ -138,24 +141,37 @@ static bool allowed_name(const vdir *d, const char *name)
 	       (!strncmp(name, "catalogs/", 9) && n > 16 && !strcmp(name + n - 7, ".duckdb") && !strchr(name + 9, '/'));
 }
 
+/* files.json as written (its local copy), parsed; NULL when it cannot be. */
+static json_t *files_written(const char *local)
+{
+	fdl_buf b = {0};
+	json_t *written = NULL;
+	fdl_error e;
+	if (!fdl_file_read(&b, local, FDL_META_MAX_BYTES, &e))
+		fdl_json_parse(&written, b.data, b.len, local, &e);
+	fdl_buf_free(&b);
+	return written;
+}
+
 /* files.json (its bytes already checked against `sha`) says what the
  * catalog does: fdl writes exactly the serialisation of what it derives,
- * so equal hashes settle it without parsing; another writer's layout of
- * the same JSON is parsed and compared. */
-static bool files_agree(const json_t *derived, const char *sha, const char *local)
+ * so equal hashes settle it; another writer's layout of the same JSON is
+ * compared parsed. Its sha256 of the data files is not derived from the
+ * catalog but checked against the files themselves (check_hashes): taken
+ * as written here. */
+static bool files_agree(json_t *derived, const char *sha, const json_t *written)
 {
 	char *text = NULL, hex[65];
 	size_t len = 0;
 	fdl_error e;
+	json_t *hashes = json_object_get(written, FDL_FILES_SHA256);
+	if (hashes)
+		json_object_set(derived, FDL_FILES_SHA256, hashes);
 	bool same = sha && !fdl_json_dump_as(&text, &len, derived, true, &e) && !fdl_sha256_mem(hex, text, len, &e) &&
 		    !strcmp(hex, sha);
 	free(text);
 	if (same)
 		return true;
-	fdl_buf b = {0};
-	json_t *written = NULL;
-	if (!fdl_file_read(&b, local, FDL_META_MAX_BYTES, &e))
-		fdl_json_parse(&written, b.data, b.len, local, &e);
 	same = written && json_equal(written, derived);
 	if (written && !same) {
 		/* field_ids is fdl's optional addition: a files.json written
@@ -171,16 +187,15 @@ static bool files_agree(const json_t *derived, const char *sha, const char *loca
 		same = bare && json_equal(written, bare);
 		json_decref(bare);
 	}
-	json_decref(written);
-	fdl_buf_free(&b);
 	return same;
 }
 
 /* What a live catalog attached as `alias` must agree with: version.json's
  * snapshot_id, and files.json (its local copy; NULL: not checked). Its live
- * data files are left in *files; false when they could not be listed. */
+ * data files are left in *files, and files.json as written in *written
+ * (may be NULL); false when the files could not be listed. */
 static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const vdir *d, const char *key,
-			    const char *files_local, fdl_data_files *files)
+			    const char *files_local, fdl_data_files *files, json_t **written)
 {
 	const fdl_version *v = d->v;
 	fdl_error e;
@@ -198,15 +213,73 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 	const char *fpath = json_string_value(json_object_get(fref, "path"));
 	char *fkey = fpath ? fdl_version_key(d->id, fpath) : NULL;
 	json_t *derived = NULL;
+	*written = files_local ? files_written(files_local) : NULL;
 	if (files_local && !fdl_catalog_files_json(&derived, duck, alias, files, &e) &&
-	    !files_agree(derived, json_string_value(json_object_get(fref, "sha256")), files_local))
+	    !files_agree(derived, json_string_value(json_object_get(fref, "sha256")), *written))
 		problem(r, fkey, "does not agree with the catalog (the catalog is right)");
 	json_decref(derived);
 	free(fkey);
 	return true;
 }
 
-/* A live catalog: snapshots, data files, files.json. */
+/* fdl's sha256 of every file the catalog references, at any snapshot
+ * (files.json's, its bytes checked against version.json): each file is
+ * hashed once a run however many versions reference it (r->hashes) and
+ * must have the recorded hash. A version without it (written before fdl
+ * recorded it, or by another writer) is counted, and not a problem. `bad`
+ * (sorted): data keys whose absence or size is reported already. */
+static void check_hashes(report *r, fdl_repo *repo, fdl_duck *duck, const vdir *d, const char *key,
+			 const json_t *written, const fdl_strlist *bad)
+{
+	const json_t *map = json_object_get(written, FDL_FILES_SHA256);
+	if (!map) {
+		r->unhashed = true;
+		return;
+	}
+	fdl_strlist all = {0};
+	fdl_error e;
+	const char *fpath = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"));
+	char *fkey = fdl_version_key(d->id, fpath ? fpath : FDL_FILES_JSON);
+	if (fdl_catalog_all_files(&all, duck, "fdl_verify", -1, &e))
+		problem(r, key, "%s", e.message);
+	fdl_strlist_sort(&all);
+	for (size_t i = 0; fkey && i < all.len; i++) {
+		const char *path = all.items[i], *want = json_string_value(json_object_get(map, path));
+		if (i && !strcmp(path, all.items[i - 1]))
+			continue;
+		char *dkey = fdl_asprintf("%s/%s", repo->data_dir, path);
+		char hex[65];
+		int hrc = 0;
+		if (!dkey)
+			r->oom = true;
+		else if (!want)
+			problem(r, fkey, "records no sha256 of %s, which the catalog references", dkey);
+		else if (fdl_strlist_has_sorted(bad, dkey))
+			; /* its absence or size is reported */
+		else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, &e)) == FDL_ENOTFOUND)
+			problem(r, dkey, "is referenced by %s but missing", key);
+		else if (hrc == FDL_EINVALID)
+			problem(r, dkey, "is referenced by %s but is a symlink or not a regular file; fdl follows no "
+					 "symlink inside a repository", key);
+		else if (hrc)
+			problem(r, dkey, "cannot be read: %s", e.message);
+		else if (strcmp(hex, want))
+			problem(r, dkey, "has sha256 %s; %s records %s (the file changed after it was written)", hex,
+				fkey, want);
+		free(dkey);
+	}
+	const char *path;
+	const json_t *v;
+	json_object_foreach((json_t *)map, path, v) if (fkey && !fdl_strlist_has_sorted(&all, path))
+		problem(r, fkey, "records a sha256 of %s/%s, which the catalog does not reference", repo->data_dir, path);
+	if (!fkey)
+		r->oom = true;
+	free(fkey);
+	fdl_strlist_free(&all);
+}
+
+/* A live catalog: snapshots, data files (present, with their recorded
+ * size and sha256), files.json. */
 static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir *d, const char *local,
 			  const char *files_local)
 {
@@ -214,11 +287,13 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 	char *key = fdl_version_key(d->id, fdl_version_catalog_path(v));
 	fdl_error e;
 	fdl_data_files files = {0};
+	fdl_strlist bad = {0};
+	json_t *written = NULL;
 	if (!local || fdl_catalog_attach_raw(duck, "fdl_verify", local, FDL_CAT_DUCKDB, true, &e)) {
 		problem(r, key ? key : d->id, "cannot be opened by DuckDB: %s", local ? e.message : "no local path");
 		goto out;
 	}
-	if (catalog_content(r, duck, "fdl_verify", d, key, files_local, &files)) {
+	if (catalog_content(r, duck, "fdl_verify", d, key, files_local, &files, &written)) {
 		for (size_t i = 0; i < files.len; i++) {
 			for (int k = 0; k < 2; k++) {
 				const char *p = k ? files.items[i].delete_path : files.items[i].path;
@@ -246,12 +321,18 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 				else if (want > 0 && have != want)
 					problem(r, dkey, "is %lld bytes; %s records %lld", (long long)have, key,
 						(long long)want);
+				if (dkey && (have < 0 || (want > 0 && have != want)) && fdl_strlist_add(&bad, dkey, &e))
+					r->oom = true;
 				free(dkey);
 			}
 		}
+		fdl_strlist_sort(&bad);
+		check_hashes(r, repo, duck, d, key, written, &bad);
 	}
 	fdl_catalog_detach(duck, "fdl_verify", NULL);
 out:
+	json_decref(written);
+	fdl_strlist_free(&bad);
 	fdl_data_files_free(&files);
 	free(key);
 }
@@ -357,10 +438,12 @@ int fdl_verify_catalog_attached(fdl_verify_report *out, fdl_duck *duck, const ch
 {
 	report r = {.out = out};
 	fdl_data_files files = {0};
+	json_t *written = NULL;
 	char *key = fdl_version_key(d->id, fdl_version_catalog_path(d->v));
 	if (!key)
 		return fdl_oom(err);
-	catalog_content(&r, duck, alias, d, key, files_local, &files);
+	catalog_content(&r, duck, alias, d, key, files_local, &files, &written);
+	json_decref(written);
 	fdl_data_files_free(&files);
 	free(key);
 	return r.oom ? fdl_oom(err) : 0;
@@ -425,6 +508,8 @@ typedef struct verify_pool {
 	size_t *todo; /* indexes into dirs, in order */
 	size_t ntodo;
 	fdl_verify_report *parts;
+	bool *unhashed; /* by part: its files.json records no sha256 of its data */
+	fdl_hash_cache *hashes;
 	atomic_size_t next;
 } verify_pool;
 
@@ -457,8 +542,9 @@ static void *verify_work(void *arg)
 		return NULL;
 	}
 	for (size_t k; (k = atomic_fetch_add(&p->next, 1)) < p->ntodo;) {
-		report r = {&p->parts[k], false, p->allowed_signers, tmpdir, downloads, &sizes};
+		report r = {&p->parts[k], false, p->allowed_signers, tmpdir, downloads, &sizes, p->hashes, false};
 		check_version(&r, w->repo, duck, p->dirs, &p->dirs->items[p->todo[k]]);
+		p->unhashed[k] = r.unhashed;
 		tmpdir = r.tmpdir;
 		downloads = r.downloads;
 		w->oom |= r.oom;
@@ -489,14 +575,43 @@ static int take_findings(fdl_finding **to, size_t *to_n, fdl_finding **from, siz
 	return 0;
 }
 
+/* One warning for every live version whose files.json records no sha256
+ * of its data files: not a problem (versions written before fdl recorded
+ * them, or by another writer), but their data is checked by size only. */
+static void unhashed_warning(report *r, const vdirs *dirs, const verify_pool *p)
+{
+	size_t n = 0, first = 0, last = 0;
+	for (size_t k = 0; k < p->ntodo; k++)
+		if (p->unhashed[k]) {
+			first = n++ ? first : k;
+			last = k;
+		}
+	if (!n)
+		return;
+	char where[64], what[512];
+	snprintf(where, sizeof where, "versions/%s", dirs->items[p->todo[first]].id);
+	if (n == 1)
+		snprintf(what, sizeof what, "records no sha256 of its data files (written before fdl recorded them, or "
+			 "by another writer): their sizes are checked, not their content");
+	else
+		snprintf(what, sizeof what, "and %zu more versions, up to %s, record no sha256 of their data files "
+			 "(written before fdl recorded them, or by another writer): their sizes are checked, not their "
+			 "content", n - 1, dirs->items[p->todo[last]].id);
+	warning(r, where, what);
+}
+
 /* Versions are checked on as many threads as there are cores (at most 8;
  * FDL_VERIFY_THREADS sets it): hashing and DuckDB's reading of each
  * catalog are the cost, and versions share nothing but the listing. */
 static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_error *err)
 {
-	verify_pool p = {repo->root, r->allowed_signers, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL, 0};
-	if (!p.todo)
+	verify_pool p = {repo->root, r->allowed_signers, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL,
+			 calloc(dirs->len + 1, sizeof(bool)), NULL, 0};
+	if (!p.todo || !p.unhashed || fdl_hash_cache_new(&p.hashes, err)) {
+		free(p.todo);
+		free(p.unhashed);
 		return fdl_oom(err);
+	}
 	for (size_t i = 0; i < dirs->len; i++)
 		if (dirs->items[i].v && (all || dirs->items[i].reachable))
 			p.todo[p.ntodo++] = i;
@@ -556,6 +671,9 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 		}
 		fdl_verify_report_free_fields(part);
 	}
+	unhashed_warning(r, dirs, &p);
+	fdl_hash_cache_free(p.hashes);
+	free(p.unhashed);
 	free(p.parts);
 	free(p.todo);
 	free(w);
@@ -586,7 +704,7 @@ static int check_history(report *r, fdl_repo *repo, fdl_error *err)
 
 int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err)
 {
-	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL};
+	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL, NULL, false};
 	if (!r.out || !(r.out->repository = fdl_strdup(repo->root))) {
 		fdl_verify_report_free(r.out);
 		return fdl_oom(err);

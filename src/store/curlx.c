@@ -18,6 +18,8 @@ size_t fdl_sink_write(fdl_sink *s, const char *p, size_t len)
 		return 0;
 	}
 	s->got += len;
+	if (s->hash && fdl_sha256_update(s->hash, p, len, NULL))
+		return 0;
 	if (s->file)
 		return fwrite(p, 1, len, s->file) == len ? len : 0;
 	if (!s->buf)

@@ -15,6 +15,7 @@
 typedef struct fdl_sink {
 	fdl_buf *buf; /* the body goes here, or */
 	FILE *file;   /* here, or nowhere when both are NULL */
+	fdl_sha256 *hash; /* and through this digest when not NULL */
 	size_t max;
 	size_t got;
 	bool too_big;

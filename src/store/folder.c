@@ -94,6 +94,18 @@ static int folder_get_file(fdl_store *s, const char *key, const char *local_path
 	return rc;
 }
 
+static int folder_sha256(fdl_store *s, const char *key, char hex[65], int64_t *bytes, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *path = key_path(f, key);
+	if (!path)
+		return fdl_oom(err);
+	int fd = fdl_open_beneath(f->root, key, O_RDONLY, err);
+	int rc = fd < 0 ? fd : fdl_sha256_fd(hex, bytes, fd, path, err);
+	free(path);
+	return rc;
+}
+
 static int folder_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err)
 {
 	folder_store *f = (folder_store *)s;
@@ -389,6 +401,7 @@ static const fdl_store_ops folder_ops = {
 	.caps = FDL_STORE_LOCAL | FDL_STORE_LIST | FDL_STORE_WRITE,
 	.get = folder_get,
 	.get_file = folder_get_file,
+	.sha256 = folder_sha256,
 	.head = folder_head,
 	.head_many = folder_head_many,
 	.modified = folder_modified,

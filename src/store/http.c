@@ -86,6 +86,22 @@ static int http_get_file(fdl_store *st, const char *key, const char *local_path,
 	return rc;
 }
 
+static int http_sha256(fdl_store *st, const char *key, char hex[65], int64_t *bytes, fdl_error *err)
+{
+	http_store *h = (http_store *)st;
+	fdl_sink s = {.max = SIZE_MAX};
+	long status;
+	int rc = fdl_sha256_new(&s.hash, err);
+	if (!rc)
+		rc = request(h, key, false, &s, &status, err);
+	if (!rc)
+		rc = fdl_sha256_final(s.hash, hex, err);
+	if (!rc && bytes)
+		*bytes = (int64_t)s.got;
+	fdl_sha256_free(s.hash);
+	return rc;
+}
+
 static int http_head(fdl_store *st, const char *key, int64_t *bytes, fdl_error *err)
 {
 	http_store *h = (http_store *)st;
@@ -160,6 +176,7 @@ static const fdl_store_ops http_ops = {
 	.caps = 0, /* a static host: read only, no listing */
 	.get = http_get,
 	.get_file = http_get_file,
+	.sha256 = http_sha256,
 	.head = http_head,
 	.put_if_absent = http_put,
 	.put_file_if_absent = http_put_file,

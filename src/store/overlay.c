@@ -36,6 +36,12 @@ static int ov_get_file(fdl_store *s, const char *key, const char *local_path, fd
 	return rc == FDL_ENOTFOUND ? fdl_store_get_file(ov(s)->below, key, local_path, err) : rc;
 }
 
+static int ov_sha256(fdl_store *s, const char *key, char hex[65], int64_t *bytes, fdl_error *err)
+{
+	int rc = fdl_store_sha256(ov(s)->local, key, hex, bytes, err);
+	return rc == FDL_ENOTFOUND ? fdl_store_sha256(ov(s)->below, key, hex, bytes, err) : rc;
+}
+
 static int ov_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err)
 {
 	int rc = fdl_store_head(ov(s)->local, key, bytes, err);
@@ -104,6 +110,7 @@ static const fdl_store_ops overlay_ops = {
 	.name = "overlay",
 	.get = ov_get,
 	.get_file = ov_get_file,
+	.sha256 = ov_sha256,
 	.head = ov_head,
 	.modified = ov_modified,
 	.put_if_absent = ov_put_if_absent,

@@ -68,6 +68,23 @@ static int s3_get_file(fdl_store *st, const char *key, const char *local_path, f
 	return rc;
 }
 
+static int s3_sha256(fdl_store *st, const char *key, char hex[65], int64_t *bytes, fdl_error *err)
+{
+	s3_req r = {.s = (s3_store *)st, .method = "GET", .key = key, .sink = {.max = SIZE_MAX}};
+	int rc = fdl_sha256_new(&r.sink.hash, err);
+	if (!rc)
+		rc = fdl_s3_perform(&r, err);
+	if (!rc && !fdl_s3_ok(&r))
+		rc = fdl_s3_status_error(&r, err);
+	if (!rc)
+		rc = fdl_sha256_final(r.sink.hash, hex, err);
+	if (!rc && bytes)
+		*bytes = (int64_t)r.sink.got;
+	fdl_sha256_free(r.sink.hash);
+	fdl_buf_free(&r.errbody);
+	return rc;
+}
+
 static int s3_head(fdl_store *st, const char *key, int64_t *bytes, fdl_error *err)
 {
 	s3_req r;
@@ -401,6 +418,7 @@ static const fdl_store_ops s3_ops = {
 	.caps = FDL_STORE_LIST | FDL_STORE_WRITE | FDL_STORE_BUCKET,
 	.get = s3_get,
 	.get_file = s3_get_file,
+	.sha256 = s3_sha256,
 	.head = s3_head,
 	.modified = s3_modified,
 	.put_if_absent = s3_put_if_absent,

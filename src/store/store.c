@@ -165,6 +165,12 @@ char *fdl_store_local_path(fdl_store *s, const char *key)
 	return s->ops->local_path(s, key);
 }
 
+int fdl_store_sha256(fdl_store *s, const char *key, char hex[65], int64_t *bytes, fdl_error *err)
+{
+	CHECK_KEY(key);
+	return s->ops->sha256(s, key, hex, bytes, err);
+}
+
 int fdl_store_lock_check(fdl_store *s, const char *key, fdl_error *err)
 {
 	CHECK_KEY(key);

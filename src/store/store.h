@@ -49,6 +49,9 @@ typedef struct fdl_store_ops {
 		   fdl_error *err);
 	/* Stream a key into a local file. */
 	int (*get_file)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
+	/* The sha256 and size of a key's content, streamed through the digest
+	 * (never held whole, never written to a file). */
+	int (*sha256)(fdl_store *s, const char *key, char hex[65], int64_t *bytes, fdl_error *err);
 	/* Size of a key; FDL_ENOTFOUND if absent. */
 	int (*head)(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
 	/* Sizes of many keys at once (NULL: head, one at a time): sizes[i] is
@@ -127,6 +130,10 @@ int fdl_store_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *out,
 		  fdl_error *err);
 int fdl_store_get_file(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 int fdl_store_head(fdl_store *s, const char *key, int64_t *bytes, fdl_error *err);
+/* The sha256 (and size, when `bytes` is not NULL) of a key's content,
+ * streamed: a folder's file read in place, a remote object fetched through
+ * the digest. */
+int fdl_store_sha256(fdl_store *s, const char *key, char hex[65], int64_t *bytes, fdl_error *err);
 /* fdl_store_head of n keys: each size, or FDL_HEAD_ABSENT, or
  * FDL_HEAD_NOT_FILE (there, but a symlink or not a regular file); one
  * listing of a folder per folder where the backend can (pass keys sorted). */
@@ -150,6 +157,23 @@ char *fdl_store_local_path(fdl_store *s, const char *key);
 /* 0 when no writer holds the lock of `key` (always, on stores without locks). */
 int fdl_store_lock_check(fdl_store *s, const char *key, fdl_error *err);
 int fdl_store_check_conditional(fdl_store *s, fdl_error *err);
+/* A lock held across several steps of a command (lock.c): on a store with
+ * local files Git's lockfile at `key` (util/lockfile.c: its holder recorded,
+ * flocked, broken once the holder is provably gone); on a bucket an object
+ * at `key` created only if absent, holding the same record, deleted on
+ * release, and broken only when it records this host and a process that no
+ * longer runs. A lock held by another is waited for up to fdl_lock_wait_ms(),
+ * then FDL_ECONFLICT names it, its holder and what clears it. `what` names
+ * the locked thing in messages. Release what was taken (safe on a lock
+ * never taken, or zeroed with file.fd = -1). */
+typedef struct fdl_store_lock {
+	fdl_lockfile file;
+	fdl_store *store; /* a lock object: its store and key */
+	char *key;
+} fdl_store_lock;
+int fdl_store_lock_take(fdl_store_lock *l, fdl_store *s, const char *key, const char *what, const char *command,
+			fdl_error *err);
+void fdl_store_lock_release(fdl_store_lock *l);
 /* Whether the backend can do all of `caps` (FDL_STORE_*). */
 bool fdl_store_can(const fdl_store *s, unsigned caps);
 /* FDL_STORE_BUCKET: fill `out` and return true; false for other stores. */

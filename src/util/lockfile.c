@@ -19,20 +19,6 @@
 
 #define LOCK_MAGIC "fdl-lock 1\n"
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int fdl_lock_wait_ms(void)
 {
 	const char *s = getenv("FDL_LOCK_WAIT_MS");
@@ -77,6 +63,27 @@ static void my_host(char out[256])
 	out[255] = '\0';
 }
 
+size_t fdl_lock_record(char out[FDL_LOCK_RECORD_MAX], const char *command)
+{
+	char host[256], since[32];
+	fdl_error ignore;
+	my_host(host);
+	if (fdl_time_now_iso(since, &ignore))
+		strcpy(since, "?");
+	int len = snprintf(out, FDL_LOCK_RECORD_MAX, LOCK_MAGIC "pid %ld\nhost %s\nsince %s\ncommand %s\n",
+			   (long)getpid(), host, since, command ? command : "fdl");
+	return len < 0 ? 0 : (size_t)len < FDL_LOCK_RECORD_MAX ? (size_t)len : FDL_LOCK_RECORD_MAX - 1;
+}
+
+bool fdl_lock_record_dead(const char *text)
+{
+	holder h;
+	char me[256];
+	holder_parse(&h, text);
+	my_host(me);
+	return h.host[0] && !strcmp(me, h.host) && h.pid > 0 && kill((pid_t)h.pid, 0) != 0 && errno == ESRCH;
+}
+
 /* The message for a lock that stays: which file, whose, since when, and
  * what clears it. */
 static int report(const char *path, const char *what, const holder *h, const struct stat *st, fdl_error *err)
@@ -101,6 +108,13 @@ static int report(const char *path, const char *what, const holder *h, const str
 			"%s is locked: %s exists (since %s) and records no holder fdl can check. If no other "
 			"program is writing to this repository, remove that file (rm on it) and try again.",
 			what, path, when);
+}
+
+int fdl_lock_record_report(const char *text, const char *where, const char *what, fdl_error *err)
+{
+	holder h;
+	holder_parse(&h, text);
+	return report(where, what, &h, NULL, err);
 }
 
 /* One look at an existing lock: 0 when it was stale and is now removed
@@ -157,7 +171,7 @@ int fdl_lockfile_take(fdl_lockfile *lk, const char *path, const char *what, cons
 {
 	lk->fd = -1;
 	lk->path = NULL;
-	long deadline = now_ms() + fdl_lock_wait_ms();
+	long deadline = fdl_now_ms() + fdl_lock_wait_ms();
 	for (long pause = 1;;) {
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd >= 0) {
@@ -165,13 +179,8 @@ int fdl_lockfile_take(fdl_lockfile *lk, const char *path, const char *what, cons
 			 * free always finds either no record (leaves it) or a dead one */
 			while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 				;
-			char host[256], since[32], rec[512];
-			fdl_error ignore;
-			my_host(host);
-			if (fdl_time_now_iso(since, &ignore))
-				strcpy(since, "?");
-			int len = snprintf(rec, sizeof rec, LOCK_MAGIC "pid %ld\nhost %s\nsince %s\ncommand %s\n",
-					   (long)getpid(), host, since, command ? command : "fdl");
+			char rec[FDL_LOCK_RECORD_MAX];
+			int len = (int)fdl_lock_record(rec, command);
 			if (write(fd, rec, (size_t)len) != len) {
 				int e = errno;
 				close(fd);
@@ -207,16 +216,16 @@ int fdl_lockfile_take(fdl_lockfile *lk, const char *path, const char *what, cons
 			return rc;
 		if (gone)
 			continue;
-		if (now_ms() >= deadline)
+		if (fdl_now_ms() >= deadline)
 			return report(path, what, &h, &st, err);
-		sleep_ms(pause);
+		fdl_sleep_ms(pause);
 		pause = pause < 50 ? pause * 2 : 50;
 	}
 }
 
 int fdl_lockfile_check(const char *path, const char *what, fdl_error *err)
 {
-	long deadline = now_ms() + fdl_lock_wait_ms();
+	long deadline = fdl_now_ms() + fdl_lock_wait_ms();
 	for (long pause = 1;;) {
 		holder h;
 		struct stat st;
@@ -224,9 +233,9 @@ int fdl_lockfile_check(const char *path, const char *what, fdl_error *err)
 		int rc = inspect(path, &h, &st, &gone, err);
 		if (rc || gone)
 			return rc;
-		if (now_ms() >= deadline)
+		if (fdl_now_ms() >= deadline)
 			return report(path, what, &h, &st, err);
-		sleep_ms(pause);
+		fdl_sleep_ms(pause);
 		pause = pause < 50 ? pause * 2 : 50;
 	}
 }

@@ -48,6 +48,13 @@ int fdl_sha256_final(fdl_sha256 *h, char hex[65], fdl_error *err)
 	return 0;
 }
 
+int fdl_sha256_reset(fdl_sha256 *h, fdl_error *err)
+{
+	if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1)
+		return fdl_fail(err, FDL_ERROR, "OpenSSL: cannot restart a SHA-256 digest");
+	return 0;
+}
+
 void fdl_sha256_free(fdl_sha256 *h)
 {
 	if (h) {
@@ -79,6 +86,20 @@ static int hash_chunk(const void *data, size_t len, void *payload)
 	hashing *x = payload;
 	x->total += (int64_t)len;
 	return fdl_sha256_update(x->h, data, len, x->err);
+}
+
+int fdl_sha256_fd(char hex[65], int64_t *bytes, int fd, const char *path, fdl_error *err)
+{
+	hashing x = {NULL, 0, err};
+	int rc = fdl_sha256_new(&x.h, err);
+	if (!rc)
+		rc = fdl_fd_each_chunk(fd, path, hash_chunk, &x, err);
+	if (!rc)
+		rc = fdl_sha256_final(x.h, hex, err);
+	fdl_sha256_free(x.h);
+	if (!rc && bytes)
+		*bytes = x.total;
+	return rc;
 }
 
 int fdl_sha256_file(char hex[65], int64_t *bytes, const char *path, fdl_error *err)

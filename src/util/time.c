@@ -1,7 +1,23 @@
-/* Time as the spec writes it: UTC ISO 8601 to the second. */
+/* Time as the spec writes it: UTC ISO 8601 to the second; and the
+ * monotonic clock and pauses of the loops that wait for a lock. */
 #include "util.h"
 
+#include <errno.h>
 #include <string.h>
+
+long fdl_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void fdl_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
 
 int fdl_time_now_iso(char out[32], fdl_error *err)
 {

@@ -66,8 +66,12 @@ int fdl_sha256_update(fdl_sha256 *h, const void *data, size_t len, fdl_error *er
 int fdl_sha256_final(fdl_sha256 *h, char hex[65], fdl_error *err);
 void fdl_sha256_free(fdl_sha256 *h);
 int fdl_sha256_mem(char hex[65], const void *data, size_t len, fdl_error *err);
+/* Start a digest again (a download retried from its start). */
+int fdl_sha256_reset(fdl_sha256 *h, fdl_error *err);
 /* Hash a local file by streaming it; also returns its size. */
 int fdl_sha256_file(char hex[65], int64_t *bytes, const char *path, fdl_error *err);
+/* The same on an open fd, which it closes; `path` names it in messages. */
+int fdl_sha256_fd(char hex[65], int64_t *bytes, int fd, const char *path, fdl_error *err);
 
 /* UUIDv7 (RFC 9562, method 1: 12-bit counter in rand_a), monotonic for
  * every id drawn from the same generator. No hidden state: the caller owns
@@ -85,6 +89,9 @@ bool fdl_id_is_uuid7(const char *s);
 /* Time: "2026-10-30T09:00:00Z" (UTC, second precision). */
 int fdl_time_now_iso(char out[32], fdl_error *err);
 bool fdl_time_is_iso_utc(const char *s);
+/* The monotonic clock in milliseconds, and a pause of `ms` (EINTR resumed). */
+long fdl_now_ms(void);
+void fdl_sleep_ms(long ms);
 
 /* A relative path inside the repository: no leading '/', no '..' or '.'
  * segments, no backslash, no empty segments, no NUL, at most 1024 bytes.
@@ -156,6 +163,18 @@ int fdl_lockfile_check(const char *path, const char *what, fdl_error *err);
 /* Remove the lock file and drop the flock; safe on a lock never taken. */
 void fdl_lockfile_release(fdl_lockfile *lk);
 int fdl_lock_wait_ms(void);
+/* The holder record a lock file holds, for locks kept elsewhere (a lock
+ * object in a bucket, store/lock.c): written for this process; whether one
+ * records this host and a process that no longer runs; the FDL_ECONFLICT
+ * for a lock that stays, naming `where`, its holder and what clears it. */
+#define FDL_LOCK_RECORD_MAX 512
+size_t fdl_lock_record(char out[FDL_LOCK_RECORD_MAX], const char *command);
+bool fdl_lock_record_dead(const char *text);
+int fdl_lock_record_report(const char *text, const char *where, const char *what, fdl_error *err);
+/* Test builds (-DFDL_CRASH_POINTS): when FDL_PAUSE_AT names `point`, create
+ * <FDL_PAUSE_DIR>/<point>.reached and wait until <point>.go appears there,
+ * so a test puts another process's step exactly here; nothing otherwise. */
+void fdl_test_pause(const char *point);
 
 int fdl_mkdir_p(const char *path, fdl_error *err);
 /* Remove a folder tree (best effort, for temp folders). */

@@ -298,6 +298,73 @@ static void tmpfile_sweep(t_ctx *t)
 	free(dir);
 }
 
+/* A key's sha256 streamed in place, size included; a symlink is not followed. */
+static void sha256_streamed(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	char want[65], got[65];
+	int64_t n = -1;
+	CHECK(t, fdl_store_put_if_absent(s, "data/a.parquet", "PAR1 AMOUNT:000100", 18, &err) == 0);
+	CHECK(t, fdl_sha256_mem(want, "PAR1 AMOUNT:000100", 18, &err) == 0);
+	CHECK(t, fdl_store_sha256(s, "data/a.parquet", got, &n, &err) == 0);
+	CHECK(t, !strcmp(got, want) && n == 18);
+	CHECK(t, fdl_store_sha256(s, "data/none.parquet", got, &n, &err) == FDL_ENOTFOUND);
+	char *p = fdl_asprintf("%s/data/link.parquet", dir), *q = fdl_asprintf("%s/data/a.parquet", dir);
+	CHECK(t, symlink(q, p) == 0);
+	CHECK(t, fdl_store_sha256(s, "data/link.parquet", got, &n, &err) == FDL_EINVALID);
+	free(p);
+	free(q);
+	done(s, dir);
+}
+
+/* A lock held across steps: a second taker is refused naming the holder;
+ * released, it is free; one whose holder died on this host is broken. */
+static void held_lock(t_ctx *t)
+{
+	char *dir;
+	fdl_store *s = open_store(t, &dir);
+	fdl_error err;
+	setenv("FDL_LOCK_WAIT_MS", "0", 1);
+	fdl_store_lock a = {.file.fd = -1}, b = {.file.fd = -1};
+	CHECK(t, fdl_store_lock_take(&a, s, "refs.lock", "creating refs", "fdl tag", &err) == 0);
+	CHECK(t, fdl_store_lock_take(&b, s, "refs.lock", "creating refs", "fdl tag", &err) == FDL_ECONFLICT);
+	CHECK_CONTAINS(t, err.message, "creating refs is locked by another fdl (fdl tag");
+	fdl_store_lock_release(&a);
+	CHECK(t, fdl_store_lock_take(&b, s, "refs.lock", "creating refs", "fdl tag", &err) == 0);
+	fdl_store_lock_release(&b);
+	CHECK(t, leftovers(s) == 0);
+	/* a child takes it and dies holding it */
+	pid_t pid = fork();
+	if (pid == 0) {
+		fdl_store_lock c = {.file.fd = -1};
+		_exit(fdl_store_lock_take(&c, s, "refs.lock", "creating refs", "fdl expire", &err) == 0 ? 0 : 1);
+	}
+	int status = 0;
+	CHECK(t, waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(t, leftovers(s) == 1);
+	CHECK(t, fdl_store_lock_take(&a, s, "refs.lock", "creating refs", "fdl tag", &err) == 0);
+	fdl_store_lock_release(&a);
+	CHECK(t, leftovers(s) == 0);
+	/* the record a lock object holds: a dead process on this host is gone, this one is not */
+	char rec[FDL_LOCK_RECORD_MAX];
+	fdl_lock_record(rec, "fdl tag");
+	CHECK(t, !fdl_lock_record_dead(rec));
+	char *dead = fdl_asprintf("%s", rec);
+	char *line = strstr(dead, "pid ");
+	CHECK(t, line != NULL);
+	if (line) {
+		char *end = strchr(line, '\n');
+		char *swapped = fdl_asprintf("%.*spid %ld%s", (int)(line - dead), dead, (long)pid, end);
+		CHECK(t, fdl_lock_record_dead(swapped)); /* the child exited and was reaped */
+		free(swapped);
+	}
+	free(dead);
+	unsetenv("FDL_LOCK_WAIT_MS");
+	done(s, dir);
+}
+
 const t_case store_tests[] = {
 	{"folder store: put-if-absent never overwrites", put_if_absent},
 	{"folder store: files are streamed in and out", put_file_streams},
@@ -307,5 +374,7 @@ const t_case store_tests[] = {
 	{"folder store: list and delete", list_and_delete},
 	{"folder store: many sizes at once, no symlink followed", head_many},
 	{"a killed writer's temporary files are swept, no one else's", tmpfile_sweep},
+	{"folder store: a key's sha256, streamed, no symlink followed", sha256_streamed},
+	{"store lock: held across steps, refused to others, broken when its holder is gone", held_lock},
 	{NULL, NULL},
 };

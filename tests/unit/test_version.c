@@ -227,6 +227,37 @@ static void not_json(t_ctx *t)
 	CHECK(t, v == NULL);
 }
 
+/* files.json's sha256 (fdl's field): optional; when present a map of clean
+ * relative paths to 64 lower-case hex digits. */
+static void files_json_hashes(t_ctx *t)
+{
+	fdl_error err;
+	const char *tables = "{\"tables\": {\"main.t\": {\"files\": [{\"path\": \"main/t/a.parquet\", \"rows\": 1, "
+			     "\"bytes\": 9}]}}";
+	struct {
+		const char *tail;
+		int rc;
+		const char *says;
+	} cases[] = {
+		{"}", 0, NULL},
+		{", \"sha256\": {\"main/t/a.parquet\": \"" SHA "\"}}", 0, NULL},
+		{", \"sha256\": []}", FDL_EINVALID, "field 'sha256' is not an object"},
+		{", \"sha256\": {\"main/t/a.parquet\": \"9F2C\"}}", FDL_EINVALID, "is not 64 lower-case hex digits"},
+		{", \"sha256\": {\"main/t/a.parquet\": 7}}", FDL_EINVALID, "is not 64 lower-case hex digits"},
+		{", \"sha256\": {\"../x.parquet\": \"" SHA "\"}}", FDL_EINVALID, "'..'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *text = fdl_asprintf("%s%s", tables, cases[i].tail);
+		json_t *doc = json_loads(text, 0, NULL);
+		CHECK(t, doc != NULL);
+		CHECK(t, fdl_files_json_check(doc, "files.json", &err) == cases[i].rc);
+		if (cases[i].says)
+			CHECK_CONTAINS(t, err.message, cases[i].says);
+		json_decref(doc);
+		free(text);
+	}
+}
+
 const t_case version_tests[] = {
 	{"version.json: the seed's example is valid", valid},
 	{"version.json: each must field missing is refused", each_must_field_missing},
@@ -237,5 +268,6 @@ const t_case version_tests[] = {
 	{"version.json: seq and parents rules", seq_and_parents_rules},
 	{"version.json: values are checked", values_checked},
 	{"version.json: not JSON, not an object, duplicate keys", not_json},
+	{"files.json: fdl's sha256 of the data files is checked when present", files_json_hashes},
 	{NULL, NULL},
 };

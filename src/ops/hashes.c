@@ -1,0 +1,164 @@
+/*
+ * The sha256 of a new version's data and delete files, for files.json
+ * (fdl's field "sha256", docs/format.md): each file is read once, when it
+ * first enters a version, streamed from the store (a folder's file in place,
+ * a bucket's object through the digest); after that each version carries it
+ * over from its base version's files.json without reading the file again.
+ * And the cache through which fdl verify's threads hash each file once.
+ */
+#include "hashes.h"
+#include "../layout/layout.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The sha256 the base version's files.json records for each file (NULL:
+ * none, for a first version or one written before fdl hashed data). */
+static int base_hashes(json_t **files, fdl_repo *repo, const frozen *fz, fdl_error *err)
+{
+	*files = NULL;
+	int rc = fz->base ? fdl_version_load_json(files, repo, fz->base, "files", err) : 0;
+	if (rc)
+		fdl_error_prefix(err, "reading the base version's " FDL_FILES_JSON " for the sha256 of its data files");
+	return rc;
+}
+
+/* Hash one file the catalog references, checking its size on the way. */
+static int hash_one(char hex[65], fdl_repo *repo, const char *path, int64_t recorded, fdl_error *err)
+{
+	char *key = fdl_asprintf("%s/%s", repo->data_dir, path);
+	int64_t n = 0;
+	int rc = key ? fdl_store_sha256(repo->store, key, hex, &n, err) : fdl_oom(err);
+	if (rc == FDL_ENOTFOUND)
+		rc = fdl_fail(err, FDL_EINVALID, "the catalog references %s, which is not in the repository's data folder "
+				  "(%s/%s)", path, repo->root, key);
+	else if (rc)
+		fdl_error_prefix(err, "hashing %s/%s", repo->root, key);
+	else if (recorded > 0 && n != recorded)
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; the catalog records %lld", repo->root, key,
+			      (long long)n, (long long)recorded);
+	free(key);
+	return rc;
+}
+
+int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, fdl_error *err)
+{
+	json_t *base = NULL, *map = json_object();
+	int rc = map ? base_hashes(&base, repo, fz, err) : fdl_oom(err);
+	const json_t *known = json_object_get(base, FDL_FILES_SHA256);
+	for (size_t i = 0; !rc && i < fz->all_files.len; i++) {
+		const char *path = fz->all_files.items[i];
+		if (i && !strcmp(path, fz->all_files.items[i - 1]))
+			continue;
+		const char *had = json_string_value(json_object_get(known, path));
+		char hex[65];
+		int64_t recorded = -1;
+		fdl_strmap_get(&fz->all_sizes, path, &recorded);
+		if (had)
+			snprintf(hex, sizeof hex, "%s", had);
+		else
+			rc = hash_one(hex, repo, path, recorded, err);
+		if (!rc && json_object_set_new(map, path, json_string(hex)))
+			rc = fdl_oom(err);
+	}
+	json_decref(base);
+	if (!rc && json_object_set_new(fz->files_json, FDL_FILES_SHA256, map))
+		rc = fdl_oom(err);
+	else if (rc)
+		json_decref(map);
+	if (!rc) {
+		free(fz->files_text);
+		fz->files_text = NULL;
+		rc = fdl_json_dump_as(&fz->files_text, &fz->files_len, fz->files_json, true, err);
+	}
+	return rc;
+}
+
+/* ---- once per file, for many threads ------------------------------------------ */
+
+typedef struct hash_entry {
+	bool done;
+	int rc; /* the store's answer, the same for every asker */
+	char hex[65];
+	fdl_error err;
+} hash_entry;
+
+struct fdl_hash_cache {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* an entry is done */
+	fdl_strmap index;  /* key -> entry */
+	hash_entry *items;
+	size_t len, cap;
+};
+
+int fdl_hash_cache_new(fdl_hash_cache **out, fdl_error *err)
+{
+	fdl_hash_cache *c = calloc(1, sizeof *c);
+	if (!c)
+		return fdl_oom(err);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	*out = c;
+	return 0;
+}
+
+void fdl_hash_cache_free(fdl_hash_cache *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
+	fdl_strmap_free(&c->index);
+	free(c->items);
+	free(c);
+}
+
+/* Under the lock: the entry of `key`, made (not done) when there is none;
+ * *mine says this caller made it and computes it. -1 when out of memory. */
+static int64_t entry_of(fdl_hash_cache *c, const char *key, bool *mine)
+{
+	int64_t at;
+	*mine = false;
+	if (fdl_strmap_get(&c->index, key, &at))
+		return at;
+	if (c->len == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		hash_entry *grown = realloc(c->items, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		c->items = grown;
+		c->cap = cap;
+	}
+	fdl_error e;
+	if (fdl_strmap_put(&c->index, key, (int64_t)c->len, &e))
+		return -1;
+	memset(&c->items[c->len], 0, sizeof c->items[c->len]);
+	*mine = true;
+	return (int64_t)c->len++;
+}
+
+int fdl_hash_cache_get(fdl_hash_cache *c, fdl_store *s, const char *key, char hex[65], fdl_error *err)
+{
+	bool mine;
+	pthread_mutex_lock(&c->mu);
+	int64_t at = entry_of(c, key, &mine);
+	if (at >= 0 && mine) {
+		pthread_mutex_unlock(&c->mu);
+		hash_entry got = {.done = true};
+		got.rc = fdl_store_sha256(s, key, got.hex, NULL, &got.err);
+		pthread_mutex_lock(&c->mu);
+		c->items[at] = got; /* by index: the array may have moved */
+		pthread_cond_broadcast(&c->cv);
+	}
+	while (at >= 0 && !c->items[at].done)
+		pthread_cond_wait(&c->cv, &c->mu);
+	hash_entry e = at >= 0 ? c->items[at] : (hash_entry){0};
+	pthread_mutex_unlock(&c->mu);
+	if (at < 0)
+		return fdl_oom(err);
+	if (e.rc)
+		return fdl_fail(err, e.rc, "%s", e.err.message);
+	memcpy(hex, e.hex, 65);
+	return 0;
+}
