@@ -110,14 +110,22 @@ static char *edit_message(const char *work)
 	return msg;
 }
 
+/* --rebase: commits tried in all before giving up (each lost race means
+ * another writer's version was published). */
+#define COMMIT_TRIES 8
+
 const cli_doc doc_commit = {
-	.usage = "fdl commit WORK [-m MESSAGE | -F FILE] [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]... [-q]",
+	.usage = "fdl commit WORK [-m MESSAGE | -F FILE] [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]... [--rebase] "
+		 "[-q]",
 	.summary = "freeze a working catalog into a new version and move its branch",
 	.text = "Freezes the working catalog's latest snapshot into a new version\n"
 		"(`versions/<uuidv7>/` with `ducklake.duckdb`, `dataset.json`, `files.json`,\n"
 		"`version.json`) and moves the branch by compare-and-swap. If someone else\n"
 		"moved the branch since the checkout, nothing is published and the message\n"
-		"names both versions (exit 4): check out again, redo, commit. Every data file\n"
+		"names both versions (exit 4): `fdl rebase WORK` replays WORK's changes on the\n"
+		"new tip, then commit again. With `--rebase`, commit does that itself when it\n"
+		"loses such a race, and commits again, up to 8 times; a conflict of the\n"
+		"rebase stops it (exit 4, see `fdl rebase`). Every data file\n"
 		"added since the checkout must exist under the data folder; a base version\n"
 		"withdrawn since the checkout is refused (exit 7).\n"
 		"\n"
@@ -150,13 +158,14 @@ int cmd_commit(int argc, char **argv)
 {
 	const char *message = NULL, *message_file = NULL, *author = NULL, *pos[1], *inputs[256];
 	size_t ninputs = 0;
-	bool quiet = false;
+	bool quiet = false, rebase = false;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "message", .short_name = 'm', .value = &message, .arg = "MESSAGE", .help = "what changed"},
 		{.name = "file", .short_name = 'F', .value = &message_file, .arg = "FILE", .help = "take the message from FILE ('-': stdin)"},
 		{.name = "author", .value = &author, .arg = "\"NAME <EMAIL>\"", .help = "who made it (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, git config user.name)"},
 		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "print only the new version id, no upload progress"},
+		{.name = "rebase", .flag = &rebase, .help = "after a lost race, rebase onto the new tip and commit again"},
 		{.name = "input", .arg = "ID=FILE_OR_URL", .help = "record a source file in version.json's inputs (repeatable)", .many = inputs,
 		 .nmany = &ninputs, .max_many = 256},
 		{0},
@@ -193,13 +202,17 @@ int cmd_commit(int argc, char **argv)
 				.progress = cli_progress_start(&progress, quiet), .progress_payload = &progress};
 	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
-	rc = fdl_commit(id, pos[0], &o, &err);
+	int rebases = 0;
+	rc = rebase ? fdl_commit_rebase(id, &rebases, pos[0], &o, COMMIT_TRIES, &err) : fdl_commit(id, pos[0], &o, &err);
 	cli_progress_end(&progress);
 	free(text);
 	if (rc)
 		return cli_fail(&err);
 	if (quiet)
 		printf("%s\n", id);
+	else if (rebases)
+		printf("Committed version %s (rebased %d time%s onto commits that won the race)\n", id, rebases,
+		       rebases == 1 ? "" : "s");
 	else
 		printf("Committed version %s\n", id);
 	return 0;
