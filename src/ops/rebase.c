@@ -333,7 +333,6 @@ static int prepare(rebase_job *j, fdl_rebase_report *r, const fdl_rebase_options
 	if (!rc)
 		rc = descends(j->repo, j->target, j->w.base, err);
 	if (!rc) {
-		sweep(j->w.dir);
 		crash_point(j->repo->store);
 		rc = fdl_checkout_sibling(&j->sibling, j->w.dir, "rebase", err);
 	}
@@ -368,6 +367,8 @@ int fdl_rebase(fdl_rebase_report **out, const char *work, const fdl_rebase_optio
 			      work);
 	if (!rc)
 		rc = fdl_work_lock(&lock, &j.w, work, "fdl rebase", err);
+	if (!rc)
+		sweep(j.w.dir);
 	if (!rc)
 		rc = prepare(&j, r, opts, err);
 	if (rc == FDL_ENOCHANGE) { /* already there: nothing to do */
