@@ -75,6 +75,15 @@ def test_checkout_commit_adopt(postgres, tmp_path):
     assert fdl("checkout", repo.root, "--meta", "postgres", env=env).returncode == 0
 
 
+def test_rebase_says_a_shared_catalog_needs_none(postgres, tmp_path):
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "rebased")
+    fdl("checkout", repo.root, work)
+    p = fdl("rebase", work, check=False)
+    assert p.returncode == 5, p.stderr
+    assert "needs no rebase" in p.stderr and "run fdl commit again" in p.stderr
+
+
 WRITER = textwrap.dedent("""
     import os, sys, time, duckdb
     ext, sql, wid, rounds, per = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])

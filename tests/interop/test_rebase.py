@@ -416,3 +416,26 @@ def test_rebase_crash_at_every_write_point_leaves_work_usable(repo, tmp_path):
     # the sibling folder, each delete file, the link, the swap, the cleanup
     print(f"rebase crash points: {n - 1}")
     assert n >= 6, n
+
+
+def test_two_publishers_sharing_a_bucket(s3repo, tmp_path):
+    r = s3repo
+    con = r.checkout(tmp_path / "base")
+    run_sql(con, BASE)
+    con.close()
+    r.fdl("commit", tmp_path / "base", "-m", "base")
+    a, b = r.checkout(tmp_path / "winner"), r.checkout(tmp_path / "loser")
+    run_sql(a, WINNER)
+    run_sql(b, LOSER)
+    a.close()
+    b.close()
+    r.fdl("commit", tmp_path / "winner", "-m", "the winner")
+    before = set(r.keys())
+    # the loser commits with --rebase: one lost race, one rebase, then its version
+    p = r.fdl("commit", tmp_path / "loser", "--rebase", "-m", "the loser")
+    assert "rebased 1 time" in p.stdout, p.stdout
+    new_data = [k for k in set(r.keys()) - before if "/data/" in k]
+    assert new_data and all(k.endswith("-delete.parquet") for k in new_data)  # written again in the bucket
+    got = table_rows(r.open_version("main"), TABLES)
+    assert got == table_rows(reference(tmp_path, BASE, WINNER, LOSER), TABLES)
+    assert r.fdl("verify", r.root).returncode == 0
