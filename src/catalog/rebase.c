@@ -195,7 +195,7 @@ static int refuse_unreplayable(fdl_duck *d, const fdl_rebase_plan *p, fdl_error 
 	if (!rc)
 		rc = fdl_rebase_int(d, p, &s,
 				    "SELECT min(s) FROM (SELECT begin_snapshot AS s FROM {W}.ducklake_data_file WHERE"
-				    " begin_snapshot > {b} AND partial_max IS NOT NULL UNION ALL SELECT snapshot_id FROM"
+				    " data_file_id >= {fb} AND partial_max IS NOT NULL UNION ALL SELECT snapshot_id FROM"
 				    " {W}.ducklake_snapshot_changes WHERE snapshot_id > {b} AND regexp_matches(changes_made,"
 				    " '(^|,)(merge_adjacent|rewrite_delete|compacted_table):'))",
 				    err);

@@ -83,10 +83,7 @@ def parents(repo):
 def two_publishers(repo, tmp_path):
     """The base version, the winner committed on it, the loser's changes in
     its working folder (closed), refused by commit."""
-    con = repo.checkout(tmp_path / "base")
-    run_sql(con, BASE)
-    con.close()
-    fdl("commit", tmp_path / "base", "-m", "base")
+    published(repo, tmp_path, BASE)
     a, b = repo.checkout(tmp_path / "winner"), repo.checkout(tmp_path / "loser")
     run_sql(a, WINNER)
     run_sql(b, LOSER)
@@ -96,6 +93,14 @@ def two_publishers(repo, tmp_path):
     lost = fdl("commit", tmp_path / "loser", "-m", "the loser", check=False)
     assert lost.returncode == 4 and "fdl rebase" in lost.stderr, lost.stderr
     return tmp_path / "loser"
+
+
+def published(repo, tmp_path, statements):
+    """The first version of the branch, made from `statements`."""
+    con = repo.checkout(tmp_path / "base")
+    run_sql(con, statements)
+    con.close()
+    fdl("commit", tmp_path / "base", "-m", "base")
 
 
 def data_files(repo):
@@ -160,10 +165,7 @@ def test_rebase_with_nothing_new_on_the_tip_changes_nothing(repo, tmp_path):
 
 
 def test_conflicting_schema_changes_are_refused_and_work_is_unchanged(repo, tmp_path):
-    con = repo.checkout(tmp_path / "base")
-    run_sql(con, BASE)
-    con.close()
-    fdl("commit", tmp_path / "base", "-m", "base")
+    published(repo, tmp_path, BASE)
     a = repo.checkout(tmp_path / "a")
     b, b_sql = checkout(repo, tmp_path / "b")
     a.execute("ALTER TABLE lake.s ADD COLUMN c INTEGER")
@@ -205,10 +207,7 @@ CONFLICTS = {
 @pytest.mark.parametrize("kind", sorted(CONFLICTS))
 def test_each_conflict_is_named(repo, tmp_path, kind):
     tip, here, table, detail = CONFLICTS[kind]
-    con = repo.checkout(tmp_path / "base")
-    run_sql(con, BASE)
-    con.close()
-    fdl("commit", tmp_path / "base", "-m", "base")
+    published(repo, tmp_path, BASE)
     a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
     run_sql(a, tip)
     run_sql(b, here)
@@ -247,10 +246,7 @@ def test_an_edited_description_conflicts_with_a_changed_one(repo, tmp_path):
 
 
 def test_rows_updated_after_being_added_here_conflict_with_appends(repo, tmp_path):
-    con = repo.checkout(tmp_path / "base")
-    run_sql(con, BASE[:2])
-    con.close()
-    fdl("commit", tmp_path / "base", "-m", "base")
+    published(repo, tmp_path, BASE[:2])
     a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
     a.execute("INSERT INTO lake.s VALUES (1000, 'a')")
     b.execute("INSERT INTO lake.s VALUES (2000, 'b')")
@@ -264,10 +260,7 @@ def test_rows_updated_after_being_added_here_conflict_with_appends(repo, tmp_pat
 
 
 def test_rows_updated_from_the_base_go_through(repo, tmp_path):
-    con = repo.checkout(tmp_path / "base")
-    run_sql(con, BASE[:2])
-    con.close()
-    fdl("commit", tmp_path / "base", "-m", "base")
+    published(repo, tmp_path, BASE[:2])
     a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
     upd = ["UPDATE lake.s SET b = 'changed' WHERE a = 42"]
     a.execute("INSERT INTO lake.s VALUES (1000, 'a')")
