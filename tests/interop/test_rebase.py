@@ -154,6 +154,40 @@ def test_the_loser_rebases_and_commits_both_changes(repo, tmp_path):
     assert json.loads(fdl("verify", repo.root, "--json").stdout)["problems"] == []
 
 
+def test_schema_work_on_one_side_goes_through(repo, tmp_path):
+    """Columns added, a table renamed, dropped and created in a new schema,
+    partitioned, a view and a comment, here; appends to the same tables on
+    the tip."""
+    published(repo, tmp_path, BASE)
+    tip = ["INSERT INTO lake.s VALUES (1000, 'winner')", "INSERT INTO lake.one VALUES (100)"]
+    here = ["ALTER TABLE lake.s ADD COLUMN c INTEGER", "INSERT INTO lake.s VALUES (2000, 'loser', 7)",
+            "ALTER TABLE lake.one RENAME TO uno", "COMMENT ON TABLE lake.uno IS 'renamed'",
+            "DROP TABLE lake.two", "CREATE SCHEMA lake.extra",
+            "CREATE TABLE lake.extra.p (y INTEGER, v INTEGER)", "ALTER TABLE lake.extra.p SET PARTITIONED BY (y)",
+            "INSERT INTO lake.extra.p VALUES (2024, 1), (2025, 2)",
+            "CREATE VIEW lake.v AS SELECT a, c FROM lake.s WHERE a >= 1000"]
+    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
+    run_sql(a, tip)
+    run_sql(b, here)
+    a.close()
+    b.close()
+    fdl("commit", tmp_path / "a", "-m", "a")
+    fdl("rebase", tmp_path / "b")
+    fdl("commit", tmp_path / "b", "-m", "b")
+    names = ["s", "uno", "one", "two", "extra.p", "v"]
+    got = table_rows(repo.open_version("main"), names)
+    want = table_rows(reference(tmp_path, BASE, tip, here), names)
+    assert got == want and "two" not in got and "one" not in got
+    con = repo.open_version("main")
+    assert rows(con, "lake.v") == [(1000, None), (2000, 7)]
+    assert con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'uno'").fetchall() == [("renamed",)]
+    # the version's changes are against the winner's: this side's alone
+    changes = {(c["table"], c["kind"]) for c in repo.version(repo.head())["changes"]}
+    assert changes == {("main.s", "add_column"), ("main.uno", "rename_table"), ("main.two", "drop_table"),
+                       ("extra.p", "add_table")}, changes  # views are not in `changes`
+    assert json.loads(fdl("verify", repo.root, "--json").stdout)["problems"] == []
+
+
 def test_rebase_with_nothing_new_on_the_tip_changes_nothing(repo, tmp_path):
     con = repo.checkout(tmp_path / "w")
     run_sql(con, BASE[:2])
