@@ -66,11 +66,11 @@ static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const ch
 	bool moved = exists != (w->base[0] != '\0') || (exists && strcmp(now_id, w->base) != 0);
 	if (!moved && failed)
 		return fdl_error_prefix(err, "%s", what);
-	return fdl_fail(err, FDL_ECONFLICT, "%s moved: it is now at %s, but this working catalog is based on %s; %s. %s",
+	return fdl_fail(err, FDL_ECONFLICT, "%s moved: it is now at %s, but this working catalog is based on %s; %s. %s%s%s",
 			key, exists ? now_id : "(deleted)", w->base[0] ? w->base : "(no version)", what,
-			w->postgres ? "Another commit of this shared catalog won; run fdl commit again."
-				    : "Run fdl rebase on it to replay its changes on the new tip, then commit again (or "
-				      "commit with --rebase).");
+			w->postgres ? "Another commit of this shared catalog won; run fdl commit again." : "Run fdl rebase ",
+			w->postgres ? "" : w->dir,
+			w->postgres ? "" : " to replay its changes on the new tip, then commit again (or commit with --rebase).");
 }
 
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
