@@ -228,11 +228,12 @@ test: unit corpus abi-check docs-check install-check interop
 # `make test-repeat N=5`: make test's suites N times in a row, stopping at
 # the first red run (a test that passes only on a fast machine shows here).
 # `make test-races N=3`: the tests that race processes (concurrency, crash
-# points, locks, the history index, PostgreSQL teams, the server) N times in
+# points, locks, the history index, PostgreSQL teams, the server, rebase) N times in
 # a row on one core.
 N ?= 5
 RACE_TESTS := tests/interop/test_concurrency.py tests/interop/test_crash.py tests/interop/test_locks.py tests/interop/test_hindex.py \
-	tests/interop/test_postgres.py tests/interop/test_reader.py tests/interop/test_clone.py tests/interop/test_refs.py
+	tests/interop/test_postgres.py tests/interop/test_reader.py tests/interop/test_clone.py tests/interop/test_refs.py \
+	tests/interop/test_rebase.py
 test-repeat:
 	@for i in $$(seq 1 $(N)); do echo "== test-repeat: run $$i of $(N)"; \
 	  $(MAKE) --no-print-directory test || { echo "test-repeat: run $$i of $(N) failed" >&2; exit 1; }; \

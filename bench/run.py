@@ -1059,6 +1059,53 @@ def bench_memory(tmp, gib, rows):
     rows.append(row)
 
 
+def bench_rebase(tmp, history, replayed, reps, rows):
+    """fdl rebase of a working folder that made `replayed` snapshots (appends,
+    the last two deleting rows from its first file, so one delete file is
+    written again) on a branch of `history` snapshots, after another
+    publisher's one-row version; the peer is what a loser did before: check
+    out again and redo the change (here the same statements, by stock
+    DuckDB with no Python in between)."""
+    root = new_repo(tmp, f"rb-{history}-{replayed}")
+    base, winner, loser = (tmp / f"rb-{history}-{replayed}-{w}" for w in ("base", "winner", "loser"))
+    con = connect(checkout(root, base))
+    fill_snapshots(con, history)
+    con.close()
+    run([FDL, "commit", base, "-m", "history", "-q"])
+    con = connect(checkout(root, winner))
+    con.execute("INSERT INTO lake.t0 VALUES (-1, 'the winner')")
+    con.close()
+    attach = checkout(root, loser)
+    redo = [f"INSERT INTO lake.t1 SELECT -1000 * {i} - range, 'loser' FROM range(100)" for i in range(1, replayed - 1)]
+    redo += ["DELETE FROM lake.t1 WHERE k = -1005", "DELETE FROM lake.t1 WHERE k = -1006"]
+    con = connect(attach)
+    for sql in redo:
+        con.execute(sql)
+    con.close()
+    run([FDL, "commit", winner, "-m", "the winner", "-q"])
+    golden = tmp / f"rb-{history}-{replayed}-golden"
+    shutil.copytree(loser, golden)
+    n = [0]
+
+    def restore(which):
+        if which == "fdl":
+            shutil.rmtree(loser)
+            shutil.copytree(golden, loser)
+
+    def peer_cmd():
+        n[0] += 1
+        dest = tmp / f"rb-redo-{history}-{replayed}-{n[0]}"
+        script = tmp / f"rb-redo-{history}-{replayed}-{n[0]}.sql"
+        script.write_text(LOADS + attach.replace(str(loser), str(dest)) + "\n" + ";\n".join(redo) + ";\n")
+        return ["sh", "-c", f"'{FDL}' checkout '{root}' '{dest}' > /dev/null && '{SQLRUN}' '{script}'"]
+    row = Row("rebase", f"{replayed} snapshots on {history}", "faster than checking out again and redoing")
+    alternate(row, reps, [FDL, "rebase", loser], peer_cmd, before=restore,
+              peer_name="fdl checkout + the change redone in stock DuckDB")
+    report = json.loads(run([FDL, "rebase", golden, "--json"]))
+    row.extra["delete_files_written"] = report["delete_files"]
+    rows.append(row)
+
+
 def startup(rows, reps, tmp):
     """the fixed cost of a command: --version (no repository, no DuckDB)."""
     row = Row("start-up (fdl --version)", "-", "small against git --version")
@@ -1200,6 +1247,9 @@ def main():
         if want("publish") or want("read the latest") or want("big"):
             bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
                        read_at=[10] if a.quick else [10, 1000], big_gib=0 if a.quick else 1)
+        if want("rebase"):
+            for history, replayed in ([(100, 10)] if a.quick else [(1000, 10), (1000, 100)]):
+                bench_rebase(tmp, history, replayed, reps, rows)
         if want("page"):
             bench_page(tmp, reps, rows)
         if not a.quick and want("memory"):

@@ -413,6 +413,54 @@ typedef struct fdl_commit_options {
 FDL_EXTERN int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts,
 	       fdl_error *err);
 
+/* fdl rebase: move the working catalog `work` onto a later version of its
+ * branch, as Git's rebase does a branch: its base becomes `onto` (NULL:
+ * the branch's tip), and every snapshot it made since its base is
+ * replayed on top, keeping its commit_message and commit_extra_info. Data
+ * files are never copied; a delete file whose rows carry snapshot ids is
+ * written again beside the old one with those ids moved. DuckLake's
+ * conflict rules apply, per table: appends on both sides, changes to
+ * different tables and deletes in data files the other side did not touch
+ * go through; two schema changes to one table, a delete in a data file the
+ * other side also deleted from or rewrote, a write to a table the other
+ * side dropped, and the description (dataset.yml) edited here and changed
+ * there are conflicts: FDL_ECONFLICT, each named in the report's
+ * `conflicts` (and the message), and `work` unchanged. The new catalog is
+ * built beside `work` and swapped in at once: killed at any point, `work`
+ * is as it was or fully rebased. A PostgreSQL working catalog is shared by
+ * its writers and needs no rebase: FDL_EINVALID says why. *out is set when
+ * the call returns 0 or FDL_ECONFLICT; free it with fdl_rebase_report_free. */
+typedef struct fdl_rebase_options {
+	const char *onto; /* a ref or version id that descends from the base; NULL = the branch's tip */
+} fdl_rebase_options;
+typedef struct fdl_rebase_conflict {
+	char *table;  /* "schema.table" (a view, a schema), or NULL (an option, the description) */
+	char *kind;   /* dropped, schema, comment, columns, view, delete, name, schema_dropped,
+		       * row_ids, option, description, changed */
+	char *detail; /* what each side did, one line */
+} fdl_rebase_conflict;
+typedef struct fdl_rebase_report {
+	char from[FDL_ID_LEN + 1]; /* the old base ("" for an empty branch) */
+	char onto[FDL_ID_LEN + 1]; /* the new base */
+	int64_t snapshots;         /* snapshots replayed (0: already based there) */
+	int64_t delete_files;      /* delete files written again */
+	fdl_rebase_conflict *conflicts;
+	size_t conflict_count;
+} fdl_rebase_report;
+FDL_EXTERN int fdl_rebase(fdl_rebase_report **out, const char *work, const fdl_rebase_options *opts, fdl_error *err);
+FDL_EXTERN void fdl_rebase_report_free(fdl_rebase_report *r);
+/* {"from", "onto", "snapshots", "delete_files", "conflicts": [{"table", "kind", "detail"}]} */
+FDL_EXTERN int fdl_rebase_report_json(char **out, const fdl_rebase_report *r, fdl_error *err);
+
+/* fdl commit --rebase: fdl_commit, and when another commit moved the branch
+ * first, fdl_rebase onto its new tip and commit again, at most `tries`
+ * commits in all (a PostgreSQL working catalog is committed again, with no
+ * rebase). *rebases (may be NULL) counts the rebases made. A rebase's
+ * conflict ends it with FDL_ECONFLICT and `work` as the last rebase left
+ * it. */
+FDL_EXTERN int fdl_commit_rebase(char out_id[FDL_ID_LEN + 1], int *rebases, const char *work,
+				 const fdl_commit_options *opts, int tries, fdl_error *err);
+
 /* The dataset.json the next commit of `work` would write (its description
  * files merged with the catalog), failing with the errors commit would
  * give. Writes nothing. Caller frees. */

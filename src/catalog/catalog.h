@@ -213,6 +213,46 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
  * rename_column, recreate_column, type_change. */
 int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const char *new_alias, fdl_error *err);
 
+/* ---- rebase (rebase.c, replay.c) ------------------------------------------------ */
+
+/* Replaying what a working catalog changed since its base version on a
+ * copy of a later version's catalog (fdl rebase), with DuckLake's conflict
+ * rules. The caller fills the first fields; `work` is the working catalog
+ * and `onto` the copy of the later version (both SQLite, attached raw;
+ * onto writable). Every id the working catalog handed out after `base`
+ * moves past the later version's (snapshots, catalog and file ids, schema
+ * versions, row ids); data files stay as they are. */
+typedef struct fdl_rebase_plan {
+	const char *work, *onto;
+	const char *data_path; /* the working catalog's DATA_PATH (a folder with '/', or a URL) */
+	int64_t base;          /* the base version's last snapshot (0 for an empty branch) */
+	/* called before each file written into the data path (a delete file
+	 * written again): test builds' crash points; may be NULL */
+	void (*before_write)(void *payload);
+	void *payload;
+	/* filled by fdl_catalog_rebase_plan */
+	int64_t tip, last;                /* the last snapshot of onto, of work */
+	int64_t catalog_from, file_from;  /* next_catalog_id and next_file_id at base */
+	int64_t d_snapshot, d_catalog, d_file, d_version; /* how far work's later ids move */
+	json_t *conflicts;                /* [{table, kind, detail}] */
+	/* filled by fdl_catalog_rebase_apply */
+	int64_t delete_files; /* delete files written again, their snapshot ids moved */
+} fdl_rebase_plan;
+
+/* Read the ids, refuse what cannot be replayed (inlined rows, files that
+ * carry snapshot ids of a compaction: FDL_EINVALID) and find the conflicts
+ * between work's changes and onto's since base (added to p->conflicts;
+ * 0 either way). `base_alias` is the base version's catalog attached raw,
+ * NULL for a working catalog checked out from an empty branch. */
+int fdl_catalog_rebase_plan(fdl_rebase_plan *p, fdl_duck *d, const char *base_alias, fdl_error *err);
+/* Replay work's snapshots after base into onto, in one transaction:
+ * FDL_ECONFLICT, with onto unchanged and the conflicts added to
+ * p->conflicts, when the result would break DuckLake's rules (a name
+ * taken twice, a row both changed). A delete file whose rows carry
+ * snapshot ids is written again beside the old one, ids moved. */
+int fdl_catalog_rebase_apply(fdl_rebase_plan *p, fdl_duck *d, fdl_error *err);
+void fdl_rebase_plan_free(fdl_rebase_plan *p);
+
 /* Rows added and removed per table between two versions attached through
  * DuckLake as `a` and `b`, over the columns both versions have, streamed to
  * o's callbacks as fdl_diff_rows documents (fdl.h). */

@@ -92,6 +92,13 @@ int fdl_duck_each_string(fdl_duck *d, const char *sql, int (*cb)(const char *val
 /* One VARCHAR cell of a result vector (NULL for SQL NULL). Caller frees. */
 char *fdl_duck_vector_string(duckdb_vector vec, idx_t row);
 
+/* The path of a file relative to the data path, from six columns of row
+ * `row` from col0 on: schema path and path_is_relative, table path and
+ * path_is_relative, file path and path_is_relative, joined as DuckLake
+ * resolves them; FDL_EINVALID for an absolute or unclean one (inspect.c).
+ * Caller frees. */
+int fdl_rows_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err);
+
 /* Run a query returning one BIGINT (NULL reads as `if_null`). */
 int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err);
 

@@ -528,3 +528,8 @@ int fdl_catalog_snapshots(fdl_snapshot_list **out, fdl_duck *d, const char *alia
 	*out = list;
 	return 0;
 }
+
+int fdl_rows_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err)
+{
+	return resolve_path(out, r, row, col0, what, err);
+}

@@ -94,6 +94,8 @@ int cmd_checkout(int argc, char **argv);
 extern const cli_doc doc_checkout;
 int cmd_commit(int argc, char **argv);
 extern const cli_doc doc_commit;
+int cmd_rebase(int argc, char **argv);
+extern const cli_doc doc_rebase;
 int cmd_log(int argc, char **argv);
 extern const cli_doc doc_log;
 int cmd_show(int argc, char **argv);

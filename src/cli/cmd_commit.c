@@ -110,19 +110,27 @@ static char *edit_message(const char *work)
 	return msg;
 }
 
+/* --rebase: commits tried in all before giving up (each lost race means
+ * another writer's version was published). */
+#define COMMIT_TRIES 8
+
 const cli_doc doc_commit = {
-	.usage = "fdl commit WORK [-m MESSAGE | -F FILE] [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]... [-q]",
+	.usage = "fdl commit WORK [-m MESSAGE | -F FILE] [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]... [--rebase] "
+		 "[-q]",
 	.summary = "freeze a working catalog into a new version and move its branch",
 	.text = "Freezes the working catalog's latest snapshot into a new version\n"
 		"(`versions/<uuidv7>/` with `ducklake.duckdb`, `dataset.json`, `files.json`,\n"
 		"`version.json`) and moves the branch by compare-and-swap. If someone else\n"
 		"moved the branch since the checkout, nothing is published and the message\n"
-		"names both versions (exit 4): check out again, redo, commit. Every data file\n"
-		"added since the checkout must exist under the data folder, and is read\n"
-		"once for its sha256, which `files.json` records (a file the base version\n"
-		"recorded is carried over, not read again); a base version withdrawn since\n"
-		"the checkout is refused (exit 7), and so is a first commit creating a\n"
-		"branch with a tag's name (exit 9).\n"
+		"names both versions (exit 4): `fdl rebase WORK` replays WORK's changes on the\n"
+		"new tip, then commit again. With `--rebase`, commit does that itself when it\n"
+		"loses such a race, and commits again, up to 8 times; a conflict of the\n"
+		"rebase stops it (exit 4, see `fdl rebase`). Every data file added since\n"
+		"the checkout must exist under the data folder, and is read once for its\n"
+		"sha256, which `files.json` records (a file the base version recorded is\n"
+		"carried over, not read again); a base version withdrawn since the checkout\n"
+		"is refused (exit 7), and so is a first commit creating a branch with a\n"
+		"tag's name (exit 9).\n"
 		"\n"
 		"With no new snapshot, a changed description alone makes a version (same\n"
 		"snapshot, new `dataset.json`); with neither it is \"nothing to commit\"\n"
@@ -153,13 +161,14 @@ int cmd_commit(int argc, char **argv)
 {
 	const char *message = NULL, *message_file = NULL, *author = NULL, *pos[1], *inputs[256];
 	size_t ninputs = 0;
-	bool quiet = false;
+	bool quiet = false, rebase = false;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "message", .short_name = 'm', .value = &message, .arg = "MESSAGE", .help = "what changed"},
 		{.name = "file", .short_name = 'F', .value = &message_file, .arg = "FILE", .help = "take the message from FILE ('-': stdin)"},
 		{.name = "author", .value = &author, .arg = "\"NAME <EMAIL>\"", .help = "who made it (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, git config user.name)"},
 		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "print only the new version id, no upload progress"},
+		{.name = "rebase", .flag = &rebase, .help = "after a lost race, rebase onto the new tip and commit again"},
 		{.name = "input", .arg = "ID=FILE_OR_URL", .help = "record a source file in version.json's inputs (repeatable)", .many = inputs,
 		 .nmany = &ninputs, .max_many = 256},
 		{0},
@@ -196,13 +205,17 @@ int cmd_commit(int argc, char **argv)
 				.progress = cli_progress_start(&progress, quiet), .progress_payload = &progress};
 	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
-	rc = fdl_commit(id, pos[0], &o, &err);
+	int rebases = 0;
+	rc = rebase ? fdl_commit_rebase(id, &rebases, pos[0], &o, COMMIT_TRIES, &err) : fdl_commit(id, pos[0], &o, &err);
 	cli_progress_end(&progress);
 	free(text);
 	if (rc)
 		return cli_fail(&err);
 	if (quiet)
 		printf("%s\n", id);
+	else if (rebases)
+		printf("Committed version %s (rebased %d time%s onto commits that won the race)\n", id, rebases,
+		       rebases == 1 ? "" : "s");
 	else
 		printf("Committed version %s\n", id);
 	return 0;

@@ -8,6 +8,7 @@ static const cli_cmd commands[] = {
 	{"init", cmd_init, &doc_init},
 	{"checkout", cmd_checkout, &doc_checkout},
 	{"commit", cmd_commit, &doc_commit},
+	{"rebase", cmd_rebase, &doc_rebase},
 	{"describe", cmd_describe, &doc_describe},
 	{"log", cmd_log, &doc_log},
 	{"branch", cmd_branch, &doc_branch},

@@ -36,7 +36,7 @@ static int dir_is_empty_or_absent(const char *dir, bool *existed, fdl_error *err
  * WORK/dataset.yml, with what the catalog adds left out. Its sha256 goes in
  * the record: unedited, the next commit carries it over as it was, and a
  * table or column dropped meanwhile simply leaves it. */
-static int write_description(fdl_work *w, fdl_repo *repo, fdl_error *err)
+int fdl_checkout_description(fdl_work *w, fdl_repo *repo, fdl_error *err)
 {
 	fdl_version *v = NULL;
 	char *path = NULL;
@@ -78,8 +78,8 @@ out:
 }
 
 /* A fresh folder beside `final` (same file system, so it can be renamed
- * into place): ".<name>.fdl-checkout-<random>". */
-static int make_sibling(char **out, const char *final, fdl_error *err)
+ * into place): ".<name>.fdl-<what>-<random>". */
+int fdl_checkout_sibling(char **out, const char *final, const char *what, fdl_error *err)
 {
 	const char *slash = strrchr(final, '/');
 	char *parent = slash && slash != final ? strndup(final, (size_t)(slash - final)) : fdl_strdup("/");
@@ -90,7 +90,7 @@ static int make_sibling(char **out, const char *final, fdl_error *err)
 	char id[FDL_ID_LEN + 1];
 	if (!rc)
 		rc = fdl_uuid7_next(&gen, id, err);
-	char *tmp = rc ? NULL : fdl_asprintf("%s/.%s.fdl-checkout-%s", parent, slash ? slash + 1 : final, id + 24);
+	char *tmp = rc ? NULL : fdl_asprintf("%s/.%s.fdl-%s-%s", parent, slash ? slash + 1 : final, what, id + 24);
 	if (!rc && !tmp)
 		rc = fdl_oom(err);
 	if (!rc && mkdir(tmp, 0777) != 0)
@@ -160,7 +160,7 @@ static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_erro
 	return *out ? 0 : fdl_oom(err);
 }
 
-static int seed_catalog(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
+int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 {
 	fdl_cat_kind kind = w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE;
 	const char *alias = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
@@ -253,7 +253,7 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 		if (!rc)
 			rc = dir_is_empty_or_absent(final, &existed, err);
 		if (!rc)
-			rc = make_sibling(&w.dir, final, err);
+			rc = fdl_checkout_sibling(&w.dir, final, "checkout", err);
 		made = !rc;
 		if (!rc) {
 			w.catalog = fdl_asprintf("%s/%s", w.dir, FDL_WORK_CATALOG);
@@ -266,11 +266,11 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	if (!rc && !(rc = fdl_duck_new(&d, true, err))) {
 		rc = fdl_duck_use_store(d, repo->store, err);
 		if (!rc)
-			rc = seed_catalog(d, repo, &w, err);
+			rc = fdl_checkout_seed(d, repo, &w, err);
 		fdl_duck_free(d);
 	}
 	if (!rc && !w.postgres && w.base[0])
-		rc = write_description(&w, repo, err);
+		rc = fdl_checkout_description(&w, repo, err);
 	if (!rc)
 		rc = fdl_work_save(&w, err);
 	if (!rc && made && rename(w.dir, final) != 0) {

@@ -66,33 +66,11 @@ static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const ch
 	bool moved = exists != (w->base[0] != '\0') || (exists && strcmp(now_id, w->base) != 0);
 	if (!moved && failed)
 		return fdl_error_prefix(err, "%s", what);
-	return fdl_fail(err, FDL_ECONFLICT, "%s moved: it is now at %s, but this working catalog is based on %s; %s. %s",
+	return fdl_fail(err, FDL_ECONFLICT, "%s moved: it is now at %s, but this working catalog is based on %s; %s. %s%s%s",
 			key, exists ? now_id : "(deleted)", w->base[0] ? w->base : "(no version)", what,
-			w->postgres ? "Another commit of this shared catalog won; run fdl commit again."
-				    : "Check out the branch again (fdl checkout), redo the change, and commit.");
-}
-
-/* One commit of a working folder at a time: WORK/fdl-work.lock, held for
- * the whole commit, so a second commit can never write back an older
- * record over the first one's. (A PostgreSQL catalog's record is updated
- * by compare-and-swap instead: no folder to lock.) */
-static int lock_work(fdl_lockfile *lk, fdl_work *w, const char *work, fdl_error *err)
-{
-	if (w->postgres)
-		return 0;
-	char *path = fdl_asprintf("%s/fdl-work.lock", w->dir);
-	char *what = fdl_asprintf("the working catalog %s", w->dir);
-	int rc = path && what ? fdl_lockfile_take(lk, path, what, "fdl commit", err)
-			      : fdl_oom(err);
-	free(path);
-	free(what);
-	if (rc)
-		return rc;
-	/* read the record again, now that no other commit can change it */
-	fdl_work_free(w);
-	if ((rc = fdl_work_load(w, work, err)))
-		fdl_lockfile_release(lk);
-	return rc;
+			w->postgres ? "Another commit of this shared catalog won; run fdl commit again." : "Run fdl rebase ",
+			w->postgres ? "" : w->dir,
+			w->postgres ? "" : " to replay its changes on the new tip, then commit again (or commit with --rebase).");
 }
 
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
@@ -106,7 +84,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	int rc = fdl_work_load(&w, work, err);
 	if (rc)
 		return rc;
-	if ((rc = lock_work(&wlock, &w, work, err))) {
+	if ((rc = fdl_work_lock(&wlock, &w, work, "fdl commit", err))) {
 		fdl_work_free(&w);
 		return rc;
 	}
@@ -196,6 +174,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	 * writing a version that could only lose the compare-and-swap. */
 	char again[FDL_ID_LEN + 1] = "";
 	bool still = false;
+	fdl_store_test_barrier("commit"); /* racing tests order the writers here */
 	if ((rc = fdl_ref_read(repo, key, again, &still, NULL, err)))
 		goto out;
 	if (still != exists || (still && strcmp(again, tip) != 0)) {

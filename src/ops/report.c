@@ -257,3 +257,31 @@ int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err)
 				   (json_int_t)r->already_there, "removed", (json_int_t)r->removed),
 		    err);
 }
+
+void fdl_rebase_report_free(fdl_rebase_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->conflict_count; i++) {
+		free(r->conflicts[i].table);
+		free(r->conflicts[i].kind);
+		free(r->conflicts[i].detail);
+	}
+	free(r->conflicts);
+	free(r);
+}
+
+int fdl_rebase_report_json(char **out, const fdl_rebase_report *r, fdl_error *err)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < r->conflict_count; i++) {
+		const fdl_rebase_conflict *c = &r->conflicts[i];
+		json_array_append_new(list, json_pack("{s:s?, s:s, s:s}", "table", c->table, "kind", c->kind, "detail",
+						      c->detail));
+	}
+	return dump(out, list ? json_pack("{s:s?, s:s, s:I, s:I, s:o}", "from", r->from[0] ? r->from : NULL, "onto",
+					  r->onto, "snapshots", (json_int_t)r->snapshots, "delete_files",
+					  (json_int_t)r->delete_files, "conflicts", list)
+			       : NULL,
+		    err);
+}

@@ -145,6 +145,24 @@ int fdl_work_save(fdl_work *w, fdl_error *err)
 	return rc;
 }
 
+int fdl_work_lock(fdl_lockfile *lk, fdl_work *w, const char *work, const char *command, fdl_error *err)
+{
+	if (w->postgres)
+		return 0;
+	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_LOCK);
+	char *what = fdl_asprintf("the working catalog %s", w->dir);
+	int rc = path && what ? fdl_lockfile_take(lk, path, what, command, err) : fdl_oom(err);
+	free(path);
+	free(what);
+	if (rc)
+		return rc;
+	/* read the record again, now that no other writer can change it */
+	fdl_work_free(w);
+	if ((rc = fdl_work_load(w, work, err)))
+		fdl_lockfile_release(lk);
+	return rc;
+}
+
 int fdl_work_remove(const char *dir, fdl_error *err)
 {
 	fdl_work w;

@@ -8,6 +8,7 @@
 
 #define FDL_WORK_FILE "fdl-work.json"
 #define FDL_WORK_CATALOG "ducklake.sqlite"
+#define FDL_WORK_LOCK "fdl-work.lock"
 
 /* WORK is a folder, or "postgres:<libpq connection string>" (empty: the
  * PG* environment variables), a team's DuckLake catalog in PostgreSQL whose
@@ -45,6 +46,23 @@ int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err);
  * read (else FDL_ECONFLICT). */
 int fdl_work_save(fdl_work *w, fdl_error *err);
 void fdl_work_free(fdl_work *w);
+/* One writer of a working folder at a time (fdl commit, fdl rebase):
+ * WORK/fdl-work.lock, held until released, so no writer ever writes back
+ * an older record over another's; the record is read again once held. (A
+ * PostgreSQL catalog's record is updated by compare-and-swap instead: no
+ * folder to lock, nothing taken.) `command` is recorded as the holder's. */
+int fdl_work_lock(fdl_lockfile *lk, fdl_work *w, const char *work, const char *command, fdl_error *err);
+
+/* What checkout makes, which rebase makes again (checkout.c). A fresh
+ * folder beside `final`, on its file system: ".<name>.fdl-<what>-<random>". */
+int fdl_checkout_sibling(char **out, const char *final, const char *what, fdl_error *err);
+/* Create w->catalog and fill it with version w->base (nothing for an
+ * empty branch), its data path w->data_path; sets w->base_snapshot. */
+struct fdl_duck;
+int fdl_checkout_seed(struct fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err);
+/* Write w->dir/dataset.yml from version w->base's description (nothing
+ * when it has none) and record its sha256 and origin in w. */
+int fdl_checkout_description(fdl_work *w, fdl_repo *repo, fdl_error *err);
 
 /* Read the description files of the working folder `dir` (what
  * fdl_dataset_build merges: dataset.yml, .yaml or .json, and every

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Every write goes through here: the crash points of the tests. */
 void fdl_store_before_write(fdl_store *s)
@@ -19,6 +20,30 @@ void fdl_store_before_write(fdl_store *s)
 	}
 #else
 	(void)s;
+#endif
+}
+
+void fdl_store_test_barrier(const char *point)
+{
+#ifdef FDL_CRASH_POINTS
+	const char *dir = getenv("FDL_TEST_BARRIER");
+	if (!dir || !*dir)
+		return;
+	char *ready = fdl_asprintf("%s/%s.%ld.ready", dir, point, (long)getpid());
+	char *go = fdl_asprintf("%s/%s.%ld.go", dir, point, (long)getpid());
+	FILE *f = ready ? fopen(ready, "w") : NULL;
+	if (f)
+		fclose(f);
+	while (f && go && access(go, F_OK) != 0) {
+		struct timespec ts = {0, 5 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	if (go)
+		unlink(go);
+	free(ready);
+	free(go);
+#else
+	(void)point;
 #endif
 }
 

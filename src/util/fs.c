@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -363,6 +364,67 @@ void fdl_rm_rf(const char *path)
 	} else {
 		unlink(path);
 	}
+}
+
+/* One entry of fdl_dir_link_tree: a file linked, a folder made and filled,
+ * a symlink made again. */
+static int link_entry(const char *from, const char *to, fdl_error *err)
+{
+	struct stat st;
+	if (lstat(from, &st) != 0)
+		return fdl_fail(err, FDL_EIO, "cannot read %s: %s", from, strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return link(from, to) == 0 ? 0 : fdl_fail(err, FDL_EIO, "cannot link %s to %s: %s", from, to, strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		if (mkdir(to, st.st_mode & 07777) != 0)
+			return fdl_fail(err, FDL_EIO, "cannot create folder %s: %s", to, strerror(errno));
+		return fdl_dir_link_tree(from, to, NULL, err);
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(from, target, sizeof target - 1);
+		if (n < 0)
+			return fdl_fail(err, FDL_EIO, "cannot read the symlink %s: %s", from, strerror(errno));
+		target[n] = '\0';
+		return symlink(target, to) == 0 ? 0 : fdl_fail(err, FDL_EIO, "cannot make the symlink %s: %s", to,
+							       strerror(errno));
+	}
+	return fdl_fail(err, FDL_EINVALID, "%s is neither a file, a folder nor a symlink; move it out and try again",
+			from);
+}
+
+int fdl_dir_link_tree(const char *from, const char *to, const char *const *skip, fdl_error *err)
+{
+	DIR *d = opendir(from);
+	if (!d)
+		return fdl_fail(err, FDL_EIO, "cannot list %s: %s", from, strerror(errno));
+	struct dirent *e;
+	int rc = 0;
+	while (!rc && (e = readdir(d))) {
+		bool skipped = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+		for (const char *const *s = skip; s && *s && !skipped; s++)
+			skipped = !strcmp(e->d_name, *s);
+		if (skipped)
+			continue;
+		char *a = fdl_asprintf("%s/%s", from, e->d_name), *b = fdl_asprintf("%s/%s", to, e->d_name);
+		rc = a && b ? link_entry(a, b, err) : fdl_oom(err);
+		free(a);
+		free(b);
+	}
+	closedir(d);
+	return rc;
+}
+
+int fdl_dir_exchange(const char *a, const char *b, fdl_error *err)
+{
+	if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0) {
+		int e = errno;
+		return fdl_fail(err, FDL_EIO,
+				"cannot swap %s and %s in one step (renameat2 RENAME_EXCHANGE: %s)%s", a, b, strerror(e),
+				e == EINVAL || e == ENOSYS || e == ENOTSUP ? "; this file system cannot do it" : "");
+	}
+	fdl_fsync_parent(b);
+	return 0;
 }
 
 /* A process's start time (clock ticks since boot, /proc/<pid>/stat's

@@ -179,6 +179,14 @@ void fdl_test_pause(const char *point);
 int fdl_mkdir_p(const char *path, fdl_error *err);
 /* Remove a folder tree (best effort, for temp folders). */
 void fdl_rm_rf(const char *path);
+/* Fill the folder `to` with what `from` holds, without copying a byte:
+ * files hard-linked, folders made and filled the same way, symlinks made
+ * again; the names in `skip` (NULL-terminated, may be NULL) left out at
+ * the top. Both on one file system. */
+int fdl_dir_link_tree(const char *from, const char *to, const char *const *skip, fdl_error *err);
+/* Swap two folders in one step (renameat2 RENAME_EXCHANGE): a reader sees
+ * one or the other under each name, never neither. */
+int fdl_dir_exchange(const char *a, const char *b, fdl_error *err);
 /* Make a fresh temp folder; caller frees the path and removes the folder. */
 int fdl_tempdir(char **out, const char *tag, fdl_error *err);
 /* Remove the temp folders (fdl-<tag>-<pid>-<start>-XXXXXX in TMPDIR) of

@@ -41,6 +41,8 @@ def bad_cases(root, work, tmp):
         (["commit"], 2), (["commit", W], 2), (["commit", "", "-m", "x"], 5), (["commit", nope, "-m", "x"], 3),
         (["commit", str(tmp), "-m", "x"], 3), (["commit", W, "-m", "x", "-F", "/dev/null"], 2),
         (["commit", W, "-F", nope], 1),
+        (["rebase"], 2), (["rebase", ""], 5), (["rebase", nope], 3), (["rebase", W, "x"], 2),
+        (["rebase", W, "--onto", "bogus"], 3), (["rebase", W, "--onto", ""], 5), (["rebase", W, "--onto", "7"], 3),
         (["log"], 2), (["log", ""], 5), (["log", nope], 3), (["log", R, "bogus"], 3), (["log", R, "7"], 3),
         (["log", R, "main:x"], 5), (["log", R, ""], 5), (["log", R, "--limit", "x"], 2),
         (["show"], 2), (["show", R, "bogus"], 3), (["show", R, "7"], 3), (["show", R, ""], 5),

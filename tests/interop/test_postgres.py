@@ -76,6 +76,15 @@ def test_checkout_commit_adopt(postgres, tmp_path):
     assert fdl("checkout", repo.root, "--meta", "postgres", env=env).returncode == 0
 
 
+def test_rebase_says_a_shared_catalog_needs_none(postgres, tmp_path):
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "rebased")
+    fdl("checkout", repo.root, work)
+    p = fdl("rebase", work, check=False)
+    assert p.returncode == 5, p.stderr
+    assert "needs no rebase" in p.stderr and "run fdl commit again" in p.stderr
+
+
 WRITER = textwrap.dedent("""
     import os, sys, time, duckdb
     ext, sql, wid, rounds, per = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
@@ -244,6 +253,47 @@ def test_two_committers_share_one_catalog(postgres, tmp_path, ledger):
                              capture_output=True, text=True, check=True).stdout
         assert json.loads(rec)["base"] == repo.head()
     assert rows(repo.open_version("main"), "lake.t") == [(0,), (1,), (2,)]
+
+
+def test_commit_rebase_of_a_shared_catalog_commits_again(postgres, tmp_path):
+    """fdl commit --rebase on a PostgreSQL working catalog: the loser of the
+    race (ordered by the test barrier) commits again, with no rebase, and
+    its version holds what was written meanwhile."""
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "again")
+    con = connect()
+    con.execute(fdl("checkout", repo.root, work).stdout)
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    fdl("commit", work, "-m", "base")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    from conftest import FDL
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="x", FDL_TEST_BARRIER=str(gate))
+    procs = [subprocess.Popen([FDL, "commit", work, "--rebase", "-m", f"c{i}"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+
+    def at_gate(p):
+        deadline = time.monotonic() + 600  # a safety net only
+        while not (gate / f"commit.{p.pid}.ready").exists():
+            assert p.poll() is None, p.stderr.read()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        (gate / f"commit.{p.pid}.ready").unlink()
+        (gate / f"commit.{p.pid}.go").touch()
+    for p in procs:  # both froze the same snapshot
+        while not (gate / f"commit.{p.pid}.ready").exists():
+            assert p.poll() is None, p.stderr.read()
+            time.sleep(0.01)
+    at_gate(procs[0])
+    assert procs[0].wait() == 0, procs[0].stderr.read()
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    at_gate(procs[1])  # loses, commits again, and stops here once more
+    at_gate(procs[1])
+    assert procs[1].wait() == 0, procs[1].stderr.read()
+    assert "rebased" not in procs[1].stdout.read()
+    assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,)]
+    assert rows(repo.open_version("main:2"), "lake.t") == [(1,)]
 
 
 def test_a_team_catalog_keeps_the_description(postgres, tmp_path):
