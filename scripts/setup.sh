@@ -73,6 +73,7 @@ pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/re
   || die "pip download -r scripts/requirements-iceberg.txt failed (hash mismatch or registry unreachable)"
 fetch_maven org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0 iceberg-spark-runtime-4.0_2.13-1.10.0.jar
 fetch_maven org.apache.iceberg:iceberg-aws-bundle:1.10.0 iceberg-aws-bundle-1.10.0.jar
+fetch_maven org.xerial:sqlite-jdbc:3.54.1.0 sqlite-jdbc-3.54.1.0.jar
 (cd "$cache" && sha256sum --quiet -c "$here/scripts/deps.sha256") \
   || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
 
@@ -86,7 +87,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   tar -xzf "$cache/duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz" -C "$deps/lib" --strip-components=1 package/libduckdb.so
   tar -xzf "$cache/duckdb-$duckdb_version.tar.gz" -C "$deps/include" --strip-components=5 \
     "duckdb-$duckdb_version/external/duckdb/src/include/duckdb.h"
-  cp "$cache/iceberg-spark-runtime-4.0_2.13-1.10.0.jar" "$cache/iceberg-aws-bundle-1.10.0.jar" "$deps/jars/"
+  cp "$cache/iceberg-spark-runtime-4.0_2.13-1.10.0.jar" "$cache/iceberg-aws-bundle-1.10.0.jar" \
+     "$cache/sqlite-jdbc-3.54.1.0.jar" "$deps/jars/"
   for ext in ducklake sqlite_scanner httpfs postgres_scanner iceberg avro; do
     whl=$(ls "$cache"/duckdb_extension_${ext}-$duckdb_version-*.whl)
     unzip -q -o -j "$whl" "*/extensions/v$duckdb_version/$ext.duckdb_extension" -d "$extdir"
