@@ -32,7 +32,7 @@ static const char FILES_SQL[] =
 
 static const char DELETES_SQL[] =
 	"SELECT f.delete_file_id, f.table_id, f.data_file_id, f.begin_snapshot, f.end_snapshot, f.delete_count,"
-	" f.file_size_bytes, f.partial_max IS NOT NULL, f.encryption_key IS NOT NULL,"
+	" f.file_size_bytes, f.partial_max, f.encryption_key IS NOT NULL,"
 	" s.spath, s.srel, t.tpath, t.trel, f.path, f.path_is_relative"
 	" FROM {db}.ducklake_delete_file f" PATHS_FROM " ORDER BY f.delete_file_id";
 
@@ -191,7 +191,7 @@ static int read_deletes(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error *
 		x->end = cell_int(&r, 4, i, FDL_LAKE_LIVE);
 		x->rows = cell_int(&r, 5, i, 0);
 		x->bytes = cell_int(&r, 6, i, 0);
-		x->partial = fdl_rows_int(&r, 7, i) != 0;
+		x->partial_max = cell_int(&r, 7, i, -1);
 		x->encrypted = fdl_rows_int(&r, 8, i) != 0;
 		rc = fdl_catalog_resolve_path(&x->path, &r, i, 9, "a delete file of the catalog", err);
 	}
@@ -399,8 +399,8 @@ void fdl_lake_free(fdl_lake *l)
 	free(l);
 }
 
-int fdl_catalog_iceberg_deletes(fdl_duck *d, const char *src, const char *data_uri, const char *dst, int64_t *rows,
-				fdl_error *err)
+int fdl_catalog_iceberg_deletes(fdl_duck *d, const char *src, const char *data_uri, int64_t upto, const char *dst,
+				int64_t *rows, fdl_error *err)
 {
 	fdl_buf sql = {0};
 	int rc = fdl_buf_puts(&sql, "COPY (SELECT ", err);
@@ -411,7 +411,11 @@ int fdl_catalog_iceberg_deletes(fdl_duck *d, const char *src, const char *data_u
 	if (!rc)
 		rc = fdl_buf_sql_str(&sql, src, err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, ") ORDER BY pos) TO ", err);
+		rc = fdl_buf_puts(&sql, ")", err);
+	if (!rc && upto >= 0)
+		rc = fdl_buf_printf(&sql, err, " WHERE _ducklake_internal_snapshot_id <= %lld", (long long)upto);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " ORDER BY pos) TO ", err);
 	if (!rc)
 		rc = fdl_buf_sql_str(&sql, dst, err);
 	if (!rc)

@@ -46,7 +46,8 @@ typedef struct fdl_lake_file {
 
 typedef struct fdl_lake_delete {
 	int64_t id, table_id, data_file_id, begin, end, rows, bytes;
-	bool partial, encrypted;
+	int64_t partial_max; /* -1: none; else its rows carry their snapshot (up to this one) */
+	bool encrypted;
 	char *path;
 } fdl_lake_delete;
 
@@ -79,9 +80,11 @@ void fdl_lake_free(fdl_lake *l);
 
 /* Write the DuckLake delete file `src` (a path or URL DuckDB reads) as an
  * Iceberg position-delete file at the local path `dst`: file_path (field
- * id 2147483546) = data_uri for every row, pos (2147483545) ascending.
- * *rows gets how many positions it holds. */
-int fdl_catalog_iceberg_deletes(fdl_duck *d, const char *src, const char *data_uri, const char *dst, int64_t *rows,
-				fdl_error *err);
+ * id 2147483546) = data_uri for every row, pos (2147483545) ascending;
+ * with upto >= 0 (a file whose rows carry their snapshot, DuckLake's
+ * partial delete files) only the rows of snapshots up to `upto`. *rows
+ * gets how many positions it holds. */
+int fdl_catalog_iceberg_deletes(fdl_duck *d, const char *src, const char *data_uri, int64_t upto, const char *dst,
+				int64_t *rows, fdl_error *err);
 
 #endif

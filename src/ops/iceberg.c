@@ -166,14 +166,18 @@ static int put_avro(char **uri, ice_run *r, const fdl_buf *b, fdl_error *err)
 	return rc;
 }
 
-/* The position-delete file of DuckLake delete file x: its URI, size and
- * positions, written first when it is not there yet. */
+/* The position-delete file of DuckLake delete file x as of DuckLake
+ * snapshot `snap`: its URI, size and positions, written first when it is
+ * not there yet. A partial file (rows of several snapshots) read before its
+ * last snapshot keeps the rows up to `snap`: <path>.upto-<snap>.parquet. */
 static int delete_file(char **uri, int64_t *bytes, int64_t *rows, ice_run *r, const fdl_lake_delete *x,
-		       const fdl_lake_file *f, fdl_error *err)
+		       const fdl_lake_file *f, int64_t snap, fdl_error *err)
 {
-	char *key = fdl_iceberg_deletes_key(r->lid, x->path);
+	int64_t upto = x->partial_max >= 0 && x->partial_max > snap ? snap : -1;
+	char *name = upto >= 0 ? fdl_asprintf("%s.upto-%lld.parquet", x->path, (long long)upto) : fdl_strdup(x->path);
+	char *key = name ? fdl_iceberg_deletes_key(r->lid, name) : NULL;
 	int rc = key ? 0 : fdl_oom(err);
-	const json_t *known = json_object_get(r->deletes, x->path);
+	const json_t *known = rc ? NULL : json_object_get(r->deletes, name);
 	if (!rc && known) {
 		*bytes = json_integer_value(json_array_get(known, 0));
 		*rows = json_integer_value(json_array_get(known, 1));
@@ -187,7 +191,7 @@ static int delete_file(char **uri, int64_t *bytes, int64_t *rows, ice_run *r, co
 		if (!rc && (!src || !data_uri || !dst))
 			rc = fdl_oom(err);
 		if (!rc)
-			rc = fdl_catalog_iceberg_deletes(r->duck, src, data_uri, dst, rows, err);
+			rc = fdl_catalog_iceberg_deletes(r->duck, src, data_uri, upto, dst, rows, err);
 		if (!rc && stat(dst, &st) != 0)
 			rc = fdl_fail(err, FDL_EIO, "%s: not written", dst);
 		*bytes = rc ? 0 : (int64_t)st.st_size;
@@ -199,7 +203,7 @@ static int delete_file(char **uri, int64_t *bytes, int64_t *rows, ice_run *r, co
 		} else if (!rc)
 			r->written++;
 		if (!rc)
-			json_object_set_new(r->deletes, x->path, json_pack("[I, I]", (json_int_t)*bytes, (json_int_t)*rows));
+			json_object_set_new(r->deletes, name, json_pack("[I, I]", (json_int_t)*bytes, (json_int_t)*rows));
 		free(src);
 		free(data_uri);
 		free(dst);
@@ -207,6 +211,7 @@ static int delete_file(char **uri, int64_t *bytes, int64_t *rows, ice_run *r, co
 	if (!rc && !(*uri = uri_of(r, key)))
 		rc = fdl_oom(err);
 	free(key);
+	free(name);
 	return rc;
 }
 
@@ -393,7 +398,7 @@ static int collect(snap_files *s, ice_run *r, int64_t tid, const ice_version *c,
 		ice_item it = {.e = {.data = d->e.data, .data_uri = d->uri, .is_delete = true, .seq = born(r, x->begin)},
 			       .spec = d->spec};
 		it.group = group_of(it.e.seq, c->seq);
-		rc = delete_file(&it.uri, &it.e.bytes, &it.e.rows, r, x, d->e.data, err);
+		rc = delete_file(&it.uri, &it.e.bytes, &it.e.rows, r, x, d->e.data, c->snap, err);
 		it.e.uri = it.uri;
 		if (!rc && (rc = add_item(s, &it, err)))
 			free(it.uri);
@@ -516,7 +521,7 @@ static bool expressible(const fdl_lake *l, int64_t tid, int64_t snap)
 	}
 	for (size_t i = 0; i < l->ndeletes; i++) {
 		const fdl_lake_delete *x = &l->deletes[i];
-		if (x->table_id == tid && live_at(x->begin, x->end, snap) && (x->partial || x->encrypted))
+		if (x->table_id == tid && live_at(x->begin, x->end, snap) && x->encrypted)
 			return false;
 	}
 	return true;
