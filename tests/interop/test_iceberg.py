@@ -6,6 +6,7 @@ read is compared, column by column, with what stock DuckDB returns through
 `fdl attach` for the same version."""
 import datetime
 import decimal
+import hashlib
 import itertools
 import json
 import pathlib
@@ -282,3 +283,96 @@ def test_s3_views_read_by_every_engine(spark, s3_server, tmp_path):
     for uri in views.values():
         assert uri.startswith(f"s3://{repo.bucket}/datasets/pop/iceberg/")
     check_all(Readers(spark, s3_server), repo, "main", views, secret_of(repo))
+
+
+def test_every_commit_writes_its_view(repo, tmp_path):
+    """Once a repository has a view, each commit writes its version's view
+    (no fdl iceberg run), with the earlier versions as its snapshots."""
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(3)")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "one")
+    assert not (repo.root / "iceberg").exists()  # no view until asked for
+    fdl("iceberg", repo.root)
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (10)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two")
+    vid = repo.head()
+    views = list((repo.root / "iceberg").glob(f"*/versions/{vid}/main/t.metadata.json"))
+    assert len(views) == 1, "the commit wrote the new version's view"
+    meta = read_json(views[0])
+    assert [s["snapshot-id"] for s in meta["snapshots"]] == [1, 2]
+    cols, want = expected(repo, "main", "t")
+    assert Readers(None).pyiceberg_rows(f"file://{views[0]}", cols) == want
+    assert Readers(None).duckdb_rows(f"file://{views[0]}", cols) == want
+    # asking again writes nothing new
+    p = fdl("iceberg", repo.root)
+    assert "(0 files written)" in p.stdout, p.stdout
+
+
+def test_columns_iceberg_cannot_hold_are_named_and_left_out(spark, repo, tmp_path):
+    """Never silently wrong: INTERVAL, HUGEINT, UBIGINT and a column added
+    with a DEFAULT (older rows: the default in DuckLake, NULL in Iceberg v2)
+    are left out and named; TIME and an unsigned integer are kept for
+    pyiceberg and DuckDB, named for Spark, which fails on them (and reads
+    the rest of such a table, and a table whose left-out columns are in its
+    files)."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("""CREATE TABLE lake.odd AS SELECT i AS id, INTERVAL (i) DAY AS iv, i::HUGEINT AS h,
+                   i::UBIGINT AS ub, TIME '10:00:00' + INTERVAL (i) MINUTE AS tm FROM range(4) r(i)""")
+    con.execute("CREATE TABLE lake.uns AS SELECT i AS id, i::UINTEGER AS u FROM range(4) r(i)")
+    con.execute("CREATE TABLE lake.gone AS SELECT i AS id, i::UBIGINT AS ub, INTERVAL (i) DAY AS iv FROM range(4) r(i)")
+    con.execute("CREATE TABLE lake.dflt AS SELECT i AS id FROM range(3) r(i)")
+    con.execute("ALTER TABLE lake.dflt ADD COLUMN d INTEGER DEFAULT 7")
+    con.execute("INSERT INTO lake.dflt VALUES (10, 1)")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "odd types")
+    p = fdl("iceberg", repo.root, "--json")
+    views = json.loads(p.stdout)
+    for col, why in [("odd.iv (interval)", "no interval"), ("odd.h (int128)", "double"),
+                     ("odd.ub (uint64)", "unsigned 64-bit"), ("odd.tm (time)", "Spark"),
+                     ("uns.u (uint32)", "Spark"), ("dflt.d (int32)", "DEFAULT")]:
+        line = next((x for x in p.stderr.splitlines() if f"main.{col}" in x), None)
+        assert line and why in line, (col, p.stderr)
+    r = Readers(spark)
+    for table, cols in [("odd", ["id", "tm"]), ("uns", ["id", "u"]), ("dflt", ["id"])]:
+        uri = views[f"main.{table}"]
+        schema = [f["name"] for f in read_json(uri[len("file://"):])["schemas"][-1]["fields"]]
+        assert schema == cols, (table, schema)
+        con = repo.open_version("main")
+        want = normalised(duck_rows(con, f"lake.{table}", cols))
+        assert r.pyiceberg_rows(uri, cols) == want
+        assert r.duckdb_rows(uri, cols) == want
+    # Spark fails loudly, never reads wrong values
+    with pytest.raises(Exception, match="time"):
+        r.spark_rows(views["main.odd"], ["id"])
+    with pytest.raises(Exception):
+        r.spark_rows(views["main.uns"], ["id", "u"])
+    four = normalised([(0,), (1,), (2,), (3,)])
+    assert r.spark_rows(views["main.uns"], ["id"]) == four
+    assert r.spark_rows(views["main.gone"], ["id"]) == four
+    assert r.spark_rows(views["main.dflt"], ["id"]) == normalised([(0,), (1,), (2,), (10,)])
+
+
+def test_a_hostile_catalog_gets_no_view(repo, tmp_path):
+    """A catalog whose paths lead out of the repository is refused before a
+    view names anything: no metadata.json, no manifest."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    vid = repo.head()
+    path = repo.root / "versions" / vid / "ducklake.duckdb"
+    c = connect()
+    c.execute(f"ATTACH '{path}' AS c")
+    c.execute("UPDATE c.ducklake_table SET path = '../../../../../../../../tmp/'")
+    c.close()
+    doc = read_json(repo.root / "versions" / vid / "version.json")
+    data = path.read_bytes()
+    doc["catalog"]["bytes"] = len(data)
+    doc["catalog"]["sha256"] = hashlib.sha256(data).hexdigest()
+    (repo.root / "versions" / vid / "version.json").write_text(json.dumps(doc))
+    p = fdl("iceberg", repo.root, check=False)
+    assert p.returncode == 5 and "'..'" in p.stderr, p.stderr
+    assert not list(repo.root.glob("iceberg/*/manifests/*")) and not list(repo.root.glob("iceberg/**/*.metadata.json"))
