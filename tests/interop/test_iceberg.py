@@ -1,7 +1,8 @@
 """Iceberg views (fdl iceberg, docs/iceberg.md) read by the real engines:
 PySpark 4.0.1 with Iceberg 1.10.0 (one local[1] session for the module,
-tables registered in a JdbcCatalog on SQLite), pyiceberg 0.12.0 and DuckDB
-1.5.5's iceberg_scan, on a folder and on a bucket of the S3 server. Every
+tables registered in a JdbcCatalog on SQLite), pyiceberg 0.12.0, polars'
+scan_iceberg (on folders) and DuckDB 1.5.5's iceberg_scan, on a folder and
+on a bucket of the S3 server. Every
 read is compared, column by column, with what stock DuckDB returns through
 `fdl attach` for the same version."""
 import datetime
@@ -131,6 +132,11 @@ class Readers:
         table = t.scan(snapshot_id=snapshot_id).to_arrow().select(columns)
         return normalised(tuple(r[c] for c in columns) for r in table.to_pylist())
 
+    def polars_rows(self, uri, columns):
+        import polars as pl
+        df = pl.scan_iceberg(self.pyiceberg_table(uri)).select(columns).collect()
+        return normalised(df.rows())
+
     def duckdb_rows(self, uri, columns, secret_sql=""):
         con = connect()
         con.execute("LOAD iceberg")
@@ -154,6 +160,8 @@ def check_all(readers, repo, ref, views, secret=""):
         assert readers.pyiceberg_rows(uri, cols) == want, f"pyiceberg {table}@{ref}"
         assert readers.duckdb_rows(uri, cols, secret) == want, f"duckdb {table}@{ref}"
         assert readers.spark_rows(uri, cols) == want, f"spark {table}@{ref}"
+        if not readers.s3:
+            assert readers.polars_rows(uri, cols) == want, f"polars {table}@{ref}"
 
 
 # ---- the repository every test reads --------------------------------------
