@@ -7,7 +7,7 @@
  *   iceberg/<lid>/versions/<id>/view.json    one version's view: its tables,
  *                                            notices, what commits build on
  *                                            (written last: the view is whole)
- *   iceberg/<lid>/versions/<id>/<schema>/<table>.metadata.json
+ *   iceberg/<lid>/versions/<id>/<schema>/<table>/metadata/<seq>-<id>.metadata.json
  *   iceberg/<lid>/manifests/<sha256>.avro    manifests and manifest lists,
  *                                            named by the sha256 of their bytes
  *   iceberg/<lid>/deletes/<path>             position-delete files, one per

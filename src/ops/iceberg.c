@@ -661,7 +661,10 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 	char *key = fdl_asprintf("%s.%s", tb->schema, tb->name);
 	char *sseg = fdl_iceberg_segment(tb->schema, tb->schema_id), *tseg = fdl_iceberg_segment(tb->name, tb->id);
 	char *dir = sseg && tseg ? fdl_asprintf("%s/%s/%s", r->view_dir, sseg, tseg) : NULL;
-	char *mkey = dir ? fdl_asprintf("%s.metadata.json", dir) : NULL;
+	/* <table dir>/metadata/<seq>-<id>.metadata.json: the names Iceberg's own
+	 * writers use, where Trino's register_table looks */
+	const ice_version *v = &r->chain[r->nchain - 1];
+	char *mkey = dir ? fdl_asprintf("%s/metadata/%05lld-%s.metadata.json", dir, (long long)v->seq, v->id) : NULL;
 	table_meta t = {.snapshots = json_array(), .log = json_array(), .schemas = json_array(),
 			.specs = json_object(), .refs = json_object()};
 	int rc = key && mkey && t.snapshots && t.log && t.schemas && t.specs && t.refs ? 0 : fdl_oom(err);

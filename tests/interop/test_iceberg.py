@@ -307,7 +307,7 @@ def test_every_commit_writes_its_view(repo, tmp_path):
     con.close()
     fdl("commit", tmp_path / "w2", "-m", "two")
     vid = repo.head()
-    views = list((repo.root / "iceberg").glob(f"*/versions/{vid}/main/t.metadata.json"))
+    views = list((repo.root / "iceberg").glob(f"*/versions/{vid}/main/t/metadata/00002-{vid}.metadata.json"))
     assert len(views) == 1, "the commit wrote the new version's view"
     meta = read_json(views[0])
     assert [s["snapshot-id"] for s in meta["snapshots"]] == [1, 2]
