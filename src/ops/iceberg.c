@@ -42,6 +42,8 @@ typedef struct ice_run {
 	json_t *deletes;  /* {"<DuckLake delete path>": [bytes, positions]} */
 	json_t *notices;
 	json_t *tables;  /* view.json's tables */
+	json_t *parent;  /* the first parent's view.json, when it has one: a commit builds on it */
+	bool liveness;   /* chain[].live is known */
 	char *tmpdir;
 	int64_t written;
 } ice_run;
@@ -59,6 +61,7 @@ static void run_free(ice_run *r)
 	json_decref(r->deletes);
 	json_decref(r->notices);
 	json_decref(r->tables);
+	json_decref(r->parent);
 	if (r->tmpdir)
 		fdl_rm_rf(r->tmpdir);
 	free(r->tmpdir);
@@ -87,6 +90,7 @@ static int chain_liveness(ice_run *r, fdl_error *err)
 		rc = fdl_store_head_many(r->repo->store, keys, r->nchain, sizes, err);
 	for (size_t i = 0; i < r->nchain && !rc; i++)
 		r->chain[i].live = sizes[i] == FDL_HEAD_ABSENT;
+	r->liveness = !rc;
 	for (size_t i = 0; keys && i < r->nchain; i++)
 		free((char *)keys[i]);
 	free(keys);
@@ -114,7 +118,39 @@ static int read_chain(ice_run *r, const char *id, fdl_error *err)
 			c->ms = r->chain[i - 1].ms + 1;
 	}
 	fdl_hist_free(&h);
-	return rc ? rc : chain_liveness(r, err);
+	return rc;
+}
+
+/* The chain from the first parent's view.json ([[seq, snapshot, ms, id]]
+ * oldest first) and v: no history to read. 1 when it has none usable. */
+static int chain_from_parent(ice_run *r, const fdl_version *v, fdl_error *err)
+{
+	const json_t *chain = json_object_get(r->parent, "chain");
+	size_t n = json_array_size(chain);
+	const json_t *last = json_array_get(chain, n - 1);
+	if (!n || json_integer_value(json_array_get(last, 0)) != fdl_version_seq(v) - 1 ||
+	    strcmp(json_string_value(json_array_get(last, 3)) ? json_string_value(json_array_get(last, 3)) : "",
+		   fdl_version_parent(v, 0)))
+		return 1;
+	if (!(r->chain = calloc(n + 1, sizeof *r->chain)))
+		return fdl_oom(err);
+	for (size_t i = 0; i <= n; i++) {
+		ice_version *c = &r->chain[r->nchain++];
+		const json_t *e = json_array_get(chain, i);
+		const char *id = i < n ? json_string_value(json_array_get(e, 3)) : fdl_version_id(v);
+		if (!id || !fdl_id_is_valid(id))
+			return 1;
+		memcpy(c->id, id, sizeof c->id);
+		c->seq = i < n ? json_integer_value(json_array_get(e, 0)) : fdl_version_seq(v);
+		c->snap = i < n ? json_integer_value(json_array_get(e, 1)) : fdl_version_snapshot_id(v);
+		c->ms = i < n ? json_integer_value(json_array_get(e, 2)) : iso_ms(fdl_version_created_at(v));
+		c->live = true;
+		if (i && (c->seq <= r->chain[i - 1].seq || c->snap < r->chain[i - 1].snap))
+			return 1;
+		if (i && c->ms <= r->chain[i - 1].ms)
+			c->ms = r->chain[i - 1].ms + 1;
+	}
+	return 0;
 }
 
 /* The seq of the first version of the chain whose snapshot has a row that
@@ -450,7 +486,7 @@ static int write_manifests(fdl_ice_listed **out, size_t *n, snap_files *s, ice_r
 /* The snapshot of table tid at version c: its manifests and manifest list
  * written, *out its entry of metadata.json's snapshots. */
 static int snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c, int64_t parent, const json_t *schema,
-		    json_t *specs, fdl_error *err)
+		    json_t *specs, json_t *names, fdl_error *err)
 {
 	snap_files s = {0};
 	fdl_ice_listed *m = NULL;
@@ -460,6 +496,8 @@ static int snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c,
 	int rc = collect(&s, r, tid, c, schema, err);
 	if (!rc)
 		rc = write_manifests(&m, &n, &s, r, schema, err);
+	for (size_t i = 0; names && i < n && !rc; i++) /* the keys of this snapshot's manifests */
+		json_array_append_new(names, json_string(m[i].uri + strlen(r->location) + 1));
 	if (!rc)
 		rc = fdl_ice_manifest_list(&list, m, n, c->seq, parent, c->seq, err);
 	if (!rc)
@@ -546,20 +584,19 @@ static int schema_id(json_t *schemas, json_t *schema)
 
 typedef struct table_meta {
 	json_t *snapshots, *log, *schemas, *specs, *refs;
+	json_t *manifests; /* keys of the version's own snapshot's manifests */
+	json_t *doc;       /* the parent's metadata.json, whose arrays these are */
 	int64_t max_id, last;
 	int current_schema;
 } table_meta;
 
-/* Every snapshot of the table, oldest first. */
-static int table_snapshots(table_meta *t, ice_run *r, int64_t tid, const char *key, fdl_error *err)
+/* The snapshot of chain[i], appended. */
+static int table_snapshot(table_meta *t, ice_run *r, int64_t tid, const char *key, size_t i, fdl_error *err)
 {
 	int rc = 0;
-	t->last = -1;
-	for (size_t i = 0; i < r->nchain && !rc; i++) {
+	{
 		const ice_version *c = &r->chain[i];
 		bool viewed = i == r->nchain - 1;
-		if (!viewed && (!c->live || !table_at(r->lake, tid, c->snap) || !expressible(r->lake, tid, c->snap)))
-			continue;
 		json_t *schema = NULL, *snap = NULL;
 		rc = fdl_ice_schema(&schema, &t->max_id, r->lake, tid, c->snap, key, viewed ? r->notices : NULL, err);
 		int sid = rc ? 0 : schema_id(t->schemas, schema);
@@ -570,7 +607,7 @@ static int table_snapshots(table_meta *t, ice_run *r, int64_t tid, const char *k
 		} else if (!rc)
 			json_object_set_new(schema, "schema-id", json_integer(sid));
 		if (!rc)
-			rc = snapshot(&snap, r, tid, c, t->last, schema, t->specs, err);
+			rc = snapshot(&snap, r, tid, c, t->last, schema, t->specs, viewed ? t->manifests : NULL, err);
 		json_decref(schema);
 		if (!rc) {
 			json_array_append_new(t->snapshots, snap);
@@ -580,6 +617,84 @@ static int table_snapshots(table_meta *t, ice_run *r, int64_t tid, const char *k
 			t->current_schema = sid;
 		}
 	}
+	return rc;
+}
+
+/* Every snapshot of the table, oldest first. */
+static int table_snapshots(table_meta *t, ice_run *r, int64_t tid, const char *key, fdl_error *err)
+{
+	int rc = r->liveness ? 0 : chain_liveness(r, err);
+	t->last = -1;
+	for (size_t i = 0; i < r->nchain && !rc; i++) {
+		const ice_version *c = &r->chain[i];
+		if (i < r->nchain - 1 && (!c->live || !table_at(r->lake, tid, c->snap) || !expressible(r->lake, tid, c->snap)))
+			continue;
+		rc = table_snapshot(t, r, tid, key, i, err);
+	}
+	return rc;
+}
+
+/* The parent's view of the table (its metadata.json, checked: every
+ * manifest list in this view's tree), as the start of this one: 1 when it
+ * cannot be used. */
+static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb, const json_t *pt, fdl_error *err)
+{
+	const char *rel = json_string_value(json_object_get(pt, "metadata"));
+	const char *pid = json_string_value(json_object_get(r->parent, "version"));
+	if (!rel || !pid || json_integer_value(json_object_get(pt, "table_id")) != tb->id ||
+	    strcmp(json_string_value(json_object_get(pt, "uuid")) ? json_string_value(json_object_get(pt, "uuid")) : "",
+		   tb->uuid))
+		return 1;
+	char *dir = fdl_iceberg_view_dir(r->lid, pid), *key = dir ? fdl_asprintf("%s/%s", dir, rel) : NULL;
+	fdl_buf b = {0};
+	int rc = key && fdl_path_check_relative(key, "a view's metadata", err) == 0
+			 ? fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err)
+			 : 1;
+	json_t *doc = NULL;
+	if (!rc && fdl_json_parse(&doc, b.data, b.len, key, err))
+		rc = 1;
+	char *prefix = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/manifests/", r->location, r->lid);
+	size_t i;
+	json_t *x;
+	json_array_foreach(rc ? NULL : json_object_get(doc, "snapshots"), i, x)
+	{
+		const char *ml = json_string_value(json_object_get(x, "manifest-list"));
+		if (!prefix || !ml || strncmp(ml, prefix, strlen(prefix)) || strstr(ml, "/../") ||
+		    !json_is_integer(json_object_get(x, "snapshot-id")))
+			rc = 1;
+	}
+	if (!rc && (!json_is_array(json_object_get(doc, "schemas")) || !json_is_array(json_object_get(doc, "snapshot-log")) ||
+		    !json_is_array(json_object_get(doc, "partition-specs")) || !json_array_size(json_object_get(doc, "snapshots")) ||
+		    strcmp(json_string_value(json_object_get(doc, "table-uuid")) ? json_string_value(json_object_get(doc, "table-uuid")) : "", tb->uuid)))
+		rc = 1;
+	if (!rc) {
+		t->doc = doc;
+		doc = NULL;
+		t->snapshots = json_incref(json_object_get(t->doc, "snapshots"));
+		t->log = json_incref(json_object_get(t->doc, "snapshot-log"));
+		t->schemas = json_incref(json_object_get(t->doc, "schemas"));
+		t->max_id = json_integer_value(json_object_get(t->doc, "last-column-id"));
+		json_array_foreach(json_object_get(t->doc, "partition-specs"), i, x)
+		{
+			char id[32];
+			snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(x, "spec-id")));
+			json_object_set(t->specs, id, x);
+		}
+		t->last = json_integer_value(json_object_get(json_array_get(t->snapshots, json_array_size(t->snapshots) - 1),
+							     "snapshot-id"));
+		json_array_foreach(json_object_get(pt, "manifests"), i, x) /* known to be there */
+		{
+			if (json_is_string(x) && fdl_strmap_put(&r->known, json_string_value(x), 1, err))
+				rc = -1;
+		}
+	}
+	if (rc > 0)
+		fdl_error_clear(err);
+	json_decref(doc);
+	fdl_buf_free(&b);
+	free(prefix);
+	free(dir);
+	free(key);
 	return rc;
 }
 
@@ -665,11 +780,21 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 	 * writers use, where Trino's register_table looks */
 	const ice_version *v = &r->chain[r->nchain - 1];
 	char *mkey = dir ? fdl_asprintf("%s/metadata/%05lld-%s.metadata.json", dir, (long long)v->seq, v->id) : NULL;
-	table_meta t = {.snapshots = json_array(), .log = json_array(), .schemas = json_array(),
-			.specs = json_object(), .refs = json_object()};
-	int rc = key && mkey && t.snapshots && t.log && t.schemas && t.specs && t.refs ? 0 : fdl_oom(err);
-	if (!rc)
-		rc = table_snapshots(&t, r, tb->id, key, err);
+	table_meta t = {.specs = json_object(), .refs = json_object(), .manifests = json_array()};
+	int rc = key && mkey && t.specs && t.refs && t.manifests ? 0 : fdl_oom(err);
+	const json_t *pt = json_object_get(json_object_get(r->parent, "tables"), key);
+	int from = rc || !pt ? 1 : table_from_parent(&t, r, tb, pt, err);
+	if (from < 0)
+		rc = from;
+	else if (from == 0 && !rc) /* the parent's view, and this version's snapshot */
+		rc = table_snapshot(&t, r, tb->id, key, r->nchain - 1, err);
+	else if (!rc) {
+		json_object_clear(t.specs);
+		t.snapshots = json_array();
+		t.log = json_array();
+		t.schemas = json_array();
+		rc = t.snapshots && t.log && t.schemas ? table_snapshots(&t, r, tb->id, key, err) : fdl_oom(err);
+	}
 	if (!rc) {
 		tag_refs(&t, r);
 		json_object_set_new(t.refs, "main", json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)t.last, "type", "branch"));
@@ -683,8 +808,8 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 		rc = put_text(r, mkey, text, len, err);
 	if (!rc)
 		json_object_set_new(r->tables, key,
-				    json_pack("{s:s, s:s, s:I}", "metadata", mkey + strlen(r->view_dir) + 1, "uuid", tb->uuid,
-					      "table_id", (json_int_t)tb->id));
+				    json_pack("{s:s, s:s, s:I, s:O}", "metadata", mkey + strlen(r->view_dir) + 1, "uuid",
+					      tb->uuid, "table_id", (json_int_t)tb->id, "manifests", t.manifests));
 	if (rc)
 		fdl_error_prefix(err, "the Iceberg view of %s", key ? key : "a table");
 	json_decref(m);
@@ -694,6 +819,8 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 	json_decref(t.schemas);
 	json_decref(t.specs);
 	json_decref(t.refs);
+	json_decref(t.manifests);
+	json_decref(t.doc);
 	free(key);
 	free(sseg);
 	free(tseg);
@@ -723,9 +850,14 @@ static int open_catalog(ice_run *r, const fdl_version *v, fdl_error *err)
 static int write_view_json(ice_run *r, fdl_error *err)
 {
 	const ice_version *v = &r->chain[r->nchain - 1];
-	json_t *doc = json_pack("{s:i, s:s, s:I, s:s, s:O, s:O, s:O}", "fdl_iceberg", 1, "version", v->id, "seq",
-				(json_int_t)v->seq, "location", r->location, "tables", r->tables, "deletes", r->deletes,
-				"notices", r->notices);
+	json_t *chain = json_array();
+	for (size_t i = 0; chain && i < r->nchain; i++)
+		json_array_append_new(chain, json_pack("[I, I, I, s]", (json_int_t)r->chain[i].seq,
+						       (json_int_t)r->chain[i].snap, (json_int_t)r->chain[i].ms, r->chain[i].id));
+	json_t *doc = chain ? json_pack("{s:i, s:s, s:I, s:s, s:O, s:O, s:O, s:o}", "fdl_iceberg", 1, "version", v->id,
+					"seq", (json_int_t)v->seq, "location", r->location, "tables", r->tables, "deletes",
+					r->deletes, "notices", r->notices, "chain", chain)
+			    : NULL;
 	char *text = NULL, *key = fdl_asprintf("%s/" FDL_ICEBERG_VIEW_JSON, r->view_dir);
 	size_t len = 0;
 	int rc = doc && key ? fdl_json_dump(&text, &len, doc, err) : fdl_oom(err);
@@ -735,6 +867,35 @@ static int write_view_json(ice_run *r, fdl_error *err)
 	free(text);
 	free(key);
 	return rc;
+}
+
+/* The first parent's view.json for this location, when it has one that
+ * says what it is (r->parent stays NULL otherwise); its known delete files
+ * are this view's too. */
+static int parent_view(ice_run *r, const fdl_version *v, fdl_error *err)
+{
+	const char *pid = fdl_version_parent(v, 0);
+	char *dir = pid ? fdl_iceberg_view_dir(r->lid, pid) : NULL;
+	char *key = dir ? fdl_asprintf("%s/" FDL_ICEBERG_VIEW_JSON, dir) : NULL;
+	fdl_buf b = {0};
+	fdl_error e;
+	json_t *doc = NULL;
+	if (key && fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) == 0 &&
+	    fdl_json_parse(&doc, b.data, b.len, key, &e) == 0 &&
+	    json_integer_value(json_object_get(doc, "fdl_iceberg")) == 1 &&
+	    !strcmp(json_string_value(json_object_get(doc, "version")) ? json_string_value(json_object_get(doc, "version")) : "", pid) &&
+	    !strcmp(json_string_value(json_object_get(doc, "location")) ? json_string_value(json_object_get(doc, "location")) : "", r->location) &&
+	    json_is_object(json_object_get(doc, "tables")) && json_is_object(json_object_get(doc, "deletes"))) {
+		r->parent = doc;
+		doc = NULL;
+		json_object_update(r->deletes, json_object_get(r->parent, "deletes"));
+	}
+	json_decref(doc);
+	fdl_buf_free(&b);
+	free(dir);
+	free(key);
+	(void)err;
+	return 0;
 }
 
 /* The view of version v (live) for r->location. */
@@ -750,7 +911,17 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 	if (!rc && (!r->deletes || !r->notices || !r->tables))
 		rc = fdl_oom(err);
 	if (!rc)
-		rc = read_chain(r, id, err);
+		rc = parent_view(r, v, err);
+	int from = rc || !r->parent ? 1 : chain_from_parent(r, v, err);
+	if (from > 0) { /* no usable parent view: the whole history */
+		json_decref(r->parent);
+		r->parent = NULL;
+		free(r->chain);
+		r->chain = NULL;
+		r->nchain = 0;
+		rc = rc ? rc : read_chain(r, id, err);
+	} else if (from < 0)
+		rc = from;
 	if (!rc && (!r->nchain || strcmp(r->chain[r->nchain - 1].id, id)))
 		rc = fdl_fail(err, FDL_EINVALID, "the history of %s does not end at it", id);
 	if (!rc)
