@@ -38,11 +38,13 @@ typedef struct ice_run {
 	size_t nchain;
 	fdl_tag *tags;
 	size_t ntags;
-	fdl_strmap known; /* keys written or found in this run */
+	fdl_strmap *known; /* keys written or found in this run (or a rebuild's) */
+	fdl_strmap own_known;
 	json_t *deletes;  /* {"<DuckLake delete path>": [bytes, positions]} */
 	json_t *notices;
 	json_t *tables;  /* view.json's tables */
 	json_t *parent;  /* the first parent's view.json, when it has one: a commit builds on it */
+	bool whole;      /* build from the history even when the parent has a view */
 	bool liveness;   /* chain[].live is known */
 	char *tmpdir;
 	int64_t written;
@@ -57,7 +59,7 @@ static void run_free(ice_run *r)
 	free(r->view_dir);
 	free(r->chain);
 	fdl_tag_list_free(r->tags);
-	fdl_strmap_free(&r->known);
+	fdl_strmap_free(&r->own_known);
 	json_decref(r->deletes);
 	json_decref(r->notices);
 	json_decref(r->tables);
@@ -175,7 +177,7 @@ static char *uri_of(const ice_run *r, const char *key)
 static int put_new(ice_run *r, const char *key, const void *data, size_t len, fdl_error *err)
 {
 	int64_t seen;
-	if (fdl_strmap_get(&r->known, key, &seen))
+	if (fdl_strmap_get(r->known, key, &seen))
 		return 0;
 	int rc = fdl_store_put_if_absent(r->repo->store, key, data, len, err);
 	if (rc == FDL_EEXISTS) {
@@ -183,7 +185,7 @@ static int put_new(ice_run *r, const char *key, const void *data, size_t len, fd
 		rc = 0;
 	} else if (!rc)
 		r->written++;
-	return rc ? rc : fdl_strmap_put(&r->known, key, 1, err);
+	return rc ? rc : fdl_strmap_put(r->known, key, 1, err);
 }
 
 /* Write an Avro file under its sha256; *uri gets where it is. */
@@ -246,6 +248,8 @@ static int delete_file(char **uri, int64_t *bytes, int64_t *rows, ice_run *r, co
 	}
 	if (!rc && !(*uri = uri_of(r, key)))
 		rc = fdl_oom(err);
+	if (!rc)
+		rc = fdl_strmap_put(r->known, key, 1, err);
 	free(key);
 	free(name);
 	return rc;
@@ -684,7 +688,7 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 							     "snapshot-id"));
 		json_array_foreach(json_object_get(pt, "manifests"), i, x) /* known to be there */
 		{
-			if (json_is_string(x) && fdl_strmap_put(&r->known, json_string_value(x), 1, err))
+			if (json_is_string(x) && fdl_strmap_put(r->known, json_string_value(x), 1, err))
 				rc = -1;
 		}
 	}
@@ -721,7 +725,9 @@ static int put_text(ice_run *r, const char *key, const char *text, size_t len, f
 {
 	fdl_buf old = {0};
 	char etag[FDL_ETAG_MAX] = "";
-	int rc = fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &old, etag, err);
+	int rc = fdl_strmap_put(r->known, key, 1, err);
+	if (!rc)
+		rc = fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &old, etag, err);
 	bool exists = rc != FDL_ENOTFOUND;
 	if (rc == FDL_ENOTFOUND)
 		rc = 0;
@@ -910,7 +916,7 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 		rc = fdl_oom(err);
 	if (!rc && (!r->deletes || !r->notices || !r->tables))
 		rc = fdl_oom(err);
-	if (!rc)
+	if (!rc && !r->whole)
 		rc = parent_view(r, v, err);
 	int from = rc || !r->parent ? 1 : chain_from_parent(r, v, err);
 	if (from > 0) { /* no usable parent view: the whole history */
@@ -1007,9 +1013,19 @@ int fdl_iceberg_report_json(char **out, const fdl_iceberg_report *r, fdl_error *
 
 /* ---- the operation ---------------------------------------------------- */
 
-static int write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, const char *location, fdl_error *err)
+/* How a view is written: `known` (NULL: the run's own) collects every key
+ * the view uses; `whole` builds it from the history, not the parent's view. */
+typedef struct ice_opts {
+	fdl_strmap *known;
+	bool whole;
+} ice_opts;
+
+static int write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, const char *location,
+		     const ice_opts *o, fdl_error *err)
 {
 	ice_run r = {.repo = repo};
+	r.known = o && o->known ? o->known : &r.own_known;
+	r.whole = o && o->whole;
 	fdl_version *v = NULL;
 	int rc = fdl_version_check_live(repo, id, err);
 	if (!rc)
@@ -1032,7 +1048,7 @@ int fdl_iceberg_write(fdl_iceberg_report **out, fdl_repo *repo, const char *ref,
 {
 	char id[FDL_ID_LEN + 1];
 	int rc = fdl_ref_resolve(id, repo, ref, err);
-	return rc ? rc : write_for(out, repo, id, location, err);
+	return rc ? rc : write_for(out, repo, id, location, NULL, err);
 }
 
 int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err)
@@ -1043,9 +1059,101 @@ int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err)
 	json_t *v;
 	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
 	{
-		if ((rc = write_for(NULL, repo, id, json_string_value(json_object_get(v, "location")), err)))
+		if ((rc = write_for(NULL, repo, id, json_string_value(json_object_get(v, "location")), NULL, err)))
 			break;
 	}
+	json_decref(views);
+	return rc;
+}
+
+/* ---- after versions or files went ------------------------------------- */
+
+/* Every branch tip and tag target that is live. */
+static int live_tips(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
+{
+	fdl_branch *b = NULL;
+	fdl_tag *t = NULL;
+	size_t nb = 0, nt = 0;
+	int rc = fdl_branch_list(&b, &nb, repo, err);
+	if (!rc)
+		rc = fdl_tag_list(&t, &nt, repo, err);
+	for (size_t i = 0; i < nb + nt && !rc; i++) {
+		const char *id = i < nb ? b[i].tip : t[i - nb].target;
+		fdl_error e;
+		if (!fdl_strlist_has_sorted(out, id) && fdl_version_check_live(repo, id, &e) == 0) {
+			rc = fdl_strlist_add(out, id, err);
+			fdl_strlist_sort(out);
+		}
+	}
+	fdl_branch_list_free(b);
+	fdl_tag_list_free(t);
+	return rc;
+}
+
+/* The views of every live branch tip and tag target for `location`, built
+ * from their histories as they now are, and nothing else under
+ * iceberg/<lid>/: a view of another version (written again on demand) and
+ * every file no rebuilt view uses go. */
+static int rebuild_location(fdl_repo *repo, const char *location, fdl_error *err)
+{
+	fdl_strmap keep = {0};
+	fdl_strlist tips = {0}, keys = {0};
+	char lid[FDL_ICEBERG_LID_LEN + 1];
+	ice_opts o = {.known = &keep, .whole = true};
+	int rc = fdl_iceberg_location_id(lid, location, err);
+	if (!rc)
+		rc = live_tips(&tips, repo, err);
+	for (size_t i = 0; i < tips.len && !rc; i++)
+		rc = write_for(NULL, repo, tips.items[i], location, &o, err);
+	char *dir = rc ? NULL : fdl_asprintf(FDL_ICEBERG_DIR "/%s", lid);
+	if (!rc)
+		rc = dir ? fdl_store_list(repo->store, dir, &keys, err) : fdl_oom(err);
+	for (size_t i = 0; i < keys.len && !rc; i++) {
+		int64_t seen;
+		if (!fdl_strmap_get(&keep, keys.items[i], &seen))
+			rc = fdl_store_del_owned(repo->store, fdl_strdup(keys.items[i]), NULL, err);
+	}
+	free(dir);
+	fdl_strlist_free(&tips);
+	fdl_strlist_free(&keys);
+	fdl_strmap_free(&keep);
+	return rc;
+}
+
+int fdl_iceberg_after_removal(fdl_repo *repo, fdl_error *err)
+{
+	json_t *views = NULL;
+	int rc = fdl_iceberg_views_read(&views, repo, err);
+	size_t i;
+	json_t *v;
+	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
+	{
+		if ((rc = rebuild_location(repo, json_string_value(json_object_get(v, "location")), err)))
+			break;
+	}
+	json_decref(views);
+	return rc;
+}
+
+int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err)
+{
+	json_t *views = NULL;
+	fdl_repo *dst = NULL;
+	char *location = NULL;
+	int rc = fdl_iceberg_views_read(&views, src, err);
+	if (rc || !json_array_size(json_object_get(views, "views"))) {
+		json_decref(views);
+		return rc;
+	}
+	rc = fdl_repo_open(&dst, dst_root, err);
+	if (!rc)
+		rc = fdl_iceberg_own_location(&location, dst, err);
+	if (!rc)
+		rc = fdl_iceberg_views_add(dst, location, err);
+	if (!rc)
+		rc = rebuild_location(dst, location, err);
+	free(location);
+	fdl_repo_free(dst);
 	json_decref(views);
 	return rc;
 }

@@ -14,11 +14,15 @@
  * location views.json names. Best effort for the caller: the view is
  * derived, and a failure leaves the repository as correct as before. */
 int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err);
-/* After versions left (expired, withdrawn) or data files went (gc): every
- * view that lists one of `gone` (version ids; NULL/0: check them all) is
- * deleted, then each branch and tag tip's view is written again, so no view
- * leads a reader to data that is gone. */
-int fdl_iceberg_after_removal(fdl_repo *repo, const char *const *gone, size_t n, fdl_error *err);
+/* After versions left (expired, withdrawn) or data files went (gc): the
+ * views of every live branch tip and tag target are written again from
+ * their histories as they now are, and every other file of the views is
+ * deleted (a view of another version is written again on demand), so no
+ * view leads a reader to data that is gone. */
+int fdl_iceberg_after_removal(fdl_repo *repo, fdl_error *err);
+/* After a clone of a repository that has views: the copy's own views (its
+ * location), for its branch tips and tags. */
+int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err);
 /* What fdl verify says about the views ("key\tmessage" findings). */
 int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
 

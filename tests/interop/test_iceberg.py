@@ -407,3 +407,85 @@ def test_a_hostile_catalog_gets_no_view(repo, tmp_path):
     p = fdl("iceberg", repo.root, check=False)
     assert p.returncode == 5 and "'..'" in p.stderr, p.stderr
     assert not list(repo.root.glob("iceberg/*/manifests/*")) and not list(repo.root.glob("iceberg/**/*.metadata.json"))
+
+
+def all_view_bytes(root):
+    return b"".join(p.read_bytes() for p in (root / "iceberg").rglob("*") if p.is_file())
+
+
+def test_withdrawal_leaves_no_view_leading_to_its_data(repo, tmp_path):
+    """A withdrawn version's data: no file of any view names it any more
+    (metadata, manifest lists, manifests, delete files); the other branch's
+    view is written again and reads as stock DuckDB."""
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(5)")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "one")
+    fdl("branch", repo.root, "clean")
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (666)")
+    con.execute("DELETE FROM lake.t WHERE a = 0")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "personal data")
+    bad = repo.head()
+    con = repo.checkout(tmp_path / "w3", "--ref", "clean")
+    con.execute("INSERT INTO lake.t VALUES (7)")
+    con.close()
+    fdl("commit", tmp_path / "w3", "-m", "clean")
+    fdl("iceberg", repo.root)
+    fdl("iceberg", f"{repo.root}@clean")
+    dry = json.loads(fdl("withdraw", repo.root, bad, "--reason", "personal data", "--dry-run", "--json").stdout)
+    names = [pathlib.Path(p).name.encode() for p in dry["data_files"]]
+    assert len(names) == 2, dry  # the data file and the delete file it added
+    assert all(n in all_view_bytes(repo.root) for n in names), "the view named the data before"
+    fdl("withdraw", repo.root, bad, "--reason", "personal data")
+    text = all_view_bytes(repo.root)
+    assert not any(n in text for n in names)
+    assert bad.encode() not in text
+    uri = views_json(repo, "clean")["main.t"]
+    cols, want = expected(repo, "clean", "t")
+    assert Readers(None).pyiceberg_rows(uri, cols) == want
+
+
+def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
+    """After retention expires older versions, no view lists them (the
+    tip's, written by the commits, is written again by fdl expire), and it
+    still reads right once gc deleted what they needed."""
+    for i in range(3):
+        con = repo.checkout(tmp_path / f"w{i}")
+        con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(4)" if i == 0 else
+                    f"DELETE FROM lake.t WHERE a = {i}; INSERT INTO lake.t VALUES ({10 * i})")
+        con.close()
+        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
+        if i == 0:
+            fdl("iceberg", repo.root)
+    tip = repo.head()
+    [uri] = [f"file://{p}" for p in (repo.root / "iceberg").glob(f"*/versions/{tip}/main/t/metadata/*.json")]
+    assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [1, 2, 3]
+    cfg = read_json(repo.root / "fdl.json")
+    cfg["retention"] = {"days": 0, "keep": 1}
+    (repo.root / "fdl.json").write_text(json.dumps(cfg))
+    fdl("expire", repo.root)
+    for p in (repo.root / "iceberg").rglob("*.metadata.json"):
+        assert [s["snapshot-id"] for s in read_json(p)["snapshots"]] == [3], p
+    fdl("gc", repo.root, "--grace", "0s")
+    cols, want = expected(repo, "main", "t")
+    assert Readers(None).pyiceberg_rows(uri, cols) == want
+    assert Readers(None).duckdb_rows(uri, cols) == want
+
+
+def test_clone_writes_the_copys_own_view(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(6)")
+    con.execute("DELETE FROM lake.t WHERE a = 3")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl("iceberg", repo.root)
+    copy = tmp_path / "copy"
+    fdl("clone", repo.root, copy, "-q")
+    views = list((copy / "iceberg").rglob("*.metadata.json"))
+    assert len(views) == 1
+    assert str(repo.root).encode() not in all_view_bytes(copy), "the copy's view names only the copy"
+    cols, want = expected(repo, "main", "t")
+    assert Readers(None).pyiceberg_rows(f"file://{views[0]}", cols) == want
+    assert Readers(None).duckdb_rows(f"file://{views[0]}", cols) == want
