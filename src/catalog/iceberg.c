@@ -428,3 +428,92 @@ int fdl_catalog_iceberg_deletes(fdl_duck *d, const char *src, const char *data_u
 	fdl_rows_free(&r);
 	return 0;
 }
+
+/* ---- reading a view back ---------------------------------------------- */
+
+static int read_avro_sql(fdl_buf *sql, const char *select, const char *path, fdl_error *err)
+{
+	int rc = fdl_buf_puts(sql, select, err);
+	if (!rc)
+		rc = fdl_buf_puts(sql, " FROM read_avro(", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(sql, path, err);
+	return rc ? rc : fdl_buf_puts(sql, ")", err);
+}
+
+int fdl_catalog_iceberg_list(fdl_strlist *out, fdl_duck *d, const char *list, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = read_avro_sql(&sql, "SELECT manifest_path", list, err);
+	fdl_rows r;
+	rc = fdl_duck_query_built(d, &r, &sql, rc, err);
+	if (rc)
+		return fdl_error_prefix(err, "reading the manifest list %s", list);
+	bool bad = false;
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+		char *p = cell_str(&r, 0, i, &bad);
+		rc = bad ? fdl_oom(err) : fdl_strlist_add(out, p ? p : "", err);
+		free(p);
+	}
+	fdl_rows_free(&r);
+	return rc;
+}
+
+int fdl_catalog_iceberg_manifest(fdl_ice_read **out, size_t *n, fdl_duck *d, const char *manifest, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = read_avro_sql(&sql,
+			       "SELECT status, data_file.content, data_file.file_path, data_file.file_size_in_bytes,"
+			       " data_file.record_count, data_file.referenced_data_file",
+			       manifest, err);
+	fdl_rows r;
+	rc = fdl_duck_query_built(d, &r, &sql, rc, err);
+	if (rc)
+		return fdl_error_prefix(err, "reading the manifest %s", manifest);
+	*n = 0;
+	*out = alloc_rows(fdl_rows_count(&r), sizeof **out, err, &rc);
+	bool bad = false;
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
+		fdl_ice_read *e = &(*out)[(*n)++];
+		e->status = (int)cell_int(&r, 0, i, -1);
+		e->content = (int)cell_int(&r, 1, i, -1);
+		e->path = cell_str(&r, 2, i, &bad);
+		e->bytes = cell_int(&r, 3, i, -1);
+		e->rows = cell_int(&r, 4, i, -1);
+		e->referenced = cell_str(&r, 5, i, &bad);
+		if (bad || !e->path)
+			rc = bad ? fdl_oom(err) : fdl_fail(err, FDL_EINVALID, "%s: an entry without a file_path", manifest);
+	}
+	fdl_rows_free(&r);
+	return rc;
+}
+
+void fdl_ice_reads_free(fdl_ice_read *e, size_t n)
+{
+	for (size_t i = 0; e && i < n; i++) {
+		free(e[i].path);
+		free(e[i].referenced);
+	}
+	free(e);
+}
+
+int fdl_catalog_positions_equal(bool *same, fdl_duck *d, const char *a, const char *b, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "SELECT (SELECT list(pos ORDER BY pos) FROM read_parquet(", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, a, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, ")) IS NOT DISTINCT FROM (SELECT list(pos ORDER BY pos) FROM read_parquet(", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&sql, b, err);
+	if (!rc)
+		rc = fdl_buf_puts(&sql, "))", err);
+	fdl_rows r;
+	rc = fdl_duck_query_built(d, &r, &sql, rc, err);
+	if (rc)
+		return fdl_error_prefix(err, "comparing the positions of %s and %s", a, b);
+	*same = fdl_rows_count(&r) && fdl_rows_int(&r, 0, 0);
+	fdl_rows_free(&r);
+	return 0;
+}

@@ -87,4 +87,24 @@ void fdl_lake_free(fdl_lake *l);
 int fdl_catalog_iceberg_deletes(fdl_duck *d, const char *src, const char *data_uri, int64_t upto, const char *dst,
 				int64_t *rows, fdl_error *err);
 
+
+/* ---- reading a view back (fdl verify), with DuckDB's avro extension ---- */
+
+/* The manifests a manifest list (a path or URL DuckDB reads) names. */
+int fdl_catalog_iceberg_list(fdl_strlist *out, fdl_duck *d, const char *list, fdl_error *err);
+
+typedef struct fdl_ice_read {
+	int status, content;      /* content 0 data, 1 position deletes */
+	char *path, *referenced;  /* referenced: a delete's data file (NULL: not said) */
+	int64_t bytes, rows;
+} fdl_ice_read;
+
+/* The entries of a manifest; free with fdl_ice_reads_free. */
+int fdl_catalog_iceberg_manifest(fdl_ice_read **out, size_t *n, fdl_duck *d, const char *manifest, fdl_error *err);
+void fdl_ice_reads_free(fdl_ice_read *e, size_t n);
+
+/* Whether two Parquet files hold the same `pos` values (an Iceberg
+ * position-delete file and the DuckLake delete file it was made from). */
+int fdl_catalog_positions_equal(bool *same, fdl_duck *d, const char *a, const char *b, fdl_error *err);
+
 #endif
