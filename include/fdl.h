@@ -636,6 +636,10 @@ typedef struct fdl_iceberg_report {
 FDL_EXTERN int fdl_iceberg_write(fdl_iceberg_report **out, fdl_repo *repo, const char *ref, const char *location,
 				 fdl_error *err);
 FDL_EXTERN void fdl_iceberg_report_free(fdl_iceberg_report *r);
+/* Give the repository views for `location` (NULL: its own place) from now
+ * on: recorded in iceberg/views.json, the views of its branch tips and tags
+ * written (fdl init --iceberg). */
+FDL_EXTERN int fdl_iceberg_enable(fdl_repo *repo, const char *location, fdl_error *err);
 /* {"schema.table": "<metadata.json URI>", ...} */
 FDL_EXTERN int fdl_iceberg_report_json(char **out, const fdl_iceberg_report *r, fdl_error *err);
 

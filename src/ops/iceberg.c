@@ -1157,3 +1157,52 @@ int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err)
 	json_decref(views);
 	return rc;
 }
+
+int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err)
+{
+	json_t *views = NULL;
+	fdl_branch *b = NULL;
+	size_t nb = 0;
+	int rc = fdl_iceberg_views_read(&views, repo, err);
+	if (!rc && json_array_size(json_object_get(views, "views")))
+		rc = fdl_branch_list(&b, &nb, repo, err);
+	size_t i;
+	json_t *v;
+	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
+	{
+		const char *location = json_string_value(json_object_get(v, "location"));
+		char lid[FDL_ICEBERG_LID_LEN + 1];
+		rc = fdl_iceberg_location_id(lid, location, err);
+		for (size_t k = 0; k < nb && !rc; k++) {
+			char *dir = fdl_iceberg_view_dir(lid, b[k].tip);
+			char *key = dir ? fdl_asprintf("%s/" FDL_ICEBERG_VIEW_JSON, dir) : NULL;
+			int64_t size;
+			fdl_error e;
+			if (key && fdl_store_head(repo->store, key, &size, &e) == 0) /* a tip with a view: its tags */
+				rc = write_for(NULL, repo, b[k].tip, location, NULL, err);
+			free(dir);
+			free(key);
+		}
+		if (rc)
+			break;
+	}
+	fdl_branch_list_free(b);
+	json_decref(views);
+	return rc;
+}
+
+int fdl_iceberg_enable(fdl_repo *repo, const char *location, fdl_error *err)
+{
+	char *loc = NULL;
+	fdl_strlist tips = {0};
+	int rc = location ? fdl_iceberg_location_check(&loc, location, err) : fdl_iceberg_own_location(&loc, repo, err);
+	if (!rc)
+		rc = fdl_iceberg_views_add(repo, loc, err);
+	if (!rc)
+		rc = live_tips(&tips, repo, err);
+	for (size_t i = 0; i < tips.len && !rc; i++)
+		rc = write_for(NULL, repo, tips.items[i], loc, NULL, err);
+	fdl_strlist_free(&tips);
+	free(loc);
+	return rc;
+}

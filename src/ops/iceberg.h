@@ -23,6 +23,9 @@ int fdl_iceberg_after_removal(fdl_repo *repo, fdl_error *err);
 /* After a clone of a repository that has views: the copy's own views (its
  * location), for its branch tips and tags. */
 int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err);
+/* After a tag or branch was made or deleted: the views of the branch tips
+ * that have one written again, with the tags as they now are. */
+int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err);
 /* What fdl verify says about the views ("key\tmessage" findings). */
 int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
 

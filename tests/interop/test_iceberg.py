@@ -520,3 +520,28 @@ def test_verify_checks_each_view_against_its_version(repo, tmp_path):
     meta.write_text(json.dumps(doc))
     p = fdl("verify", repo.root, check=False)
     assert p.returncode == 5 and "snapshot 1 is of version 01234567-89ab-7def-8123-456789abcdef" in p.stdout, p.stdout
+
+
+def test_init_iceberg_and_tags_keep_the_tips_view(tmp_path):
+    """fdl init --iceberg: the first commit has its view; a tag made later
+    is a tag ref of the branch tip's view without any fdl iceberg run."""
+    root = tmp_path / "repo"
+    fdl("init", root, "--iceberg")
+    assert read_json(root / "iceberg" / "views.json")["views"][0]["location"] == f"file://{root}"
+    con = connect()
+    con.execute(fdl("checkout", root, tmp_path / "w").stdout)
+    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    con = connect()
+    con.execute(fdl("checkout", root, tmp_path / "w2").stdout)
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two")
+    tip = (root / "refs" / "heads" / "main").read_text().strip()
+    [meta] = list(root.glob(f"iceberg/*/versions/{tip}/main/t/metadata/*.metadata.json"))
+    assert "first" not in read_json(meta)["refs"]
+    fdl("tag", root, "first", "main:1")
+    assert read_json(meta)["refs"]["first"] == {"snapshot-id": 1, "type": "tag"}
+    fdl("tag", root, "--delete", "first")
+    assert "first" not in read_json(meta)["refs"]
