@@ -621,7 +621,7 @@ typedef struct fdl_iceberg_table {
 	char *metadata; /* the URI of its metadata.json */
 } fdl_iceberg_table;
 typedef struct fdl_iceberg_notice {
-	char *table, *column, *type; /* "schema.table", the column, DuckLake's type */
+	char *table, *column, *type; /* "schema.table", the column, DuckLake's type ("": the table) */
 	char *reason;                /* why it is left out, or which engine cannot read it */
 } fdl_iceberg_notice;
 typedef struct fdl_iceberg_report {

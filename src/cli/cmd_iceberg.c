@@ -57,8 +57,11 @@ static void print_notices(FILE *f, const fdl_iceberg_report *r)
 	if (r->notice_count)
 		fprintf(f, "%sNot in the view, or not readable by every engine:\n", f == stdout ? "\n" : "");
 	for (size_t i = 0; i < r->notice_count; i++)
-		fprintf(f, "  %s.%s (%s): %s\n", r->notices[i].table, r->notices[i].column, r->notices[i].type,
-			r->notices[i].reason);
+		if (*r->notices[i].column)
+			fprintf(f, "  %s.%s (%s): %s\n", r->notices[i].table, r->notices[i].column, r->notices[i].type,
+				r->notices[i].reason);
+		else
+			fprintf(f, "  %s: %s\n", r->notices[i].table, r->notices[i].reason);
 }
 
 int cmd_iceberg(int argc, char **argv)

@@ -631,8 +631,16 @@ static int table_snapshots(table_meta *t, ice_run *r, int64_t tid, const char *k
 	t->last = -1;
 	for (size_t i = 0; i < r->nchain && !rc; i++) {
 		const ice_version *c = &r->chain[i];
-		if (i < r->nchain - 1 && (!c->live || !table_at(r->lake, tid, c->snap) || !expressible(r->lake, tid, c->snap)))
+		if (i < r->nchain - 1 && (!c->live || !table_at(r->lake, tid, c->snap)))
 			continue;
+		if (i < r->nchain - 1 && !expressible(r->lake, tid, c->snap)) {
+			char why[160];
+			snprintf(why, sizeof why, "version %lld is not a snapshot: a live data file then held rows of later "
+				 "snapshots too (a merged file), which Iceberg cannot filter", (long long)c->seq);
+			json_t *n = json_pack("{s:s, s:s, s:s, s:s}", "table", key, "column", "", "type", "", "reason", why);
+			rc = n ? json_array_append_new(r->notices, n) : fdl_oom(err);
+			continue;
+		}
 		rc = table_snapshot(t, r, tid, key, i, err);
 	}
 	return rc;
