@@ -545,3 +545,26 @@ def test_init_iceberg_and_tags_keep_the_tips_view(tmp_path):
     assert read_json(meta)["refs"]["first"] == {"snapshot-id": 1, "type": "tag"}
     fdl("tag", root, "--delete", "first")
     assert "first" not in read_json(meta)["refs"]
+
+
+def test_a_version_iceberg_cannot_show_is_named(repo, tmp_path):
+    """DuckLake's merged files hold rows of several snapshots and are
+    filtered by row in DuckLake; a version whose live files include one that
+    holds later rows is no snapshot of the view, and fdl iceberg says so."""
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "one")
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    con.execute("INSERT INTO lake.t VALUES (3)")
+    con.execute("CALL ducklake_merge_adjacent_files('lake')")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two, merged")
+    p = fdl("iceberg", repo.root, "--json")
+    assert "main.t: version 1 is not a snapshot" in p.stderr, p.stderr
+    uri = json.loads(p.stdout)["main.t"]
+    assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [2]
+    cols, want = expected(repo, "main", "t")
+    assert Readers(None).pyiceberg_rows(uri, cols) == want
