@@ -191,6 +191,10 @@ def build(repo):
     con.execute("ALTER TABLE lake.people ADD COLUMN note VARCHAR")
     con.execute("UPDATE lake.people SET score = score + 100, note = 'updated' WHERE id < 4")
     con.execute("INSERT INTO lake.people (id, full_name, note) VALUES (99, 'new', 'added')")
+    con.execute("CREATE TABLE lake.sales (region VARCHAR, d DATE, amount INTEGER)")
+    con.execute("ALTER TABLE lake.sales SET PARTITIONED BY (region, year(d))")
+    con.execute("""INSERT INTO lake.sales SELECT ['north', 'south', NULL][i % 3 + 1], DATE '2019-06-30' + (200 * i)::INTEGER,
+                   i::INTEGER FROM range(12) r(i)""")
     con.execute("CREATE SCHEMA lake.geo")
     con.execute("CREATE TABLE lake.geo.towns AS SELECT i AS code, 'town ' || i AS town FROM range(5) r(i)")
     con.close()
@@ -216,7 +220,7 @@ def test_folder_views_read_by_every_engine(spark, folder_repo):
     r = Readers(spark)
     for ref in ("main:1", "main:2", "main"):
         views = views_json(folder_repo, ref)
-        assert set(views) == ({"main.people", "geo.towns"} if ref == "main" else {"main.people"})
+        assert set(views) == ({"main.people", "main.sales", "geo.towns"} if ref == "main" else {"main.people"})
         for uri in views.values():
             assert uri.startswith(f"file://{folder_repo.root}/iceberg/")
         check_all(r, folder_repo, ref, views)
@@ -237,6 +241,24 @@ def spark_sql_rows(r, uri, columns, clause):
     name = r.register(uri)
     sel = ", ".join(f"`{c}`" for c in columns)
     return normalised(r.spark.sql(f"SELECT {sel} FROM {name} {clause}").collect())
+
+
+def test_partitions_where_the_meaning_is_the_same(folder_repo):
+    """DuckLake's identity partition of a string and its year (the calendar
+    year) of a date are Iceberg's identity and year (years since 1970); the
+    readers' equality is checked with the other views above."""
+    uri = views_json(folder_repo)["main.sales"]
+    meta = read_json(uri[len("file://"):])
+    [spec] = [s for s in meta["partition-specs"] if s["fields"]]
+    assert [(f["name"], f["transform"]) for f in spec["fields"]] == [("region", "identity"), ("d_year", "year")]
+    from pyiceberg.expressions import EqualTo
+    t = Readers(None).pyiceberg_table(uri)
+    files = {task.file.file_path: task.file.partition for task in t.scan().plan_files()}
+    assert len(files) > 3
+    for part in files.values():
+        assert part[0] in ("north", "south", None) and 49 <= part[1] <= 56  # 2019..2026 - 1970
+    north = list(t.scan(row_filter=EqualTo("region", "north")).plan_files())
+    assert 0 < len(north) < len(files)  # pruned by partition
 
 
 def test_time_travel_by_snapshot_and_tag(spark, folder_repo):
@@ -288,7 +310,7 @@ def test_s3_views_read_by_every_engine(spark, s3_server, tmp_path):
     repo = S3Repo(s3_server, tmp_path)
     build(repo)
     views = views_json(repo)
-    assert set(views) == {"main.people", "geo.towns"}
+    assert set(views) == {"main.people", "main.sales", "geo.towns"}
     for uri in views.values():
         assert uri.startswith(f"s3://{repo.bucket}/datasets/pop/iceberg/")
     check_all(Readers(spark, s3_server), repo, "main", views, secret_of(repo))
