@@ -7,7 +7,6 @@
  * DuckDB's avro extension. Findings are "key\tmessage". */
 #include "iceberg.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,19 +20,7 @@ typedef struct ice_check {
 	fdl_duck *duck;
 } ice_check;
 
-static int note(fdl_strlist *l, const char *key, const char *fmt, ...) FDL_PRINTF(3, 4);
-static int note(fdl_strlist *l, const char *key, const char *fmt, ...)
-{
-	char msg[1536];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	char *line = fdl_asprintf("%s\t%s", key, msg);
-	int rc = line ? fdl_strlist_add(l, line, NULL) : -1;
-	free(line);
-	return rc ? FDL_ERROR : 0;
-}
+#define note fdl_finding_add
 
 static bool is_live(ice_check *c, const char *id)
 {
