@@ -44,6 +44,7 @@ typedef struct ice_run {
 	json_t *notices;
 	json_t *tables;  /* view.json's tables */
 	json_t *parent;  /* the first parent's view.json, when it has one: a commit builds on it */
+	json_t *mcache;  /* a manifest's entries and schema -> [uri, bytes]: made once per run */
 	bool whole;      /* build from the history even when the parent has a view */
 	bool liveness;   /* chain[].live is known */
 	char *tmpdir;
@@ -64,6 +65,7 @@ static void run_free(ice_run *r)
 	json_decref(r->notices);
 	json_decref(r->tables);
 	json_decref(r->parent);
+	json_decref(r->mcache);
 	if (r->tmpdir)
 		fdl_rm_rf(r->tmpdir);
 	free(r->tmpdir);
@@ -446,6 +448,41 @@ static int collect(snap_files *s, ice_run *r, int64_t tid, const ice_version *c,
 	return rc;
 }
 
+/* The manifest of these entries: written once per run, the same entries
+ * under the same schema and spec found again by what they are. */
+static int manifest_of(fdl_ice_listed *m, ice_run *r, const fdl_ice_entry *e, size_t n, const json_t *schema,
+		       const fdl_ice_spec *spec, fdl_error *err)
+{
+	fdl_buf sig = {0}, b = {0};
+	char *spec_text = json_dumps(spec->fields, JSON_COMPACT);
+	/* the entries' files belong to one table, whose schema-id names its schema */
+	int rc = spec_text ? fdl_buf_printf(&sig, err, "%d %s", (int)json_integer_value(json_object_get(schema, "schema-id")),
+					    spec_text)
+			   : fdl_oom(err);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = fdl_buf_printf(&sig, err, " %s:%lld:%lld:%lld", e[i].uri, (long long)e[i].seq, (long long)e[i].bytes,
+				    (long long)e[i].rows);
+	free(spec_text);
+	if (!rc && !r->mcache && !(r->mcache = json_object()))
+		rc = fdl_oom(err);
+	const json_t *hit = rc ? NULL : json_object_get(r->mcache, sig.data);
+	if (hit) {
+		m->uri = fdl_strdup(json_string_value(json_array_get(hit, 0)));
+		m->length = json_integer_value(json_array_get(hit, 1));
+		rc = m->uri ? 0 : fdl_oom(err);
+	} else if (!rc) {
+		rc = fdl_ice_manifest(&b, e, n, schema, spec, err);
+		if (!rc)
+			rc = put_avro(&m->uri, r, &b, err);
+		m->length = (int64_t)b.len;
+		if (!rc)
+			json_object_set_new(r->mcache, sig.data, json_pack("[s, I]", m->uri, (json_int_t)m->length));
+	}
+	fdl_buf_free(&sig);
+	fdl_buf_free(&b);
+	return rc;
+}
+
 /* Write the manifests of s (sorted) and list them. */
 static int write_manifests(fdl_ice_listed **out, size_t *n, snap_files *s, ice_run *r, const json_t *schema,
 			   fdl_error *err)
@@ -470,17 +507,12 @@ static int write_manifests(fdl_ice_listed **out, size_t *n, snap_files *s, ice_r
 			m->min_seq = s->items[j].e.seq < m->min_seq ? s->items[j].e.seq : m->min_seq;
 			j++;
 		}
-		fdl_buf b = {0};
 		const fdl_ice_spec *spec = &s->specs[s->items[i].spec];
-		rc = fdl_ice_manifest(&b, ents, j - i, schema, spec, err);
-		if (!rc)
-			rc = put_avro(&m->uri, r, &b, err);
-		m->length = (int64_t)b.len;
+		rc = manifest_of(m, r, ents, j - i, schema, spec, err);
 		m->files = (int64_t)(j - i);
 		m->spec_id = spec->id;
 		m->deletes = s->items[i].e.is_delete;
 		m->added_snapshot = m->seq;
-		fdl_buf_free(&b);
 		i = j;
 	}
 	free(ents);
