@@ -63,12 +63,31 @@ static const char PARTITIONS_SQL[] =
 static const char SNAPSHOTS_SQL[] =
 	"SELECT snapshot_id, epoch_ms(snapshot_time) FROM {db}.ducklake_snapshot ORDER BY snapshot_id";
 
-static int query(fdl_duck *d, fdl_rows *r, const char *tmpl, const char *alias, fdl_error *err)
+/* Run tmpl with `where` (NULL: none) before its ORDER BY. */
+static int query_where(fdl_duck *d, fdl_rows *r, const char *tmpl, const char *where, const char *alias,
+		       fdl_error *err)
 {
-	fdl_buf sql = {0};
-	int rc = fdl_sql_with_db(&sql, tmpl, alias, err);
+	fdl_buf t = {0}, sql = {0};
+	const char *order = where ? strstr(tmpl, " ORDER BY ") : NULL;
+	int rc = order ? fdl_buf_add(&t, tmpl, (size_t)(order - tmpl), err) : fdl_buf_puts(&t, tmpl, err);
+	if (!rc && order)
+		rc = fdl_buf_puts(&t, where, err);
+	if (!rc && order)
+		rc = fdl_buf_puts(&t, order, err);
+	if (!rc)
+		rc = fdl_sql_with_db(&sql, t.data, alias, err);
+	fdl_buf_free(&t);
 	return fdl_duck_query_built(d, r, &sql, rc, err);
 }
+
+static int query(fdl_duck *d, fdl_rows *r, const char *tmpl, const char *alias, fdl_error *err)
+{
+	return query_where(d, r, tmpl, NULL, alias, err);
+}
+
+/* What a view built on its parent's reads: the live files alone. */
+#define LIVE_FILE " WHERE f.end_snapshot IS NULL"
+#define OF_LIVE_FILE(col) " WHERE " col " IN (SELECT data_file_id FROM {db}.ducklake_data_file WHERE end_snapshot IS NULL)"
 
 static int64_t cell_int(fdl_rows *r, size_t col, size_t row, int64_t if_null)
 {
@@ -148,10 +167,10 @@ static int read_columns(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error *
 	return rc;
 }
 
-static int read_files(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error *err)
+static int read_files(fdl_lake *l, fdl_duck *d, const char *alias, bool live_only, fdl_error *err)
 {
 	fdl_rows r;
-	int rc = query(d, &r, FILES_SQL, alias, err);
+	int rc = query_where(d, &r, FILES_SQL, live_only ? LIVE_FILE : NULL, alias, err);
 	if (rc)
 		return rc;
 	size_t n = fdl_rows_count(&r);
@@ -174,10 +193,10 @@ static int read_files(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error *er
 	return rc;
 }
 
-static int read_deletes(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error *err)
+static int read_deletes(fdl_lake *l, fdl_duck *d, const char *alias, bool live_only, fdl_error *err)
 {
 	fdl_rows r;
-	int rc = query(d, &r, DELETES_SQL, alias, err);
+	int rc = query_where(d, &r, DELETES_SQL, live_only ? LIVE_FILE : NULL, alias, err);
 	if (rc)
 		return rc;
 	size_t n = fdl_rows_count(&r);
@@ -222,10 +241,10 @@ static size_t run_of(fdl_rows *r, size_t i, size_t n)
 	return j - i;
 }
 
-static int read_stats(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error *err)
+static int read_stats(fdl_lake *l, fdl_duck *d, const char *alias, bool live_only, fdl_error *err)
 {
 	fdl_rows r;
-	int rc = query(d, &r, STATS_SQL, alias, err);
+	int rc = query_where(d, &r, STATS_SQL, live_only ? OF_LIVE_FILE("st.data_file_id") : NULL, alias, err);
 	if (rc)
 		return rc;
 	size_t n = fdl_rows_count(&r);
@@ -252,10 +271,10 @@ static int read_stats(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error *er
 	return bad && !rc ? fdl_oom(err) : rc;
 }
 
-static int read_parts(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error *err)
+static int read_parts(fdl_lake *l, fdl_duck *d, const char *alias, bool live_only, fdl_error *err)
 {
 	fdl_rows r;
-	int rc = query(d, &r, PARTS_SQL, alias, err);
+	int rc = query_where(d, &r, PARTS_SQL, live_only ? OF_LIVE_FILE("data_file_id") : NULL, alias, err);
 	if (rc)
 		return rc;
 	size_t n = fdl_rows_count(&r);
@@ -323,7 +342,7 @@ static int read_snapshots(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error
 	return rc;
 }
 
-int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, fdl_error *err)
+int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool live_only, fdl_error *err)
 {
 	fdl_lake *l = calloc(1, sizeof *l);
 	int rc = l ? 0 : fdl_oom(err);
@@ -332,17 +351,18 @@ int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, fdl_er
 	if (!rc)
 		rc = read_columns(l, d, alias, err);
 	if (!rc)
-		rc = read_files(l, d, alias, err);
+		rc = read_files(l, d, alias, live_only, err);
 	if (!rc)
-		rc = read_deletes(l, d, alias, err);
+		rc = read_deletes(l, d, alias, live_only, err);
 	if (!rc)
-		rc = read_stats(l, d, alias, err);
+		rc = read_stats(l, d, alias, live_only, err);
 	if (!rc)
-		rc = read_parts(l, d, alias, err);
+		rc = read_parts(l, d, alias, live_only, err);
 	if (!rc)
 		rc = read_partitions(l, d, alias, err);
 	if (!rc)
 		rc = read_snapshots(l, d, alias, err);
+	l->live_only = live_only;
 	if (rc) {
 		fdl_error_prefix(err, "reading the catalog's history for its Iceberg view");
 		fdl_lake_free(l);

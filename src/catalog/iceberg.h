@@ -71,11 +71,14 @@ typedef struct fdl_lake {
 	size_t npartitions;
 	int64_t *snapshot_ids, *snapshot_ms; /* ascending */
 	size_t nsnapshots;
+	bool live_only; /* files, deletes, stats and partition values of live files only */
 } fdl_lake;
 
-/* Read all of it from the catalog attached raw as `alias`. Paths are
- * checked to be relative and clean (fdl_catalog_check_confined's rule). */
-int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, fdl_error *err);
+/* Read all of it from the catalog attached raw as `alias` (with
+ * live_only, of the data and delete files only the live ones: what a view
+ * built on its parent's needs). Paths are checked to be relative and clean
+ * (fdl_catalog_check_confined's rule). */
+int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool live_only, fdl_error *err);
 void fdl_lake_free(fdl_lake *l);
 
 /* Write the DuckLake delete file `src` (a path or URL DuckDB reads) as an

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #define ICE_BLOCK 64 /* versions to a merged manifest */
+#define ICE_WHOLE 1  /* view_build: build the view from the history instead */
 
 typedef struct ice_version {
 	char id[FDL_ID_LEN + 1];
@@ -834,6 +835,8 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 		rc = from;
 	else if (from == 0 && !rc) /* the parent's view, and this version's snapshot */
 		rc = table_snapshot(&t, r, tb->id, key, r->nchain - 1, err);
+	else if (!rc && r->lake->live_only)
+		rc = ICE_WHOLE; /* the history is needed, and was not read */
 	else if (!rc) {
 		json_object_clear(t.specs);
 		t.snapshots = json_array();
@@ -856,7 +859,7 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 		json_object_set_new(r->tables, key,
 				    json_pack("{s:s, s:s, s:I, s:O}", "metadata", mkey + strlen(r->view_dir) + 1, "uuid",
 					      tb->uuid, "table_id", (json_int_t)tb->id, "manifests", t.manifests));
-	if (rc)
+	if (rc && rc != ICE_WHOLE)
 		fdl_error_prefix(err, "the Iceberg view of %s", key ? key : "a table");
 	json_decref(m);
 	free(text);
@@ -877,7 +880,7 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 
 /* ---- one version ------------------------------------------------------ */
 
-static int open_catalog(ice_run *r, const fdl_version *v, fdl_error *err)
+static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_error *err)
 {
 	int rc = fdl_version_fetch_catalog(&r->catalog, r->repo, v, err);
 	if (!rc)
@@ -889,7 +892,7 @@ static int open_catalog(ice_run *r, const fdl_version *v, fdl_error *err)
 	if (!rc)
 		rc = fdl_catalog_check_confined(r->duck, "fdl_ice", NULL, err);
 	if (!rc)
-		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", err);
+		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", live_only, err);
 	return rc;
 }
 
@@ -970,8 +973,8 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 		rc = from;
 	if (!rc && (!r->nchain || strcmp(r->chain[r->nchain - 1].id, id)))
 		rc = fdl_fail(err, FDL_EINVALID, "the history of %s does not end at it", id);
-	if (!rc)
-		rc = open_catalog(r, v, err);
+	if (!rc) /* built on the parent's view, this version's snapshot needs only its live files */
+		rc = open_catalog(r, v, r->parent != NULL, err);
 	if (!rc)
 		rc = fdl_tag_list(&r->tags, &r->ntags, r->repo, err);
 	for (size_t i = 0; !rc && i < r->lake->ntables; i++)
@@ -979,7 +982,7 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 			rc = table_view(r, &r->lake->tables[i], err);
 	if (!rc)
 		rc = write_view_json(r, err);
-	if (rc)
+	if (rc && rc != ICE_WHOLE)
 		fdl_error_prefix(err, "writing the Iceberg view of version %s", id);
 	return rc;
 }
@@ -1075,6 +1078,14 @@ static int write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, c
 			      : fdl_iceberg_own_location(&r.location, repo, err);
 	if (!rc)
 		rc = view_build(&r, v, err);
+	if (rc == ICE_WHOLE) { /* a table the parent's view could not start: again, from the history */
+		char *location_again = r.location;
+		r.location = NULL;
+		run_free(&r);
+		r = (ice_run){.repo = repo, .location = location_again, .whole = true};
+		r.known = o && o->known ? o->known : &r.own_known;
+		rc = view_build(&r, v, err);
+	}
 	if (!rc)
 		rc = fdl_iceberg_views_add(repo, r.location, err);
 	if (!rc && out)
