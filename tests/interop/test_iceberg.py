@@ -313,7 +313,18 @@ def test_s3_views_read_by_every_engine(spark, s3_server, tmp_path):
     assert set(views) == {"main.people", "main.sales", "geo.towns"}
     for uri in views.values():
         assert uri.startswith(f"s3://{repo.bucket}/datasets/pop/iceberg/")
-    check_all(Readers(spark, s3_server), repo, "main", views, secret_of(repo))
+    r = Readers(spark, s3_server)
+    check_all(r, repo, "main", views, secret_of(repo))
+    # a commit on the bucket writes its view from its parent's
+    con = repo.checkout(tmp_path / "w4")
+    con.execute("DELETE FROM lake.geo.towns WHERE code = 1")
+    con.close()
+    fdl("commit", tmp_path / "w4", "-m", "v4", env=repo.env)
+    tip = repo.head()
+    assert any(f"/versions/{tip}/view.json" in k for k in repo.keys())
+    views = views_json(repo)
+    assert f"/versions/{tip}/" in views["geo.towns"]
+    check_all(r, repo, "main", {"geo.towns": views["geo.towns"]}, secret_of(repo))
 
 
 def test_every_commit_writes_its_view(spark, repo, tmp_path):
