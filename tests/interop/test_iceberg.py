@@ -10,6 +10,7 @@ import decimal
 import hashlib
 import itertools
 import json
+import os
 import pathlib
 import shutil
 
@@ -18,6 +19,7 @@ import pytest
 from conftest import EXT, ROOT, Repo, S3Repo, connect, fdl, read_json
 
 JARS = ROOT / "deps" / "jars"
+os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")  # polars' own planner is another package
 SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "iceberg-aws-bundle-1.10.0.jar",
               "sqlite-jdbc-3.54.1.0.jar"]
 
