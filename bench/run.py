@@ -416,6 +416,44 @@ def bench_one_row(tmp, histories, reps, rows, payload=0):
     return made
 
 
+def bench_iceberg(tmp, made, reps, rows):
+    """Issue 38: fdl iceberg writing a repository's first view (every
+    version of the history a snapshot) on each history length, and a one-row
+    commit with the view on against the same commit on a copy without it
+    (a view may cost at most 25% more)."""
+    smallest = []
+    for h, (root, _) in sorted(made.items()):
+        copy = tmp / f"iceberg-{h}"
+        run([FDL, "clone", root, copy, "-q"])
+        row = Row("fdl iceberg (first view)", f"on {h} versions", "grows with the history, not faster")
+        row.peer_name = "itself at the smallest history"
+        for _ in range(reps):
+            shutil.rmtree(copy / "iceberg", ignore_errors=True)
+            s, r = measure([FDL, "iceberg", copy])
+            row.fdl.append(s)
+            row.fdl_rss.append(r)
+        row.extra["view_bytes"] = files_bytes(p for p in (copy / "iceberg").rglob("*"))
+        smallest = smallest or row.fdl[:]
+        row.peer = smallest
+        rows.append(row)
+        bare = tmp / f"iceberg-{h}-bare"
+        run([FDL, "clone", root, bare, "-q"])
+        cons = {"fdl": connect(checkout(copy, tmp / f"iceberg-{h}-work")),
+                "peer": connect(checkout(bare, tmp / f"iceberg-{h}-bare-work"))}
+        crow = Row("one-row commit, Iceberg view on", f"on {h} versions", "at most 25% more than without")
+        k = [h * 1000 + 500]
+
+        def one(which):
+            k[0] += 1
+            cons[which].execute(f"INSERT INTO lake.t VALUES ({k[0]}, 'one more')")
+        alternate(crow, reps, [FDL, "commit", tmp / f"iceberg-{h}-work", "-m", "one row", "-q"],
+                  [FDL, "commit", tmp / f"iceberg-{h}-bare-work", "-m", "one row", "-q"], one,
+                  "the same commit without a view")
+        for c in cons.values():
+            c.close()
+        rows.append(crow)
+
+
 def bench_log(tmp, lengths, reps, rows):
     for n in lengths:
         root = new_repo(tmp, f"log-{n}")
@@ -1228,7 +1266,7 @@ def main():
         if want("hash"):
             bench_hash_commit(tmp, 10 if a.quick else int(os.environ.get("BENCH_HASH_MB", "100")), reps, rows)
         made = {}
-        if want("one-row") or want("query") or want("verify") or want("clone"):
+        if want("one-row") or want("query") or want("verify") or want("clone") or want("iceberg"):
             made = bench_one_row(tmp, [10, 30] if a.quick else [10, 100, 1000], reps, rows,
                                  payload=0 if a.quick else 1 << 20)
         if want("log"):
@@ -1244,6 +1282,8 @@ def main():
         if made and want("clone"):
             bench_clone(tmp, made, reps, rows)
             bench_clone_s3(tmp, made, reps, rows)
+        if made and want("iceberg"):
+            bench_iceberg(tmp, made, reps, rows)
         if want("publish") or want("read the latest") or want("big"):
             bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
                        read_at=[10] if a.quick else [10, 1000], big_gib=0 if a.quick else 1)

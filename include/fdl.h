@@ -654,6 +654,43 @@ FDL_EXTERN void fdl_clone_report_free(fdl_clone_report *r);
 /* {"from", "to", "versions", "copied", "already_there", "removed"} */
 FDL_EXTERN int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err);
 
+/* ---- Iceberg views [experimental] -------------------------------- */
+
+/* Every version as Apache Iceberg v2 tables over the repository's own data
+ * files (docs/iceberg.md): fdl_iceberg_write makes sure the view of the
+ * version `ref` names (NULL = HEAD) exists for `location` (an absolute
+ * file://, s3:// or http(s):// URI where the repository is published; NULL
+ * = the repository's own place), writing what is missing into the
+ * repository's iceberg/ tree; from then on every commit writes its
+ * version's view too. The report names each table's metadata.json and
+ * every column a view leaves out or an engine cannot read. */
+typedef struct fdl_iceberg_table {
+	char *name;     /* "schema.table" */
+	char *metadata; /* the URI of its metadata.json */
+} fdl_iceberg_table;
+typedef struct fdl_iceberg_notice {
+	char *table, *column, *type; /* "schema.table", the column, DuckLake's type ("": the table) */
+	char *reason;                /* why it is left out, or which engine cannot read it */
+} fdl_iceberg_notice;
+typedef struct fdl_iceberg_report {
+	char *version;  /* the version's id */
+	char *location; /* where the view is for */
+	fdl_iceberg_table *tables;
+	size_t table_count;
+	fdl_iceberg_notice *notices;
+	size_t notice_count;
+	int64_t files_written; /* files this call wrote (0: the view was there) */
+} fdl_iceberg_report;
+FDL_EXTERN int fdl_iceberg_write(fdl_iceberg_report **out, fdl_repo *repo, const char *ref, const char *location,
+				 fdl_error *err);
+FDL_EXTERN void fdl_iceberg_report_free(fdl_iceberg_report *r);
+/* Give the repository views for `location` (NULL: its own place) from now
+ * on: recorded in iceberg/views.json, the views of its branch tips and tags
+ * written (fdl init --iceberg). */
+FDL_EXTERN int fdl_iceberg_enable(fdl_repo *repo, const char *location, fdl_error *err);
+/* {"schema.table": "<metadata.json URI>", ...} */
+FDL_EXTERN int fdl_iceberg_report_json(char **out, const fdl_iceberg_report *r, fdl_error *err);
+
 /* ---- hosting [experimental] --------------------------------------- */
 
 typedef struct fdl_server fdl_server;

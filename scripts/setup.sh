@@ -24,7 +24,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # --- 1. Debian packages -------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
           libssl-dev libxml2-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client
-          postgresql-15 chromium man-db)
+          postgresql-15 chromium man-db openjdk-17-jre-headless maven)
 command -v npm >/dev/null 2>&1 || apt_pkgs+=(nodejs npm)
 missing=()
 for p in "${apt_pkgs[@]}"; do
@@ -54,12 +54,26 @@ fetch_sdist() {
   pip download --quiet --no-deps --no-binary duckdb -d "$cache" "duckdb==$duckdb_version" \
     || die "pip download duckdb==$duckdb_version (sdist) failed"
 }
+# Maven Central through Maven's own client (the jars Spark loads for the
+# Iceberg tests), into the same cache; deps.sha256 checks them.
+fetch_maven() {
+  local gav=$1 file=$2
+  [ -f "$cache/$file" ] && return 0
+  say "downloading $gav"
+  (cd "$cache" && mvn -B -q dependency:copy -Dartifact="$gav" -DoutputDirectory="$cache" >/dev/null) \
+    || die "mvn dependency:copy $gav failed"
+}
 fetch_npm duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz
 fetch_sdist "duckdb-$duckdb_version.tar.gz"
 # The wheels: pip checks each against the hashes in requirements.txt.
 say "checking Python wheels"
 pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements.txt" \
   || die "pip download -r scripts/requirements.txt failed (hash mismatch or registry unreachable)"
+pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-iceberg.txt" \
+  || die "pip download -r scripts/requirements-iceberg.txt failed (hash mismatch or registry unreachable)"
+fetch_maven org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0 iceberg-spark-runtime-4.0_2.13-1.10.0.jar
+fetch_maven org.apache.iceberg:iceberg-aws-bundle:1.10.0 iceberg-aws-bundle-1.10.0.jar
+fetch_maven org.xerial:sqlite-jdbc:3.54.1.0 sqlite-jdbc-3.54.1.0.jar
 (cd "$cache" && sha256sum --quiet -c "$here/scripts/deps.sha256") \
   || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
 
@@ -68,12 +82,14 @@ stamp="$deps/.stamp"
 want=$(sha256sum "$here/scripts/deps.sha256" "$here/scripts/setup.sh" | sha256sum | cut -c1-64)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "unpacking into deps/"
-  rm -rf "$deps/lib" "$deps/include" "$deps/extensions"
-  mkdir -p "$deps/lib" "$deps/include" "$extdir"
+  rm -rf "$deps/lib" "$deps/include" "$deps/extensions" "$deps/jars"
+  mkdir -p "$deps/lib" "$deps/include" "$extdir" "$deps/jars"
   tar -xzf "$cache/duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz" -C "$deps/lib" --strip-components=1 package/libduckdb.so
   tar -xzf "$cache/duckdb-$duckdb_version.tar.gz" -C "$deps/include" --strip-components=5 \
     "duckdb-$duckdb_version/external/duckdb/src/include/duckdb.h"
-  for ext in ducklake sqlite_scanner httpfs postgres_scanner; do
+  cp "$cache/iceberg-spark-runtime-4.0_2.13-1.10.0.jar" "$cache/iceberg-aws-bundle-1.10.0.jar" \
+     "$cache/sqlite-jdbc-3.54.1.0.jar" "$deps/jars/"
+  for ext in ducklake sqlite_scanner httpfs postgres_scanner iceberg avro; do
     whl=$(ls "$cache"/duckdb_extension_${ext}-$duckdb_version-*.whl)
     unzip -q -o -j "$whl" "*/extensions/v$duckdb_version/$ext.duckdb_extension" -d "$extdir"
     [ -f "$extdir/$ext.duckdb_extension" ] || die "$whl has no $ext.duckdb_extension"
@@ -91,6 +107,18 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" !
   "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes \
     -r "$here/scripts/requirements.txt" || die "pip install into deps/venv failed"
   echo "$req_sum" > "$venv/.requirements"
+fi
+
+# --- 4a. The Iceberg readers (tests/interop/test_iceberg.py, docs/iceberg.md) --
+# PySpark, pyiceberg (+ pyarrow), polars and DuckDB's iceberg and avro
+# extensions, into the same venv on top of requirements.txt; PySpark is a
+# source distribution, built with the venv's setuptools and wheel.
+ireq_sum=$(sha256sum "$here/scripts/requirements-iceberg.txt" | cut -c1-64)
+if [ "$(cat "$venv/.requirements-iceberg" 2>/dev/null)" != "$ireq_sum" ]; then
+  say "installing the Iceberg readers into deps/venv (PySpark, pyiceberg, polars)"
+  "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps --no-build-isolation \
+    -r "$here/scripts/requirements-iceberg.txt" || die "pip install -r scripts/requirements-iceberg.txt failed"
+  echo "$ireq_sum" > "$venv/.requirements-iceberg"
 fi
 
 # --- 4b. The pipeline tools the interop tests run (docs/integrations.md) -------

@@ -92,12 +92,12 @@ int fdl_duck_each_string(fdl_duck *d, const char *sql, int (*cb)(const char *val
 /* One VARCHAR cell of a result vector (NULL for SQL NULL). Caller frees. */
 char *fdl_duck_vector_string(duckdb_vector vec, idx_t row);
 
-/* The path of a file relative to the data path, from six columns of row
- * `row` from col0 on: schema path and path_is_relative, table path and
- * path_is_relative, file path and path_is_relative, joined as DuckLake
- * resolves them; FDL_EINVALID for an absolute or unclean one (inspect.c).
- * Caller frees. */
-int fdl_rows_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err);
+/* Expand a query template: every {db} becomes `alias` (inspect.c). */
+int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err);
+/* Join the schema path, table path and file path of row `row` (columns
+ * col0.. : each path and its path_is_relative) the way DuckLake resolves
+ * them; refuses an absolute or unclean result, naming `what`. */
+int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err);
 
 /* Run a query returning one BIGINT (NULL reads as `if_null`). */
 int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err);

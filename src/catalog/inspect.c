@@ -20,7 +20,7 @@ void fdl_data_files_free(fdl_data_files *f)
 
 /* Join schema path, table path and file path the way DuckLake resolves
  * them (ducklake-format.md 4.4); refuses absolute components. */
-static int resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err)
+int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err)
 {
 	fdl_buf b = {0};
 	int rc = 0;
@@ -48,7 +48,7 @@ static int resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const 
 }
 
 /* Expand a query template: every {db} becomes the attached alias. */
-static int with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err)
+int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err)
 {
 	int rc = 0;
 	for (const char *p = tmpl; *p && !rc;) {
@@ -78,7 +78,7 @@ static const char FILES_SQL[] =
 int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = with_db(&sql, FILES_SQL, alias, err);
+	int rc = fdl_sql_with_db(&sql, FILES_SQL, alias, err);
 	fdl_rows r;
 	if (!rc)
 		rc = fdl_duck_query(d, &r, sql.data, err);
@@ -97,13 +97,13 @@ int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, 
 		f->table_id = fdl_rows_int(&r, 1, i);
 		char what[600];
 		snprintf(what, sizeof what, "data file of table %s", f->table_key);
-		rc = resolve_path(&f->path, &r, i, 2, what, err);
+		rc = fdl_catalog_resolve_path(&f->path, &r, i, 2, what, err);
 		f->rows = fdl_rows_null(&r, 8, i) ? 0 : fdl_rows_int(&r, 8, i);
 		f->bytes = fdl_rows_null(&r, 9, i) ? 0 : fdl_rows_int(&r, 9, i);
 		f->footer_bytes = fdl_rows_null(&r, 10, i) ? -1 : fdl_rows_int(&r, 10, i);
 		if (!rc && fdl_rows_int(&r, 19, i)) {
 			snprintf(what, sizeof what, "delete file of table %s", f->table_key);
-			rc = resolve_path(&f->delete_path, &r, i, 11, what, err);
+			rc = fdl_catalog_resolve_path(&f->delete_path, &r, i, 11, what, err);
 			f->delete_rows = fdl_rows_null(&r, 17, i) ? 0 : fdl_rows_int(&r, 17, i);
 			f->delete_bytes = fdl_rows_null(&r, 18, i) ? 0 : fdl_rows_int(&r, 18, i);
 		}
@@ -146,7 +146,7 @@ static int file_json(json_t **out, const fdl_data_file *f)
 static int field_ids(json_t **out, fdl_duck *d, const char *alias, int64_t table_id, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = with_db(&sql, "SELECT column_name, column_id FROM {db}.ducklake_column WHERE table_id = ", alias, err);
+	int rc = fdl_sql_with_db(&sql, "SELECT column_name, column_id FROM {db}.ducklake_column WHERE table_id = ", alias, err);
 	if (!rc)
 		rc = fdl_buf_printf(&sql, err, "%lld AND end_snapshot IS NULL AND parent_column IS NULL ORDER BY column_order",
 				    (long long)table_id);
@@ -171,7 +171,7 @@ int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const f
 			   fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = with_db(&sql, TABLES_SQL, alias, err);
+	int rc = fdl_sql_with_db(&sql, TABLES_SQL, alias, err);
 	fdl_rows r;
 	if (!rc)
 		rc = fdl_duck_query(d, &r, sql.data, err);
@@ -383,7 +383,7 @@ int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d
 				int64_t added_from, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = with_db(&sql, ALL_FILES_SQL, alias, err);
+	int rc = fdl_sql_with_db(&sql, ALL_FILES_SQL, alias, err);
 	fdl_rows r;
 	if (!rc)
 		rc = fdl_duck_query(d, &r, sql.data, err);
@@ -394,7 +394,7 @@ int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d
 		if (added_from >= 0 && fdl_rows_int(&r, 6, i) < added_from)
 			continue;
 		char *path = NULL, *what = fdl_rows_str(&r, 7, i);
-		rc = resolve_path(&path, &r, i, 0, what ? what : "a file the catalog references", err);
+		rc = fdl_catalog_resolve_path(&path, &r, i, 0, what ? what : "a file the catalog references", err);
 		duckdb_free(what);
 		if (!rc)
 			rc = fdl_strlist_add(out, path, err);
@@ -416,7 +416,7 @@ static const char PATHS_SQL[] =
 int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *files, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = with_db(&sql, PATHS_SQL, alias, err);
+	int rc = fdl_sql_with_db(&sql, PATHS_SQL, alias, err);
 	fdl_rows r;
 	if (!rc)
 		rc = fdl_duck_query(d, &r, sql.data, err);
@@ -527,9 +527,4 @@ int fdl_catalog_snapshots(fdl_snapshot_list **out, fdl_duck *d, const char *alia
 	}
 	*out = list;
 	return 0;
-}
-
-int fdl_rows_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err)
-{
-	return resolve_path(out, r, row, col0, what, err);
 }

@@ -413,7 +413,7 @@ static int row_ids(fdl_duck *d, fdl_rebase_plan *p, fdl_error *err)
 	for (size_t i = 0; !rc && i < fdl_rows_count(&r); i++) {
 		char *rel = NULL, *name = fdl_rows_str(&r, 7, i);
 		int64_t top = -1;
-		rc = fdl_rows_resolve_path(&rel, &r, i, 0, "a data file of the working catalog", err);
+		rc = fdl_catalog_resolve_path(&rel, &r, i, 0, "a data file of the working catalog", err);
 		if (!rc) {
 			rc = fdl_buf_puts(&sql, "SELECT max(TRY_CAST(stats_max AS BIGINT)) FROM parquet_metadata(", err);
 			char *full = fdl_asprintf("%s%s", p->data_path, rel);

@@ -400,7 +400,7 @@ static int rewrite_deletes(fdl_duck *d, fdl_rebase_plan *p, fdl_error *err)
 	for (size_t i = 0; !rc && i < fdl_rows_count(&r); i++) {
 		char *rel = NULL, *own = fdl_rows_str(&r, 5, i), *from = NULL, *to = NULL, *row_path = NULL;
 		char uuid[FDL_ID_LEN + 1];
-		rc = fdl_rows_resolve_path(&rel, &r, i, 1, "a delete file of the working catalog", err);
+		rc = fdl_catalog_resolve_path(&rel, &r, i, 1, "a delete file of the working catalog", err);
 		if (!rc)
 			rc = fdl_uuid7_next(&gen, uuid, err);
 		if (!rc) {

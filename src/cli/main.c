@@ -16,6 +16,7 @@ static const cli_cmd commands[] = {
 	{"diff", cmd_diff, &doc_diff},
 	{"show", cmd_show, &doc_show},
 	{"attach", cmd_attach, &doc_attach},
+	{"iceberg", cmd_iceberg, &doc_iceberg},
 	{"query", cmd_query, &doc_query},
 	{"export", cmd_export, &doc_export},
 	{"serve", cmd_serve, &doc_serve},

@@ -982,20 +982,7 @@ int fdl_history_drop(fdl_repo *repo, fdl_error *err)
 
 /* ---- verify ------------------------------------------------------------------- */
 
-static int finding(fdl_strlist *l, const char *key, const char *fmt, ...) FDL_PRINTF(3, 4);
-static int finding(fdl_strlist *l, const char *key, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	char *line = fdl_asprintf("%s\t%s", key, msg);
-	fdl_error e;
-	int rc = line ? fdl_strlist_add(l, line, &e) : FDL_ERROR;
-	free(line);
-	return rc;
-}
+#define finding fdl_finding_add
 
 /* One entry against the version.json it copies. */
 static int check_entry(fdl_strlist *problems, fdl_repo *repo, const char *where, const fdl_hentry *h)

@@ -2,6 +2,7 @@
  * compare-and-swap; a tag, once created, is never moved (delete it and
  * create it again, as Git wants with -f). A ref is created only on a live
  * version and never with the name of a ref of the other kind. */
+#include "iceberg.h"
 #include "../layout/hindex.h"
 #include "../layout/layout.h"
 
@@ -136,6 +137,9 @@ int fdl_tag_create(fdl_repo *repo, const char *name, const char *target, fdl_err
 	int rc = tag_key(&key, name, err);
 	if (!rc)
 		rc = create_ref(repo, key, "tag", name, target, false, err);
+	fdl_error ierr; /* derived: the tips' Iceberg views carry the tags */
+	if (!rc)
+		fdl_iceberg_after_refs(repo, &ierr);
 	free(key);
 	return rc;
 }
@@ -146,6 +150,9 @@ int fdl_tag_delete(fdl_repo *repo, const char *name, fdl_error *err)
 	int rc = tag_key(&key, name, err);
 	if (!rc)
 		rc = delete_ref(repo, key, "tag", name, false, err);
+	fdl_error ierr;
+	if (!rc)
+		fdl_iceberg_after_refs(repo, &ierr);
 	free(key);
 	return rc;
 }

@@ -13,6 +13,7 @@
  * what HEAD's branch reaches is cloned.
  */
 #include "../catalog/catalog.h"
+#include "iceberg.h"
 #include "../layout/hindex.h"
 #include "../layout/layout.h"
 #include "../layout/walk.h"
@@ -1258,6 +1259,9 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 			rc = copy_ref(&c, refs.items[i], err);
 	if (!rc)
 		index_copy(&c, &refs);
+	fdl_error ierr; /* derived, as the index: the copy's own views when the source has views */
+	if (!rc)
+		fdl_iceberg_after_clone(c.src, c.dst->url, &ierr);
 	if (!rc) {
 		fdl_clone_report *r = calloc(1, sizeof *r);
 		if (r && (r->from = fdl_strdup(c.src->root)) && (r->to = fdl_strdup(c.dst->url))) {

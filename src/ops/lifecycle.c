@@ -9,6 +9,7 @@
  * records what is being removed), then the deletions.
  */
 #include "../catalog/catalog.h"
+#include "iceberg.h"
 #include "../layout/hindex.h"
 #include "../layout/layout.h"
 #include "../layout/walk.h"
@@ -201,6 +202,8 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *
 			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);
 	}
+	if (!rc && !dry_run && report->expired_count) /* views list no expired version */
+		rc = fdl_iceberg_after_removal(repo, err);
 	fdl_store_lock_release(&lock);
 	if (rc)
 		fdl_expire_report_free(report);
@@ -334,6 +337,8 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 		fdl_strlist_free(&removed);
 	}
 	fdl_duck_free(duck);
+	if (!rc && !dry_run) /* no view leads to the data, before it goes */
+		rc = fdl_iceberg_after_removal(repo, err);
 	for (size_t i = 0; i < uniq.len && !rc && !dry_run; i++)
 		rc = del_owned(repo, fdl_asprintf("%s/%s", repo->data_dir, uniq.items[i]), err);
 	/* the history index holds a copy of every version.json: it goes
@@ -373,7 +378,10 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 			if (!strstr(heads.items[i], ".lock"))
 				fdl_history_update(repo, heads.items[i] + 11, -1, &ierr);
 	fdl_strlist_free(&heads);
-	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
+	/* views list only live versions (expire keeps them so): before any data goes */
+	int rc = dry_run ? 0 : fdl_iceberg_after_removal(repo, err);
+	if (!rc)
+		rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
 	if (!rc)

@@ -19,6 +19,7 @@
 #include "report.h"
 #include "sign.h"
 #include "verify.h"
+#include "iceberg.h"
 #include "../util/strmap.h"
 
 #include <pthread.h>
@@ -680,14 +681,11 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 	return rc;
 }
 
-/* The history index (fdl's addition): derived, but an entry that differs
- * from the version.json it copies is reported, as is any stray file. */
-static int check_history(report *r, fdl_repo *repo, fdl_error *err)
+/* Findings "key\tmessage" of a derived part, as problems and warnings. */
+static void add_findings(report *r, fdl_strlist *problems, fdl_strlist *warnings)
 {
-	fdl_strlist problems = {0}, warnings = {0};
-	int rc = fdl_history_check(&problems, &warnings, repo, err);
 	for (int w = 0; w < 2; w++) {
-		fdl_strlist *l = w ? &warnings : &problems;
+		fdl_strlist *l = w ? warnings : problems;
 		for (size_t i = 0; i < l->len; i++) {
 			char *tab = strchr(l->items[i], '\t');
 			*tab = '\0';
@@ -697,8 +695,26 @@ static int check_history(report *r, fdl_repo *repo, fdl_error *err)
 				problem(r, l->items[i], "%s", tab + 1);
 		}
 	}
-	fdl_strlist_free(&problems);
-	fdl_strlist_free(&warnings);
+	fdl_strlist_free(problems);
+	fdl_strlist_free(warnings);
+}
+
+/* The history index (fdl's addition): derived, but an entry that differs
+ * from the version.json it copies is reported, as is any stray file. */
+static int check_history(report *r, fdl_repo *repo, fdl_error *err)
+{
+	fdl_strlist problems = {0}, warnings = {0};
+	int rc = fdl_history_check(&problems, &warnings, repo, err);
+	add_findings(r, &problems, &warnings);
+	return rc;
+}
+
+/* The Iceberg views (fdl's addition, derived): each against its version. */
+static int check_iceberg(report *r, fdl_repo *repo, fdl_error *err)
+{
+	fdl_strlist problems = {0}, warnings = {0};
+	int rc = fdl_iceberg_check(&problems, &warnings, repo, err);
+	add_findings(r, &problems, &warnings);
 	return rc;
 }
 
@@ -742,6 +758,8 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *all
 		rc = check_versions(&r, repo, &dirs, all, err);
 	if (!rc)
 		rc = check_history(&r, repo, err);
+	if (!rc)
+		rc = check_iceberg(&r, repo, err);
 	fdl_vdirs_free(&dirs);
 	if (!rc && r.oom)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory building the verify report");

@@ -1,6 +1,7 @@
 /* Growable buffers and string lists, and SQL quoting into a buffer. */
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,4 +176,17 @@ bool fdl_strlist_has_sorted(const fdl_strlist *l, const char *s)
 			hi = mid;
 	}
 	return false;
+}
+
+int fdl_finding_add(fdl_strlist *l, const char *key, const char *fmt, ...)
+{
+	char msg[1536];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	char *line = fdl_asprintf("%s\t%s", key, msg);
+	int rc = line ? fdl_strlist_add(l, line, NULL) : FDL_ERROR;
+	free(line);
+	return rc ? FDL_ERROR : 0;
 }

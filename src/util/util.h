@@ -58,6 +58,8 @@ void fdl_strlist_sort(fdl_strlist *l);
 /* Binary search in a list sorted by fdl_strlist_sort. */
 bool fdl_strlist_has_sorted(const fdl_strlist *l, const char *s);
 void fdl_strlist_free(fdl_strlist *l);
+/* A finding of fdl verify's derived parts, "key\tmessage", added to l. */
+int fdl_finding_add(fdl_strlist *l, const char *key, const char *fmt, ...) FDL_PRINTF(3, 4);
 
 /* SHA-256 (OpenSSL). `hex` receives 64 lower-case hex digits and a NUL. */
 typedef struct fdl_sha256 fdl_sha256;

@@ -49,6 +49,8 @@ def bad_cases(root, work, tmp):
         (["show", R, "a..b"], 5), (["show", R, "main:9"], 3), (["show", R, "nobranch:1"], 3),
         (["attach"], 2), (["attach", R, "bogus"], 3), (["attach", R + "@bogus"], 3), (["attach", R + "@"], 5),
         (["attach", R, ""], 5), (["attach", nope], 3),
+        (["iceberg"], 2), (["iceberg", R + "@bogus"], 3), (["iceberg", nope], 3), (["iceberg", R, "x"], 2),
+        (["iceberg", R, "--location", "ftp://x/y"], 5), (["iceberg", R, "--location", "s3://b/a/../c"], 5),
         (["query"], 2), (["query", R], 2), (["query", R + "@bogus", "SELECT 1"], 3), (["query", R, ""], 5),
         (["query", R, "SELECT 1", "--format", "x"], 2), (["query", R + "@7", "SELECT 1"], 3),
         (["export"], 2), (["export", R, "nope", "--to", str(tmp / "x.parquet")], 3),

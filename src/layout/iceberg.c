@@ -1,0 +1,176 @@
+/* The Iceberg view tree's names and its record of locations (iceberg.h). */
+#include "iceberg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int fdl_iceberg_location_check(char **out, const char *uri, fdl_error *err)
+{
+	static const char *const schemes[] = {"file:///", "s3://", "https://", "http://", NULL};
+	bool known = false;
+	for (const char *const *s = schemes; *s && !known; s++)
+		known = !strncmp(uri, *s, strlen(*s)) && uri[strlen(*s)] && uri[strlen(*s)] != '/';
+	if (!known)
+		return fdl_fail(err, FDL_EINVALID,
+				"--location '%s': expected an absolute file:///, s3://, https:// or http:// URI", uri);
+	for (const char *p = uri; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == '?' || *p == '#' || *p == '\\' || *p == '"')
+			return fdl_fail(err, FDL_EINVALID,
+					"--location '%s': a space, control character, '?', '#', '\\' or '\"' cannot "
+					"be part of an Iceberg location",
+					uri);
+	if (strstr(uri, "/../") || strstr(uri, "/./") || strstr(uri, "//") != strstr(uri, "://") + 1)
+		return fdl_fail(err, FDL_EINVALID, "--location '%s': '.', '..' or an empty path segment", uri);
+	char *s = fdl_strdup(uri);
+	if (!s)
+		return fdl_oom(err);
+	size_t n = strlen(s);
+	while (n && s[n - 1] == '/')
+		s[--n] = '\0';
+	*out = s;
+	return 0;
+}
+
+int fdl_iceberg_own_location(char **out, fdl_repo *repo, fdl_error *err)
+{
+	const char *root = repo->root;
+	if (fdl_store_can(repo->store, FDL_STORE_LOCAL)) {
+		char *uri = fdl_asprintf("file://%s", root);
+		int rc = uri ? fdl_iceberg_location_check(out, uri, err) : fdl_oom(err);
+		free(uri);
+		return rc;
+	}
+	if (fdl_store_can(repo->store, FDL_STORE_BUCKET | FDL_STORE_WRITE))
+		return fdl_iceberg_location_check(out, root, err);
+	return fdl_fail(err, FDL_EINVALID,
+			"%s cannot be written: an Iceberg view is written into the repository, so run fdl iceberg "
+			"where it is kept (a folder or a bucket), with --location %s",
+			root, root);
+}
+
+int fdl_iceberg_location_id(char lid[FDL_ICEBERG_LID_LEN + 1], const char *location, fdl_error *err)
+{
+	char hex[65];
+	int rc = fdl_sha256_mem(hex, location, strlen(location), err);
+	if (!rc) {
+		memcpy(lid, hex, FDL_ICEBERG_LID_LEN);
+		lid[FDL_ICEBERG_LID_LEN] = '\0';
+	}
+	return rc;
+}
+
+char *fdl_iceberg_segment(const char *name, int64_t id)
+{
+	size_t n = strlen(name);
+	bool plain = n > 0 && n <= 100 && ((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
+					   (name[0] >= '0' && name[0] <= '9'));
+	for (size_t i = 0; i < n && plain; i++) {
+		char c = name[i];
+		plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+	}
+	return plain ? fdl_strdup(name) : fdl_asprintf("_%lld", (long long)id);
+}
+
+char *fdl_iceberg_view_dir(const char *lid, const char *version_id)
+{
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/versions/%s", lid, version_id);
+}
+
+char *fdl_iceberg_manifest_key(const char *lid, const char *sha256)
+{
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/manifests/%s.avro", lid, sha256);
+}
+
+char *fdl_iceberg_deletes_key(const char *lid, const char *data_path)
+{
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/deletes/%s", lid, data_path);
+}
+
+static int views_parse(json_t **out, const fdl_buf *b, const char *src, fdl_error *err)
+{
+	json_t *doc = NULL;
+	int rc = fdl_json_parse(&doc, b->data, b->len, src, err);
+	const json_t *views = NULL;
+	if (!rc)
+		rc = fdl_json_get_typed(&views, doc, "views", JSON_ARRAY, true, src, "views", err);
+	size_t i;
+	const json_t *v;
+	json_array_foreach(rc ? NULL : views, i, v)
+	{
+		const char *loc = json_string_value(json_object_get(v, "location"));
+		char lid[FDL_ICEBERG_LID_LEN + 1];
+		const char *id = json_string_value(json_object_get(v, "id"));
+		if (!loc || !id || fdl_iceberg_location_id(lid, loc, err) || strcmp(lid, id)) {
+			rc = fdl_fail(err, FDL_EINVALID, "%s: views[%zu] needs a location and its id", src, i);
+			break;
+		}
+	}
+	if (rc) {
+		json_decref(doc);
+		return rc;
+	}
+	*out = doc;
+	return 0;
+}
+
+static int views_get(json_t **out, char etag[FDL_ETAG_MAX], bool *exists, fdl_repo *repo, fdl_error *err)
+{
+	fdl_buf b = {0};
+	char *src = fdl_asprintf("%s/%s", repo->root, FDL_ICEBERG_VIEWS);
+	int rc = src ? fdl_store_get(repo->store, FDL_ICEBERG_VIEWS, FDL_META_MAX_BYTES, &b, etag, err) : fdl_oom(err);
+	*exists = rc != FDL_ENOTFOUND;
+	if (rc == FDL_ENOTFOUND) {
+		rc = 0;
+		*out = json_pack("{s:i, s:[]}", "fdl_iceberg", 1, "views");
+		if (!*out)
+			rc = fdl_oom(err);
+	} else if (!rc)
+		rc = views_parse(out, &b, src, err);
+	fdl_buf_free(&b);
+	free(src);
+	return rc;
+}
+
+int fdl_iceberg_views_read(json_t **out, fdl_repo *repo, fdl_error *err)
+{
+	char etag[FDL_ETAG_MAX];
+	bool exists;
+	return views_get(out, etag, &exists, repo, err);
+}
+
+static bool views_has(const json_t *doc, const char *location)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(json_object_get(doc, "views"), i, v)
+	if (!strcmp(json_string_value(json_object_get(v, "location")), location)) return true;
+	return false;
+}
+
+int fdl_iceberg_views_add(fdl_repo *repo, const char *location, fdl_error *err)
+{
+	char lid[FDL_ICEBERG_LID_LEN + 1];
+	int rc = fdl_iceberg_location_id(lid, location, err);
+	for (int attempt = 0; attempt < 5 && !rc; attempt++) {
+		json_t *doc = NULL;
+		char etag[FDL_ETAG_MAX] = "";
+		bool exists = false;
+		rc = views_get(&doc, etag, &exists, repo, err);
+		if (rc || views_has(doc, location)) {
+			json_decref(doc);
+			return rc;
+		}
+		json_array_append_new(json_object_get(doc, "views"), json_pack("{s:s, s:s}", "id", lid, "location", location));
+		char *text = NULL;
+		size_t len = 0;
+		rc = fdl_json_dump(&text, &len, doc, err);
+		json_decref(doc);
+		if (!rc)
+			rc = fdl_store_put_if_match(repo->store, FDL_ICEBERG_VIEWS, text, len, exists ? etag : NULL, err);
+		free(text);
+		if (rc != FDL_ECONFLICT && rc != FDL_EEXISTS)
+			return rc;
+		rc = 0;
+	}
+	return rc ? rc : fdl_fail(err, FDL_ECONFLICT, "%s/%s kept changing under fdl", repo->root, FDL_ICEBERG_VIEWS);
+}

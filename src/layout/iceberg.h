@@ -1,0 +1,54 @@
+/* The Iceberg views (fdl's addition, docs/format.md "Iceberg views"):
+ * every version as Iceberg v2 tables over the repository's own data files,
+ * a derived tree outside versions/ that can be deleted and written again at
+ * any time. The names of its files, and its two small records, live here:
+ *
+ *   iceberg/views.json                       the locations that have views
+ *   iceberg/<lid>/versions/<id>/view.json    one version's view: its tables,
+ *                                            notices, what commits build on
+ *                                            (written last: the view is whole)
+ *   iceberg/<lid>/versions/<id>/<schema>/<table>/metadata/<seq>-<id>.metadata.json
+ *   iceberg/<lid>/manifests/<sha256>.avro    manifests and manifest lists,
+ *                                            named by the sha256 of their bytes
+ *   iceberg/<lid>/deletes/<path>             position-delete files, one per
+ *                                            DuckLake delete file at <path>
+ *                                            under data_dir
+ *
+ * <lid> is the location's id: the first 16 hex digits of the sha256 of the
+ * absolute URI the view is written for (Iceberg records absolute paths). */
+#ifndef FDL_LAYOUT_ICEBERG_H
+#define FDL_LAYOUT_ICEBERG_H
+
+#include "layout.h"
+
+#define FDL_ICEBERG_DIR "iceberg"
+#define FDL_ICEBERG_VIEWS "iceberg/views.json"
+#define FDL_ICEBERG_VIEW_JSON "view.json"
+#define FDL_ICEBERG_LID_LEN 16
+
+/* The URI a repository's own view is written for: file://<path> for a
+ * folder, the s3:// root for a bucket; FDL_EINVALID for a store fdl cannot
+ * write (a static host: pass a location). Caller frees. */
+int fdl_iceberg_own_location(char **out, fdl_repo *repo, fdl_error *err);
+/* A location given by a user, checked (file://, s3://, http(s):// with
+ * nothing after the path, no trailing '/') and normalised. Caller frees. */
+int fdl_iceberg_location_check(char **out, const char *uri, fdl_error *err);
+/* The location's id (FDL_ICEBERG_LID_LEN hex digits). */
+int fdl_iceberg_location_id(char lid[FDL_ICEBERG_LID_LEN + 1], const char *location, fdl_error *err);
+
+/* A schema or table name as one path segment: itself when it is
+ * [A-Za-z0-9][A-Za-z0-9_-]* (at most 100 bytes), else "_<id>". Caller frees. */
+char *fdl_iceberg_segment(const char *name, int64_t id);
+
+/* Keys (caller frees; NULL when out of memory): */
+char *fdl_iceberg_view_dir(const char *lid, const char *version_id);          /* iceberg/<lid>/versions/<id> */
+char *fdl_iceberg_manifest_key(const char *lid, const char *sha256);          /* .../manifests/<sha>.avro */
+char *fdl_iceberg_deletes_key(const char *lid, const char *data_path);        /* .../deletes/<path> */
+
+/* iceberg/views.json: {"fdl_iceberg": 1, "views": [{"id", "location"}]}.
+ * *out is an empty list when the file does not exist. */
+int fdl_iceberg_views_read(json_t **out, fdl_repo *repo, fdl_error *err);
+/* Add `location` to views.json (compare-and-swap; nothing when there). */
+int fdl_iceberg_views_add(fdl_repo *repo, const char *location, fdl_error *err);
+
+#endif

@@ -1,0 +1,95 @@
+/* Iceberg views inside libfdl (src/ops/iceberg*.c): the hooks commit,
+ * clone, verify and the lifecycle call, and what the view's files share.
+ * The format: docs/format.md "Iceberg views"; the reasons:
+ * docs/decisions.md "Iceberg views". */
+#ifndef FDL_OPS_ICEBERG_H
+#define FDL_OPS_ICEBERG_H
+
+#include "../catalog/iceberg.h"
+#include "../layout/iceberg.h"
+
+/* ---- hooks (each a no-op on a repository without iceberg/views.json) ---- */
+
+/* After a commit moved its branch to `id`: the version's view for every
+ * location views.json names. Best effort for the caller: the view is
+ * derived, and a failure leaves the repository as correct as before. */
+int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err);
+/* After versions left (expired, withdrawn) or data files went (gc): the
+ * views of every live branch tip and tag target are written again from
+ * their histories as they now are, and every other file of the views is
+ * deleted (a view of another version is written again on demand), so no
+ * view leads a reader to data that is gone. */
+int fdl_iceberg_after_removal(fdl_repo *repo, fdl_error *err);
+/* After a clone of a repository that has views: the copy's own views (its
+ * location), for its branch tips and tags. */
+int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err);
+/* After a tag or branch was made or deleted: the views of the branch tips
+ * that have one written again, with the tags as they now are. */
+int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err);
+/* What fdl verify says about the views ("key\tmessage" findings). */
+int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
+
+/* ---- shared by iceberg*.c ---- */
+
+/* A DuckLake type as Iceberg: the type's JSON name ("long",
+ * "decimal(10,2)"), or NULL with *why saying why it cannot be; *engines
+ * names a reader that cannot read it although Iceberg can say it (NULL:
+ * none). */
+const char *fdl_ice_primitive(const char *ducklake_type, const char **why, const char **engines);
+
+/* Table `tid`'s schema at DuckLake snapshot `snap` as an Iceberg struct
+ * (fields only; the caller adds schema-id), columns Iceberg cannot hold
+ * left out and each named in `notices` (NULL: not told; an array of {table, column, type,
+ * reason}) under `key` ("schema.table"). *max_id gets the highest field id. */
+int fdl_ice_schema(json_t **out, int64_t *max_id, const fdl_lake *l, int64_t tid, int64_t snap, const char *key,
+		   json_t *notices, fdl_error *err);
+/* The Iceberg type (JSON) of field `column_id` in a struct made by
+ * fdl_ice_schema (NULL: not there). */
+const json_t *fdl_ice_field_type(const json_t *schema, int64_t column_id);
+
+/* The single-value binary encoding (the Iceberg spec's Appendix D) of a
+ * value DuckLake recorded as text for a column of Iceberg type `type`
+ * (date and time types: as `epoch`, days or microseconds). 1 (and nothing
+ * written) when it has none here. */
+int fdl_ice_bound(fdl_buf *out, const char *type, const char *text, bool has_epoch, int64_t epoch, bool upper,
+		  fdl_error *err);
+
+/* One file of a manifest. */
+typedef struct fdl_ice_entry {
+	const fdl_lake_file *data;     /* the data file (for a delete: the one it deletes from) */
+	const char *uri;               /* the file's URI */
+	const char *data_uri;          /* a delete's data file's URI */
+	int64_t rows, bytes, seq;      /* a delete: positions, its rewritten size */
+	bool is_delete;
+} fdl_ice_entry;
+
+/* A partition spec for manifests: its id and fields (JSON array of
+ * {source-id, field-id, name, transform}), with each field's DuckLake
+ * partition key index and Iceberg result type. */
+typedef struct fdl_ice_spec {
+	int id;
+	json_t *fields;
+	size_t n;
+	size_t key_index[8];
+	const char *result_type[8];
+	bool year[8]; /* DuckLake's calendar year -> Iceberg's years since 1970 */
+} fdl_ice_spec;
+
+/* A manifest (Avro) of `n` entries, all data or all deletes, written with
+ * `schema` (the table's Iceberg schema, with its schema-id) and `spec`. */
+int fdl_ice_manifest(fdl_buf *out, const fdl_ice_entry *e, size_t n, const json_t *schema, const fdl_ice_spec *spec,
+		     fdl_error *err);
+
+/* One manifest as a manifest list names it. */
+typedef struct fdl_ice_listed {
+	char *uri;
+	int64_t length, seq, min_seq, added_snapshot, files, rows;
+	int spec_id;
+	bool deletes;
+} fdl_ice_listed;
+
+/* A manifest list (Avro) for snapshot `snapshot` (parent -1: none). */
+int fdl_ice_manifest_list(fdl_buf *out, const fdl_ice_listed *m, size_t n, int64_t snapshot, int64_t parent,
+			  int64_t seq, fdl_error *err);
+
+#endif

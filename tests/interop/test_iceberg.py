@@ -1,0 +1,605 @@
+"""Iceberg views (fdl iceberg, docs/iceberg.md) read by the real engines:
+PySpark 4.0.1 with Iceberg 1.10.0 (one local[1] session for the module,
+tables registered in a JdbcCatalog on SQLite), pyiceberg 0.12.0, polars'
+scan_iceberg (on folders) and DuckDB 1.5.5's iceberg_scan, on a folder and
+on a bucket of the S3 server. Every
+read is compared, column by column, with what stock DuckDB returns through
+`fdl attach` for the same version."""
+import datetime
+import decimal
+import hashlib
+import itertools
+import json
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from conftest import EXT, ROOT, Repo, S3Repo, connect, fdl, read_json
+
+JARS = ROOT / "deps" / "jars"
+os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")  # polars' own planner is another package
+SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "iceberg-aws-bundle-1.10.0.jar",
+              "sqlite-jdbc-3.54.1.0.jar"]
+
+
+@pytest.fixture(scope="module")
+def spark(s3_server, tmp_path_factory):
+    from pyspark.sql import SparkSession
+    for j in SPARK_JARS:
+        assert (JARS / j).is_file(), f"{JARS / j} missing: run scripts/setup.sh"
+    tmp = tmp_path_factory.mktemp("spark")
+    env = s3_server.env()
+    s = (SparkSession.builder.master("local[1]").appName("fdl-iceberg")
+         .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
+         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+         .config("spark.sql.catalog.cat", "org.apache.iceberg.spark.SparkCatalog")
+         .config("spark.sql.catalog.cat.catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog")
+         .config("spark.sql.catalog.cat.uri", f"jdbc:sqlite:{tmp / 'catalog.sqlite'}")
+         .config("spark.sql.catalog.cat.warehouse", f"file://{tmp / 'warehouse'}")
+         .config("spark.sql.catalog.cat.io-impl", "org.apache.iceberg.io.ResolvingFileIO")
+         .config("spark.sql.catalog.cat.s3.endpoint", env["AWS_ENDPOINT_URL"])
+         .config("spark.sql.catalog.cat.s3.path-style-access", "true")
+         .config("spark.sql.catalog.cat.s3.access-key-id", env["AWS_ACCESS_KEY_ID"])
+         .config("spark.sql.catalog.cat.s3.secret-access-key", env["AWS_SECRET_ACCESS_KEY"])
+         .config("spark.sql.catalog.cat.client.region", "us-east-1")
+         .config("spark.sql.session.timeZone", "UTC")
+         .config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "1")
+         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+         .getOrCreate())
+    s.sql("CREATE NAMESPACE IF NOT EXISTS cat.fdl")
+    yield s
+    s.stop()
+
+
+# ---- values as one spelling, whichever engine read them -------------------
+
+def norm(v):
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return ("ts", v.isoformat())
+    if isinstance(v, (datetime.date, datetime.time)):
+        return ("t", v.isoformat())
+    if isinstance(v, decimal.Decimal):
+        return ("dec", str(v))
+    if isinstance(v, float):
+        return ("f", repr(v))
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return ("b", bytes(v).hex())
+    if isinstance(v, dict):
+        return tuple((k, norm(x)) for k, x in v.items())
+    if hasattr(v, "asDict"):  # a Spark Row (a struct)
+        return tuple((k, norm(x)) for k, x in v.asDict().items())
+    if isinstance(v, (list, tuple)):
+        return ("list", tuple(norm(x) for x in v))
+    return v
+
+
+def normalised(rows):
+    return sorted((tuple(norm(x) for x in r) for r in rows), key=repr)
+
+
+def duck_rows(con, source, columns):
+    """Rows of `source` in stock DuckDB, TIMESTAMPTZ as UTC wall time (the
+    venv has no pytz), columns in the given order."""
+    con.execute("SET TimeZone = 'UTC'")
+    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {source})").fetchall())
+    sel = ", ".join(f'"{c}"::TIMESTAMP' if types[c] == "TIMESTAMP WITH TIME ZONE" else f'"{c}"' for c in columns)
+    return con.execute(f"SELECT {sel} FROM {source}").fetchall()
+
+
+def expected(repo, ref, table):
+    """What stock DuckDB returns through fdl attach: (columns, rows)."""
+    con = repo.open_version(ref)
+    cols = [r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE lake.{table})").fetchall()]
+    return cols, normalised(duck_rows(con, f"lake.{table}", cols))
+
+
+# ---- the three readers ------------------------------------------------------
+
+class Readers:
+    registered = itertools.count(1)  # table names in Spark's catalog, one per registration
+
+    def __init__(self, spark, s3=None):
+        self.spark = spark
+        self.s3 = s3  # the S3 server for a bucket repository
+
+    def register(self, uri):
+        name = f"cat.fdl.t{next(Readers.registered)}"
+        self.spark.sql(f"CALL cat.system.register_table(table => '{name.split('.', 1)[1]}', "
+                       f"metadata_file => '{uri}')")
+        return name
+
+    def spark_rows(self, uri, columns, **options):
+        reader = self.spark.read
+        for k, v in options.items():
+            reader = reader.option(k, v)
+        df = reader.table(self.register(uri)).select(*[f"`{c}`" for c in columns])
+        return normalised(df.collect())
+
+    def pyiceberg_table(self, uri):
+        from pyiceberg.table import StaticTable
+        props = {}
+        if self.s3:
+            env = self.s3.env()
+            props = {"s3.endpoint": env["AWS_ENDPOINT_URL"], "s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
+                     "s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"], "s3.region": "us-east-1",
+                     "s3.force-virtual-addressing": "false"}
+        return StaticTable.from_metadata(uri, properties=props)
+
+    def pyiceberg_rows(self, uri, columns, snapshot_id=None):
+        t = self.pyiceberg_table(uri)
+        table = t.scan(snapshot_id=snapshot_id).to_arrow().select(columns)
+        return normalised(tuple(r[c] for c in columns) for r in table.to_pylist())
+
+    def polars_rows(self, uri, columns):
+        import polars as pl
+        df = pl.scan_iceberg(self.pyiceberg_table(uri)).select(columns).collect()
+        return normalised(df.rows())
+
+    def duckdb_rows(self, uri, columns, secret_sql=""):
+        con = connect()
+        con.execute("LOAD iceberg")
+        if secret_sql:
+            con.execute(secret_sql)
+        return normalised(duck_rows(con, f"iceberg_scan('{uri}')", columns))
+
+
+def secret_of(repo):
+    """The LOAD httpfs and CREATE SECRET lines fdl attach prints for a bucket."""
+    sql = repo.fdl("attach", repo.root).stdout if isinstance(repo, S3Repo) else ""
+    return "\n".join(line for line in sql.splitlines() if not line.startswith("ATTACH") and line.strip())
+
+
+def check_all(readers, repo, ref, views, secret=""):
+    """Each table of the view read by Spark, pyiceberg and DuckDB equals
+    stock DuckDB through fdl attach."""
+    for table, uri in views.items():
+        cols, want = expected(repo, ref, table)
+        assert want, f"{table} at {ref} has rows to compare"
+        assert readers.pyiceberg_rows(uri, cols) == want, f"pyiceberg {table}@{ref}"
+        assert readers.duckdb_rows(uri, cols, secret) == want, f"duckdb {table}@{ref}"
+        assert readers.spark_rows(uri, cols) == want, f"spark {table}@{ref}"
+        if not readers.s3:
+            assert readers.polars_rows(uri, cols) == want, f"polars {table}@{ref}"
+
+
+# ---- the repository every test reads --------------------------------------
+
+def build(repo):
+    """Three versions: deletes, a rename, an added column, a list, a struct, a
+    DECIMAL, a TIMESTAMPTZ, a second schema, an update; tag t2 on version 2."""
+    work = repo.tmp / "work"
+    con = repo.checkout(work)
+    con.execute("""CREATE TABLE lake.people (id INTEGER, name VARCHAR, score DECIMAL(10, 2), seen TIMESTAMPTZ,
+                   tags VARCHAR[], place STRUCT(city VARCHAR, zip INTEGER), born DATE, ratio DOUBLE, big BIGINT)""")
+    con.execute("""INSERT INTO lake.people SELECT i, 'p' || i, i * 1.25, TIMESTAMPTZ '2024-03-01 12:00:00+00' +
+                   INTERVAL (i) MINUTE, ['a' || i, 'b'], {'city': 'c' || (i % 3), 'zip': 1000 + i},
+                   DATE '2000-01-01' + i::INTEGER, i / 4, i * 10000000000 FROM range(20) r(i)""")
+    con.close()
+    fdl("commit", work, "-m", "v1", env=repo.env)
+    con = repo.checkout(repo.tmp / "work2")
+    con.execute("DELETE FROM lake.people WHERE id % 5 = 0")
+    con.execute("ALTER TABLE lake.people RENAME COLUMN name TO full_name")
+    con.close()
+    fdl("commit", repo.tmp / "work2", "-m", "v2",
+        env=repo.env)
+    fdl("tag", repo.root, "t2", env=repo.env)
+    w3 = repo.tmp / "work3"
+    con = repo.checkout(w3)
+    con.execute("ALTER TABLE lake.people ADD COLUMN note VARCHAR")
+    con.execute("UPDATE lake.people SET score = score + 100, note = 'updated' WHERE id < 4")
+    con.execute("INSERT INTO lake.people (id, full_name, note) VALUES (99, 'new', 'added')")
+    con.execute("CREATE TABLE lake.sales (region VARCHAR, d DATE, amount INTEGER)")
+    con.execute("ALTER TABLE lake.sales SET PARTITIONED BY (region, year(d))")
+    con.execute("""INSERT INTO lake.sales SELECT ['north', 'south', NULL][i % 3 + 1], DATE '2019-06-30' + (200 * i)::INTEGER,
+                   i::INTEGER FROM range(12) r(i)""")
+    con.execute("CREATE SCHEMA lake.geo")
+    con.execute("CREATE TABLE lake.geo.towns AS SELECT i AS code, 'town ' || i AS town FROM range(5) r(i)")
+    con.close()
+    fdl("commit", w3, "-m", "v3", env=repo.env)
+
+
+def views_json(repo, ref=None):
+    target = f"{repo.root}@{ref}" if ref else str(repo.root)
+    p = fdl("iceberg", target, "--json", env=repo.env)
+    return json.loads(p.stdout)
+
+
+@pytest.fixture(scope="module")
+def folder_repo(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("folder")
+    r = Repo(tmp)
+    r.tmp = tmp
+    build(r)
+    return r
+
+
+def test_folder_views_read_by_every_engine(spark, folder_repo):
+    r = Readers(spark)
+    for ref in ("main:1", "main:2", "main"):
+        views = views_json(folder_repo, ref)
+        assert set(views) == ({"main.people", "main.sales", "geo.towns"} if ref == "main" else {"main.people"})
+        for uri in views.values():
+            assert uri.startswith(f"file://{folder_repo.root}/iceberg/")
+        check_all(r, folder_repo, ref, views)
+
+
+def current_names(meta, snapshot_id, columns):
+    """The current names of columns named as in a snapshot's schema (the
+    same field ids): Spark's DataFrame options read with the current schema."""
+    snap = next(x for x in meta["snapshots"] if x["snapshot-id"] == snapshot_id)
+    old = next(x for x in meta["schemas"] if x["schema-id"] == snap["schema-id"])
+    cur = next(x for x in meta["schemas"] if x["schema-id"] == meta["current-schema-id"])
+    ids = {f["name"]: f["id"] for f in old["fields"]}
+    names = {f["id"]: f["name"] for f in cur["fields"]}
+    return [names[ids[c]] for c in columns]
+
+
+def spark_sql_rows(r, uri, columns, clause):
+    name = r.register(uri)
+    sel = ", ".join(f"`{c}`" for c in columns)
+    return normalised(r.spark.sql(f"SELECT {sel} FROM {name} {clause}").collect())
+
+
+def test_partitions_where_the_meaning_is_the_same(folder_repo):
+    """DuckLake's identity partition of a string and its year (the calendar
+    year) of a date are Iceberg's identity and year (years since 1970); the
+    readers' equality is checked with the other views above."""
+    uri = views_json(folder_repo)["main.sales"]
+    meta = read_json(uri[len("file://"):])
+    [spec] = [s for s in meta["partition-specs"] if s["fields"]]
+    assert [(f["name"], f["transform"]) for f in spec["fields"]] == [("region", "identity"), ("d_year", "year")]
+    from pyiceberg.expressions import EqualTo
+    t = Readers(None).pyiceberg_table(uri)
+    files = {task.file.file_path: task.file.partition for task in t.scan().plan_files()}
+    assert len(files) > 3
+    for part in files.values():
+        assert part[0] in ("north", "south", None) and 49 <= part[1] <= 56  # 2019..2026 - 1970
+    north = list(t.scan(row_filter=EqualTo("region", "north")).plan_files())
+    assert 0 < len(north) < len(files)  # pruned by partition
+
+
+def test_time_travel_by_snapshot_and_tag(spark, folder_repo):
+    """The latest view's snapshots are the branch's versions: snapshot id N
+    and tag t2 read what fdl query ROOT@main:N reads, in SQL and through
+    DataFrame options, in Spark and pyiceberg."""
+    r = Readers(spark)
+    uri = views_json(folder_repo)["main.people"]
+    meta = read_json(uri[len("file://"):])
+    assert [s["snapshot-id"] for s in meta["snapshots"]] == [1, 2, 3]
+    assert meta["refs"]["t2"] == {"snapshot-id": 2, "type": "tag"}
+    for seq in (1, 2):
+        cols, want = expected(folder_repo, f"main:{seq}", "people")
+        assert spark_sql_rows(r, uri, cols, f"VERSION AS OF {seq}") == want
+        assert r.spark_rows(uri, current_names(meta, seq, cols), **{"snapshot-id": str(seq)}) == want
+        assert r.pyiceberg_rows(uri, cols, snapshot_id=seq) == want
+    cols, want = expected(folder_repo, "t2", "people")
+    assert spark_sql_rows(r, uri, cols, "VERSION AS OF 't2'") == want
+    assert r.spark_rows(uri, current_names(meta, 2, cols), tag="t2") == want
+    q = fdl("query", f"{folder_repo.root}@main:1", "SELECT count(*) AS n FROM people", "--format", "csv").stdout
+    assert r.spark.read.option("snapshot-id", "1").table(r.register(uri)).count() == int(q.split()[-1])
+    # TIMESTAMP AS OF a snapshot's own time reads that snapshot
+    ts = meta["snapshots"][0]["timestamp-ms"]
+    cols, want = expected(folder_repo, "main:1", "people")
+    when = datetime.datetime.fromtimestamp(ts / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+    assert spark_sql_rows(r, uri, cols, f"TIMESTAMP AS OF '{when}'") == want
+
+
+def test_manifests_name_only_the_repositorys_files(folder_repo):
+    """Every data file of every snapshot is a file of that version's
+    files.json (zero copy), every delete file lies in the view's tree."""
+    from pyiceberg.table import StaticTable
+    uri = views_json(folder_repo)["main.people"]
+    t = StaticTable.from_metadata(uri)
+    root = f"file://{folder_repo.root}"
+    for snap in t.metadata.snapshots:
+        vid = snap.summary["fdl.version"]
+        files = read_json(folder_repo.root / "versions" / vid / "files.json")["tables"]["main.people"]["files"]
+        own = {f"{root}/data/{f['path']}" for f in files}
+        tasks = list(t.scan(snapshot_id=snap.snapshot_id).plan_files())
+        assert {task.file.file_path for task in tasks} == own
+        for task in tasks:
+            for d in task.delete_files:
+                assert d.file_path.startswith(f"{root}/iceberg/")
+                assert pathlib.Path(d.file_path[len("file://"):]).is_file()
+
+
+def test_s3_views_read_by_every_engine(spark, s3_server, tmp_path):
+    repo = S3Repo(s3_server, tmp_path)
+    build(repo)
+    views = views_json(repo)
+    assert set(views) == {"main.people", "main.sales", "geo.towns"}
+    for uri in views.values():
+        assert uri.startswith(f"s3://{repo.bucket}/datasets/pop/iceberg/")
+    r = Readers(spark, s3_server)
+    check_all(r, repo, "main", views, secret_of(repo))
+    # a commit on the bucket writes its view from its parent's
+    con = repo.checkout(tmp_path / "w4")
+    con.execute("DELETE FROM lake.geo.towns WHERE code = 1")
+    con.close()
+    fdl("commit", tmp_path / "w4", "-m", "v4", env=repo.env)
+    tip = repo.head()
+    assert any(f"/versions/{tip}/view.json" in k for k in repo.keys())
+    views = views_json(repo)
+    assert f"/versions/{tip}/" in views["geo.towns"]
+    check_all(r, repo, "main", {"geo.towns": views["geo.towns"]}, secret_of(repo))
+
+
+def test_every_commit_writes_its_view(spark, repo, tmp_path):
+    """Once a repository has a view, each commit writes its version's view
+    (no fdl iceberg run) from its parent's, with the earlier versions as its
+    snapshots; it is exactly the view fdl iceberg writes from nothing."""
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a, 'x' || range AS b FROM range(30)")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "one")
+    assert not (repo.root / "iceberg").exists()  # no view until asked for
+    fdl("iceberg", repo.root)
+    for i, sql in enumerate(["INSERT INTO lake.t VALUES (100, 'new')",
+                             "DELETE FROM lake.t WHERE a % 7 = 0",
+                             "UPDATE lake.t SET b = 'changed' WHERE a < 5"]):
+        con = repo.checkout(tmp_path / f"w{i + 2}")
+        con.execute(sql)
+        con.close()
+        fdl("commit", tmp_path / f"w{i + 2}", "-m", sql)
+    vid = repo.head()
+    views = list((repo.root / "iceberg").glob(f"*/versions/{vid}/main/t/metadata/00004-{vid}.metadata.json"))
+    assert len(views) == 1, "the commit wrote the new version's view"
+    meta = read_json(views[0])
+    assert [s["snapshot-id"] for s in meta["snapshots"]] == [1, 2, 3, 4]
+    r = Readers(spark)
+    for seq in (4, 3, 2):
+        cols, want = expected(repo, f"main:{seq}", "t")
+        assert r.pyiceberg_rows(f"file://{views[0]}", cols, snapshot_id=seq) == want
+        assert spark_sql_rows(r, f"file://{views[0]}", cols, f"VERSION AS OF {seq}") == want
+    cols, want = expected(repo, "main", "t")
+    assert r.duckdb_rows(f"file://{views[0]}", cols) == want
+    # asking again writes nothing new; from nothing, the same view (the
+    # manifests may differ: DuckLake rewrote v3's delete file in v4 as one
+    # whose rows carry their snapshot, which the view of v3 did not see)
+    p = fdl("iceberg", repo.root)
+    assert "(0 files written)" in p.stdout, p.stdout
+
+    def without_lists(m):
+        for x in m["snapshots"]:
+            del x["manifest-list"]
+        return m
+    incremental = without_lists(read_json(views[0]))
+    shutil.rmtree(repo.root / "iceberg")
+    fdl("iceberg", repo.root)
+    assert without_lists(read_json(views[0])) == incremental
+    for seq in (4, 3, 2, 1):
+        cols, want = expected(repo, f"main:{seq}", "t")
+        assert r.pyiceberg_rows(f"file://{views[0]}", cols, snapshot_id=seq) == want
+
+
+def test_columns_iceberg_cannot_hold_are_named_and_left_out(spark, repo, tmp_path):
+    """Never silently wrong: INTERVAL, HUGEINT, UBIGINT and a column added
+    with a DEFAULT (older rows: the default in DuckLake, NULL in Iceberg v2)
+    are left out and named; TIME and an unsigned integer are kept for
+    pyiceberg and DuckDB, named for Spark, which fails on them (and reads
+    the rest of such a table, and a table whose left-out columns are in its
+    files)."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("""CREATE TABLE lake.odd AS SELECT i AS id, INTERVAL (i) DAY AS iv, i::HUGEINT AS h,
+                   i::UBIGINT AS ub, TIME '10:00:00' + INTERVAL (i) MINUTE AS tm FROM range(4) r(i)""")
+    con.execute("CREATE TABLE lake.uns AS SELECT i AS id, i::UINTEGER AS u FROM range(4) r(i)")
+    con.execute("CREATE TABLE lake.gone AS SELECT i AS id, i::UBIGINT AS ub, INTERVAL (i) DAY AS iv FROM range(4) r(i)")
+    con.execute("CREATE TABLE lake.dflt AS SELECT i AS id FROM range(3) r(i)")
+    con.execute("ALTER TABLE lake.dflt ADD COLUMN d INTEGER DEFAULT 7")
+    con.execute("INSERT INTO lake.dflt VALUES (10, 1)")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "odd types")
+    p = fdl("iceberg", repo.root, "--json")
+    views = json.loads(p.stdout)
+    for col, why in [("odd.iv (interval)", "no interval"), ("odd.h (int128)", "double"),
+                     ("odd.ub (uint64)", "unsigned 64-bit"), ("odd.tm (time)", "Spark"),
+                     ("uns.u (uint32)", "Spark"), ("dflt.d (int32)", "DEFAULT")]:
+        line = next((x for x in p.stderr.splitlines() if f"main.{col}" in x), None)
+        assert line and why in line, (col, p.stderr)
+    r = Readers(spark)
+    for table, cols in [("odd", ["id", "tm"]), ("uns", ["id", "u"]), ("dflt", ["id"])]:
+        uri = views[f"main.{table}"]
+        schema = [f["name"] for f in read_json(uri[len("file://"):])["schemas"][-1]["fields"]]
+        assert schema == cols, (table, schema)
+        con = repo.open_version("main")
+        want = normalised(duck_rows(con, f"lake.{table}", cols))
+        assert r.pyiceberg_rows(uri, cols) == want
+        assert r.duckdb_rows(uri, cols) == want
+    # Spark fails loudly, never reads wrong values
+    with pytest.raises(Exception, match="time"):
+        r.spark_rows(views["main.odd"], ["id"])
+    with pytest.raises(Exception):
+        r.spark_rows(views["main.uns"], ["id", "u"])
+    four = normalised([(0,), (1,), (2,), (3,)])
+    assert r.spark_rows(views["main.uns"], ["id"]) == four
+    assert r.spark_rows(views["main.gone"], ["id"]) == four
+    assert r.spark_rows(views["main.dflt"], ["id"]) == normalised([(0,), (1,), (2,), (10,)])
+
+
+def test_a_hostile_catalog_gets_no_view(repo, tmp_path):
+    """A catalog whose paths lead out of the repository is refused before a
+    view names anything: no metadata.json, no manifest."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    vid = repo.head()
+    path = repo.root / "versions" / vid / "ducklake.duckdb"
+    c = connect()
+    c.execute(f"ATTACH '{path}' AS c")
+    c.execute("UPDATE c.ducklake_table SET path = '../../../../../../../../tmp/'")
+    c.close()
+    doc = read_json(repo.root / "versions" / vid / "version.json")
+    data = path.read_bytes()
+    doc["catalog"]["bytes"] = len(data)
+    doc["catalog"]["sha256"] = hashlib.sha256(data).hexdigest()
+    (repo.root / "versions" / vid / "version.json").write_text(json.dumps(doc))
+    p = fdl("iceberg", repo.root, check=False)
+    assert p.returncode == 5 and "'..'" in p.stderr, p.stderr
+    assert not list(repo.root.glob("iceberg/*/manifests/*")) and not list(repo.root.glob("iceberg/**/*.metadata.json"))
+
+
+def all_view_bytes(root):
+    return b"".join(p.read_bytes() for p in (root / "iceberg").rglob("*") if p.is_file())
+
+
+def test_withdrawal_leaves_no_view_leading_to_its_data(repo, tmp_path):
+    """A withdrawn version's data: no file of any view names it any more
+    (metadata, manifest lists, manifests, delete files); the other branch's
+    view is written again and reads as stock DuckDB."""
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(5)")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "one")
+    fdl("branch", repo.root, "clean")
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (666)")
+    con.execute("DELETE FROM lake.t WHERE a = 0")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "personal data")
+    bad = repo.head()
+    con = repo.checkout(tmp_path / "w3", "--ref", "clean")
+    con.execute("INSERT INTO lake.t VALUES (7)")
+    con.close()
+    fdl("commit", tmp_path / "w3", "-m", "clean")
+    fdl("iceberg", repo.root)
+    fdl("iceberg", f"{repo.root}@clean")
+    dry = json.loads(fdl("withdraw", repo.root, bad, "--reason", "personal data", "--dry-run", "--json").stdout)
+    names = [pathlib.Path(p).name.encode() for p in dry["data_files"]]
+    assert len(names) == 2, dry  # the data file and the delete file it added
+    assert all(n in all_view_bytes(repo.root) for n in names), "the view named the data before"
+    fdl("withdraw", repo.root, bad, "--reason", "personal data")
+    text = all_view_bytes(repo.root)
+    assert not any(n in text for n in names)
+    assert bad.encode() not in text
+    uri = views_json(repo, "clean")["main.t"]
+    cols, want = expected(repo, "clean", "t")
+    assert Readers(None).pyiceberg_rows(uri, cols) == want
+
+
+def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
+    """After retention expires older versions, no view lists them (the
+    tip's, written by the commits, is written again by fdl expire), and it
+    still reads right once gc deleted what they needed."""
+    for i in range(3):
+        con = repo.checkout(tmp_path / f"w{i}")
+        con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(4)" if i == 0 else
+                    f"DELETE FROM lake.t WHERE a = {i}; INSERT INTO lake.t VALUES ({10 * i})")
+        con.close()
+        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
+        if i == 0:
+            fdl("iceberg", repo.root)
+    tip = repo.head()
+    [uri] = [f"file://{p}" for p in (repo.root / "iceberg").glob(f"*/versions/{tip}/main/t/metadata/*.json")]
+    assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [1, 2, 3]
+    cfg = read_json(repo.root / "fdl.json")
+    cfg["retention"] = {"days": 0, "keep": 1}
+    (repo.root / "fdl.json").write_text(json.dumps(cfg))
+    fdl("expire", repo.root)
+    for p in (repo.root / "iceberg").rglob("*.metadata.json"):
+        assert [s["snapshot-id"] for s in read_json(p)["snapshots"]] == [3], p
+    fdl("gc", repo.root, "--grace", "0s")
+    cols, want = expected(repo, "main", "t")
+    assert Readers(None).pyiceberg_rows(uri, cols) == want
+    assert Readers(None).duckdb_rows(uri, cols) == want
+
+
+def test_clone_writes_the_copys_own_view(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(6)")
+    con.execute("DELETE FROM lake.t WHERE a = 3")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl("iceberg", repo.root)
+    copy = tmp_path / "copy"
+    fdl("clone", repo.root, copy, "-q")
+    views = list((copy / "iceberg").rglob("*.metadata.json"))
+    assert len(views) == 1
+    assert str(repo.root).encode() not in all_view_bytes(copy), "the copy's view names only the copy"
+    cols, want = expected(repo, "main", "t")
+    assert Readers(None).pyiceberg_rows(f"file://{views[0]}", cols) == want
+    assert Readers(None).duckdb_rows(f"file://{views[0]}", cols) == want
+
+
+def test_verify_checks_each_view_against_its_version(repo, tmp_path):
+    """fdl verify reads every view back (manifests with DuckDB's avro
+    extension): clean as written; a delete file with other positions, a
+    snapshot of a version that is not in the history, are problems."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(10)")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("DELETE FROM lake.t WHERE a IN (2, 5)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two")
+    fdl("iceberg", repo.root)
+    assert fdl("verify", repo.root).returncode == 0
+    [dele] = list((repo.root / "iceberg").glob("*/deletes/**/*.parquet"))
+    good = dele.read_bytes()
+    c = connect()
+    c.execute(f"COPY (SELECT file_path, pos + 1 AS pos FROM read_parquet('{dele}')) TO '{tmp_path / 'x.parquet'}' "
+              "(FORMAT parquet, FIELD_IDS {file_path: 2147483546, pos: 2147483545})")
+    dele.write_bytes((tmp_path / "x.parquet").read_bytes())
+    p = fdl("verify", repo.root, check=False)
+    assert p.returncode == 5 and "does not hold the positions" in p.stdout + p.stderr, p.stdout
+    dele.write_bytes(good)
+    [meta] = list((repo.root / "iceberg").rglob("*.metadata.json"))
+    doc = read_json(meta)
+    doc["snapshots"][0]["summary"]["fdl.version"] = "01234567-89ab-7def-8123-456789abcdef"
+    meta.write_text(json.dumps(doc))
+    p = fdl("verify", repo.root, check=False)
+    assert p.returncode == 5 and "snapshot 1 is of version 01234567-89ab-7def-8123-456789abcdef" in p.stdout, p.stdout
+
+
+def test_init_iceberg_and_tags_keep_the_tips_view(tmp_path):
+    """fdl init --iceberg: the first commit has its view; a tag made later
+    is a tag ref of the branch tip's view without any fdl iceberg run."""
+    root = tmp_path / "repo"
+    fdl("init", root, "--iceberg")
+    assert read_json(root / "iceberg" / "views.json")["views"][0]["location"] == f"file://{root}"
+    con = connect()
+    con.execute(fdl("checkout", root, tmp_path / "w").stdout)
+    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    con = connect()
+    con.execute(fdl("checkout", root, tmp_path / "w2").stdout)
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two")
+    tip = (root / "refs" / "heads" / "main").read_text().strip()
+    [meta] = list(root.glob(f"iceberg/*/versions/{tip}/main/t/metadata/*.metadata.json"))
+    assert "first" not in read_json(meta)["refs"]
+    fdl("tag", root, "first", "main:1")
+    assert read_json(meta)["refs"]["first"] == {"snapshot-id": 1, "type": "tag"}
+    fdl("tag", root, "--delete", "first")
+    assert "first" not in read_json(meta)["refs"]
+
+
+def test_a_version_iceberg_cannot_show_is_named(repo, tmp_path):
+    """DuckLake's merged files hold rows of several snapshots and are
+    filtered by row in DuckLake; a version whose live files include one that
+    holds later rows is no snapshot of the view, and fdl iceberg says so."""
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "one")
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    con.execute("INSERT INTO lake.t VALUES (3)")
+    con.execute("CALL ducklake_merge_adjacent_files('lake')")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two, merged")
+    p = fdl("iceberg", repo.root, "--json")
+    assert "main.t: version 1 is not a snapshot" in p.stderr, p.stderr
+    uri = json.loads(p.stdout)["main.t"]
+    assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [2]
+    cols, want = expected(repo, "main", "t")
+    assert Readers(None).pyiceberg_rows(uri, cols) == want
