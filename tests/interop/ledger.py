@@ -22,12 +22,17 @@ What a test must tell the ledger, because it cannot see it:
   must be checked before it stops: `ledger.check()` in its teardown.
 - `ledger.gone(*vids)`: the test expired or withdrew these on purpose; they
   must then answer "expired or withdrawn" (exit 7), not other rows.
+- `with ledger.deferred():` around a publish whose requests the test counts
+  (the ledger's own reads come after the block).
+- `ledger.forget(*vids)`: the test took these away on purpose (restored a
+  repository from a copy made before them).
 - `ledger.waive(root_or_vid, reason)`: the test damages a repository or a
   version on purpose (verify's and the hostile tests); the reason is kept.
 
 Roots come from `fdl init` and `fdl clone` (with the env of that call); a
 commit's new version is found in whichever known root holds it.
 """
+import contextlib
 import json
 import os
 import pathlib
@@ -51,6 +56,7 @@ class Ledger:
         self.lifecycle = False  # the test ran expire or withdraw
         self.waived = {}    # root or vid -> reason
         self.con = None
+        self.queue = None   # publishes waiting for the end of a deferred() block
 
     # --- what tests and conftest.fdl tell the ledger --------------------------
     def root(self, root, env=None):
@@ -61,6 +67,24 @@ class Ledger:
 
     def gone(self, *vids):
         self.gone_ids.update(vids)
+
+    def forget(self, *vids):
+        """The test took these versions away on purpose (it restores a
+        repository from a copy made before they were published)."""
+        for vid in vids:
+            self.entries.pop(vid, None)
+
+    @contextlib.contextmanager
+    def deferred(self):
+        """Publishes inside the block are recorded when it ends, so that the
+        ledger's own reads do not count among requests the test counts."""
+        self.queue = []
+        try:
+            yield
+        finally:
+            queue, self.queue = self.queue, None
+            for stdout, env in queue:
+                self.published(stdout, env)
 
     def waive(self, what, reason):
         assert reason, "say why the ledger is waived"
@@ -102,7 +126,9 @@ class Ledger:
         elif cmd in PUBLISH and "--dry-run" not in args:
             if cmd == "run" and rest:
                 self.root(rest[0], env)
-            if published_ids(proc.stdout):
+            if published_ids(proc.stdout) and self.queue is not None:
+                self.queue.append((proc.stdout, env))
+            elif published_ids(proc.stdout):
                 self.published(proc.stdout, env)
 
     def _holder(self, vid, env):

@@ -255,7 +255,7 @@ def test_two_committers_share_one_catalog(postgres, tmp_path, ledger):
     assert rows(repo.open_version("main"), "lake.t") == [(0,), (1,), (2,)]
 
 
-def test_commit_rebase_of_a_shared_catalog_commits_again(postgres, tmp_path):
+def test_commit_rebase_of_a_shared_catalog_commits_again(postgres, tmp_path, ledger):
     """fdl commit --rebase on a PostgreSQL working catalog: the loser of the
     race (ordered by the test barrier) commits again, with no rebase, and
     its version holds what was written meanwhile."""
@@ -287,11 +287,14 @@ def test_commit_rebase_of_a_shared_catalog_commits_again(postgres, tmp_path):
             time.sleep(0.01)
     at_gate(procs[0])
     assert procs[0].wait() == 0, procs[0].stderr.read()
+    ledger.published(procs[0].stdout.read())
     con.execute("INSERT INTO lake.t VALUES (2)")
     at_gate(procs[1])  # loses, commits again, and stops here once more
     at_gate(procs[1])
     assert procs[1].wait() == 0, procs[1].stderr.read()
-    assert "rebased" not in procs[1].stdout.read()
+    out = procs[1].stdout.read()
+    ledger.published(out)
+    assert "rebased" not in out
     assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,)]
     assert rows(repo.open_version("main:2"), "lake.t") == [(1,)]
 

@@ -353,7 +353,7 @@ def wait_for(cond, what, procs):
         time.sleep(0.01)
 
 
-def test_commit_rebase_four_racing_writers_lose_nothing(repo, tmp_path):
+def test_commit_rebase_four_racing_writers_lose_nothing(repo, tmp_path, ledger):
     con = repo.checkout(tmp_path / "base")
     run_sql(con, ["CREATE TABLE lake.t (writer INTEGER, n INTEGER)"])
     con.close()
@@ -389,6 +389,7 @@ def test_commit_rebase_four_racing_writers_lose_nothing(repo, tmp_path):
         release(k)
         assert procs[k].wait(timeout=600) == 0, procs[k].stderr.read()
         out = procs[k].stdout.read()
+        ledger.published(out)
         assert (f"rebased {k} time" in out) if k else ("rebased" not in out), out
         waiting.remove(k)
         for j in waiting:
@@ -406,7 +407,7 @@ def test_commit_rebase_four_racing_writers_lose_nothing(repo, tmp_path):
     assert json.loads(fdl("verify", repo.root, "--json").stdout)["problems"] == []
 
 
-def test_rebase_crash_at_every_write_point_leaves_work_usable(repo, tmp_path):
+def test_rebase_crash_at_every_write_point_leaves_work_usable(repo, tmp_path, ledger):
     if b"FDL_CRASH_AT" not in open(FDL, "rb").read():
         pytest.fail(f"{FDL} is not a crash-point build (make test uses build/san/fdl)")
     work = two_publishers(repo, tmp_path)
@@ -439,6 +440,8 @@ def test_rebase_crash_at_every_write_point_leaves_work_usable(repo, tmp_path):
         fdl("commit", work, "-m", "the loser")
         assert table_rows(repo.open_version("main"), TABLES) == want, n
         assert json.loads(fdl("verify", repo.root, "--json").stdout)["problems"] == [], n
+        assert not ledger.problems(), n
+        ledger.forget(repo.head())  # the next round restores the repository from before it
         n += 1
     # the sibling folder, each delete file, the link, the swap, the cleanup
     print(f"rebase crash points: {n - 1}")
