@@ -139,7 +139,8 @@ class Proxy:
                     self.send_response(503)
                     self.send_header("Content-Length", str(len(msg)))
                     self.end_headers()
-                    self.wfile.write(msg)
+                    if self.command != "HEAD":  # a HEAD answer has no body
+                        self.wfile.write(msg)
                     return
                 if action == "strip-conditions":
                     headers = {k: v for k, v in headers.items() if k.lower() not in ("if-none-match", "if-match")}
