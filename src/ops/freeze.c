@@ -196,6 +196,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 				    err);
 	if (!rc)
 		rc = fdl_catalog_info_read(d, work_alias, &winfo, err);
+	fdl_hold("freeze-snapshot"); /* tests: a writer goes past the snapshot here */
 	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot;
 	if (!rc && winfo.last_snapshot < w->base_snapshot)
 		rc = fdl_fail(err, FDL_EINVALID,

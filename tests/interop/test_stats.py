@@ -1,0 +1,135 @@
+"""Statistics of a frozen catalog describe its snapshot (issue 43).
+
+DuckLake answers min() and max() from ducklake_table_column_stats without
+reading a file while no row was deleted, and that table only holds the
+working catalog's latest state. A commit freezes the snapshot it read first;
+a writer that goes on inserting before the rows are copied must not leak its
+bounds into the version. The interleaving is forced, never timed: the commit
+waits at its hold point (FDL_HOLD_AT, the sanitizer build) between reading
+the snapshot and copying it, the test's writer inserts, then lets it go.
+"""
+import errno
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import EXT, FDL, Repo, connect, fdl
+from test_postgres import new_db, postgres  # noqa: F401  (the module's PostgreSQL server)
+
+
+def held_commit(work, tmp, during, msg):
+    """fdl commit held between its snapshot read and the copy while
+    `during()` runs; fails unless the commit really waited there."""
+    fifo = tmp / "hold"
+    os.mkfifo(fifo)
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org",
+               FDL_HOLD_AT=f"freeze-snapshot:{fifo}")
+    p = subprocess.Popen([FDL, "commit", str(work), "-m", msg], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300  # a safety net, never the outcome
+        while True:  # the open succeeds once the commit is at its hold point, reading
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError as e:
+                if e.errno != errno.ENXIO:
+                    raise
+            assert p.poll() is None, f"the commit ended before its hold point: {p.communicate()}"
+            assert time.monotonic() < deadline, "the commit never reached its hold point"
+            time.sleep(0.005)
+        try:
+            during()
+        finally:
+            os.close(fd)
+        out, err = p.communicate(timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.unlink(fifo)
+    assert p.returncode == 0, err
+    assert "held at freeze-snapshot" in err, "this fdl has no hold points: run the sanitizer build (FDL_BIN)"
+    return out.strip()
+
+
+def versions_answer_their_rows(repo, expected):
+    """Each version's min()/max() (which DuckLake answers from the statistics)
+    equal the bounds of the rows it holds (read row by row)."""
+    for vid, want in expected.items():
+        con = repo.open_version(vid)
+        got = con.execute("SELECT min(k), max(k), count(*) FROM lake.t").fetchone()
+        held = sorted(r[0] for r in con.execute("SELECT k FROM lake.t").fetchall())
+        assert held == sorted(want), vid
+        assert got == (min(want), max(want), len(want)), (vid, got, min(want), max(want))
+
+
+def commits_beside_a_writer(repo, work, con, tmp, n=30):
+    """n commits, each with a writer inserting a greater and a smaller k
+    while the commit is held; returns each version's rows."""
+    con.execute("CREATE TABLE lake.t (k BIGINT)")
+    con.execute("INSERT INTO lake.t VALUES (0)")
+    have = [0]
+    expected = {}
+    for i in range(1, n + 1):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        have.append(i)
+        snapshot = list(have)
+        late = [10_000 + i, -10_000 - i]
+
+        def writer(rows=late):
+            for k in rows:
+                con.execute(f"INSERT INTO lake.t VALUES ({k})")
+        held_commit(work, tmp, writer, f"v{i}")
+        expected[repo.head()] = snapshot
+        have += late
+    return expected
+
+
+def test_commits_beside_a_writer_sqlite(tmp_path):
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    expected = commits_beside_a_writer(repo, work, con, tmp_path)
+    assert len(expected) == 30
+    versions_answer_their_rows(repo, expected)
+    p = fdl("verify", repo.root, "--all", check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_commits_beside_a_writer_postgres(postgres, tmp_path):  # noqa: F811
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "stats")
+    con = connect()
+    con.execute(fdl("checkout", repo.root, work).stdout)
+    expected = commits_beside_a_writer(repo, work, con, tmp_path)
+    assert len(expected) == 30
+    versions_answer_their_rows(repo, expected)
+    p = fdl("verify", repo.root, "--all", check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("column", ["k BIGINT", "k VARCHAR", "k DATE", "k DECIMAL(9,2)", "k DOUBLE"])
+def test_recomputed_bounds_order_by_type(tmp_path, column):
+    """The bounds recomputed at the cut order values as their type does
+    ('10' after '9' as numbers, before it as text), as DuckLake does."""
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    typ = column.split(" ", 1)[1]
+    con.execute(f"CREATE TABLE lake.t ({column})")
+    values, late = {"BIGINT": (["9", "10", "-3"], "100"), "VARCHAR": (["9", "10", "b"], "c"),
+                    "DATE": (["2024-01-09", "2023-12-31", "2024-01-10"], "2025-01-01"),
+                    "DECIMAL(9,2)": (["9.5", "10.25", "-0.75"], "100.5"),
+                    "DOUBLE": (["9.5", "10.25", "-1e3"], "1e9")}[typ]
+    for v in values:
+        con.execute(f"INSERT INTO lake.t VALUES (CAST('{v}' AS {typ}))")
+    # the writer's value is past every bound: the version must not answer it
+    held_commit(work, tmp_path, lambda: con.execute(f"INSERT INTO lake.t VALUES (CAST('{late}' AS {typ}))"),
+                "typed")
+    v = repo.open_version("main")
+    got = v.execute("SELECT min(k), max(k) FROM lake.t").fetchone()
+    rows = [r[0] for r in v.execute("SELECT k FROM lake.t").fetchall()]
+    assert got == (min(rows), max(rows))
+    assert len(rows) == len(values)
