@@ -197,6 +197,13 @@ int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *file
  * else. Run after every ATTACH and LOAD the work needs. */
 int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *paths, fdl_error *err);
 
+/* The column statistics DuckLake answers min() and max() from without
+ * reading a file (a table with no row deleted) that no live data file's
+ * statistics hold, one message each appended to `problems` (table, column,
+ * which bound, value, what it means): a catalog attached raw, cut at its
+ * snapshot. */
+int fdl_catalog_stats_check(fdl_strlist *problems, fdl_duck *d, const char *alias, fdl_error *err);
+
 /* files.json's content (docs/format.md, "files.json"). */
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
 			   fdl_error *err);

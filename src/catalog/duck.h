@@ -98,6 +98,10 @@ int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error
  * col0.. : each path and its path_is_relative) the way DuckLake resolves
  * them; refuses an absolute or unclean result, naming `what`. */
 int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err);
+/* ducklake_table_stats and ducklake_table_column_stats of the catalog
+ * attached raw as `dst` (cut at its snapshot), recomputed from its live
+ * data files (stats.c). */
+int fdl_catalog_stats_recompute(fdl_duck *d, const char *dst, fdl_error *err);
 
 /* Run a query returning one BIGINT (NULL reads as `if_null`). */
 int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err);

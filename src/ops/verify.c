@@ -6,7 +6,9 @@
  * file version.json lists; that no file other than the spec's allowed
  * additions is in a version directory; for every live catalog, that it
  * stops at its snapshot, that every data file it references exists under
- * data_dir with its recorded size, and that files.json agrees with it.
+ * data_dir with its recorded size, that files.json agrees with it, and that
+ * the column statistics DuckLake answers min() and max() from are those of
+ * its data files.
  * On a store with no local files (S3, HTTP) each listed file is downloaded
  * into a temporary folder, hashed, and deleted once its version is checked:
  * verify checks what the store holds, never a cached copy.
@@ -220,6 +222,12 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 		problem(r, fkey, "does not agree with the catalog (the catalog is right)");
 	json_decref(derived);
 	free(fkey);
+	fdl_strlist bad = {0};
+	if (fdl_catalog_stats_check(&bad, duck, alias, &e))
+		problem(r, key, "%s", e.message);
+	for (size_t i = 0; i < bad.len; i++)
+		problem(r, key, "%s", bad.items[i]);
+	fdl_strlist_free(&bad);
 	return true;
 }
 

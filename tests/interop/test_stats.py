@@ -133,3 +133,34 @@ def test_recomputed_bounds_order_by_type(tmp_path, column):
     rows = [r[0] for r in v.execute("SELECT k FROM lake.t").fetchall()]
     assert got == (min(rows), max(rows))
     assert len(rows) == len(values)
+
+
+def test_verify_names_a_version_whose_bounds_no_file_holds(tmp_path):
+    """A version whose column statistics claim a bound none of its files
+    holds (what a commit beside a writer made before the fix) is named by
+    fdl verify, with the table, the column and the value; the others pass."""
+    import sqlite3
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t (k BIGINT, s VARCHAR)")
+    con.execute("INSERT INTO lake.t VALUES (1, 'a'), (2, 'b')")
+    fdl("commit", work, "-m", "good")
+    good = repo.head()
+    con.execute("INSERT INTO lake.t VALUES (3, 'c')")
+    con.close()
+    # the statistics a writer past the snapshot left before the fix
+    db = sqlite3.connect(work / "ducklake.sqlite")
+    db.execute("UPDATE ducklake_table_column_stats SET max_value = '238' WHERE column_id = 1")
+    db.commit()
+    db.close()
+    fdl("commit", work, "-m", "bad")
+    bad = repo.head()
+    v = repo.open_version(bad)
+    assert v.execute("SELECT max(k) FROM lake.t").fetchone() == (238,)  # what stock DuckDB answers
+    p = fdl("verify", repo.root, "--all", check=False)
+    assert p.returncode != 0
+    named = [line for line in (p.stdout + p.stderr).splitlines() if "none of its data files holds" in line]
+    assert len(named) == 1, p.stdout + p.stderr
+    assert f"versions/{bad}/" in named[0] and "table main.t, column k" in named[0] and "max is 238" in named[0]
+    assert good not in p.stdout + p.stderr
