@@ -21,6 +21,12 @@ struct fdl_s3_access;
  * how). Free with fdl_duck_free. */
 typedef struct fdl_duck fdl_duck;
 int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err);
+/* One with only the extensions a step needs (NULL-terminated list, e.g.
+ * {"sqlite_scanner", NULL}; NULL: none, enough to read catalogs raw): each
+ * costs start-up time (ducklake alone some 6 ms and 30 MiB mapped). They
+ * load before the first other statement; one loaded later is hashed by
+ * DuckDB's signature check (~100 ms). */
+int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_error *err);
 void fdl_duck_free(fdl_duck *d);
 /* Use at most this many threads (e.g. 1 where several sessions run at once). */
 int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err);

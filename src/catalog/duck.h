@@ -35,6 +35,10 @@ int fdl_duck_open(fdl_duck *d, fdl_error *err);
 /* The same, without sqlite_scanner unless `sqlite`: a command that reads
  * only frozen catalogs (a reader, verify, diff) does not map it. */
 int fdl_duck_open_with(fdl_duck *d, bool sqlite, fdl_error *err);
+/* The same with exactly these extensions (NULL-terminated; NULL or empty:
+ * none), loaded in order before any other statement (they load without
+ * the signature hash only then). */
+int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error *err);
 /* Load libduckdb (duckapi.c) if it is not yet: fdl_duck_open does; FDL_EDUCKDB
  * when it cannot be found. */
 int fdl_duck_load_library(fdl_error *err);
