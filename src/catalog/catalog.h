@@ -28,6 +28,9 @@ int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err);
  * DuckDB's signature check (~100 ms). */
 int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_error *err);
 void fdl_duck_free(fdl_duck *d);
+/* One line on stderr under FDL_TRACE ("fdl trace: <what>"), beside the
+ * statements' times: which way a step went, and why. */
+void fdl_duck_trace(fdl_duck *d, const char *fmt, ...) FDL_PRINTF(2, 3);
 /* Use at most this many threads (e.g. 1 where several sessions run at once). */
 int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err);
 /* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
@@ -85,6 +88,11 @@ int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const c
  * detaches `alias`, which checkpoints the file. */
 int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias, const char *data_path,
 				fdl_error *err);
+
+/* A new, empty DuckDB file attached raw as `alias`, for rows copied in
+ * before its one write at the detach (the incremental freeze): the block
+ * size and storage version of fdl_catalog_create_attached, no WAL. */
+int fdl_catalog_create_plain(fdl_duck *d, const char *path, const char *alias, fdl_error *err);
 
 /* The DuckDB storage tag of a finished catalog file ("duckdb-v1.5.0"), as
  * DuckDB reads it: DuckLake raises the tag the empty file was created with,
@@ -145,6 +153,25 @@ typedef struct fdl_copy_options {
  * end_snapshot after it becomes NULL. Inlined data and the working
  * catalog's deletion queue are not copied. Runs in one transaction. */
 int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o, fdl_error *err);
+
+/* The incremental freeze (since.c): `dst`, an empty DuckDB file attached
+ * raw, becomes `base` (the base version's frozen catalog, attached raw,
+ * cut at base_snapshot) plus the rows of `src` (the working catalog,
+ * attached raw, SQLite or PostgreSQL) that the snapshots after
+ * base_snapshot up to o->upto added or ended: the rows fdl_catalog_copy
+ * would give, statistics recomputed the same way. A table whose rows up to
+ * base_snapshot no longer sum up to the base's (files merged, snapshots
+ * expired) is copied whole and named in `whole`. When the base cannot be
+ * used (another format, other tables or columns, more than DuckLake's
+ * tables, a step that failed) out->why says why, dst is left unfinished
+ * and 0 is returned: the caller freezes in full instead. An error is
+ * returned only for what the full copy would refuse too (inlined rows). */
+typedef struct fdl_copy_since {
+	char why[600];      /* empty: done */
+	fdl_strlist whole;  /* tables copied whole */
+} fdl_copy_since;
+int fdl_catalog_copy_since(fdl_duck *d, const char *src, const char *base, const char *dst, int64_t base_snapshot,
+			   const fdl_copy_options *o, fdl_copy_since *out, fdl_error *err);
 
 typedef struct fdl_catalog_info {
 	int64_t first_snapshot, last_snapshot;

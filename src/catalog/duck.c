@@ -217,6 +217,18 @@ void fdl_duck_free(fdl_duck *d)
 	free(d);
 }
 
+void fdl_duck_trace(fdl_duck *d, const char *fmt, ...)
+{
+	if (!d || !d->trace)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("fdl trace: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
 int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err)
 {
 	char sql[64];
