@@ -154,24 +154,30 @@ typedef struct fdl_copy_options {
  * catalog's deletion queue are not copied. Runs in one transaction. */
 int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o, fdl_error *err);
 
-/* The incremental freeze (since.c): `dst`, an empty DuckDB file attached
- * raw, becomes `base` (the base version's frozen catalog, attached raw,
- * cut at base_snapshot) plus the rows of `src` (the working catalog,
- * attached raw, SQLite or PostgreSQL) that the snapshots after
- * base_snapshot up to o->upto added or ended: the rows fdl_catalog_copy
- * would give, statistics recomputed the same way. A table whose rows up to
- * base_snapshot no longer sum up to the base's (files merged, snapshots
- * expired) is copied whole and named in `whole`. When the base cannot be
- * used (another format, other tables or columns, more than DuckLake's
- * tables, a step that failed) out->why says why, dst is left unfinished
- * and 0 is returned: the caller freezes in full instead. An error is
- * returned only for what the full copy would refuse too (inlined rows). */
-typedef struct fdl_copy_since {
-	char why[600];      /* empty: done */
-	fdl_strlist whole;  /* tables copied whole */
-} fdl_copy_since;
-int fdl_catalog_copy_since(fdl_duck *d, const char *src, const char *base, const char *dst, int64_t base_snapshot,
-			   const fdl_copy_options *o, fdl_copy_since *out, fdl_error *err);
+/* The incremental freeze (since.c), in two steps: the base (the base
+ * version's frozen catalog, attached raw as `base`, cut at base_snapshot)
+ * is read before the working catalog is attached (DuckDB then lists one
+ * catalog, not two); then `dst`, an empty DuckDB file attached raw,
+ * becomes the base plus the rows of `src` (the working catalog, attached
+ * raw, SQLite or PostgreSQL) that its snapshots after base_snapshot up to
+ * o->upto added or ended: the rows fdl_catalog_copy would give, statistics
+ * recomputed the same way. A table whose rows up to base_snapshot no
+ * longer sum up to the base's (files merged, snapshots expired) is copied
+ * whole (fdl_since_whole). When the base cannot be used (another format,
+ * other tables or columns, more than DuckLake's tables, a step that
+ * failed) fdl_since_why says why, dst is left unfinished and 0 is
+ * returned: the caller freezes in full instead. An error is returned only
+ * for what the full copy refuses too (inlined rows) or memory. */
+typedef struct fdl_since fdl_since;
+int fdl_since_base(fdl_since **out, fdl_duck *d, const char *base, int64_t base_snapshot, fdl_error *err);
+int fdl_since_copy(fdl_since *s, fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o,
+		   fdl_error *err);
+const char *fdl_since_why(const fdl_since *s);      /* "" once done */
+const fdl_strlist *fdl_since_whole(const fdl_since *s);
+/* No schema change in the working catalog since the base (its
+ * schema_version is the same): the version's `changes` are empty. */
+bool fdl_since_schema_same(const fdl_since *s);
+void fdl_since_free(fdl_since *s);
 
 typedef struct fdl_catalog_info {
 	int64_t first_snapshot, last_snapshot;

@@ -84,27 +84,35 @@ static bool integer_type(const char *type)
 }
 
 /* What the rows of one table add up to, the same text in SQLite,
- * PostgreSQL and DuckDB: the count, then per column the sum (integers) or
- * the count of values (the rest); end_snapshot as the cut at b leaves it. */
-static int fingerprint(fdl_buf *sql, const fdl_strlist *cols, const fdl_strlist *types, int64_t b, fdl_error *err)
+ * PostgreSQL and DuckDB: "[count, sum of each integer column]", an
+ * end_snapshot as the cut at b leaves it. DuckLake never changes a row
+ * but its end_snapshot; merging files and expiring snapshots delete rows
+ * and add others with new ids, which change the count or a sum. `duck`:
+ * DuckDB's own list, cast to text (cheaper there than concatenation). */
+static int fingerprint(fdl_buf *sql, const fdl_strlist *cols, const fdl_strlist *types, int64_t b, bool duck,
+		       fdl_error *err)
 {
-	int rc = fdl_buf_puts(sql, "CAST(count(*) AS TEXT)", err);
+	int rc = fdl_buf_puts(sql, duck ? "CAST(list_value(CAST(count(*) AS HUGEINT)" : "'[' || count(*)", err);
 	for (size_t i = 0; !rc && i < cols->len; i++) {
+		if (!integer_type(types->items[i]))
+			continue;
 		char col[160];
 		if (!strcmp(cols->items[i], "end_snapshot"))
 			snprintf(col, sizeof col, "CASE WHEN end_snapshot > %lld THEN NULL ELSE end_snapshot END", (long long)b);
 		else
 			snprintf(col, sizeof col, "\"%s\"", cols->items[i]);
-		rc = integer_type(types->items[i])
-			     ? fdl_buf_printf(sql, err, " || ',' || CAST(coalesce(sum(%s), 0) AS TEXT)", col)
-			     : fdl_buf_printf(sql, err, " || ',' || CAST(count(%s) AS TEXT)", col);
+		rc = fdl_buf_printf(sql, err, duck ? ", CAST(coalesce(sum(%s), 0) AS HUGEINT)" : " || ', ' || coalesce(sum(%s), 0)",
+				    col);
 	}
+	if (!rc)
+		rc = fdl_buf_puts(sql, duck ? ") AS VARCHAR)" : " || ']'", err);
 	return rc;
 }
 
 /* One table's line of the working catalog's summary. */
 typedef struct tline {
-	char *fp;        /* the rows the cut at b keeps, summed up */
+	char *fp;        /* "=" when the base's rows sum up the same */
+	bool empty;      /* a table kept whole, empty in both */
 	int64_t added;   /* rows begun in (b, u] */
 	int64_t ended;   /* rows begun up to b and ended in (b, u] */
 } tline;
@@ -130,57 +138,67 @@ static const char *schema_differs(const meta_schema *bs, const meta_schema *ws)
 	return nw == bs->tables.len ? NULL : "the base catalog's tables differ from the working catalog's";
 }
 
-/* Append to `w` (native, the working catalog) and `n` (DuckDB, the base)
- * one branch per table: its name, what the cut at b keeps adds up to, and
- * (working catalog only) the rows added and ended since. */
-static int summary_sql(fdl_buf *w, fdl_buf *n, const source *s, const char *base, const meta_schema *bs, int64_t b,
-		       int64_t u, fdl_error *err)
+/* One branch per table of a summary, in the working catalog's own SQL
+ * (`s`; its rows the cut at b keeps, and those added and ended in (b, u])
+ * or, with s NULL, in DuckDB over the base `base` (all its rows). A table
+ * kept whole is only counted, to be skipped when empty in both. */
+static int summary_sql(fdl_buf *q, const source *s, const char *base, const meta_schema *bs, int64_t b, int64_t u,
+		       fdl_error *err)
 {
 	int rc = 0;
 	const char *sep = "";
+	char from[160];
 	for (size_t i = 0; !rc && i < bs->tables.len; i++) {
 		const char *t = bs->tables.items[i];
 		table_kind k = kind_of(t, &bs->cols[i]);
-		if (meta_working_only(t) || k == K_WHOLE)
+		if (meta_working_only(t))
 			continue;
-		rc = fdl_buf_printf(w, err, "%sSELECT '%s' AS t, (SELECT ", sep, t);
+		snprintf(from, sizeof from, s ? "%s%s" : "%s.%s", s ? s->prefix : base, t);
+		if (k == K_WHOLE && !s)
+			continue; /* the base's is empty when DuckDB sizes it 0 (fdl_since_base) */
+		if (k == K_WHOLE) {
+			rc = fdl_buf_printf(q, err, "%sSELECT '%s' AS t, '[' || count(*) || ']' AS fp, 0 AS added, 0 AS ended FROM %s",
+					    sep, t, from);
+			sep = " UNION ALL ";
+			continue;
+		}
+		/* DuckDB: an aggregate straight over the table, cheaper to plan */
+		rc = fdl_buf_printf(q, err, s ? "%sSELECT '%s' AS t, (SELECT " : "%sSELECT '%s' AS t, ", sep, t);
 		if (!rc)
-			rc = fingerprint(w, &bs->cols[i], &bs->types[i], b, err);
+			rc = fingerprint(q, &bs->cols[i], &bs->types[i], b, !s, err);
 		if (!rc)
-			rc = fdl_buf_printf(w, err, " FROM %s%s WHERE ", s->prefix, t);
-		if (!rc)
-			rc = rows_where(w, s, t, k, b, -1, err);
-		if (!rc)
-			rc = fdl_buf_printf(w, err, ") AS fp, (SELECT count(*) FROM %s%s WHERE ", s->prefix, t);
-		if (!rc)
-			rc = rows_where(w, s, t, k, b, u, err);
-		if (!rc && k == K_VERSIONED && meta_has(&bs->cols[i], "end_snapshot"))
-			rc = fdl_buf_printf(w, err,
-					    ") AS added, (SELECT count(*) FROM %s%s WHERE begin_snapshot <= %lld AND "
-					    "end_snapshot > %lld AND end_snapshot <= %lld) AS ended",
-					    s->prefix, t, (long long)b, (long long)b, (long long)u);
-		else if (!rc)
-			rc = fdl_buf_puts(w, ") AS added, 0 AS ended", err);
-		if (!rc)
-			rc = fdl_buf_printf(n, err, "%sSELECT '%s' AS t, (SELECT ", sep, t);
-		if (!rc)
-			rc = fingerprint(n, &bs->cols[i], &bs->types[i], b, err);
-		if (!rc)
-			rc = fdl_buf_printf(n, err, " FROM %s.%s) AS fp", base, t);
+			rc = fdl_buf_printf(q, err, s ? " FROM %s WHERE " : " AS fp FROM %s", from);
 		sep = " UNION ALL ";
+		if (rc || !s)
+			continue;
+		rc = rows_where(q, s, t, k, b, -1, err);
+		if (!rc)
+			rc = fdl_buf_printf(q, err, ") AS fp, (SELECT count(*) FROM %s WHERE ", from);
+		if (!rc)
+			rc = rows_where(q, s, t, k, b, u, err);
+		if (!rc && k == K_VERSIONED && meta_has(&bs->cols[i], "end_snapshot"))
+			rc = fdl_buf_printf(q, err,
+					    ") AS added, (SELECT count(*) FROM %s WHERE begin_snapshot <= %lld AND "
+					    "end_snapshot > %lld AND end_snapshot <= %lld) AS ended",
+					    from, (long long)b, (long long)b, (long long)u);
+		else if (!rc)
+			rc = fdl_buf_puts(q, ") AS added, 0 AS ended", err);
 	}
-	/* and the format each catalog is in */
-	if (!rc)
-		rc = fdl_buf_printf(w, err,
-				    "%sSELECT '#format', (SELECT value FROM %sducklake_metadata WHERE key = 'version' AND "
-				    "scope IS NULL), 0, 0",
-				    sep, s->prefix);
-	if (!rc)
-		rc = fdl_buf_printf(n, err,
-				    "%sSELECT '#format', (SELECT value FROM %s.ducklake_metadata WHERE key = 'version' AND "
+	/* the format; the base's last snapshot; whether the working catalog's
+	 * schema changed since b (no schema change: no `changes`) */
+	if (!rc && s)
+		rc = fdl_buf_printf(q, err,
+				    "%1$sSELECT '#format', (SELECT value FROM %2$sducklake_metadata WHERE key = 'version' AND "
+				    "scope IS NULL), 0, 0 UNION ALL SELECT '#schema', CASE WHEN (SELECT schema_version FROM "
+				    "%2$sducklake_snapshot WHERE snapshot_id = %3$lld) = (SELECT schema_version FROM "
+				    "%2$sducklake_snapshot WHERE snapshot_id = %4$lld) THEN 'same' ELSE 'changed' END, 0, 0",
+				    sep, s->prefix, (long long)b, (long long)u);
+	else if (!rc)
+		rc = fdl_buf_printf(q, err,
+				    "%1$sSELECT '#format', (SELECT value FROM %2$s.ducklake_metadata WHERE key = 'version' AND "
 				    "scope IS NULL) UNION ALL SELECT '#last', CAST((SELECT max(snapshot_id) FROM "
-				    "%s.ducklake_snapshot) AS TEXT)",
-				    sep, base, base);
+				    "%2$s.ducklake_snapshot) AS VARCHAR)",
+				    sep, base);
 	return rc;
 }
 
@@ -203,33 +221,42 @@ static char *named(fdl_rows *r, const char *name, size_t *row)
 	return NULL;
 }
 
-/* Run both summaries; lines[i] for bs->tables.items[i]. NULL when the
- * base can be carried, else why not. */
-static const char *summaries(fdl_duck *d, const source *s, const char *base, const meta_schema *bs, int64_t b,
-			     int64_t u, tline *lines, int *rc, fdl_error *err)
+struct fdl_since {
+	char base[64];       /* the base catalog's alias */
+	int64_t b;           /* its snapshot */
+	meta_schema bs;      /* its tables, columns and types */
+	fdl_rows sum;        /* its summary: table, fp */
+	bool summed;
+	char why[600];       /* empty: usable so far */
+	fdl_strlist whole;   /* tables copied whole */
+	fdl_strlist empty;   /* its tables with no row (sorted) */
+	bool schema_same;    /* no schema change in the working catalog since b */
+};
+
+/* The working catalog's summary against the base's: lines[i] for
+ * bs->tables.items[i]. NULL when the base can be carried, else why not. */
+static const char *compare(fdl_since *sn, fdl_duck *d, const source *s, int64_t u, tline *lines, int *rc,
+			   fdl_error *err)
 {
-	fdl_buf w = {0}, n = {0}, q = {0};
-	*rc = summary_sql(&w, &n, s, base, bs, b, u, err);
+	fdl_buf w = {0}, q = {0};
+	*rc = summary_sql(&w, s, NULL, &sn->bs, sn->b, u, err);
 	if (!*rc) /* sqlite_query() types a column by its values */
 		*rc = fdl_buf_puts(&q, "SELECT t, fp, CAST(added AS BIGINT), CAST(ended AS BIGINT)", err);
 	if (!*rc)
 		*rc = native_from(&q, s, w.data, err);
-	fdl_rows rw = {0}, rn = {0};
+	fdl_rows rw = {0};
 	if (!*rc)
 		*rc = fdl_duck_query(d, &rw, q.data, err);
-	if (!*rc)
-		*rc = fdl_duck_query(d, &rn, n.data, err);
 	fdl_buf_free(&w);
-	fdl_buf_free(&n);
 	fdl_buf_free(&q);
-	for (size_t i = 0; !*rc && i < bs->tables.len; i++) {
-		const char *t = bs->tables.items[i];
+	for (size_t i = 0; !*rc && i < sn->bs.tables.len; i++) {
 		size_t row = 0;
-		char *fp = named(&rw, t, &row);
+		char *fp = named(&rw, sn->bs.tables.items[i], &row);
 		if (!fp)
-			continue; /* not summed up: a table kept whole */
-		char *nfp = named(&rn, t, NULL);
+			continue; /* not summed up: a table a version never holds */
+		char *nfp = named(&sn->sum, sn->bs.tables.items[i], NULL);
 		lines[i].fp = fdl_strdup(nfp && !strcmp(fp, nfp) ? "=" : "");
+		lines[i].empty = !strcmp(fp, "[0]") && fdl_strlist_has_sorted(&sn->empty, sn->bs.tables.items[i]);
 		lines[i].added = fdl_rows_int(&rw, 2, row);
 		lines[i].ended = fdl_rows_int(&rw, 3, row);
 		if (!lines[i].fp)
@@ -238,17 +265,15 @@ static const char *summaries(fdl_duck *d, const source *s, const char *base, con
 		free(nfp);
 	}
 	const char *why = NULL;
-	char *wf = *rc ? NULL : named(&rw, "#format", NULL), *bf = *rc ? NULL : named(&rn, "#format", NULL),
-	     *last = *rc ? NULL : named(&rn, "#last", NULL);
+	char *wf = *rc ? NULL : named(&rw, "#format", NULL), *bf = *rc ? NULL : named(&sn->sum, "#format", NULL),
+	     *schema = *rc ? NULL : named(&rw, "#schema", NULL);
 	if (!*rc && (!wf || !bf || strcmp(wf, bf)))
 		why = "the base catalog is in another DuckLake format than the working catalog";
-	else if (!*rc && (!last || atoll(last) != b))
-		why = "the base catalog does not stop at its version's snapshot";
+	sn->schema_same = schema && !strcmp(schema, "same");
 	free(wf);
 	free(bf);
-	free(last);
+	free(schema);
 	fdl_rows_free(&rw);
-	fdl_rows_free(&rn);
 	return why;
 }
 
@@ -296,6 +321,8 @@ static int apply_table(fdl_duck *d, const source *s, const char *dst, const meta
 	const char *t = bs->tables.items[i];
 	const fdl_strlist *scols = meta_cols(ws, t);
 	table_kind k = kind_of(t, &bs->cols[i]);
+	if (k == K_WHOLE && line->empty)
+		return 0; /* nothing in either (macros, sort keys, mappings unused) */
 	if (k == K_WHOLE || !line->fp || strcmp(line->fp, "=")) {
 		int rc = meta_copy_table(d, s->alias, dst, t, &bs->cols[i], scols, o, err);
 		return rc || k == K_WHOLE ? rc : fdl_strlist_add(whole, t, err);
@@ -385,49 +412,125 @@ static int build(fdl_duck *d, const source *s, const char *base, const char *dst
 	return rc;
 }
 
-int fdl_catalog_copy_since(fdl_duck *d, const char *src, const char *base, const char *dst, int64_t base_snapshot,
-			   const fdl_copy_options *o, fdl_copy_since *out, fdl_error *err)
+/* Why a step failed, kept for the caller's trace; 0: the full freeze
+ * will say what is wrong, or succeed. */
+static int give_up(fdl_since *sn, const char *what, const fdl_error *err)
 {
-	memset(out, 0, sizeof *out);
+	snprintf(sn->why, sizeof sn->why, "%s: %.500s", what, err->message);
+	return 0;
+}
+
+int fdl_since_base(fdl_since **out, fdl_duck *d, const char *base, int64_t base_snapshot, fdl_error *err)
+{
+	fdl_since *sn = calloc(1, sizeof *sn);
+	if (!sn)
+		return fdl_oom(err);
+	*out = sn;
+	snprintf(sn->base, sizeof sn->base, "%s", base);
+	sn->b = base_snapshot;
+	fdl_buf q = {0};
+	bool only = true;
+	fdl_error e;
+	/* its tables, then their columns by name: duckdb_columns() would list
+	 * every column of DuckDB's own catalogs too */
+	fdl_strlist tables = {0};
+	char sql[200];
+	/* estimated_size counts rows, deleted ones too: 0 is empty */
+	snprintf(sql, sizeof sql,
+		 "SELECT table_name, estimated_size = 0 FROM duckdb_tables() WHERE database_name = '%s' ORDER BY 1", base);
+	fdl_rows r;
+	int trc = fdl_duck_query(d, &r, sql, &e);
+	for (size_t i = 0; !trc && i < fdl_rows_count(&r); i++) {
+		char *t = fdl_rows_str(&r, 0, i);
+		trc = !t ? fdl_oom(&e) : fdl_strlist_add(&tables, t, &e);
+		if (!trc && fdl_rows_int(&r, 1, i))
+			trc = fdl_strlist_add(&sn->empty, t, &e);
+		duckdb_free(t);
+	}
+	if (!trc)
+		fdl_rows_free(&r);
+	fdl_strlist_sort(&sn->empty);
+	if (!trc)
+		trc = meta_schema_read(d, base, &tables, false, &sn->bs, &e);
+	fdl_strlist_free(&tables);
+	if (trc)
+		return give_up(sn, "the base catalog's tables could not be read", &e);
+	if (only_tables(d, base, &only, &e))
+		return give_up(sn, "the base catalog could not be listed", &e);
+	if (!only) {
+		snprintf(sn->why, sizeof sn->why, "the base catalog holds more than DuckLake's tables");
+		return 0;
+	}
+	int rc = summary_sql(&q, NULL, base, &sn->bs, base_snapshot, -1, err);
+	if (!rc && fdl_duck_query(d, &sn->sum, q.data, &e))
+		give_up(sn, "the base catalog could not be summed up", &e);
+	else if (!rc)
+		sn->summed = true;
+	fdl_buf_free(&q);
+	char *last = rc || !sn->summed ? NULL : named(&sn->sum, "#last", NULL);
+	if (!rc && sn->summed && (!last || atoll(last) != base_snapshot))
+		snprintf(sn->why, sizeof sn->why, "the base catalog does not stop at its version's snapshot");
+	free(last);
+	return rc;
+}
+
+int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o,
+		   fdl_error *err)
+{
+	if (sn->why[0])
+		return 0;
 	source s;
-	meta_schema bs = {0}, ws = {0};
+	meta_schema ws = {0};
 	tline *lines = NULL;
 	const char *why = source_of(&s, src, o->src_sqlite) ? "the working catalog is not SQLite or PostgreSQL" : NULL;
-	if (!why && (o->upto < base_snapshot || base_snapshot < 0))
+	if (!why && o->upto < sn->b)
 		why = "the working catalog is not past its base";
 	int rc = why ? 0 : meta_schema_read(d, src, NULL, o->src_sqlite, &ws, err);
 	if (!rc && !why)
-		rc = meta_schema_read(d, base, NULL, false, &bs, err);
-	if (!rc && !why)
-		why = schema_differs(&bs, &ws);
-	bool only = true;
-	if (!rc && !why && !(rc = only_tables(d, base, &only, err)) && !only)
-		why = "the base catalog holds more than DuckLake's tables";
-	/* the working catalog's own refusal comes first, as in the full copy */
+		why = schema_differs(&sn->bs, &ws);
+	/* the working catalog's own refusal, as in the full copy */
 	if (!rc && !why && o->refuse_inlined)
 		rc = meta_check_inlined(d, src, &ws, o->upto, err);
-	if (!rc && !why && !(lines = calloc(bs.tables.len + 1, sizeof *lines)))
+	if (!rc && !why && !(lines = calloc(sn->bs.tables.len + 1, sizeof *lines)))
 		rc = fdl_oom(err);
-	if (!rc && !why)
-		why = summaries(d, &s, base, &bs, base_snapshot, o->upto, lines, &rc, err);
-	if (rc && rc != FDL_EINVALID && !why) {
-		/* a summary DuckDB or the working catalog could not answer: the
-		 * full copy will say what is wrong, or succeed */
-		snprintf(out->why, sizeof out->why, "the summaries failed: %.500s", err->message);
-		rc = 0;
-	} else if (!rc && !why) {
-		rc = build(d, &s, base, dst, &bs, &ws, lines, base_snapshot, o, &out->whole, err);
-		if (rc) {
-			snprintf(out->why, sizeof out->why, "the incremental copy failed: %.500s", err->message);
-			rc = 0;
-		}
-	} else if (why) {
-		snprintf(out->why, sizeof out->why, "%s", why);
+	if (!rc && !why) {
+		why = compare(sn, d, &s, o->upto, lines, &rc, err);
+		if (rc && rc != FDL_ERROR) /* not an allocation: a summary the engine could not answer */
+			rc = give_up(sn, "the summaries failed", err);
 	}
-	for (size_t i = 0; lines && i < bs.tables.len; i++)
+	if (!rc && !why && !sn->why[0] && build(d, &s, sn->base, dst, &sn->bs, &ws, lines, sn->b, o, &sn->whole, err))
+		rc = give_up(sn, "the incremental copy failed", err);
+	if (why)
+		snprintf(sn->why, sizeof sn->why, "%s", why);
+	for (size_t i = 0; lines && i < sn->bs.tables.len; i++)
 		free(lines[i].fp);
 	free(lines);
-	meta_schema_free(&bs);
 	meta_schema_free(&ws);
 	return rc;
+}
+
+const char *fdl_since_why(const fdl_since *sn)
+{
+	return sn->why;
+}
+
+const fdl_strlist *fdl_since_whole(const fdl_since *sn)
+{
+	return &sn->whole;
+}
+
+bool fdl_since_schema_same(const fdl_since *sn)
+{
+	return !sn->why[0] && sn->schema_same;
+}
+
+void fdl_since_free(fdl_since *sn)
+{
+	if (!sn)
+		return;
+	meta_schema_free(&sn->bs);
+	fdl_rows_free(&sn->sum);
+	fdl_strlist_free(&sn->whole);
+	fdl_strlist_free(&sn->empty);
+	free(sn);
 }

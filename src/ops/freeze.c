@@ -184,65 +184,82 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 	return rc;
 }
 
-/* A DuckDB with the working catalog attached raw as "fdl_work" and with
- * what the freeze needs: the working catalog's scanner, and DuckLake (and
- * the store's access, which its ATTACH of a bucket's data path checks)
- * only for a full freeze, whose new catalog DuckLake creates. */
+static const char *work_alias(const fdl_work *w)
+{
+	return w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
+}
+
+/* A DuckDB with what the freeze needs: the working catalog's scanner, and
+ * DuckLake (and the store's access, which its ATTACH of a bucket's data
+ * path checks) only for a full freeze, whose new catalog DuckLake creates.
+ * Extensions load before any other statement. */
 static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool lake, fdl_error *err)
 {
 	const char *scanner = w->postgres ? "postgres_scanner" : "sqlite_scanner";
 	const char *exts[] = {scanner, lake ? "ducklake" : NULL, NULL};
 	int rc = fdl_duck_new_loading(d, exts, err);
-	if (!rc && lake)
-		rc = fdl_duck_use_store(*d, repo->store, err);
-	if (!rc)
-		rc = fdl_catalog_attach_raw(*d, "fdl_work", w->catalog, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE,
-					    true, err);
-	if (rc) {
+	if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
 		fdl_duck_free(*d);
 		*d = NULL;
 	}
 	return rc;
 }
 
-/* The incremental freeze, when the base allows it: the base's frozen
- * catalog (fetched and checked: in place in a folder, else from the read
- * cache) attached as "fdl_base", the new one as "fdl_new" with the rows
- * since the base. false (and the new file removed) when the full freeze
- * must run instead; FDL_TRACE says which, and why. */
-static int freeze_since(bool *done, frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w,
-			const fdl_copy_options *o, fdl_error *err)
+static int attach_work(fdl_duck *d, const fdl_work *w, fdl_error *err)
+{
+	return fdl_catalog_attach_raw(d, "fdl_work", w->catalog, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true,
+				      err);
+}
+
+/* The base version's frozen catalog (fetched and checked: in place in a
+ * folder, else from the read cache), attached as "fdl_base" and read for
+ * the incremental freeze, before the working catalog is attached. */
+static int read_since_base(fdl_since **sn, fdl_duck *d, fdl_repo *repo, const frozen *out, const fdl_work *w,
+			   fdl_error *err)
 {
 	char *base = NULL;
-	fdl_copy_since since = {0};
-	*done = false;
 	int rc = fdl_version_fetch_catalog(&base, repo, out->base, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(d, "fdl_base", base, FDL_CAT_DUCKDB, true, err);
 	free(base);
-	if (!rc)
+	return rc ? rc : fdl_since_base(sn, d, "fdl_base", w->base_snapshot, err);
+}
+
+/* The incremental freeze into a new "fdl_new"; *done false (and the new
+ * file removed) when the full freeze must run instead. FDL_TRACE says
+ * which, and why. */
+static int freeze_since(bool *done, fdl_since *sn, frozen *out, fdl_duck *d, const fdl_work *w,
+			const fdl_copy_options *o, fdl_error *err)
+{
+	*done = false;
+	bool created = false;
+	int rc = 0;
+	if (!fdl_since_why(sn)[0]) {
 		rc = fdl_catalog_create_plain(d, out->catalog_file, "fdl_new", err);
+		created = !rc;
+	}
 	if (!rc)
-		rc = fdl_catalog_copy_since(d, w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work", "fdl_base",
-					    "fdl_new", w->base_snapshot, o, &since, err);
-	if (!rc && !since.why[0]) {
+		rc = fdl_since_copy(sn, d, work_alias(w), "fdl_new", o, err);
+	if (!rc && !fdl_since_why(sn)[0]) {
 		*done = true;
-		fdl_buf whole = {0};
-		for (size_t i = 0; i < since.whole.len; i++)
-			fdl_buf_printf(&whole, NULL, "%s%s", i ? ", " : "; copied whole (rows up to the base changed): ",
-				       since.whole.items[i]);
+		const fdl_strlist *whole = fdl_since_whole(sn);
+		fdl_buf list = {0};
+		for (size_t i = 0; i < whole->len; i++)
+			fdl_buf_printf(&list, NULL, "%s%s", i ? ", " : "; copied whole (rows up to the base changed): ",
+				       whole->items[i]);
 		char added[80] = "no snapshot since";
 		if (o->upto > w->base_snapshot)
 			snprintf(added, sizeof added, "snapshots %lld..%lld added", (long long)w->base_snapshot + 1,
 				 (long long)o->upto);
-		fdl_duck_trace(d, "freeze: incremental from version %s (%s%s)", w->base, added, whole.data ? whole.data : "");
-		fdl_buf_free(&whole);
+		fdl_duck_trace(d, "freeze: incremental from version %s (%s%s)", w->base, added, list.data ? list.data : "");
+		fdl_buf_free(&list);
 	} else if (!rc) {
-		fdl_duck_trace(d, "freeze: full (%s)", since.why);
-		fdl_catalog_detach(d, "fdl_new", NULL);
-		remove(out->catalog_file);
+		fdl_duck_trace(d, "freeze: full (%s)", fdl_since_why(sn));
+		if (created) {
+			fdl_catalog_detach(d, "fdl_new", NULL);
+			remove(out->catalog_file);
+		}
 	}
-	fdl_strlist_free(&since.whole);
 	return rc;
 }
 
@@ -250,7 +267,7 @@ static int freeze_since(bool *done, frozen *out, fdl_duck *d, fdl_repo *repo, co
  * so writers may go on writing (PostgreSQL) while this runs. */
 static int read_snapshot(fdl_catalog_info *winfo, frozen *out, fdl_duck *d, const fdl_work *w, fdl_error *err)
 {
-	int rc = fdl_catalog_info_read(d, w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work", winfo, err);
+	int rc = fdl_catalog_info_read(d, work_alias(w), winfo, err);
 	fdl_hold("freeze-snapshot"); /* tests: a writer goes past the snapshot here */
 	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo->last_snapshot == w->base_snapshot;
 	if (!rc && winfo->last_snapshot < w->base_snapshot)
@@ -260,40 +277,57 @@ static int read_snapshot(fdl_catalog_info *winfo, frozen *out, fdl_duck *d, cons
 	return rc;
 }
 
+/* The full freeze, in a session with DuckLake: the new catalog stays
+ * attached through DuckLake while its metadata rows are written, so the
+ * file is written once, at the detach. */
+static int freeze_full(fdl_duck *d, frozen *out, fdl_repo *repo, const fdl_work *w, const fdl_copy_options *o,
+		       fdl_error *err)
+{
+	int rc = fdl_catalog_create_attached(d, out->catalog_file, "fdl_new", repo->data_url, err);
+	if (!rc && (rc = fdl_catalog_copy(d, work_alias(w), FROZEN, o, err)))
+		fdl_catalog_detach(d, "fdl_new", NULL);
+	return rc;
+}
+
 /* The frozen catalog, left attached as "fdl_new" (written at its detach):
  * incremental from the base when it can be, else in full. *alias names
- * its metadata tables. *d may be replaced by a session with DuckLake. */
-static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool *since,
+ * its metadata tables; *sn is the incremental freeze's state (NULL when
+ * it was not tried); *d may be replaced by a session with DuckLake. */
+static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_work *w, fdl_since **sn,
 			  const char **alias, fdl_catalog_info *winfo, fdl_error *err)
 {
 	const char *mode = getenv("FDL_FREEZE");
 	bool full_only = mode && !strcmp(mode, "full");
-	*since = out->base && w->base_snapshot >= 0 && !full_only;
-	bool tried = *since;
-	int rc = open_session(d, repo, w, !*since, err);
+	bool since = out->base && w->base_snapshot >= 0 && !full_only;
+	int rc = open_session(d, repo, w, !since, err);
+	if (!rc && since)
+		rc = read_since_base(sn, *d, repo, out, w, err);
+	if (!rc)
+		rc = attach_work(*d, w, err);
 	if (!rc)
 		rc = read_snapshot(winfo, out, *d, w, err);
 	fdl_copy_options o = {.upto = rc ? -1 : winfo->last_snapshot, .data_path = repo->data_url,
 			      .refuse_inlined = true, .src_sqlite = !w->postgres};
-	if (!rc && *since && (rc = freeze_since(since, out, *d, repo, w, &o, err)) == 0 && !*since) {
+	bool done = false;
+	if (!rc && since && !(rc = freeze_since(&done, *sn, out, *d, w, &o, err)) && !done) {
 		/* DuckLake must be loaded before any other statement: a new session */
 		fdl_duck_free(*d);
 		rc = open_session(d, repo, w, true, err);
+		if (!rc)
+			rc = attach_work(*d, w, err);
 	}
-	if (!rc && !*since) {
-		if (!tried)
+	if (!rc && !done) {
+		if (!since)
 			fdl_duck_trace(*d, "freeze: full (%s)", !out->base ? "a first version"
 								: full_only ? "FDL_FREEZE=full"
 									    : "the working catalog records no base snapshot");
-		/* the new catalog stays attached through DuckLake while its
-		 * metadata rows are written, so the file is written once, at the
-		 * detach */
-		rc = fdl_catalog_create_attached(*d, out->catalog_file, "fdl_new", repo->data_url, err);
-		if (!rc && (rc = fdl_catalog_copy(*d, w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work", FROZEN, &o,
-						  err)))
-			fdl_catalog_detach(*d, "fdl_new", NULL);
+		rc = freeze_full(*d, out, repo, w, &o, err);
 	}
-	*alias = *since ? "fdl_new" : FROZEN;
+	*alias = done ? "fdl_new" : FROZEN;
+	if (!done) {
+		fdl_since_free(*sn);
+		*sn = NULL;
+	}
 	return rc;
 }
 
@@ -301,14 +335,17 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 {
 	fdl_duck *d = NULL;
 	int rc = read_base(out, repo, w, err);
+	/* before the base's catalog is fetched: a withdrawn one is gone */
+	if (!rc)
+		rc = base_is_live(repo, w, err);
 	if (!rc && !(out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir)))
 		rc = fdl_oom(err);
 	fdl_catalog_info winfo;
 	fdl_data_files files = {0};
-	bool since = false;
+	fdl_since *sn = NULL; /* the incremental freeze's, when it was the one */
 	const char *nalias = FROZEN;
 	if (!rc)
-		rc = freeze_catalog(out, &d, repo, w, &since, &nalias, &winfo, err);
+		rc = freeze_catalog(out, &d, repo, w, &sn, &nalias, &winfo, err);
 	bool attached = !rc;
 	if (!rc)
 		rc = fdl_catalog_info_read(d, nalias, &out->info, err);
@@ -322,8 +359,6 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = fdl_catalog_data_files(d, nalias, &files, err);
 	}
 	fdl_strlist added = {0};
-	if (!rc)
-		rc = base_is_live(repo, w, err);
 	/* a first version: every file is new */
 	if (!rc && w->base_snapshot >= 0)
 		rc = fdl_catalog_all_files(&added, d, nalias, w->base_snapshot + 1, err);
@@ -365,7 +400,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	json_decref(known);
 	json_decref(tables);
 	if (!rc && w->base[0])
-		rc = changes_since_base(out, d, repo, w, since ? "fdl_base" : NULL, nalias, err);
+		rc = sn && fdl_since_schema_same(sn) ? ((out->changes = json_array()) ? 0 : fdl_oom(err))
+						     : changes_since_base(out, d, repo, w, sn ? "fdl_base" : NULL, nalias, err);
 	/* DuckDB writes the frozen file while the new data files are looked
 	 * at and files.json is serialised: the store is not used by this
 	 * thread until the other one is joined */
@@ -378,7 +414,9 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		int drc = fdl_catalog_detach(d, "fdl_new", rc ? NULL : err);
 		if (!rc && drc)
 			rc = fdl_error_prefix(err, "writing the frozen catalog %s", out->catalog_file);
-		if (!rc)
+		/* DuckLake raises the tag of the file it created: read it once
+		 * written; a plain file's (incremental) was read with the info */
+		if (!rc && !sn)
 			rc = fdl_catalog_storage(d, out->catalog_file, out->info.storage, err);
 	}
 	if (threaded)
@@ -395,6 +433,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	}
 	fdl_strlist_free(&added);
 	fdl_data_files_free(&files);
+	fdl_since_free(sn);
 	fdl_duck_free(d);
 	return rc;
 }
