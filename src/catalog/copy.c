@@ -70,7 +70,9 @@ int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias
 	if (!rc)
 		rc = fdl_duck_exec(d, "DETACH fdl_blocks", err);
 	if (!rc)
-		rc = fdl_attach_run(d, "ducklake:", path, alias, "", data_path, "", err);
+		/* no WAL in the metadata database: the rows are written once, by
+		 * the checkpoint at the detach, not first to a log as well */
+		rc = fdl_attach_run(d, "ducklake:", path, alias, "", data_path, ", META_RECOVERY_MODE 'no_wal_writes'", err);
 	if (rc)
 		fdl_error_prefix(err, "creating the DuckLake catalog %s", path);
 	return rc;
