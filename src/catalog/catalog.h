@@ -115,6 +115,14 @@ int fdl_catalog_is_lake(fdl_duck *d, const char *alias, fdl_cat_kind kind, bool 
  * as its tables are (`alias`, or "<alias>.public" for PostgreSQL). */
 int fdl_catalog_meta_add(fdl_duck *d, const char *tables, const char *key, const char *value, fdl_error *err);
 
+/* Merge the small data files of a working catalog (SQLite file or
+ * PostgreSQL connection string, its data at data_path) with DuckLake's
+ * ducklake_merge_adjacent_files, as a new snapshot of it; *merged: how
+ * many files were merged. `d` has DuckLake, the catalog's scanner and the
+ * data's access loaded (compact.c). */
+int fdl_catalog_compact(fdl_duck *d, fdl_cat_kind kind, const char *catalog, const char *data_path,
+			int64_t *merged, fdl_error *err);
+
 /* The statements a stock DuckDB runs to attach a lake as fdl would: what
  * `fdl attach` prints for a version and for a working catalog. */
 typedef struct fdl_lake_script {

@@ -27,6 +27,7 @@ void fdl_frozen_free(frozen *f)
 	json_decref(f->base_dataset);
 	fdl_strlist_free(&f->all_files);
 	fdl_strmap_free(&f->all_sizes);
+	fdl_strlist_free(&f->warnings);
 	memset(f, 0, sizeof *f);
 }
 
@@ -93,6 +94,34 @@ static int check_data_files(fdl_repo *repo, const fdl_data_files *files, const f
 	free(w);
 	free(keys);
 	free(have);
+	return rc;
+}
+
+/* A table whose live data files are mostly small (over 50 under 1 MiB,
+ * and more than half of them) costs every reader a request per file over
+ * HTTP and a footer each: the committer is told, with the call that
+ * merges them. `files` is in table order. */
+#define SMALL_FILE_BYTES (1 << 20)
+#define SMALL_FILES_WARN 50
+
+static int small_files(fdl_strlist *warnings, const fdl_data_files *files, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; !rc && i < files->len;) {
+		size_t j = i, small = 0;
+		for (; j < files->len && files->items[j].table_id == files->items[i].table_id; j++)
+			small += files->items[j].bytes < SMALL_FILE_BYTES;
+		if (small > SMALL_FILES_WARN && 2 * small > j - i) {
+			char *msg = fdl_asprintf(
+				"table %s: %zu of its %zu data files are under 1 MiB; every reader fetches and opens each "
+				"one. Merge them: CALL ducklake_merge_adjacent_files('<catalog alias>') in DuckDB on the "
+				"working catalog, or commit with fdl commit --compact",
+				files->items[i].table_key, small, j - i);
+			rc = msg ? fdl_strlist_add(warnings, msg, err) : fdl_oom(err);
+			free(msg);
+		}
+		i = j;
+	}
 	return rc;
 }
 
@@ -359,6 +388,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = fdl_catalog_data_files(d, nalias, &files, err);
 	}
 	fdl_strlist added = {0};
+	if (!rc)
+		rc = small_files(&out->warnings, &files, err);
 	/* a first version: every file is new */
 	if (!rc && w->base_snapshot >= 0)
 		rc = fdl_catalog_all_files(&added, d, nalias, w->base_snapshot + 1, err);

@@ -16,7 +16,7 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import Repo, fdl
+from conftest import Repo, fdl, read_json
 
 STATE = ("refs", "history")
 
@@ -139,3 +139,37 @@ def test_incremental_equals_full(tmp_path, n):
     v = repo.open_version("main")
     assert v.execute("SELECT count(*) FROM lake.t WHERE label = 'last'").fetchone() == (1,)
     assert fdl("verify", repo.root, check=False).returncode == 0
+
+
+def test_many_small_files_warned_and_compacted(tmp_path):
+    """A table of mostly small files is named at commit with the call that
+    merges them; --compact merges them first (a new snapshot of the working
+    catalog), the rows stay the same, and the older version still reads
+    the files it had."""
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t (k INTEGER)")
+    con.execute("CREATE TABLE lake.few (k INTEGER)")
+    for i in range(60):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+    for i in range(40):  # under the threshold: no warning for it
+        con.execute(f"INSERT INTO lake.few VALUES ({i})")
+    p = fdl("commit", work, "-m", "small files")
+    warned = [line for line in p.stderr.splitlines() if line.startswith("fdl: warning:")]
+    assert len(warned) == 1, p.stderr
+    assert "table main.t: 60 of its 60 data files are under 1 MiB" in warned[0]
+    assert "ducklake_merge_adjacent_files" in warned[0] and "--compact" in warned[0]
+    before = repo.head()
+    con.execute("INSERT INTO lake.t VALUES (60)")
+    p = fdl("commit", work, "-m", "compacted", "--compact", env={"FDL_TRACE": "1"})
+    assert "fdl: warning" not in p.stderr, p.stderr
+    assert "compact: " in p.stderr and "data files merged" in p.stderr
+    files = read_json(repo.root / "versions" / repo.head() / "files.json")
+    assert len(files["tables"]["main.t"]["files"]) < 5, files["tables"]["main.t"]
+    v = repo.open_version("main")
+    assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (61, sum(range(61)))
+    assert v.execute("SELECT count(*) FROM lake.few").fetchone() == (40,)
+    old = repo.open_version(before)
+    assert old.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (60, sum(range(60)))
+    assert fdl("verify", repo.root, "--all", check=False).returncode == 0
