@@ -297,7 +297,7 @@ static int freeze_since(bool *done, fdl_since *sn, frozen *out, fdl_duck *d, con
 static int read_snapshot(fdl_catalog_info *winfo, frozen *out, fdl_duck *d, const fdl_work *w, fdl_error *err)
 {
 	int rc = fdl_catalog_info_read(d, work_alias(w), winfo, err);
-	fdl_hold("freeze-snapshot"); /* tests: a writer goes past the snapshot here */
+	fdl_test_pause("freeze-snapshot"); /* tests: a writer goes past the snapshot here */
 	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo->last_snapshot == w->base_snapshot;
 	if (!rc && winfo->last_snapshot < w->base_snapshot)
 		rc = fdl_fail(err, FDL_EINVALID,

@@ -148,11 +148,6 @@ int fdl_fsync_parent(const char *path);
 int fdl_file_write_atomic(const char *path, const void *data, size_t len, fdl_error *err);
 int fdl_file_create(const char *path, const void *data, size_t len, fdl_error *err);
 
-/* Test builds (-DFDL_CRASH_POINTS): wait at a named point while the test
- * holds it (FDL_HOLD_AT=<point>:<fifo>, tests/README.md); nothing in a
- * release build. */
-void fdl_hold(const char *point);
-
 /* Lock files (lockfile.c): Git's <path> created exclusively, plus a record
  * of its holder (pid, host, since, command) and a flock() held while it is.
  * A lock whose holder is provably gone (its flock free, recorded on this

@@ -5,10 +5,9 @@ reading a file while no row was deleted, and that table only holds the
 working catalog's latest state. A commit freezes the snapshot it read first;
 a writer that goes on inserting before the rows are copied must not leak its
 bounds into the version. The interleaving is forced, never timed: the commit
-waits at its hold point (FDL_HOLD_AT, the sanitizer build) between reading
+waits at its pause point (FDL_PAUSE_AT, the sanitizer build) between reading
 the snapshot and copying it, the test's writer inserts, then lets it go.
 """
-import errno
 import os
 import subprocess
 import time
@@ -20,37 +19,31 @@ from test_postgres import new_db, postgres  # noqa: F401  (the module's PostgreS
 
 
 def held_commit(work, tmp, during, msg):
-    """fdl commit held between its snapshot read and the copy while
-    `during()` runs; fails unless the commit really waited there."""
-    fifo = tmp / "hold"
-    os.mkfifo(fifo)
+    """fdl commit paused between its snapshot read and the copy
+    (FDL_PAUSE_AT) while `during()` runs; fails unless it really waited
+    there."""
+    gate = tmp / f"pause-{msg}"
+    gate.mkdir()
     env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org",
-               FDL_HOLD_AT=f"freeze-snapshot:{fifo}")
+               FDL_PAUSE_AT="freeze-snapshot", FDL_PAUSE_DIR=str(gate))
     p = subprocess.Popen([FDL, "commit", str(work), "-m", msg], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 300  # a safety net, never the outcome
-        while True:  # the open succeeds once the commit is at its hold point, reading
-            try:
-                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-                break
-            except OSError as e:
-                if e.errno != errno.ENXIO:
-                    raise
-            assert p.poll() is None, f"the commit ended before its hold point: {p.communicate()}"
-            assert time.monotonic() < deadline, "the commit never reached its hold point"
+        while not (gate / "freeze-snapshot.reached").exists():
+            assert p.poll() is None, f"the commit ended before its pause point: {p.communicate()}"
+            assert time.monotonic() < deadline, "the commit never reached its pause point"
             time.sleep(0.005)
         try:
             during()
         finally:
-            os.close(fd)
+            (gate / "freeze-snapshot.go").touch()
         out, err = p.communicate(timeout=600)
     finally:
         if p.poll() is None:
             p.kill()
-        os.unlink(fifo)
     assert p.returncode == 0, err
-    assert "held at freeze-snapshot" in err, "this fdl has no hold points: run the sanitizer build (FDL_BIN)"
+    assert "pause point freeze-snapshot reached" in err, "this fdl has no pause points: run the sanitizer build (FDL_BIN)"
     return out.strip()
 
 
