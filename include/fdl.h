@@ -90,6 +90,8 @@ typedef struct fdl_error {
 /* Progress of a long transfer (an upload to S3): `what` names the file,
  * `done` of `total` bytes have gone. Called often; throttle any output. */
 typedef void (*fdl_progress_cb)(const char *what, int64_t done, int64_t total, void *payload);
+/* A warning: the operation went on, but something deserves a look. */
+typedef void (*fdl_warning_cb)(const char *message, void *payload);
 
 /* Release a string or buffer returned by libfdl. */
 FDL_EXTERN void fdl_free(void *ptr);
@@ -405,6 +407,13 @@ typedef struct fdl_commit_options {
 	/* told how large uploads go (the catalog to a bucket); may be NULL */
 	fdl_progress_cb progress;
 	void *progress_payload;
+	/* non-zero: merge the working catalog's small data files first
+	 * (ducklake_merge_adjacent_files, a new snapshot of it) */
+	int compact;
+	/* told what a reader of the version would want fixed (many small data
+	 * files in a table); may be NULL */
+	fdl_warning_cb warning;
+	void *warning_payload;
 } fdl_commit_options;
 
 /* Freeze the working catalog's latest snapshot into a new version and move

@@ -21,7 +21,16 @@ struct fdl_s3_access;
  * how). Free with fdl_duck_free. */
 typedef struct fdl_duck fdl_duck;
 int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err);
+/* One with only the extensions a step needs (NULL-terminated list, e.g.
+ * {"sqlite_scanner", NULL}; NULL: none, enough to read catalogs raw): each
+ * costs start-up time (ducklake alone some 6 ms and 30 MiB mapped). They
+ * load before the first other statement; one loaded later is hashed by
+ * DuckDB's signature check (~100 ms). */
+int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_error *err);
 void fdl_duck_free(fdl_duck *d);
+/* One line on stderr under FDL_TRACE ("fdl trace: <what>"), beside the
+ * statements' times: which way a step went, and why. */
+void fdl_duck_trace(fdl_duck *d, const char *fmt, ...) FDL_PRINTF(2, 3);
 /* Use at most this many threads (e.g. 1 where several sessions run at once). */
 int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err);
 /* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
@@ -80,6 +89,11 @@ int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const c
 int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias, const char *data_path,
 				fdl_error *err);
 
+/* A new, empty DuckDB file attached raw as `alias`, for rows copied in
+ * before its one write at the detach (the incremental freeze): the block
+ * size and storage version of fdl_catalog_create_attached, no WAL. */
+int fdl_catalog_create_plain(fdl_duck *d, const char *path, const char *alias, fdl_error *err);
+
 /* The DuckDB storage tag of a finished catalog file ("duckdb-v1.5.0"), as
  * DuckDB reads it: DuckLake raises the tag the empty file was created with,
  * so it is read once the file is written. */
@@ -100,6 +114,14 @@ int fdl_catalog_is_lake(fdl_duck *d, const char *alias, fdl_cat_kind kind, bool 
 /* Add a global row to ducklake_metadata of a catalog attached raw, named
  * as its tables are (`alias`, or "<alias>.public" for PostgreSQL). */
 int fdl_catalog_meta_add(fdl_duck *d, const char *tables, const char *key, const char *value, fdl_error *err);
+
+/* Merge the small data files of a working catalog (SQLite file or
+ * PostgreSQL connection string, its data at data_path) with DuckLake's
+ * ducklake_merge_adjacent_files, as a new snapshot of it; *merged: how
+ * many files were merged. `d` has DuckLake, the catalog's scanner and the
+ * data's access loaded (compact.c). */
+int fdl_catalog_compact(fdl_duck *d, fdl_cat_kind kind, const char *catalog, const char *data_path,
+			int64_t *merged, fdl_error *err);
 
 /* The statements a stock DuckDB runs to attach a lake as fdl would: what
  * `fdl attach` prints for a version and for a working catalog. */
@@ -139,6 +161,31 @@ typedef struct fdl_copy_options {
  * end_snapshot after it becomes NULL. Inlined data and the working
  * catalog's deletion queue are not copied. Runs in one transaction. */
 int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o, fdl_error *err);
+
+/* The incremental freeze (since.c), in two steps: the base (the base
+ * version's frozen catalog, attached raw as `base`, cut at base_snapshot)
+ * is read before the working catalog is attached (DuckDB then lists one
+ * catalog, not two); then `dst`, an empty DuckDB file attached raw,
+ * becomes the base plus the rows of `src` (the working catalog, attached
+ * raw, SQLite or PostgreSQL) that its snapshots after base_snapshot up to
+ * o->upto added or ended: the rows fdl_catalog_copy would give, statistics
+ * recomputed the same way. A table whose rows up to base_snapshot no
+ * longer sum up to the base's (files merged, snapshots expired) is copied
+ * whole (fdl_since_whole). When the base cannot be used (another format,
+ * other tables or columns, more than DuckLake's tables, a step that
+ * failed) fdl_since_why says why, dst is left unfinished and 0 is
+ * returned: the caller freezes in full instead. An error is returned only
+ * for what the full copy refuses too (inlined rows) or memory. */
+typedef struct fdl_since fdl_since;
+int fdl_since_base(fdl_since **out, fdl_duck *d, const char *base, int64_t base_snapshot, fdl_error *err);
+int fdl_since_copy(fdl_since *s, fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o,
+		   fdl_error *err);
+const char *fdl_since_why(const fdl_since *s);      /* "" once done */
+const fdl_strlist *fdl_since_whole(const fdl_since *s);
+/* No schema change in the working catalog since the base (its
+ * schema_version is the same): the version's `changes` are empty. */
+bool fdl_since_schema_same(const fdl_since *s);
+void fdl_since_free(fdl_since *s);
 
 typedef struct fdl_catalog_info {
 	int64_t first_snapshot, last_snapshot;
@@ -196,6 +243,13 @@ int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *file
  * locked, so SQL in a catalog (a view's read_csv) cannot reach anything
  * else. Run after every ATTACH and LOAD the work needs. */
 int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *paths, fdl_error *err);
+
+/* The column statistics DuckLake answers min() and max() from without
+ * reading a file (a table with no row deleted) that no live data file's
+ * statistics hold, one message each appended to `problems` (table, column,
+ * which bound, value, what it means): a catalog attached raw, cut at its
+ * snapshot. */
+int fdl_catalog_stats_check(fdl_strlist *problems, fdl_duck *d, const char *alias, fdl_error *err);
 
 /* files.json's content (docs/format.md, "files.json"). */
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,

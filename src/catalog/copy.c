@@ -1,7 +1,7 @@
 /* Creating catalog files and copying metadata rows between them: the freeze
  * (working SQLite catalog -> frozen DuckDB file) and the checkout (frozen
  * file -> new working catalog) are the same copy with other options. */
-#include "duck.h"
+#include "copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,9 +70,23 @@ int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias
 	if (!rc)
 		rc = fdl_duck_exec(d, "DETACH fdl_blocks", err);
 	if (!rc)
-		rc = fdl_attach_run(d, "ducklake:", path, alias, "", data_path, "", err);
+		/* no WAL in the metadata database: the rows are written once, by
+		 * the checkpoint at the detach, not first to a log as well */
+		rc = fdl_attach_run(d, "ducklake:", path, alias, "", data_path, ", META_RECOVERY_MODE 'no_wal_writes'", err);
 	if (rc)
 		fdl_error_prefix(err, "creating the DuckLake catalog %s", path);
+	return rc;
+}
+
+int fdl_catalog_create_plain(fdl_duck *d, const char *path, const char *alias, fdl_error *err)
+{
+	/* the blocks of fdl_catalog_create_attached; the storage version
+	 * DuckLake gives its catalogs; no WAL: the file is written once, at
+	 * the detach, and a crash leaves a temporary file nobody reads */
+	int rc = fdl_attach_run(d, "", path, alias,
+				"BLOCK_SIZE 16384, STORAGE_VERSION 'latest', RECOVERY_MODE no_wal_writes", NULL, "", err);
+	if (rc)
+		fdl_error_prefix(err, "creating the catalog file %s", path);
 	return rc;
 }
 
@@ -112,45 +126,31 @@ static int where_db(fdl_buf *sql, const char *alias, fdl_error *err)
 	return rc;
 }
 
-/* The DuckLake tables of an attached database and their columns, in order,
- * read with one query: a statement costs DuckDB a few milliseconds whatever
- * it reads, and a catalog has some thirty tables. */
-typedef struct meta_schema {
-	fdl_strlist tables;  /* sorted by name */
-	fdl_strlist *cols;   /* cols[i]: the columns of tables.items[i] */
-} meta_schema;
-
-static void meta_schema_free(meta_schema *m)
+void meta_schema_free(meta_schema *m)
 {
-	for (size_t i = 0; i < m->tables.len; i++)
+	for (size_t i = 0; i < m->tables.len; i++) {
 		fdl_strlist_free(&m->cols[i]);
+		fdl_strlist_free(&m->types[i]);
+	}
 	free(m->cols);
+	free(m->types);
 	fdl_strlist_free(&m->tables);
 	memset(m, 0, sizeof *m);
 }
 
-/* A table only a working catalog has, never copied: inlined rows and
- * deletes (named per table), the queue of files to delete. */
-static bool working_only(const char *t)
+bool meta_working_only(const char *t)
 {
 	return !strcmp(t, "ducklake_files_scheduled_for_deletion") || !strcmp(t, "ducklake_inlined_data_tables") ||
 	       !strncmp(t, "ducklake_inlined_data_", 22) || !strncmp(t, "ducklake_inlined_delete_", 24);
 }
 
-/* A table named per table of the lake, in a working catalog only. */
-static bool per_table(const char *t)
+bool meta_per_table(const char *t)
 {
-	return working_only(t) && strcmp(t, "ducklake_files_scheduled_for_deletion") != 0 &&
+	return meta_working_only(t) && strcmp(t, "ducklake_files_scheduled_for_deletion") != 0 &&
 	       strcmp(t, "ducklake_inlined_data_tables") != 0;
 }
 
-/* The schema of `db`. DuckDB lists no table of a DuckLake catalog's own
- * metadata database (FDL_DUCKLAKE_META_PREFIX) in duckdb_columns(); for
- * one, `probe` names the tables to look up (those of the catalog copied
- * from), each through pragma_table_info, still in one statement. A SQLite
- * file (`sqlite`) answers from its own sqlite_master in 3 ms where
- * duckdb_columns() takes 15. */
-static int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool sqlite, meta_schema *m,
+int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool sqlite, meta_schema *m,
 			    fdl_error *err)
 {
 	memset(m, 0, sizeof *m);
@@ -158,23 +158,24 @@ static int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *prob
 	int rc = 0;
 	if (sqlite && !strchr(db, '.')) {
 		rc = fdl_buf_printf(&sql, err,
-				    "SELECT * FROM sqlite_query('%s', 'SELECT m.name AS t, p.cid AS i, p.name AS c "
+				    "SELECT * FROM sqlite_query('%s', 'SELECT m.name AS t, p.cid AS i, p.name AS c, p.type "
 				    "FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = ''table'' AND "
 				    "m.name LIKE ''ducklake\\_%%'' ESCAPE ''\\'' ORDER BY 1, 2')",
 				    db);
 	} else if (probe) {
 		const char *sep = "";
 		for (size_t i = 0; i < probe->len && !rc; i++) {
-			if (per_table(probe->items[i]))
+			if (meta_per_table(probe->items[i]))
 				continue;
-			rc = fdl_buf_printf(&sql, err, "%sSELECT '%s' AS t, cid, name FROM pragma_table_info('%s.main.%s')",
+			rc = fdl_buf_printf(&sql, err,
+					    "%sSELECT '%s' AS t, cid, name, type FROM pragma_table_info('%s.main.%s')",
 					    sep, probe->items[i], db, probe->items[i]);
 			sep = " UNION ALL ";
 		}
 		if (!rc)
 			rc = fdl_buf_puts(&sql, " ORDER BY t, cid", err);
 	} else {
-		rc = fdl_buf_puts(&sql, "SELECT table_name, column_index, column_name FROM duckdb_columns() WHERE", err);
+		rc = fdl_buf_puts(&sql, "SELECT table_name, column_index, column_name, data_type FROM duckdb_columns() WHERE", err);
 		if (!rc)
 			rc = where_db(&sql, db, err);
 		if (!rc)
@@ -188,23 +189,30 @@ static int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *prob
 	fdl_buf_free(&sql);
 	size_t n = rc ? 0 : fdl_rows_count(&r);
 	for (size_t i = 0; i < n && !rc; i++) {
-		char *t = fdl_rows_str(&r, 0, i), *c = fdl_rows_str(&r, 2, i);
+		char *t = fdl_rows_str(&r, 0, i), *c = fdl_rows_str(&r, 2, i), *ty = fdl_rows_str(&r, 3, i);
 		if (!t || !c)
 			rc = fdl_oom(err);
 		if (!rc && (m->tables.len == 0 || strcmp(m->tables.items[m->tables.len - 1], t) != 0)) {
 			fdl_strlist *grown = realloc(m->cols, (m->tables.len + 1) * sizeof *grown);
-			if (!grown)
+			fdl_strlist *grown_t = grown ? realloc(m->types, (m->tables.len + 1) * sizeof *grown_t) : NULL;
+			if (grown)
+				m->cols = grown;
+			if (!grown_t)
 				rc = fdl_oom(err);
 			else {
-				m->cols = grown;
+				m->types = grown_t;
 				memset(&m->cols[m->tables.len], 0, sizeof *grown);
+				memset(&m->types[m->tables.len], 0, sizeof *grown_t);
 				rc = fdl_strlist_add(&m->tables, t, err);
 			}
 		}
 		if (!rc)
 			rc = fdl_strlist_add(&m->cols[m->tables.len - 1], c, err);
+		if (!rc)
+			rc = fdl_strlist_add(&m->types[m->tables.len - 1], ty ? ty : "", err);
 		duckdb_free(t);
 		duckdb_free(c);
+		duckdb_free(ty);
 	}
 	fdl_rows_free(&r);
 	if (rc)
@@ -212,8 +220,7 @@ static int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *prob
 	return rc;
 }
 
-/* The columns of table t, or an empty list when the database has no such table. */
-static const fdl_strlist *meta_cols(const meta_schema *m, const char *t)
+const fdl_strlist *meta_cols(const meta_schema *m, const char *t)
 {
 	static const fdl_strlist none = {0};
 	for (size_t i = 0; i < m->tables.len; i++)
@@ -222,7 +229,7 @@ static const fdl_strlist *meta_cols(const meta_schema *m, const char *t)
 	return &none;
 }
 
-static bool has(const fdl_strlist *l, const char *s)
+bool meta_has(const fdl_strlist *l, const char *s)
 {
 	for (size_t i = 0; i < l->len; i++)
 		if (!strcmp(l->items[i], s))
@@ -230,17 +237,16 @@ static bool has(const fdl_strlist *l, const char *s)
 	return false;
 }
 
-/* The WHERE clause that keeps a table's rows up to snapshot N. */
-static int where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_strlist *cols, int64_t n,
+int meta_where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_strlist *cols, int64_t n,
 		      fdl_error *err)
 {
 	if (n < 0)
 		return 0;
-	if (has(cols, "snapshot_id") && (!strcmp(t, "ducklake_snapshot") || !strcmp(t, "ducklake_snapshot_changes")))
+	if (meta_has(cols, "snapshot_id") && (!strcmp(t, "ducklake_snapshot") || !strcmp(t, "ducklake_snapshot_changes")))
 		return fdl_buf_printf(sql, err, " WHERE snapshot_id <= %lld", (long long)n);
-	if (has(cols, "begin_snapshot"))
+	if (meta_has(cols, "begin_snapshot"))
 		return fdl_buf_printf(sql, err, " WHERE begin_snapshot <= %lld", (long long)n);
-	if (has(cols, "data_file_id") && strcmp(t, "ducklake_data_file") != 0)
+	if (meta_has(cols, "data_file_id") && strcmp(t, "ducklake_data_file") != 0)
 		return fdl_buf_printf(sql, err,
 				      " WHERE data_file_id IN (SELECT data_file_id FROM %s.ducklake_data_file WHERE "
 				      "begin_snapshot <= %lld)",
@@ -253,45 +259,57 @@ static int where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_st
 	return 0;
 }
 
-static int copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_strlist *dcolp,
-		      const fdl_strlist *scolp, const fdl_copy_options *o, fdl_error *err)
+int meta_insert_head(fdl_buf *sql, const char *dst, const char *t, const fdl_strlist *dcols,
+		     const fdl_strlist *dtypes, const fdl_strlist *scols, const fdl_copy_options *o, fdl_error *err)
 {
-	const fdl_strlist dcols = *dcolp, scols = *scolp;
+	int rc = fdl_buf_printf(sql, err, "INSERT INTO %s.%s (", dst, t);
+	for (size_t i = 0; i < dcols->len && !rc; i++)
+		rc = fdl_buf_printf(sql, err, "%s\"%s\"", i ? ", " : "", dcols->items[i]);
+	if (!rc)
+		rc = fdl_buf_puts(sql, ") SELECT ", err);
+	for (size_t i = 0; i < dcols->len && !rc; i++) {
+		const char *c = dcols->items[i];
+		if (i)
+			rc = fdl_buf_puts(sql, ", ", err);
+		if (rc)
+			break;
+		if (!meta_has(scols, c))
+			rc = fdl_buf_puts(sql, "NULL", err);
+		else if (!strcmp(c, "end_snapshot") && o->upto >= 0)
+			rc = fdl_buf_printf(sql, err, dtypes ? "CASE WHEN CAST(end_snapshot AS BIGINT) > %lld THEN NULL ELSE "
+							       "CAST(end_snapshot AS BIGINT) END"
+							     : "CASE WHEN end_snapshot > %lld THEN NULL ELSE end_snapshot END",
+					    (long long)o->upto);
+		else if (!strcmp(t, "ducklake_metadata") && !strcmp(c, "value") && o->data_path) {
+			rc = fdl_buf_puts(sql, "CASE WHEN key = 'data_path' AND scope IS NULL THEN ", err);
+			if (!rc)
+				rc = fdl_buf_sql_str(sql, o->data_path, err);
+			if (!rc)
+				rc = fdl_buf_puts(sql, " ELSE value END", err);
+		} else if (dtypes)
+			rc = fdl_buf_printf(sql, err, "CAST(\"%s\" AS %s)", c, dtypes->items[i]);
+		else
+			rc = fdl_buf_printf(sql, err, "\"%s\"", c);
+	}
+	return rc;
+}
+
+int meta_copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_strlist *dcols,
+		    const fdl_strlist *scols, const fdl_copy_options *o, fdl_error *err)
+{
 	fdl_buf sql = {0};
 	int rc = 0;
-	if (scols.len == 0)
+	if (scols->len == 0)
 		rc = fdl_fail(err, FDL_EINVALID,
 			      "the source catalog has no table %s: it is not a DuckLake catalog of this format", t);
 	if (!rc)
-		rc = fdl_buf_printf(&sql, err, "DELETE FROM %s.%s; INSERT INTO %s.%s (", dst, t, dst, t);
-	for (size_t i = 0; i < dcols.len && !rc; i++)
-		rc = fdl_buf_printf(&sql, err, "%s\"%s\"", i ? ", " : "", dcols.items[i]);
+		rc = fdl_buf_printf(&sql, err, "DELETE FROM %s.%s; ", dst, t);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, ") SELECT ", err);
-	for (size_t i = 0; i < dcols.len && !rc; i++) {
-		const char *c = dcols.items[i];
-		if (i)
-			rc = fdl_buf_puts(&sql, ", ", err);
-		if (rc)
-			break;
-		if (!has(&scols, c))
-			rc = fdl_buf_puts(&sql, "NULL", err);
-		else if (!strcmp(c, "end_snapshot") && o->upto >= 0)
-			rc = fdl_buf_printf(&sql, err, "CASE WHEN end_snapshot > %lld THEN NULL ELSE end_snapshot END",
-					    (long long)o->upto);
-		else if (!strcmp(t, "ducklake_metadata") && !strcmp(c, "value") && o->data_path) {
-			rc = fdl_buf_puts(&sql, "CASE WHEN key = 'data_path' AND scope IS NULL THEN ", err);
-			if (!rc)
-				rc = fdl_buf_sql_str(&sql, o->data_path, err);
-			if (!rc)
-				rc = fdl_buf_puts(&sql, " ELSE value END", err);
-		} else
-			rc = fdl_buf_printf(&sql, err, "\"%s\"", c);
-	}
+		rc = meta_insert_head(&sql, dst, t, dcols, NULL, scols, o, err);
 	if (!rc)
 		rc = fdl_buf_printf(&sql, err, " FROM %s.%s", src, t);
 	if (!rc)
-		rc = where_upto(&sql, src, t, &scols, o->upto, err);
+		rc = meta_where_upto(&sql, src, t, scols, o->upto, err);
 	if (!rc && !strcmp(t, "ducklake_metadata") && o->no_inlining) {
 		/* ducklake_metadata has no snapshot columns: no WHERE yet. */
 		rc = fdl_buf_puts(&sql, " WHERE NOT (key = 'data_inlining_row_limit' AND scope IS NULL); INSERT INTO ",
@@ -310,28 +328,7 @@ static int copy_table(fdl_duck *d, const char *src, const char *dst, const char 
 	return rc;
 }
 
-/* ducklake_table_stats describes the catalog's latest state; cut at an
- * earlier snapshot (a writer added more while commit ran), recompute it from
- * the files live at the cut, as DuckLake keeps it: record_count and
- * file_size_bytes of the live data files, next_row_id past every row id
- * handed out. */
-static int recompute_table_stats(fdl_duck *d, const char *dst, fdl_error *err)
-{
-	char sql[1536];
-	snprintf(sql, sizeof sql,
-		 "UPDATE %1$s.ducklake_table_stats s SET"
-		 " record_count = coalesce((SELECT sum(f.record_count) FROM %1$s.ducklake_data_file f"
-		 "   WHERE f.table_id = s.table_id AND f.end_snapshot IS NULL), 0),"
-		 " file_size_bytes = coalesce((SELECT sum(f.file_size_bytes) FROM %1$s.ducklake_data_file f"
-		 "   WHERE f.table_id = s.table_id AND f.end_snapshot IS NULL), 0),"
-		 " next_row_id = greatest(coalesce((SELECT max(f.row_id_start + f.record_count) FROM"
-		 "   %1$s.ducklake_data_file f WHERE f.table_id = s.table_id), 0), 0)",
-		 dst);
-	return fdl_duck_exec(d, sql, err);
-}
-
-/* No inlined row or delete of `alias` (schema m) up to snapshot upto. */
-static int check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, int64_t upto, fdl_error *err)
+int meta_check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, int64_t upto, fdl_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; !rc && i < m->tables.len; i++) {
@@ -342,9 +339,9 @@ static int check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, i
 			continue;
 		const fdl_strlist *cols = &m->cols[i];
 		char sql[512];
-		const char *begin = has(cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
-		const char *end = has(cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
-		if (data && has(cols, end))
+		const char *begin = meta_has(cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
+		const char *end = meta_has(cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
+		if (data && meta_has(cols, end))
 			snprintf(sql, sizeof sql,
 				 "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld AND (%s IS NULL OR %s > %lld)", alias,
 				 t, begin, (long long)upto, end, end, (long long)upto);
@@ -372,7 +369,7 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 	if (!rc && ss.tables.len == 0)
 		rc = fdl_fail(err, FDL_EINVALID, "%s has no DuckLake tables: it is not a DuckLake catalog", src);
 	if (!rc && o->refuse_inlined && o->upto >= 0)
-		rc = check_inlined(d, src, &ss, o->upto, err);
+		rc = meta_check_inlined(d, src, &ss, o->upto, err);
 	if (!rc)
 		rc = meta_schema_read(d, dst, hidden ? &ss.tables : NULL, false, &ds, err);
 	if (!rc && ds.tables.len == 0)
@@ -381,13 +378,13 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 		rc = fdl_duck_exec(d, "BEGIN TRANSACTION", err);
 	for (size_t i = 0; i < ds.tables.len && !rc; i++) {
 		const char *t = ds.tables.items[i];
-		if (working_only(t)) {
+		if (meta_working_only(t)) {
 			char sql[256];
 			snprintf(sql, sizeof sql, "DELETE FROM %s.%s", dst, t);
 			rc = fdl_duck_exec(d, sql, err);
 			continue;
 		}
-		rc = copy_table(d, src, dst, t, &ds.cols[i], meta_cols(&ss, t), o, err);
+		rc = meta_copy_table(d, src, dst, t, &ds.cols[i], meta_cols(&ss, t), o, err);
 	}
 	if (!rc && o->upto >= 0) {
 		/* the stats hold the source's latest state: right at the cut
@@ -397,7 +394,7 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 		snprintf(sql, sizeof sql, "SELECT max(snapshot_id) FROM %s.ducklake_snapshot", src);
 		rc = fdl_duck_int(d, &last, 0, sql, err);
 		if (!rc && last > o->upto)
-			rc = recompute_table_stats(d, dst, err);
+			rc = fdl_catalog_stats_recompute(d, dst, err);
 	}
 	if (!rc)
 		rc = fdl_duck_exec(d, "COMMIT", err);

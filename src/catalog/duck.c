@@ -123,6 +123,12 @@ int fdl_duck_open(fdl_duck *d, fdl_error *err)
 
 int fdl_duck_open_with(fdl_duck *d, bool sqlite, fdl_error *err)
 {
+	static const char *const lake[] = {"ducklake", NULL}, *const both[] = {"sqlite_scanner", "ducklake", NULL};
+	return fdl_duck_open_loading(d, sqlite ? both : lake, err);
+}
+
+int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error *err)
+{
 	memset(d, 0, sizeof *d);
 	const char *trace = getenv("FDL_TRACE");
 	d->trace = trace && *trace && strcmp(trace, "0") != 0;
@@ -157,9 +163,9 @@ int fdl_duck_open_with(fdl_duck *d, bool sqlite, fdl_error *err)
 	}
 	if (d->trace)
 		fprintf(stderr, "fdl trace: %8.1f ms  open DuckDB\n", now_ms() - t0);
-	int rc = sqlite ? fdl_duck_load(d, "sqlite_scanner", err) : 0;
-	if (!rc)
-		rc = fdl_duck_load(d, "ducklake", err);
+	int rc = 0;
+	for (size_t i = 0; extensions && extensions[i] && !rc; i++)
+		rc = fdl_duck_load(d, extensions[i], err);
 	if (rc)
 		fdl_duck_close(d);
 	return rc;
@@ -185,10 +191,16 @@ int fdl_duck_query_built(fdl_duck *d, fdl_rows *rows, fdl_buf *sql, int rc, fdl_
 
 int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err)
 {
+	static const char *const lake[] = {"ducklake", NULL}, *const both[] = {"sqlite_scanner", "ducklake", NULL};
+	return fdl_duck_new_loading(out, sqlite ? both : lake, err);
+}
+
+int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_error *err)
+{
 	fdl_duck *d = malloc(sizeof *d);
 	if (!d)
 		return fdl_oom(err);
-	int rc = fdl_duck_open_with(d, sqlite, err);
+	int rc = fdl_duck_open_loading(d, extensions, err);
 	if (rc) {
 		free(d);
 		return rc;
@@ -203,6 +215,18 @@ void fdl_duck_free(fdl_duck *d)
 		return;
 	fdl_duck_close(d);
 	free(d);
+}
+
+void fdl_duck_trace(fdl_duck *d, const char *fmt, ...)
+{
+	if (!d || !d->trace)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("fdl trace: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
 }
 
 int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err)

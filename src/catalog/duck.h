@@ -35,6 +35,10 @@ int fdl_duck_open(fdl_duck *d, fdl_error *err);
 /* The same, without sqlite_scanner unless `sqlite`: a command that reads
  * only frozen catalogs (a reader, verify, diff) does not map it. */
 int fdl_duck_open_with(fdl_duck *d, bool sqlite, fdl_error *err);
+/* The same with exactly these extensions (NULL-terminated; NULL or empty:
+ * none), loaded in order before any other statement (they load without
+ * the signature hash only then). */
+int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error *err);
 /* Load libduckdb (duckapi.c) if it is not yet: fdl_duck_open does; FDL_EDUCKDB
  * when it cannot be found. */
 int fdl_duck_load_library(fdl_error *err);
@@ -98,6 +102,10 @@ int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error
  * col0.. : each path and its path_is_relative) the way DuckLake resolves
  * them; refuses an absolute or unclean result, naming `what`. */
 int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err);
+/* ducklake_table_stats and ducklake_table_column_stats of the catalog
+ * attached raw as `dst` (cut at its snapshot), recomputed from its live
+ * data files (stats.c). */
+int fdl_catalog_stats_recompute(fdl_duck *d, const char *dst, fdl_error *err);
 
 /* Run a query returning one BIGINT (NULL reads as `if_null`). */
 int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err);

@@ -116,7 +116,7 @@ static char *edit_message(const char *work)
 
 const cli_doc doc_commit = {
 	.usage = "fdl commit WORK [-m MESSAGE | -F FILE] [--author \"NAME <EMAIL>\"] [--input ID=FILE_OR_URL]... [--rebase] "
-		 "[-q]",
+		 "[--compact] [-q]",
 	.summary = "freeze a working catalog into a new version and move its branch",
 	.text = "Freezes the working catalog's latest snapshot into a new version\n"
 		"(`versions/<uuidv7>/` with `ducklake.duckdb`, `dataset.json`, `files.json`,\n"
@@ -149,7 +149,19 @@ const cli_doc doc_commit = {
 		"`version.json`'s `inputs`: its sha256 (streamed, whatever its size), when it\n"
 		"was retrieved (a file's modification time; now for an `http(s)` URL, fetched\n"
 		"with libcurl) and its URL. On a terminal, uploads to a bucket show their\n"
-		"progress on stderr; `-q` prints only the new version id.",
+		"progress on stderr; `-q` prints only the new version id.\n"
+		"\n"
+		"A table whose live data files are mostly small (over 50 under 1 MiB) costs\n"
+		"every reader a request and a footer per file: commit warns, naming the\n"
+		"DuckDB call that merges them (`ducklake_merge_adjacent_files`).\n"
+		"`--compact` runs it on the working catalog first, as a new snapshot of it,\n"
+		"and freezes the result; the files it merged stay for the older versions\n"
+		"that read them.\n"
+		"\n"
+		"Each commit builds the new frozen catalog from the base version's plus the\n"
+		"rows added or ended since; it freezes in full where the base cannot serve\n"
+		"(a first version, another DuckLake format, another writer's layout), and\n"
+		"`FDL_TRACE=1` says which and why (`FDL_FREEZE=full` forces the full one).",
 	.examples = "fdl commit work -m \"Add the final 2025 figures\" --author \"Example City <data@example.org>\" \\\n"
 		    "  --input census:2025=https://example.org/population-2025.csv\n"
 		    "fdl commit work -F release-notes.txt\n",
@@ -157,11 +169,17 @@ const cli_doc doc_commit = {
 	.max = 1,
 };
 
+static void print_warning(const char *message, void *payload)
+{
+	(void)payload;
+	fprintf(stderr, "fdl: warning: %s\n", message);
+}
+
 int cmd_commit(int argc, char **argv)
 {
 	const char *message = NULL, *message_file = NULL, *author = NULL, *pos[1], *inputs[256];
 	size_t ninputs = 0;
-	bool quiet = false, rebase = false;
+	bool quiet = false, rebase = false, compact = false;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "message", .short_name = 'm', .value = &message, .arg = "MESSAGE", .help = "what changed"},
@@ -169,6 +187,7 @@ int cmd_commit(int argc, char **argv)
 		{.name = "author", .value = &author, .arg = "\"NAME <EMAIL>\"", .help = "who made it (default: $FDL_AUTHOR_NAME, $GIT_AUTHOR_NAME, git config user.name)"},
 		{.name = "quiet", .short_name = 'q', .flag = &quiet, .help = "print only the new version id, no upload progress"},
 		{.name = "rebase", .flag = &rebase, .help = "after a lost race, rebase onto the new tip and commit again"},
+		{.name = "compact", .flag = &compact, .help = "merge the working catalog's small data files first (ducklake_merge_adjacent_files)"},
 		{.name = "input", .arg = "ID=FILE_OR_URL", .help = "record a source file in version.json's inputs (repeatable)", .many = inputs,
 		 .nmany = &ninputs, .max_many = 256},
 		{0},
@@ -202,7 +221,8 @@ int cmd_commit(int argc, char **argv)
 	cli_progress progress;
 	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email,
 				.inputs = inputs, .input_count = ninputs,
-				.progress = cli_progress_start(&progress, quiet), .progress_payload = &progress};
+				.progress = cli_progress_start(&progress, quiet), .progress_payload = &progress,
+				.compact = compact, .warning = print_warning};
 	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
 	int rebases = 0;

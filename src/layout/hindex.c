@@ -9,10 +9,9 @@
 
 #define HIST_FORMAT 2     /* what fdl writes: pack lines are "<head>\t<sha256>\t<version>" */
 #define HIST_FORMAT_OLD 1 /* still read: pack lines are whole entries */
-#define HIST_TAIL_MAX 32  /* versions inline in the pointer, at most */
+#define HIST_TAIL_MAX 32  /* versions inline in the pointer, at most (or sqrt of the history) */
 #define HIST_TAIL_KEEP 16 /* ... and after a flush: log -n 16 never needs a pack */
-#define HIST_SMALL_MIN 256
-#define HIST_MAX_PACKS 8 /* what a reader accepts; fdl writes at most 2 */
+#define HIST_MAX_PACKS 8 /* what a reader accepts; fdl writes one */
 #define HIST_RETRIES 5
 /* update_once: the old index names a pack that cannot be read; start over
  * without it (a pointer naming a missing pack must not block its repair) */
@@ -867,38 +866,28 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 		if (!entries_link(all.p[i - 1], all.p[i]))
 			rc = fdl_fail(err, FDL_EINVALID, "version %s does not follow version %s", all.p[i]->id,
 				      all.p[i - 1]->id);
-	if (!rc && all.n > HIST_TAIL_MAX) {
-		/* the loose versions become a pack: the second one, grown */
-		entries small = {0};
-		if (npacks == 2) { /* (so base->format is HIST_FORMAT) */
-			hpack *p1 = &base->packs[1];
-			rc = pack_load(base, p1, repo) ? entries_add_pack(&small, p1, err) : HIST_REBUILD;
-			npacks = 1;
-		}
-		size_t move = all.n - HIST_TAIL_KEEP;
+	/* One pack at rest, so a whole history is the pointer and one pack at
+	 * any length (five requests with fdl.json, HEAD and the ref). The
+	 * pointer holds up to max(32, sqrt(versions)) versions; past that all
+	 * but the newest 16 join the pack, which is written anew: per commit
+	 * that is a pointer of at most sqrt(n) versions plus, amortised, about
+	 * sqrt(n) versions of pack. An index written with two packs (fdl 0.2)
+	 * is made one pack at its next update. */
+	int64_t tail_max = walked.len ? isqrt64(walked.items[0].seq) : 0;
+	if (tail_max < HIST_TAIL_MAX)
+		tail_max = HIST_TAIL_MAX;
+	if (!rc && ((int64_t)all.n > tail_max || npacks > 1)) {
+		entries merged = {0};
+		for (size_t i = 0; !rc && i < npacks; i++)
+			rc = pack_load(base, &base->packs[i], repo) ? entries_add_pack(&merged, &base->packs[i], err)
+								    : HIST_REBUILD;
+		size_t move = (int64_t)all.n > tail_max ? all.n - HIST_TAIL_KEEP : 0;
 		for (size_t i = 0; !rc && i < move; i++)
-			rc = entries_add(&small, all.p[i], err);
-		if (!rc && npacks == 1) {
-			int64_t big = packs[0].last - packs[0].first + 1;
-			int64_t limit = isqrt64(16 * big);
-			if (limit < HIST_SMALL_MIN)
-				limit = HIST_SMALL_MIN;
-			if ((int64_t)small.n > limit) { /* merge into the first pack */
-				entries merged = {0};
-				rc = pack_load(base, &base->packs[0], repo) ? entries_add_pack(&merged, &base->packs[0], err)
-									   : HIST_REBUILD;
-				for (size_t i = 0; !rc && i < small.n; i++)
-					rc = entries_add(&merged, small.p[i], err);
-				npacks = 0;
-				if (!rc)
-					rc = pack_write(&packs[npacks++], repo, &merged, 0, merged.n, err);
-				free(merged.p);
-				small.n = 0;
-			}
-		}
-		if (!rc && small.n)
-			rc = pack_write(&packs[npacks++], repo, &small, 0, small.n, err);
-		free(small.p);
+			rc = entries_add(&merged, all.p[i], err);
+		npacks = 0;
+		if (!rc && merged.n)
+			rc = pack_write(&packs[npacks++], repo, &merged, 0, merged.n, err);
+		free(merged.p);
 		keep_from = move;
 	}
 	if (!rc) {

@@ -74,6 +74,25 @@ static int conflict(fdl_repo *repo, const char *key, const fdl_work *w, const ch
 			w->postgres ? "" : " to replay its changes on the new tip, then commit again (or commit with --rebase).");
 }
 
+/* fdl commit --compact: DuckLake merges the working catalog's small data
+ * files into a new snapshot of it, which the freeze then takes. Its own
+ * DuckDB: DuckLake and the scanner load before anything else. */
+static int compact_work(const fdl_work *w, fdl_repo *repo, fdl_error *err)
+{
+	const char *exts[] = {w->postgres ? "postgres_scanner" : "sqlite_scanner", "ducklake", NULL};
+	fdl_duck *d = NULL;
+	int64_t merged = 0;
+	int rc = fdl_duck_new_loading(&d, exts, err);
+	if (!rc)
+		rc = fdl_duck_use_data(d, w->data_path, repo->store, err);
+	if (!rc)
+		rc = fdl_catalog_compact(d, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, w->catalog, w->data_path,
+					 &merged, err);
+	fdl_duck_trace(d, "compact: %lld data files merged", (long long)merged);
+	fdl_duck_free(d);
+	return rc;
+}
+
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
 {
 	if (!opts || !opts->message || !*opts->message)
@@ -145,6 +164,8 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	}
 	fdl_tempdir_sweep(); /* what killed commits left behind */
 	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
+		goto out;
+	if (opts->compact && (rc = compact_work(&w, repo, err)))
 		goto out;
 	if ((rc = fdl_freeze(&fz, repo, &w, tmpdir, err))) {
 		/* DuckDB and SQLite say "disk I/O error" for a full disk: say
@@ -223,6 +244,8 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		goto out;
 	}
 	memcpy(out_id, id, FDL_ID_LEN + 1);
+	for (size_t i = 0; opts->warning && i < fz.warnings.len; i++)
+		opts->warning(fz.warnings.items[i], opts->warning_payload);
 out:
 	if (tmpdir) {
 		fdl_rm_rf(tmpdir);

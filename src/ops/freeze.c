@@ -27,6 +27,7 @@ void fdl_frozen_free(frozen *f)
 	json_decref(f->base_dataset);
 	fdl_strlist_free(&f->all_files);
 	fdl_strmap_free(&f->all_sizes);
+	fdl_strlist_free(&f->warnings);
 	memset(f, 0, sizeof *f);
 }
 
@@ -96,6 +97,34 @@ static int check_data_files(fdl_repo *repo, const fdl_data_files *files, const f
 	return rc;
 }
 
+/* A table whose live data files are mostly small (over 50 under 1 MiB,
+ * and more than half of them) costs every reader a request per file over
+ * HTTP and a footer each: the committer is told, with the call that
+ * merges them. `files` is in table order. */
+#define SMALL_FILE_BYTES (1 << 20)
+#define SMALL_FILES_WARN 50
+
+static int small_files(fdl_strlist *warnings, const fdl_data_files *files, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; !rc && i < files->len;) {
+		size_t j = i, small = 0;
+		for (; j < files->len && files->items[j].table_id == files->items[i].table_id; j++)
+			small += files->items[j].bytes < SMALL_FILE_BYTES;
+		if (small > SMALL_FILES_WARN && 2 * small > j - i) {
+			char *msg = fdl_asprintf(
+				"table %s: %zu of its %zu data files are under 1 MiB; every reader fetches and opens each "
+				"one. Merge them: CALL ducklake_merge_adjacent_files('<catalog alias>') in DuckDB on the "
+				"working catalog, or commit with fdl commit --compact",
+				files->items[i].table_key, small, j - i);
+			rc = msg ? fdl_strlist_add(warnings, msg, err) : fdl_oom(err);
+			free(msg);
+		}
+		i = j;
+	}
+	return rc;
+}
+
 /* What runs beside DuckDB's write of the frozen file. */
 typedef struct side_job {
 	fdl_repo *repo;
@@ -160,16 +189,23 @@ static int read_base(frozen *out, fdl_repo *repo, const fdl_work *w, fdl_error *
 	return rc;
 }
 
-/* Attach the base version's frozen catalog (checked) and compute changes. */
-static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, fdl_error *err)
+/* The changes from the base version: its frozen catalog attached as
+ * `base_alias` already (the incremental freeze), else fetched (checked)
+ * and attached for this. */
+static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, const char *base_alias,
+			      const char *alias, fdl_error *err)
 {
 	char *path = NULL;
-	int rc = fdl_version_fetch_catalog(&path, repo, out->base, err);
-	if (!rc)
-		rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
+	int rc = 0;
+	if (!base_alias) {
+		rc = fdl_version_fetch_catalog(&path, repo, out->base, err);
+		if (!rc)
+			rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
+	}
 	if (!rc) {
-		rc = fdl_catalog_changes(&out->changes, d, "fdl_parent", FROZEN, err);
-		fdl_catalog_detach(d, "fdl_parent", NULL);
+		rc = fdl_catalog_changes(&out->changes, d, base_alias ? base_alias : "fdl_parent", alias, err);
+		if (!base_alias)
+			fdl_catalog_detach(d, "fdl_parent", NULL);
 	}
 	if (rc)
 		fdl_error_prefix(err, "comparing with the base version %s", w->base);
@@ -177,46 +213,171 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 	return rc;
 }
 
+static const char *work_alias(const fdl_work *w)
+{
+	return w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
+}
+
+/* A DuckDB with what the freeze needs: the working catalog's scanner, and
+ * DuckLake (and the store's access, which its ATTACH of a bucket's data
+ * path checks) only for a full freeze, whose new catalog DuckLake creates.
+ * Extensions load before any other statement. */
+static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool lake, fdl_error *err)
+{
+	const char *scanner = w->postgres ? "postgres_scanner" : "sqlite_scanner";
+	const char *exts[] = {scanner, lake ? "ducklake" : NULL, NULL};
+	int rc = fdl_duck_new_loading(d, exts, err);
+	if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
+		fdl_duck_free(*d);
+		*d = NULL;
+	}
+	return rc;
+}
+
+static int attach_work(fdl_duck *d, const fdl_work *w, fdl_error *err)
+{
+	return fdl_catalog_attach_raw(d, "fdl_work", w->catalog, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true,
+				      err);
+}
+
+/* The base version's frozen catalog (fetched and checked: in place in a
+ * folder, else from the read cache), attached as "fdl_base" and read for
+ * the incremental freeze, before the working catalog is attached. */
+static int read_since_base(fdl_since **sn, fdl_duck *d, fdl_repo *repo, const frozen *out, const fdl_work *w,
+			   fdl_error *err)
+{
+	char *base = NULL;
+	int rc = fdl_version_fetch_catalog(&base, repo, out->base, err);
+	if (!rc)
+		rc = fdl_catalog_attach_raw(d, "fdl_base", base, FDL_CAT_DUCKDB, true, err);
+	free(base);
+	return rc ? rc : fdl_since_base(sn, d, "fdl_base", w->base_snapshot, err);
+}
+
+/* The incremental freeze into a new "fdl_new"; *done false (and the new
+ * file removed) when the full freeze must run instead. FDL_TRACE says
+ * which, and why. */
+static int freeze_since(bool *done, fdl_since *sn, frozen *out, fdl_duck *d, const fdl_work *w,
+			const fdl_copy_options *o, fdl_error *err)
+{
+	*done = false;
+	bool created = false;
+	int rc = 0;
+	if (!fdl_since_why(sn)[0]) {
+		rc = fdl_catalog_create_plain(d, out->catalog_file, "fdl_new", err);
+		created = !rc;
+	}
+	if (!rc)
+		rc = fdl_since_copy(sn, d, work_alias(w), "fdl_new", o, err);
+	if (!rc && !fdl_since_why(sn)[0]) {
+		*done = true;
+		const fdl_strlist *whole = fdl_since_whole(sn);
+		fdl_buf list = {0};
+		for (size_t i = 0; i < whole->len; i++)
+			fdl_buf_printf(&list, NULL, "%s%s", i ? ", " : "; copied whole (rows up to the base changed): ",
+				       whole->items[i]);
+		char added[80] = "no snapshot since";
+		if (o->upto > w->base_snapshot)
+			snprintf(added, sizeof added, "snapshots %lld..%lld added", (long long)w->base_snapshot + 1,
+				 (long long)o->upto);
+		fdl_duck_trace(d, "freeze: incremental from version %s (%s%s)", w->base, added, list.data ? list.data : "");
+		fdl_buf_free(&list);
+	} else if (!rc) {
+		fdl_duck_trace(d, "freeze: full (%s)", fdl_since_why(sn));
+		if (created) {
+			fdl_catalog_detach(d, "fdl_new", NULL);
+			remove(out->catalog_file);
+		}
+	}
+	return rc;
+}
+
+/* The working catalog's snapshot, read once: everything after it is cut,
+ * so writers may go on writing (PostgreSQL) while this runs. */
+static int read_snapshot(fdl_catalog_info *winfo, frozen *out, fdl_duck *d, const fdl_work *w, fdl_error *err)
+{
+	int rc = fdl_catalog_info_read(d, work_alias(w), winfo, err);
+	fdl_test_pause("freeze-snapshot"); /* tests: a writer goes past the snapshot here */
+	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo->last_snapshot == w->base_snapshot;
+	if (!rc && winfo->last_snapshot < w->base_snapshot)
+		rc = fdl_fail(err, FDL_EINVALID,
+			      "the working catalog's latest snapshot (%lld) is older than its base version's (%lld)",
+			      (long long)winfo->last_snapshot, (long long)w->base_snapshot);
+	return rc;
+}
+
+/* The full freeze, in a session with DuckLake: the new catalog stays
+ * attached through DuckLake while its metadata rows are written, so the
+ * file is written once, at the detach. */
+static int freeze_full(fdl_duck *d, frozen *out, fdl_repo *repo, const fdl_work *w, const fdl_copy_options *o,
+		       fdl_error *err)
+{
+	int rc = fdl_catalog_create_attached(d, out->catalog_file, "fdl_new", repo->data_url, err);
+	if (!rc && (rc = fdl_catalog_copy(d, work_alias(w), FROZEN, o, err)))
+		fdl_catalog_detach(d, "fdl_new", NULL);
+	return rc;
+}
+
+/* The frozen catalog, left attached as "fdl_new" (written at its detach):
+ * incremental from the base when it can be, else in full. *alias names
+ * its metadata tables; *sn is the incremental freeze's state (NULL when
+ * it was not tried); *d may be replaced by a session with DuckLake. */
+static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_work *w, fdl_since **sn,
+			  const char **alias, fdl_catalog_info *winfo, fdl_error *err)
+{
+	const char *mode = getenv("FDL_FREEZE");
+	bool full_only = mode && !strcmp(mode, "full");
+	bool since = out->base && w->base_snapshot >= 0 && !full_only;
+	int rc = open_session(d, repo, w, !since, err);
+	if (!rc && since)
+		rc = read_since_base(sn, *d, repo, out, w, err);
+	if (!rc)
+		rc = attach_work(*d, w, err);
+	if (!rc)
+		rc = read_snapshot(winfo, out, *d, w, err);
+	fdl_copy_options o = {.upto = rc ? -1 : winfo->last_snapshot, .data_path = repo->data_url,
+			      .refuse_inlined = true, .src_sqlite = !w->postgres};
+	bool done = false;
+	if (!rc && since && !(rc = freeze_since(&done, *sn, out, *d, w, &o, err)) && !done) {
+		/* DuckLake must be loaded before any other statement: a new session */
+		fdl_duck_free(*d);
+		rc = open_session(d, repo, w, true, err);
+		if (!rc)
+			rc = attach_work(*d, w, err);
+	}
+	if (!rc && !done) {
+		if (!since)
+			fdl_duck_trace(*d, "freeze: full (%s)", !out->base ? "a first version"
+								: full_only ? "FDL_FREEZE=full"
+									    : "the working catalog records no base snapshot");
+		rc = freeze_full(*d, out, repo, w, &o, err);
+	}
+	*alias = done ? "fdl_new" : FROZEN;
+	if (!done) {
+		fdl_since_free(*sn);
+		*sn = NULL;
+	}
+	return rc;
+}
+
 int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
 {
 	fdl_duck *d = NULL;
 	int rc = read_base(out, repo, w, err);
+	/* before the base's catalog is fetched: a withdrawn one is gone */
 	if (!rc)
-		rc = fdl_duck_new(&d, true, err);
-	if (!rc && (rc = fdl_duck_use_store(d, repo->store, err)))
-		fdl_duck_free(d);
-	if (rc)
-		return rc;
+		rc = base_is_live(repo, w, err);
+	if (!rc && !(out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir)))
+		rc = fdl_oom(err);
 	fdl_catalog_info winfo;
 	fdl_data_files files = {0};
-	/* the latest committed snapshot is read once; everything after it is
-	 * cut, so writers may go on writing (PostgreSQL) while this runs */
-	const char *work_alias = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
-	rc = fdl_catalog_attach_raw(d, "fdl_work", w->catalog, w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true,
-				    err);
+	fdl_since *sn = NULL; /* the incremental freeze's, when it was the one */
+	const char *nalias = FROZEN;
 	if (!rc)
-		rc = fdl_catalog_info_read(d, work_alias, &winfo, err);
-	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo.last_snapshot == w->base_snapshot;
-	if (!rc && winfo.last_snapshot < w->base_snapshot)
-		rc = fdl_fail(err, FDL_EINVALID,
-			      "the working catalog's latest snapshot (%lld) is older than its base version's (%lld)",
-			      (long long)winfo.last_snapshot, (long long)w->base_snapshot);
-	/* the new catalog stays attached through DuckLake while its metadata
-	 * rows are written, so the file is written once, at the detach */
-	bool attached = false;
-	if (!rc) {
-		out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir);
-		rc = out->catalog_file ? fdl_catalog_create_attached(d, out->catalog_file, "fdl_new", repo->data_url, err)
-				       : fdl_oom(err);
-		attached = !rc;
-	}
-	if (!rc) {
-		fdl_copy_options o = {.upto = winfo.last_snapshot, .data_path = repo->data_url, .refuse_inlined = true,
-				      .src_sqlite = !w->postgres};
-		rc = fdl_catalog_copy(d, work_alias, FROZEN, &o, err);
-	}
+		rc = freeze_catalog(out, &d, repo, w, &sn, &nalias, &winfo, err);
+	bool attached = !rc;
 	if (!rc)
-		rc = fdl_catalog_info_read(d, FROZEN, &out->info, err);
+		rc = fdl_catalog_info_read(d, nalias, &out->info, err);
 	if (!rc) {
 		/* snapshots added since the parent; none for a new description
 		 * alone, written as the one frozen snapshot: [first, last] must
@@ -224,23 +385,23 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
 		if (out->info.first_snapshot > out->info.last_snapshot)
 			out->info.first_snapshot = out->info.last_snapshot;
-		rc = fdl_catalog_data_files(d, FROZEN, &files, err);
+		rc = fdl_catalog_data_files(d, nalias, &files, err);
 	}
 	fdl_strlist added = {0};
 	if (!rc)
-		rc = base_is_live(repo, w, err);
+		rc = small_files(&out->warnings, &files, err);
 	/* a first version: every file is new */
 	if (!rc && w->base_snapshot >= 0)
-		rc = fdl_catalog_all_files(&added, d, FROZEN, w->base_snapshot + 1, err);
+		rc = fdl_catalog_all_files(&added, d, nalias, w->base_snapshot + 1, err);
 	fdl_strlist_sort(&added);
 	if (!rc)
-		rc = fdl_catalog_files_json(&out->files_json, d, FROZEN, &files, err);
+		rc = fdl_catalog_files_json(&out->files_json, d, nalias, &files, err);
 	if (!rc) /* what files.json's sha256 covers (fdl_data_hashes_add) */
-		rc = fdl_catalog_all_files_sized(&out->all_files, &out->all_sizes, d, FROZEN, -1, err);
+		rc = fdl_catalog_all_files_sized(&out->all_files, &out->all_sizes, d, nalias, -1, err);
 	fdl_strlist_sort(&out->all_files);
 	json_t *tables = NULL;
 	if (!rc)
-		rc = fdl_catalog_tables_json(&tables, d, FROZEN, &files, err);
+		rc = fdl_catalog_tables_json(&tables, d, nalias, &files, err);
 	/* the base's description carries over; what it, or the version whose
 	 * description checkout wrote, described may since have been dropped */
 	json_t *base_ds = NULL, *from_ds = NULL, *known = NULL;
@@ -270,7 +431,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	json_decref(known);
 	json_decref(tables);
 	if (!rc && w->base[0])
-		rc = changes_since_base(out, d, repo, w, err);
+		rc = sn && fdl_since_schema_same(sn) ? ((out->changes = json_array()) ? 0 : fdl_oom(err))
+						     : changes_since_base(out, d, repo, w, sn ? "fdl_base" : NULL, nalias, err);
 	/* DuckDB writes the frozen file while the new data files are looked
 	 * at and files.json is serialised: the store is not used by this
 	 * thread until the other one is joined */
@@ -283,7 +445,9 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		int drc = fdl_catalog_detach(d, "fdl_new", rc ? NULL : err);
 		if (!rc && drc)
 			rc = fdl_error_prefix(err, "writing the frozen catalog %s", out->catalog_file);
-		if (!rc)
+		/* DuckLake raises the tag of the file it created: read it once
+		 * written; a plain file's (incremental) was read with the info */
+		if (!rc && !sn)
 			rc = fdl_catalog_storage(d, out->catalog_file, out->info.storage, err);
 	}
 	if (threaded)
@@ -300,6 +464,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	}
 	fdl_strlist_free(&added);
 	fdl_data_files_free(&files);
+	fdl_since_free(sn);
 	fdl_duck_free(d);
 	return rc;
 }

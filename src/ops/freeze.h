@@ -22,6 +22,7 @@ typedef struct frozen {
 	 * its snapshots (sorted; may repeat), with the sizes it records */
 	fdl_strlist all_files;
 	fdl_strmap all_sizes;
+	fdl_strlist warnings; /* for the committer: tables of mostly small files */
 } frozen;
 
 /* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb

@@ -6,7 +6,9 @@
  * file version.json lists; that no file other than the spec's allowed
  * additions is in a version directory; for every live catalog, that it
  * stops at its snapshot, that every data file it references exists under
- * data_dir with its recorded size, and that files.json agrees with it.
+ * data_dir with its recorded size, that files.json agrees with it, and that
+ * the column statistics DuckLake answers min() and max() from are those of
+ * its data files.
  * On a store with no local files (S3, HTTP) each listed file is downloaded
  * into a temporary folder, hashed, and deleted once its version is checked:
  * verify checks what the store holds, never a cached copy.
@@ -20,13 +22,12 @@
 #include "sign.h"
 #include "verify.h"
 #include "iceberg.h"
+#include "../util/pool.h"
 #include "../util/strmap.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct report {
 	fdl_verify_report *out;
@@ -220,6 +221,12 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 		problem(r, fkey, "does not agree with the catalog (the catalog is right)");
 	json_decref(derived);
 	free(fkey);
+	fdl_strlist bad = {0};
+	if (fdl_catalog_stats_check(&bad, duck, alias, &e))
+		problem(r, key, "%s", e.message);
+	for (size_t i = 0; i < bad.len; i++)
+		problem(r, key, "%s", bad.items[i]);
+	fdl_strlist_free(&bad);
 	return true;
 }
 
@@ -499,11 +506,12 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 
 /* ---- checking the versions, on every core --------------------------------------- */
 
-/* One worker: its own repository handle (a store handle is one thread's),
- * its own DuckDB, its own downloads and sizes; each version's findings in
- * parts[i], merged in version order after. */
+/* One worker of the pool (src/util/pool.c): its own repository handle (a
+ * store handle is one thread's; worker 0 uses the caller's), its own
+ * DuckDB, downloads and sizes; each version's findings in parts[k],
+ * merged in version order after. */
 typedef struct verify_pool {
-	const char *root;
+	fdl_repo *repo; /* the caller's, for worker 0 */
 	const char *allowed_signers;
 	vdirs *dirs;
 	size_t *todo; /* indexes into dirs, in order */
@@ -511,52 +519,71 @@ typedef struct verify_pool {
 	fdl_verify_report *parts;
 	bool *unhashed; /* by part: its files.json records no sha256 of its data */
 	fdl_hash_cache *hashes;
-	atomic_size_t next;
+	atomic_bool oom;
 } verify_pool;
 
 typedef struct verify_worker {
-	verify_pool *pool;
-	fdl_repo *repo; /* the caller's for one worker, else its own */
+	fdl_repo *repo;
 	bool own_repo;
-	bool oom;
-	int rc;
-	fdl_error err;
-	pthread_t thread;
+	fdl_duck *duck;
+	fdl_strmap sizes;
+	char *tmpdir;
+	long downloads;
 } verify_worker;
 
-static void *verify_work(void *arg)
+static int verify_init(void *ctx, size_t index, void **state, fdl_error *err)
 {
-	verify_worker *w = arg;
-	verify_pool *p = w->pool;
-	fdl_duck *duck = NULL;
-	fdl_strmap sizes = {0};
-	char *tmpdir = NULL;
-	long downloads = 0;
-	if (w->own_repo && (w->rc = fdl_repo_open(&w->repo, p->root, &w->err)))
-		return NULL;
-	if ((w->rc = fdl_duck_new(&duck, false, &w->err)))
-		return NULL;
-	/* the workers are the parallelism: DuckDB's own threads only add
-	 * hand-offs to statements this small */
-	if ((w->rc = fdl_duck_threads(duck, 1, &w->err))) {
-		fdl_duck_free(duck);
-		return NULL;
+	verify_pool *p = ctx;
+	verify_worker *w = calloc(1, sizeof *w);
+	if (!w)
+		return fdl_oom(err);
+	*state = w;
+	w->repo = p->repo;
+	w->own_repo = index != 0;
+	int rc = w->own_repo ? fdl_repo_open(&w->repo, p->repo->root, err) : 0;
+	if (rc) {
+		w->repo = NULL;
+		return rc;
 	}
-	for (size_t k; (k = atomic_fetch_add(&p->next, 1)) < p->ntodo;) {
-		report r = {&p->parts[k], false, p->allowed_signers, tmpdir, downloads, &sizes, p->hashes, false};
-		check_version(&r, w->repo, duck, p->dirs, &p->dirs->items[p->todo[k]]);
-		p->unhashed[k] = r.unhashed;
-		tmpdir = r.tmpdir;
-		downloads = r.downloads;
-		w->oom |= r.oom;
+	/* catalogs are read raw: DuckDB alone, no extension to load */
+	if (!(rc = fdl_duck_new_loading(&w->duck, NULL, err)))
+		/* the workers are the parallelism: DuckDB's own threads only add
+		 * hand-offs to statements this small */
+		rc = fdl_duck_threads(w->duck, 1, err);
+	return rc;
+}
+
+static int verify_job(void *ctx, void *state, size_t k, fdl_error *err)
+{
+	(void)err; /* a version's problems are findings, never the pool's error */
+	verify_pool *p = ctx;
+	verify_worker *w = state;
+	report r = {&p->parts[k], false, p->allowed_signers, w->tmpdir, w->downloads, &w->sizes, p->hashes, false};
+	check_version(&r, w->repo, w->duck, p->dirs, &p->dirs->items[p->todo[k]]);
+	p->unhashed[k] = r.unhashed;
+	w->tmpdir = r.tmpdir;
+	w->downloads = r.downloads;
+	if (r.oom)
+		atomic_store(&p->oom, true);
+	return 0;
+}
+
+static void verify_fini(void *ctx, size_t index, void *state)
+{
+	(void)ctx;
+	(void)index;
+	verify_worker *w = state;
+	if (!w)
+		return;
+	fdl_duck_free(w->duck);
+	fdl_strmap_free(&w->sizes);
+	if (w->tmpdir) {
+		fdl_rm_rf(w->tmpdir);
+		free(w->tmpdir);
 	}
-	fdl_duck_free(duck);
-	fdl_strmap_free(&sizes);
-	if (tmpdir) {
-		fdl_rm_rf(tmpdir);
-		free(tmpdir);
-	}
-	return NULL;
+	if (w->own_repo)
+		fdl_repo_free(w->repo);
+	free(w);
 }
 
 /* Move the findings of `from` to the end of `to`. */
@@ -574,6 +601,30 @@ static int take_findings(fdl_finding **to, size_t *to_n, fdl_finding **from, siz
 	*from = NULL;
 	*from_n = 0;
 	return 0;
+}
+
+/* One version's findings, after those of the versions before it. */
+static void merge_part(report *r, fdl_verify_report *part)
+{
+	r->out->versions_checked += part->versions_checked;
+	if (take_findings(&r->out->problems, &r->out->problem_count, &part->problems, &part->problem_count) ||
+	    take_findings(&r->out->warnings, &r->out->warning_count, &part->warnings, &part->warning_count))
+		r->oom = true;
+	if (part->signature_count) {
+		fdl_good_signature *g =
+			realloc(r->out->signatures, (r->out->signature_count + part->signature_count) * sizeof *g);
+		if (!g) {
+			r->oom = true;
+		} else {
+			memcpy(g + r->out->signature_count, part->signatures, part->signature_count * sizeof *g);
+			r->out->signatures = g;
+			r->out->signature_count += part->signature_count;
+			free(part->signatures);
+			part->signatures = NULL;
+			part->signature_count = 0;
+		}
+	}
+	fdl_verify_report_free_fields(part);
 }
 
 /* One warning for every live version whose files.json records no sha256
@@ -601,13 +652,16 @@ static void unhashed_warning(report *r, const vdirs *dirs, const verify_pool *p)
 	warning(r, where, what);
 }
 
-/* Versions are checked on as many threads as there are cores (at most 8;
+/* Versions are checked on the pool, one worker per core (at most 8;
  * FDL_VERIFY_THREADS sets it): hashing and DuckDB's reading of each
- * catalog are the cost, and versions share nothing but the listing. */
+ * catalog are the cost, and versions share nothing but the listing and
+ * the data files' hashes. Each catalog is read once, by one attach. The
+ * findings are merged in the order of the versions, so the report is the
+ * same on any number of cores. */
 static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_error *err)
 {
-	verify_pool p = {repo->root, r->allowed_signers, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL,
-			 calloc(dirs->len + 1, sizeof(bool)), NULL, 0};
+	verify_pool p = {repo, r->allowed_signers, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL,
+			 calloc(dirs->len + 1, sizeof(bool)), NULL, false};
 	if (!p.todo || !p.unhashed || fdl_hash_cache_new(&p.hashes, err)) {
 		free(p.todo);
 		free(p.unhashed);
@@ -617,67 +671,19 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 		if (dirs->items[i].v && (all || dirs->items[i].reachable))
 			p.todo[p.ntodo++] = i;
 	p.parts = calloc(p.ntodo + 1, sizeof *p.parts);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	const char *env = getenv("FDL_VERIFY_THREADS");
-	long n = env && atol(env) > 0 ? atol(env) : cores > 0 ? cores : 1;
-	if (n > 8 && !env)
-		n = 8;
-	if ((size_t)n > p.ntodo)
-		n = p.ntodo ? (long)p.ntodo : 1;
-	verify_worker *w = calloc((size_t)n, sizeof *w);
-	int rc = 0;
-	if (!p.parts || !w)
-		rc = fdl_oom(err);
-	long started = 0;
-	for (long i = 0; i < n && !rc; i++) {
-		w[i].pool = &p;
-		w[i].repo = i == 0 ? repo : NULL;
-		w[i].own_repo = i != 0;
-		if (i == 0)
-			continue; /* the calling thread is worker 0 */
-		if (pthread_create(&w[i].thread, NULL, verify_work, &w[i]) != 0)
-			break; /* fewer threads; the others take their share */
-		started = i;
-	}
+	int rc = p.parts ? 0 : fdl_oom(err);
+	fdl_pool_task t = {.jobs = p.ntodo, .threads = fdl_pool_threads(8, "FDL_VERIFY_THREADS"), .ctx = &p,
+			   .init = verify_init, .job = verify_job, .fini = verify_fini};
 	if (!rc)
-		verify_work(&w[0]);
-	for (long i = 1; i <= started; i++)
-		pthread_join(w[i].thread, NULL);
-	for (long i = 0; w && i < n; i++) { /* every worker's repository, even after an error */
-		if (w[i].own_repo)
-			fdl_repo_free(w[i].repo);
-		if (w[i].rc && !rc)
-			rc = fdl_fail(err, w[i].rc, "%s", w[i].err.message);
-		r->oom |= w[i].oom;
-	}
-	for (size_t k = 0; k < p.ntodo && p.parts; k++) {
-		fdl_verify_report *part = &p.parts[k];
-		r->out->versions_checked += part->versions_checked;
-		if (take_findings(&r->out->problems, &r->out->problem_count, &part->problems, &part->problem_count) ||
-		    take_findings(&r->out->warnings, &r->out->warning_count, &part->warnings, &part->warning_count))
-			r->oom = true;
-		if (part->signature_count) {
-			fdl_good_signature *g = realloc(r->out->signatures,
-							(r->out->signature_count + part->signature_count) * sizeof *g);
-			if (!g) {
-				r->oom = true;
-			} else {
-				memcpy(g + r->out->signature_count, part->signatures, part->signature_count * sizeof *g);
-				r->out->signatures = g;
-				r->out->signature_count += part->signature_count;
-				free(part->signatures);
-				part->signatures = NULL;
-				part->signature_count = 0;
-			}
-		}
-		fdl_verify_report_free_fields(part);
-	}
+		rc = fdl_pool_run(&t, err);
+	r->oom |= atomic_load(&p.oom);
+	for (size_t k = 0; k < p.ntodo && p.parts; k++)
+		merge_part(r, &p.parts[k]);
 	unhashed_warning(r, dirs, &p);
 	fdl_hash_cache_free(p.hashes);
 	free(p.unhashed);
 	free(p.parts);
 	free(p.todo);
-	free(w);
 	return rc;
 }
 

@@ -158,6 +158,27 @@ def test_the_index_gives_the_same_history_in_a_few_requests(repo, tmp_path, host
     assert len([r for r in plain.requests if r.endswith("/version.json")]) == 40
 
 
+def test_a_whole_history_of_150_versions_in_five_requests(repo, tmp_path, host_of):
+    """One pack at rest, whatever the length: a whole `fdl log URL`, by
+    HEAD (fdl.json, HEAD, the ref, the pointer, the pack) or by branch,
+    takes at most five requests from a plain static host with a cold cache,
+    and lists what the version.json files give."""
+    Versions(repo, tmp_path, 150)
+    root = repo.root
+    pointer = read_json(root / "history" / "heads" / "main.json")
+    assert pointer["seq"] == 150 and len(pointer["packs"]) == 1
+    assert 16 <= len(pointer["tail"]) <= 32
+    truth = walk(root)
+    host = host_of(root)
+    for k, (target, args) in enumerate(((host.url, ["--json"]), (host.url, []), (f"{host.url}@main", ["--json"]))):
+        host.requests.clear()
+        out = fdl("log", target, *args, env=cold(tmp_path, f"w{k}")).stdout
+        assert out == fdl("log", root, *args).stdout
+        assert len(host.requests) <= 5, host.requests
+        assert not [r for r in host.requests if r.endswith("/version.json")]
+    assert log_ids(f"{host.url}@main", env=cold(tmp_path, "ids")) == truth
+
+
 def test_an_index_behind_its_branch_is_completed_never_shown(repo, tmp_path):
     vs = Versions(repo, tmp_path, 20)
     root = repo.root

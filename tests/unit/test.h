@@ -48,6 +48,7 @@ extern const t_case commit_tests[];
 extern const t_case dataset_tests[];
 extern const t_case hindex_tests[];
 extern const t_case rebase_tests[];
+extern const t_case pool_tests[];
 
 /* A fresh temporary folder for a test (caller frees and removes). */
 char *t_tempdir(void);

@@ -1,6 +1,6 @@
 /* The history index's own rules (src/layout/hindex.c) on a folder of
- * version.json files: at most 16 versions inline and two packs whatever the
- * length, old packs removed, every version read from the index when it is
+ * version.json files: 16 to max(32, sqrt(n)) versions inline and one pack
+ * whatever the length n, old packs removed, every version read from the index when it is
  * current; an index behind its branch, or of a branch another one forked
  * from, completed from version.json files; a seq opened through the index
  * only when that version's own version.json agrees. */
@@ -111,27 +111,29 @@ static void bounded_shape_at_any_length(t_ctx *t)
 	fdl_repo *repo = NULL;
 	fdl_error err;
 	CHECK(t, fdl_repo_open(&repo, c.root, &err) == 0);
-	bool merged = false;
-	size_t most_packs = 0;
-	for (int k = 0; repo && k < 330; k++) {
-		CHECK(t, grow(&c, 1) == 0);
+	size_t most_tail = 0;
+	for (int k = 0; repo && k < 390; k++) {
+		/* past 1,024 versions (sqrt > 32), in one step: then one by one again */
+		CHECK(t, grow(&c, k == 330 ? 760 : 1) == 0);
 		CHECK(t, fdl_history_update(repo, "main", -1, &err) == 0);
 		json_t *p = pointer(&c, "main");
 		CHECK(t, p != NULL);
 		size_t tail = json_array_size(json_object_get(p, "tail"));
 		size_t packs = json_array_size(json_object_get(p, "packs"));
-		CHECK(t, tail <= 32 && packs <= 2 && (c.n < 16 || tail >= 16));
+		size_t bound = 32;
+		while ((bound + 1) * (bound + 1) <= (size_t)c.n)
+			bound++;
+		/* one pack at any length: the whole history in the pointer and one pack */
+		CHECK(t, tail <= bound && packs <= 1 && (c.n < 16 || tail >= 16));
 		CHECK(t, json_integer_value(json_object_get(p, "seq")) == c.n);
 		CHECK(t, (int)packs == pack_files(&c)); /* the packs it replaced are gone */
-		if (packs > most_packs)
-			most_packs = packs;
-		if (most_packs == 2 && packs == 1)
-			merged = true;
-		if (c.n == 33) /* 33 versions: the oldest 17 became the first pack */
+		if (tail > most_tail)
+			most_tail = tail;
+		if (c.n == 33) /* 33 versions: the oldest 17 became the pack */
 			CHECK(t, packs == 1 && tail == 16);
 		json_decref(p);
 	}
-	CHECK(t, most_packs == 2 && merged); /* the second pack grew past 256 and was merged */
+	CHECK(t, most_tail > 32); /* past 1,024 versions the pointer holds sqrt(n) */
 	for (int whole = 0; whole < 2; whole++) { /* heads only, then whole version.json files */
 		fdl_hist h;
 		CHECK(t, repo && fdl_history_read(&h, repo, "main", c.ids[c.n - 1], -1, whole, &err) == 0);
@@ -444,7 +446,7 @@ static void an_edited_head_is_caught_where_it_matters(t_ctx *t)
 }
 
 const t_case hindex_tests[] = {
-	{"history index: 16 to 32 inline, two packs, old packs removed, at any length", bounded_shape_at_any_length},
+	{"history index: 16 to max(32, sqrt n) inline, one pack, old packs removed, at any length", bounded_shape_at_any_length},
 	{"history index: behind its branch or forked from, completed from version.json", stale_and_forked_are_completed},
 	{"history index: a seq it names is checked against that version.json", a_seq_is_checked_against_its_version},
 	{"history index: a pack past 1 MiB is parsed in two halves at once", a_long_pack_is_parsed_in_halves},

@@ -121,7 +121,8 @@ def _fn(name: str, restype: Any, *argtypes: Any) -> Any:
 
 class _CommitOptions(ctypes.Structure):
     _fields_ = [("message", _s), ("author_name", _s), ("author_email", _s), ("inputs", ctypes.POINTER(_s)),
-                ("input_count", ctypes.c_size_t), ("progress", _p), ("progress_payload", _p)]
+                ("input_count", ctypes.c_size_t), ("progress", _p), ("progress_payload", _p),
+                ("compact", ctypes.c_int), ("warning", _p), ("warning_payload", _p)]
 
 
 class _CheckoutOptions(ctypes.Structure):
@@ -376,7 +377,7 @@ def commit(work: PathLike, message: str, author: Union[str, Author, None] = None
     who = _author(author)
     items = (_s * (len(inputs) + 1))(*[i.encode() for i in inputs], None)
     opts = _CommitOptions(message.encode(), who.name.encode(), who.email.encode() if who.email else None,
-                          items, len(inputs), None, None)
+                          items, len(inputs), None, None, 0, None, None)
     out, err = (ctypes.c_char * (ID_LEN + 1))(), _Error()
     _check(_commit(out, _path(work), ctypes.byref(opts), ctypes.byref(err)), err)
     return out.value.decode()

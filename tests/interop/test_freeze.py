@@ -1,0 +1,175 @@
+"""The incremental freeze equals the full one (issue 39).
+
+Each commit here is made twice from the same working catalog: once as fdl
+commits (incremental from the base version's frozen catalog, FDL_TRACE
+saying so) and once with FDL_FREEZE=full, the branch and the working
+catalog's record put back in between. The two frozen catalogs must hold the
+same rows in every metadata table, and files.json and dataset.json must be
+the same bytes, after inserts, schema changes, deletes, renames, views and
+comments, partitioning, compaction (files merged) and snapshot expiry, at
+several sizes. The incremental one is the base of the next step, so a
+difference would build up and be seen.
+"""
+import os
+import shutil
+
+import duckdb
+import pytest
+
+from conftest import Repo, fdl, read_json
+
+STATE = ("refs", "history")
+
+
+def save(repo, work):
+    saved = {p: repo.root / p for p in STATE}
+    return {"record": (work / "fdl-work.json").read_text(),
+            "dirs": {p: (shutil.copytree(d, repo.root.parent / f"saved-{p}", dirs_exist_ok=True) and
+                         {f.relative_to(d): f.read_bytes() for f in d.rglob("*") if f.is_file()})
+                     for p, d in saved.items() if d.exists()}}
+
+
+def restore(repo, work, state):
+    (work / "fdl-work.json").write_text(state["record"])
+    for p in STATE:
+        shutil.rmtree(repo.root / p, ignore_errors=True)
+    for p, files in state["dirs"].items():
+        for rel, data in files.items():
+            f = repo.root / p / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(data)
+
+
+def metadata(path):
+    """Every table of a frozen catalog: its columns and its rows, sorted."""
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{path}' AS c (READ_ONLY)")
+    out = {}
+    for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'c' ORDER BY 1").fetchall():
+        cols = con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'c' AND "
+                           "table_name = ? ORDER BY column_index", [t]).fetchall()
+        # as text: Python has no time zone database for TIMESTAMPTZ here
+        text = ", ".join(f'CAST("{c}" AS VARCHAR)' for c, _ in cols)
+        out[t] = (cols, con.execute(f"SELECT {text} FROM c.{t} ORDER BY ALL").fetchall())
+    cons = con.execute("SELECT table_name, constraint_text FROM duckdb_constraints() WHERE database_name = 'c' "
+                       "ORDER BY ALL").fetchall()
+    tags = con.execute("SELECT tags FROM duckdb_databases() WHERE database_name = 'c'").fetchall()
+    con.close()
+    return out, cons, tags
+
+
+def both_ways(repo, work, msg, expect="incremental"):
+    """Commit the working catalog incrementally and in full; compare; leave
+    the incremental version as the branch's tip."""
+    before = save(repo, work)
+    p = fdl("commit", work, "-m", msg, env={"FDL_TRACE": "1"})
+    line = [l for l in p.stderr.splitlines() if "fdl trace: freeze:" in l]
+    assert len(line) == 1 and f"freeze: {expect}" in line[0], line
+    inc = repo.head()
+    after = save(repo, work)
+    restore(repo, work, before)
+    fdl("commit", work, "-m", msg, env={"FDL_FREEZE": "full"})
+    full = repo.head()
+    assert full != inc
+    a, b = repo.root / "versions" / inc, repo.root / "versions" / full
+    ma, mb = metadata(a / "ducklake.duckdb"), metadata(b / "ducklake.duckdb")
+    for t in ma[0]:
+        assert ma[0][t] == mb[0][t], (msg, t)
+    assert ma == mb, msg
+    for name in ("files.json", "dataset.json"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), (msg, name)
+    restore(repo, work, after)
+    return line[0]
+
+
+def steps(con, n):
+    """The history the two freezes are compared on; n sets its size."""
+    yield "tables", ["CREATE TABLE lake.t (k BIGINT, s VARCHAR)", "CREATE TABLE lake.u (a INTEGER, d DATE)",
+                     "INSERT INTO lake.t VALUES (0, 'zero')", "INSERT INTO lake.u VALUES (1, DATE '2024-01-01')"]
+    yield "inserts", [f"INSERT INTO lake.t SELECT {i} * 10 + range, 'r' || range FROM range(3)" for i in range(n)]
+    yield "a column added", ["ALTER TABLE lake.t ADD COLUMN c DOUBLE DEFAULT 1.5",
+                             "INSERT INTO lake.t VALUES (-1, 'new', 2.5)"]
+    yield "deletes and an update", ["DELETE FROM lake.t WHERE k % 7 = 0", "UPDATE lake.u SET a = a + 1",
+                                    "DELETE FROM lake.t WHERE k = 11"]
+    yield "renames", ["ALTER TABLE lake.t RENAME COLUMN s TO label", "ALTER TABLE lake.u RENAME TO u2",
+                      "ALTER TABLE lake.t ALTER COLUMN k SET DATA TYPE BIGINT"]
+    yield "views, comments, a dropped table", [
+        "CREATE VIEW lake.v AS SELECT k FROM lake.t WHERE k > 3", "COMMENT ON TABLE lake.t IS 'the table'",
+        "COMMENT ON COLUMN lake.t.k IS 'the key'", "CREATE TABLE lake.gone (x INTEGER)",
+        "INSERT INTO lake.gone VALUES (1)", "DROP TABLE lake.gone", "CREATE SCHEMA lake.other",
+        "CREATE TABLE lake.other.w (x VARCHAR)", "INSERT INTO lake.other.w VALUES ('w')"]
+    yield "partitioned", ["CREATE TABLE lake.p (y INTEGER, v VARCHAR)", "ALTER TABLE lake.p SET PARTITIONED BY (y)",
+                          "INSERT INTO lake.p VALUES (2020, 'a'), (2021, 'b')", "INSERT INTO lake.p VALUES (2020, 'c')"]
+    yield "files merged", ["CALL ducklake_merge_adjacent_files('lake')"]
+    yield "more after the merge", [f"INSERT INTO lake.t VALUES ({1000 + i}, 'after', 0.5)" for i in range(3)]
+    # snapshots no version froze (the ones between two commits) may be
+    # expired; those a version froze may not (docs/format.md)
+    yield "snapshots expired", ["INSERT INTO lake.t VALUES (2000, 'x', 1)", "INSERT INTO lake.t VALUES (2001, 'y', 1)",
+                                "INSERT INTO lake.t VALUES (2002, 'z', 1)", "EXPIRE"]
+    yield "rewritten", ["CALL ducklake_rewrite_data_files('lake', delete_threshold => 0)",
+                        "INSERT INTO lake.t VALUES (3000, 'last', 3)"]
+
+
+@pytest.mark.parametrize("n", [1, 40, 1100])
+def test_incremental_equals_full(tmp_path, n):
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    first = True
+    frozen = set()
+    for name, sqls in steps(con, n):
+        for sql in sqls:
+            if sql == "EXPIRE":
+                # every snapshot no version froze, but the latest: rows only
+                # those saw go from the working catalog, before the base too
+                snaps = [r[0] for r in con.execute("SELECT snapshot_id FROM lake.snapshots()").fetchall()]
+                ids = [i for i in snaps if i not in frozen and i != max(snaps)]
+                con.execute(f"CALL ducklake_expire_snapshots('lake', versions => {ids})")
+            else:
+                con.execute(sql)
+        frozen.add(con.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0])
+        line = both_ways(repo, work, name, "full (a first version)" if first else "incremental")
+        if name == "snapshots expired":  # rows of the base's past went: those tables are copied whole
+            assert "copied whole" in line and "ducklake_snapshot" in line, line
+        first = False
+    # a new description alone: no snapshot since the base
+    (work / "dataset.yml").write_text("name: eq\ntitle: Equal both ways\n")
+    assert "no snapshot since" in both_ways(repo, work, "description")
+    # the last version read by stock DuckDB, through fdl attach
+    v = repo.open_version("main")
+    assert v.execute("SELECT count(*) FROM lake.t WHERE label = 'last'").fetchone() == (1,)
+    assert fdl("verify", repo.root, check=False).returncode == 0
+
+
+def test_many_small_files_warned_and_compacted(tmp_path):
+    """A table of mostly small files is named at commit with the call that
+    merges them; --compact merges them first (a new snapshot of the working
+    catalog), the rows stay the same, and the older version still reads
+    the files it had."""
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t (k INTEGER)")
+    con.execute("CREATE TABLE lake.few (k INTEGER)")
+    for i in range(60):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+    for i in range(40):  # under the threshold: no warning for it
+        con.execute(f"INSERT INTO lake.few VALUES ({i})")
+    p = fdl("commit", work, "-m", "small files")
+    warned = [line for line in p.stderr.splitlines() if line.startswith("fdl: warning:")]
+    assert len(warned) == 1, p.stderr
+    assert "table main.t: 60 of its 60 data files are under 1 MiB" in warned[0]
+    assert "ducklake_merge_adjacent_files" in warned[0] and "--compact" in warned[0]
+    before = repo.head()
+    con.execute("INSERT INTO lake.t VALUES (60)")
+    p = fdl("commit", work, "-m", "compacted", "--compact", env={"FDL_TRACE": "1"})
+    assert "fdl: warning" not in p.stderr, p.stderr
+    assert "compact: " in p.stderr and "data files merged" in p.stderr
+    files = read_json(repo.root / "versions" / repo.head() / "files.json")
+    assert len(files["tables"]["main.t"]["files"]) < 5, files["tables"]["main.t"]
+    v = repo.open_version("main")
+    assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (61, sum(range(61)))
+    assert v.execute("SELECT count(*) FROM lake.few").fetchone() == (40,)
+    old = repo.open_version(before)
+    assert old.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (60, sum(range(60)))
+    assert fdl("verify", repo.root, "--all", check=False).returncode == 0

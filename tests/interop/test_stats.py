@@ -1,0 +1,159 @@
+"""Statistics of a frozen catalog describe its snapshot (issue 43).
+
+DuckLake answers min() and max() from ducklake_table_column_stats without
+reading a file while no row was deleted, and that table only holds the
+working catalog's latest state. A commit freezes the snapshot it read first;
+a writer that goes on inserting before the rows are copied must not leak its
+bounds into the version. The interleaving is forced, never timed: the commit
+waits at its pause point (FDL_PAUSE_AT, the sanitizer build) between reading
+the snapshot and copying it, the test's writer inserts, then lets it go.
+"""
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import EXT, FDL, Repo, connect, fdl
+from test_postgres import new_db, postgres  # noqa: F401  (the module's PostgreSQL server)
+
+
+def held_commit(work, tmp, during, msg):
+    """fdl commit paused between its snapshot read and the copy
+    (FDL_PAUSE_AT) while `during()` runs; fails unless it really waited
+    there."""
+    gate = tmp / f"pause-{msg}"
+    gate.mkdir()
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org",
+               FDL_PAUSE_AT="freeze-snapshot", FDL_PAUSE_DIR=str(gate))
+    p = subprocess.Popen([FDL, "commit", str(work), "-m", msg], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300  # a safety net, never the outcome
+        while not (gate / "freeze-snapshot.reached").exists():
+            assert p.poll() is None, f"the commit ended before its pause point: {p.communicate()}"
+            assert time.monotonic() < deadline, "the commit never reached its pause point"
+            time.sleep(0.005)
+        try:
+            during()
+        finally:
+            (gate / "freeze-snapshot.go").touch()
+        out, err = p.communicate(timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, err
+    assert "pause point freeze-snapshot reached" in err, "this fdl has no pause points: run the sanitizer build (FDL_BIN)"
+    return out.strip()
+
+
+def versions_answer_their_rows(repo, expected):
+    """Each version's min()/max() (which DuckLake answers from the statistics)
+    equal the bounds of the rows it holds (read row by row)."""
+    for vid, want in expected.items():
+        con = repo.open_version(vid)
+        got = con.execute("SELECT min(k), max(k), count(*) FROM lake.t").fetchone()
+        held = sorted(r[0] for r in con.execute("SELECT k FROM lake.t").fetchall())
+        assert held == sorted(want), vid
+        assert got == (min(want), max(want), len(want)), (vid, got, min(want), max(want))
+
+
+def commits_beside_a_writer(repo, work, con, tmp, n=30):
+    """n commits, each with a writer inserting a greater and a smaller k
+    while the commit is held; returns each version's rows."""
+    con.execute("CREATE TABLE lake.t (k BIGINT)")
+    con.execute("INSERT INTO lake.t VALUES (0)")
+    have = [0]
+    expected = {}
+    for i in range(1, n + 1):
+        con.execute(f"INSERT INTO lake.t VALUES ({i})")
+        have.append(i)
+        snapshot = list(have)
+        late = [10_000 + i, -10_000 - i]
+
+        def writer(rows=late):
+            for k in rows:
+                con.execute(f"INSERT INTO lake.t VALUES ({k})")
+        held_commit(work, tmp, writer, f"v{i}")
+        expected[repo.head()] = snapshot
+        have += late
+    return expected
+
+
+def test_commits_beside_a_writer_sqlite(tmp_path):
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    expected = commits_beside_a_writer(repo, work, con, tmp_path)
+    assert len(expected) == 30
+    versions_answer_their_rows(repo, expected)
+    p = fdl("verify", repo.root, "--all", check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_commits_beside_a_writer_postgres(postgres, tmp_path):  # noqa: F811
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "stats")
+    con = connect()
+    con.execute(fdl("checkout", repo.root, work).stdout)
+    expected = commits_beside_a_writer(repo, work, con, tmp_path)
+    assert len(expected) == 30
+    versions_answer_their_rows(repo, expected)
+    p = fdl("verify", repo.root, "--all", check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("column", ["k BIGINT", "k VARCHAR", "k DATE", "k DECIMAL(9,2)", "k DOUBLE"])
+def test_recomputed_bounds_order_by_type(tmp_path, column):
+    """The bounds recomputed at the cut order values as their type does
+    ('10' after '9' as numbers, before it as text), as DuckLake does."""
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    typ = column.split(" ", 1)[1]
+    con.execute(f"CREATE TABLE lake.t ({column})")
+    values, late = {"BIGINT": (["9", "10", "-3"], "100"), "VARCHAR": (["9", "10", "b"], "c"),
+                    "DATE": (["2024-01-09", "2023-12-31", "2024-01-10"], "2025-01-01"),
+                    "DECIMAL(9,2)": (["9.5", "10.25", "-0.75"], "100.5"),
+                    "DOUBLE": (["9.5", "10.25", "-1e3"], "1e9")}[typ]
+    for v in values:
+        con.execute(f"INSERT INTO lake.t VALUES (CAST('{v}' AS {typ}))")
+    # the writer's value is past every bound: the version must not answer it
+    held_commit(work, tmp_path, lambda: con.execute(f"INSERT INTO lake.t VALUES (CAST('{late}' AS {typ}))"),
+                "typed")
+    v = repo.open_version("main")
+    got = v.execute("SELECT min(k), max(k) FROM lake.t").fetchone()
+    rows = [r[0] for r in v.execute("SELECT k FROM lake.t").fetchall()]
+    assert got == (min(rows), max(rows))
+    assert len(rows) == len(values)
+
+
+def test_verify_names_a_version_whose_bounds_no_file_holds(tmp_path):
+    """A version whose column statistics claim a bound none of its files
+    holds (what a commit beside a writer made before the fix) is named by
+    fdl verify, with the table, the column and the value; the others pass."""
+    import sqlite3
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t (k BIGINT, s VARCHAR)")
+    con.execute("INSERT INTO lake.t VALUES (1, 'a'), (2, 'b')")
+    fdl("commit", work, "-m", "good")
+    good = repo.head()
+    con.execute("INSERT INTO lake.t VALUES (3, 'c')")
+    con.close()
+    # the statistics a writer past the snapshot left before the fix
+    db = sqlite3.connect(work / "ducklake.sqlite")
+    db.execute("UPDATE ducklake_table_column_stats SET max_value = '238' WHERE column_id = 1")
+    db.commit()
+    db.close()
+    fdl("commit", work, "-m", "bad")
+    bad = repo.head()
+    v = repo.open_version(bad)
+    assert v.execute("SELECT max(k) FROM lake.t").fetchone() == (238,)  # what stock DuckDB answers
+    p = fdl("verify", repo.root, "--all", check=False)
+    assert p.returncode != 0
+    named = [line for line in (p.stdout + p.stderr).splitlines() if "none of its data files holds" in line]
+    assert len(named) == 1, p.stdout + p.stderr
+    assert f"versions/{bad}/" in named[0] and "table main.t, column k" in named[0] and "max is 238" in named[0]
+    assert good not in p.stdout + p.stderr
