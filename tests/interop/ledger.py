@@ -17,8 +17,9 @@ What a test must tell the ledger, because it cannot see it:
   the test, so none is forgotten.
 - `ledger.reader(root, env=None)`: another place the same versions are read
   from (an `http://` host, a bucket under another endpoint). Clone
-  destinations and every `http(s)://` root given to attach/query/export/log/
-  clone are added by themselves. A reader that a fixture stops (a server)
+  destinations and every `http(s)://` root given to attach/query/export/
+  verify/clone are added by themselves (log and show read no table, so a
+  host they alone touched is not re-read). A reader that a fixture stops (a server)
   must be checked before it stops: `ledger.check()` in its teardown.
 - `ledger.gone(*vids)`: the test expired or withdrew these on purpose; they
   must then answer "expired or withdrawn" (exit 7), not other rows.
@@ -43,7 +44,7 @@ import duckdb
 
 UUID = re.compile(r"\b([0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\b")
 PUBLISH = {"commit", "run"}
-READS = {"attach", "query", "export", "log", "show", "verify"}
+READS = {"attach", "query", "export", "verify"}  # commands that read tables (log and show read none)
 CURRENT = [None]  # the ledger of the test running in this process (set by the fixture)
 
 
