@@ -57,7 +57,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
                             {"seq": 1, "sql": "SELECT count(*) AS n FROM population"},
                             {"seq": 3, "sql": "SELECT * FROM towns"},
                             {"seq": 2, "sql": "SELECT code, name FROM towns ORDER BY code"}],
-                "viewers": [{"seq": 2, "table": "main.towns"}, {"seq": 3, "table": "main.population"}],
+                "viewers": [{"seq": 2, "table": "main.towns"}, {"seq": 3, "table": "main.population", "stats": True}],
                 "compares": [2, 3]}
         p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS), json.dumps(plan)],
                            capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
@@ -188,10 +188,12 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     site = tmp_path / "site"
     shutil.copytree(repo.root, site)
     shutil.copytree(ROOT / "build" / "web", site, dirs_exist_ok=True)
-    # version 3's files.json as a writer without fdl's field_ids writes it
+    # version 3's files.json as a writer without fdl's additions writes it
     fj = site / "versions" / repo.head() / "files.json"
     doc = json.loads(fj.read_text())
     assert doc["tables"]["main.towns"].pop("field_ids") == {"code": 1, "town_name": 2}
+    assert [c["field_id"] for c in doc["tables"]["main.towns"].pop("columns")] == [1, 2]
+    assert doc["tables"]["main.towns"].pop("schema_changed") is True
     fj.write_text(json.dumps(doc))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -340,6 +342,6 @@ def test_the_page_reads_every_kind_of_table_as_duckdb_does(repo, tmp_path):
     con.execute(fdl("attach", repo.root, "main:1").stdout)
     for q, got in zip(queries, seen["queries"]):
         stock = q.replace("FROM ty", "FROM lake.ty").replace("FROM other.p", "FROM lake.other.p").replace("FROM v", "FROM lake.v")
-        want = [["" if x is None else str(x) for x in row] for row in con.execute(stock).fetchall()]
+        want = [["NULL" if x is None else str(x) for x in row] for row in con.execute(stock).fetchall()]
         assert got["rows"] == want, (q, got["rows"] or got["status"], want)
     assert seen["queries"][-1]["rows"] == [["1", "héllo"]]
