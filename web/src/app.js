@@ -7,7 +7,7 @@
 // loads nothing a repository names) and links limited to http(s) and mailto.
 import * as duckdb from '@duckdb/duckdb-wasm';
 import MarkdownIt from 'markdown-it';
-import { tableSql, whyNotReadable } from './reading.js';
+import { fileUrl, tableSql, whyNotReadable } from './reading.js';
 import { csvText, valueText } from './text.js';
 
 const base = new URL('.', location.href);
@@ -481,7 +481,7 @@ function tableSection(t, filesJson, dataDir, why, open) {
     open && !why ? viewer(t, open) : null,
     entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
       h('div', { class: 'scroll' }, h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
-        h('td', { class: 'path' }, h('a', { href: new URL(`${dataDir}/${f.path}`, base).href }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
+        h('td', { class: 'path' }, h('a', { href: fileUrl(base, dataDir, f.path) }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
         h('td', { class: 'num' }, bytes(f.bytes)), h('td', {}, f.deletes ? `deletes: ${f.deletes.rows} rows` : ''))))))) : null);
 }
 

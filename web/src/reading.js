@@ -37,7 +37,9 @@ function outsideQuotes(type, f) {
 const engineType = (type) => outsideQuotes(type, (p) => p.replace(/\bJSON\b/g, 'VARCHAR').replace(/\bUHUGEINT\b/g, 'HUGEINT'));
 const nested = (type) => /[[(]/.test(type.replace(/^DECIMAL\(\d+,\s*\d+\)$/i, ''));
 
-const fileUrl = (base, dataDir, path) => new URL(`${dataDir}/${path}`, base).href;
+// A data file's URL: each segment of its path escaped (a partition folder
+// such as region=a%3Db holds a % of its own).
+export const fileUrl = (base, dataDir, path) => new URL(`${dataDir}/${path}`.split('/').map(encodeURIComponent).join('/'), base).href;
 
 // Why the browser cannot read table t (dataset.json) of this files.json as
 // DuckLake does; null when it can.
