@@ -412,6 +412,7 @@ next #line', ['NULL', '', 'x,y', 'it''s', NULL, ' lead'], {'a': NULL, 'b': 'x:y'
         assert got["header"] == [c[0] for c in lake.execute("DESCRIBE lake.vals").fetchall()]
         assert got["rows"] == want, got["rows"]
         assert got["nulls"][2] == [False] + [True] * 19  # NULL is NULL, not the text 'NULL' of row 1's list
+        assert got["broken"] == [], got["broken"]  # a date, a UUID, a number is never split across lines
         assert base64.b64decode(got["csv"]) == stock_csv(lake, "SELECT * FROM lake.vals ORDER BY id", tmp_path)
     proj = "SELECT id, tstz, st.b AS b, l[1] AS first FROM lake.vals ORDER BY id DESC"
     assert projection["rows"] == stock_text(lake, proj)
@@ -486,7 +487,8 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
         "queries": [{"seq": 4, "sql": q} for q in queries],
         "viewers": [{"seq": 4, "table": "main.t", "stats": True}],
         "compares": [3, 4],
-        "pages": [{"id": log[5], "name": "withdrawn"}, {"id": log[1], "name": "expired"}, {"id": log[4], "name": "live"}]})
+        "pages": [{"id": log[5], "name": "withdrawn"}, {"id": log[1], "name": "expired"}, {"id": log[4], "name": "live"},
+                  {"id": log[3], "name": "older"}]})
     # the offline versions' files.json are asked for and missing: those 404s only
     assert [e for e in seen["consoleErrors"] if "404" not in e] == [], seen["consoleErrors"]
     for q, got, w in zip(queries, seen["queries"], want):
@@ -503,7 +505,7 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
     # the tip is withdrawn: the card says so and points to version 4
     assert seen["tipOffline"] and "Withdrawn on" in seen["tipOffline"] and "a row published by mistake" in seen["tipOffline"]
     assert "version 4" in seen["tipOffline"] and not seen["cardHasSql"]
-    withdrawn, expired, live = seen["pages"]
+    withdrawn, expired, live, older = seen["pages"]
     for page, reason in ((withdrawn, "Withdrawn on"), (expired, "Expired (retention) on")):
         assert reason in page["notice"], page["notice"]
         assert page["newestLive"] == f"#/v/{log[4]}"
@@ -512,4 +514,10 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
     expired_at = json.loads((repo.root / "versions" / log[1] / "expired.json").read_text())["expired_at"]
     assert expired_at[:10] in expired["notice"]
     assert live["attach"] and live["compare"] and live["sql"] and live["notice"] is None
+    # a live version whose branch tip is withdrawn offers no ATTACH of that tip, nor the
+    # `fdl attach URL@main` line (both exit 7): it says why and that it is the newest live one
+    assert live["snippets"] == ["attach-version"], live["snippets"]
+    assert "Withdrawn on" in live["latestOffline"] and "version 5" in live["latestOffline"], live["latestOffline"]
+    assert "this version is the newest of main that can be read" in live["latestOffline"], live["latestOffline"]
+    assert older["snippets"] == ["attach-version"] and older["latestLive"] == f"#/v/{log[4]}", older
     assert not seen["clipped"], seen["clipped"]

@@ -379,7 +379,9 @@ const sqlName = (t) => `${ident(t.schema || 'main')}.${ident(t.name)}`;
 
 // A value's text in a cell: NULL shown as NULL (set apart), everything
 // else exactly as valueText spells it.
-const cellOf = (v) => (v === null ? h('td', { class: 'null' }, 'NULL') : h('td', {}, v));
+// A value with no white space in it (a number, a date, a UUID) is never
+// broken across lines: a phone scrolls the table instead.
+const cellOf = (v) => (v === null ? h('td', { class: 'null' }, 'NULL') : h('td', /\s/.test(v) ? {} : { class: 'word' }, v));
 
 // Per-column statistics, computed over every row of the table as the SQL box
 // reads it (every file, columns mapped by field id, defaults and deletes
@@ -721,6 +723,18 @@ async function offlineNotice(v, note, r, id = 'offline-notice') {
       ` (${date(live.created_at)}).`] : branch ? `No version of ${branch} in its newest ${HISTORY_PAGE} can be read.` : ''));
 }
 
+// On a live version's page, when its branch's tip cannot be read: why, and
+// the newest version of the branch that can (this one, or a link), instead
+// of an ATTACH and an `fdl attach URL@branch` that would fail.
+async function tipOfflineNote(id, tip, branch, note) {
+  const [t, live] = await Promise.all([version(tip), newestLive(tip)]);
+  return h('p', { class: 'notice', id: 'latest-offline' },
+    `The tip of ${branch}, version ${t.seq}, cannot be read any more. ${note.text}. `,
+    !live ? `No version of ${branch} in its newest ${HISTORY_PAGE} can be read.`
+      : live.id === id ? `For now, this version is the newest of ${branch} that can be read.`
+        : ['The newest version of ', branch, ' that can be read is ', h('a', { href: `#/v/${live.id}` }, `version ${live.seq}`), ` (${date(live.created_at)}).`]);
+}
+
 async function showVersion(id) {
   const [v, cfg, r] = await Promise.all([version(id), repoConfig(), refs()]);
   const dataDir = cfg.data_dir || 'data';
@@ -733,6 +747,8 @@ async function showVersion(id) {
     v.files ? get(`versions/${id}/${v.files.path}`).catch(() => null) : Promise.resolve(null),
     (async () => (v.files ? null : offline(v)))()]);
   const gone = note || (v.files && !filesJson ? await offline(v) : null);
+  // the branch's tip offline: its ATTACH and `fdl attach URL@branch` would fail (exit 7)
+  const tipGone = !gone && latest && latest !== id ? await version(latest).then(offline).catch(() => null) : null;
   const tables = readability(ds, filesJson, !gone);
   const readable = tables.filter((x) => !x.why).map((x) => x.t);
   const blocked = tables.filter((x) => x.why).map((x) => ({ key: qualified(x.t), name: x.t.name, why: x.why }));
@@ -756,9 +772,10 @@ async function showVersion(id) {
     gone ? null : [h('h2', {}, 'Open it in DuckDB'),
       h('h3', {}, 'This version'), snippet(attachSql(id, 'lake', dataDir), 'attach-version'),
       latest ? [h('h3', {}, `Latest on ${latestBranch}`, latest === id ? ': this version, for now' : ''),
-        latest === id ? null : snippet(attachSql(latest, 'lake', dataDir), 'attach-latest'),
-        h('p', { class: 'muted' }, 'An ATTACH names one version; to follow the branch as it moves, let fdl resolve it each time:'),
-        snippet(`fdl attach ${base.href.replace(/\/$/, '')}@${latestBranch} | duckdb`, 'attach-fdl')] : null],
+        tipGone ? await tipOfflineNote(id, latest, latestBranch, tipGone) : [
+          latest === id ? null : snippet(attachSql(latest, 'lake', dataDir), 'attach-latest'),
+          h('p', { class: 'muted' }, 'An ATTACH names one version; to follow the branch as it moves, let fdl resolve it each time:'),
+          snippet(`fdl attach ${base.href.replace(/\/$/, '')}@${latestBranch} | duckdb`, 'attach-fdl')]] : null],
     h('h2', {}, 'Changes from the parent'),
     (v.changes || []).length ? h('ul', {}, v.changes.map((c) => h('li', { class: c.breaking ? 'breaking' : '' },
       `${c.kind} ${c.table || ''}${c.column ? '.' + c.column : ''}`, c.breaking ? ' — breaking' : '')))

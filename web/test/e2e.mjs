@@ -55,6 +55,13 @@ try {
     got.header = await page.$$eval('#result-table thead th', (ths) => ths.map((t) => t.textContent));
     got.rows = await page.$$eval('#result-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
     got.nulls = await page.$$eval('#result-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.classList.contains('null'))));
+    // values with no white space that the page broke across lines (a date as 2025- / 12-01)
+    got.broken = await page.$$eval('#result-table tbody td', (tds) => tds.filter((td) => {
+      if (/\s/.test(td.textContent) || !td.firstChild) return false;
+      const r = document.createRange();
+      r.selectNodeContents(td);
+      return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1;
+    }).map((td) => td.textContent));
     got.csvLink = (await page.$('#csv')) !== null;
     if (csv && got.csvLink) {
       const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
@@ -166,6 +173,8 @@ try {
       text: await page.textContent('main'),
       notice: await page.textContent('#offline-notice').catch(() => null),
       newestLive: await page.getAttribute('#newest-live', 'href').catch(() => null),
+      latestOffline: await page.textContent('#latest-offline').catch(() => null),
+      latestLive: await page.getAttribute('#latest-offline a', 'href').catch(() => null),
       attach: (await page.$('#attach-version')) !== null || (await page.$('#attach-latest')) !== null,
       snippets: await page.$$eval('main .snippet', (bs) => bs.map((b) => b.querySelector('pre').id)),
       compare: (await page.$('#compare-button')) !== null,
