@@ -61,9 +61,6 @@ int fdl_duck_stream(fdl_duck *d, const char *sql, fdl_format fmt, FILE *out, fdl
 /* Write table "schema.table" of the lake attached as `alias`, as DuckLake
  * reads it, into one Parquet file. */
 int fdl_catalog_export_table(fdl_duck *d, const char *alias, const char *table, const char *to, fdl_error *err);
-/* Write n Parquet files into one (by column name: a column added later is
- * NULL in the older files' rows). */
-int fdl_catalog_parquet_concat(fdl_duck *d, const char *const *files, size_t n, const char *to, fdl_error *err);
 
 typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB, FDL_CAT_POSTGRES } fdl_cat_kind;
 
@@ -253,6 +250,21 @@ int fdl_catalog_stats_check(fdl_strlist *problems, fdl_duck *d, const char *alia
 
 /* files.json's content (docs/format.md, "files.json"). */
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
+			   fdl_error *err);
+
+/* One data file of a table, local paths: the file and its delete file
+ * (NULL when none). */
+typedef struct fdl_plain_file {
+	const char *data, *deletes;
+} fdl_plain_file;
+
+/* Write the rows of a table as DuckLake returns them into the Parquet file
+ * `to`, read from its data files alone through what files.json records of
+ * it (`table`: "columns", "unreadable"; docs/format.md): columns by field
+ * id, each file's missing columns as their initial default, deletes
+ * applied, hive partitioning off. FDL_EINVALID with files.json's reason for
+ * a table a plain reader cannot read right. */
+int fdl_catalog_read_plain(fdl_duck *d, const json_t *table, const fdl_plain_file *files, size_t n, const char *to,
 			   fdl_error *err);
 
 /* dataset.json's "tables": every live table (rows, fields with type and

@@ -80,6 +80,14 @@ int fdl_attach_stmt(fdl_buf *b, const char *prefix, const char *target, const ch
 int fdl_attach_run(fdl_duck *d, const char *prefix, const char *target, const char *alias, const char *before,
 		   const char *data_path, const char *after, fdl_error *err);
 
+/* How each table of a catalog attached raw reads without DuckLake
+ * (reading.c): loaded once, then files.json's "columns", "schema_changed"
+ * and "unreadable" added to a table's object. */
+typedef struct fdl_reading fdl_reading;
+int fdl_reading_load(fdl_reading **out, fdl_duck *d, const char *alias, fdl_error *err);
+int fdl_reading_describe(fdl_reading *rd, json_t *table, int64_t table_id, fdl_error *err);
+void fdl_reading_free(fdl_reading *rd);
+
 /* Run a query and append its first column (as text) to out. */
 int fdl_duck_strings(fdl_duck *d, fdl_strlist *out, const char *sql, fdl_error *err);
 

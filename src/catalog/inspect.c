@@ -167,54 +167,73 @@ static int field_ids(json_t **out, fdl_duck *d, const char *alias, int64_t table
 	return ids ? 0 : fdl_oom(err);
 }
 
+/* One table's object of files.json: its files, renamed_columns, field_ids
+ * when renamed, and what a reader without the catalog needs (reading.c). */
+static int table_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
+			    fdl_reading *rd, fdl_rows *r, size_t i, fdl_error *err)
+{
+	int64_t id = fdl_rows_int(r, 1, i);
+	bool renamed = fdl_rows_int(r, 4, i) != 0;
+	json_t *list = json_array();
+	for (size_t k = 0; k < files->len && list; k++) {
+		json_t *fj;
+		if (files->items[k].table_id != id)
+			continue;
+		if (file_json(&fj, &files->items[k]) || json_array_append_new(list, fj)) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	json_t *t = list ? json_pack("{s:o, s:b}", "files", list, "renamed_columns", (int)renamed) : NULL;
+	json_t *ids = NULL;
+	int rc = t ? 0 : fdl_oom(err);
+	if (!rc && renamed && (rc = field_ids(&ids, d, alias, id, err)) == 0)
+		json_object_set_new(t, "field_ids", ids);
+	if (!rc)
+		rc = fdl_reading_describe(rd, t, id, err);
+	if (rc) {
+		json_decref(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
 			   fdl_error *err)
 {
 	fdl_buf sql = {0};
+	fdl_reading *rd = NULL;
 	int rc = fdl_sql_with_db(&sql, TABLES_SQL, alias, err);
 	fdl_rows r;
-	if (!rc)
-		rc = fdl_duck_query(d, &r, sql.data, err);
-	fdl_buf_free(&sql);
-	if (rc)
+	if ((rc = fdl_duck_query_built(d, &r, &sql, rc, err)))
 		return fdl_error_prefix(err, "listing the catalog's tables");
+	if ((rc = fdl_reading_load(&rd, d, alias, err))) {
+		fdl_rows_free(&r);
+		return rc;
+	}
 	json_t *tables = json_object();
-	for (size_t i = 0; i < fdl_rows_count(&r) && tables; i++) {
+	rc = tables ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
 		char *key = fdl_rows_str(&r, 0, i);
-		int64_t id = fdl_rows_int(&r, 1, i);
-		json_t *list = json_array();
-		for (size_t k = 0; k < files->len && list; k++) {
-			json_t *fj;
-			if (files->items[k].table_id != id)
-				continue;
-			if (file_json(&fj, &files->items[k]) || json_array_append_new(list, fj)) {
-				json_decref(list);
-				list = NULL;
-			}
-		}
-		bool renamed = fdl_rows_int(&r, 4, i) != 0;
-		json_t *t = list ? json_pack("{s:o, s:b}", "files", list, "renamed_columns", (int)renamed) : NULL;
-		json_t *ids = NULL;
-		if (t && renamed && (rc = field_ids(&ids, d, alias, id, err)) == 0)
-			json_object_set_new(t, "field_ids", ids);
-		if (rc) {
-			fdl_error_prefix(err, "listing the field ids of %s", key ? key : "a table");
-			json_decref(t);
-			json_decref(tables);
-			duckdb_free(key);
-			fdl_rows_free(&r);
-			return rc;
-		}
-		if (!t || !key || json_object_set_new(tables, key, t)) {
-			json_decref(tables);
-			tables = NULL;
-		}
+		json_t *t = NULL;
+		rc = key ? table_files_json(&t, d, alias, files, rd, &r, i, err) : fdl_oom(err);
+		if (rc && key)
+			fdl_error_prefix(err, "describing %s for files.json", key);
+		else if (json_object_set_new(tables, key, t))
+			rc = fdl_oom(err);
 		duckdb_free(key);
 	}
 	fdl_rows_free(&r);
-	json_t *doc = tables ? json_pack("{s:o}", "tables", tables) : NULL;
+	fdl_reading_free(rd);
+	if (rc) {
+		json_decref(tables);
+		return rc;
+	}
+	/* "o" takes the reference, even when packing fails */
+	json_t *doc = json_pack("{s:o}", "tables", tables);
 	if (!doc)
-		return fdl_fail(err, FDL_ERROR, "out of memory listing the data files");
+		return fdl_oom(err);
 	*out = doc;
 	return 0;
 }

@@ -226,21 +226,3 @@ int fdl_catalog_export_table(fdl_duck *d, const char *alias, const char *table, 
 	return rc;
 }
 
-int fdl_catalog_parquet_concat(fdl_duck *d, const char *const *files, size_t n, const char *to, fdl_error *err)
-{
-	fdl_buf sql = {0};
-	int rc = n ? fdl_buf_puts(&sql, "COPY (SELECT * FROM read_parquet([", err)
-		   : fdl_fail(err, FDL_EINVALID, "no Parquet files to write into %s", to);
-	for (size_t i = 0; !rc && i < n; i++) {
-		if (i)
-			rc = fdl_buf_puts(&sql, ", ", err);
-		if (!rc)
-			rc = fdl_buf_sql_str(&sql, files[i], err);
-	}
-	if (!rc)
-		rc = fdl_buf_puts(&sql, "], union_by_name = true))", err);
-	if (!rc)
-		rc = copy_to_parquet(d, &sql, to, err);
-	fdl_buf_free(&sql);
-	return rc;
-}

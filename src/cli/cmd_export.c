@@ -6,11 +6,15 @@
 const cli_doc doc_export = {
 	.usage = "fdl export ROOT[@REF] TABLE --to DIR|FILE.parquet [--apply] [--list]",
 	.summary = "export a table as plain Parquet",
-	.text = "Exports a table as plain Parquet using `files.json` alone (the catalog when\n"
-		"a version has none): into a folder, one file per data file as published, or\n"
-		"into one `.parquet` file. A table with delete files or renamed columns is\n"
-		"refused, with the reason (a plain Parquet reader would see deleted rows, or\n"
-		"miss renamed columns); `--apply` exports it through DuckLake instead.\n"
+	.text = "Exports a table as plain Parquet from its data files, found through\n"
+		"`files.json` (the catalog when a version has none). Into one `.parquet` file:\n"
+		"the rows DuckLake returns, read the way docs/format.md says a reader without\n"
+		"the catalog must (columns by Parquet field id, a column's initial default in\n"
+		"files written before it existed, deletes applied, partition folders ignored).\n"
+		"Into a folder: the data files as published, one each, refused with the\n"
+		"reason when they are not the table (deleted rows, columns changed since a\n"
+		"file was written). A table no plain reader can read right (files.json's\n"
+		"`unreadable`) is refused either way; `--apply` exports through DuckLake.\n"
 		"`--list` prints the table's files (JSON).",
 	.examples = "fdl export /srv/population population --to population.parquet\n"
 		    "fdl export /srv/population population --to population.parquet --apply\n",
@@ -25,7 +29,7 @@ int cmd_export(int argc, char **argv)
 	int npos;
 	cli_opt opts[] = {
 		{.name = "to", .value = &to, .arg = "DIR|FILE.parquet", .help = "a folder (one Parquet file per data file) or one FILE.parquet"},
-		{.name = "apply", .flag = &apply, .help = "apply deletes and renames through DuckLake (one FILE.parquet)"},
+		{.name = "apply", .flag = &apply, .help = "read the table through DuckLake (one FILE.parquet)"},
 		{.name = "list", .flag = &list, .help = "only print the table's data files (JSON)"},
 		{0},
 	};

@@ -50,6 +50,36 @@ static int hashes_check(const json_t *map, const char *src, fdl_error *err)
 	return 0;
 }
 
+/* What a reader without the catalog needs (fdl's fields of a table:
+ * renamed_columns, schema_changed, unreadable, columns), typed. */
+static int table_reading(const json_t *t, const char *src, const char *name, fdl_error *err)
+{
+	const char *flags[] = {"renamed_columns", "schema_changed"};
+	for (size_t k = 0; k < 2; k++) {
+		const json_t *b = json_object_get(t, flags[k]);
+		if (b && !json_is_boolean(b))
+			return fdl_fail(err, FDL_EINVALID, "%s: tables.%.400s.%s is not a boolean", src, name, flags[k]);
+	}
+	const json_t *why = json_object_get(t, "unreadable"), *cols = json_object_get(t, "columns"), *c;
+	if (why && !json_is_string(why))
+		return fdl_fail(err, FDL_EINVALID, "%s: tables.%.400s.unreadable is not a string", src, name);
+	if (cols && !json_is_array(cols))
+		return fdl_fail(err, FDL_EINVALID, "%s: tables.%.400s.columns is not an array", src, name);
+	size_t i;
+	json_array_foreach(cols, i, c)
+	{
+		const json_t *d = json_object_get(c, "initial_default");
+		if (!json_is_object(c) || !json_is_string(json_object_get(c, "name")) ||
+		    !json_is_integer(json_object_get(c, "field_id")) || !json_is_string(json_object_get(c, "type")) ||
+		    (d && !json_is_string(d)))
+			return fdl_fail(err, FDL_EINVALID,
+					"%s: tables.%.400s.columns[%zu] is not {\"name\": string, \"field_id\": integer, "
+					"\"type\": string, \"initial_default\"?: string}",
+					src, name, i);
+	}
+	return 0;
+}
+
 int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err)
 {
 	const json_t *tables;
@@ -68,9 +98,8 @@ int fdl_files_json_check(const json_t *doc, const char *src, fdl_error *err)
 			return fdl_fail(err, FDL_EINVALID, "%s: tables.%.400s is not an object", src, name);
 		if ((rc = fdl_json_get_typed(&files, t, "files", JSON_ARRAY, true, src, where, err)))
 			return rc;
-		const json_t *rn = json_object_get(t, "renamed_columns");
-		if (rn && !json_is_boolean(rn))
-			return fdl_fail(err, FDL_EINVALID, "%s: tables.%.400s.renamed_columns is not a boolean", src, name);
+		if ((rc = table_reading(t, src, name, err)))
+			return rc;
 		size_t i;
 		const json_t *f;
 		json_array_foreach(files, i, f)

@@ -356,17 +356,13 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 
 /* ---- plain Parquet: files.json ----------------------------------------- */
 
-static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error *err)
+/* What the catalog says files.json should: for a version without one, or a
+ * files.json written before fdl recorded how its tables read. */
+static int catalog_files_doc(json_t **out, fdl_reader *r, fdl_error *err)
 {
-	int rc = fdl_version_load_json(out, r->repo, r->v, "files", err);
-	if (rc || *out) {
-		*source = FDL_FILES_JSON;
-		return rc;
-	}
-	/* no files.json: the catalog has the same facts */
 	fdl_duck *d = NULL;
 	fdl_data_files files = {0};
-	rc = fdl_duck_new(&d, false, err);
+	int rc = fdl_duck_new(&d, false, err);
 	if (rc)
 		return rc;
 	rc = fdl_catalog_attach_raw(d, "fdl_v", r->catalog, FDL_CAT_DUCKDB, true, err);
@@ -376,8 +372,18 @@ static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error
 		rc = fdl_catalog_files_json(out, d, "fdl_v", &files, err);
 	fdl_data_files_free(&files);
 	fdl_duck_free(d);
-	*source = "catalog";
 	return rc;
+}
+
+static int files_doc(json_t **out, const char **source, fdl_reader *r, fdl_error *err)
+{
+	int rc = fdl_version_load_json(out, r->repo, r->v, "files", err);
+	if (rc || *out) {
+		*source = FDL_FILES_JSON;
+		return rc;
+	}
+	*source = "catalog";
+	return catalog_files_doc(out, r, err);
 }
 
 static int find_table(const json_t **out, char **key_out, const json_t *doc, const char *table, fdl_error *err)
@@ -422,27 +428,34 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* Why a plain Parquet reader must not read this table (docs/format.md, the
- * section on files.json). */
-static int plain_parquet_check(const json_t *t, const char *key, fdl_error *err)
+/* Why the data files as published are not the table (docs/format.md, the
+ * section on files.json): deleted rows, columns that changed since a file
+ * was written, or what no plain reader reads right. */
+static int as_published_check(const json_t *t, const char *key, fdl_error *err)
 {
 	size_t i;
 	const json_t *f;
 	const char *dot = strchr(key, '.');
 	int slen = dot ? (int)(dot - key) : 4;
 	const char *table = dot ? dot + 1 : key;
+	const char *why = json_string_value(json_object_get(t, "unreadable"));
+	if (why)
+		return fdl_fail(err, FDL_EINVALID,
+				"table %s cannot be read as plain Parquet: %s. Use --apply to export through DuckLake",
+				key, why);
 	json_array_foreach(json_object_get(t, "files"), i, f) if (json_object_get(f, "deletes")) return fdl_fail(
 		err, FDL_EINVALID,
-		"table %s has rows deleted through delete files (%s); read as plain Parquet the deleted rows "
-		"would come back. Use --apply to export through DuckLake, or rewrite its data files without "
-		"the deleted rows in the working catalog and commit: CALL ducklake_rewrite_data_files('lake', "
+		"table %s has rows deleted through delete files (%s); its data files as published still hold "
+		"them. Export into one FILE.parquet (deletes applied), or rewrite its data files without the "
+		"deleted rows in the working catalog and commit: CALL ducklake_rewrite_data_files('lake', "
 		"'%s', schema => '%.*s', delete_threshold => 0)",
 		key, json_string_value(json_object_get(json_object_get(f, "deletes"), "path")), table, slen,
 		dot ? key : "main");
-	if (json_is_true(json_object_get(t, "renamed_columns")))
+	if (json_is_true(json_object_get(t, "renamed_columns")) || json_is_true(json_object_get(t, "schema_changed")))
 		return fdl_fail(err, FDL_EINVALID,
-				"table %s had a column renamed; its older data files keep the old name, so read as "
-				"plain Parquet the column would go missing. Use --apply to export through DuckLake",
+				"table %s had a column renamed, added, retyped or re-added after some of its data files "
+				"were written; those files keep the columns they were written with, so as published they "
+				"are not the table. Export into one FILE.parquet (columns mapped by field id)",
 				key);
 	return 0;
 }
@@ -459,6 +472,74 @@ static int export_applied(fdl_reader *r, const char *key, const char *to, fdl_er
 	if (!rc)
 		rc = fdl_catalog_export_table(d, "lake", key, to, err);
 	fdl_duck_free(d);
+	return rc;
+}
+
+/* Copy one file of the table (data_dir/path) to dir/<its name>, checked
+ * against the size `source` records; *dst gets the local path. */
+static int fetch_part(char **dst, fdl_reader *r, const json_t *f, const char *dir, const char *source, fdl_error *err)
+{
+	const char *path = json_string_value(json_object_get(f, "path"));
+	int rc = fdl_path_check_relative(path, FDL_FILES_JSON " path", err);
+	if (rc)
+		return rc;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char *skey = fdl_asprintf("%s/%s", r->repo->data_dir, path);
+	*dst = fdl_asprintf("%s/%s", dir, base);
+	rc = skey && *dst ? fdl_store_get_file(r->repo->store, skey, *dst, err) : fdl_oom(err);
+	struct stat st;
+	if (!rc && stat(*dst, &st) == 0 && (int64_t)st.st_size != json_integer_value(json_object_get(f, "bytes")))
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; %s says %lld", r->repo->root, skey,
+			      (long long)st.st_size, source, (long long)json_integer_value(json_object_get(f, "bytes")));
+	free(skey);
+	return rc;
+}
+
+/* The table as DuckLake returns it, into one Parquet file: its data and
+ * delete files fetched into tmpdir, read by files.json's facts. */
+static int export_read(fdl_reader *r, const json_t *t, const char *tmpdir, const char *to, const char *source,
+		       fdl_error *err)
+{
+	const json_t *files = json_object_get(t, "files");
+	size_t n = json_array_size(files);
+	fdl_plain_file *parts = calloc(n ? n : 1, sizeof *parts);
+	int rc = parts ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const json_t *f = json_array_get(files, i), *del = json_object_get(f, "deletes");
+		char *data = NULL, *dels = NULL;
+		rc = fetch_part(&data, r, f, tmpdir, source, err);
+		if (!rc && del)
+			rc = fetch_part(&dels, r, del, tmpdir, source, err);
+		parts[i].data = data;
+		parts[i].deletes = dels;
+	}
+	fdl_duck *d = NULL;
+	if (!rc)
+		rc = fdl_duck_new(&d, false, err);
+	if (!rc)
+		rc = fdl_catalog_read_plain(d, t, parts, n, to, err);
+	fdl_duck_free(d);
+	for (size_t i = 0; parts && i < n; i++) {
+		free((char *)parts[i].data);
+		free((char *)parts[i].deletes);
+	}
+	free(parts);
+	return rc;
+}
+
+/* The data files as published, one file each, into the folder `to`. */
+static int export_as_published(fdl_reader *r, const json_t *t, const char *to, const char *source, fdl_error *err)
+{
+	int rc = fdl_mkdir_p(to, err);
+	size_t i;
+	const json_t *f;
+	json_array_foreach(json_object_get(t, "files"), i, f)
+	{
+		char *dst = NULL;
+		if (!rc)
+			rc = fetch_part(&dst, r, f, to, source, err);
+		free(dst);
+	}
 	return rc;
 }
 
@@ -479,53 +560,33 @@ int fdl_reader_export(fdl_reader *r, const char *table, const char *to, int appl
 		rc = export_applied(r, key, to, err);
 		goto out;
 	}
-	if (!rc)
-		rc = plain_parquet_check(t, key, err);
-	const json_t *files = t ? json_object_get(t, "files") : NULL;
-	if (!rc && json_array_size(files) == 0)
+	if (!rc && !json_object_get(t, "columns")) {
+		/* files.json from before fdl recorded how a table reads: the
+		 * catalog says it */
+		json_decref(doc);
+		doc = NULL;
+		source = "catalog";
+		free(key);
+		key = NULL;
+		rc = catalog_files_doc(&doc, r, err);
+		if (!rc)
+			rc = find_table(&t, &key, doc, table, err);
+	}
+	if (!rc && json_array_size(json_object_get(t, "files")) == 0)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "table %s has no data files; nothing to export", key);
-	bool one_file = ends_with(to, ".parquet");
-	if (!rc && !one_file)
-		rc = fdl_mkdir_p(to, err);
-	else if (!rc)
-		rc = fdl_tempdir(&tmpdir, "export", err);
-	fdl_strlist local = {0}; /* one file: the parts fetched */
-	size_t i;
-	const json_t *f;
-	json_array_foreach(files, i, f)
-	{
-		if (rc)
-			break;
-		const char *path = json_string_value(json_object_get(f, "path"));
-		char *skey = NULL, *dst = NULL;
-		if ((rc = fdl_path_check_relative(path, FDL_FILES_JSON " path", err)))
-			break;
-		skey = fdl_asprintf("%s/%s", r->repo->data_dir, path);
-		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		dst = fdl_asprintf("%s/%s", one_file ? tmpdir : to, base);
-		if (!skey || !dst)
-			rc = fdl_oom(err);
+	if (rc)
+		goto out;
+	if (!ends_with(to, ".parquet")) {
+		rc = as_published_check(t, key, err);
 		if (!rc)
-			rc = fdl_store_get_file(r->repo->store, skey, dst, err);
-		struct stat st;
-		if (!rc && stat(dst, &st) == 0 && (int64_t)st.st_size != json_integer_value(json_object_get(f, "bytes")))
-			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; %s says %lld", r->repo->root, skey,
-				      (long long)st.st_size, source,
-				      (long long)json_integer_value(json_object_get(f, "bytes")));
-		if (!rc && one_file)
-			rc = fdl_strlist_add(&local, dst, err);
-		free(skey);
-		free(dst);
+			rc = export_as_published(r, t, to, source, err);
+		goto out;
 	}
-	if (!rc && one_file) {
-		/* many Parquet files into one; union_by_name fills columns added later */
-		fdl_duck *d = NULL;
-		rc = fdl_duck_new(&d, false, err);
-		if (!rc)
-			rc = fdl_catalog_parquet_concat(d, (const char *const *)local.items, local.len, to, err);
-		fdl_duck_free(d);
-	}
-	fdl_strlist_free(&local);
+	rc = fdl_tempdir(&tmpdir, "export", err);
+	if (!rc)
+		rc = export_read(r, t, tmpdir, to, source, err);
+	if (rc)
+		fdl_error_prefix(err, "exporting %s", key);
 out:
 	if (tmpdir) {
 		fdl_rm_rf(tmpdir);

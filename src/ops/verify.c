@@ -176,15 +176,18 @@ static bool files_agree(json_t *derived, const char *sha, const json_t *written)
 		return true;
 	same = written && json_equal(written, derived);
 	if (written && !same) {
-		/* field_ids is fdl's optional addition: a files.json written
-		 * without it (before fdl wrote it, or by another writer) agrees */
+		/* fdl's optional additions: a files.json written without one
+		 * (before fdl wrote it, or by another writer) agrees */
+		static const char *const optional[] = {"field_ids", "columns", "schema_changed", "unreadable"};
 		json_t *bare = json_deep_copy(derived);
 		const char *name;
 		json_t *t;
 		json_object_foreach(json_object_get(bare, "tables"), name, t)
 		{
-			if (!json_object_get(json_object_get(json_object_get(written, "tables"), name), "field_ids"))
-				json_object_del(t, "field_ids");
+			const json_t *w = json_object_get(json_object_get(written, "tables"), name);
+			for (size_t k = 0; k < sizeof optional / sizeof *optional; k++)
+				if (!json_object_get(w, optional[k]) && !(k == 3 && json_object_get(w, "columns")))
+					json_object_del(t, optional[k]);
 		}
 		same = bare && json_equal(written, bare);
 		json_decref(bare);

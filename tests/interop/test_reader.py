@@ -266,19 +266,24 @@ def test_export_plain_parquet(published, tmp_path):
     assert con.execute(f"SELECT * FROM '{tmp_path}/out/*.parquet' ORDER BY ALL").fetchall() == [(1,), (2,)]
     fdl("export", root, "main.other", "--to", tmp_path / "other.parquet")
     assert con.execute(f"SELECT count(*) FROM '{tmp_path}/other.parquet'").fetchone()[0] == 2
-    # a table with deletes: refused with the reason, nothing written
-    p = fdl("export", root, "pop", "--to", tmp_path / "pop.parquet", check=False)
+    # a table with deletes: its data files as published are refused with the reason, nothing written
+    p = fdl("export", root, "pop", "--to", tmp_path / "pop", check=False)
     assert p.returncode == 5 and "deleted" in p.stderr and "-delete.parquet" in p.stderr
-    assert not (tmp_path / "pop.parquet").exists()
-    # applied through DuckLake it is right
-    fdl("export", root, "pop", "--to", tmp_path / "pop.parquet", "--apply")
-    assert con.execute(f"SELECT count(*) FROM '{tmp_path}/pop.parquet'").fetchone()[0] == 990
+    assert not (tmp_path / "pop").exists()
+    # into one file the deletes are applied, from the data files alone: what DuckLake returns
+    fdl("export", root, "pop", "--to", tmp_path / "pop.parquet")
+    lake = published.open_version("main")
+    assert con.execute(f"SELECT * FROM '{tmp_path}/pop.parquet' ORDER BY ALL").fetchall() == \
+        lake.execute("SELECT * FROM lake.pop ORDER BY ALL").fetchall()
+    # applied through DuckLake it is the same
+    fdl("export", root, "pop", "--to", tmp_path / "pop-applied.parquet", "--apply")
+    assert con.execute(f"SELECT count(*) FROM '{tmp_path}/pop-applied.parquet'").fetchone()[0] == 990
     assert fdl("export", root, "nosuch", "--to", tmp_path / "x", check=False).returncode == 3
 
 
 def test_export_after_compaction_and_rename(published, tmp_path):
     # the refusal names the call that compacts the table; run as printed, it does
-    p = fdl("export", published.root, "pop", "--to", tmp_path / "pop.parquet", check=False)
+    p = fdl("export", published.root, "pop", "--to", tmp_path / "pop", check=False)
     assert p.returncode == 5 and "CALL ducklake_rewrite_data_files(" in p.stderr, p.stderr
     call = p.stderr[p.stderr.index("CALL "):].strip()
     con = published.checkout(tmp_path / "w2")
@@ -291,8 +296,14 @@ def test_export_after_compaction_and_rename(published, tmp_path):
     assert duck.execute(f"SELECT count(*), min(people) FROM '{tmp_path}/pop.parquet'").fetchone() == (990, 100)
     con.execute("ALTER TABLE lake.other RENAME COLUMN x TO y")
     fdl("commit", tmp_path / "w2", "-m", "renamed")
-    p = fdl("export", published.root, "other", "--to", tmp_path / "o.parquet", check=False)
+    p = fdl("export", published.root, "other", "--to", tmp_path / "o", check=False)
     assert p.returncode == 5 and "renamed" in p.stderr
+    # into one file the old files' column is read by its field id under the new name
+    fdl("export", published.root, "other", "--to", tmp_path / "o.parquet")
+    lake = published.open_version("main")
+    assert duck.execute(f"SELECT * FROM '{tmp_path}/o.parquet' ORDER BY ALL").fetchall() == \
+        lake.execute("SELECT * FROM lake.other ORDER BY ALL").fetchall()
+    assert [c[0] for c in duck.execute(f"DESCRIBE SELECT * FROM '{tmp_path}/o.parquet'").fetchall()] == ["y"]
 
 
 def test_export_without_files_json(published, tmp_path):
@@ -304,8 +315,10 @@ def test_export_without_files_json(published, tmp_path):
     (vdir / "files.json").unlink()
     listing = json.loads(fdl("export", published.root, "other", "--list").stdout)
     assert listing["source"] == "catalog" and len(listing["files"]) == 1
-    p = fdl("export", published.root, "pop", "--to", tmp_path / "p.parquet", check=False)
+    p = fdl("export", published.root, "pop", "--to", tmp_path / "p", check=False)
     assert p.returncode == 5 and "deleted" in p.stderr
+    fdl("export", published.root, "pop", "--to", tmp_path / "p.parquet")
+    assert connect().execute(f"SELECT count(*) FROM '{tmp_path}/p.parquet'").fetchone()[0] == 990
 
 
 def test_slow_clients_do_not_stop_the_server(published, tmp_path):

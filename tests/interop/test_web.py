@@ -57,7 +57,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
                             {"seq": 1, "sql": "SELECT count(*) AS n FROM population"},
                             {"seq": 3, "sql": "SELECT * FROM towns"},
                             {"seq": 2, "sql": "SELECT code, name FROM towns ORDER BY code"}],
-                "viewers": [{"seq": 2, "table": "main.towns"}, {"seq": 3, "table": "main.population"}],
+                "viewers": [{"seq": 2, "table": "main.towns"}, {"seq": 3, "table": "main.population", "stats": True}],
                 "compares": [2, 3]}
         p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS), json.dumps(plan)],
                            capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
@@ -188,10 +188,12 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     site = tmp_path / "site"
     shutil.copytree(repo.root, site)
     shutil.copytree(ROOT / "build" / "web", site, dirs_exist_ok=True)
-    # version 3's files.json as a writer without fdl's field_ids writes it
+    # version 3's files.json as a writer without fdl's additions writes it
     fj = site / "versions" / repo.head() / "files.json"
     doc = json.loads(fj.read_text())
     assert doc["tables"]["main.towns"].pop("field_ids") == {"code": 1, "town_name": 2}
+    assert [c["field_id"] for c in doc["tables"]["main.towns"].pop("columns")] == [1, 2]
+    assert doc["tables"]["main.towns"].pop("schema_changed") is True
     fj.write_text(json.dumps(doc))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -223,7 +225,7 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     assert "CREATE OR REPLACE TABLE lake.main.towns AS FROM lake.main.towns" in blocked["status"]
     assert "does not exist" not in blocked["status"]
     # the only failed load is the list of refs a static host cannot give
-    assert all("404" in e for e in seen["consoleErrors"]), seen["consoleErrors"]
+    assert [e for e in seen["consoleErrors"] if "404" not in e] == [], seen["consoleErrors"]
     assert (ARTIFACTS / "static" / "overview.png").stat().st_size > 10000
 
 
@@ -340,6 +342,182 @@ def test_the_page_reads_every_kind_of_table_as_duckdb_does(repo, tmp_path):
     con.execute(fdl("attach", repo.root, "main:1").stdout)
     for q, got in zip(queries, seen["queries"]):
         stock = q.replace("FROM ty", "FROM lake.ty").replace("FROM other.p", "FROM lake.other.p").replace("FROM v", "FROM lake.v")
-        want = [["" if x is None else str(x) for x in row] for row in con.execute(stock).fetchall()]
+        want = [["NULL" if x is None else str(x) for x in row] for row in con.execute(stock).fetchall()]
         assert got["rows"] == want, (q, got["rows"] or got["status"], want)
     assert seen["queries"][-1]["rows"] == [["1", "héllo"]]
+
+
+def stock_text(con, sql):
+    """Each value of `sql` as stock DuckDB prints it (CAST to VARCHAR), NULL as the page shows it."""
+    con.execute("SET TimeZone = 'UTC'")
+    cur = con.execute(f"SELECT COLUMNS(*)::VARCHAR FROM ({sql})")
+    return [["NULL" if x is None else x for x in row] for row in cur.fetchall()]
+
+
+def stock_csv(con, sql, tmp_path):
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"COPY ({sql}) TO '{tmp_path}/stock.csv'")
+    return (tmp_path / "stock.csv").read_bytes()
+
+
+def run_page(repo, tmp_path, name, plan):
+    server = Server(repo.root, tmp_path)
+    try:
+        p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS / name), json.dumps(plan)],
+                           capture_output=True, text=True, timeout=900, cwd=ROOT / "web")
+        assert p.returncode == 0, p.stderr[-4000:]
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    finally:
+        server.stop()
+
+
+def test_every_value_reads_as_duckdb_prints_it(repo, tmp_path):
+    """Issue 35's values, in a browser in Tokyo: every type in the landing
+    card's SQL box, a version's SQL box and the viewer equals stock DuckDB's
+    CAST(x AS VARCHAR) (TIMESTAMPTZ in UTC with +00), and the CSV download
+    is byte for byte what stock DuckDB's COPY (...) TO 'x.csv' writes."""
+    import base64
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("""CREATE TABLE lake.vals (id INTEGER, dec DECIMAL(10,3), dt DATE, ts TIMESTAMP, tstz TIMESTAMPTZ,
+      tm TIME, iv INTERVAL, u UUID, bl BLOB, h HUGEINT, big BIGINT, ub UBIGINT, f FLOAT, d DOUBLE, s VARCHAR,
+      l VARCHAR[], st STRUCT(a INTEGER, b VARCHAR, "c d" DATE), m MAP(VARCHAR, INTEGER), ll INTEGER[][], b BOOLEAN)""")
+    con.execute("""INSERT INTO lake.vals VALUES
+      (1, 999.698, DATE '2025-12-01', TIMESTAMP '2025-12-01 13:45:07', TIMESTAMPTZ '2025-12-01 13:45:07.25+09',
+       TIME '12:34:56.5', INTERVAL '1 year 2 months 3 days 04:05:06.7', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+       '\\xAA\\x00ab,"'::BLOB, -1267650600228229401496703205376, 9007199254740993, 18446744073709551615, 0.1, 1e20,
+       'a,"b"
+next #line', ['NULL', '', 'x,y', 'it''s', NULL, ' lead'], {'a': NULL, 'b': 'x:y', 'c d': DATE '2024-02-29'},
+       MAP {'k': 1, 'NULL': NULL}, [[1, 2], [], NULL], true),
+      (2, -0.005, DATE '0044-03-15', TIMESTAMP '2024-01-02 03:04:05.123456', TIMESTAMPTZ '2024-06-30 23:59:59+00',
+       TIME '00:00:00', INTERVAL '36 hours', NULL, ''::BLOB, 0, -9007199254740993, 0, -0.0, 'nan', '',
+       [], {'a': 1, 'b': '', 'c d': NULL}, MAP {}, [], false),
+      (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)""")
+    fdl("commit", work, "-m", "every value")
+    con.close()
+    sql = "SELECT * FROM vals ORDER BY id"
+    seen = run_page(repo, tmp_path, "values", {
+        "cardQueries": [sql], "queries": [{"seq": 1, "sql": sql, "csv": True},
+                                          {"seq": 1, "sql": "SELECT id, tstz, st.b AS b, l[1] AS first FROM vals ORDER BY id DESC",
+                                           "csv": True}],
+        "viewers": [{"seq": 1, "table": "main.vals"}]})
+    assert seen["consoleErrors"] == []
+    assert seen["timeZone"] == "Asia/Tokyo"
+    lake = repo.open_version("main")
+    want = stock_text(lake, "SELECT * FROM lake.vals ORDER BY id")
+    assert want[0][4] == "2025-12-01 04:45:07.25+00" and want[0][1] == "999.698"  # what the issue saw wrong
+    [card] = seen["cardQueries"]
+    version_query, projection = seen["queries"]
+    for got in (card, version_query):
+        assert got["header"] == [c[0] for c in lake.execute("DESCRIBE lake.vals").fetchall()]
+        assert got["rows"] == want, got["rows"]
+        assert got["nulls"][2] == [False] + [True] * 19  # NULL is NULL, not the text 'NULL' of row 1's list
+        assert got["broken"] == [], got["broken"]  # a date, a UUID, a number is never split across lines
+        assert base64.b64decode(got["csv"]) == stock_csv(lake, "SELECT * FROM lake.vals ORDER BY id", tmp_path)
+    proj = "SELECT id, tstz, st.b AS b, l[1] AS first FROM lake.vals ORDER BY id DESC"
+    assert projection["rows"] == stock_text(lake, proj)
+    assert base64.b64decode(projection["csv"]) == stock_csv(lake, proj, tmp_path)
+    [viewer] = seen["viewers"]
+    assert viewer["error"] == [] and sorted(viewer["rows"], key=lambda r: r[0]) == want
+    assert not seen["clipped"], seen["clipped"]
+
+
+def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo, tmp_path):
+    """One repository of five versions, read in the browser as stock DuckDB
+    reads it. Issue 43: a column added with DEFAULT 42, one dropped and
+    re-added, a renamed one, a table partitioned by year(ts) with a real
+    column `year`, an identity partition holding 'NULL': every query equals
+    DuckLake. Issue 35: the statistics of a column added later and of a
+    renamed one equal count(*) - count(col), min and max; compare on the
+    renamed table equals fdl diff --rows; an expired version (retention)
+    and a withdrawn one (the branch's tip) show no ATTACH, query or compare,
+    but the reason, the date and the newest live version, and the landing
+    card says its tip is offline."""
+    from test_lifecycle import set_retention
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.first (x INTEGER)")
+    con.execute("INSERT INTO lake.first VALUES (1)")
+    fdl("commit", work, "-m", "v1: a start that will expire")
+    con.execute("CREATE TABLE lake.t (id INTEGER, name VARCHAR, j INTEGER)")
+    con.execute("INSERT INTO lake.t SELECT i, 'n' || i, i * 10 FROM range(10) r(i)")
+    con.execute("CREATE TABLE lake.h (ts TIMESTAMP, year INTEGER, v INTEGER)")
+    con.execute("ALTER TABLE lake.h SET PARTITIONED BY (year(ts))")
+    con.execute("INSERT INTO lake.h VALUES (TIMESTAMP '2024-05-01 10:00:00', 1999, 1), "
+                "(TIMESTAMP '2023-01-01 00:00:00', NULL, 2), (TIMESTAMP '2024-12-31 23:59:59', 2031, 3)")
+    con.execute("CREATE TABLE lake.p (k INTEGER, region VARCHAR)")
+    con.execute("ALTER TABLE lake.p SET PARTITIONED BY (region)")
+    con.execute("INSERT INTO lake.p VALUES (1, 'NULL'), (2, 'north'), (3, NULL), (4, 'a=b')")
+    fdl("commit", work, "-m", "v2: tables")
+    con.execute("ALTER TABLE lake.t ADD COLUMN later INTEGER")
+    con.execute("ALTER TABLE lake.t ADD COLUMN k INTEGER DEFAULT 42")
+    con.execute("ALTER TABLE lake.t DROP COLUMN j")
+    con.execute("ALTER TABLE lake.t ADD COLUMN j VARCHAR DEFAULT 'dflt'")
+    con.execute("ALTER TABLE lake.t RENAME COLUMN name TO label")
+    con.execute("INSERT INTO lake.t (id, label, later) SELECT i, 'm' || i, i FROM range(10, 15) r(i)")
+    con.execute("DELETE FROM lake.t WHERE id = 3")
+    fdl("commit", work, "-m", "v3: columns added, re-added, renamed")
+    con.execute("INSERT INTO lake.t (id, label, later, k) SELECT i, 'o' || i, i * 2, 7 FROM range(15, 20) r(i)")
+    con.execute("UPDATE lake.t SET label = 'changed' WHERE id = 12")
+    fdl("commit", work, "-m", "v4: more rows")
+    con.execute("INSERT INTO lake.t (id, label) VALUES (99, 'secret')")
+    fdl("commit", work, "-m", "v5: published by mistake")
+    con.close()
+    log = {json.loads(x)["seq"]: json.loads(x)["id"] for x in fdl("log", repo.root, "--json").stdout.splitlines() if x.strip()}
+    # what stock DuckDB says, read before anything goes offline
+    lake = repo.open_version("main:4")
+    queries = ["SELECT * FROM t ORDER BY id", "SELECT * FROM h ORDER BY v", "SELECT * FROM p ORDER BY k",
+               "SELECT j, k, count(*) AS n FROM t GROUP BY ALL ORDER BY ALL"]
+    want = [stock_text(lake, q.replace("FROM ", "FROM lake.")) for q in queries]
+    assert ["1999"] == [r[1] for r in want[1] if r[2] == "1"] and ["1", "NULL"] == want[2][0]
+    # DuckLake's truth for t: old rows have k = 42, the re-added j's default (never the dropped j), later NULL
+    assert [r[1:] for r in want[0] if r[0] == "0"] == [["n0", "NULL", "42", "dflt"]]
+    stats = {}
+    for c in [d[0] for d in lake.execute("DESCRIBE lake.t").fetchall()]:
+        n, lo, hi = lake.execute(f'SELECT count(*) - count("{c}"), CAST(min("{c}") AS VARCHAR), '
+                                 f'CAST(max("{c}") AS VARCHAR) FROM lake.t').fetchone()
+        stats[c] = [c, str(n), "NULL" if lo is None else lo, "NULL" if hi is None else hi]
+    diffs = {seq: json.loads(fdl("diff", repo.root, f"main:{seq - 1}", f"main:{seq}", "--rows", "--json").stdout)
+             for seq in (3, 4)}
+    set_retention(repo, 0, 4)
+    assert [e["id"] for e in json.loads(fdl("expire", repo.root, "--json").stdout)["expired"]] == [log[1]]
+    fdl("withdraw", repo.root, log[5], "--reason", "a row published by mistake")
+
+    seen = run_page(repo, tmp_path, "lifecycle", {
+        "queries": [{"seq": 4, "sql": q} for q in queries],
+        "viewers": [{"seq": 4, "table": "main.t", "stats": True}],
+        "compares": [3, 4],
+        "pages": [{"id": log[5], "name": "withdrawn"}, {"id": log[1], "name": "expired"}, {"id": log[4], "name": "live"},
+                  {"id": log[3], "name": "older"}]})
+    # the offline versions' files.json are asked for and missing: those 404s only
+    assert [e for e in seen["consoleErrors"] if "404" not in e] == [], seen["consoleErrors"]
+    for q, got, w in zip(queries, seen["queries"], want):
+        assert got["rows"] == w, (q, got["rows"] or got["status"], w)
+    [viewer] = seen["viewers"]
+    assert viewer["stats"] == list(stats.values()), (viewer["stats"], stats)
+    assert stats["later"][1] != "0" and stats["label"][2] == "changed"  # NULLs of the old files; the renamed column's
+    by_seq = {c["seq"]: {r[0]: r for r in c["rows"]} for c in seen["compares"]}
+    for seq, diff in diffs.items():
+        for table, t in diff["rows"].items():
+            row = by_seq[seq][table]
+            assert row[3:5] == [str(t["added_total"]), str(t["removed_total"])], (seq, table, row, t)
+    assert by_seq[3]["main.t"][3:5] != ["0", "0"]
+    # the tip is withdrawn: the card says so and points to version 4
+    assert seen["tipOffline"] and "Withdrawn on" in seen["tipOffline"] and "a row published by mistake" in seen["tipOffline"]
+    assert "version 4" in seen["tipOffline"] and not seen["cardHasSql"]
+    withdrawn, expired, live, older = seen["pages"]
+    for page, reason in ((withdrawn, "Withdrawn on"), (expired, "Expired (retention) on")):
+        assert reason in page["notice"], page["notice"]
+        assert page["newestLive"] == f"#/v/{log[4]}"
+        assert not page["attach"] and not page["compare"] and not page["sql"] and page["viewers"] == 0
+        assert page["snippets"] == [] and "ATTACH above" not in page["text"]
+    expired_at = json.loads((repo.root / "versions" / log[1] / "expired.json").read_text())["expired_at"]
+    assert expired_at[:10] in expired["notice"]
+    assert live["attach"] and live["compare"] and live["sql"] and live["notice"] is None
+    # a live version whose branch tip is withdrawn offers no ATTACH of that tip, nor the
+    # `fdl attach URL@main` line (both exit 7): it says why and that it is the newest live one
+    assert live["snippets"] == ["attach-version"], live["snippets"]
+    assert "Withdrawn on" in live["latestOffline"] and "version 5" in live["latestOffline"], live["latestOffline"]
+    assert "this version is the newest of main that can be read" in live["latestOffline"], live["latestOffline"]
+    assert older["snippets"] == ["attach-version"] and older["latestLive"] == f"#/v/{log[4]}", older
+    assert not seen["clipped"], seen["clipped"]

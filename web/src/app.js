@@ -7,6 +7,8 @@
 // loads nothing a repository names) and links limited to http(s) and mailto.
 import * as duckdb from '@duckdb/duckdb-wasm';
 import MarkdownIt from 'markdown-it';
+import { fileUrl, tableSql, whyNotReadable } from './reading.js';
+import { csvText, valueText } from './text.js';
 
 const base = new URL('.', location.href);
 const main = document.getElementById('main');
@@ -177,14 +179,6 @@ async function refs() {
   }
 }
 
-async function expiredNote(id) {
-  try {
-    const e = await get(`versions/${id}/expired.json`);
-    return `${e.reason === 'withdrawn' ? 'Withdrawn' : 'Expired (retention)'} on ${date(e.expired_at)}` +
-      (e.message ? `: ${e.message}` : '');
-  } catch { return null; }
-}
-
 // ---- the overview --------------------------------------------------------------
 
 function describe(ds) {
@@ -340,29 +334,32 @@ async function showOverview(branchName) {
   const tags = Object.entries(r.tags || {});
   const history = h('tbody', { id: 'history' });
   const more = h('div');
-  const tables = (ds.tables || []).filter((t) => t.kind !== 'view');
-  const views = (ds.tables || []).filter((t) => t.kind === 'view');
-  const entryOf = (t) => (filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null);
-  const readable = tables.filter((t) => !whyNotQueryable(entryOf(t), filesJson));
+  const gone = tipVersion && tipVersion.files && !filesJson ? await offline(tipVersion) : null;
+  const tables = readability(ds, filesJson, !gone);
+  const readable = tables.filter((x) => !x.why).map((x) => x.t);
+  const blocked = tables.filter((x) => x.why).map((x) => ({ key: qualified(x.t), name: x.t.name, why: x.why }));
+  const views = gone ? [] : (ds.tables || []).filter((t) => t.kind === 'view');
+  const open = gone ? null : () => connectionFor(tip, readable, filesJson, dataDir, views);
   show(
     h('h1', { id: 'title' }, ds.title || ds.name || 'Untitled dataset'),
     tipVersion ? h('p', { class: 'muted', id: 'card-version' },
       `Latest on ${branch}: version ${tipVersion.seq}, ${date(tipVersion.created_at)} `, idChip(tip, `#/v/${tip}`)) : null,
+    gone ? await offlineNotice(tipVersion, gone, r, 'tip-offline') : null,
     ds.description ? renderMarkdown(ds.description, 'description') : null,
     describe(ds),
     tipVersion ? [
       h('h2', {}, 'Tables'),
-      tables.length ? h('div', { id: 'card-tables' }, tables.map((t) => tableSection(t, filesJson, dataDir,
-        whyNotQueryable(entryOf(t), filesJson, qualified(t)), () => connectionFor(tip, readable, filesJson, dataDir, views))))
+      tables.length ? h('div', { id: 'card-tables' }, tables.map((x) => tableSection(x.t, filesJson, dataDir, gone ? null : x.why, open)))
         : h('p', { class: 'muted' }, 'No tables.'),
       views.length ? h('p', { class: 'muted' }, `Views: ${views.map((w) => `${w.schema || 'main'}.${w.name}`).join(', ')}`) : null,
+      gone ? null : [h('h2', {}, 'Query in the browser'), queryBox(tip, readable, blocked, views, filesJson, dataDir)],
       h('h2', {}, 'Rows over the history'), (() => {
         const out = h('div', { id: 'rows-chart' });
         return [h('p', {}, h('button', { id: 'chart-button', onclick: (ev) => { ev.target.remove(); rowsChart(tip, out); } },
           `Draw the rows per table of the last ${HISTORY_PAGE} versions`)), out];
       })(),
-      h('h2', {}, 'Use this dataset'), useBlocks(tip, dataDir, branch, tables[0]),
-      h('h2', {}, 'Cite'), citations(ds, tipVersion, branch)] : null,
+      gone ? null : [h('h2', {}, 'Use this dataset'), useBlocks(tip, dataDir, branch, readable[0] || (tables[0] && tables[0].t)),
+        h('h2', {}, 'Cite'), citations(ds, tipVersion, branch)]] : null,
     h('h2', {}, 'Branches'),
     h('div', { class: 'scroll' }, h('table', { id: 'branches' }, h('thead', {}, h('tr', {}, h('th', {}, 'Branch'),
       h('th', { class: 'num' }, 'Seq'), h('th', {}, 'Tip'), h('th', {}, 'Date'), h('th', {}, 'Message'))), branches)),
@@ -377,105 +374,91 @@ async function showOverview(branchName) {
 
 // ---- one version ----------------------------------------------------------------
 
-// DuckLake type names (dataset.json) as DuckDB SQL types, for empty tables.
-function sqlType(t) {
-  const map = { int8: 'TINYINT', int16: 'SMALLINT', int32: 'INTEGER', int64: 'BIGINT', uint8: 'UTINYINT',
-    uint16: 'USMALLINT', uint32: 'UINTEGER', uint64: 'UBIGINT', float32: 'FLOAT', float64: 'DOUBLE',
-    varchar: 'VARCHAR', blob: 'BLOB', boolean: 'BOOLEAN', date: 'DATE', time: 'TIME', timestamp: 'TIMESTAMP',
-    timestamptz: 'TIMESTAMPTZ', uuid: 'UUID', json: 'JSON', interval: 'INTERVAL' };
-  if (!t) return 'VARCHAR';
-  if (/^decimal\(\d+,\s*\d+\)$/i.test(t)) return t.toUpperCase();
-  return map[t.toLowerCase()] || 'VARCHAR';
-}
-
-// What keeps the browser from reading a table as DuckLake does (docs/format.md,
-// files.json): deletes are applied here, a renamed column is not.
-function whyNotQueryable(entry, filesJson, key = 'the table') {
-  if (!filesJson) return 'this version has no files.json, so the browser cannot find its Parquet files';
-  if (!entry) return 'files.json does not list this table';
-  if (entry.renamed_columns && !entry.field_ids) return `a column of this table was renamed: files written before the rename carry the old name, and this files.json has no field_ids to map them by (to fix it, rewrite it in the working catalog: CREATE OR REPLACE TABLE lake.${key} AS FROM lake.${key}, then commit)`;
-  return null;
-}
-
 const qualified = (t) => `${t.schema || 'main'}.${t.name}`;
 const sqlName = (t) => `${ident(t.schema || 'main')}.${ident(t.name)}`;
 
-// Per-column statistics from the Parquet footers (what DuckLake's own column
-// stats come from): nulls, minimum and maximum over the table's files, read
-// with a few range requests, no data scanned. Rows a delete file removed
-// still count here, as in DuckLake's stats.
-const NUMERIC = /^(u?int\d+|float\d+|decimal)/i;
-async function columnStats(conn, t, entry, dataDir) {
-  if (!entry || !entry.files.length) return [];
-  const urls = entry.files.map((f) => sqlString(new URL(`${dataDir}/${f.path}`, base).href));
-  const res = await conn.query(`SELECT path_in_schema AS col, stats_null_count AS nulls, stats_min_value AS lo, ` +
-    `stats_max_value AS hi, num_values AS n FROM parquet_metadata([${urls.join(', ')}])`);
-  const byName = new Map();
-  for (const r of res.toArray().map((x) => x.toJSON())) {
-    const s = byName.get(r.col) || { nulls: 0n, values: 0n, lo: null, hi: null };
-    s.nulls += BigInt(r.nulls ?? 0);
-    s.values += BigInt(r.n ?? 0);
-    for (const [k, better] of [['lo', (a, b) => a < b], ['hi', (a, b) => a > b]]) {
-      if (r[k] === null || r[k] === undefined) continue;
-      const field = (t.fields || []).find((f) => f.name === r.col);
-      const num = field && NUMERIC.test(field.type || '');
-      const v = num ? Number(r[k]) : String(r[k]);
-      if (s[k] === null || better(v, s[k])) s[k] = v;
-    }
-    byName.set(r.col, s);
-  }
-  return (t.fields || []).map((f) => ({ name: f.name, ...(byName.get(f.name) || {}) }));
+// A value's text in a cell: NULL shown as NULL (set apart), everything
+// else exactly as valueText spells it.
+// A value with no white space in it (a number, a date, a UUID) is never
+// broken across lines: a phone scrolls the table instead.
+const cellOf = (v) => (v === null ? h('td', { class: 'null' }, 'NULL') : h('td', /\s/.test(v) ? {} : { class: 'word' }, v));
+
+// Per-column statistics, computed over every row of the table as the SQL box
+// reads it (every file, columns mapped by field id, defaults and deletes
+// applied): nulls as count(*) - count(col), min and max, each value's text
+// by the one rule. Nested columns get their nulls only.
+async function columnStats(conn, t, names, nestedCols) {
+  const parts = ['count(*) AS fdl_rows'];
+  names.forEach((n, i) => {
+    parts.push(`count(*) - count(${ident(n)}) AS n${i}`);
+    if (!nestedCols.has(n)) parts.push(`min(${ident(n)}) AS lo${i}`, `max(${ident(n)}) AS hi${i}`);
+  });
+  const res = await valueText(conn, `SELECT ${parts.join(', ')} FROM ${sqlName(t)}`);
+  const row = Object.fromEntries(res.names.map((n, i) => [n, res.rows[0][i]]));
+  return names.map((n, i) => ({ name: n, rows: Number(row.fdl_rows), nulls: row[`n${i}`],
+    lo: row[`lo${i}`], hi: row[`hi${i}`], nested: nestedCols.has(n) }));
 }
 
 function statsTable(stats) {
+  const bound = (s, v) => (s.nested ? h('td', { class: 'muted', title: 'not computed for nested values' }, '—') : cellOf(v));
   return h('div', { class: 'scroll' }, h('table', { class: 'stats' },
     h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Nulls'), h('th', {}, 'Min'), h('th', {}, 'Max'))),
     h('tbody', {}, stats.map((s) => {
-      const share = s.values ? Number(s.nulls) / Number(s.values) : 0;
+      const share = s.rows ? Number(s.nulls) / s.rows : 0;
       return h('tr', { 'data-col': s.name }, h('td', {}, h('code', {}, s.name)),
-        h('td', { class: 'num' }, s.values === undefined ? '' : [String(s.nulls ?? ''), ' ',
-          h('span', { class: 'bar', title: `${(share * 100).toFixed(1)}% null` }, h('span', { style: `width:${Math.round(share * 100)}%` }))]),
-        h('td', {}, s.lo ?? ''), h('td', {}, s.hi ?? ''));
+        h('td', { class: 'num' }, s.nulls, ' ',
+          h('span', { class: 'bar', title: `${(share * 100).toFixed(1)}% null` }, h('span', { style: `width:${Math.round(share * 100)}%` }))),
+        bound(s, s.lo), bound(s, s.hi));
     }))));
 }
 
-// The first rows of a table, a page at a time, with the column types.
-function viewer(t, open, entry, dataDir) {
+// The first rows of a table, a page at a time, with the column types, and
+// its column statistics on request.
+function viewer(t, open) {
   const PAGE = 20;
   const box = h('div', { class: 'viewer' });
   const statsBox = h('div', { class: 'stats-box' });
-  let statsShown = false;
   const status = h('span', { class: 'muted' });
+  const types = Object.fromEntries((t.fields || []).map((f) => [f.name, f.type]));
   let offset = 0;
   const load = async () => {
     status.textContent = 'Reading…';
     try {
       const conn = await open();
-      const result = await conn.query(`SELECT * FROM ${sqlName(t)} LIMIT ${PAGE + 1} OFFSET ${offset}`);
-      const names = result.schema.fields.map((f) => f.name);
-      const types = Object.fromEntries((t.fields || []).map((f) => [f.name, f.type]));
-      const rows = result.toArray().map((r) => r.toJSON());
+      const { names, rows } = await valueText(conn, `SELECT * FROM ${sqlName(t)} LIMIT ${PAGE + 1} OFFSET ${offset}`);
       const page = rows.slice(0, PAGE);
       box.replaceChildren(h('div', { class: 'scroll' }, h('table', { class: 'rows' },
         h('thead', {}, h('tr', {}, names.map((n) => h('th', {}, n, types[n] ? h('span', { class: 'type' }, types[n]) : null)))),
-        h('tbody', {}, page.map((r) => h('tr', {}, names.map((n) => h('td', {}, cell(r[n])))))))),
+        h('tbody', {}, page.map((r) => h('tr', {}, r.map(cellOf)))))),
       h('p', {}, h('button', { disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, 'Previous'), ' ',
         h('button', { disabled: rows.length <= PAGE, onclick: () => { offset += PAGE; load(); } }, 'Next'), ' ',
         h('span', { class: 'muted' }, page.length ? `rows ${offset + 1}–${offset + page.length}` : 'no rows')));
       box.dataset.rows = String(page.length);
       status.textContent = '';
-      if (!statsShown && entry) {
-        statsShown = true;
-        statsBox.replaceChildren(h('p', { class: 'muted' }, 'Column statistics from the Parquet footers (deleted rows included):'),
-          statsTable(await columnStats(conn, t, entry, dataDir)));
-        statsBox.dataset.ready = '1';
-      }
     } catch (e) {
       status.textContent = e.message;
       status.className = 'error';
     }
   };
-  return h('div', {}, h('button', { class: 'show-rows', onclick: (ev) => { ev.target.remove(); load(); } }, 'Show the first rows'), ' ', status, box, statsBox);
+  const stats = async (ev) => {
+    ev.target.remove();
+    statsBox.replaceChildren(h('p', { class: 'muted' }, 'Reading every row…'));
+    try {
+      const conn = await open();
+      const probe = await conn.query(`SELECT * FROM ${sqlName(t)} LIMIT 0`);
+      const names = probe.schema.fields.map((f) => f.name);
+      const nestedCols = new Set(probe.schema.fields.filter((f) => f.type.children && f.type.children.length).map((f) => f.name));
+      const rows = await columnStats(conn, t, names, nestedCols);
+      statsBox.replaceChildren(h('p', { class: 'muted' }, `Column statistics over all ${rows.length ? rows[0].rows : 0} rows, read in the browser:`),
+        statsTable(rows));
+      statsBox.dataset.ready = '1';
+    } catch (e) {
+      statsBox.replaceChildren(h('p', { class: 'error' }, `Cannot compute the statistics: ${e.message}`));
+      statsBox.dataset.ready = 'error';
+    }
+  };
+  return h('div', {}, h('button', { class: 'show-rows', onclick: (ev) => { ev.target.remove(); load(); } }, 'Show the first rows'), ' ',
+    h('button', { class: 'show-stats', onclick: stats }, 'Column statistics'), ' ', status, box, statsBox);
 }
 
 // A table's card: name, title, description, rows, size, columns; its files,
@@ -493,14 +476,14 @@ function tableSection(t, filesJson, dataDir, why, open) {
     h('h3', {}, key, t.title ? ` — ${t.title}` : ''),
     t.description ? renderMarkdown(t.description) : null,
     h('p', { class: 'muted facts' }, facts),
-    why ? h('p', { class: 'notice not-queryable' }, `Not queryable in the browser: ${why}. DuckDB with the ATTACH on this page reads it.`) : null,
+    why ? h('p', { class: 'notice not-queryable' }, `Not queryable in the browser: ${why}.${open ? ' DuckDB with the ATTACH on this page reads it.' : ''}`) : null,
     h('div', { class: 'scroll' }, h('table', { class: 'columns' }, h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Type'), h('th', {}, 'Null'), h('th', {}, 'Description'))),
       h('tbody', {}, (t.fields || []).map((f) => h('tr', {}, h('td', {}, h('code', {}, f.name), f.title ? ` (${f.title})` : ''),
         h('td', {}, f.type || ''), h('td', {}, f.nullable === false ? 'not null' : f.nullable ? 'yes' : ''), h('td', {}, f.description || '')))))),
-    open && !why ? viewer(t, open, entry, dataDir) : null,
+    open && !why ? viewer(t, open) : null,
     entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
       h('div', { class: 'scroll' }, h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
-        h('td', {}, h('a', { href: new URL(`${dataDir}/${f.path}`, base).href }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
+        h('td', { class: 'path' }, h('a', { href: fileUrl(base, dataDir, f.path) }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
         h('td', { class: 'num' }, bytes(f.bytes)), h('td', {}, f.deletes ? `deletes: ${f.deletes.rows} rows` : ''))))))) : null);
 }
 
@@ -528,70 +511,27 @@ function duck() {
   return dbPromise;
 }
 
-// The top-level columns of a Parquet file, by field id (DuckLake writes its
-// column_id as each column's field id).
-async function fieldNames(conn, url) {
-  const rows = (await conn.query(`SELECT name, field_id, num_children FROM parquet_schema(${url})`)).toArray().map((r) => r.toJSON());
-  const after = (k) => { // the row after column k and all its descendants
-    let j = k + 1;
-    for (let c = 0; c < Number(rows[k].num_children || 0); c++) j = after(j);
-    return j;
-  };
-  const byId = new Map();
-  for (let i = 1; i < rows.length; i = after(i)) {
-    if (rows[i].field_id !== null && rows[i].field_id !== undefined) byId.set(Number(rows[i].field_id), rows[i].name);
-  }
-  return byId;
+// A version's tables as the browser reads them: [{t, why}] (why null: readable).
+function readability(ds, filesJson, live) {
+  return (ds.tables || []).filter((t) => t.kind !== 'view').map((t) => ({ t,
+    why: live ? whyNotReadable(t, filesJson, qualified(t)) : 'this version has no catalog any more' }));
 }
 
-// The SQL that reads one table of a version as DuckLake does, from the files
-// files.json lists: deletes applied, and, where a column was renamed, each
-// file's columns mapped to the current names by field id (files.json's
-// field_ids, fdl's addition).
-async function tableBody(t, entry, dataDir, conn) {
-  const fields = t.fields || [];
-  const cols = fields.map((f) => ident(f.name)).join(', ') || '*';
-  const url = (path) => sqlString(new URL(`${dataDir}/${path}`, base).href);
-  if (!entry.files.length) {
-    return `SELECT ${fields.map((f) => `CAST(NULL AS ${sqlType(f.type)}) AS ${ident(f.name)}`).join(', ') || '1 AS empty'} LIMIT 0`;
-  }
-  // DuckLake's positional deletes: each delete file lists the row numbers
-  // (pos) gone from one data file; those rows are left out
-  if (entry.renamed_columns && entry.field_ids) {
-    const parts = [];
-    for (const f of entry.files) {
-      const byId = await fieldNames(conn, url(f.path));
-      const select = fields.map((c) => {
-        const old = byId.get(Number(entry.field_ids[c.name]));
-        return old === undefined ? `CAST(NULL AS ${sqlType(c.type)}) AS ${ident(c.name)}` : `d.${ident(old)} AS ${ident(c.name)}`;
-      }).join(', ');
-      parts.push(f.deletes
-        ? `SELECT ${select} FROM read_parquet(${url(f.path)}, file_row_number = true) d ` +
-          `WHERE d.file_row_number NOT IN (SELECT pos FROM read_parquet(${url(f.deletes.path)}))`
-        : `SELECT ${select} FROM read_parquet(${url(f.path)}) d`);
-    }
-    return parts.join(' UNION ALL ');
-  }
-  const urls = entry.files.map((f) => url(f.path));
-  const deletes = entry.files.filter((f) => f.deletes)
-    .map((f) => `SELECT ${url(f.path)} AS fdl_file, pos AS fdl_pos FROM read_parquet(${url(f.deletes.path)})`);
-  if (deletes.length) {
-    const dcols = fields.map((f) => `d.${ident(f.name)}`).join(', ') || 'd.* EXCLUDE (filename, file_row_number)';
-    return `SELECT ${dcols} FROM read_parquet([${urls.join(', ')}], union_by_name = true, filename = true, file_row_number = true) d ` +
-      `LEFT JOIN (${deletes.join(' UNION ALL ')}) x ON d.filename = x.fdl_file AND d.file_row_number = x.fdl_pos WHERE x.fdl_pos IS NULL`;
-  }
-  return `SELECT ${cols} FROM read_parquet([${urls.join(', ')}], union_by_name = true)`;
-}
-
-// Views named <prefix><schema>.<table> over the tables of one version.
-async function createViews(conn, prefix, tables, filesJson, dataDir) {
+// Views named <prefix><schema>.<table> over the tables of one version; a
+// table whose reading fails (a files.json without columns, say) is named in
+// `failed` with the reason.
+async function createViews(conn, prefix, tables, filesJson, dataDir, failed) {
   const names = [];
   for (const t of tables) {
     const schema = prefix + (t.schema || 'main');
     const name = `${ident(schema)}.${ident(t.name)}`;
-    if (schema !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-    await conn.query(`CREATE OR REPLACE VIEW ${name} AS ${await tableBody(t, filesJson.tables[qualified(t)], dataDir, conn)}`);
-    names.push(name);
+    try {
+      if (schema !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+      await conn.query(`CREATE OR REPLACE VIEW ${name} AS ${await tableSql(t, filesJson.tables[qualified(t)], base, dataDir, conn)}`);
+      names.push(name);
+    } catch (e) {
+      failed.push({ key: qualified(t), name: t.name, why: e.message });
+    }
   }
   return names;
 }
@@ -601,30 +541,36 @@ async function createViews(conn, prefix, tables, filesJson, dataDir) {
 // catalog placeholder pointing at the browser's database. A view whose SQL
 // does not run here is left out and named (shown.failed).
 let shown = { id: null, conn: null, views: [], failed: [] };
-async function connectionFor(id, tables, filesJson, dataDir, views = []) {
-  if (shown.id === id) return shown.conn;
-  const db = await duck();
-  const conn = shown.conn || await db.connect();
-  for (const v of shown.views.slice().reverse()) await conn.query(`DROP VIEW IF EXISTS ${v}`);
-  shown = { id, conn, views: [], failed: [] };
-  shown.views = await createViews(conn, '', tables, filesJson, dataDir);
-  const cat = (await conn.query('SELECT current_database() AS c')).toArray()[0].toJSON().c;
-  for (const w of views) {
-    try {
-      if (!w.sql) throw new Error('dataset.json records no SQL for it');
-      if ((w.schema || 'main') !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(w.schema)}`);
-      await conn.query(`CREATE OR REPLACE VIEW ${sqlName(w)} AS ${w.sql.split('{DUCKLAKE_CATALOG}').join(ident(cat))}`);
-      shown.views.push(sqlName(w));
-    } catch (e) {
-      shown.failed.push({ key: qualified(w), name: w.name, why: `it is a view whose SQL does not run over the tables the browser reads (${e.message})` });
+let shownLock = Promise.resolve();
+function connectionFor(id, tables, filesJson, dataDir, views = []) {
+  const next = shownLock.then(async () => {
+    if (shown.id === id) return shown.conn;
+    const db = await duck();
+    const conn = shown.conn || await db.connect();
+    for (const v of shown.views.slice().reverse()) await conn.query(`DROP VIEW IF EXISTS ${v}`);
+    shown = { id, conn, views: [], failed: [] };
+    shown.views = await createViews(conn, '', tables, filesJson, dataDir, shown.failed);
+    const cat = (await conn.query('SELECT current_database() AS c')).toArray()[0].toJSON().c;
+    for (const w of views) {
+      try {
+        if (!w.sql) throw new Error('dataset.json records no SQL for it');
+        if ((w.schema || 'main') !== 'main') await conn.query(`CREATE SCHEMA IF NOT EXISTS ${ident(w.schema)}`);
+        await conn.query(`CREATE OR REPLACE VIEW ${sqlName(w)} AS ${w.sql.split('{DUCKLAKE_CATALOG}').join(ident(cat))}`);
+        shown.views.push(sqlName(w));
+      } catch (e) {
+        shown.failed.push({ key: qualified(w), name: w.name, why: `it is a view whose SQL does not run over the tables the browser reads (${e.message})` });
+      }
     }
-  }
-  return conn;
+    return conn;
+  });
+  shownLock = next.catch(() => {});
+  return next;
 }
 
 // "Compare with the parent": per table, the rows added and removed (EXCEPT
 // ALL over the columns both versions have, as fdl diff --rows counts them),
-// for the tables the browser reads in both versions.
+// each version's table read as the SQL box reads it (columns by field id,
+// deletes applied); a table the browser cannot read in one of them says why.
 async function compareWithParent(v, ds, filesJson, dataDir, out) {
   out.replaceChildren(h('p', { class: 'muted' }, 'Comparing…'));
   try {
@@ -632,27 +578,30 @@ async function compareWithParent(v, ds, filesJson, dataDir, out) {
     const [pds, pfiles] = await Promise.all([
       p.dataset ? get(`versions/${p.id}/${p.dataset.path}`).catch(() => ({})) : {},
       p.files ? get(`versions/${p.id}/${p.files.path}`).catch(() => null) : null]);
-    const readable = (t, fj) => !whyNotQueryable(fj && fj.tables ? fj.tables[qualified(t)] : null, fj);
     const mine = (ds.tables || []).filter((t) => t.kind !== 'view');
     const theirs = new Map((pds.tables || []).filter((t) => t.kind !== 'view').map((t) => [qualified(t), t]));
     const conn = await (await duck()).connect();
     const rows = [];
     try {
       for (const t of mine) {
-        const old = theirs.get(qualified(t));
-        theirs.delete(qualified(t));
-        if (!old) { rows.push({ table: qualified(t), note: 'new table', after: t.rows }); continue; }
-        if (!readable(t, filesJson) || !readable(old, pfiles)) {
-          rows.push({ table: qualified(t), before: old.rows, after: t.rows, note: 'not readable in the browser' });
-          continue;
+        const key = qualified(t);
+        const old = theirs.get(key);
+        theirs.delete(key);
+        if (!old) { rows.push({ table: key, note: 'new table', after: t.rows }); continue; }
+        const why = whyNotReadable(t, filesJson, key) || whyNotReadable(old, pfiles, key);
+        if (why) { rows.push({ table: key, before: old.rows, after: t.rows, note: `not readable in the browser: ${why}` }); continue; }
+        try {
+          const common = (t.fields || []).map((f) => f.name).filter((n) => (old.fields || []).some((f) => f.name === n));
+          if (!common.length) throw new Error('no column in common between the two versions');
+          const cols = common.map(ident).join(', ');
+          await conn.query(`CREATE OR REPLACE TEMP VIEW fdl_before AS ${await tableSql(old, pfiles.tables[key], base, dataDir, conn)}`);
+          await conn.query(`CREATE OR REPLACE TEMP VIEW fdl_after AS ${await tableSql(t, filesJson.tables[key], base, dataDir, conn)}`);
+          const count = async (x, y) => Number((await conn.query(
+            `SELECT count(*) AS n FROM (SELECT ${cols} FROM ${x} EXCEPT ALL SELECT ${cols} FROM ${y})`)).toArray()[0].n);
+          rows.push({ table: key, before: old.rows, after: t.rows, added: await count('fdl_after', 'fdl_before'), removed: await count('fdl_before', 'fdl_after') });
+        } catch (e) {
+          rows.push({ table: key, before: old.rows, after: t.rows, note: `cannot be compared: ${e.message}` });
         }
-        const common = (t.fields || []).map((f) => f.name).filter((n) => (old.fields || []).some((f) => f.name === n));
-        const cols = common.map(ident).join(', ');
-        const a = `(${await tableBody(old, pfiles.tables[qualified(old)], dataDir, conn)})`;
-        const b = `(${await tableBody(t, filesJson.tables[qualified(t)], dataDir, conn)})`;
-        const count = async (x, y) => Number((await conn.query(
-          `SELECT count(*) AS n FROM (SELECT ${cols} FROM ${x} q EXCEPT ALL SELECT ${cols} FROM ${y} r)`)).toArray()[0].n);
-        rows.push({ table: qualified(t), before: old.rows, after: t.rows, added: await count(b, a), removed: await count(a, b) });
       }
     } finally { await conn.close(); }
     for (const [key, old] of theirs) rows.push({ table: key, before: old.rows, note: 'dropped' });
@@ -670,21 +619,6 @@ async function compareWithParent(v, ds, filesJson, dataDir, out) {
   }
 }
 
-const cell = (v) => {
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof Date) return v.toISOString();
-  // Arrow's 128-bit integers and decimals print themselves
-  if (typeof v === 'object' && typeof v[Symbol.toPrimitive] === 'function') return String(v);
-  if (typeof v === 'object') return JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x));
-  return String(v);
-};
-
-function csvOf(names, rows) {
-  const q = (s) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  return [names.map(q).join(','), ...rows.map((r) => names.map((n) => q(cell(r[n]))).join(','))].join('\n') + '\n';
-}
-
 // DuckDB's "Table with name X does not exist" for a table the page knows
 // but cannot read as plain Parquet: say why, and what reads it.
 function notQueryableMessage(message, blocked) {
@@ -695,30 +629,110 @@ function notQueryableMessage(message, blocked) {
   return hit ? `${hit.key} cannot be queried in the browser: ${hit.why}. DuckDB with the ATTACH above reads it.` : null;
 }
 
-async function runQuery(sql, id, tables, filesJson, dataDir, out, status, blocked = [], views = []) {
-  status.textContent = 'Starting DuckDB…';
-  status.className = 'muted';
-  out.replaceChildren();
-  const t0 = performance.now();
-  try {
-    const conn = await connectionFor(id, tables, filesJson, dataDir, views);
-    status.textContent = 'Running…';
-    const result = await conn.query(sql);
-    const names = result.schema.fields.map((f) => f.name);
-    const rows = result.toArray().map((r) => r.toJSON());
-    const shownRows = rows.slice(0, 1000);
-    out.append(h('table', { id: 'result-table' },
-      h('thead', {}, h('tr', {}, names.map((n) => h('th', {}, n)))),
-      h('tbody', {}, shownRows.map((r) => h('tr', {}, names.map((n) => h('td', {}, cell(r[n]))))))));
-    const blob = new Blob([csvOf(names, rows)], { type: 'text/csv' });
-    status.replaceChildren(`${rows.length} row${rows.length === 1 ? '' : 's'} in ${Math.round(performance.now() - t0)} ms`,
-      rows.length > shownRows.length ? ` (first ${shownRows.length} shown)` : '', ' · ',
-      h('a', { href: URL.createObjectURL(blob), download: `fdl-${id.slice(0, 8)}.csv`, id: 'csv' }, 'Download CSV'));
-    status.dataset.rows = String(rows.length);
-  } catch (e) {
-    status.className = 'error';
-    status.textContent = notQueryableMessage(e.message, blocked.concat(shown.failed || [])) || e.message;
+// The SQL box of a live version: a query's rows as a table (the first 1000)
+// and as CSV, every value by the one rule (text.js).
+function queryBox(id, readable, blocked, views, filesJson, dataDir) {
+  const first = readable[0];
+  const sqlBox = h('textarea', { id: 'sql', spellcheck: 'false', 'aria-label': 'SQL' },
+    first ? `SELECT count(*) FROM ${first.schema && first.schema !== 'main' ? ident(first.schema) + '.' : ''}${ident(first.name)}` : '');
+  const out = h('div', { id: 'results' });
+  const status = h('p', { id: 'query-status', class: 'muted' });
+  const run = async () => {
+    status.textContent = 'Starting DuckDB…';
+    status.className = 'muted';
+    delete status.dataset.rows;
+    out.replaceChildren();
+    const t0 = performance.now();
+    try {
+      const conn = await connectionFor(id, readable, filesJson, dataDir, views);
+      status.textContent = 'Running…';
+      const { names, rows } = await valueText(conn, sqlBox.value);
+      const shownRows = rows.slice(0, 1000);
+      out.append(h('table', { id: 'result-table' },
+        h('thead', {}, h('tr', {}, names.map((n) => h('th', {}, n)))),
+        h('tbody', {}, shownRows.map((r) => h('tr', {}, r.map(cellOf))))));
+      const csv = csvText(names, rows);
+      const blob = new Blob([csv], { type: 'text/csv' });
+      status.replaceChildren(`${rows.length} row${rows.length === 1 ? '' : 's'} in ${Math.round(performance.now() - t0)} ms`,
+        rows.length > shownRows.length ? ` (first ${shownRows.length} shown)` : '', ' · ',
+        h('a', { href: URL.createObjectURL(blob), download: `fdl-${id.slice(0, 8)}.csv`, id: 'csv' }, 'Download CSV'));
+      status.dataset.rows = String(rows.length);
+    } catch (e) {
+      status.className = 'error';
+      status.textContent = notQueryableMessage(e.message, blocked.concat(shown.failed || [])) || e.message;
+    }
+  };
+  sqlBox.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run(); });
+  if (!readable.length) return h('p', { class: 'muted' }, 'No table of this version can be read as plain Parquet; use DuckDB with the ATTACH above.');
+  return [h('p', { class: 'muted' }, `DuckDB-Wasm reads the Parquet files listed in files.json with HTTP range requests. Tables: ${readable.map(qualified).join(', ')}${views.length ? `; views: ${views.map(qualified).join(', ')}` : ''}. Ctrl+Enter runs.`),
+    sqlBox, h('p', {}, h('button', { class: 'primary', id: 'run', onclick: run }, 'Run')), status, out];
+}
+
+// Whether a version can still be read: null, or what expired.json says
+// ({text, reason, at}). expired.json is asked for only when a file the
+// version lists is gone, as fdl does.
+async function offline(v) {
+  if (v.files) {
+    const ok = await fetch(new URL(`versions/${v.id}/${v.files.path}`, base), { method: 'HEAD', cache: 'no-cache' }).then((r) => r.ok).catch(() => false);
+    if (ok) return null;
   }
+  try {
+    const e = await get(`versions/${v.id}/expired.json`);
+    const what = e.reason === 'withdrawn' ? 'Withdrawn' : 'Expired (retention)';
+    return { text: `${what} on ${date(e.expired_at)}${e.message ? `: ${e.message}` : ''}`, reason: e.reason, at: e.expired_at };
+  } catch {
+    return v.files ? { text: 'Its files are gone (no expired.json says why)' } : null;
+  }
+}
+
+// The newest version of a branch that can still be read, following first
+// parents from its tip (at most a page of the history).
+async function newestLive(tip) {
+  let id = tip;
+  for (let n = 0; id && n < HISTORY_PAGE; n++) {
+    const v = await indexedVersion(id);
+    if (!(await offline(v))) return v;
+    id = v.parents && v.parents[0];
+  }
+  return null;
+}
+
+// The branch whose first-parent history holds version id (HEAD's first),
+// looked for in the newest page of each history.
+async function branchHolding(r, id) {
+  const names = Object.keys(r.branches).sort((a, b) => (a === r.head ? -1 : b === r.head ? 1 : a.localeCompare(b)));
+  for (const name of names) {
+    let at = r.branches[name];
+    for (let n = 0; at && n < HISTORY_PAGE; n++) {
+      if (at === id) return name;
+      const v = await indexedVersion(at);
+      at = v.parents && v.parents[0];
+    }
+  }
+  return null;
+}
+
+// What a version that cannot be read shows instead of ways to read it: the
+// reason and date, and the newest live version of its branch.
+async function offlineNotice(v, note, r, id = 'offline-notice') {
+  const branch = await branchHolding(r, v.id);
+  const live = branch ? await newestLive(r.branches[branch]) : null;
+  return h('div', { class: 'notice', id },
+    h('p', {}, `This version cannot be read any more. ${note.text}.`),
+    h('p', {}, live ? ['The newest version of ', branch, ' that can be read is ', h('a', { href: `#/v/${live.id}`, id: 'newest-live' }, `version ${live.seq}`),
+      ` (${date(live.created_at)}).`] : branch ? `No version of ${branch} in its newest ${HISTORY_PAGE} can be read.` : ''));
+}
+
+// On a live version's page, when its branch's tip cannot be read: why, and
+// the newest version of the branch that can (this one, or a link), instead
+// of an ATTACH and an `fdl attach URL@branch` that would fail.
+async function tipOfflineNote(id, tip, branch, note) {
+  const [t, live] = await Promise.all([version(tip), newestLive(tip)]);
+  return h('p', { class: 'notice', id: 'latest-offline' },
+    `The tip of ${branch}, version ${t.seq}, cannot be read any more. ${note.text}. `,
+    !live ? `No version of ${branch} in its newest ${HISTORY_PAGE} can be read.`
+      : live.id === id ? `For now, this version is the newest of ${branch} that can be read.`
+        : ['The newest version of ', branch, ' that can be read is ', h('a', { href: `#/v/${live.id}` }, `version ${live.seq}`), ` (${date(live.created_at)}).`]);
 }
 
 async function showVersion(id) {
@@ -728,72 +742,58 @@ async function showVersion(id) {
   const latestBranch = branchOf ? branchOf[0] : r.head;
   const latest = r.branches[latestBranch];
   where.textContent = `/ version ${v.seq}`;
-  const [ds, filesJson] = await Promise.all([
+  const [ds, filesJson, note] = await Promise.all([
     v.dataset ? get(`versions/${id}/${v.dataset.path}`).catch(() => ({})) : Promise.resolve({}),
     v.files ? get(`versions/${id}/${v.files.path}`).catch(() => null) : Promise.resolve(null),
-  ]);
-  // expired.json is asked for only when a listed file is gone (as fdl does)
-  const note = v.files && !filesJson ? await expiredNote(id) : null;
-  const tables = (ds.tables || []).filter((t) => t.kind !== 'view');
+    (async () => (v.files ? null : offline(v)))()]);
+  const gone = note || (v.files && !filesJson ? await offline(v) : null);
+  // the branch's tip offline: its ATTACH and `fdl attach URL@branch` would fail (exit 7)
+  const tipGone = !gone && latest && latest !== id ? await version(latest).then(offline).catch(() => null) : null;
+  const tables = readability(ds, filesJson, !gone);
+  const readable = tables.filter((x) => !x.why).map((x) => x.t);
+  const blocked = tables.filter((x) => x.why).map((x) => ({ key: qualified(x.t), name: x.t.name, why: x.why }));
   const views = (ds.tables || []).filter((t) => t.kind === 'view');
-  const queryable = [];
-  const blocked = [];
-  for (const t of tables) {
-    const entry = filesJson && filesJson.tables ? filesJson.tables[qualified(t)] : null;
-    const why = note ? 'this version has no catalog any more' : whyNotQueryable(entry, filesJson, qualified(t));
-    if (!why) queryable.push(t);
-    else blocked.push({ key: qualified(t), name: t.name, why });
-  }
-  const liveViews = note ? [] : views;
-  const open = () => connectionFor(id, queryable, filesJson, dataDir, liveViews);
-  const tableSections = tables.map((t) => tableSection(t, filesJson, dataDir,
-    blocked.find((b) => b.key === qualified(t))?.why || null, open));
-  const sqlBox = h('textarea', { id: 'sql', spellcheck: 'false' },
-    queryable.length ? `SELECT count(*) FROM ${queryable[0].schema && queryable[0].schema !== 'main' ? ident(queryable[0].schema) + '.' : ''}${ident(queryable[0].name)}` : '');
+  const liveViews = gone ? [] : views;
+  const open = gone ? null : () => connectionFor(id, readable, filesJson, dataDir, liveViews);
+  const tableSections = tables.map((x) => tableSection(x.t, filesJson, dataDir, gone ? null : x.why, open));
   // a version that changed only the description: the parent's data, a new dataset.json
   const parent = (v.parents || []).length ? await version(v.parents[0]).catch(() => null) : null;
   const descriptionOnly = parent && parent.ducklake && parent.ducklake.snapshot_id === v.ducklake.snapshot_id;
-  const out = h('div', { id: 'results' });
-  const status = h('p', { id: 'query-status', class: 'muted' });
-  const run = () => runQuery(sqlBox.value, id, queryable, filesJson, dataDir, out, status, blocked, liveViews);
-  sqlBox.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run(); });
   show(
     h('h1', {}, `Version ${v.seq}`, h('span', { class: 'muted' }, ` ${v.id}`), ' ', copyButton(v.id)),
-    note ? h('p', { class: 'notice' }, note) : null,
+    gone ? await offlineNotice(v, gone, r) : null,
     h('p', {}, v.message),
     h('dl', { class: 'meta' },
       h('dt', {}, 'Author'), h('dd', {}, v.author ? `${v.author.name}${v.author.email ? ` <${v.author.email}>` : ''}` : ''),
       h('dt', {}, 'Date'), h('dd', {}, date(v.created_at)),
       h('dt', {}, 'Parents'), h('dd', {}, (v.parents || []).length ? v.parents.map((p) => [idChip(p, `#/v/${p}`), ' ']) : 'none (first version)'),
-      h('dt', {}, 'Catalog'), h('dd', {}, `${v.catalog.path}, ${bytes(v.catalog.bytes)}, DuckLake ${v.ducklake.format}, snapshot ${v.ducklake.snapshot_id}`),
+      h('dt', {}, 'Catalog'), h('dd', {}, gone ? 'removed' : `${v.catalog.path}, ${bytes(v.catalog.bytes)}, DuckLake ${v.ducklake.format}, snapshot ${v.ducklake.snapshot_id}`),
       branchOf ? [h('dt', {}, 'Tip of'), h('dd', {}, branchOf[0])] : null),
-    h('h2', {}, 'Open it in DuckDB'),
-    h('h3', {}, 'This version'), snippet(attachSql(id, 'lake', dataDir), 'attach-version'),
-    latest ? [h('h3', {}, `Latest on ${latestBranch}`, latest === id ? ': this version, for now' : ''),
-      latest === id ? null : snippet(attachSql(latest, 'lake', dataDir), 'attach-latest'),
-      h('p', { class: 'muted' }, 'An ATTACH names one version; to follow the branch as it moves, let fdl resolve it each time:'),
-      snippet(`fdl attach ${base.href.replace(/\/$/, '')}@${latestBranch} | duckdb`, 'attach-fdl')] : null,
+    gone ? null : [h('h2', {}, 'Open it in DuckDB'),
+      h('h3', {}, 'This version'), snippet(attachSql(id, 'lake', dataDir), 'attach-version'),
+      latest ? [h('h3', {}, `Latest on ${latestBranch}`, latest === id ? ': this version, for now' : ''),
+        tipGone ? await tipOfflineNote(id, latest, latestBranch, tipGone) : [
+          latest === id ? null : snippet(attachSql(latest, 'lake', dataDir), 'attach-latest'),
+          h('p', { class: 'muted' }, 'An ATTACH names one version; to follow the branch as it moves, let fdl resolve it each time:'),
+          snippet(`fdl attach ${base.href.replace(/\/$/, '')}@${latestBranch} | duckdb`, 'attach-fdl')]] : null],
     h('h2', {}, 'Changes from the parent'),
     (v.changes || []).length ? h('ul', {}, v.changes.map((c) => h('li', { class: c.breaking ? 'breaking' : '' },
       `${c.kind} ${c.table || ''}${c.column ? '.' + c.column : ''}`, c.breaking ? ' — breaking' : '')))
       : h('p', { class: 'muted', id: 'changes-note' }, descriptionOnly ? 'Description only: the same data as the parent (the same DuckLake snapshot); this version changed dataset.json.'
         : v.parents && v.parents.length ? 'No schema changes.' : 'The first version.'),
-    (v.parents || []).length ? (() => {
+    !gone && (v.parents || []).length ? (() => {
       const out = h('div', { id: 'compare-out' });
       return [h('p', {}, h('button', { id: 'compare-button', onclick: (ev) => { ev.target.disabled = true; compareWithParent(v, ds, filesJson, dataDir, out); } },
         'Compare the rows with the parent')), out];
     })() : null,
-    h('h2', {}, 'Query in the browser'),
-    queryable.length ? [h('p', { class: 'muted' }, `DuckDB-Wasm reads the Parquet files listed in files.json with HTTP range requests. Tables: ${queryable.map(qualified).join(', ')}${liveViews.length ? `; views: ${liveViews.map(qualified).join(', ')}` : ''}. Ctrl+Enter runs.`),
-      sqlBox, h('p', {}, h('button', { class: 'primary', id: 'run', onclick: run }, 'Run')), status, out]
-      : h('p', { class: 'muted' }, 'No table of this version can be read as plain Parquet; use DuckDB with the ATTACH above.'),
+    gone ? null : [h('h2', {}, 'Query in the browser'), queryBox(id, readable, blocked, liveViews, filesJson, dataDir)],
     h('h2', {}, 'Tables'), tableSections.length ? tableSections : h('p', { class: 'muted' }, 'No tables.'),
     views.length ? [h('h2', {}, 'Views'), views.map((w) => h('section', { class: 'view', 'data-table': qualified(w) }, h('h3', {}, qualified(w)),
       w.description ? renderMarkdown(w.description) : null, h('pre', {}, w.sql || ''),
-      liveViews.length ? viewer(w, open, null, dataDir) : null))] : null,
+      liveViews.length ? viewer(w, open) : null))] : null,
     (v.inputs || []).length ? [h('h2', {}, 'Inputs'), h('ul', {}, v.inputs.map((i) => h('li', {}, i.source_id, ' — ',
       i.url ? h('a', { href: i.url, rel: 'noopener' }, i.url) : '', ` (sha256 ${i.sha256.slice(0, 12)}…, ${date(i.retrieved_at)})`)))] : null);
-  if (queryable.length) duck().catch(() => {}); // warm DuckDB up while the reader reads
+  if (readable.length) duck().catch(() => {}); // warm DuckDB up while the reader reads
 }
 
 // ---- routing ---------------------------------------------------------------------

@@ -3,10 +3,15 @@
 // query typed in the SQL box and run. Prints what it saw as one JSON object;
 // the pytest side (tests/interop/test_web.py) checks it against stock DuckDB.
 //   node e2e.mjs BASE_URL ARTIFACT_DIR PLAN_JSON
-// PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population"}, ...],
-//             "viewers": [{"seq": 2, "table": "main.towns"}, ...],  (optional)
-//             "compares": [2, ...]}  (optional: "Compare with the parent" on these versions)
-// Each page is also shot at phone width (390 px) as <name>-phone.png.
+// PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population", "csv": true}, ...],
+//             "viewers": [{"seq": 2, "table": "main.towns", "stats": true}, ...],  (optional)
+//             "compares": [2, ...],  (optional: "Compare with the parent" on these versions)
+//             "cardQueries": ["SELECT ...", ...],  (optional: the landing card's SQL box)
+//             "pages": [{"id": "<version id>", "name": "withdrawn"}, ...]}  (optional: opened by id)
+// The browser runs in the time zone FDL_TEST_TZ (default Asia/Tokyo, never
+// UTC), as a visitor abroad would. Each page is also shot at phone width
+// (390 px) as <name>-phone.png; `clipped` lists what a phone cannot see
+// (a table wider than the screen outside a scrolling box).
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 
@@ -18,7 +23,53 @@ const seen = { consoleErrors: [], queries: [] };
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true,
+    timezoneId: process.env.FDL_TEST_TZ || 'Asia/Tokyo' });
+  seen.timeZone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+  seen.clipped = [];
+  // what a phone cannot see: a table wider than the screen with no scrolling box around it
+  const phoneShot = async (name) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
+    const clipped = await page.evaluate(() => [...document.querySelectorAll('main table, main pre')].filter((t) => {
+      for (let e = t.parentElement; e && e !== document.body; e = e.parentElement) {
+        const o = getComputedStyle(e).overflowX;
+        if (o === 'auto' || o === 'scroll') return false;
+      }
+      return t.getBoundingClientRect().right > window.innerWidth + 1 || t.scrollWidth > t.clientWidth + 1;
+    }).map((t) => t.id || t.className || t.tagName));
+    const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    for (const c of clipped) seen.clipped.push(`${name}: ${c}`);
+    if (over > 0) seen.clipped.push(`${name}: page ${over}px wider than the screen`);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  };
+  const runSql = async (sql, csv) => {
+    await page.fill('#sql', sql);
+    await page.click('#run');
+    await page.waitForFunction(() => {
+      const s = document.getElementById('query-status');
+      return s && (s.dataset.rows !== undefined || s.className === 'error');
+    }, null, { timeout: 120000 });
+    const got = { sql };
+    got.status = await page.textContent('#query-status');
+    got.header = await page.$$eval('#result-table thead th', (ths) => ths.map((t) => t.textContent));
+    got.rows = await page.$$eval('#result-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    got.nulls = await page.$$eval('#result-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.classList.contains('null'))));
+    // values with no white space that the page broke across lines (a date as 2025- / 12-01)
+    got.broken = await page.$$eval('#result-table tbody td', (tds) => tds.filter((td) => {
+      if (/\s/.test(td.textContent) || !td.firstChild) return false;
+      const r = document.createRange();
+      r.selectNodeContents(td);
+      return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1;
+    }).map((td) => td.textContent));
+    got.csvLink = (await page.$('#csv')) !== null;
+    if (csv && got.csvLink) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
+      const { readFileSync } = await import('node:fs');
+      got.csv = readFileSync(await download.path()).toString('base64');
+    }
+    return got;
+  };
   page.on('console', (m) => { if (m.type() === 'error') seen.consoleErrors.push(m.text()); });
   page.on('pageerror', (e) => seen.consoleErrors.push(String(e)));
 
@@ -49,11 +100,13 @@ try {
   await page.click('#chart-button');
   await page.waitForSelector('#rows-chart[data-series]', { timeout: 60000 });
   seen.chart = JSON.parse(await page.getAttribute('#rows-chart', 'data-series'));
+  seen.cardQueries = [];
+  for (const sql of plan.cardQueries || []) seen.cardQueries.push(await runSql(sql, true));
+  seen.tipOffline = await page.textContent('#tip-offline').catch(() => null);
+  seen.cardHasSql = (await page.$('#sql')) !== null;
   await page.screenshot({ path: `${artifacts}/overview.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `${artifacts}/overview-phone.png`, fullPage: true });
+  await phoneShot('overview');
   seen.phoneOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.setViewportSize({ width: 1280, height: 900 });
 
   // open version `seq` from the history list, as a reader would
   const openVersion = async (seq) => {
@@ -72,10 +125,13 @@ try {
       const s = document.querySelector(`section.table[data-table="${t}"]`);
       return s && (s.querySelector('.viewer[data-rows]') || s.querySelector('.error'));
     }, w.table, { timeout: 120000 });
-    await page.waitForFunction((t) => {
-      const s = document.querySelector(`section.table[data-table="${t}"]`);
-      return s && (s.querySelector('.stats-box[data-ready]') || s.querySelector('.error'));
-    }, w.table, { timeout: 120000 });
+    if (w.stats) {
+      await section.locator('button.show-stats').click();
+      await page.waitForFunction((t) => {
+        const s = document.querySelector(`section.table[data-table="${t}"]`);
+        return s && s.querySelector('.stats-box[data-ready]');
+      }, w.table, { timeout: 120000 });
+    }
     seen.viewers.push({ ...w,
       stats: await section.locator('table.stats tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim()))),
       changesNote: await page.textContent('#changes-note').catch(() => null),
@@ -84,6 +140,7 @@ try {
       rows: await section.locator('table.rows tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))),
       error: await section.locator('.error').allTextContents() });
     await page.screenshot({ path: `${artifacts}/viewer-${w.seq}.png`, fullPage: true });
+    await phoneShot(`viewer-${w.seq}`);
   }
 
   seen.compares = [];
@@ -103,21 +160,28 @@ try {
     got.notQueryable = await page.$$eval('section.table', (ss) => ss
       .filter((s) => s.querySelector('.not-queryable'))
       .map((s) => ({ table: s.dataset.table, why: s.querySelector('.not-queryable').textContent })));
-    await page.fill('#sql', q.sql);
-    await page.click('#run');
-    await page.waitForFunction(() => {
-      const s = document.getElementById('query-status');
-      return s && (s.dataset.rows !== undefined || s.className === 'error');
-    }, null, { timeout: 120000 });
-    got.status = await page.textContent('#query-status');
-    got.header = await page.$$eval('#result-table thead th', (ths) => ths.map((t) => t.textContent));
-    got.rows = await page.$$eval('#result-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
-    got.csvLink = (await page.$('#csv')) !== null;
+    Object.assign(got, await runSql(q.sql, q.csv));
     await page.screenshot({ path: `${artifacts}/version-${q.seq}.png`, fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: `${artifacts}/version-${q.seq}-phone.png`, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await phoneShot(`version-${q.seq}`);
     seen.queries.push(got);
+  }
+  seen.pages = [];
+  for (const pg of plan.pages || []) {
+    await page.goto(`${base}#/v/${pg.id}`, { waitUntil: 'load' });
+    await page.waitForFunction(() => (document.body.dataset.ready || '').startsWith('#/v/'), null, { timeout: 60000 });
+    seen.pages.push({ ...pg,
+      text: await page.textContent('main'),
+      notice: await page.textContent('#offline-notice').catch(() => null),
+      newestLive: await page.getAttribute('#newest-live', 'href').catch(() => null),
+      latestOffline: await page.textContent('#latest-offline').catch(() => null),
+      latestLive: await page.getAttribute('#latest-offline a', 'href').catch(() => null),
+      attach: (await page.$('#attach-version')) !== null || (await page.$('#attach-latest')) !== null,
+      snippets: await page.$$eval('main .snippet', (bs) => bs.map((b) => b.querySelector('pre').id)),
+      compare: (await page.$('#compare-button')) !== null,
+      sql: (await page.$('#sql')) !== null,
+      viewers: await page.$$eval('button.show-rows', (bs) => bs.length) });
+    await page.screenshot({ path: `${artifacts}/${pg.name}.png`, fullPage: true });
+    await phoneShot(pg.name);
   }
 } finally {
   await browser.close();
