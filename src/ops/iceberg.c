@@ -761,27 +761,31 @@ static void tag_refs(table_meta *t, const ice_run *r)
 	}
 }
 
-/* Write `key` with `text` unless it already holds exactly that. */
-static int put_text(ice_run *r, const char *key, const char *text, size_t len, fdl_error *err)
+int fdl_ice_replace(fdl_store *store, const char *key, const char *text, size_t len, int64_t *written,
+		    fdl_error *err)
 {
 	fdl_buf old = {0};
 	char etag[FDL_ETAG_MAX] = "";
-	int rc = fdl_strmap_put(r->known, key, 1, err);
-	if (!rc)
-		rc = fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &old, etag, err);
+	int rc = fdl_store_get(store, key, FDL_META_MAX_BYTES, &old, etag, err);
 	bool exists = rc != FDL_ENOTFOUND;
-	if (rc == FDL_ENOTFOUND)
+	if (rc == FDL_ENOTFOUND) {
+		fdl_error_clear(err);
 		rc = 0;
-	if (!rc && exists && old.len == len && !memcmp(old.data, text, len)) {
-		fdl_buf_free(&old);
-		return 0;
 	}
+	bool same = !rc && exists && old.len == len && !memcmp(old.data, text, len);
 	fdl_buf_free(&old);
-	if (!rc)
-		rc = fdl_store_put_if_match(r->repo->store, key, text, len, exists ? etag : NULL, err);
-	if (!rc)
-		r->written++;
+	if (!rc && !same)
+		rc = fdl_store_put_if_match(store, key, text, len, exists ? etag : NULL, err);
+	if (!rc && !same && written)
+		(*written)++;
 	return rc;
+}
+
+/* Write `key` with `text` unless it already holds exactly that. */
+static int put_text(ice_run *r, const char *key, const char *text, size_t len, fdl_error *err)
+{
+	int rc = fdl_strmap_put(r->known, key, 1, err);
+	return rc ? rc : fdl_ice_replace(r->repo->store, key, text, len, &r->written, err);
 }
 
 static json_t *metadata_json(const table_meta *t, const ice_run *r, const fdl_lake_table *tb, const char *table_dir)
@@ -857,8 +861,9 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 		rc = put_text(r, mkey, text, len, err);
 	if (!rc)
 		json_object_set_new(r->tables, key,
-				    json_pack("{s:s, s:s, s:I, s:O}", "metadata", mkey + strlen(r->view_dir) + 1, "uuid",
-					      tb->uuid, "table_id", (json_int_t)tb->id, "manifests", t.manifests));
+				    json_pack("{s:s, s:s, s:I, s:O, s:s, s:s, s:I}", "metadata", mkey + strlen(r->view_dir) + 1,
+					      "uuid", tb->uuid, "table_id", (json_int_t)tb->id, "manifests", t.manifests, "schema",
+					      tb->schema, "name", tb->name, "schema_id", (json_int_t)tb->schema_id));
 	if (rc && rc != ICE_WHOLE)
 		fdl_error_prefix(err, "the Iceberg view of %s", key ? key : "a table");
 	json_decref(m);
@@ -1087,12 +1092,18 @@ static int write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, c
 		rc = view_build(&r, v, err);
 	}
 	if (!rc)
-		rc = fdl_iceberg_views_add(repo, r.location, err);
+		rc = fdl_iceberg_views_add(repo, r.location, false, err);
 	if (!rc && out)
 		rc = report_of(out, &r, err);
 	fdl_version_free(v);
 	run_free(&r);
 	return rc;
+}
+
+int fdl_ice_view_write(fdl_repo *repo, const char *id, const char *location, fdl_strmap *known, fdl_error *err)
+{
+	ice_opts o = {.known = known};
+	return write_for(NULL, repo, id, location, &o, err);
 }
 
 int fdl_iceberg_write(fdl_iceberg_report **out, fdl_repo *repo, const char *ref, const char *location, fdl_error *err)
@@ -1110,7 +1121,11 @@ int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err)
 	json_t *v;
 	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
 	{
-		if ((rc = write_for(NULL, repo, id, json_string_value(json_object_get(v, "location")), NULL, err)))
+		const char *location = json_string_value(json_object_get(v, "location"));
+		rc = write_for(NULL, repo, id, location, NULL, err);
+		if (!rc && fdl_iceberg_view_has_catalog(v))
+			rc = fdl_ice_catalog_sync(NULL, repo, location, NULL, err);
+		if (rc)
 			break;
 	}
 	json_decref(views);
@@ -1145,7 +1160,7 @@ static int live_tips(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
  * from their histories as they now are, and nothing else under
  * iceberg/<lid>/: a view of another version (written again on demand) and
  * every file no rebuilt view uses go. */
-static int rebuild_location(fdl_repo *repo, const char *location, fdl_error *err)
+static int rebuild_location(fdl_repo *repo, const char *location, bool catalog, fdl_error *err)
 {
 	fdl_strmap keep = {0};
 	fdl_strlist tips = {0}, keys = {0};
@@ -1156,6 +1171,8 @@ static int rebuild_location(fdl_repo *repo, const char *location, fdl_error *err
 		rc = live_tips(&tips, repo, err);
 	for (size_t i = 0; i < tips.len && !rc; i++)
 		rc = write_for(NULL, repo, tips.items[i], location, &o, err);
+	if (!rc && catalog) /* of the refs as they are now: it keeps what it leads to */
+		rc = fdl_ice_catalog_sync(NULL, repo, location, &keep, err);
 	char *dir = rc ? NULL : fdl_asprintf(FDL_ICEBERG_DIR "/%s", lid);
 	if (!rc)
 		rc = dir ? fdl_store_list(repo->store, dir, &keys, err) : fdl_oom(err);
@@ -1164,6 +1181,8 @@ static int rebuild_location(fdl_repo *repo, const char *location, fdl_error *err
 		if (!fdl_strmap_get(&keep, keys.items[i], &seen))
 			rc = fdl_store_del_owned(repo->store, fdl_strdup(keys.items[i]), NULL, err);
 	}
+	if (!rc)
+		rc = fdl_store_prune(repo->store, dir, err);
 	free(dir);
 	fdl_strlist_free(&tips);
 	fdl_strlist_free(&keys);
@@ -1179,7 +1198,8 @@ int fdl_iceberg_after_removal(fdl_repo *repo, fdl_error *err)
 	json_t *v;
 	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
 	{
-		if ((rc = rebuild_location(repo, json_string_value(json_object_get(v, "location")), err)))
+		if ((rc = rebuild_location(repo, json_string_value(json_object_get(v, "location")),
+					   fdl_iceberg_view_has_catalog(v), err)))
 			break;
 	}
 	json_decref(views);
@@ -1196,13 +1216,17 @@ int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err)
 		json_decref(views);
 		return rc;
 	}
+	bool catalog = false; /* the copy has a catalog when the source has one */
+	size_t i;
+	const json_t *v;
+	json_array_foreach(json_object_get(views, "views"), i, v) catalog = catalog || fdl_iceberg_view_has_catalog(v);
 	rc = fdl_repo_open(&dst, dst_root, err);
 	if (!rc)
 		rc = fdl_iceberg_own_location(&location, dst, err);
 	if (!rc)
-		rc = fdl_iceberg_views_add(dst, location, err);
+		rc = fdl_iceberg_views_add(dst, location, catalog, err);
 	if (!rc)
-		rc = rebuild_location(dst, location, err);
+		rc = rebuild_location(dst, location, catalog, err);
 	free(location);
 	fdl_repo_free(dst);
 	json_decref(views);
@@ -1234,6 +1258,8 @@ int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err)
 			free(dir);
 			free(key);
 		}
+		if (!rc && fdl_iceberg_view_has_catalog(v)) /* a namespace per ref */
+			rc = fdl_ice_catalog_sync(NULL, repo, location, NULL, err);
 		if (rc)
 			break;
 	}
@@ -1248,7 +1274,7 @@ int fdl_iceberg_enable(fdl_repo *repo, const char *location, fdl_error *err)
 	fdl_strlist tips = {0};
 	int rc = location ? fdl_iceberg_location_check(&loc, location, err) : fdl_iceberg_own_location(&loc, repo, err);
 	if (!rc)
-		rc = fdl_iceberg_views_add(repo, loc, err);
+		rc = fdl_iceberg_views_add(repo, loc, false, err);
 	if (!rc)
 		rc = live_tips(&tips, repo, err);
 	for (size_t i = 0; i < tips.len && !rc; i++)

@@ -31,6 +31,35 @@ int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
 
 /* ---- shared by iceberg*.c ---- */
 
+/* Write `key` with `text` unless it already holds exactly that (a
+ * compare-and-swap on what was read: FDL_ECONFLICT when another writer got
+ * there first); *written (may be NULL) counts a write. */
+int fdl_ice_replace(fdl_store *store, const char *key, const char *text, size_t len, int64_t *written,
+		    fdl_error *err);
+/* The view of live version `id` for `location`, built on its parent's view
+ * when it can be; `known` (may be NULL) gets every key the view uses. */
+int fdl_ice_view_write(fdl_repo *repo, const char *id, const char *location, fdl_strmap *known, fdl_error *err);
+
+/* The REST catalog of a location (iceberg_catalog.c). */
+typedef struct fdl_ice_catalog {
+	json_t *namespaces; /* [{"namespace": [levels], "ref", "version", "tables"}] */
+	json_t *notices;    /* [{"table", "column", "type", "reason"}]: refs and names left out or renamed */
+	int64_t written;
+} fdl_ice_catalog;
+/* Bring the catalog of `location` to the refs and views as they are now:
+ * the view of a ref's version written when it has none, every resource
+ * that differs written, every other file of the catalog deleted, again
+ * while the refs move. `known` (may be NULL) gets every key it uses;
+ * `out` (may be NULL) what it holds (the caller frees its JSON). */
+int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *location, fdl_strmap *known,
+			 fdl_error *err);
+/* fdl verify's findings about the catalog of `location`: a file that leads
+ * to a file not in `present` (the keys under iceberg/<lid>/) or to a
+ * version that is not live is a problem; one behind the refs, missing or
+ * left over, a warning. Reads only. */
+int fdl_ice_catalog_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, const char *location,
+			  const fdl_strmap *present, fdl_error *err);
+
 /* A DuckLake type as Iceberg: the type's JSON name ("long",
  * "decimal(10,2)"), or NULL with *why saying why it cannot be; *engines
  * names a reader that cannot read it although Iceberg can say it (NULL:

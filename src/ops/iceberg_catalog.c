@@ -1,0 +1,641 @@
+/* The repository as a static Iceberg REST catalog (docs/format.md "Iceberg
+ * REST catalog"): the read path of Iceberg's REST protocol is GETs only,
+ * so every answer a client asks for is a file under iceberg/<lid>/catalog/
+ * that any static host (or a bucket's own endpoint) serves as it is. Each
+ * live branch and tag is a namespace holding the tables of its version
+ * ([ref] for DuckLake's schema main, [ref, schema] for another), each
+ * table's answer embedding its Iceberg view's metadata. Written whole from
+ * the refs and views as they are: a pass writes every file that differs,
+ * deletes every other file, and runs again while the refs moved under it,
+ * so the last writer to finish leaves the catalog of the refs it saw last. */
+#include "iceberg.h"
+#include "../store/aws.h"
+#include "../store/s3.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CAT_PASSES 8
+
+/* ---- the refs --------------------------------------------------------- */
+
+typedef struct cat_ref {
+	char name[256];
+	char target[FDL_ID_LEN + 1];
+	bool tag;
+} cat_ref;
+
+typedef struct cat_refs {
+	cat_ref *items;
+	size_t len;
+} cat_refs;
+
+static int refs_read(cat_refs *out, fdl_repo *repo, fdl_error *err)
+{
+	fdl_branch *b = NULL;
+	fdl_tag *t = NULL;
+	size_t nb = 0, nt = 0;
+	int rc = fdl_branch_list(&b, &nb, repo, err);
+	if (!rc)
+		rc = fdl_tag_list(&t, &nt, repo, err);
+	if (!rc && !(out->items = calloc(nb + nt + 1, sizeof *out->items)))
+		rc = fdl_oom(err);
+	for (size_t i = 0; !rc && i < nb + nt; i++) {
+		cat_ref *r = &out->items[out->len++];
+		snprintf(r->name, sizeof r->name, "%s", i < nb ? b[i].name : t[i - nb].name);
+		memcpy(r->target, i < nb ? b[i].tip : t[i - nb].target, sizeof r->target);
+		r->tag = i >= nb;
+	}
+	fdl_branch_list_free(b);
+	fdl_tag_list_free(t);
+	return rc;
+}
+
+static bool refs_same(const cat_refs *a, const cat_refs *b)
+{
+	return a->len == b->len && (!a->len || !memcmp(a->items, b->items, a->len * sizeof *a->items));
+}
+
+/* ---- what the catalog holds -------------------------------------------- */
+
+typedef struct cat_file {
+	char *key;
+	char *text;
+	size_t len;
+} cat_file;
+
+typedef struct cat_build {
+	fdl_repo *repo;
+	const char *location;
+	char lid[FDL_ICEBERG_LID_LEN + 1];
+	bool index;       /* folders with index.html: every store but a bucket */
+	bool write_views; /* write a ref's missing view (verify only reads) */
+	fdl_strmap *known; /* keys of the views written here (a rebuild keeps them) */
+	cat_file *files;
+	size_t nfiles;
+	json_t *list;     /* the namespaces, as v1/namespaces lists them */
+	json_t *report;   /* [{"namespace", "ref", "version", "tables"}] */
+	json_t *notices;  /* [{"table", "column", "type", "reason"}] */
+	fdl_strlist *missing; /* verify: "key\tmessage" for a ref without a view */
+} cat_build;
+
+static void build_free(cat_build *b)
+{
+	for (size_t i = 0; i < b->nfiles; i++) {
+		free(b->files[i].key);
+		free(b->files[i].text);
+	}
+	free(b->files);
+	json_decref(b->list);
+	json_decref(b->report);
+	json_decref(b->notices);
+}
+
+static int notice(cat_build *b, const char *what, const char *reason)
+{
+	json_t *n = json_pack("{s:s, s:s, s:s, s:s}", "table", what, "column", "", "type", "", "reason", reason);
+	return n ? json_array_append_new(b->notices, n) : -1;
+}
+
+/* Add resource `path` (a folder too when `folder`) holding doc (stolen). */
+static int add_file(cat_build *b, const char *path, bool folder, json_t *doc, fdl_error *err)
+{
+	cat_file f = {.key = fdl_iceberg_catalog_key(b->lid, path, folder, b->index)};
+	int rc = f.key && doc ? fdl_json_dump_as(&f.text, &f.len, doc, true, err) : fdl_oom(err);
+	json_decref(doc);
+	cat_file *p = rc ? NULL : realloc(b->files, (b->nfiles + 1) * sizeof *p);
+	if (!rc && !p)
+		rc = fdl_oom(err);
+	if (rc) {
+		free(f.key);
+		free(f.text);
+		return rc;
+	}
+	b->files = p;
+	b->files[b->nfiles++] = f;
+	return 0;
+}
+
+static const char *str_of(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+/* The view.json of version `id` at this location when it says what the
+ * catalog needs (each table's schema, name and metadata); NULL otherwise. */
+static json_t *view_read(cat_build *b, const char *id)
+{
+	char *dir = fdl_iceberg_view_dir(b->lid, id);
+	char *key = dir ? fdl_asprintf("%s/" FDL_ICEBERG_VIEW_JSON, dir) : NULL;
+	fdl_buf buf = {0};
+	fdl_error e;
+	json_t *doc = NULL;
+	if (key && fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &buf, NULL, &e) == 0)
+		fdl_json_parse(&doc, buf.data, buf.len, key, &e);
+	bool ok = doc && !strcmp(str_of(doc, "version"), id) && !strcmp(str_of(doc, "location"), b->location) &&
+		  json_is_object(json_object_get(doc, "tables"));
+	const char *k;
+	const json_t *t;
+	json_object_foreach(ok ? json_object_get(doc, "tables") : NULL, k, t)
+	{
+		ok = ok && json_is_string(json_object_get(t, "schema")) && json_is_string(json_object_get(t, "name")) &&
+		     json_is_integer(json_object_get(t, "schema_id")) && json_is_integer(json_object_get(t, "table_id")) &&
+		     json_is_string(json_object_get(t, "metadata"));
+	}
+	if (!ok) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	fdl_buf_free(&buf);
+	free(dir);
+	free(key);
+	return doc;
+}
+
+/* The view of version `id`, written first when it has none (or one from
+ * before the catalog) and the build may write. NULL when there is none. */
+static int view_of(json_t **out, cat_build *b, const char *id, fdl_error *err)
+{
+	int rc = 0;
+	*out = view_read(b, id);
+	if (!*out && b->write_views) {
+		rc = fdl_ice_view_write(b->repo, id, b->location, b->known, err);
+		if (!rc && !(*out = view_read(b, id)))
+			rc = fdl_fail(err, FDL_ERROR, "the Iceberg view of %s was written but does not read back", id);
+	}
+	return rc;
+}
+
+/* One table's answer: its view's metadata.json embedded, with its URI. */
+static int table_file(cat_build *b, const char *ns_path, const char *name, const char *view_dir, const json_t *t,
+		      fdl_error *err)
+{
+	char *key = fdl_asprintf("%s/%s", view_dir, str_of(t, "metadata"));
+	char *uri = key ? fdl_asprintf("%s/%s", b->location, key) : NULL;
+	char *path = fdl_asprintf("%s/tables/%s", ns_path, name);
+	fdl_buf buf = {0};
+	json_t *meta = NULL;
+	int rc = key && uri && path ? fdl_path_check_relative(key, "a view's metadata", err) : fdl_oom(err);
+	if (!rc)
+		rc = fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &buf, NULL, err);
+	if (!rc)
+		rc = fdl_json_parse(&meta, buf.data, buf.len, key, err);
+	size_t n = strlen(b->location);
+	if (!rc && (strncmp(str_of(meta, "location"), b->location, n) || str_of(meta, "location")[n] != '/'))
+		rc = fdl_fail(err, FDL_EINVALID, "%s: its location is not under %s", key, b->location);
+	if (!rc)
+		rc = add_file(b, path, false,
+			      json_pack("{s:s, s:O, s:{}}", "metadata-location", uri, "metadata", meta, "config"), err);
+	json_decref(meta);
+	fdl_buf_free(&buf);
+	free(key);
+	free(uri);
+	free(path);
+	return rc;
+}
+
+/* Namespace `levels` ([ref] or [ref, schema]) of ref r: its resource, its
+ * list of tables and each table (`tables`: view.json's entries of one
+ * DuckLake schema). */
+static int namespace_files(cat_build *b, const cat_ref *r, json_t *levels, const json_t *tables, const char *view_dir,
+			   fdl_error *err)
+{
+	const char *ref = json_string_value(json_array_get(levels, 0)), *schema = json_string_value(json_array_get(levels, 1));
+	char *ns_path = schema ? fdl_asprintf("v1/namespaces/%s\x1f%s", ref, schema) : fdl_asprintf("v1/namespaces/%s", ref);
+	char *full = fdl_asprintf("refs/%s/%s", r->tag ? "tags" : "heads", r->name);
+	char *tables_path = ns_path ? fdl_asprintf("%s/tables", ns_path) : NULL;
+	fdl_strlist names = {0};
+	json_t *ids = json_array();
+	int rc = ns_path && full && tables_path && ids ? 0 : fdl_oom(err);
+	const char *k;
+	const json_t *t;
+	json_object_foreach(rc ? NULL : (json_t *)tables, k, t) if (!rc) rc = fdl_strlist_add(&names, k, err);
+	fdl_strlist_sort(&names);
+	for (size_t i = 0; i < names.len && !rc; i++) {
+		rc = table_file(b, ns_path, names.items[i], view_dir, json_object_get(tables, names.items[i]), err);
+		if (!rc)
+			rc = json_array_append_new(ids, json_pack("{s:O, s:s}", "namespace", levels, "name", names.items[i]));
+	}
+	if (!rc)
+		rc = add_file(b, tables_path, true, json_pack("{s:O}", "identifiers", ids), err);
+	if (!rc)
+		rc = add_file(b, ns_path, true,
+			      json_pack("{s:O, s:{s:s, s:s}}", "namespace", levels, "properties", "fdl.ref", full,
+					"fdl.version", r->target),
+			      err);
+	if (!rc && (json_array_append(b->list, levels) ||
+		    json_array_append_new(b->report, json_pack("{s:O, s:s, s:s, s:I}", "namespace", levels, "ref", full,
+							       "version", r->target, "tables", (json_int_t)names.len))))
+		rc = fdl_oom(err);
+	json_decref(ids);
+	fdl_strlist_free(&names);
+	free(ns_path);
+	free(full);
+	free(tables_path);
+	return rc;
+}
+
+/* The view's tables grouped by the schema's catalog name, each
+ * {"<table's catalog name>": entry}; renamed ones told. */
+static int group_tables(json_t **out, cat_build *b, const json_t *view, fdl_error *err)
+{
+	json_t *by = json_object();
+	int rc = by ? 0 : fdl_oom(err);
+	const char *k;
+	const json_t *t;
+	json_object_foreach(rc ? NULL : json_object_get(view, "tables"), k, t)
+	{
+		const char *schema = str_of(t, "schema"), *name = str_of(t, "name");
+		char *s = !strcmp(schema, "main") ? fdl_strdup("") : fdl_iceberg_catalog_name(schema, json_integer_value(json_object_get(t, "schema_id")));
+		char *n = fdl_iceberg_catalog_name(name, json_integer_value(json_object_get(t, "table_id")));
+		if (!s || !n) {
+			rc = fdl_oom(err);
+		} else if ((*s && strcmp(s, schema)) || strcmp(n, name)) {
+			char *why = fdl_asprintf("named %s%s%s in the catalog: a namespace or table name there is "
+						 "[A-Za-z0-9][A-Za-z0-9._-]*", *s ? s : "", *s ? "." : "", n);
+			if (!why || notice(b, k, why))
+				rc = fdl_oom(err);
+			free(why);
+		}
+		json_t *group = rc ? NULL : json_object_get(by, s);
+		if (!rc && !group && json_object_set_new(by, s, group = json_object()))
+			rc = fdl_oom(err);
+		if (!rc && json_object_set(group, n, (json_t *)t))
+			rc = fdl_oom(err);
+		free(s);
+		free(n);
+	}
+	if (!rc && !json_object_get(by, "") && json_object_set_new(by, "", json_object())) /* [ref] is always there */
+		rc = fdl_oom(err);
+	if (rc)
+		json_decref(by);
+	else
+		*out = by;
+	return rc;
+}
+
+/* Every namespace of ref r: [r] and [r, schema] for each other schema. */
+static int ref_namespaces(cat_build *b, const cat_ref *r, fdl_error *err)
+{
+	char what[300];
+	snprintf(what, sizeof what, "refs/%s/%s", r->tag ? "tags" : "heads", r->name);
+	fdl_error e;
+	if (!fdl_iceberg_namespace_ok(r->name))
+		return notice(b, what, "not a namespace: a name there is made of A-Z a-z 0-9 . _ - and /, and no part "
+				       "of it is tables or index.html") ? fdl_oom(err) : 0;
+	if (fdl_version_check_live(b->repo, r->target, &e))
+		return notice(b, what, "not a namespace: its version is expired or withdrawn") ? fdl_oom(err) : 0;
+	json_t *view = NULL, *groups = NULL;
+	int rc = view_of(&view, b, r->target, err);
+	char *dir = fdl_iceberg_view_dir(b->lid, r->target);
+	if (!rc && !dir)
+		rc = fdl_oom(err);
+	if (!rc && !view) { /* verify: reported, the rest checked */
+		if (b->missing)
+			rc = fdl_finding_add(b->missing, what, "names version %s, which has no Iceberg view for %s: its "
+					     "namespace cannot be in the catalog (fdl iceberg ROOT --catalog writes it)",
+					     r->target, b->location);
+		free(dir);
+		return rc;
+	}
+	if (!rc)
+		rc = group_tables(&groups, b, view, err);
+	fdl_strlist schemas = {0};
+	const char *k;
+	json_t *g;
+	json_object_foreach(rc ? NULL : groups, k, g) if (!rc) rc = fdl_strlist_add(&schemas, k, err);
+	fdl_strlist_sort(&schemas); /* "" (main) first */
+	for (size_t i = 0; i < schemas.len && !rc; i++) {
+		json_t *levels = *schemas.items[i] ? json_pack("[s, s]", r->name, schemas.items[i]) : json_pack("[s]", r->name);
+		rc = levels ? namespace_files(b, r, levels, json_object_get(groups, schemas.items[i]), dir, err) : fdl_oom(err);
+		json_decref(levels);
+	}
+	fdl_strlist_free(&schemas);
+	json_decref(groups);
+	json_decref(view);
+	free(dir);
+	return rc;
+}
+
+/* The files of the catalog of these refs. */
+static int build(cat_build *b, const cat_refs *refs, fdl_error *err)
+{
+	b->list = json_array();
+	b->report = json_array();
+	b->notices = json_array();
+	b->index = fdl_iceberg_catalog_index(b->repo);
+	int rc = b->list && b->report && b->notices ? fdl_iceberg_location_id(b->lid, b->location, err) : fdl_oom(err);
+	for (size_t i = 0; i < refs->len && !rc; i++)
+		rc = ref_namespaces(b, &refs->items[i], err);
+	/* metrics: Spark posts them after each scan unless told not to;
+	 * endpoints: GETs only, no HEAD (a static host's redirect of a folder
+	 * fails a HEAD in pyiceberg) */
+	if (!rc)
+		rc = add_file(b, "v1/config", false,
+			      json_pack("{s:{}, s:{s:s}, s:[s, s, s, s]}", "defaults", "overrides",
+					"rest-metrics-reporting-enabled", "false", "endpoints",
+					"GET /v1/{prefix}/namespaces", "GET /v1/{prefix}/namespaces/{namespace}",
+					"GET /v1/{prefix}/namespaces/{namespace}/tables",
+					"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}"),
+			      err);
+	if (!rc)
+		rc = add_file(b, "v1/namespaces", true, json_pack("{s:O}", "namespaces", b->list), err);
+	return rc;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+/* Every file of b where it differs, then every other file of the catalog
+ * deleted and its empty folders removed. */
+static int write_pass(cat_build *b, int64_t *written, fdl_error *err)
+{
+	fdl_strmap want = {0};
+	fdl_strlist keys = {0};
+	char *dir = fdl_iceberg_catalog_dir(b->lid);
+	int rc = dir ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < b->nfiles && !rc; i++) {
+		rc = fdl_strmap_put(&want, b->files[i].key, 1, err);
+		if (!rc && b->known)
+			rc = fdl_strmap_put(b->known, b->files[i].key, 1, err);
+		if (!rc)
+			rc = fdl_ice_replace(b->repo->store, b->files[i].key, b->files[i].text, b->files[i].len, written, err);
+	}
+	if (!rc)
+		rc = fdl_store_list(b->repo->store, dir, &keys, err);
+	for (size_t i = 0; i < keys.len && !rc; i++) {
+		int64_t v;
+		if (!fdl_strmap_get(&want, keys.items[i], &v))
+			rc = fdl_store_del_owned(b->repo->store, fdl_strdup(keys.items[i]), NULL, err);
+	}
+	if (!rc)
+		rc = fdl_store_prune(b->repo->store, dir, err);
+	fdl_strlist_free(&keys);
+	fdl_strmap_free(&want);
+	free(dir);
+	return rc;
+}
+
+int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *location, fdl_strmap *known,
+			 fdl_error *err)
+{
+	int64_t written = 0;
+	for (int pass = 0; pass < CAT_PASSES; pass++) {
+		cat_refs before = {0}, after = {0};
+		cat_build b = {.repo = repo, .location = location, .write_views = true, .known = known};
+		int rc = refs_read(&before, repo, err);
+		if (!rc)
+			rc = build(&b, &before, err);
+		if (!rc)
+			rc = write_pass(&b, &written, err);
+		bool again = rc == FDL_ECONFLICT || rc == FDL_EEXISTS; /* another writer of the catalog */
+		if (again) {
+			fdl_error_clear(err);
+			rc = 0;
+		}
+		if (!rc)
+			rc = refs_read(&after, repo, err);
+		bool done = !rc && !again && refs_same(&before, &after);
+		if (done && out) {
+			out->namespaces = json_incref(b.report);
+			out->notices = json_incref(b.notices);
+			out->written = written;
+		}
+		build_free(&b);
+		free(before.items);
+		free(after.items);
+		if (rc || done)
+			return rc ? fdl_error_prefix(err, "the Iceberg catalog for %s", location) : 0;
+	}
+	return fdl_fail(err, FDL_ECONFLICT, "the refs of %s kept moving while fdl wrote its Iceberg catalog for %s",
+			repo->root, location);
+}
+
+/* ---- what fdl verify says ----------------------------------------------- */
+
+/* Whether `uri` is the location followed by a key present in the view's tree. */
+static bool names_present(const char *location, const fdl_strmap *present, const char *uri)
+{
+	size_t n = strlen(location);
+	int64_t v;
+	return uri && !strncmp(uri, location, n) && uri[n] == '/' &&
+	       !fdl_path_check_relative(uri + n + 1, "a catalog's URI", NULL) && fdl_strmap_get(present, uri + n + 1, &v);
+}
+
+/* A table answer as it is: every file it leads to is in the repository, of a live version. */
+static int check_answer(fdl_strlist *problems, cat_build *b, const fdl_strmap *present, const char *key,
+			const json_t *doc)
+{
+	const json_t *meta = json_object_get(doc, "metadata");
+	const char *loc = json_string_value(json_object_get(doc, "metadata-location"));
+	const char *vid = json_string_value(json_object_get(json_object_get(meta, "properties"), "fdl.version"));
+	fdl_error e;
+	if (!names_present(b->location, present, loc))
+		return fdl_finding_add(problems, key, "leads to %s, which is not a file of the repository's views",
+				       loc ? loc : "(no metadata-location)");
+	if (!vid || fdl_version_check_live(b->repo, vid, &e))
+		return fdl_finding_add(problems, key, "is the view of version %s, which is not live", vid ? vid : "(none)");
+	size_t i;
+	const json_t *s;
+	json_array_foreach(json_object_get(meta, "snapshots"), i, s)
+	{
+		const char *ml = json_string_value(json_object_get(s, "manifest-list"));
+		if (!names_present(b->location, present, ml))
+			return fdl_finding_add(problems, key, "leads to %s, which is not a file of the repository's views",
+					       ml ? ml : "(no manifest-list)");
+	}
+	return 0;
+}
+
+/* One file of the catalog as it is against what it should hold. */
+static int check_file(fdl_strlist *problems, fdl_strlist *warnings, cat_build *b, const fdl_strmap *present,
+		      const char *key, const cat_file *want, fdl_error *err)
+{
+	fdl_buf buf = {0};
+	fdl_error e;
+	json_t *doc = NULL;
+	int rc = 0;
+	if (fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &buf, NULL, &e) ||
+	    fdl_json_parse(&doc, buf.data, buf.len, key, &e)) {
+		rc = fdl_finding_add(problems, key, "%s", e.message);
+	} else if (json_object_get(doc, "metadata")) {
+		rc = check_answer(problems, b, present, key, doc);
+	}
+	if (!rc && (!want || want->len != buf.len || memcmp(want->text, buf.data, buf.len)) && doc)
+		rc = fdl_finding_add(warnings, key, "%s (a commit is writing it, or its hook failed: fdl iceberg ROOT "
+				     "--catalog writes the catalog again)",
+				     want ? "is behind the refs and views" : "is no resource of the catalog the refs make");
+	(void)err;
+	json_decref(doc);
+	fdl_buf_free(&buf);
+	return rc;
+}
+
+int fdl_ice_catalog_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, const char *location,
+			  const fdl_strmap *present, fdl_error *err)
+{
+	cat_refs refs = {0};
+	cat_build b = {.repo = repo, .location = location, .missing = warnings};
+	fdl_strlist keys = {0};
+	fdl_strmap have = {0};
+	int rc = refs_read(&refs, repo, err);
+	if (!rc)
+		rc = build(&b, &refs, err);
+	char *dir = rc ? NULL : fdl_iceberg_catalog_dir(b.lid);
+	if (!rc)
+		rc = dir ? fdl_store_list(repo->store, dir, &keys, err) : fdl_oom(err);
+	fdl_strlist_sort(&keys);
+	for (size_t i = 0; i < keys.len && !rc; i++) {
+		const cat_file *want = NULL;
+		for (size_t k = 0; k < b.nfiles && !want; k++)
+			if (!strcmp(b.files[k].key, keys.items[i]))
+				want = &b.files[k];
+		rc = fdl_strmap_put(&have, keys.items[i], 1, err);
+		if (!rc)
+			rc = check_file(problems, warnings, &b, present, keys.items[i], want, err);
+	}
+	for (size_t k = 0; k < b.nfiles && !rc; k++) {
+		int64_t v;
+		if (!fdl_strmap_get(&have, b.files[k].key, &v))
+			rc = fdl_finding_add(warnings, b.files[k].key, "missing: the catalog is behind the refs (fdl "
+					     "iceberg ROOT --catalog writes it)");
+	}
+	free(dir);
+	fdl_strlist_free(&keys);
+	fdl_strmap_free(&have);
+	build_free(&b);
+	free(refs.items);
+	return rc;
+}
+
+/* ---- the operation ------------------------------------------------------ */
+
+/* Where a client attaches the catalog: the bucket's own endpoint for an
+ * s3:// location, the location itself for http(s)://, the tree's file://
+ * URI for a folder (a host serving the folder serves it at that path). */
+static int catalog_uri(char **out, const char *location, const char *path, fdl_error *err)
+{
+	if (strncmp(location, "s3://", 5))
+		return (*out = fdl_asprintf("%s/%s", location, path)) ? 0 : fdl_oom(err);
+	fdl_s3_config c = {0};
+	fdl_buf b = {0};
+	int rc = fdl_s3_config_load(&c, location, err);
+	char *base = rc ? NULL : fdl_s3_bucket_url(&c);
+	char *key = rc ? NULL : *c.prefix ? fdl_asprintf("%s/%s", c.prefix, path) : fdl_strdup(path);
+	if (!rc && (!base || !key))
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, base, err);
+	if (!rc)
+		rc = fdl_s3_uri_encode(&b, key, true, err);
+	if (!rc && !(*out = fdl_strdup(b.data)))
+		rc = fdl_oom(err);
+	fdl_buf_free(&b);
+	free(base);
+	free(key);
+	fdl_s3_config_free(&c);
+	return rc;
+}
+
+static int report_of(fdl_iceberg_catalog_report **out, const char *location, const char *lid,
+		     const fdl_ice_catalog *c, bool index, fdl_error *err)
+{
+	fdl_iceberg_catalog_report *p = calloc(1, sizeof *p);
+	size_t nn = json_array_size(c->namespaces), nt = json_array_size(c->notices);
+	int rc = p && (!nn || (p->namespaces = calloc(nn, sizeof *p->namespaces))) &&
+			 (!nt || (p->notices = calloc(nt, sizeof *p->notices))) &&
+			 (p->location = fdl_strdup(location)) && (p->path = fdl_iceberg_catalog_dir(lid))
+		 ? 0
+		 : fdl_oom(err);
+	if (!rc)
+		rc = catalog_uri(&p->uri, location, p->path, err);
+	size_t i;
+	const json_t *x;
+	json_array_foreach(rc ? NULL : c->namespaces, i, x)
+	{
+		fdl_iceberg_namespace *n = &p->namespaces[p->namespace_count++];
+		const json_t *levels = json_object_get(x, "namespace");
+		n->name = fdl_strdup(json_string_value(json_array_get(levels, 0)));
+		n->schema = json_array_size(levels) > 1 ? fdl_strdup(json_string_value(json_array_get(levels, 1))) : NULL;
+		n->ref = fdl_strdup(str_of(x, "ref"));
+		n->version = fdl_strdup(str_of(x, "version"));
+		n->tables = (size_t)json_integer_value(json_object_get(x, "tables"));
+		if (!n->name || !n->ref || !n->version || (json_array_size(levels) > 1 && !n->schema))
+			rc = fdl_oom(err);
+	}
+	json_array_foreach(rc ? NULL : c->notices, i, x)
+	{
+		fdl_iceberg_notice *n = &p->notices[p->notice_count++];
+		if (!(n->table = fdl_strdup(str_of(x, "table"))) || !(n->column = fdl_strdup("")) ||
+		    !(n->type = fdl_strdup("")) || !(n->reason = fdl_strdup(str_of(x, "reason"))))
+			rc = fdl_oom(err);
+	}
+	if (p) {
+		p->files_written = c->written;
+		p->index_files = index;
+	}
+	if (rc)
+		fdl_iceberg_catalog_report_free(p);
+	else
+		*out = p;
+	return rc;
+}
+
+int fdl_iceberg_catalog_write(fdl_iceberg_catalog_report **out, fdl_repo *repo, const char *location, fdl_error *err)
+{
+	char *loc = NULL;
+	char lid[FDL_ICEBERG_LID_LEN + 1];
+	fdl_ice_catalog c = {0};
+	int rc = location ? fdl_iceberg_location_check(&loc, location, err) : fdl_iceberg_own_location(&loc, repo, err);
+	if (!rc)
+		rc = fdl_iceberg_location_id(lid, loc, err);
+	if (!rc)
+		rc = fdl_iceberg_views_add(repo, loc, true, err);
+	if (!rc)
+		rc = fdl_ice_catalog_sync(&c, repo, loc, NULL, err);
+	if (!rc && out)
+		rc = report_of(out, loc, lid, &c, fdl_iceberg_catalog_index(repo), err);
+	json_decref(c.namespaces);
+	json_decref(c.notices);
+	free(loc);
+	return rc;
+}
+
+void fdl_iceberg_catalog_report_free(fdl_iceberg_catalog_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->namespace_count; i++) {
+		free(r->namespaces[i].name);
+		free(r->namespaces[i].schema);
+		free(r->namespaces[i].ref);
+		free(r->namespaces[i].version);
+	}
+	for (size_t i = 0; i < r->notice_count; i++) {
+		free(r->notices[i].table);
+		free(r->notices[i].column);
+		free(r->notices[i].type);
+		free(r->notices[i].reason);
+	}
+	free(r->namespaces);
+	free(r->notices);
+	free(r->uri);
+	free(r->path);
+	free(r->location);
+	free(r);
+}
+
+int fdl_iceberg_catalog_report_json(char **out, const fdl_iceberg_catalog_report *r, fdl_error *err)
+{
+	json_t *ns = json_array();
+	for (size_t i = 0; ns && i < r->namespace_count; i++) {
+		const fdl_iceberg_namespace *n = &r->namespaces[i];
+		json_array_append_new(ns, n->schema ? json_pack("[s, s]", n->name, n->schema) : json_pack("[s]", n->name));
+	}
+	json_t *o = ns ? json_pack("{s:s, s:s, s:s, s:o}", "catalog", r->uri, "location", r->location, "path", r->path,
+				   "namespaces", ns)
+		       : NULL;
+	int rc = o ? fdl_json_dump(out, NULL, o, err) : fdl_oom(err);
+	json_decref(o);
+	return rc;
+}
