@@ -16,7 +16,7 @@ import shutil
 
 import pytest
 
-from conftest import EXT, ROOT, Repo, S3Repo, connect, fdl, read_json
+from conftest import EXT, ROOT, Repo, S3Repo, connect, fdl, host_stops, read_json
 
 JARS = ROOT / "deps" / "jars"
 os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")  # polars' own planner is another package
@@ -430,6 +430,7 @@ def test_a_hostile_catalog_gets_no_view(repo, tmp_path, ledger):
     con.close()
     fdl("commit", tmp_path / "w", "-m", "one")
     vid = repo.head()
+    ledger.waive(vid, "its catalog is made hostile on purpose")
     path = repo.root / "versions" / vid / "ducklake.duckdb"
     c = connect()
     c.execute(f"ATTACH '{path}' AS c")
@@ -604,3 +605,228 @@ def test_a_version_iceberg_cannot_show_is_named(repo, tmp_path):
     assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [2]
     cols, want = expected(repo, "main", "t")
     assert Readers(None).pyiceberg_rows(uri, cols) == want
+
+
+# ---- the REST catalog with no server (fdl iceberg ROOT --catalog) ------------
+
+class StaticHost:
+    """`python3 -m http.server` serving a folder: a plain static file server
+    (no rewrite rules; a folder answers with a 301 to folder/ and its
+    index.html), in a process of its own."""
+
+    def __init__(self, folder, log):
+        from s3server import free_port, wait_port
+        import subprocess
+        import sys
+        port = free_port()
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                      "--directory", str(folder)], stdout=self.log, stderr=subprocess.STDOUT)
+        wait_port(port, self.proc)
+        self.url = f"http://127.0.0.1:{port}"
+
+    def stop(self):
+        host_stops(self.url)
+        self.proc.terminate()
+        self.proc.wait(10)
+        self.log.close()
+
+
+def catalog_json(repo):
+    return json.loads(fdl("iceberg", repo.root, "--catalog", "--json", env=repo.env).stdout)
+
+
+class CatalogClients:
+    """Spark (a REST catalog added to the module's session), pyiceberg and
+    DuckDB attached to one catalog URI, each the way docs/iceberg.md says."""
+    names = itertools.count(1)
+
+    def __init__(self, spark, uri, s3=None, secret=""):
+        self.spark, self.uri, self.s3, self.secret = spark, uri, s3, secret
+        self.spark_name = f"rest{next(CatalogClients.names)}"
+        conf = {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": uri,
+                ".cache-enabled": "false"}  # every query asks the catalog: it changes under the session
+        if s3:
+            env = s3.env()
+            conf.update({".s3.endpoint": env["AWS_ENDPOINT_URL"], ".s3.path-style-access": "true",
+                         ".s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
+                         ".s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"], ".client.region": "us-east-1"})
+        for k, v in conf.items():
+            spark.conf.set(f"spark.sql.catalog.{self.spark_name}{k}", v)
+
+    def pyiceberg(self):
+        from pyiceberg.catalog import load_catalog
+        props = {"uri": self.uri}
+        if self.s3:
+            env = self.s3.env()
+            props.update({"s3.endpoint": env["AWS_ENDPOINT_URL"], "s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
+                          "s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"], "s3.region": "us-east-1",
+                          "s3.force-virtual-addressing": "false"})
+        return load_catalog("fdl", type="rest", **props)
+
+    def duck(self):
+        con = connect()
+        con.execute("LOAD iceberg")
+        if self.secret:
+            con.execute(self.secret)
+        con.execute(f"ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '{self.uri}', AUTHORIZATION_TYPE 'none', "
+                    "DEFAULT_SCHEMA 'main')")
+        return con
+
+    def namespaces(self):
+        """What each client lists, as sets of level tuples."""
+        py = set(self.pyiceberg().list_namespaces())
+        con = self.duck()
+        duck = {s for (s,) in con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = 'fdl'")
+                .fetchall()}
+        con.close()
+        spark = {r[0].replace("`", "") for r in self.spark.sql(f"SHOW NAMESPACES IN {self.spark_name}").collect()}
+        return py, duck, spark
+
+    def rows(self, levels, table, columns):
+        """The table's rows as each client reads them: {client: rows}."""
+        sel = ", ".join(f'"{c}"' for c in columns)
+        con = self.duck()
+        schema = ".".join(levels).replace('"', '""')
+        duck = normalised(duck_rows(con, f'fdl."{schema}"."{table}"', columns))
+        con.close()
+        t = self.pyiceberg().load_table((*levels, table)).scan().to_arrow().select(columns)
+        py = normalised(tuple(r[c] for c in columns) for r in t.to_pylist())
+        ident = ".".join(f"`{p}`" for p in (self.spark_name, *levels, table))
+        spark = normalised(self.spark.sql(f"SELECT {sel.replace(chr(34), '`')} FROM {ident}").collect())
+        return {"duckdb": duck, "pyiceberg": py, "spark": spark}
+
+
+def expect_namespaces(clients, want):
+    """Every client lists exactly these namespaces (level tuples)."""
+    py, duck, spark = clients.namespaces()
+    dotted = {".".join(n) for n in want}
+    assert py == set(want), py
+    assert duck == dotted, duck
+    assert spark == dotted, spark
+
+
+def expect_rows(clients, repo, ref, levels, table):
+    """A table of the catalog reads, in every client, what stock DuckDB reads
+    through fdl attach of the ref."""
+    qualified = table if len(levels) == 1 else f"{levels[1]}.{table}"
+    cols, want = expected(repo, ref, qualified)
+    assert want, f"{qualified} at {ref} has rows to compare"
+    for client, got in clients.rows(levels, table, cols).items():
+        assert got == want, f"{client}: {'.'.join(levels)}.{table} differs from {ref}"
+
+
+def catalog_files(repo, path):
+    """Every file of the catalog: {key: bytes}."""
+    if isinstance(repo, S3Repo):
+        prefix = f"datasets/pop/{path}/"
+        return {k: repo.get(k) for k in repo.keys(prefix)}
+    return {str(p): p.read_bytes() for p in (repo.root / path).rglob("*") if p.is_file()}
+
+
+def catalog_round(spark, repo, tmp_path, uri, s3=None, ledger=None):
+    """What the issue asks of a catalog, on a repository built by build():
+    namespaces are every branch and tag; a branch's, a tag's and a second
+    schema's table read as stock DuckDB through fdl attach; a new commit and
+    a new tag show with no other command; after a withdrawal nothing in the
+    catalog leads to withdrawn data."""
+    secret = secret_of(repo)
+    clients = CatalogClients(spark, uri, s3, secret)
+    expect_namespaces(clients, {("main",), ("main", "geo"), ("t2",), ("feature/x",)})
+    expect_rows(clients, repo, "main", ("main",), "people")
+    expect_rows(clients, repo, "t2", ("t2",), "people")
+    expect_rows(clients, repo, "main", ("main", "geo"), "towns")
+    expect_rows(clients, repo, "feature/x", ("feature/x",), "people")
+    # a commit and a tag: the catalog follows with no other command
+    con = repo.checkout(tmp_path / "w4")
+    con.execute("DELETE FROM lake.geo.towns WHERE code = 1")
+    con.execute("INSERT INTO lake.people (id, full_name) VALUES (500, 'late')")
+    con.close()
+    fdl("commit", tmp_path / "w4", "-m", "v4", env=repo.env)
+    fdl("tag", repo.root, "v4", env=repo.env)
+    expect_namespaces(clients, {("main",), ("main", "geo"), ("t2",), ("feature/x",), ("v4",), ("v4", "geo")})
+    expect_rows(clients, repo, "main", ("main",), "people")
+    expect_rows(clients, repo, "main", ("main", "geo"), "towns")
+    expect_rows(clients, repo, "v4", ("v4", "geo"), "towns")
+    # a branch with data that must go: withdrawn, nothing in the catalog leads to it
+    fdl("branch", repo.root, "leak", env=repo.env)
+    assert ("leak",) in clients.pyiceberg().list_namespaces()  # a new branch is a namespace at once
+    con = repo.checkout(tmp_path / "w5", "--ref", "leak")
+    con.execute("INSERT INTO lake.people (id, full_name) VALUES (666, 'personal data')")
+    con.close()
+    bad = fdl("commit", tmp_path / "w5", "-m", "personal data", "-q", env=repo.env).stdout.strip()
+    assert ("leak",) in clients.pyiceberg().list_namespaces()
+    dry = json.loads(fdl("withdraw", repo.root, bad, "--reason", "personal data", "--dry-run", "--json",
+                         env=repo.env).stdout)
+    names = [pathlib.Path(p).name for p in dry["data_files"]]
+    assert names and any(n.encode() in b"".join(f for f in all_files(repo)) for n in names), \
+        "the repository's views named the data before"
+    fdl("withdraw", repo.root, bad, "--reason", "personal data", env=repo.env)
+    files = catalog_files(repo, catalog_json(repo)["path"])
+    for key, data in files.items():
+        assert bad.encode() not in data, key
+        assert not any(n.encode() in data for n in names), key
+    cat = clients.pyiceberg()
+    assert ("leak",) not in cat.list_namespaces()
+    for ns in cat.list_namespaces():
+        for ident in cat.list_tables(ns):
+            t = cat.load_table(ident)
+            for snap in t.metadata.snapshots:
+                assert snap.summary["fdl.version"] != bad
+                for task in t.scan(snapshot_id=snap.snapshot_id).plan_files():
+                    assert not any(n in task.file.file_path for n in names)
+    expect_rows(clients, repo, "main", ("main",), "people")
+    p = fdl("verify", repo.root, env=repo.env)
+    assert "0 problems" in p.stdout and "catalog" not in p.stdout, p.stdout
+
+
+def all_files(repo):
+    if isinstance(repo, S3Repo):
+        return [repo.get(k) for k in repo.keys("datasets/pop/iceberg/")]
+    return [p.read_bytes() for p in (repo.root / "iceberg").rglob("*") if p.is_file()]
+
+
+def test_catalog_of_a_folder_on_a_plain_static_host(spark, tmp_path, ledger):
+    """A folder repository's catalog, served by python -m http.server (no
+    rewrite rules), attached by Spark, pyiceberg and DuckDB."""
+    repo = Repo(tmp_path)
+    repo.tmp = tmp_path
+    build(repo)
+    fdl("branch", repo.root, "feature/x", "t2")
+    cat = catalog_json(repo)
+    assert cat["catalog"] == f"file://{repo.root}/{cat['path']}"
+    assert cat["namespaces"] == [["feature/x"], ["main"], ["main", "geo"], ["t2"]]
+    host = StaticHost(repo.root, tmp_path / "http.log")
+    try:
+        ledger.reader(host.url)  # the static host serves the repository too
+        catalog_round(spark, repo, tmp_path, f"{host.url}/{cat['path']}", ledger=ledger)
+    finally:
+        host.stop()
+
+
+@pytest.fixture(scope="module")
+def open_s3(tmp_path_factory):
+    """The S3 test server without signature checks: a public bucket's own
+    endpoint answers the catalog's GETs, which clients send unsigned (the
+    signature-checking server fails on an unsigned request)."""
+    from s3server import S3Server
+    server = S3Server(tmp_path_factory.mktemp("open-s3") / "moto.log", check_signatures=False)
+    yield server
+    server.stop()
+
+
+def test_catalog_of_a_bucket_on_its_own_endpoint(spark, open_s3, tmp_path):
+    """A bucket repository's catalog, served by the S3 server's own endpoint
+    (a public-read bucket, unsigned GETs), attached by Spark, pyiceberg and
+    DuckDB, its tables' files s3:// URIs read with the clients' keys."""
+    repo = S3Repo(open_s3, tmp_path)
+    open_s3.client().put_bucket_policy(Bucket=repo.bucket, Policy=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+                                                "Resource": f"arn:aws:s3:::{repo.bucket}/datasets/pop/iceberg/*"}]}))
+    build(repo)
+    fdl("branch", repo.root, "feature/x", "t2", env=repo.env)
+    cat = catalog_json(repo)
+    assert cat["catalog"] == f"{open_s3.endpoint}/{repo.bucket}/datasets/pop/{cat['path']}"
+    assert cat["location"] == repo.root
+    assert f"datasets/pop/{cat['path']}/v1/namespaces" in repo.keys()  # a plain key: a bucket has no index.html
+    catalog_round(spark, repo, tmp_path, cat["catalog"], s3=open_s3)
