@@ -167,6 +167,33 @@ static int view_of(json_t **out, cat_build *b, const char *id, fdl_error *err)
 	return rc;
 }
 
+/* A table's metadata as a view writes it: its location inside the
+ * repository at b->location, its manifest lists in the view's tree, so the
+ * catalog never names a file outside the repository (a planted metadata.json
+ * is refused; `fdl iceberg ROOT@REF` writes the view again). */
+static int inside_views(cat_build *b, const json_t *meta, const char *key, fdl_error *err)
+{
+	char *tree = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/", b->location, b->lid);
+	const char *loc = str_of(meta, "location");
+	int rc = tree ? 0 : fdl_oom(err);
+	if (!rc && (strncmp(loc, tree, strlen(tree)) || strstr(loc, "/../") || strstr(loc, "/./")))
+		rc = fdl_fail(err, FDL_EINVALID, "%s: its location %s is not in the views' tree %s", key, loc, tree);
+	size_t i;
+	const json_t *x;
+	json_array_foreach(rc ? NULL : json_object_get(meta, "snapshots"), i, x)
+	{
+		const char *ml = str_of(x, "manifest-list");
+		if (!rc && (strncmp(ml, tree, strlen(tree)) || strncmp(ml + strlen(tree), "manifests/", 10) ||
+			    fdl_path_check_relative(ml + strlen(tree), "a manifest list", NULL)))
+			rc = fdl_fail(err, FDL_EINVALID, "%s: snapshot %zu names %s, not a manifest of the views' tree %s "
+				      "(fdl iceberg ROOT@REF writes the view again)", key, i, ml, tree);
+	}
+	if (!rc && json_array_size(json_object_get(meta, "metadata-log")))
+		rc = fdl_fail(err, FDL_EINVALID, "%s: a metadata-log, which no view writes", key);
+	free(tree);
+	return rc;
+}
+
 /* One table's answer: its view's metadata.json embedded, with its URI. */
 static int table_file(cat_build *b, const char *ns_path, const char *name, const char *view_dir, const json_t *t,
 		      fdl_error *err)
@@ -181,9 +208,8 @@ static int table_file(cat_build *b, const char *ns_path, const char *name, const
 		rc = fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &buf, NULL, err);
 	if (!rc)
 		rc = fdl_json_parse(&meta, buf.data, buf.len, key, err);
-	size_t n = strlen(b->location);
-	if (!rc && (strncmp(str_of(meta, "location"), b->location, n) || str_of(meta, "location")[n] != '/'))
-		rc = fdl_fail(err, FDL_EINVALID, "%s: its location is not under %s", key, b->location);
+	if (!rc)
+		rc = inside_views(b, meta, key, err);
 	if (!rc)
 		rc = add_file(b, path, false,
 			      json_pack("{s:s, s:O, s:{}}", "metadata-location", uri, "metadata", meta, "config"), err);

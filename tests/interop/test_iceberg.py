@@ -636,6 +636,12 @@ def catalog_json(repo):
     return json.loads(fdl("iceberg", repo.root, "--catalog", "--json", env=repo.env).stdout)
 
 
+def catalog_written(root, env=None):
+    """How many files fdl iceberg ROOT --catalog writes: 0 when it is current."""
+    out = fdl("iceberg", root, "--catalog", env=env).stdout
+    return int(out.split(" files written")[0].rsplit("(", 1)[1])
+
+
 class CatalogClients:
     """Spark (a REST catalog added to the module's session), pyiceberg and
     DuckDB attached to one catalog URI, each the way docs/iceberg.md says."""
@@ -651,7 +657,7 @@ class CatalogClients:
             conf.update({".s3.endpoint": env["AWS_ENDPOINT_URL"], ".s3.path-style-access": "true",
                          ".s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
                          ".s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"], ".client.region": "us-east-1"})
-        for k, v in conf.items():
+        for k, v in conf.items() if spark else ():
             spark.conf.set(f"spark.sql.catalog.{self.spark_name}{k}", v)
 
     def pyiceberg(self):
@@ -717,7 +723,7 @@ def expect_rows(clients, repo, ref, levels, table):
 
 
 def catalog_files(repo, path):
-    """Every file of the catalog: {key: bytes}."""
+    """Every file of the catalog at `path` in the repository: {key: bytes}."""
     if isinstance(repo, S3Repo):
         prefix = f"datasets/pop/{path}/"
         return {k: repo.get(k) for k in repo.keys(prefix)}
@@ -830,3 +836,120 @@ def test_catalog_of_a_bucket_on_its_own_endpoint(spark, open_s3, tmp_path):
     assert cat["location"] == repo.root
     assert f"datasets/pop/{cat['path']}/v1/namespaces" in repo.keys()  # a plain key: a bucket has no index.html
     catalog_round(spark, repo, tmp_path, cat["catalog"], s3=open_s3)
+
+
+class Serve:
+    """fdl serve on a folder repository (the catalog's folders answer with
+    their index.html)."""
+
+    def __init__(self, root, log):
+        import re
+        import subprocess
+        from conftest import FDL
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen([FDL, "serve", str(root), "--port", "0"], stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True, env=dict(os.environ, FDL_EXTENSION_DIR=EXT))
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", self.proc.stdout.readline())
+        assert m
+        self.url = f"http://127.0.0.1:{m.group(1)}"
+
+    def stop(self):
+        host_stops(self.url)
+        self.proc.terminate()
+        self.proc.wait(10)
+        self.log.close()
+
+
+def test_catalog_names_on_fdl_serve_and_refuses_what_leads_outside(repo, tmp_path):
+    """A ref whose name a host or client would spell otherwise is left out
+    and named, a table name is made plain and named; fdl serve answers the
+    catalog for DuckDB; a view's metadata planted to name a file outside the
+    repository stops the catalog, and verify names a catalog file that leads
+    outside (a missing one is only behind: a warning)."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute('CREATE TABLE lake."my table" AS SELECT range AS a, range * 2 AS b FROM range(7)')
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl("branch", repo.root, "a+b")
+    p = fdl("iceberg", repo.root, "--catalog")
+    assert "refs/heads/a+b: not a namespace" in p.stdout, p.stdout
+    line = next(x for x in p.stdout.splitlines() if "main.my table" in x)
+    renamed = line.split("named ")[1].split(" ")[0]
+    assert renamed.startswith("_"), line
+    cat = catalog_json(repo)
+    assert cat["namespaces"] == [["main"]]
+    server = Serve(repo.root, tmp_path / "serve.log")
+    try:
+        clients = CatalogClients(None, f"{server.url}/{cat['path']}")
+        con = clients.duck()
+        got = normalised(con.execute(f'SELECT a, b FROM fdl.main."{renamed}"').fetchall())
+        want = normalised(repo.open_version("main").execute('SELECT a, b FROM lake."my table"').fetchall())
+        assert got == want and len(got) == 7
+        assert [n for n in clients.pyiceberg().list_namespaces()] == [("main",)]
+    finally:
+        server.stop()
+    # a planted metadata.json naming a file outside the repository: refused
+    tip = repo.head()
+    [meta] = list(repo.root.glob(f"iceberg/*/versions/{tip}/main/*/metadata/*.metadata.json"))
+    doc = read_json(meta)
+    doc["snapshots"][0]["manifest-list"] = "file:///etc/passwd"
+    meta.write_text(json.dumps(doc))
+    p = fdl("iceberg", repo.root, "--catalog", check=False)
+    assert p.returncode == 5 and "file:///etc/passwd" in p.stderr, p.stderr
+    assert not any(b"/etc/passwd" in f for f in catalog_files(repo, cat["path"]).values())
+    fdl("iceberg", f"{repo.root}@main")  # the view written again
+    fdl("iceberg", repo.root, "--catalog")
+    assert fdl("verify", repo.root).returncode == 0
+    # verify: a catalog file leading outside is a problem, a missing one a warning
+    tables = repo.root / cat["path"] / "v1" / "namespaces" / "main" / "tables"
+    answer = tables / renamed
+    good = answer.read_bytes()
+    doc = json.loads(good)
+    doc["metadata-location"] = "file:///etc/passwd"
+    answer.write_text(json.dumps(doc))
+    p = fdl("verify", repo.root, check=False)
+    assert p.returncode == 5 and "leads to file:///etc/passwd" in p.stdout, p.stdout
+    answer.unlink()
+    p = fdl("verify", repo.root, check=False)
+    assert p.returncode == 0 and "missing: the catalog is behind" in p.stdout + p.stderr, p.stdout
+    answer.write_bytes(good)
+
+
+def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_path):
+    """Expired versions leave the catalog's tables; a clone of a repository
+    with a catalog has its own, for its own place: a folder's copy names the
+    copy, a bucket's copy s3:// URIs under plain keys (a bucket has no
+    index.html)."""
+    for i in range(3):
+        con = repo.checkout(tmp_path / f"w{i}")
+        con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(4)" if i == 0 else
+                    f"INSERT INTO lake.t VALUES ({10 * i})")
+        con.close()
+        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
+    cat = catalog_json(repo)
+    answer = repo.root / cat["path"] / "v1" / "namespaces" / "main" / "tables" / "t"
+    assert [s["snapshot-id"] for s in read_json(answer)["metadata"]["snapshots"]] == [1, 2, 3]
+    cfg = read_json(repo.root / "fdl.json")
+    cfg["retention"] = {"days": 0, "keep": 1}
+    (repo.root / "fdl.json").write_text(json.dumps(cfg))
+    fdl("expire", repo.root)
+    assert [s["snapshot-id"] for s in read_json(answer)["metadata"]["snapshots"]] == [3]
+    assert fdl("verify", repo.root).returncode == 0
+    copy = tmp_path / "copy"
+    fdl("clone", repo.root, copy, "-q")
+    assert catalog_written(copy) == 0  # the clone wrote it
+    [views] = read_json(copy / "iceberg" / "views.json")["views"]
+    assert views["location"] == f"file://{copy}" and views["catalog"] is True
+    files = [p.read_bytes() for p in (copy / "iceberg" / views["id"] / "catalog").rglob("*") if p.is_file()]
+    assert files and not any(str(repo.root).encode() in f for f in files)
+    bucket = S3Repo(s3_server, tmp_path, init=False)
+    bucket.fdl("clone", repo.root, bucket.root, "-q")
+    assert catalog_written(bucket.root, bucket.env) == 0
+    theirs = json.loads(bucket.fdl("iceberg", bucket.root, "--catalog", "--json").stdout)
+    assert theirs["location"] == bucket.root
+    key = f"datasets/pop/{theirs['path']}/v1/namespaces/main/tables/t"
+    doc = json.loads(bucket.get(key))
+    assert doc["metadata-location"].startswith(f"{bucket.root}/iceberg/")
+    assert f"datasets/pop/{theirs['path']}/v1/namespaces" in bucket.keys()
+    assert not any(k.endswith("index.html") for k in bucket.keys("datasets/pop/iceberg/"))
+    assert bucket.fdl("verify", bucket.root).returncode == 0
