@@ -1113,7 +1113,7 @@ int fdl_iceberg_write(fdl_iceberg_report **out, fdl_repo *repo, const char *ref,
 	return rc ? rc : write_for(out, repo, id, location, NULL, err);
 }
 
-int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err)
+int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err)
 {
 	json_t *views = NULL;
 	int rc = fdl_iceberg_views_read(&views, repo, err);
@@ -1124,7 +1124,7 @@ int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err)
 		const char *location = json_string_value(json_object_get(v, "location"));
 		rc = write_for(NULL, repo, id, location, NULL, err);
 		if (!rc && fdl_iceberg_view_has_catalog(v))
-			rc = fdl_ice_catalog_sync(NULL, repo, location, NULL, err);
+			rc = fdl_ice_catalog_sync_branch(repo, location, branch, err);
 		if (rc)
 			break;
 	}

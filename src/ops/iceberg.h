@@ -10,10 +10,11 @@
 
 /* ---- hooks (each a no-op on a repository without iceberg/views.json) ---- */
 
-/* After a commit moved its branch to `id`: the version's view for every
- * location views.json names. Best effort for the caller: the view is
- * derived, and a failure leaves the repository as correct as before. */
-int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err);
+/* After a commit moved `branch` to `id`: the version's view for every
+ * location views.json names, and the branch's namespaces in each catalog.
+ * Best effort for the caller: the view is derived, and a failure leaves
+ * the repository as correct as before. */
+int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err);
 /* After versions left (expired, withdrawn) or data files went (gc): the
  * views of every live branch tip and tag target are written again from
  * their histories as they now are, and every other file of the views is
@@ -53,6 +54,9 @@ typedef struct fdl_ice_catalog {
  * `out` (may be NULL) what it holds (the caller frees its JSON). */
 int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *location, fdl_strmap *known,
 			 fdl_error *err);
+/* The same after a commit moved `branch`: its namespaces and the list of
+ * namespaces only (the whole catalog when it has none yet). */
+int fdl_ice_catalog_sync_branch(fdl_repo *repo, const char *location, const char *branch, fdl_error *err);
 /* fdl verify's findings about the catalog of `location`: a file that leads
  * to a file not in `present` (the keys under iceberg/<lid>/) or to a
  * version that is not live is a problem; one behind the refs, missing or

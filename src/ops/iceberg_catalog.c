@@ -77,6 +77,7 @@ typedef struct cat_build {
 	json_t *report;   /* [{"namespace", "ref", "version", "tables"}] */
 	json_t *notices;  /* [{"table", "column", "type", "reason"}] */
 	fdl_strlist *missing; /* verify: "key\tmessage" for a ref without a view */
+	json_t *seen;     /* what this build read once: "view:<id>", "live:<id>", "meta:<key>" */
 } cat_build;
 
 static void build_free(cat_build *b)
@@ -89,6 +90,24 @@ static void build_free(cat_build *b)
 	json_decref(b->list);
 	json_decref(b->report);
 	json_decref(b->notices);
+	json_decref(b->seen);
+}
+
+/* What the build remembers of `kind:name` (NULL: not yet). */
+static json_t *seen_get(cat_build *b, const char *kind, const char *name)
+{
+	char *k = fdl_asprintf("%s:%s", kind, name);
+	json_t *v = k ? json_object_get(b->seen, k) : NULL;
+	free(k);
+	return v;
+}
+
+static void seen_put(cat_build *b, const char *kind, const char *name, json_t *v)
+{
+	char *k = fdl_asprintf("%s:%s", kind, name);
+	if (k && v)
+		json_object_set(b->seen, k, v);
+	free(k);
 }
 
 static int notice(cat_build *b, const char *what, const char *reason)
@@ -158,13 +177,26 @@ static json_t *view_read(cat_build *b, const char *id)
 static int view_of(json_t **out, cat_build *b, const char *id, fdl_error *err)
 {
 	int rc = 0;
+	if ((*out = json_incref(seen_get(b, "view", id))))
+		return 0;
 	*out = view_read(b, id);
 	if (!*out && b->write_views) {
 		rc = fdl_ice_view_write(b->repo, id, b->location, b->known, err);
 		if (!rc && !(*out = view_read(b, id)))
 			rc = fdl_fail(err, FDL_ERROR, "the Iceberg view of %s was written but does not read back", id);
 	}
+	seen_put(b, "view", id, *out);
 	return rc;
+}
+
+static bool live(cat_build *b, const char *id)
+{
+	const json_t *v = seen_get(b, "live", id);
+	fdl_error e;
+	bool yes = v ? json_is_true(v) : fdl_version_check_live(b->repo, id, &e) == 0;
+	if (!v)
+		seen_put(b, "live", id, json_boolean(yes));
+	return yes;
 }
 
 /* A table's metadata as a view writes it: its location inside the
@@ -202,14 +234,17 @@ static int table_file(cat_build *b, const char *ns_path, const char *name, const
 	char *uri = key ? fdl_asprintf("%s/%s", b->location, key) : NULL;
 	char *path = fdl_asprintf("%s/tables/%s", ns_path, name);
 	fdl_buf buf = {0};
-	json_t *meta = NULL;
+	json_t *meta = key ? json_incref(seen_get(b, "meta", key)) : NULL;
 	int rc = key && uri && path ? fdl_path_check_relative(key, "a view's metadata", err) : fdl_oom(err);
-	if (!rc)
+	if (!rc && !meta) {
 		rc = fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &buf, NULL, err);
-	if (!rc)
-		rc = fdl_json_parse(&meta, buf.data, buf.len, key, err);
-	if (!rc)
-		rc = inside_views(b, meta, key, err);
+		if (!rc)
+			rc = fdl_json_parse(&meta, buf.data, buf.len, key, err);
+		if (!rc)
+			rc = inside_views(b, meta, key, err);
+		if (!rc)
+			seen_put(b, "meta", key, meta);
+	}
 	if (!rc)
 		rc = add_file(b, path, false,
 			      json_pack("{s:s, s:O, s:{}}", "metadata-location", uri, "metadata", meta, "config"), err);
@@ -306,11 +341,10 @@ static int ref_namespaces(cat_build *b, const cat_ref *r, fdl_error *err)
 {
 	char what[300];
 	snprintf(what, sizeof what, "refs/%s/%s", r->tag ? "tags" : "heads", r->name);
-	fdl_error e;
 	if (!fdl_iceberg_namespace_ok(r->name))
 		return notice(b, what, "not a namespace: a name there is made of A-Z a-z 0-9 . _ - and /, and no part "
 				       "of it is tables or index.html") ? fdl_oom(err) : 0;
-	if (fdl_version_check_live(b->repo, r->target, &e))
+	if (!live(b, r->target))
 		return notice(b, what, "not a namespace: its version is expired or withdrawn") ? fdl_oom(err) : 0;
 	json_t *view = NULL, *groups = NULL;
 	int rc = view_of(&view, b, r->target, err);
@@ -344,14 +378,53 @@ static int ref_namespaces(cat_build *b, const cat_ref *r, fdl_error *err)
 	return rc;
 }
 
-/* The files of the catalog of these refs. */
-static int build(cat_build *b, const cat_refs *refs, fdl_error *err)
+static int levels_cmp(const void *x, const void *y)
+{
+	const json_t *a = *(const json_t *const *)x, *b = *(const json_t *const *)y;
+	for (size_t i = 0; i < json_array_size(a) && i < json_array_size(b); i++) {
+		int c = strcmp(json_string_value(json_array_get(a, i)), json_string_value(json_array_get(b, i)));
+		if (c)
+			return c;
+	}
+	return json_array_size(a) < json_array_size(b) ? -1 : json_array_size(a) > json_array_size(b);
+}
+
+/* v1/namespaces: `list` (arrays of strings) sorted by their levels. */
+static int add_list(cat_build *b, const json_t *list, fdl_error *err)
+{
+	size_t n = json_array_size(list);
+	json_t **items = calloc(n ? n : 1, sizeof *items), *sorted = json_array();
+	int rc = items && sorted ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < n && !rc; i++)
+		items[i] = json_array_get(list, i);
+	if (!rc)
+		qsort(items, n, sizeof *items, levels_cmp);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (json_array_append(sorted, items[i]))
+			rc = fdl_oom(err);
+	free(items);
+	if (rc) {
+		json_decref(sorted);
+		return rc;
+	}
+	return add_file(b, "v1/namespaces", true, json_pack("{s:o}", "namespaces", sorted), err);
+}
+
+static int build_start(cat_build *b, fdl_error *err)
 {
 	b->list = json_array();
 	b->report = json_array();
 	b->notices = json_array();
+	b->seen = json_object();
 	b->index = fdl_iceberg_catalog_index(b->repo);
-	int rc = b->list && b->report && b->notices ? fdl_iceberg_location_id(b->lid, b->location, err) : fdl_oom(err);
+	return b->list && b->report && b->notices && b->seen ? fdl_iceberg_location_id(b->lid, b->location, err)
+							      : fdl_oom(err);
+}
+
+/* The files of the catalog of these refs. */
+static int build(cat_build *b, const cat_refs *refs, fdl_error *err)
+{
+	int rc = build_start(b, err);
 	for (size_t i = 0; i < refs->len && !rc; i++)
 		rc = ref_namespaces(b, &refs->items[i], err);
 	/* metrics: Spark posts them after each scan unless told not to;
@@ -366,32 +439,54 @@ static int build(cat_build *b, const cat_refs *refs, fdl_error *err)
 					"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}"),
 			      err);
 	if (!rc)
-		rc = add_file(b, "v1/namespaces", true, json_pack("{s:O}", "namespaces", b->list), err);
+		rc = add_list(b, b->list, err);
 	return rc;
 }
 
 /* ---- writing ----------------------------------------------------------- */
 
-/* Every file of b where it differs, then every other file of the catalog
- * deleted and its empty folders removed. */
-static int write_pass(cat_build *b, int64_t *written, fdl_error *err)
+/* Every file of b where it differs. */
+static int write_files(cat_build *b, int64_t *written, fdl_error *err)
 {
-	fdl_strmap want = {0};
-	fdl_strlist keys = {0};
-	char *dir = fdl_iceberg_catalog_dir(b->lid);
-	int rc = dir ? 0 : fdl_oom(err);
+	int rc = 0;
 	for (size_t i = 0; i < b->nfiles && !rc; i++) {
-		rc = fdl_strmap_put(&want, b->files[i].key, 1, err);
-		if (!rc && b->known)
+		if (b->known)
 			rc = fdl_strmap_put(b->known, b->files[i].key, 1, err);
 		if (!rc)
 			rc = fdl_ice_replace(b->repo->store, b->files[i].key, b->files[i].text, b->files[i].len, written, err);
 	}
-	if (!rc)
-		rc = fdl_store_list(b->repo->store, dir, &keys, err);
+	return rc;
+}
+
+/* Whether `rel` (a key under the catalog's root) belongs to a namespace of
+ * ref `name`: [name] or [name, schema], its tables, their answers. */
+static bool of_ref(const char *rel, const char *name)
+{
+	static const char ns[] = "v1/namespaces/";
+	size_t n = strlen(name);
+	if (strncmp(rel, ns, sizeof ns - 1) || strncmp(rel + sizeof ns - 1, name, n))
+		return false;
+	const char *rest = rel + sizeof ns - 1 + n;
+	return !*rest || *rest == '\x1f' || !strcmp(rest, "/" FDL_ICEBERG_CATALOG_INDEX) ||
+	       (!strncmp(rest, "/tables", 7) && (!rest[7] || rest[7] == '/'));
+}
+
+/* Every other file of the catalog (of ref `scope` only, when not NULL)
+ * deleted, and the folders left empty removed. */
+static int delete_stale(cat_build *b, const char *scope, fdl_error *err)
+{
+	fdl_strmap want = {0};
+	fdl_strlist keys = {0};
+	char *dir = fdl_iceberg_catalog_dir(b->lid);
+	char *prefix = !dir ? NULL : scope ? fdl_asprintf("%s/v1/namespaces/%s", dir, scope) : fdl_strdup(dir);
+	int rc = prefix ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < b->nfiles && !rc; i++)
+		rc = fdl_strmap_put(&want, b->files[i].key, 1, err);
+	if (!rc) /* on a bucket a prefix, not a folder: `scope` is the start of other refs' names too */
+		rc = fdl_store_list(b->repo->store, prefix, &keys, err);
 	for (size_t i = 0; i < keys.len && !rc; i++) {
 		int64_t v;
-		if (!fdl_strmap_get(&want, keys.items[i], &v))
+		if (!fdl_strmap_get(&want, keys.items[i], &v) && (!scope || of_ref(keys.items[i] + strlen(dir) + 1, scope)))
 			rc = fdl_store_del_owned(b->repo->store, fdl_strdup(keys.items[i]), NULL, err);
 	}
 	if (!rc)
@@ -399,6 +494,34 @@ static int write_pass(cat_build *b, int64_t *written, fdl_error *err)
 	fdl_strlist_free(&keys);
 	fdl_strmap_free(&want);
 	free(dir);
+	free(prefix);
+	return rc;
+}
+
+/* One pass of the whole catalog: FDL_ECONFLICT when another writer moved
+ * a file under it, *done when the refs did not move meanwhile. */
+static int pass_all(fdl_ice_catalog *out, bool *done, fdl_repo *repo, const char *location, fdl_strmap *known,
+		    int64_t *written, fdl_error *err)
+{
+	cat_refs before = {0}, after = {0};
+	cat_build b = {.repo = repo, .location = location, .write_views = true, .known = known};
+	int rc = refs_read(&before, repo, err);
+	if (!rc)
+		rc = build(&b, &before, err);
+	if (!rc)
+		rc = write_files(&b, written, err);
+	if (!rc)
+		rc = delete_stale(&b, NULL, err);
+	if (!rc)
+		rc = refs_read(&after, repo, err);
+	*done = !rc && refs_same(&before, &after);
+	if (*done && out) {
+		out->namespaces = json_incref(b.report);
+		out->notices = json_incref(b.notices);
+	}
+	build_free(&b);
+	free(before.items);
+	free(after.items);
 	return rc;
 }
 
@@ -407,34 +530,112 @@ int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *locat
 {
 	int64_t written = 0;
 	for (int pass = 0; pass < CAT_PASSES; pass++) {
-		cat_refs before = {0}, after = {0};
-		cat_build b = {.repo = repo, .location = location, .write_views = true, .known = known};
-		int rc = refs_read(&before, repo, err);
-		if (!rc)
-			rc = build(&b, &before, err);
-		if (!rc)
-			rc = write_pass(&b, &written, err);
-		bool again = rc == FDL_ECONFLICT || rc == FDL_EEXISTS; /* another writer of the catalog */
-		if (again) {
+		bool done = false;
+		int rc = pass_all(out, &done, repo, location, known, &written, err);
+		if (rc == FDL_ECONFLICT || rc == FDL_EEXISTS) { /* another writer of the catalog */
 			fdl_error_clear(err);
-			rc = 0;
+			continue;
 		}
-		if (!rc)
-			rc = refs_read(&after, repo, err);
-		bool done = !rc && !again && refs_same(&before, &after);
-		if (done && out) {
-			out->namespaces = json_incref(b.report);
-			out->notices = json_incref(b.notices);
-			out->written = written;
+		if (rc)
+			return fdl_error_prefix(err, "the Iceberg catalog for %s", location);
+		if (done) {
+			if (out)
+				out->written = written;
+			return 0;
 		}
-		build_free(&b);
-		free(before.items);
-		free(after.items);
-		if (rc || done)
-			return rc ? fdl_error_prefix(err, "the Iceberg catalog for %s", location) : 0;
 	}
 	return fdl_fail(err, FDL_ECONFLICT, "the refs of %s kept moving while fdl wrote its Iceberg catalog for %s",
 			repo->root, location);
+}
+
+/* v1/namespaces as it is, with the namespaces of branch `name` replaced by
+ * those in b->list, added to b (last); *etag what the list had. 1 when
+ * there is no list to start from. */
+static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], fdl_error *err)
+{
+	char *key = fdl_iceberg_catalog_key(b->lid, "v1/namespaces", true, b->index);
+	fdl_buf old = {0};
+	fdl_error e;
+	json_t *doc = NULL, *list = json_array();
+	int rc = key && list ? 0 : fdl_oom(err);
+	if (!rc && (fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &old, etag, &e) ||
+		    fdl_json_parse(&doc, old.data, old.len, key, &e) || !json_is_array(json_object_get(doc, "namespaces"))))
+		rc = 1;
+	size_t i;
+	const json_t *x;
+	json_array_foreach(rc ? NULL : json_object_get(doc, "namespaces"), i, x)
+	{
+		const char *first = json_string_value(json_array_get(x, 0));
+		if (!first)
+			rc = 1; /* not what fdl writes: the whole catalog again */
+		else if (strcmp(first, name) && json_array_append(list, (json_t *)x))
+			rc = fdl_oom(err);
+	}
+	json_array_foreach(rc ? NULL : b->list, i, x) if (!rc && json_array_append(list, (json_t *)x)) rc = fdl_oom(err);
+	if (!rc)
+		rc = add_list(b, list, err);
+	json_decref(list);
+	json_decref(doc);
+	fdl_buf_free(&old);
+	free(key);
+	return rc;
+}
+
+/* One pass for branch `name` alone: 1 when the whole catalog must be
+ * written instead (none yet, or a list fdl did not write). */
+static int pass_branch(bool *done, fdl_repo *repo, const char *location, const char *name, fdl_error *err)
+{
+	cat_ref r = {.tag = false};
+	char again[FDL_ID_LEN + 1] = "";
+	bool exists = false, still = false;
+	char etag[FDL_ETAG_MAX] = "";
+	char *ref = fdl_asprintf("refs/heads/%s", name);
+	cat_build b = {.repo = repo, .location = location, .write_views = true};
+	snprintf(r.name, sizeof r.name, "%s", name);
+	int rc = ref ? fdl_ref_read(repo, ref, r.target, &exists, NULL, err) : fdl_oom(err);
+	if (!rc)
+		rc = build_start(&b, err);
+	if (!rc && exists)
+		rc = ref_namespaces(&b, &r, err);
+	if (!rc)
+		rc = list_with(&b, name, etag, err);
+	cat_file list = {0};
+	if (!rc) /* the list is written last, by compare-and-swap: other branches' commits change it too */
+		list = b.files[--b.nfiles];
+	if (!rc)
+		rc = write_files(&b, NULL, err);
+	if (!rc)
+		rc = fdl_store_put_if_match(repo->store, list.key, list.text, list.len, etag, err);
+	if (!rc)
+		rc = delete_stale(&b, name, err);
+	if (!rc)
+		rc = fdl_ref_read(repo, ref, again, &still, NULL, err);
+	*done = !rc && still == exists && (!exists || !strcmp(again, r.target));
+	free(list.key);
+	free(list.text);
+	build_free(&b);
+	free(ref);
+	return rc;
+}
+
+int fdl_ice_catalog_sync_branch(fdl_repo *repo, const char *location, const char *branch, fdl_error *err)
+{
+	for (int pass = 0; pass < CAT_PASSES; pass++) {
+		bool done = false;
+		int rc = pass_branch(&done, repo, location, branch, err);
+		if (rc == 1)
+			return fdl_ice_catalog_sync(NULL, repo, location, NULL, err);
+		if (rc == FDL_ECONFLICT || rc == FDL_EEXISTS) {
+			fdl_error_clear(err);
+			continue;
+		}
+		if (rc)
+			return fdl_error_prefix(err, "the Iceberg catalog for %s", location);
+		if (done)
+			return 0;
+	}
+	return fdl_fail(err, FDL_ECONFLICT, "branch %s of %s kept moving while fdl wrote its Iceberg catalog for %s",
+			branch, repo->root, location);
 }
 
 /* ---- what fdl verify says ----------------------------------------------- */
