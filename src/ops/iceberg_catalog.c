@@ -471,27 +471,49 @@ static bool of_ref(const char *rel, const char *name)
 	       (!strncmp(rest, "/tables", 7) && (!rest[7] || rest[7] == '/'));
 }
 
-/* Every other file of the catalog (of ref `scope` only, when not NULL)
- * deleted, and the folders left empty removed. */
-static int delete_stale(cat_build *b, const char *scope, fdl_error *err)
+/* Delete every file under `prefix` that b does not hold (and, with `ref`,
+ * that belongs to a namespace of that ref), then the folders left empty. */
+static int delete_under(cat_build *b, const fdl_strmap *want, const char *dir, const char *prefix, const char *ref,
+			fdl_error *err)
 {
-	fdl_strmap want = {0};
 	fdl_strlist keys = {0};
-	char *dir = fdl_iceberg_catalog_dir(b->lid);
-	char *prefix = !dir ? NULL : scope ? fdl_asprintf("%s/v1/namespaces/%s", dir, scope) : fdl_strdup(dir);
-	int rc = prefix ? 0 : fdl_oom(err);
-	for (size_t i = 0; i < b->nfiles && !rc; i++)
-		rc = fdl_strmap_put(&want, b->files[i].key, 1, err);
-	if (!rc) /* on a bucket a prefix, not a folder: `scope` is the start of other refs' names too */
-		rc = fdl_store_list(b->repo->store, prefix, &keys, err);
+	int rc = fdl_store_list(b->repo->store, prefix, &keys, err);
 	for (size_t i = 0; i < keys.len && !rc; i++) {
 		int64_t v;
-		if (!fdl_strmap_get(&want, keys.items[i], &v) && (!scope || of_ref(keys.items[i] + strlen(dir) + 1, scope)))
+		if (!fdl_strmap_get(want, keys.items[i], &v) && (!ref || of_ref(keys.items[i] + strlen(dir) + 1, ref)))
 			rc = fdl_store_del_owned(b->repo->store, fdl_strdup(keys.items[i]), NULL, err);
 	}
 	if (!rc)
-		rc = fdl_store_prune(b->repo->store, dir, err);
+		rc = fdl_store_prune(b->repo->store, prefix, err);
 	fdl_strlist_free(&keys);
+	return rc;
+}
+
+/* Every other file of the catalog deleted, or, with `ref`, every other file
+ * of its namespaces: [ref] and those in `nested` ([ref, schema] levels, the
+ * ones the list named before and the ones b holds). On a bucket the prefix
+ * of [ref] lists [ref, schema] too (and other refs that start with its name,
+ * which of_ref leaves); on a file system each is a folder of its own. */
+static int delete_stale(cat_build *b, const char *ref, const json_t *nested, fdl_error *err)
+{
+	fdl_strmap want = {0};
+	char *dir = fdl_iceberg_catalog_dir(b->lid);
+	char *prefix = !dir ? NULL : ref ? fdl_asprintf("%s/v1/namespaces/%s", dir, ref) : fdl_strdup(dir);
+	int rc = prefix ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < b->nfiles && !rc; i++)
+		rc = fdl_strmap_put(&want, b->files[i].key, 1, err);
+	if (!rc)
+		rc = delete_under(b, &want, dir, prefix, ref, err);
+	size_t i;
+	const json_t *levels;
+	json_array_foreach(!rc && ref && b->index ? nested : NULL, i, levels)
+	{
+		char *sub = fdl_asprintf("%s\x1f%s", prefix, json_string_value(json_array_get(levels, 1)));
+		rc = sub ? delete_under(b, &want, dir, sub, ref, err) : fdl_oom(err);
+		free(sub);
+		if (rc)
+			break;
+	}
 	fdl_strmap_free(&want);
 	free(dir);
 	free(prefix);
@@ -511,7 +533,7 @@ static int pass_all(fdl_ice_catalog *out, bool *done, fdl_repo *repo, const char
 	if (!rc)
 		rc = write_files(&b, written, err);
 	if (!rc)
-		rc = delete_stale(&b, NULL, err);
+		rc = delete_stale(&b, NULL, NULL, err);
 	if (!rc)
 		rc = refs_read(&after, repo, err);
 	*done = !rc && refs_same(&before, &after);
@@ -548,10 +570,30 @@ int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *locat
 			repo->root, location);
 }
 
+/* [ref] or [ref, schema] with a schema name as fdl writes it: one that
+ * names a folder of its own (its files are deleted by that name). */
+static bool levels_plain(const json_t *levels)
+{
+	const char *schema = json_string_value(json_array_get(levels, 1));
+	char *plain = schema ? fdl_iceberg_catalog_name(schema, 0) : NULL;
+	bool ok = json_array_size(levels) == 1 || (json_array_size(levels) == 2 && plain && !strcmp(plain, schema));
+	free(plain);
+	return ok;
+}
+
+static bool has_levels(const json_t *list, const json_t *levels)
+{
+	size_t i;
+	const json_t *x;
+	json_array_foreach(list, i, x) if (json_equal(x, levels)) return true;
+	return false;
+}
+
 /* v1/namespaces as it is, with the namespaces of branch `name` replaced by
- * those in b->list, added to b (last); *etag what the list had. 1 when
- * there is no list to start from. */
-static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], fdl_error *err)
+ * those in b->list, added to b (last); *etag what the list had; `nested`
+ * gets the [name, schema] namespaces of both. 1 when there is no list to
+ * start from. */
+static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], json_t *nested, fdl_error *err)
 {
 	char *key = fdl_iceberg_catalog_key(b->lid, "v1/namespaces", true, b->index);
 	fdl_buf old = {0};
@@ -566,12 +608,19 @@ static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], fd
 	json_array_foreach(rc ? NULL : json_object_get(doc, "namespaces"), i, x)
 	{
 		const char *first = json_string_value(json_array_get(x, 0));
-		if (!first)
+		if (!first || !levels_plain(x))
 			rc = 1; /* not what fdl writes: the whole catalog again */
-		else if (strcmp(first, name) && json_array_append(list, (json_t *)x))
+		else if (strcmp(first, name) ? json_array_append(list, (json_t *)x)
+					     : json_array_size(x) > 1 && json_array_append(nested, (json_t *)x))
 			rc = fdl_oom(err);
 	}
-	json_array_foreach(rc ? NULL : b->list, i, x) if (!rc && json_array_append(list, (json_t *)x)) rc = fdl_oom(err);
+	json_array_foreach(rc ? NULL : b->list, i, x)
+	{
+		if (!rc && json_array_append(list, (json_t *)x))
+			rc = fdl_oom(err);
+		if (!rc && json_array_size(x) > 1 && !has_levels(nested, x) && json_array_append(nested, (json_t *)x))
+			rc = fdl_oom(err);
+	}
 	if (!rc)
 		rc = add_list(b, list, err);
 	json_decref(list);
@@ -586,19 +635,20 @@ static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], fd
 static int pass_branch(bool *done, fdl_repo *repo, const char *location, const char *name, fdl_error *err)
 {
 	cat_ref r = {.tag = false};
+	json_t *nested = json_array();
 	char again[FDL_ID_LEN + 1] = "";
 	bool exists = false, still = false;
 	char etag[FDL_ETAG_MAX] = "";
 	char *ref = fdl_asprintf("refs/heads/%s", name);
 	cat_build b = {.repo = repo, .location = location, .write_views = true};
 	snprintf(r.name, sizeof r.name, "%s", name);
-	int rc = ref ? fdl_ref_read(repo, ref, r.target, &exists, NULL, err) : fdl_oom(err);
+	int rc = ref && nested ? fdl_ref_read(repo, ref, r.target, &exists, NULL, err) : fdl_oom(err);
 	if (!rc)
 		rc = build_start(&b, err);
 	if (!rc && exists)
 		rc = ref_namespaces(&b, &r, err);
 	if (!rc)
-		rc = list_with(&b, name, etag, err);
+		rc = list_with(&b, name, etag, nested, err);
 	cat_file list = {0};
 	if (!rc) /* the list is written last, by compare-and-swap: other branches' commits change it too */
 		list = b.files[--b.nfiles];
@@ -607,12 +657,13 @@ static int pass_branch(bool *done, fdl_repo *repo, const char *location, const c
 	if (!rc)
 		rc = fdl_store_put_if_match(repo->store, list.key, list.text, list.len, etag, err);
 	if (!rc)
-		rc = delete_stale(&b, name, err);
+		rc = delete_stale(&b, name, nested, err);
 	if (!rc)
 		rc = fdl_ref_read(repo, ref, again, &still, NULL, err);
 	*done = !rc && still == exists && (!exists || !strcmp(again, r.target));
 	free(list.key);
 	free(list.text);
+	json_decref(nested);
 	build_free(&b);
 	free(ref);
 	return rc;

@@ -917,6 +917,42 @@ def test_catalog_names_on_fdl_serve_and_refuses_what_leads_outside(repo, tmp_pat
     answer.write_bytes(good)
 
 
+def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
+    """A commit brings its branch's namespaces and the list up to date and
+    leaves the other refs' files as they were; a schema whose tables all went
+    leaves the catalog, its folder too (on a file system [ref, schema] is a
+    folder beside [ref], not in it)."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE SCHEMA lake.geo")
+    con.execute("CREATE TABLE lake.geo.towns AS SELECT range AS code FROM range(3)")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(5)")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl("branch", repo.root, "other")
+    fdl("tag", repo.root, "t1")
+    cat = catalog_json(repo)
+    ns = repo.root / cat["path"] / "v1" / "namespaces"
+    assert (ns / "main\x1fgeo" / "tables" / "towns").is_file()
+    others = {p: p.read_bytes() for p in ns.glob("*/**/*")
+              if p.is_file() and not p.relative_to(ns).parts[0].startswith("main")}
+    assert len(others) == 2 * 2 * 3  # other and t1: [ref] and [ref, geo], each its resource, tables and one table
+    mtimes = {p: p.stat().st_mtime_ns for p in others}
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("DROP TABLE lake.geo.towns")
+    con.execute("DROP SCHEMA lake.geo")
+    con.execute("INSERT INTO lake.t VALUES (99)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two")
+    assert not (ns / "main\x1fgeo").exists()
+    assert read_json(ns / "index.html")["namespaces"] == [["main"], ["other"], ["other", "geo"], ["t1"], ["t1", "geo"]]
+    assert {p: p.stat().st_mtime_ns for p in others} == mtimes  # not written again
+    tip = repo.head()
+    assert read_json(ns / "main" / "tables" / "t")["metadata"]["snapshots"][-1]["summary"]["fdl.version"] == tip
+    assert catalog_written(repo.root) == 0
+    p = fdl("verify", repo.root)
+    assert "0 problems" in p.stdout and "catalog" not in p.stdout, p.stdout
+
+
 def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_path):
     """Expired versions leave the catalog's tables; a clone of a repository
     with a catalog has its own, for its own place: a folder's copy names the
