@@ -5,8 +5,7 @@
 #include <string.h>
 
 const cli_doc doc_iceberg = {
-	.usage = "fdl iceberg ROOT[@REF] [--location URI] [--json]\n"
-		 "       fdl iceberg ROOT --catalog [--location URI] [--json]",
+	.usage = "fdl iceberg ROOT[@REF] [--catalog] [--location URI] [--json]",
 	.summary = "make a version readable as Apache Iceberg tables (Spark, Trino, pyiceberg, DuckDB)",
 	.text = "Makes sure the Iceberg view of a version (default HEAD) exists, writing what\n"
 		"is missing, and prints each table's `metadata.json` with ready-to-run\n"
@@ -31,17 +30,33 @@ const cli_doc doc_iceberg = {
 		"object mapping `\"schema.table\"` to its `metadata.json` URI (what is left\n"
 		"out goes to stderr).\n"
 		"\n"
-		"With `--catalog`, the repository becomes an Iceberg REST catalog with no\n"
-		"server: the answers to every GET a client makes are written as files\n"
-		"under `iceberg/<lid>/catalog/`, which any static host serving the folder\n"
-		"(`fdl serve`, `python3 -m http.server`, nginx) or the bucket's own S3\n"
-		"endpoint serves as they are. Each branch and tag is a namespace holding\n"
+		"With `--catalog` (ROOT without @REF), the repository becomes an Iceberg\n"
+		"REST catalog with no server: the answers to every GET a client makes are\n"
+		"written as files under `iceberg/<lid>/catalog/`, which any static host\n"
+		"serving the folder (`fdl serve`, `python3 -m http.server`, nginx) or the\n"
+		"bucket's own S3 endpoint serves as they are. Each branch and tag is a namespace holding\n"
 		"its version's tables (DuckLake's schema `main` directly, another schema\n"
 		"`s` as the namespace `[ref, s]`). It prints where the catalog is and the\n"
 		"snippets that attach it from Spark, pyiceberg, DuckDB, Trino and\n"
 		"Snowflake; `--json` prints `{\"catalog\": \"<URI>\", ...}`. From then on\n"
 		"every commit, branch, tag, expiry, withdrawal and clone keeps it current\n"
-		"(docs/iceberg.md).",
+		"(docs/iceberg.md). Attach the catalog's URI (Spark, pyiceberg and DuckDB\n"
+		"tested on a folder served by `python3 -m http.server` and by `fdl serve`\n"
+		"and on a bucket's own S3 endpoint; Trino and Snowflake not tested):\n"
+		"\n"
+		"  # Spark (tested)\n"
+		"  spark.sql.catalog.fdl       org.apache.iceberg.spark.SparkCatalog\n"
+		"  spark.sql.catalog.fdl.type  rest\n"
+		"  spark.sql.catalog.fdl.uri   <URI>\n"
+		"  # pyiceberg (tested)\n"
+		"  load_catalog(\"fdl\", type=\"rest\", uri=\"<URI>\").load_table((\"main\", \"population\"))\n"
+		"  -- DuckDB (tested; LOAD iceberg)\n"
+		"  ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '<URI>', AUTHORIZATION_TYPE 'none',\n"
+		"                    DEFAULT_SCHEMA 'main');\n"
+		"  # Trino (not tested): etc/catalog/fdl.properties\n"
+		"  connector.name=iceberg\n"
+		"  iceberg.catalog.type=rest\n"
+		"  iceberg.rest-catalog.uri=<URI>",
 	.examples = "fdl iceberg /srv/population\n"
 		    "fdl iceberg /srv/population@v2025 --json\n"
 		    "fdl iceberg s3://open-data/population\n"
