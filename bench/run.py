@@ -466,6 +466,7 @@ def bench_iceberg(tmp, made, reps, rows):
                   "the same commit with the view alone")
         for c in cons.values():
             c.close()
+        krow.extra["catalog_bytes"] = files_bytes(p for p in (cat / "iceberg").glob("*/catalog/**/*"))
         rows.append(krow)
 
 

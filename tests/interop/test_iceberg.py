@@ -702,6 +702,21 @@ class CatalogClients:
         spark = normalised(self.spark.sql(f"SELECT {sel.replace(chr(34), '`')} FROM {ident}").collect())
         return {"duckdb": duck, "pyiceberg": py, "spark": spark}
 
+    def rows_at(self, levels, table, columns, snapshot):
+        """The table's rows at an earlier snapshot (time travel through the
+        catalog), columns named as in that snapshot: {client: rows}."""
+        sel = ", ".join(f'"{c}"' for c in columns)
+        con = self.duck()
+        schema = ".".join(levels).replace('"', '""')
+        duck = normalised(duck_rows(con, f'fdl."{schema}"."{table}" AT (VERSION => {snapshot})', columns))
+        con.close()
+        t = self.pyiceberg().load_table((*levels, table)).scan(snapshot_id=snapshot).to_arrow().select(columns)
+        py = normalised(tuple(r[c] for c in columns) for r in t.to_pylist())
+        ident = ".".join(f"`{p}`" for p in (self.spark_name, *levels, table))
+        spark = normalised(self.spark.sql(f"SELECT {sel.replace(chr(34), '`')} FROM {ident} VERSION AS OF {snapshot}")
+                           .collect())
+        return {"duckdb": duck, "pyiceberg": py, "spark": spark}
+
 
 def expect_namespaces(clients, want):
     """Every client lists exactly these namespaces (level tuples)."""
@@ -743,6 +758,11 @@ def catalog_round(spark, repo, tmp_path, uri, path, s3=None):
     expect_rows(clients, repo, "t2", ("t2",), "people")
     expect_rows(clients, repo, "main", ("main", "geo"), "towns")
     expect_rows(clients, repo, "feature/x", ("feature/x",), "people")
+    # time travel: a branch's table holds its earlier versions (snapshot id = seq)
+    for seq in (1, 2):
+        cols, want = expected(repo, f"main:{seq}", "people")
+        for client, got in clients.rows_at(("main",), "people", cols, seq).items():
+            assert got == want, f"{client}: main.people at snapshot {seq} differs from main:{seq}"
     # a commit and a tag: the catalog follows with no other command
     con = repo.checkout(tmp_path / "w4")
     con.execute("DELETE FROM lake.geo.towns WHERE code = 1")
@@ -860,6 +880,23 @@ class Serve:
         self.proc.terminate()
         self.proc.wait(10)
         self.log.close()
+
+
+def test_catalog_of_a_folder_on_fdl_serve(spark, tmp_path, ledger):
+    """The same catalog served by fdl serve (its folders answer with their
+    index.html, %1F in a path is a nested namespace), attached by Spark,
+    pyiceberg and DuckDB."""
+    repo = Repo(tmp_path)
+    repo.tmp = tmp_path
+    build(repo)
+    fdl("branch", repo.root, "feature/x", "t2")
+    cat = catalog_json(repo)
+    server = Serve(repo.root, tmp_path / "serve.log")
+    try:
+        ledger.reader(server.url)  # fdl serve serves the repository too
+        catalog_round(spark, repo, tmp_path, f"{server.url}/{cat['path']}", cat["path"])
+    finally:
+        server.stop()
 
 
 def test_catalog_names_on_fdl_serve_and_refuses_what_leads_outside(repo, tmp_path):
