@@ -832,6 +832,35 @@ def test_catalog_of_a_folder_on_a_plain_static_host(spark, tmp_path, ledger):
         host.stop()
 
 
+def test_catalog_for_an_http_location_read_by_duckdb(tmp_path, ledger):
+    """A folder published on a plain HTTP host: the catalog written for that
+    location (--location) names only http:// files on the host, and DuckDB
+    reads them (docs/iceberg.md names the engines that read no HTTP data)."""
+    repo = Repo(tmp_path)
+    repo.tmp = tmp_path
+    build(repo)
+    host = StaticHost(repo.root, tmp_path / "http.log")
+    try:
+        ledger.reader(host.url)
+        cat = json.loads(fdl("iceberg", repo.root, "--catalog", "--location", host.url, "--json").stdout)
+        assert cat["catalog"] == f"{host.url}/{cat['path']}" and cat["location"] == host.url
+        files = catalog_files(repo, cat["path"])
+        assert len(files) > 10
+        for key, data in files.items():
+            assert b"file://" not in data and str(repo.root).encode() not in data, key
+            if key.endswith(("/people", "/towns", "/sales")):
+                assert json.loads(data)["metadata-location"].startswith(f"{host.url}/iceberg/"), key
+        con = CatalogClients(None, cat["catalog"]).duck()
+        for ref, levels, table in (("main", ("main",), "people"), ("t2", ("t2",), "people"),
+                                   ("main", ("main", "geo"), "towns")):
+            cols, want = expected(repo, ref, table if len(levels) == 1 else f"{levels[1]}.{table}")
+            schema = ".".join(levels)
+            assert normalised(duck_rows(con, f'fdl."{schema}"."{table}"', cols)) == want, f"{schema}.{table}"
+        con.close()
+    finally:
+        host.stop()
+
+
 @pytest.fixture(scope="module")
 def open_s3(tmp_path_factory):
     """The S3 test server without signature checks: a public bucket's own
