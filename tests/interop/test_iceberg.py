@@ -987,7 +987,7 @@ def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
     """A commit brings its branch's namespaces and the list up to date and
     leaves the other refs' files as they were; a schema whose tables all went
     leaves the catalog, its folder too (on a file system [ref, schema] is a
-    folder beside [ref], not in it)."""
+    folder beside [ref], not in it); a branch and a tag deleted leave it."""
     con = repo.checkout(tmp_path / "w")
     con.execute("CREATE SCHEMA lake.geo")
     con.execute("CREATE TABLE lake.geo.towns AS SELECT range AS code FROM range(3)")
@@ -1017,6 +1017,12 @@ def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
     assert catalog_written(repo.root) == 0
     p = fdl("verify", repo.root)
     assert "0 problems" in p.stdout and "catalog" not in p.stdout, p.stdout
+    # a branch and a tag deleted: their namespaces go, folders and all
+    fdl("branch", repo.root, "--delete", "other")
+    fdl("tag", repo.root, "--delete", "t1")
+    assert read_json(ns / "index.html")["namespaces"] == [["main"]]
+    assert sorted(p.name for p in ns.iterdir()) == ["index.html", "main"]
+    assert catalog_written(repo.root) == 0
 
 
 def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_path):
