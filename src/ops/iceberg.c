@@ -994,11 +994,46 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 
 /* ---- the report ------------------------------------------------------- */
 
+static const char *str_or_empty(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+int fdl_ice_notices_of(fdl_iceberg_notice **out, size_t *count, const json_t *list, fdl_error *err)
+{
+	size_t n = json_array_size(list), i;
+	*count = 0;
+	if (!(*out = n ? calloc(n, sizeof **out) : NULL) && n)
+		return fdl_oom(err);
+	const json_t *t;
+	json_array_foreach(list, i, t)
+	{
+		fdl_iceberg_notice *x = &(*out)[(*count)++];
+		if (!(x->table = fdl_strdup(str_or_empty(t, "table"))) || !(x->column = fdl_strdup(str_or_empty(t, "column"))) ||
+		    !(x->type = fdl_strdup(str_or_empty(t, "type"))) || !(x->reason = fdl_strdup(str_or_empty(t, "reason"))))
+			return fdl_oom(err);
+	}
+	return 0;
+}
+
+void fdl_ice_notices_free(fdl_iceberg_notice *notices, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(notices[i].table);
+		free(notices[i].column);
+		free(notices[i].type);
+		free(notices[i].reason);
+	}
+	free(notices);
+}
+
 static int report_of(fdl_iceberg_report **out, const ice_run *r, fdl_error *err)
 {
 	fdl_iceberg_report *p = calloc(1, sizeof *p);
-	size_t nt = json_object_size(r->tables), nn = json_array_size(r->notices);
-	if (!p || (nt && !(p->tables = calloc(nt, sizeof *p->tables))) || (nn && !(p->notices = calloc(nn, sizeof *p->notices)))) {
+	size_t nt = json_object_size(r->tables);
+	if (!p || (nt && !(p->tables = calloc(nt, sizeof *p->tables))) ||
+	    fdl_ice_notices_of(&p->notices, &p->notice_count, r->notices, err)) {
 		fdl_iceberg_report_free(p);
 		return fdl_oom(err);
 	}
@@ -1014,15 +1049,6 @@ static int report_of(fdl_iceberg_report **out, const ice_run *r, fdl_error *err)
 		x->metadata = fdl_asprintf("%s/%s/%s", r->location, r->view_dir,
 					   json_string_value(json_object_get(t, "metadata")));
 	}
-	size_t i;
-	json_array_foreach(r->notices, i, t)
-	{
-		fdl_iceberg_notice *x = &p->notices[p->notice_count++];
-		x->table = fdl_strdup(json_string_value(json_object_get(t, "table")));
-		x->column = fdl_strdup(json_string_value(json_object_get(t, "column")));
-		x->type = fdl_strdup(json_string_value(json_object_get(t, "type")));
-		x->reason = fdl_strdup(json_string_value(json_object_get(t, "reason")));
-	}
 	*out = p;
 	return 0;
 }
@@ -1035,14 +1061,8 @@ void fdl_iceberg_report_free(fdl_iceberg_report *r)
 		free(r->tables[i].name);
 		free(r->tables[i].metadata);
 	}
-	for (size_t i = 0; i < r->notice_count; i++) {
-		free(r->notices[i].table);
-		free(r->notices[i].column);
-		free(r->notices[i].type);
-		free(r->notices[i].reason);
-	}
+	fdl_ice_notices_free(r->notices, r->notice_count);
 	free(r->tables);
-	free(r->notices);
 	free(r->version);
 	free(r->location);
 	free(r);

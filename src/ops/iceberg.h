@@ -37,6 +37,11 @@ int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
  * there first); *written (may be NULL) counts a write. */
 int fdl_ice_replace(fdl_store *store, const char *key, const char *text, size_t len, int64_t *written,
 		    fdl_error *err);
+/* The report's notices from [{"table", "column", "type", "reason"}] (a
+ * missing string is ""): *out holds json_array_size(list) of them, *count
+ * how many were filled (all, or those before running out of memory). */
+int fdl_ice_notices_of(fdl_iceberg_notice **out, size_t *count, const json_t *list, fdl_error *err);
+void fdl_ice_notices_free(fdl_iceberg_notice *notices, size_t count);
 /* The view of live version `id` for `location`, built on its parent's view
  * when it can be; `known` (may be NULL) gets every key the view uses. */
 int fdl_ice_view_write(fdl_repo *repo, const char *id, const char *location, fdl_strmap *known, fdl_error *err);

@@ -819,12 +819,13 @@ static int report_of(fdl_iceberg_catalog_report **out, const char *location, con
 		     const fdl_ice_catalog *c, bool index, fdl_error *err)
 {
 	fdl_iceberg_catalog_report *p = calloc(1, sizeof *p);
-	size_t nn = json_array_size(c->namespaces), nt = json_array_size(c->notices);
+	size_t nn = json_array_size(c->namespaces);
 	int rc = p && (!nn || (p->namespaces = calloc(nn, sizeof *p->namespaces))) &&
-			 (!nt || (p->notices = calloc(nt, sizeof *p->notices))) &&
 			 (p->location = fdl_strdup(location)) && (p->path = fdl_iceberg_catalog_dir(lid))
 		 ? 0
 		 : fdl_oom(err);
+	if (!rc)
+		rc = fdl_ice_notices_of(&p->notices, &p->notice_count, c->notices, err);
 	if (!rc)
 		rc = catalog_uri(&p->uri, location, p->path, err);
 	size_t i;
@@ -839,13 +840,6 @@ static int report_of(fdl_iceberg_catalog_report **out, const char *location, con
 		n->version = fdl_strdup(str_of(x, "version"));
 		n->tables = (size_t)json_integer_value(json_object_get(x, "tables"));
 		if (!n->name || !n->ref || !n->version || (json_array_size(levels) > 1 && !n->schema))
-			rc = fdl_oom(err);
-	}
-	json_array_foreach(rc ? NULL : c->notices, i, x)
-	{
-		fdl_iceberg_notice *n = &p->notices[p->notice_count++];
-		if (!(n->table = fdl_strdup(str_of(x, "table"))) || !(n->column = fdl_strdup("")) ||
-		    !(n->type = fdl_strdup("")) || !(n->reason = fdl_strdup(str_of(x, "reason"))))
 			rc = fdl_oom(err);
 	}
 	if (p) {
@@ -889,14 +883,8 @@ void fdl_iceberg_catalog_report_free(fdl_iceberg_catalog_report *r)
 		free(r->namespaces[i].ref);
 		free(r->namespaces[i].version);
 	}
-	for (size_t i = 0; i < r->notice_count; i++) {
-		free(r->notices[i].table);
-		free(r->notices[i].column);
-		free(r->notices[i].type);
-		free(r->notices[i].reason);
-	}
+	fdl_ice_notices_free(r->notices, r->notice_count);
 	free(r->namespaces);
-	free(r->notices);
 	free(r->uri);
 	free(r->path);
 	free(r->location);

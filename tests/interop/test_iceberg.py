@@ -889,9 +889,9 @@ def test_catalog_of_a_bucket_on_its_own_endpoint(spark, open_s3, tmp_path):
     catalog_round(spark, repo, tmp_path, cat["catalog"], cat["path"], s3=open_s3)
 
 
-class Serve:
+class Serve(StaticHost):
     """fdl serve on a folder repository (the catalog's folders answer with
-    their index.html)."""
+    their index.html); stopped as a static host is."""
 
     def __init__(self, root, log):
         import re
@@ -903,12 +903,6 @@ class Serve:
         m = re.search(r"http://127\.0\.0\.1:(\d+)/", self.proc.stdout.readline())
         assert m
         self.url = f"http://127.0.0.1:{m.group(1)}"
-
-    def stop(self):
-        host_stops(self.url)
-        self.proc.terminate()
-        self.proc.wait(10)
-        self.log.close()
 
 
 def test_catalog_of_a_folder_on_fdl_serve(spark, tmp_path, ledger):
