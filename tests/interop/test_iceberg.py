@@ -1019,6 +1019,58 @@ def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
     assert catalog_written(repo.root) == 0
 
 
+def test_commits_on_two_branches_racing_keep_both_in_the_list(repo, tmp_path, ledger):
+    """A commit replaces the namespace list by compare-and-swap: a commit on
+    another branch that changed the list between its read and its write
+    (forced with the test barrier) makes it read the list again, so both
+    branches' namespaces are there."""
+    import subprocess
+    import time
+    from conftest import FDL
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(3)")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl("branch", repo.root, "b")
+    cat = catalog_json(repo)
+    ns = repo.root / cat["path"] / "v1" / "namespaces"
+    con = repo.checkout(tmp_path / "wa")
+    con.execute("INSERT INTO lake.t VALUES (10)")
+    con.close()
+    con = repo.checkout(tmp_path / "wb", "--ref", "b")
+    con.execute("CREATE SCHEMA lake.geo")
+    con.execute("CREATE TABLE lake.geo.towns AS SELECT range AS code FROM range(2)")
+    con.close()
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_TEST_BARRIER=str(gate))
+    a = subprocess.Popen([FDL, "commit", str(tmp_path / "wa"), "-m", "on main", "-q"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    points = []  # the barriers commit A stopped at, in order
+    deadline = time.monotonic() + 600  # a safety net: nothing here is timed
+    while a.poll() is None:
+        ready = sorted(gate.glob(f"*.{a.pid}.ready"))
+        for r in ready:
+            point = r.name[:-len(f".{a.pid}.ready")]
+            points.append(point)
+            if point == "iceberg-catalog-list" and points.count(point) == 1:
+                # A has read the list and written main's namespaces: B's commit now
+                fdl("commit", tmp_path / "wb", "-m", "on b")
+                assert ["b", "geo"] in read_json(ns / "index.html")["namespaces"]
+            r.unlink()
+            (gate / f"{point}.{a.pid}.go").touch()
+        assert time.monotonic() < deadline, "commit A never finished"
+        time.sleep(0.01)
+    out, errs = a.communicate()
+    assert a.returncode == 0, errs
+    ledger.published(out)
+    assert read_json(ns / "index.html")["namespaces"] == [["b"], ["b", "geo"], ["main"]]
+    assert points.count("iceberg-catalog-list") == 2, points  # its compare-and-swap failed once
+    assert read_json(ns / "main" / "index.html")["properties"]["fdl.version"] == repo.head()
+    assert read_json(ns / "b\x1fgeo" / "index.html")["properties"]["fdl.version"] == repo.head("b")
+    assert catalog_written(repo.root) == 0
+
+
 def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_path):
     """Expired versions leave the catalog's tables; a clone of a repository
     with a catalog has its own, for its own place: a folder's copy names the
