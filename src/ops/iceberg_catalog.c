@@ -655,7 +655,7 @@ static int pass_branch(bool *done, fdl_repo *repo, const char *location, const c
 	if (!rc)
 		rc = write_files(&b, NULL, err);
 	if (!rc) /* racing tests let another branch's commit change the list here */
-		fdl_store_test_barrier("iceberg-catalog-list");
+		fdl_test_pause("iceberg-catalog-list");
 	if (!rc)
 		rc = fdl_store_put_if_match(repo->store, list.key, list.text, list.len, etag, err);
 	if (!rc)

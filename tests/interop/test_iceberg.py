@@ -1022,7 +1022,7 @@ def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
 def test_commits_on_two_branches_racing_keep_both_in_the_list(repo, tmp_path, ledger):
     """A commit replaces the namespace list by compare-and-swap: a commit on
     another branch that changed the list between its read and its write
-    (forced with the test barrier) makes it read the list again, so both
+    (forced with a pause point) makes it read the list again, so both
     branches' namespaces are there."""
     import subprocess
     import time
@@ -1043,29 +1043,23 @@ def test_commits_on_two_branches_racing_keep_both_in_the_list(repo, tmp_path, le
     con.close()
     gate = tmp_path / "gate"
     gate.mkdir()
-    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_TEST_BARRIER=str(gate))
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_PAUSE_AT="iceberg-catalog-list", FDL_PAUSE_DIR=str(gate))
     a = subprocess.Popen([FDL, "commit", str(tmp_path / "wa"), "-m", "on main", "-q"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    points = []  # the barriers commit A stopped at, in order
     deadline = time.monotonic() + 600  # a safety net: nothing here is timed
-    while a.poll() is None:
-        ready = sorted(gate.glob(f"*.{a.pid}.ready"))
-        for r in ready:
-            point = r.name[:-len(f".{a.pid}.ready")]
-            points.append(point)
-            if point == "iceberg-catalog-list" and points.count(point) == 1:
-                # A has read the list and written main's namespaces: B's commit now
-                fdl("commit", tmp_path / "wb", "-m", "on b")
-                assert ["b", "geo"] in read_json(ns / "index.html")["namespaces"]
-            r.unlink()
-            (gate / f"{point}.{a.pid}.go").touch()
-        assert time.monotonic() < deadline, "commit A never finished"
+    while not (gate / "iceberg-catalog-list.reached").exists():
+        assert a.poll() is None, a.communicate()
+        assert time.monotonic() < deadline, "commit A never reached the list"
         time.sleep(0.01)
-    out, errs = a.communicate()
+    # A has read the list and written main's namespaces: B's commit now
+    fdl("commit", tmp_path / "wb", "-m", "on b")
+    assert ["b", "geo"] in read_json(ns / "index.html")["namespaces"]
+    (gate / "iceberg-catalog-list.go").touch()
+    out, errs = a.communicate(timeout=600)
     assert a.returncode == 0, errs
     ledger.published(out)
     assert read_json(ns / "index.html")["namespaces"] == [["b"], ["b", "geo"], ["main"]]
-    assert points.count("iceberg-catalog-list") == 2, points  # its compare-and-swap failed once
+    assert errs.count("pause point iceberg-catalog-list reached") == 2, errs  # its compare-and-swap failed once
     assert read_json(ns / "main" / "index.html")["properties"]["fdl.version"] == repo.head()
     assert read_json(ns / "b\x1fgeo" / "index.html")["properties"]["fdl.version"] == repo.head("b")
     assert catalog_written(repo.root) == 0
