@@ -452,6 +452,22 @@ def bench_iceberg(tmp, made, reps, rows):
         for c in cons.values():
             c.close()
         rows.append(crow)
+        # issue 41: the same commit with the REST catalog on (the view and
+        # the catalog's files of every branch and tag) against the view alone
+        cat = tmp / f"iceberg-{h}-catalog"
+        run([FDL, "clone", copy, cat, "-q"])
+        run([FDL, "tag", cat, "bench-tag"])
+        run([FDL, "iceberg", cat, "--catalog"])
+        cons = {"fdl": connect(checkout(cat, tmp / f"iceberg-{h}-catalog-work")),
+                "peer": connect(checkout(copy, tmp / f"iceberg-{h}-work2"))}
+        krow = Row("one-row commit, Iceberg catalog on", f"on {h} versions", "at most 25% more than the view alone")
+        alternate(krow, reps, [FDL, "commit", tmp / f"iceberg-{h}-catalog-work", "-m", "one row", "-q"],
+                  [FDL, "commit", tmp / f"iceberg-{h}-work2", "-m", "one row", "-q"], one,
+                  "the same commit with the view alone")
+        for c in cons.values():
+            c.close()
+        krow.extra["catalog_bytes"] = files_bytes(p for p in (cat / "iceberg").glob("*/catalog/**/*"))
+        rows.append(krow)
 
 
 def bench_log(tmp, lengths, reps, rows):

@@ -700,6 +700,41 @@ FDL_EXTERN int fdl_iceberg_enable(fdl_repo *repo, const char *location, fdl_erro
 /* {"schema.table": "<metadata.json URI>", ...} */
 FDL_EXTERN int fdl_iceberg_report_json(char **out, const fdl_iceberg_report *r, fdl_error *err);
 
+/* The repository as a static Iceberg REST catalog (docs/iceberg.md "A
+ * catalog with no server"): fdl_iceberg_catalog_write writes, or brings up
+ * to date, the answers to the GETs of Iceberg's REST protocol as files
+ * under iceberg/<lid>/catalog/ for `location` (NULL: the repository's own
+ * place), which any static host or the bucket's own endpoint serves: one
+ * namespace per live branch and tag holding its version's tables ([ref]
+ * for DuckLake's schema main, [ref, schema] for another), each table's
+ * Iceberg view embedded, the views of the refs' versions written where
+ * missing. From then on every commit, branch, tag, expiry, withdrawal, gc
+ * and clone keeps it current. */
+typedef struct fdl_iceberg_namespace {
+	char *name;     /* the first level: the branch's or tag's name */
+	char *schema;   /* the second level, a DuckLake schema; NULL: main */
+	char *ref;      /* "refs/heads/<name>" or "refs/tags/<name>" */
+	char *version;  /* the version it shows */
+	size_t tables;
+} fdl_iceberg_namespace;
+typedef struct fdl_iceberg_catalog_report {
+	char *uri;      /* what a client attaches: the bucket's endpoint URL for an s3:// location, else
+			   <location>/<path> (a file:// one: serve the folder, the catalog is at <host>/<path>) */
+	char *location; /* where its tables' files are named */
+	char *path;     /* its root in the repository: "iceberg/<lid>/catalog" */
+	int index_files; /* 1: folders answer with index.html (any store but a bucket) */
+	fdl_iceberg_namespace *namespaces;
+	size_t namespace_count;
+	fdl_iceberg_notice *notices; /* refs left out, names changed (table: the ref or "schema.table") */
+	size_t notice_count;
+	int64_t files_written;
+} fdl_iceberg_catalog_report;
+FDL_EXTERN int fdl_iceberg_catalog_write(fdl_iceberg_catalog_report **out, fdl_repo *repo, const char *location,
+					 fdl_error *err);
+FDL_EXTERN void fdl_iceberg_catalog_report_free(fdl_iceberg_catalog_report *r);
+/* {"catalog": "<uri>", "location", "path", "namespaces": [["main"], ["main", "geo"], ...]} */
+FDL_EXTERN int fdl_iceberg_catalog_report_json(char **out, const fdl_iceberg_catalog_report *r, fdl_error *err);
+
 /* ---- hosting [experimental] --------------------------------------- */
 
 typedef struct fdl_server fdl_server;

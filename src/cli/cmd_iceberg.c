@@ -5,7 +5,7 @@
 #include <string.h>
 
 const cli_doc doc_iceberg = {
-	.usage = "fdl iceberg ROOT[@REF] [--location URI] [--json]",
+	.usage = "fdl iceberg ROOT[@REF] [--catalog] [--location URI] [--json]",
 	.summary = "make a version readable as Apache Iceberg tables (Spark, Trino, pyiceberg, DuckDB)",
 	.text = "Makes sure the Iceberg view of a version (default HEAD) exists, writing what\n"
 		"is missing, and prints each table's `metadata.json` with ready-to-run\n"
@@ -28,10 +28,39 @@ const cli_doc doc_iceberg = {
 		"read as NULL, ...) is left out, and a column an engine cannot read (TIME\n"
 		"in Spark) is named, with the table and the reason. `--json` prints one\n"
 		"object mapping `\"schema.table\"` to its `metadata.json` URI (what is left\n"
-		"out goes to stderr).",
+		"out goes to stderr).\n"
+		"\n"
+		"With `--catalog` (ROOT without @REF), the repository becomes an Iceberg\n"
+		"REST catalog with no server: the answers to every GET a client makes are\n"
+		"written as files under `iceberg/<lid>/catalog/`, which any static host\n"
+		"serving the folder (`fdl serve`, `python3 -m http.server`, nginx) or the\n"
+		"bucket's own S3 endpoint serves as they are. Each branch and tag is a namespace holding\n"
+		"its version's tables (DuckLake's schema `main` directly, another schema\n"
+		"`s` as the namespace `[ref, s]`). It prints where the catalog is and the\n"
+		"snippets that attach it from Spark, pyiceberg, DuckDB, Trino and\n"
+		"Snowflake; `--json` prints `{\"catalog\": \"<URI>\", ...}`. From then on\n"
+		"every commit, branch, tag, expiry, withdrawal and clone keeps it current\n"
+		"(docs/iceberg.md). Attach the catalog's URI (Spark, pyiceberg and DuckDB\n"
+		"tested on a folder served by `python3 -m http.server` and by `fdl serve`\n"
+		"and on a bucket's own S3 endpoint; Trino and Snowflake not tested):\n"
+		"\n"
+		"  # Spark (tested)\n"
+		"  spark.sql.catalog.fdl       org.apache.iceberg.spark.SparkCatalog\n"
+		"  spark.sql.catalog.fdl.type  rest\n"
+		"  spark.sql.catalog.fdl.uri   <URI>\n"
+		"  # pyiceberg (tested)\n"
+		"  load_catalog(\"fdl\", type=\"rest\", uri=\"<URI>\").load_table((\"main\", \"population\"))\n"
+		"  -- DuckDB (tested; LOAD iceberg)\n"
+		"  ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '<URI>', AUTHORIZATION_TYPE 'none',\n"
+		"                    DEFAULT_SCHEMA 'main');\n"
+		"  # Trino (not tested): etc/catalog/fdl.properties\n"
+		"  connector.name=iceberg\n"
+		"  iceberg.catalog.type=rest\n"
+		"  iceberg.rest-catalog.uri=<URI>",
 	.examples = "fdl iceberg /srv/population\n"
 		    "fdl iceberg /srv/population@v2025 --json\n"
-		    "fdl iceberg s3://open-data/population\n",
+		    "fdl iceberg s3://open-data/population\n"
+		    "fdl iceberg /srv/population --catalog\n",
 	.min = 1,
 	.max = 1,
 };
@@ -52,27 +81,88 @@ static void print_snippets(const fdl_iceberg_table *t)
 	printf("  SELECT * FROM iceberg_scan('%s');\n", t->metadata);
 }
 
-static void print_notices(FILE *f, const fdl_iceberg_report *r)
+static void print_notices(FILE *f, const fdl_iceberg_notice *notices, size_t n, const char *title)
 {
-	if (r->notice_count)
-		fprintf(f, "%sNot in the view, or not readable by every engine:\n", f == stdout ? "\n" : "");
-	for (size_t i = 0; i < r->notice_count; i++)
-		if (*r->notices[i].column)
-			fprintf(f, "  %s.%s (%s): %s\n", r->notices[i].table, r->notices[i].column, r->notices[i].type,
-				r->notices[i].reason);
+	if (n)
+		fprintf(f, "%s%s:\n", f == stdout ? "\n" : "", title);
+	for (size_t i = 0; i < n; i++)
+		if (*notices[i].column)
+			fprintf(f, "  %s.%s (%s): %s\n", notices[i].table, notices[i].column, notices[i].type,
+				notices[i].reason);
 		else
-			fprintf(f, "  %s: %s\n", r->notices[i].table, r->notices[i].reason);
+			fprintf(f, "  %s: %s\n", notices[i].table, notices[i].reason);
+}
+
+/* The snippets that attach the catalog at `uri`. */
+static void print_catalog_snippets(const char *uri, bool bucket)
+{
+	printf("\nAttach it with:\n");
+	printf("  # PySpark (iceberg-spark-runtime on the classpath)\n");
+	printf("  .config(\"spark.sql.catalog.fdl\", \"org.apache.iceberg.spark.SparkCatalog\")\n");
+	printf("  .config(\"spark.sql.catalog.fdl.type\", \"rest\")\n");
+	printf("  .config(\"spark.sql.catalog.fdl.uri\", \"%s\")\n", uri);
+	if (bucket)
+		printf("  .config(\"spark.sql.catalog.fdl.io-impl\", \"org.apache.iceberg.aws.s3.S3FileIO\")  # + s3.* settings\n");
+	printf("  spark.sql(\"SELECT * FROM fdl.main.population\")   # fdl.<branch or tag>.<table>, fdl.main.<schema>.<table>\n");
+	printf("  # pyiceberg\n");
+	printf("  from pyiceberg.catalog import load_catalog\n");
+	printf("  cat = load_catalog(\"fdl\", type=\"rest\", uri=\"%s\")\n", uri);
+	printf("  cat.load_table((\"main\", \"population\")).scan().to_arrow()\n");
+	printf("  -- DuckDB (INSTALL iceberg; LOAD iceberg;%s)\n", bucket ? " and the CREATE SECRET of fdl attach" : "");
+	printf("  ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '%s', AUTHORIZATION_TYPE 'none', DEFAULT_SCHEMA 'main');\n", uri);
+	printf("  SELECT * FROM fdl.main.population;                  -- another schema: fdl.\"main.geo\".towns\n");
+	printf("  # Trino (not tested): a catalog file etc/catalog/fdl.properties\n");
+	printf("  connector.name=iceberg\n  iceberg.catalog.type=rest\n  iceberg.rest-catalog.uri=%s\n", uri);
+	printf("  -- Snowflake (not tested): a catalog integration\n");
+	printf("  CREATE CATALOG INTEGRATION fdl CATALOG_SOURCE = ICEBERG_REST TABLE_FORMAT = ICEBERG\n"
+	       "    REST_CONFIG = (CATALOG_URI = '%s') ...;\n", uri);
+}
+
+static int run_catalog(fdl_repo *repo, const char *root, const char *location, bool json)
+{
+	fdl_error err = {0};
+	fdl_iceberg_catalog_report *r = NULL;
+	if (fdl_iceberg_catalog_write(&r, repo, location, &err))
+		return cli_fail(&err);
+	int rc = 0;
+	if (json) {
+		char *text = NULL;
+		rc = cli_print_json(fdl_iceberg_catalog_report_json(&text, r, &err), &text, &err);
+		print_notices(stderr, r->notices, r->notice_count, "Not in the catalog, or named otherwise");
+	} else {
+		bool folder = !strncmp(r->uri, "file://", 7);
+		printf("Iceberg REST catalog of %s for %s (%lld files written):\n  %s\n", root, r->location,
+		       (long long)r->files_written, r->uri);
+		printf("\nNamespaces (each branch and tag; another DuckLake schema s of ref r is [r, s]):\n");
+		for (size_t i = 0; i < r->namespace_count; i++) {
+			const fdl_iceberg_namespace *n = &r->namespaces[i];
+			printf("  %s%s%s\t%s, version %s, %zu table%s\n", n->name, n->schema ? "." : "",
+			       n->schema ? n->schema : "", n->ref, n->version, n->tables, n->tables == 1 ? "" : "s");
+		}
+		print_notices(stdout, r->notices, r->notice_count, "Not in the catalog, or named otherwise");
+		char example[1200];
+		snprintf(example, sizeof example, "http://127.0.0.1:4001/%s", r->path);
+		if (folder)
+			printf("\nServe the folder with any static host (no rewrite rules), and attach\n"
+			       "<host>/%s; with `fdl serve %s` that is %s\n",
+			       r->path, root, example);
+		print_catalog_snippets(folder ? example : r->uri, !strncmp(r->location, "s3://", 5));
+	}
+	fdl_iceberg_catalog_report_free(r);
+	return rc;
 }
 
 int cmd_iceberg(int argc, char **argv)
 {
 	const char *location = NULL, *pos[1];
-	bool json = false;
+	bool json = false, catalog = false;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "location", .value = &location, .arg = "URI",
 		 .help = "write the view for another place the repository is published (file://, s3://, https://)"},
-		{.name = "json", .flag = &json, .help = "print {\"schema.table\": \"<metadata.json URI>\"}"},
+		{.name = "catalog", .flag = &catalog,
+		 .help = "write the repository's Iceberg REST catalog (every branch and tag) and keep it current"},
+		{.name = "json", .flag = &json, .help = "print {\"schema.table\": \"<metadata.json URI>\"} ({\"catalog\": URI})"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, &doc_iceberg, opts, pos, &npos);
@@ -83,8 +173,21 @@ int cmd_iceberg(int argc, char **argv)
 	fdl_repo *repo = NULL;
 	fdl_iceberg_report *r = NULL;
 	rc = fdl_target_split(&root, &ref, pos[0], &err);
+	if (!rc && catalog && ref) {
+		fprintf(stderr, "fdl: --catalog shows every branch and tag: give ROOT, not ROOT@%s\n", ref);
+		fdl_free(root);
+		fdl_free(ref);
+		return CLI_EXIT_USAGE;
+	}
 	if (!rc)
 		rc = fdl_repo_open(&repo, root, &err);
+	if (!rc && catalog) {
+		rc = run_catalog(repo, root, location, json);
+		fdl_repo_free(repo);
+		fdl_free(root);
+		fdl_free(ref);
+		return rc;
+	}
 	if (!rc)
 		rc = fdl_iceberg_write(&r, repo, ref, location, &err);
 	fdl_repo_free(repo);
@@ -98,13 +201,13 @@ int cmd_iceberg(int argc, char **argv)
 		if (!rc)
 			fputs(text, stdout);
 		fdl_free(text);
-		print_notices(stderr, r);
+		print_notices(stderr, r->notices, r->notice_count, "Not in the view, or not readable by every engine");
 	} else {
 		printf("Iceberg view of version %s for %s (%lld files written):\n", r->version, r->location,
 		       (long long)r->files_written);
 		for (size_t i = 0; i < r->table_count; i++)
 			printf("  %s\t%s\n", r->tables[i].name, r->tables[i].metadata);
-		print_notices(stdout, r);
+		print_notices(stdout, r->notices, r->notice_count, "Not in the view, or not readable by every engine");
 		if (r->table_count)
 			print_snippets(&r->tables[0]);
 	}

@@ -59,16 +59,64 @@ int fdl_iceberg_location_id(char lid[FDL_ICEBERG_LID_LEN + 1], const char *locat
 	return rc;
 }
 
-char *fdl_iceberg_segment(const char *name, int64_t id)
+static bool alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* [A-Za-z0-9][A-Za-z0-9_-]* (and '.' when `dot`), at most 100 bytes */
+static bool plain_name(const char *name, bool dot)
 {
 	size_t n = strlen(name);
-	bool plain = n > 0 && n <= 100 && ((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
-					   (name[0] >= '0' && name[0] <= '9'));
-	for (size_t i = 0; i < n && plain; i++) {
-		char c = name[i];
-		plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+	bool plain = n > 0 && n <= 100 && alnum(name[0]);
+	for (size_t i = 0; i < n && plain; i++)
+		plain = alnum(name[i]) || name[i] == '_' || name[i] == '-' || (dot && name[i] == '.');
+	return plain;
+}
+
+char *fdl_iceberg_segment(const char *name, int64_t id)
+{
+	return plain_name(name, false) ? fdl_strdup(name) : fdl_asprintf("_%lld", (long long)id);
+}
+
+char *fdl_iceberg_catalog_name(const char *name, int64_t id)
+{
+	return plain_name(name, true) && strcmp(name, FDL_ICEBERG_CATALOG_INDEX) ? fdl_strdup(name)
+										  : fdl_asprintf("_%lld", (long long)id);
+}
+
+bool fdl_iceberg_namespace_ok(const char *ref)
+{
+	if (!*ref)
+		return false;
+	for (const char *p = ref; *p; p++)
+		if (!alnum(*p) && !strchr("._-/", *p))
+			return false;
+	for (const char *part = ref; part;) {
+		const char *end = strchr(part, '/');
+		size_t n = end ? (size_t)(end - part) : strlen(part);
+		if ((n == 6 && !strncmp(part, "tables", 6)) ||
+		    (n == strlen(FDL_ICEBERG_CATALOG_INDEX) && !strncmp(part, FDL_ICEBERG_CATALOG_INDEX, n)))
+			return false;
+		part = end ? end + 1 : NULL;
 	}
-	return plain ? fdl_strdup(name) : fdl_asprintf("_%lld", (long long)id);
+	return true;
+}
+
+char *fdl_iceberg_catalog_dir(const char *lid)
+{
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/catalog", lid);
+}
+
+char *fdl_iceberg_catalog_key(const char *lid, const char *path, bool folder, bool index)
+{
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/catalog/%s%s", lid, path,
+			    folder && index ? "/" FDL_ICEBERG_CATALOG_INDEX : "");
+}
+
+bool fdl_iceberg_catalog_index(fdl_repo *repo)
+{
+	return !fdl_store_can(repo->store, FDL_STORE_BUCKET);
 }
 
 char *fdl_iceberg_view_dir(const char *lid, const char *version_id)
@@ -138,16 +186,21 @@ int fdl_iceberg_views_read(json_t **out, fdl_repo *repo, fdl_error *err)
 	return views_get(out, etag, &exists, repo, err);
 }
 
-static bool views_has(const json_t *doc, const char *location)
+bool fdl_iceberg_view_has_catalog(const json_t *entry)
 {
-	size_t i;
-	const json_t *v;
-	json_array_foreach(json_object_get(doc, "views"), i, v)
-	if (!strcmp(json_string_value(json_object_get(v, "location")), location)) return true;
-	return false;
+	return json_is_true(json_object_get(entry, "catalog"));
 }
 
-int fdl_iceberg_views_add(fdl_repo *repo, const char *location, fdl_error *err)
+static json_t *views_entry(const json_t *doc, const char *location)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(doc, "views"), i, v)
+	if (!strcmp(json_string_value(json_object_get(v, "location")), location)) return v;
+	return NULL;
+}
+
+int fdl_iceberg_views_add(fdl_repo *repo, const char *location, bool catalog, fdl_error *err)
 {
 	char lid[FDL_ICEBERG_LID_LEN + 1];
 	int rc = fdl_iceberg_location_id(lid, location, err);
@@ -156,11 +209,17 @@ int fdl_iceberg_views_add(fdl_repo *repo, const char *location, fdl_error *err)
 		char etag[FDL_ETAG_MAX] = "";
 		bool exists = false;
 		rc = views_get(&doc, etag, &exists, repo, err);
-		if (rc || views_has(doc, location)) {
+		json_t *entry = rc ? NULL : views_entry(doc, location);
+		if (rc || (entry && (!catalog || fdl_iceberg_view_has_catalog(entry)))) {
 			json_decref(doc);
 			return rc;
 		}
-		json_array_append_new(json_object_get(doc, "views"), json_pack("{s:s, s:s}", "id", lid, "location", location));
+		if (entry)
+			json_object_set_new(entry, "catalog", json_true());
+		else
+			json_array_append_new(json_object_get(doc, "views"),
+					      catalog ? json_pack("{s:s, s:s, s:b}", "id", lid, "location", location, "catalog", 1)
+						      : json_pack("{s:s, s:s}", "id", lid, "location", location));
 		char *text = NULL;
 		size_t len = 0;
 		rc = fdl_json_dump(&text, &len, doc, err);

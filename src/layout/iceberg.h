@@ -13,6 +13,9 @@
  *   iceberg/<lid>/deletes/<path>             position-delete files, one per
  *                                            DuckLake delete file at <path>
  *                                            under data_dir
+ *   iceberg/<lid>/catalog/v1/...             the static Iceberg REST catalog:
+ *                                            one file per GET of the protocol
+ *                                            (namespaces = branches and tags)
  *
  * <lid> is the location's id: the first 16 hex digits of the sha256 of the
  * absolute URI the view is written for (Iceberg records absolute paths). */
@@ -45,10 +48,44 @@ char *fdl_iceberg_view_dir(const char *lid, const char *version_id);          /*
 char *fdl_iceberg_manifest_key(const char *lid, const char *sha256);          /* .../manifests/<sha>.avro */
 char *fdl_iceberg_deletes_key(const char *lid, const char *data_path);        /* .../deletes/<path> */
 
-/* iceberg/views.json: {"fdl_iceberg": 1, "views": [{"id", "location"}]}.
+/* iceberg/views.json: {"fdl_iceberg": 1, "views": [{"id", "location",
+ * "catalog"}]} ("catalog": true when the location has a REST catalog).
  * *out is an empty list when the file does not exist. */
 int fdl_iceberg_views_read(json_t **out, fdl_repo *repo, fdl_error *err);
-/* Add `location` to views.json (compare-and-swap; nothing when there). */
-int fdl_iceberg_views_add(fdl_repo *repo, const char *location, fdl_error *err);
+/* Add `location` to views.json, with its catalog on when `catalog`
+ * (compare-and-swap; nothing when it is there as asked). */
+int fdl_iceberg_views_add(fdl_repo *repo, const char *location, bool catalog, fdl_error *err);
+/* Whether an entry of views.json has a catalog. */
+bool fdl_iceberg_view_has_catalog(const json_t *entry);
+
+/* ---- the REST catalog (iceberg/<lid>/catalog/) ----
+ * Each resource of the protocol's read path is one file at its path under
+ * the catalog's root: v1/config, v1/namespaces, v1/namespaces/<ns>,
+ * v1/namespaces/<ns>/tables, v1/namespaces/<ns>/tables/<table>. <ns> is
+ * the namespace's levels joined by the unit separator (0x1F), as clients
+ * send it (%1F), a static host decodes it and looks for that name. On a
+ * file system a path that is both a resource and a folder (the namespace
+ * list, a namespace, its table list) is a folder holding index.html, which
+ * any static host answers for the folder; on a bucket, whose keys can be
+ * both and whose endpoint serves keys, never index documents, it is the
+ * plain key. */
+#define FDL_ICEBERG_CATALOG_INDEX "index.html"
+/* iceberg/<lid>/catalog (caller frees). */
+char *fdl_iceberg_catalog_dir(const char *lid);
+/* The key of resource `path` ("v1/namespaces") under iceberg/<lid>/catalog/:
+ * "<path>/index.html" when `index` and the resource is also a folder
+ * (`folder`), else "<path>". Caller frees. */
+char *fdl_iceberg_catalog_key(const char *lid, const char *path, bool folder, bool index);
+/* Whether this repository's catalog uses index.html folders (every store
+ * but a bucket). */
+bool fdl_iceberg_catalog_index(fdl_repo *repo);
+/* Whether a branch or tag name can be a namespace: A-Z a-z 0-9 . _ - and
+ * '/' only (a '/' stays one: clients send %2F, hosts decode it to a
+ * folder), no part between '/' named "tables" or "index.html". */
+bool fdl_iceberg_namespace_ok(const char *ref);
+/* A DuckLake schema or table name in the catalog: itself when it is
+ * [A-Za-z0-9][A-Za-z0-9._-]* (at most 100 bytes) and not "index.html",
+ * else "_<id>". Caller frees. */
+char *fdl_iceberg_catalog_name(const char *name, int64_t id);
 
 #endif

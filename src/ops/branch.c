@@ -163,6 +163,9 @@ int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_e
 	int rc = fdl_ref_branch_key(&key, name, err);
 	if (!rc)
 		rc = create_ref(repo, key, "branch", name, start, true, err);
+	fdl_error ierr; /* derived: a branch is a namespace of the Iceberg catalog */
+	if (!rc)
+		fdl_iceberg_after_refs(repo, &ierr);
 	free(key);
 	return rc;
 }
@@ -177,6 +180,9 @@ int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err)
 		rc = fdl_fail(err, FDL_EINVALID, "branch %s is the default branch (HEAD); refusing to delete it", name);
 	if (!rc)
 		rc = delete_ref(repo, key, "branch", name, true, err);
+	fdl_error ierr;
+	if (!rc)
+		fdl_iceberg_after_refs(repo, &ierr);
 	free(head);
 	free(key);
 	return rc;

@@ -184,7 +184,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 			 * its history index included */
 			fdl_error ierr;
 			fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
-			fdl_iceberg_after_commit(repo, w.base, &ierr);
+			fdl_iceberg_after_commit(repo, w.branch, w.base, &ierr);
 			memcpy(out_id, w.base, FDL_ID_LEN + 1);
 			rc = 0;
 		}
@@ -234,7 +234,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	 * record, so a commit killed in it recovers as one killed before */
 	fdl_error ierr;
 	fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
-	fdl_iceberg_after_commit(repo, id, &ierr); /* derived too: verify names a view that is missing */
+	fdl_iceberg_after_commit(repo, w.branch, id, &ierr); /* derived too: verify names a view that is missing */
 	memcpy(w.base, id, sizeof w.base);
 	w.base_snapshot = fz.info.last_snapshot;
 	w.pending[0] = '\0';

@@ -761,27 +761,31 @@ static void tag_refs(table_meta *t, const ice_run *r)
 	}
 }
 
-/* Write `key` with `text` unless it already holds exactly that. */
-static int put_text(ice_run *r, const char *key, const char *text, size_t len, fdl_error *err)
+int fdl_ice_replace(fdl_store *store, const char *key, const char *text, size_t len, int64_t *written,
+		    fdl_error *err)
 {
 	fdl_buf old = {0};
 	char etag[FDL_ETAG_MAX] = "";
-	int rc = fdl_strmap_put(r->known, key, 1, err);
-	if (!rc)
-		rc = fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &old, etag, err);
+	int rc = fdl_store_get(store, key, FDL_META_MAX_BYTES, &old, etag, err);
 	bool exists = rc != FDL_ENOTFOUND;
-	if (rc == FDL_ENOTFOUND)
+	if (rc == FDL_ENOTFOUND) {
+		fdl_error_clear(err);
 		rc = 0;
-	if (!rc && exists && old.len == len && !memcmp(old.data, text, len)) {
-		fdl_buf_free(&old);
-		return 0;
 	}
+	bool same = !rc && exists && old.len == len && !memcmp(old.data, text, len);
 	fdl_buf_free(&old);
-	if (!rc)
-		rc = fdl_store_put_if_match(r->repo->store, key, text, len, exists ? etag : NULL, err);
-	if (!rc)
-		r->written++;
+	if (!rc && !same)
+		rc = fdl_store_put_if_match(store, key, text, len, exists ? etag : NULL, err);
+	if (!rc && !same && written)
+		(*written)++;
 	return rc;
+}
+
+/* Write `key` with `text` unless it already holds exactly that. */
+static int put_text(ice_run *r, const char *key, const char *text, size_t len, fdl_error *err)
+{
+	int rc = fdl_strmap_put(r->known, key, 1, err);
+	return rc ? rc : fdl_ice_replace(r->repo->store, key, text, len, &r->written, err);
 }
 
 static json_t *metadata_json(const table_meta *t, const ice_run *r, const fdl_lake_table *tb, const char *table_dir)
@@ -857,8 +861,9 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 		rc = put_text(r, mkey, text, len, err);
 	if (!rc)
 		json_object_set_new(r->tables, key,
-				    json_pack("{s:s, s:s, s:I, s:O}", "metadata", mkey + strlen(r->view_dir) + 1, "uuid",
-					      tb->uuid, "table_id", (json_int_t)tb->id, "manifests", t.manifests));
+				    json_pack("{s:s, s:s, s:I, s:O, s:s, s:s, s:I}", "metadata", mkey + strlen(r->view_dir) + 1,
+					      "uuid", tb->uuid, "table_id", (json_int_t)tb->id, "manifests", t.manifests, "schema",
+					      tb->schema, "name", tb->name, "schema_id", (json_int_t)tb->schema_id));
 	if (rc && rc != ICE_WHOLE)
 		fdl_error_prefix(err, "the Iceberg view of %s", key ? key : "a table");
 	json_decref(m);
@@ -989,11 +994,46 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 
 /* ---- the report ------------------------------------------------------- */
 
+static const char *str_or_empty(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+int fdl_ice_notices_of(fdl_iceberg_notice **out, size_t *count, const json_t *list, fdl_error *err)
+{
+	size_t n = json_array_size(list), i;
+	*count = 0;
+	if (!(*out = n ? calloc(n, sizeof **out) : NULL) && n)
+		return fdl_oom(err);
+	const json_t *t;
+	json_array_foreach(list, i, t)
+	{
+		fdl_iceberg_notice *x = &(*out)[(*count)++];
+		if (!(x->table = fdl_strdup(str_or_empty(t, "table"))) || !(x->column = fdl_strdup(str_or_empty(t, "column"))) ||
+		    !(x->type = fdl_strdup(str_or_empty(t, "type"))) || !(x->reason = fdl_strdup(str_or_empty(t, "reason"))))
+			return fdl_oom(err);
+	}
+	return 0;
+}
+
+void fdl_ice_notices_free(fdl_iceberg_notice *notices, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(notices[i].table);
+		free(notices[i].column);
+		free(notices[i].type);
+		free(notices[i].reason);
+	}
+	free(notices);
+}
+
 static int report_of(fdl_iceberg_report **out, const ice_run *r, fdl_error *err)
 {
 	fdl_iceberg_report *p = calloc(1, sizeof *p);
-	size_t nt = json_object_size(r->tables), nn = json_array_size(r->notices);
-	if (!p || (nt && !(p->tables = calloc(nt, sizeof *p->tables))) || (nn && !(p->notices = calloc(nn, sizeof *p->notices)))) {
+	size_t nt = json_object_size(r->tables);
+	if (!p || (nt && !(p->tables = calloc(nt, sizeof *p->tables))) ||
+	    fdl_ice_notices_of(&p->notices, &p->notice_count, r->notices, err)) {
 		fdl_iceberg_report_free(p);
 		return fdl_oom(err);
 	}
@@ -1009,15 +1049,6 @@ static int report_of(fdl_iceberg_report **out, const ice_run *r, fdl_error *err)
 		x->metadata = fdl_asprintf("%s/%s/%s", r->location, r->view_dir,
 					   json_string_value(json_object_get(t, "metadata")));
 	}
-	size_t i;
-	json_array_foreach(r->notices, i, t)
-	{
-		fdl_iceberg_notice *x = &p->notices[p->notice_count++];
-		x->table = fdl_strdup(json_string_value(json_object_get(t, "table")));
-		x->column = fdl_strdup(json_string_value(json_object_get(t, "column")));
-		x->type = fdl_strdup(json_string_value(json_object_get(t, "type")));
-		x->reason = fdl_strdup(json_string_value(json_object_get(t, "reason")));
-	}
 	*out = p;
 	return 0;
 }
@@ -1030,14 +1061,8 @@ void fdl_iceberg_report_free(fdl_iceberg_report *r)
 		free(r->tables[i].name);
 		free(r->tables[i].metadata);
 	}
-	for (size_t i = 0; i < r->notice_count; i++) {
-		free(r->notices[i].table);
-		free(r->notices[i].column);
-		free(r->notices[i].type);
-		free(r->notices[i].reason);
-	}
+	fdl_ice_notices_free(r->notices, r->notice_count);
 	free(r->tables);
-	free(r->notices);
 	free(r->version);
 	free(r->location);
 	free(r);
@@ -1087,12 +1112,18 @@ static int write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, c
 		rc = view_build(&r, v, err);
 	}
 	if (!rc)
-		rc = fdl_iceberg_views_add(repo, r.location, err);
+		rc = fdl_iceberg_views_add(repo, r.location, false, err);
 	if (!rc && out)
 		rc = report_of(out, &r, err);
 	fdl_version_free(v);
 	run_free(&r);
 	return rc;
+}
+
+int fdl_ice_view_write(fdl_repo *repo, const char *id, const char *location, fdl_strmap *known, fdl_error *err)
+{
+	ice_opts o = {.known = known};
+	return write_for(NULL, repo, id, location, &o, err);
 }
 
 int fdl_iceberg_write(fdl_iceberg_report **out, fdl_repo *repo, const char *ref, const char *location, fdl_error *err)
@@ -1102,7 +1133,7 @@ int fdl_iceberg_write(fdl_iceberg_report **out, fdl_repo *repo, const char *ref,
 	return rc ? rc : write_for(out, repo, id, location, NULL, err);
 }
 
-int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err)
+int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err)
 {
 	json_t *views = NULL;
 	int rc = fdl_iceberg_views_read(&views, repo, err);
@@ -1110,7 +1141,11 @@ int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err)
 	json_t *v;
 	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
 	{
-		if ((rc = write_for(NULL, repo, id, json_string_value(json_object_get(v, "location")), NULL, err)))
+		const char *location = json_string_value(json_object_get(v, "location"));
+		rc = write_for(NULL, repo, id, location, NULL, err);
+		if (!rc && fdl_iceberg_view_has_catalog(v))
+			rc = fdl_ice_catalog_sync_branch(repo, location, branch, err);
+		if (rc)
 			break;
 	}
 	json_decref(views);
@@ -1145,7 +1180,7 @@ static int live_tips(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
  * from their histories as they now are, and nothing else under
  * iceberg/<lid>/: a view of another version (written again on demand) and
  * every file no rebuilt view uses go. */
-static int rebuild_location(fdl_repo *repo, const char *location, fdl_error *err)
+static int rebuild_location(fdl_repo *repo, const char *location, bool catalog, fdl_error *err)
 {
 	fdl_strmap keep = {0};
 	fdl_strlist tips = {0}, keys = {0};
@@ -1156,6 +1191,8 @@ static int rebuild_location(fdl_repo *repo, const char *location, fdl_error *err
 		rc = live_tips(&tips, repo, err);
 	for (size_t i = 0; i < tips.len && !rc; i++)
 		rc = write_for(NULL, repo, tips.items[i], location, &o, err);
+	if (!rc && catalog) /* of the refs as they are now: it keeps what it leads to */
+		rc = fdl_ice_catalog_sync(NULL, repo, location, &keep, err);
 	char *dir = rc ? NULL : fdl_asprintf(FDL_ICEBERG_DIR "/%s", lid);
 	if (!rc)
 		rc = dir ? fdl_store_list(repo->store, dir, &keys, err) : fdl_oom(err);
@@ -1164,6 +1201,8 @@ static int rebuild_location(fdl_repo *repo, const char *location, fdl_error *err
 		if (!fdl_strmap_get(&keep, keys.items[i], &seen))
 			rc = fdl_store_del_owned(repo->store, fdl_strdup(keys.items[i]), NULL, err);
 	}
+	if (!rc)
+		rc = fdl_store_prune(repo->store, dir, err);
 	free(dir);
 	fdl_strlist_free(&tips);
 	fdl_strlist_free(&keys);
@@ -1179,7 +1218,8 @@ int fdl_iceberg_after_removal(fdl_repo *repo, fdl_error *err)
 	json_t *v;
 	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
 	{
-		if ((rc = rebuild_location(repo, json_string_value(json_object_get(v, "location")), err)))
+		if ((rc = rebuild_location(repo, json_string_value(json_object_get(v, "location")),
+					   fdl_iceberg_view_has_catalog(v), err)))
 			break;
 	}
 	json_decref(views);
@@ -1196,13 +1236,17 @@ int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err)
 		json_decref(views);
 		return rc;
 	}
+	bool catalog = false; /* the copy has a catalog when the source has one */
+	size_t i;
+	const json_t *v;
+	json_array_foreach(json_object_get(views, "views"), i, v) catalog = catalog || fdl_iceberg_view_has_catalog(v);
 	rc = fdl_repo_open(&dst, dst_root, err);
 	if (!rc)
 		rc = fdl_iceberg_own_location(&location, dst, err);
 	if (!rc)
-		rc = fdl_iceberg_views_add(dst, location, err);
+		rc = fdl_iceberg_views_add(dst, location, catalog, err);
 	if (!rc)
-		rc = rebuild_location(dst, location, err);
+		rc = rebuild_location(dst, location, catalog, err);
 	free(location);
 	fdl_repo_free(dst);
 	json_decref(views);
@@ -1234,6 +1278,8 @@ int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err)
 			free(dir);
 			free(key);
 		}
+		if (!rc && fdl_iceberg_view_has_catalog(v)) /* a namespace per ref */
+			rc = fdl_ice_catalog_sync(NULL, repo, location, NULL, err);
 		if (rc)
 			break;
 	}
@@ -1248,7 +1294,7 @@ int fdl_iceberg_enable(fdl_repo *repo, const char *location, fdl_error *err)
 	fdl_strlist tips = {0};
 	int rc = location ? fdl_iceberg_location_check(&loc, location, err) : fdl_iceberg_own_location(&loc, repo, err);
 	if (!rc)
-		rc = fdl_iceberg_views_add(repo, loc, err);
+		rc = fdl_iceberg_views_add(repo, loc, false, err);
 	if (!rc)
 		rc = live_tips(&tips, repo, err);
 	for (size_t i = 0; i < tips.len && !rc; i++)

@@ -10,10 +10,11 @@
 
 /* ---- hooks (each a no-op on a repository without iceberg/views.json) ---- */
 
-/* After a commit moved its branch to `id`: the version's view for every
- * location views.json names. Best effort for the caller: the view is
- * derived, and a failure leaves the repository as correct as before. */
-int fdl_iceberg_after_commit(fdl_repo *repo, const char *id, fdl_error *err);
+/* After a commit moved `branch` to `id`: the version's view for every
+ * location views.json names, and the branch's namespaces in each catalog.
+ * Best effort for the caller: the view is derived, and a failure leaves
+ * the repository as correct as before. */
+int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err);
 /* After versions left (expired, withdrawn) or data files went (gc): the
  * views of every live branch tip and tag target are written again from
  * their histories as they now are, and every other file of the views is
@@ -30,6 +31,43 @@ int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err);
 int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
 
 /* ---- shared by iceberg*.c ---- */
+
+/* Write `key` with `text` unless it already holds exactly that (a
+ * compare-and-swap on what was read: FDL_ECONFLICT when another writer got
+ * there first); *written (may be NULL) counts a write. */
+int fdl_ice_replace(fdl_store *store, const char *key, const char *text, size_t len, int64_t *written,
+		    fdl_error *err);
+/* The report's notices from [{"table", "column", "type", "reason"}] (a
+ * missing string is ""): *out holds json_array_size(list) of them, *count
+ * how many were filled (all, or those before running out of memory). */
+int fdl_ice_notices_of(fdl_iceberg_notice **out, size_t *count, const json_t *list, fdl_error *err);
+void fdl_ice_notices_free(fdl_iceberg_notice *notices, size_t count);
+/* The view of live version `id` for `location`, built on its parent's view
+ * when it can be; `known` (may be NULL) gets every key the view uses. */
+int fdl_ice_view_write(fdl_repo *repo, const char *id, const char *location, fdl_strmap *known, fdl_error *err);
+
+/* The REST catalog of a location (iceberg_catalog.c). */
+typedef struct fdl_ice_catalog {
+	json_t *namespaces; /* [{"namespace": [levels], "ref", "version", "tables"}] */
+	json_t *notices;    /* [{"table", "column", "type", "reason"}]: refs and names left out or renamed */
+	int64_t written;
+} fdl_ice_catalog;
+/* Bring the catalog of `location` to the refs and views as they are now:
+ * the view of a ref's version written when it has none, every resource
+ * that differs written, every other file of the catalog deleted, again
+ * while the refs move. `known` (may be NULL) gets every key it uses;
+ * `out` (may be NULL) what it holds (the caller frees its JSON). */
+int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *location, fdl_strmap *known,
+			 fdl_error *err);
+/* The same after a commit moved `branch`: its namespaces and the list of
+ * namespaces only (the whole catalog when it has none yet). */
+int fdl_ice_catalog_sync_branch(fdl_repo *repo, const char *location, const char *branch, fdl_error *err);
+/* fdl verify's findings about the catalog of `location`: a file that leads
+ * to a file not in `present` (the keys under iceberg/<lid>/) or to a
+ * version that is not live is a problem; one behind the refs, missing or
+ * left over, a warning. Reads only. */
+int fdl_ice_catalog_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, const char *location,
+			  const fdl_strmap *present, fdl_error *err);
 
 /* A DuckLake type as Iceberg: the type's JSON name ("long",
  * "decimal(10,2)"), or NULL with *why saying why it cannot be; *engines

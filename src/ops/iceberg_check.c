@@ -232,8 +232,9 @@ static int check_view(ice_check *c, const char *id, const char *key, fdl_error *
 }
 
 /* A key of iceberg/<lid>/: a view.json (*id set), or another file a view
- * may hold; false for anything else. */
-static bool view_key(const char *rel, char id[FDL_ID_LEN + 1])
+ * may hold, or the catalog's (when the location has one); false for
+ * anything else. */
+static bool view_key(const char *rel, bool catalog, char id[FDL_ID_LEN + 1])
 {
 	id[0] = '\0';
 	if (!strncmp(rel, "versions/", 9) && strlen(rel) > 9 + FDL_ID_LEN && rel[9 + FDL_ID_LEN] == '/') {
@@ -245,10 +246,11 @@ static bool view_key(const char *rel, char id[FDL_ID_LEN + 1])
 			id[0] = '\0';
 		return ok;
 	}
-	return (!strncmp(rel, "manifests/", 10) && strlen(rel) == 10 + 64 + 5) || !strncmp(rel, "deletes/", 8);
+	return (!strncmp(rel, "manifests/", 10) && strlen(rel) == 10 + 64 + 5) || !strncmp(rel, "deletes/", 8) ||
+	       (!strncmp(rel, "catalog/", 8) && catalog); /* the catalog's check reads those */
 }
 
-static int check_location(ice_check *c, fdl_error *err)
+static int check_location(ice_check *c, bool catalog, fdl_error *err)
 {
 	fdl_strlist keys = {0};
 	char *dir = fdl_asprintf(FDL_ICEBERG_DIR "/%s", c->lid);
@@ -258,7 +260,7 @@ static int check_location(ice_check *c, fdl_error *err)
 	fdl_strlist_sort(&keys);
 	for (size_t i = 0; i < keys.len && !rc; i++) {
 		char id[FDL_ID_LEN + 1];
-		if (!view_key(keys.items[i] + strlen(dir) + 1, id))
+		if (!view_key(keys.items[i] + strlen(dir) + 1, catalog, id))
 			rc = note(c->warnings, keys.items[i], "is not part of an Iceberg view");
 		else if (id[0])
 			rc = check_view(c, id, keys.items[i], err);
@@ -286,8 +288,11 @@ int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
 			rc = fdl_duck_load(c.duck, "avro", err);
 		if (!rc)
 			rc = fdl_duck_use_data(c.duck, repo->data_url, repo->store, err);
+		bool catalog = fdl_iceberg_view_has_catalog(v);
 		if (!rc)
-			rc = check_location(&c, err);
+			rc = check_location(&c, catalog, err);
+		if (!rc && catalog)
+			rc = fdl_ice_catalog_check(problems, warnings, repo, c.location, &c.present, err);
 		fdl_strmap_free(&c.present);
 		if (rc)
 			break;

@@ -12,6 +12,7 @@
  */
 #include "serve.h"
 #include "../layout/layout.h"
+#include "../layout/iceberg.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -57,13 +58,13 @@ int fdl_serve_path_allowed(const char *data_dir, const char *rel)
 {
 	if (strstr(rel, "..") || strchr(rel, '\\') || strstr(rel, "//"))
 		return -1; /* 403 */
-	if (fdl_path_check_relative(rel, "path", NULL) != 0)
+	if (fdl_path_check_key(rel, "path", NULL) != 0)
 		return 0;
 	if (strstr(rel, ".tmp-") || strstr(rel, ".lock"))
 		return 0;
 	size_t dl = strlen(data_dir);
 	return !strcmp(rel, "fdl.json") || !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) ||
-	       !strncmp(rel, "versions/", 9) || !strncmp(rel, "history/", 8) ||
+	       !strncmp(rel, "versions/", 9) || !strncmp(rel, "history/", 8) || !strncmp(rel, "iceberg/", 8) ||
 	       (!strncmp(rel, data_dir, dl) && rel[dl] == '/');
 }
 
@@ -178,7 +179,8 @@ static void common_headers(struct MHD_Response *r, const char *rel)
 		return;
 	}
 	bool moves = !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) || !strcmp(rel, "fdl.json") ||
-		     !strncmp(rel, "history/heads/", 14) || strstr(rel, "/" FDL_EXPIRED_JSON) != NULL;
+		     !strncmp(rel, "history/heads/", 14) || strstr(rel, "/" FDL_EXPIRED_JSON) != NULL ||
+		     (!strncmp(rel, "iceberg/", 8) && !strstr(rel, "/manifests/") && !strstr(rel, "/deletes/"));
 	MHD_add_response_header(r, "Cache-Control", moves ? "public, max-age=5, must-revalidate"
 							  : "public, max-age=31536000, immutable");
 }
@@ -368,6 +370,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	unsigned status = 0;
 	int64_t sent = 0;
+	char *index = NULL;
 	enum MHD_Result ret;
 	const char *rel = url && url[0] == '/' ? url + 1 : "";
 	if (bad_target) {
@@ -403,6 +406,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	struct stat st;
 	int fd = allowed ? open_beneath(page ? s->web_fd : s->root_fd, rel, &st) : -1;
+	/* a folder of the Iceberg catalog answers with its index.html, as static hosts do */
+	if (fd < 0 && errno == EISDIR && !page && !strncmp(rel, "iceberg/", 8) &&
+	    (index = fdl_asprintf("%s/" FDL_ICEBERG_CATALOG_INDEX, rel)) != NULL) {
+		fd = open_beneath(s->root_fd, index, &st);
+		rel = index;
+	}
 	if (fd < 0) {
 		ret = reply_text(c, status = MHD_HTTP_NOT_FOUND, "not found\n");
 		goto log;
@@ -467,6 +476,7 @@ log:
 		fprintf(s->log, "fdl serve: %s /%s %u %lld\n", method, rel, status, (long long)sent);
 		fflush(s->log);
 	}
+	free(index);
 	return ret;
 }
 

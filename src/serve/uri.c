@@ -59,14 +59,16 @@ int fdl_http_uri_check(const char *raw)
 	size_t n = 0;
 	for (size_t i = 0; raw[i]; i++) {
 		unsigned char c = (unsigned char)raw[i];
-		if (c == '%') {
+		bool escaped = c == '%';
+		if (escaped) {
 			int hi = hex_value(raw[i + 1]), lo = hi < 0 ? -1 : hex_value(raw[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -1; /* an escape that is not %XX */
 			c = (unsigned char)(hi * 16 + lo);
 			i += 2;
 		}
-		if (c == '\0' || c < 0x20 || c == 0x7f)
+		/* %1F, the unit separator, parts the levels of an Iceberg namespace */
+		if (c == '\0' || (c < 0x20 && !(escaped && c == 0x1f && i < path_len)) || c == 0x7f)
 			return -1; /* a NUL or a control character, raw or decoded */
 		if (i < path_len) {
 			if (n == sizeof decoded)

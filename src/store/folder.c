@@ -369,6 +369,46 @@ static int folder_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_s
 	return rc;
 }
 
+/* Remove the empty folders below dir, never following a symlink; *empty
+ * says whether dir holds nothing any more. */
+static int prune_rec(const char *dir, bool *empty, fdl_error *err)
+{
+	DIR *d = opendir(dir);
+	*empty = false;
+	if (!d)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : err_errno(err, "cannot list", dir);
+	int rc = 0;
+	bool all = true;
+	struct dirent *e;
+	while (!rc && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *child = fdl_asprintf("%s/%s", dir, e->d_name);
+		struct stat st;
+		bool gone = false;
+		if (!child)
+			rc = fdl_oom(err);
+		else if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode) && !(rc = prune_rec(child, &gone, err)) && gone)
+			gone = rmdir(child) == 0 || errno == ENOENT; /* not empty: a writer got there first */
+		all = all && gone;
+		free(child);
+	}
+	closedir(d);
+	*empty = !rc && all;
+	return rc;
+}
+
+static int folder_prune(fdl_store *s, const char *prefix, fdl_error *err)
+{
+	char *dir = key_path((folder_store *)s, prefix);
+	bool empty = false;
+	int rc = dir ? prune_rec(dir, &empty, err) : fdl_oom(err);
+	if (!rc && empty && rmdir(dir) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
+		rc = err_errno(err, "cannot remove the empty folder", dir);
+	free(dir);
+	return rc;
+}
+
 static int folder_del(fdl_store *s, const char *key, fdl_error *err)
 {
 	folder_store *f = (folder_store *)s;
@@ -410,6 +450,7 @@ static const fdl_store_ops folder_ops = {
 	.put_if_match = folder_put_if_match,
 	.list = folder_list,
 	.del = folder_del,
+	.prune = folder_prune,
 	.del_if_match = folder_del_if_match,
 	.lock_check = folder_lock_check,
 	.local_path = folder_local_path,

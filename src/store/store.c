@@ -55,7 +55,7 @@ void fdl_store_free(fdl_store *s)
 
 #define CHECK_KEY(key)                                                 \
 	do {                                                           \
-		int rc_ = fdl_path_check_relative((key), "store key", err); \
+		int rc_ = fdl_path_check_key((key), "store key", err); \
 		if (rc_)                                               \
 			return rc_;                                    \
 	} while (0)
@@ -183,9 +183,15 @@ int fdl_store_del_owned(fdl_store *s, char *key, bool *deleted, fdl_error *err)
 	return rc;
 }
 
+int fdl_store_prune(fdl_store *s, const char *prefix, fdl_error *err)
+{
+	CHECK_KEY(prefix);
+	return s->ops->prune ? s->ops->prune(s, prefix, err) : 0;
+}
+
 char *fdl_store_local_path(fdl_store *s, const char *key)
 {
-	if (fdl_path_check_relative(key, "store key", NULL) != 0 || !s->ops->local_path)
+	if (fdl_path_check_key(key, "store key", NULL) != 0 || !s->ops->local_path)
 		return NULL;
 	return s->ops->local_path(s, key);
 }

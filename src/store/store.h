@@ -73,6 +73,9 @@ typedef struct fdl_store_ops {
 	int (*del)(fdl_store *s, const char *key, fdl_error *err);
 	/* Delete a key only if it still has `etag`; FDL_ECONFLICT otherwise. */
 	int (*del_if_match)(fdl_store *s, const char *key, const char *etag, fdl_error *err);
+	/* Remove the empty folders below prefix (NULL: a backend without
+	 * folders, where a key's last delete leaves nothing behind). */
+	int (*prune)(fdl_store *s, const char *prefix, fdl_error *err);
 	/* FDL_ECONFLICT, with who holds it, when a writer holds the lock that
 	 * guards `key`'s compare-and-swap (a stale lock is broken on the way);
 	 * NULL: the backend has no locks (S3's conditional requests). */
@@ -153,6 +156,9 @@ int fdl_store_del(fdl_store *s, const char *key, fdl_error *err);
  * key (NULL: out of memory); *deleted (may be NULL) says whether it was there. */
 int fdl_store_del_owned(fdl_store *s, char *key, bool *deleted, fdl_error *err);
 int fdl_store_del_if_match(fdl_store *s, const char *key, const char *etag, fdl_error *err);
+/* Remove the folders below `prefix` (and it) that hold no file any more: a
+ * static host would list an empty folder where a bucket has nothing. */
+int fdl_store_prune(fdl_store *s, const char *prefix, fdl_error *err);
 char *fdl_store_local_path(fdl_store *s, const char *key);
 /* 0 when no writer holds the lock of `key` (always, on stores without locks). */
 int fdl_store_lock_check(fdl_store *s, const char *key, fdl_error *err);

@@ -16,7 +16,7 @@
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 
-int fdl_path_check_relative(const char *path, const char *what, fdl_error *err)
+static int check_relative(const char *path, const char *what, bool unit_separator, fdl_error *err)
 {
 	size_t n = path ? strlen(path) : 0;
 	if (n == 0)
@@ -38,7 +38,7 @@ int fdl_path_check_relative(const char *path, const char *what, fdl_error *err)
 		if ((len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
 			return fdl_fail(err, FDL_EINVALID, "%s '%s' has a '.' or '..' segment", what, path);
 		for (size_t i = 0; i < len; i++)
-			if ((unsigned char)seg[i] < 0x20)
+			if ((unsigned char)seg[i] < 0x20 && !(unit_separator && seg[i] == 0x1f))
 				return fdl_fail(err, FDL_EINVALID, "%s '%s' contains a control character", what,
 						path);
 		if (!end)
@@ -46,6 +46,16 @@ int fdl_path_check_relative(const char *path, const char *what, fdl_error *err)
 		seg = end + 1;
 	}
 	return 0;
+}
+
+int fdl_path_check_relative(const char *path, const char *what, fdl_error *err)
+{
+	return check_relative(path, what, false, err);
+}
+
+int fdl_path_check_key(const char *path, const char *what, fdl_error *err)
+{
+	return check_relative(path, what, true, err);
 }
 
 int fdl_file_each_chunk(const char *path, int (*cb)(const void *data, size_t len, void *payload), void *payload,

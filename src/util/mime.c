@@ -25,6 +25,8 @@ const char *fdl_content_type(const char *rel)
 		{".sig", "text/plain; charset=utf-8"},
 	};
 	size_t n = strlen(rel);
+	if (!strncmp(rel, "iceberg/", 8) && strstr(rel, "/catalog/v1/"))
+		return "application/json"; /* the Iceberg REST catalog's answers (index.html ones too) */
 	for (size_t i = 0; i < sizeof by_suffix / sizeof by_suffix[0]; i++)
 		if (ends_with(rel, n, by_suffix[i].suffix))
 			return by_suffix[i].type;

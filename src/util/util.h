@@ -99,6 +99,11 @@ void fdl_sleep_ms(long ms);
  * segments, no backslash, no empty segments, no NUL, at most 1024 bytes.
  * `what` names the path in the message. */
 int fdl_path_check_relative(const char *path, const char *what, fdl_error *err);
+/* The same for a store's key, which may also hold the unit separator
+ * (0x1F): the Iceberg REST catalog's namespace levels are joined with it,
+ * and a static host looks for a file of that name (docs/format.md). Paths
+ * read from a repository's records are checked with the stricter one. */
+int fdl_path_check_key(const char *path, const char *what, fdl_error *err);
 
 /* Local file helpers. Stream a file in 64 KiB chunks to cb (a non-zero
  * return stops and is returned); read a whole file of at most max_bytes. */

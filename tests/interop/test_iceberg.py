@@ -16,7 +16,7 @@ import shutil
 
 import pytest
 
-from conftest import EXT, ROOT, Repo, S3Repo, connect, fdl, read_json
+from conftest import EXT, ROOT, Repo, S3Repo, connect, fdl, host_stops, read_json
 
 JARS = ROOT / "deps" / "jars"
 os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")  # polars' own planner is another package
@@ -430,6 +430,7 @@ def test_a_hostile_catalog_gets_no_view(repo, tmp_path, ledger):
     con.close()
     fdl("commit", tmp_path / "w", "-m", "one")
     vid = repo.head()
+    ledger.waive(vid, "its catalog is made hostile on purpose")
     path = repo.root / "versions" / vid / "ducklake.duckdb"
     c = connect()
     c.execute(f"ATTACH '{path}' AS c")
@@ -604,3 +605,501 @@ def test_a_version_iceberg_cannot_show_is_named(repo, tmp_path):
     assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [2]
     cols, want = expected(repo, "main", "t")
     assert Readers(None).pyiceberg_rows(uri, cols) == want
+
+
+# ---- the REST catalog with no server (fdl iceberg ROOT --catalog) ------------
+
+class StaticHost:
+    """`python3 -m http.server` serving a folder: a plain static file server
+    (no rewrite rules; a folder answers with a 301 to folder/ and its
+    index.html), in a process of its own."""
+
+    def __init__(self, folder, log):
+        from s3server import free_port, wait_port
+        import subprocess
+        import sys
+        port = free_port()
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                      "--directory", str(folder)], stdout=self.log, stderr=subprocess.STDOUT)
+        wait_port(port, self.proc)
+        self.url = f"http://127.0.0.1:{port}"
+
+    def stop(self):
+        host_stops(self.url)
+        self.proc.terminate()
+        self.proc.wait(10)
+        self.log.close()
+
+
+def catalog_json(repo):
+    return json.loads(fdl("iceberg", repo.root, "--catalog", "--json", env=repo.env).stdout)
+
+
+def catalog_written(root, env=None):
+    """How many files fdl iceberg ROOT --catalog writes: 0 when it is current."""
+    out = fdl("iceberg", root, "--catalog", env=env).stdout
+    return int(out.split(" files written")[0].rsplit("(", 1)[1])
+
+
+class CatalogClients:
+    """Spark (a REST catalog added to the module's session), pyiceberg and
+    DuckDB attached to one catalog URI, each the way docs/iceberg.md says."""
+    names = itertools.count(1)
+
+    def __init__(self, spark, uri, s3=None, secret=""):
+        self.spark, self.uri, self.s3, self.secret = spark, uri, s3, secret
+        self.spark_name = f"rest{next(CatalogClients.names)}"
+        conf = {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": uri,
+                ".cache-enabled": "false"}  # every query asks the catalog: it changes under the session
+        if s3:
+            env = s3.env()
+            conf.update({".s3.endpoint": env["AWS_ENDPOINT_URL"], ".s3.path-style-access": "true",
+                         ".s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
+                         ".s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"], ".client.region": "us-east-1"})
+        for k, v in conf.items() if spark else ():
+            spark.conf.set(f"spark.sql.catalog.{self.spark_name}{k}", v)
+
+    def pyiceberg(self):
+        from pyiceberg.catalog import load_catalog
+        props = {"uri": self.uri}
+        if self.s3:
+            env = self.s3.env()
+            props.update({"s3.endpoint": env["AWS_ENDPOINT_URL"], "s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
+                          "s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"], "s3.region": "us-east-1",
+                          "s3.force-virtual-addressing": "false"})
+        return load_catalog("fdl", type="rest", **props)
+
+    def duck(self):
+        con = connect()
+        con.execute("LOAD iceberg")
+        if self.secret:
+            con.execute(self.secret)
+        con.execute(f"ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '{self.uri}', AUTHORIZATION_TYPE 'none', "
+                    "DEFAULT_SCHEMA 'main')")
+        return con
+
+    def namespaces(self):
+        """What each client lists, as sets of level tuples."""
+        py = set(self.pyiceberg().list_namespaces())
+        con = self.duck()
+        duck = {s for (s,) in con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = 'fdl'")
+                .fetchall()}
+        con.close()
+        spark = {r[0].replace("`", "") for r in self.spark.sql(f"SHOW NAMESPACES IN {self.spark_name}").collect()}
+        return py, duck, spark
+
+    def rows(self, levels, table, columns):
+        """The table's rows as each client reads them: {client: rows}."""
+        sel = ", ".join(f'"{c}"' for c in columns)
+        con = self.duck()
+        schema = ".".join(levels).replace('"', '""')
+        duck = normalised(duck_rows(con, f'fdl."{schema}"."{table}"', columns))
+        con.close()
+        t = self.pyiceberg().load_table((*levels, table)).scan().to_arrow().select(columns)
+        py = normalised(tuple(r[c] for c in columns) for r in t.to_pylist())
+        ident = ".".join(f"`{p}`" for p in (self.spark_name, *levels, table))
+        spark = normalised(self.spark.sql(f"SELECT {sel.replace(chr(34), '`')} FROM {ident}").collect())
+        return {"duckdb": duck, "pyiceberg": py, "spark": spark}
+
+    def rows_at(self, levels, table, columns, snapshot):
+        """The table's rows at an earlier snapshot (time travel through the
+        catalog), columns named as in that snapshot: {client: rows}."""
+        sel = ", ".join(f'"{c}"' for c in columns)
+        con = self.duck()
+        schema = ".".join(levels).replace('"', '""')
+        duck = normalised(duck_rows(con, f'fdl."{schema}"."{table}" AT (VERSION => {snapshot})', columns))
+        con.close()
+        t = self.pyiceberg().load_table((*levels, table)).scan(snapshot_id=snapshot).to_arrow().select(columns)
+        py = normalised(tuple(r[c] for c in columns) for r in t.to_pylist())
+        ident = ".".join(f"`{p}`" for p in (self.spark_name, *levels, table))
+        spark = normalised(self.spark.sql(f"SELECT {sel.replace(chr(34), '`')} FROM {ident} VERSION AS OF {snapshot}")
+                           .collect())
+        return {"duckdb": duck, "pyiceberg": py, "spark": spark}
+
+
+def expect_namespaces(clients, want):
+    """Every client lists exactly these namespaces (level tuples)."""
+    py, duck, spark = clients.namespaces()
+    dotted = {".".join(n) for n in want}
+    assert py == set(want), py
+    assert duck == dotted, duck
+    assert spark == dotted, spark
+
+
+def expect_rows(clients, repo, ref, levels, table):
+    """A table of the catalog reads, in every client, what stock DuckDB reads
+    through fdl attach of the ref."""
+    qualified = table if len(levels) == 1 else f"{levels[1]}.{table}"
+    cols, want = expected(repo, ref, qualified)
+    assert want, f"{qualified} at {ref} has rows to compare"
+    for client, got in clients.rows(levels, table, cols).items():
+        assert got == want, f"{client}: {'.'.join(levels)}.{table} differs from {ref}"
+
+
+def catalog_files(repo, path):
+    """Every file of the catalog at `path` in the repository: {key: bytes}."""
+    if isinstance(repo, S3Repo):
+        prefix = f"datasets/pop/{path}/"
+        return {k: repo.get(k) for k in repo.keys(prefix)}
+    return {str(p): p.read_bytes() for p in (repo.root / path).rglob("*") if p.is_file()}
+
+
+def catalog_round(spark, repo, tmp_path, uri, path, s3=None):
+    """What the issue asks of a catalog, on a repository built by build():
+    namespaces are every branch and tag; a branch's, a tag's and a second
+    schema's table read as stock DuckDB through fdl attach; a new commit and
+    a new tag show with no other command; after a withdrawal nothing in the
+    catalog leads to withdrawn data."""
+    secret = secret_of(repo)
+    clients = CatalogClients(spark, uri, s3, secret)
+    expect_namespaces(clients, {("main",), ("main", "geo"), ("t2",), ("feature/x",)})
+    expect_rows(clients, repo, "main", ("main",), "people")
+    expect_rows(clients, repo, "t2", ("t2",), "people")
+    expect_rows(clients, repo, "main", ("main", "geo"), "towns")
+    expect_rows(clients, repo, "feature/x", ("feature/x",), "people")
+    # time travel: a branch's table holds its earlier versions (snapshot id = seq)
+    for seq in (1, 2):
+        cols, want = expected(repo, f"main:{seq}", "people")
+        for client, got in clients.rows_at(("main",), "people", cols, seq).items():
+            assert got == want, f"{client}: main.people at snapshot {seq} differs from main:{seq}"
+    # a commit and a tag: the catalog follows with no other command
+    con = repo.checkout(tmp_path / "w4")
+    con.execute("DELETE FROM lake.geo.towns WHERE code = 1")
+    con.execute("INSERT INTO lake.people (id, full_name) VALUES (500, 'late')")
+    con.close()
+    fdl("commit", tmp_path / "w4", "-m", "v4", env=repo.env)
+    fdl("tag", repo.root, "v4", env=repo.env)
+    expect_namespaces(clients, {("main",), ("main", "geo"), ("t2",), ("feature/x",), ("v4",), ("v4", "geo")})
+    expect_rows(clients, repo, "main", ("main",), "people")
+    expect_rows(clients, repo, "main", ("main", "geo"), "towns")
+    expect_rows(clients, repo, "v4", ("v4", "geo"), "towns")
+    # a branch with data that must go: withdrawn, nothing in the catalog leads to it
+    fdl("branch", repo.root, "leak", env=repo.env)
+    assert ("leak",) in clients.pyiceberg().list_namespaces()  # a new branch is a namespace at once
+    con = repo.checkout(tmp_path / "w5", "--ref", "leak")
+    con.execute("INSERT INTO lake.people (id, full_name) VALUES (666, 'personal data')")
+    con.close()
+    bad = fdl("commit", tmp_path / "w5", "-m", "personal data", "-q", env=repo.env).stdout.strip()
+    assert ("leak",) in clients.pyiceberg().list_namespaces()
+    dry = json.loads(fdl("withdraw", repo.root, bad, "--reason", "personal data", "--dry-run", "--json",
+                         env=repo.env).stdout)
+    names = [pathlib.Path(p).name for p in dry["data_files"]]
+    assert names and any(n.encode() in b"".join(f for f in all_files(repo)) for n in names), \
+        "the repository's views named the data before"
+    fdl("withdraw", repo.root, bad, "--reason", "personal data", env=repo.env)
+    files = catalog_files(repo, path)
+    assert len(files) > 10
+    for key, data in files.items():
+        assert bad.encode() not in data, key
+        assert not any(n.encode() in data for n in names), key
+    cat = clients.pyiceberg()
+    assert ("leak",) not in cat.list_namespaces()
+    for ns in cat.list_namespaces():
+        for ident in cat.list_tables(ns):
+            t = cat.load_table(ident)
+            for snap in t.metadata.snapshots:
+                assert snap.summary["fdl.version"] != bad
+                for task in t.scan(snapshot_id=snap.snapshot_id).plan_files():
+                    assert not any(n in task.file.file_path for n in names)
+    expect_rows(clients, repo, "main", ("main",), "people")
+    assert catalog_written(repo.root, repo.env) == 0, "the withdrawal left the catalog current"
+    p = fdl("verify", repo.root, env=repo.env)
+    assert "0 problems" in p.stdout and "catalog" not in p.stdout, p.stdout
+
+
+def all_files(repo):
+    if isinstance(repo, S3Repo):
+        return [repo.get(k) for k in repo.keys("datasets/pop/iceberg/")]
+    return [p.read_bytes() for p in (repo.root / "iceberg").rglob("*") if p.is_file()]
+
+
+def test_catalog_of_a_folder_on_a_plain_static_host(spark, tmp_path, ledger):
+    """A folder repository's catalog, served by python -m http.server (no
+    rewrite rules), attached by Spark, pyiceberg and DuckDB."""
+    repo = Repo(tmp_path)
+    repo.tmp = tmp_path
+    build(repo)
+    fdl("branch", repo.root, "feature/x", "t2")
+    cat = catalog_json(repo)
+    assert cat["catalog"] == f"file://{repo.root}/{cat['path']}"
+    assert cat["namespaces"] == [["feature/x"], ["main"], ["main", "geo"], ["t2"]]
+    host = StaticHost(repo.root, tmp_path / "http.log")
+    try:
+        ledger.reader(host.url)  # the static host serves the repository too
+        catalog_round(spark, repo, tmp_path, f"{host.url}/{cat['path']}", cat["path"])
+    finally:
+        host.stop()
+
+
+def test_catalog_for_an_http_location_read_by_duckdb(tmp_path, ledger):
+    """A folder published on a plain HTTP host: the catalog written for that
+    location (--location) names only http:// files on the host, and DuckDB
+    reads them (docs/iceberg.md names the engines that read no HTTP data)."""
+    repo = Repo(tmp_path)
+    repo.tmp = tmp_path
+    build(repo)
+    host = StaticHost(repo.root, tmp_path / "http.log")
+    try:
+        ledger.reader(host.url)
+        cat = json.loads(fdl("iceberg", repo.root, "--catalog", "--location", host.url, "--json").stdout)
+        assert cat["catalog"] == f"{host.url}/{cat['path']}" and cat["location"] == host.url
+        files = catalog_files(repo, cat["path"])
+        assert len(files) > 10
+        for key, data in files.items():
+            assert b"file://" not in data and str(repo.root).encode() not in data, key
+            if key.endswith(("/people", "/towns", "/sales")):
+                assert json.loads(data)["metadata-location"].startswith(f"{host.url}/iceberg/"), key
+        con = CatalogClients(None, cat["catalog"]).duck()
+        for ref, levels, table in (("main", ("main",), "people"), ("t2", ("t2",), "people"),
+                                   ("main", ("main", "geo"), "towns")):
+            cols, want = expected(repo, ref, table if len(levels) == 1 else f"{levels[1]}.{table}")
+            schema = ".".join(levels)
+            assert normalised(duck_rows(con, f'fdl."{schema}"."{table}"', cols)) == want, f"{schema}.{table}"
+        con.close()
+    finally:
+        host.stop()
+
+
+@pytest.fixture(scope="module")
+def open_s3(tmp_path_factory):
+    """The S3 test server without signature checks: a public bucket's own
+    endpoint answers the catalog's GETs, which clients send unsigned (the
+    signature-checking server fails on an unsigned request)."""
+    from s3server import S3Server
+    server = S3Server(tmp_path_factory.mktemp("open-s3") / "moto.log", check_signatures=False)
+    yield server
+    server.stop()
+
+
+def test_catalog_of_a_bucket_on_its_own_endpoint(spark, open_s3, tmp_path):
+    """A bucket repository's catalog, served by the S3 server's own endpoint
+    (a public-read bucket, unsigned GETs), attached by Spark, pyiceberg and
+    DuckDB, its tables' files s3:// URIs read with the clients' keys."""
+    repo = S3Repo(open_s3, tmp_path)
+    open_s3.client().put_bucket_policy(Bucket=repo.bucket, Policy=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+                                                "Resource": f"arn:aws:s3:::{repo.bucket}/datasets/pop/iceberg/*"}]}))
+    build(repo)
+    fdl("branch", repo.root, "feature/x", "t2", env=repo.env)
+    cat = catalog_json(repo)
+    assert cat["catalog"] == f"{open_s3.endpoint}/{repo.bucket}/datasets/pop/{cat['path']}"
+    assert cat["location"] == repo.root
+    assert f"datasets/pop/{cat['path']}/v1/namespaces" in repo.keys()  # a plain key: a bucket has no index.html
+    catalog_round(spark, repo, tmp_path, cat["catalog"], cat["path"], s3=open_s3)
+
+
+class Serve(StaticHost):
+    """fdl serve on a folder repository (the catalog's folders answer with
+    their index.html); stopped as a static host is."""
+
+    def __init__(self, root, log):
+        import re
+        import subprocess
+        from conftest import FDL
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen([FDL, "serve", str(root), "--port", "0"], stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True, env=dict(os.environ, FDL_EXTENSION_DIR=EXT))
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", self.proc.stdout.readline())
+        assert m
+        self.url = f"http://127.0.0.1:{m.group(1)}"
+
+
+def test_catalog_of_a_folder_on_fdl_serve(spark, tmp_path, ledger):
+    """The same catalog served by fdl serve (its folders answer with their
+    index.html, %1F in a path is a nested namespace), attached by Spark,
+    pyiceberg and DuckDB."""
+    repo = Repo(tmp_path)
+    repo.tmp = tmp_path
+    build(repo)
+    fdl("branch", repo.root, "feature/x", "t2")
+    cat = catalog_json(repo)
+    server = Serve(repo.root, tmp_path / "serve.log")
+    try:
+        ledger.reader(server.url)  # fdl serve serves the repository too
+        catalog_round(spark, repo, tmp_path, f"{server.url}/{cat['path']}", cat["path"])
+    finally:
+        server.stop()
+
+
+def test_catalog_names_on_fdl_serve_and_refuses_what_leads_outside(repo, tmp_path):
+    """A ref whose name a host or client would spell otherwise is left out
+    and named, a table name is made plain and named; fdl serve answers the
+    catalog for DuckDB; a view's metadata planted to name a file outside the
+    repository stops the catalog, and verify names a catalog file that leads
+    outside (a missing one is only behind: a warning)."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute('CREATE TABLE lake."my table" AS SELECT range AS a, range * 2 AS b FROM range(7)')
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl("branch", repo.root, "a+b")
+    p = fdl("iceberg", repo.root, "--catalog")
+    assert "refs/heads/a+b: not a namespace" in p.stdout, p.stdout
+    line = next(x for x in p.stdout.splitlines() if "main.my table" in x)
+    renamed = line.split("named ")[1].split(" ")[0]
+    assert renamed.startswith("_"), line
+    cat = catalog_json(repo)
+    assert cat["namespaces"] == [["main"]]
+    server = Serve(repo.root, tmp_path / "serve.log")
+    try:
+        clients = CatalogClients(None, f"{server.url}/{cat['path']}")
+        con = clients.duck()
+        got = normalised(con.execute(f'SELECT a, b FROM fdl.main."{renamed}"').fetchall())
+        want = normalised(repo.open_version("main").execute('SELECT a, b FROM lake."my table"').fetchall())
+        assert got == want and len(got) == 7
+        assert [n for n in clients.pyiceberg().list_namespaces()] == [("main",)]
+    finally:
+        server.stop()
+    # a planted metadata.json naming a file outside the repository: refused
+    tip = repo.head()
+    [meta] = list(repo.root.glob(f"iceberg/*/versions/{tip}/main/*/metadata/*.metadata.json"))
+    doc = read_json(meta)
+    doc["snapshots"][0]["manifest-list"] = "file:///etc/passwd"
+    meta.write_text(json.dumps(doc))
+    p = fdl("iceberg", repo.root, "--catalog", check=False)
+    assert p.returncode == 5 and "file:///etc/passwd" in p.stderr, p.stderr
+    assert not any(b"/etc/passwd" in f for f in catalog_files(repo, cat["path"]).values())
+    fdl("iceberg", f"{repo.root}@main")  # the view written again
+    fdl("iceberg", repo.root, "--catalog")
+    assert fdl("verify", repo.root).returncode == 0
+    # verify: a catalog file leading outside is a problem, a missing one a warning
+    tables = repo.root / cat["path"] / "v1" / "namespaces" / "main" / "tables"
+    answer = tables / renamed
+    good = answer.read_bytes()
+    doc = json.loads(good)
+    doc["metadata-location"] = "file:///etc/passwd"
+    answer.write_text(json.dumps(doc))
+    p = fdl("verify", repo.root, check=False)
+    assert p.returncode == 5 and "leads to file:///etc/passwd" in p.stdout, p.stdout
+    answer.unlink()
+    p = fdl("verify", repo.root, check=False)
+    assert p.returncode == 0 and "missing: the catalog is behind" in p.stdout + p.stderr, p.stdout
+    answer.write_bytes(good)
+
+
+def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
+    """A commit brings its branch's namespaces and the list up to date and
+    leaves the other refs' files as they were; a schema whose tables all went
+    leaves the catalog, its folder too (on a file system [ref, schema] is a
+    folder beside [ref], not in it); a branch and a tag deleted leave it."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE SCHEMA lake.geo")
+    con.execute("CREATE TABLE lake.geo.towns AS SELECT range AS code FROM range(3)")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(5)")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl("branch", repo.root, "other")
+    fdl("tag", repo.root, "t1")
+    cat = catalog_json(repo)
+    ns = repo.root / cat["path"] / "v1" / "namespaces"
+    assert (ns / "main\x1fgeo" / "tables" / "towns").is_file()
+    others = {p: p.read_bytes() for p in ns.glob("*/**/*")
+              if p.is_file() and not p.relative_to(ns).parts[0].startswith("main")}
+    assert len(others) == 2 * 2 * 3  # other and t1: [ref] and [ref, geo], each its resource, tables and one table
+    mtimes = {p: p.stat().st_mtime_ns for p in others}
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("DROP TABLE lake.geo.towns")
+    con.execute("DROP SCHEMA lake.geo")
+    con.execute("INSERT INTO lake.t VALUES (99)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two")
+    assert not (ns / "main\x1fgeo").exists()
+    assert read_json(ns / "index.html")["namespaces"] == [["main"], ["other"], ["other", "geo"], ["t1"], ["t1", "geo"]]
+    assert {p: p.stat().st_mtime_ns for p in others} == mtimes  # not written again
+    tip = repo.head()
+    assert read_json(ns / "main" / "tables" / "t")["metadata"]["snapshots"][-1]["summary"]["fdl.version"] == tip
+    assert catalog_written(repo.root) == 0
+    p = fdl("verify", repo.root)
+    assert "0 problems" in p.stdout and "catalog" not in p.stdout, p.stdout
+    # a branch and a tag deleted: their namespaces go, folders and all
+    fdl("branch", repo.root, "--delete", "other")
+    fdl("tag", repo.root, "--delete", "t1")
+    assert read_json(ns / "index.html")["namespaces"] == [["main"]]
+    assert sorted(p.name for p in ns.iterdir()) == ["index.html", "main"]
+    assert catalog_written(repo.root) == 0
+
+
+def test_commits_on_two_branches_racing_keep_both_in_the_list(repo, tmp_path, ledger):
+    """A commit replaces the namespace list by compare-and-swap: a commit on
+    another branch that changed the list between its read and its write
+    (forced with a pause point) makes it read the list again, so both
+    branches' namespaces are there."""
+    import subprocess
+    import time
+    from conftest import FDL
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(3)")
+    con.close()
+    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl("branch", repo.root, "b")
+    cat = catalog_json(repo)
+    ns = repo.root / cat["path"] / "v1" / "namespaces"
+    con = repo.checkout(tmp_path / "wa")
+    con.execute("INSERT INTO lake.t VALUES (10)")
+    con.close()
+    con = repo.checkout(tmp_path / "wb", "--ref", "b")
+    con.execute("CREATE SCHEMA lake.geo")
+    con.execute("CREATE TABLE lake.geo.towns AS SELECT range AS code FROM range(2)")
+    con.close()
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_PAUSE_AT="iceberg-catalog-list", FDL_PAUSE_DIR=str(gate))
+    a = subprocess.Popen([FDL, "commit", str(tmp_path / "wa"), "-m", "on main", "-q"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 600  # a safety net: nothing here is timed
+    while not (gate / "iceberg-catalog-list.reached").exists():
+        assert a.poll() is None, a.communicate()
+        assert time.monotonic() < deadline, "commit A never reached the list"
+        time.sleep(0.01)
+    # A has read the list and written main's namespaces: B's commit now
+    fdl("commit", tmp_path / "wb", "-m", "on b")
+    assert ["b", "geo"] in read_json(ns / "index.html")["namespaces"]
+    (gate / "iceberg-catalog-list.go").touch()
+    out, errs = a.communicate(timeout=600)
+    assert a.returncode == 0, errs
+    ledger.published(out)
+    assert read_json(ns / "index.html")["namespaces"] == [["b"], ["b", "geo"], ["main"]]
+    assert errs.count("pause point iceberg-catalog-list reached") == 2, errs  # its compare-and-swap failed once
+    assert read_json(ns / "main" / "index.html")["properties"]["fdl.version"] == repo.head()
+    assert read_json(ns / "b\x1fgeo" / "index.html")["properties"]["fdl.version"] == repo.head("b")
+    assert catalog_written(repo.root) == 0
+
+
+def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_path):
+    """Expired versions leave the catalog's tables; a clone of a repository
+    with a catalog has its own, for its own place: a folder's copy names the
+    copy, a bucket's copy s3:// URIs under plain keys (a bucket has no
+    index.html)."""
+    for i in range(3):
+        con = repo.checkout(tmp_path / f"w{i}")
+        con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(4)" if i == 0 else
+                    f"INSERT INTO lake.t VALUES ({10 * i})")
+        con.close()
+        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
+    cat = catalog_json(repo)
+    answer = repo.root / cat["path"] / "v1" / "namespaces" / "main" / "tables" / "t"
+    assert [s["snapshot-id"] for s in read_json(answer)["metadata"]["snapshots"]] == [1, 2, 3]
+    cfg = read_json(repo.root / "fdl.json")
+    cfg["retention"] = {"days": 0, "keep": 1}
+    (repo.root / "fdl.json").write_text(json.dumps(cfg))
+    fdl("expire", repo.root)
+    assert [s["snapshot-id"] for s in read_json(answer)["metadata"]["snapshots"]] == [3]
+    assert fdl("verify", repo.root).returncode == 0
+    copy = tmp_path / "copy"
+    fdl("clone", repo.root, copy, "-q")
+    assert catalog_written(copy) == 0  # the clone wrote it
+    [views] = read_json(copy / "iceberg" / "views.json")["views"]
+    assert views["location"] == f"file://{copy}" and views["catalog"] is True
+    files = [p.read_bytes() for p in (copy / "iceberg" / views["id"] / "catalog").rglob("*") if p.is_file()]
+    assert files and not any(str(repo.root).encode() in f for f in files)
+    bucket = S3Repo(s3_server, tmp_path, init=False)
+    bucket.fdl("clone", repo.root, bucket.root, "-q")
+    assert catalog_written(bucket.root, bucket.env) == 0
+    theirs = json.loads(bucket.fdl("iceberg", bucket.root, "--catalog", "--json").stdout)
+    assert theirs["location"] == bucket.root
+    key = f"datasets/pop/{theirs['path']}/v1/namespaces/main/tables/t"
+    doc = json.loads(bucket.get(key))
+    assert doc["metadata-location"].startswith(f"{bucket.root}/iceberg/")
+    assert f"datasets/pop/{theirs['path']}/v1/namespaces" in bucket.keys()
+    assert not any(k.endswith("index.html") for k in bucket.keys("datasets/pop/iceberg/"))
+    assert bucket.fdl("verify", bucket.root).returncode == 0
