@@ -89,11 +89,18 @@ static int convert_map(json_t **out, const fdl_ynode *n, const fspec *spec, cons
 		bool known = !strcmp(k, "extensions") && fdl_ynode_get(n, "annotations", NULL) == NULL;
 		for (const fspec *f = spec; f->key && !known; f++)
 			known = !strcmp(f->key, k);
-		if (!known)
+		if (!known) {
+			const char *keys[32];
+			size_t nk = 0;
+			for (const fspec *f = spec; f->key && nk < 32; f++)
+				keys[nk++] = f->key;
+			const char *meant = fdl_closest(k, keys, nk);
 			return fdl_fail(err, FDL_EINVALID,
-					"%s, line %d: key '%s' in %s is not defined by the FDL spec (put tool-specific "
-					"information under 'annotations')",
-					src, n->key_lines[i], k, where);
+					"%s, line %d: key '%s' in %s is not defined by the FDL spec%s%s%s (put "
+					"tool-specific information under 'annotations')",
+					src, n->key_lines[i], k, where, meant ? ": did you mean '" : "",
+					meant ? meant : "", meant ? "'?" : "");
+		}
 	}
 	json_t *o = json_object();
 	if (!o)
