@@ -276,7 +276,23 @@ typedef struct fdl_log {
 	 * was withdrawn with its version.json (fdl withdraw
 	 * --remove-version-json); the versions before it are out of reach */
 	char withdrawn_end[FDL_ID_LEN + 1];
+	/* NULL until fdl_log_decorate; then one a version, as items */
+	struct fdl_log_mark *marks;
 } fdl_log;
+/* What `git log --decorate` shows of a version, and whether it is still
+ * there: the refs that name it ("HEAD -> main", "fixes", "tag: v2025", in
+ * that order) and its state ("" live, "expired" or "withdrawn", since
+ * `when`). */
+typedef struct fdl_log_mark {
+	fdl_strarray refs;
+	char state[16];
+	char when[40];
+} fdl_log_mark;
+/* Fill l->marks. Refs come from listing refs/ (or, from a static host,
+ * from the ref list fdl writes, history/refs.json); states from each
+ * version's expired.json on a folder, else from the ref list (a host
+ * without one shows none). A few requests, whatever the history's length. */
+FDL_EXTERN int fdl_log_decorate(fdl_log *l, fdl_repo *repo, fdl_error *err);
 FDL_EXTERN int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err);
 /* The same list, each item brief: only what fdl log shows is read and
  * checked (id, seq, parents, created_at, author, message, changes), which

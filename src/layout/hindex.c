@@ -1025,10 +1025,14 @@ int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
 				rc = finding(problems, k, "is not part of the history index (packs are <sha256>.jsonl)");
 			continue;
 		}
+		if (!strcmp(k, "history/refs.json")) { /* the ref list (reflist.c) */
+			rc = fdl_reflist_verify(problems, warnings, repo, err);
+			continue;
+		}
 		if (strncmp(k, "history/heads/", 14) || n < 20 || strcmp(k + n - 5, ".json")) {
 			if (!strstr(k, ".lock"))
 				rc = finding(problems, k, "is not part of the history index (history/heads/<branch>.json, "
-							  "history/packs/<sha256>.jsonl)");
+							  "history/packs/<sha256>.jsonl, history/refs.json)");
 			continue;
 		}
 		char *branch = strndup(k + 14, n - 14 - 5);

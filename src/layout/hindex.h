@@ -103,6 +103,12 @@ int fdl_history_drop(fdl_repo *repo, fdl_error *err);
  * version.json the store holds. */
 int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
 
+/* fdl_history_check's part for the ref list, history/refs.json
+ * (reflist.c): a problem when it does not hold together, a warning for
+ * each ref it names at another version than refs/ does, or a version it
+ * calls gone that has no expired.json. */
+int fdl_reflist_verify(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
+
 /* Keys of the files under history/packs/ that no pointer names (left by
  * an interrupted writer or a lost race), for fdl gc; none when a pointer
  * cannot be read (then any pack may be needed). */
