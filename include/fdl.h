@@ -190,6 +190,18 @@ FDL_EXTERN void fdl_branch_list_free(fdl_branch *list);
 FDL_EXTERN int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_error *err);
 /* Delete a branch (compare-and-swap); refuses HEAD's branch. */
 FDL_EXTERN int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err);
+/* Move branch `name` to `start` (NULL = HEAD; a ref or version id) from
+ * wherever it is, as `git branch --force` does: back to an older version
+ * too. A compare-and-swap from the tip it read (FDL_ECONFLICT when another
+ * writer moved it meanwhile); created when it does not exist. `old_tip`
+ * gets the version it was at ("" when it did not exist), which moves it
+ * back. A working catalog based on the old tip then conflicts at commit. */
+FDL_EXTERN int fdl_branch_set(char old_tip[FDL_ID_LEN + 1], fdl_repo *repo, const char *name, const char *start,
+			      fdl_error *err);
+/* Make HEAD name branch `branch`, which must have a version (a
+ * compare-and-swap on HEAD): the default branch readers and checkouts
+ * get. */
+FDL_EXTERN int fdl_repo_head_set(fdl_repo *repo, const char *branch, fdl_error *err);
 
 /* ---- tags ---------------------------------------------------------- */
 
@@ -385,13 +397,26 @@ FDL_EXTERN int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fd
 /* ---- working catalogs [stable] ------------------------------------ */
 
 typedef struct fdl_checkout_options {
-	const char *ref; /* branch to work on, NULL = HEAD's branch */
+	/* branch to work on, NULL = HEAD's branch; it must exist (but HEAD's
+	 * own before its first version), unless `create` says to make it */
+	const char *ref;
+	/* a new branch named `ref` (FDL_EEXISTS when it exists):
+	 * FDL_CHECKOUT_NEW creates it at `start` (NULL = HEAD) before the
+	 * checkout, as `git checkout -b` does; FDL_CHECKOUT_ORPHAN starts it
+	 * empty, with no version until its first commit (`git checkout
+	 * --orphan`). 0: an existing branch. */
+	int create;
+	const char *start;
 } fdl_checkout_options;
+#define FDL_CHECKOUT_NEW 1
+#define FDL_CHECKOUT_ORPHAN 2
 
 /* Make the working catalog folder `work` (which must not exist or be
  * empty): a SQLite DuckLake catalog holding the branch tip (empty when the
  * branch has no version yet), and `fdl-work.json` recording the
- * repository, branch and base version. */
+ * repository, branch and base version. A branch that does not exist is
+ * refused (FDL_ENOTFOUND, naming the branch it most likely meant) unless
+ * opts->create asks for it. */
 FDL_EXTERN int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err);
 
 /* Delete a working catalog folder made by fdl_checkout (refuses a folder

@@ -143,8 +143,12 @@ def test_one_ref_syntax_everywhere(two, tmp_path):
         assert p.returncode == 11 and v1 in p.stderr and v2 in p.stderr, p.stderr
     p = fdl("show", root, "ffff", check=False)
     assert p.returncode == 3 and "ffff" in p.stderr
-    # a branch named like a seq wins, as refs win over abbreviations in Git
-    fdl("branch", root, "1", v2)
+    # a branch named like a seq is refused (it would hide the seq, issue 36) ...
+    p = fdl("branch", root, "1", v2, check=False)
+    assert p.returncode == 5 and "seq 1" in p.stderr
+    assert json.loads(fdl("show", root, "1", "--json").stdout)["id"] == v1
+    # ... and one another tool made wins, as refs win over abbreviations in Git
+    (pathlib.Path(root) / "refs" / "heads" / "1").write_text(v2 + "\n")
     assert json.loads(fdl("show", root, "1", "--json").stdout)["id"] == v2
     assert json.loads(fdl("show", root, "main:1", "--json").stdout)["id"] == v1
 
