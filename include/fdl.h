@@ -339,13 +339,29 @@ FDL_EXTERN const fdl_change *fdl_version_change(const fdl_version *v, size_t i);
 
 /* The schema differences from version `a` to version `b` (refs, see
  * fdl_ref_resolve), computed from the two frozen catalogs. */
+/* One change of a description (dataset.json): `field` of the dataset
+ * ("licenses", "title", ...), of a table, or of a column, "added",
+ * "removed" or "changed". */
+typedef struct fdl_desc_change {
+	char *table;  /* "schema.table"; NULL for the dataset's own fields */
+	char *column; /* NULL but for a column's */
+	char *field;
+	char *kind;
+} fdl_desc_change;
 typedef struct fdl_diff {
 	char from[FDL_ID_LEN + 1];
 	char to[FDL_ID_LEN + 1];
 	fdl_change *changes;
 	size_t change_count;
+	/* what the description changed (people's part: not rows or types) */
+	fdl_desc_change *desc_changes;
+	size_t desc_change_count;
 } fdl_diff;
 FDL_EXTERN int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err);
+/* The description changes alone (from the two dataset.json files, no
+ * catalog opened), the rest of *out empty: what fdl show tells of a
+ * version against its parent. */
+FDL_EXTERN int fdl_diff_descriptions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err);
 FDL_EXTERN void fdl_diff_free(fdl_diff *d);
 
 /* Row differences, streamed: for each table both versions have (or only
@@ -365,7 +381,8 @@ typedef struct fdl_diff_rows_options {
 FDL_EXTERN int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err);
 
 /* An fdl_diff as JSON, one object: {"from", "to", "changes": [{table,
- * kind, column?, from?, from_type?, type?, breaking}]} (what `fdl diff
+ * kind, column?, from?, from_type?, type?, breaking}],
+ * "description_changes": [{field, kind, table?, column?}]} (what `fdl diff
  * --json` prints before the rows it streams). Free *out with fdl_free. */
 FDL_EXTERN int fdl_diff_json(char **out, const fdl_diff *d, fdl_error *err);
 /* `fdl diff --json --rows`, streamed to `out`: d's object (fdl_diff_json)
@@ -451,8 +468,10 @@ typedef struct fdl_commit_options {
 	/* non-zero: merge the working catalog's small data files first
 	 * (ducklake_merge_adjacent_files, a new snapshot of it) */
 	int compact;
-	/* told what a reader of the version would want fixed (many small data
-	 * files in a table); may be NULL */
+	/* told, one message at a time, what should be fixed though the commit
+	 * goes on: many small data files in a table, a description that
+	 * follows a table or column renamed since it was written ("FILE, line
+	 * N: ..."); may be NULL */
 	fdl_warning_cb warning;
 	void *warning_payload;
 } fdl_commit_options;

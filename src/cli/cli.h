@@ -84,6 +84,8 @@ void cli_print_list(const char *before, const fdl_strarray *a, const char *after
 int cli_fail(const fdl_error *err);
 int cli_exit_code(int code);
 
+/* One description change as a line: "licenses changed", "main.t.a: description added". */
+void cli_print_desc_change(FILE *f, const fdl_desc_change *c, const char *indent);
 /* One `changes` item as a line: "add_column main.t.note ... BREAKING". */
 void cli_print_change(FILE *f, const fdl_change *change, const char *indent);
 

@@ -234,6 +234,13 @@ void cli_print_change(FILE *f, const fdl_change *c, const char *indent)
 	fprintf(f, "\n");
 }
 
+/* "licenses changed", "main.t.a: description added". */
+void cli_print_desc_change(FILE *f, const fdl_desc_change *c, const char *indent)
+{
+	fprintf(f, "%s%s%s%s%s%s %s\n", indent, c->table ? c->table : "", c->column ? "." : "", c->column ? c->column : "",
+		c->table ? ": " : "", c->field, c->kind);
+}
+
 /* Run fdl_verify and print its report; returns the exit code. */
 int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed)
 {

@@ -24,7 +24,9 @@ static int build_dir(json_t **out, const char *dir, const json_t *cat, const jso
 	fdl_desc_files f;
 	int rc = fdl_work_description(&f, dir, err);
 	if (!rc)
-		rc = fdl_dataset_build(out, &f, cat, "folder", base, known, NULL, err);
+		rc = fdl_dataset_build(out, &(fdl_dataset_in){.files = &f, .catalog_tables = cat, .default_name = "folder",
+							      .base = base, .known = known},
+				       err);
 	fdl_desc_files_free(&f);
 	return rc;
 }
