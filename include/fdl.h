@@ -614,17 +614,21 @@ typedef struct fdl_verify_report {
 	int signatures_checked; /* allowed_signers was given */
 	fdl_good_signature *signatures;
 	size_t signature_count;
+	/* versions with a version.json left unchecked: not reachable from a
+	 * ref, and `all` not given (0 with `all`) */
+	size_t versions_unchecked;
 } fdl_verify_report;
 
 /* Check a repository the way git fsck does and report every problem.
- * Versions reachable from refs, or every version directory with `all`.
+ * Every version directory with `all` (what fdl verify does), else only
+ * those reachable from refs (versions_unchecked counts the others).
  * With `allowed_signers` (an OpenSSH allowed_signers file), every checked
  * version must carry a valid version.json.sig by a listed key. The rc is an
  * error only when the check itself could not run; problems go in the
  * report. */
 FDL_EXTERN int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err);
 FDL_EXTERN void fdl_verify_report_free(fdl_verify_report *r);
-/* {"repository", "versions_checked", "ok", "problems": [{"where",
+/* {"repository", "versions_checked", "versions_unchecked", "ok", "problems": [{"where",
  * "problem"}], "warnings": [{"where", "warning"}], "signatures"?: [{"id",
  * "signer"}]} */
 FDL_EXTERN int fdl_verify_report_json(char **out, const fdl_verify_report *r, fdl_error *err);

@@ -269,6 +269,10 @@ int cli_verify(const char *root, bool all, bool json, bool quiet, const char *al
 			fprintf(f, "warning: %s: %s\n", r->warnings[i].where, r->warnings[i].what);
 		if (!quiet || r->problem_count)
 			fprintf(f, "%zu versions checked, %zu problems\n", r->versions_checked, r->problem_count);
+		if (r->versions_unchecked && (!quiet || r->problem_count))
+			fprintf(f, "%zu versions no ref reaches were not checked: fdl verify without --reachable "
+				   "checks them too\n",
+				r->versions_unchecked);
 	}
 	rc = r->problem_count ? 5 : 0;
 	fdl_verify_report_free(r);
