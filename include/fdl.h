@@ -108,6 +108,12 @@ FDL_EXTERN const char *fdl_libversion(void);
  * of memory; free with fdl_free. */
 FDL_EXTERN char *fdl_extension_dir(void);
 
+/* Remove the temporary folders libfdl made for this process (in TMPDIR,
+ * named fdl-<what>-<pid>-...): for a program about to exit on a signal
+ * while a libfdl call runs on another thread, which must not go on. A
+ * later fdl removes those of a process that died without this. */
+FDL_EXTERN void fdl_tempdirs_remove(void);
+
 /* A list of strings owned by the report that holds it. */
 typedef struct fdl_strarray {
 	char **strings;

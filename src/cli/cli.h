@@ -4,8 +4,10 @@
 #define FDL_CLI_H
 
 #include "fdl.h"
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Exit codes: 0 ok, 1 other failure, 2 usage, else the negated FDL_E*. */
 #define CLI_EXIT_USAGE 2
@@ -159,5 +161,31 @@ typedef struct cli_progress {
 } cli_progress;
 fdl_progress_cb cli_progress_start(cli_progress *p, bool quiet);
 void cli_progress_end(cli_progress *p);
+
+/* SIGINT, SIGTERM and SIGHUP during a command that writes (interrupt.c):
+ * cli_interrupt_start (before any other thread starts) has one thread wait
+ * for them; on one it prints "fdl: WHAT interrupted (SIGNAL). MESSAGE",
+ * calls `cleanup(tmp)` when `tmp` is set, removes libfdl's temporary
+ * folders of this process and exits 128 + the signal. While a child runs
+ * (cli_interrupt_child with its pid; 0 when it ended) the signal is passed
+ * to it and noted instead (cli_interrupt_got). A forked child calls
+ * cli_interrupt_unblock before exec. cli_interrupt_end before returning. */
+typedef struct cli_interrupt {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	bool started;
+	char what[64];
+	char message[512];
+	char tmp[4096];
+	void (*cleanup)(const char *tmp);
+	pid_t child;
+	int got;
+} cli_interrupt;
+int cli_interrupt_start(cli_interrupt *ci, const char *what, const char *message);
+void cli_interrupt_say(cli_interrupt *ci, const char *message);
+void cli_interrupt_child(cli_interrupt *ci, pid_t child);
+int cli_interrupt_got(cli_interrupt *ci);
+void cli_interrupt_unblock(void);
+void cli_interrupt_end(cli_interrupt *ci);
 
 #endif
