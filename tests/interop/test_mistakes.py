@@ -287,25 +287,33 @@ def test_an_interrupted_run_removes_its_folder_and_says_so(repo, tmp_path):
     assert not (repo.root / "refs" / "heads" / "main").exists()
 
 
-def test_log_shows_refs_and_states(repo, tmp_path):
+def test_log_shows_refs_and_states(repo, tmp_path, ledger):
     """Finding: `fdl log` showed no tags and did not mark expired or
     withdrawn versions."""
     _, ids = history(repo, tmp_path, 4)
     fdl("tag", repo.root, "v2025", "main:3")
     fdl("branch", repo.root, "fixes", "main:2")
-    # v1's data file is its own (each version replaces t): withdrawing it takes no tip
-    fdl("withdraw", repo.root, "main:1", "--reason", "personal data")
+    # a version on its own branch adds a data file no other version's
+    # catalog references: withdrawing it takes nothing on main with it
+    con = repo.checkout(tmp_path / "o", "--new-branch", "oops")
+    con.execute("CREATE OR REPLACE TABLE lake.t AS SELECT 99 AS a")
+    commit(tmp_path / "o", "oops")
+    oops = repo.head("oops")
+    fdl("withdraw", repo.root, "oops", "--reason", "personal data")
+    ledger.gone(oops)
     headers = [l for l in fdl("log", repo.root).stdout.splitlines() if l.startswith(("version ", "State:"))]
-    assert headers[0] == f"version {ids[3]} (seq 4) (HEAD -> main)"
-    assert headers[1] == f"version {ids[2]} (seq 3) (tag: v2025)"
-    assert headers[2] == f"version {ids[1]} (seq 2) (fixes)"
-    assert headers[3] == f"version {ids[0]} (seq 1)"
-    assert headers[4].startswith("State:  withdrawn on 20")
-    assert "State:" not in fdl("log", repo.root, "--no-decorate").stdout
+    assert headers == [f"version {ids[3]} (seq 4) (HEAD -> main)", f"version {ids[2]} (seq 3) (tag: v2025)",
+                       f"version {ids[1]} (seq 2) (fixes)", f"version {ids[0]} (seq 1)"]
+    headers = [l for l in fdl("log", repo.root, "oops").stdout.splitlines() if l.startswith(("version ", "State:"))]
+    assert headers[0] == f"version {oops} (seq 5) (oops)"
+    assert headers[1].startswith("State:  withdrawn on 20")
+    assert headers[2] == f"version {ids[3]} (seq 4) (HEAD -> main)"
+    assert "State:" not in fdl("log", repo.root, "oops", "--no-decorate").stdout
     # the ref list says the same to a static host, which cannot be listed
     refs = read_json(repo.root / "history" / "refs.json")
-    assert refs["refs"] == {"refs/heads/main": ids[3], "refs/heads/fixes": ids[1], "refs/tags/v2025": ids[2]}
-    assert refs["head"] == "main" and refs["gone"][ids[0]]["reason"] == "withdrawn"
+    assert refs["refs"] == {"refs/heads/main": ids[3], "refs/heads/fixes": ids[1], "refs/tags/v2025": ids[2],
+                            "refs/heads/oops": oops}
+    assert refs["head"] == "main" and list(refs["gone"]) == [oops] and refs["gone"][oops]["reason"] == "withdrawn"
     assert json.loads(fdl("verify", repo.root, "--json", check=False).stdout)["warnings"] == []
 
 
