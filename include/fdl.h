@@ -719,6 +719,13 @@ typedef struct fdl_clone_options {
 	fdl_progress_cb progress;
 	void *progress_payload;
 	int jobs; /* transfers at once; 0: 8 from a host or bucket or to a bucket, 1 between folders */
+	/* NULL: every branch and tag (listed, or from a static host's ref
+	 * list, history/refs.json; HEAD's branch when it has none); else that
+	 * branch alone, which the copy's HEAD then names */
+	const char *branch;
+	/* a copy whose ref names a version the source does not have (another
+	 * repository) is refused (FDL_ECONFLICT) unless this is set */
+	int force;
 } fdl_clone_options;
 typedef struct fdl_clone_report {
 	char *from, *to;
@@ -726,11 +733,15 @@ typedef struct fdl_clone_report {
 	int64_t copied;        /* files copied */
 	int64_t already_there; /* files the destination already had, checked */
 	int64_t removed;       /* files deleted from the copy: their version expired or was withdrawn since */
+	/* the copy's refs moved to a version that does not descend from where
+	 * they were ("refs/heads/main moved from X to Y, ..."): the source moved
+	 * them back */
+	fdl_strarray moved;
 } fdl_clone_report;
 FDL_EXTERN int fdl_clone(fdl_clone_report **out, const char *src, const char *dst, const fdl_clone_options *opts,
 	      fdl_error *err);
 FDL_EXTERN void fdl_clone_report_free(fdl_clone_report *r);
-/* {"from", "to", "versions", "copied", "already_there", "removed"} */
+/* {"from", "to", "versions", "copied", "already_there", "removed", "moved": [...]} */
 FDL_EXTERN int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err);
 
 /* ---- Iceberg views [experimental] -------------------------------- */

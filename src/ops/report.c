@@ -266,14 +266,20 @@ void fdl_clone_report_free(fdl_clone_report *r)
 		return;
 	free(r->from);
 	free(r->to);
+	for (size_t i = 0; i < r->moved.count; i++)
+		free(r->moved.strings[i]);
+	free(r->moved.strings);
 	free(r);
 }
 
 int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err)
 {
-	return dump(out, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "from", r->from, "to", r->to, "versions",
+	json_t *moved = json_array();
+	for (size_t i = 0; moved && i < r->moved.count; i++)
+		json_array_append_new(moved, json_string(r->moved.strings[i]));
+	return dump(out, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:o*}", "from", r->from, "to", r->to, "versions",
 				   (json_int_t)r->versions, "copied", (json_int_t)r->copied, "already_there",
-				   (json_int_t)r->already_there, "removed", (json_int_t)r->removed),
+				   (json_int_t)r->already_there, "removed", (json_int_t)r->removed, "moved", moved),
 		    err);
 }
 

@@ -199,7 +199,8 @@ static void common_headers(struct MHD_Response *r, const char *rel)
 		return;
 	}
 	bool moves = !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) || !strcmp(rel, "fdl.json") ||
-		     !strncmp(rel, "history/heads/", 14) || strstr(rel, "/" FDL_EXPIRED_JSON) != NULL;
+		     !strncmp(rel, "history/heads/", 14) || !strcmp(rel, "history/refs.json") ||
+		     strstr(rel, "/" FDL_EXPIRED_JSON) != NULL;
 	MHD_add_response_header(r, "Cache-Control", moves ? "public, max-age=5, must-revalidate"
 							  : "public, max-age=31536000, immutable");
 }

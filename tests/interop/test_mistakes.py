@@ -340,3 +340,149 @@ def test_show_and_diff_name_what_the_description_changed(repo, tmp_path):
     assert {"field": "licenses", "kind": "changed"} in dj["description_changes"]
     assert {"field": "description", "kind": "changed", "table": "main.t", "column": "a"} in dj["description_changes"]
     assert "description changes" not in fdl("show", repo.root, "main:1").stdout
+
+
+def refs_of(root):
+    base = root / "refs"
+    return {str(p.relative_to(root)): p.read_text().strip() for p in base.rglob("*") if p.is_file()}
+
+
+def branched(repo, tmp_path):
+    """main with three versions, `fixes` one version beyond main:2, tag v1 on main:1."""
+    _, ids = history(repo, tmp_path, 3)
+    fdl("branch", repo.root, "fixes", "main:2")
+    con = repo.checkout(tmp_path / "f", "--ref", "fixes")
+    con.execute("INSERT INTO lake.t VALUES (20)")
+    commit(tmp_path / "f", "fix")
+    fdl("tag", repo.root, "v1", "main:1")
+    return ids, repo.head("fixes")
+
+
+@pytest.mark.parametrize("host", ["serve", "static"])
+def test_clone_of_a_host_copies_every_branch_and_tag(repo, tmp_path, host):
+    """Finding: `fdl clone http://...` copied HEAD's branch only and no
+    tags; `fdl clone URL@corrections` was refused (exit 2)."""
+    from test_hindex import CountingHost
+    from test_reader import Server
+    ids, fix = branched(repo, tmp_path)
+    s = Server(repo.root, tmp_path) if host == "serve" else CountingHost(repo.root)
+    env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        fdl("clone", s.url, tmp_path / "all", env=env)
+        fdl("clone", s.url + "@fixes", tmp_path / "one", env=env)
+        p = fdl("clone", s.url + "@fixs", tmp_path / "typo", env=env, check=False)
+    finally:
+        s.stop() if host == "serve" else s.close()
+    assert refs_of(tmp_path / "all") == refs_of(repo.root) == {
+        "refs/heads/main": ids[2], "refs/heads/fixes": fix, "refs/tags/v1": ids[0]}
+    assert sorted(os.listdir(tmp_path / "all" / "versions")) == sorted(os.listdir(repo.root / "versions"))
+    assert fdl("verify", tmp_path / "all").returncode == 0
+    con = connect()
+    con.execute(fdl("attach", tmp_path / "all", "fixes").stdout)
+    assert sorted(rows(con, "lake.t")) == [(2,), (20,)]
+    # one branch: its chain alone, and the copy's HEAD names it
+    assert refs_of(tmp_path / "one") == {"refs/heads/fixes": fix}
+    assert (tmp_path / "one" / "HEAD").read_text() == "ref: refs/heads/fixes\n"
+    assert sorted(os.listdir(tmp_path / "one" / "versions")) == sorted([ids[0], ids[1], fix])
+    assert fdl("verify", tmp_path / "one").returncode == 0
+    assert p.returncode == 3 and "did you mean 'fixes'?" in p.stderr
+    assert not (tmp_path / "typo" / "refs" / "heads").exists()
+    # the copy's own ref list: a static host of the copy lists them too
+    assert read_json(tmp_path / "all" / "history" / "refs.json")["refs"] == refs_of(repo.root)
+
+
+def test_clone_into_another_repository_is_refused(repo, tmp_path):
+    """Issue 43: `fdl clone A M; fdl clone B M` with unrelated A and B
+    replaced M's main with B's, and A's versions were left unreferenced."""
+    history(repo, tmp_path, 2)
+    other = tmp_path / "other"
+    fdl("init", other)
+    con = connect()
+    con.execute(fdl("checkout", other, tmp_path / "ow").stdout)
+    con.execute("CREATE TABLE lake.t AS SELECT 7 AS a")
+    con.close()
+    commit(tmp_path / "ow", "unrelated")
+    mirror = tmp_path / "m"
+    fdl("clone", repo.root, mirror)
+    before = refs_of(mirror)
+    p = fdl("clone", other, mirror, check=False)
+    assert p.returncode == 4 and "another repository" in p.stderr and "--force" in p.stderr, p.stderr
+    assert refs_of(mirror) == before
+    assert not (mirror / "versions" / refs_of(other)["refs/heads/main"]).exists()  # nothing copied
+    fdl("clone", other, mirror, "--force")
+    assert refs_of(mirror)["refs/heads/main"] == refs_of(other)["refs/heads/main"]
+
+
+def test_a_mirror_says_when_the_source_moved_a_branch_back(repo, tmp_path):
+    """A branch moved back at the source (branch --force) is followed by the
+    mirror, with a line that says so rather than silently."""
+    _, ids = history(repo, tmp_path, 3)
+    mirror = tmp_path / "m"
+    fdl("clone", repo.root, mirror)
+    fdl("branch", repo.root, "main", "main:1", "--force")
+    out = fdl("clone", repo.root, mirror).stdout
+    assert f"warning: refs/heads/main moved from {ids[2]} to {ids[0]}, which does not descend from it" in out
+    assert refs_of(mirror)["refs/heads/main"] == ids[0]
+    out = fdl("clone", repo.root, mirror).stdout
+    assert "warning" not in out
+
+
+class WaitingHost:
+    """A plain static host (Python's http.server) that holds the first
+    request for a data file until released, then answers it whole: the
+    clone is stopped after its plan, at a point chosen, not timed."""
+
+    def __init__(self, root):
+        import functools
+        import http.server
+        import threading
+        self.held, self.release = threading.Event(), threading.Event()
+        host = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def send_head(self):
+                if self.path.startswith("/data/") and not host.held.is_set():
+                    host.held.set()
+                    host.release.wait(60)
+                return super().send_head()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                      functools.partial(Handler, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        from conftest import host_stops
+        self.release.set()
+        host_stops(self.url)
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_clone_racing_a_commit_copies_the_refs_it_planned(repo, tmp_path, ledger):
+    """Issue 43: a commit at the source during a clone left the copy's
+    branch at a version the copy did not have. The clone is held at its
+    first data file (a host that waits), the source commits, then the clone
+    goes on: the copy's main is the version it planned, and verifies."""
+    con, ids = history(repo, tmp_path, 2)
+    host = WaitingHost(repo.root)
+    env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        p = subprocess.Popen([FDL, "clone", host.url, str(tmp_path / "copy"), "-q"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, FDL_EXTENSION_DIR=EXT, **env))
+        assert host.held.wait(60)
+        con.execute("CREATE OR REPLACE TABLE lake.t AS SELECT 3 AS a")
+        commit(tmp_path / "w", "during the clone")
+        host.release.set()
+        out, errs = p.communicate(timeout=120)
+        assert p.returncode == 0, errs
+    finally:
+        host.close()
+    assert refs_of(tmp_path / "copy")["refs/heads/main"] == ids[1]
+    assert repo.head() != ids[1]
+    assert fdl("verify", tmp_path / "copy").returncode == 0
+    ledger.reader(tmp_path / "copy")
