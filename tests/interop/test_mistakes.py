@@ -486,3 +486,19 @@ def test_a_clone_racing_a_commit_copies_the_refs_it_planned(repo, tmp_path, ledg
     assert repo.head() != ids[1]
     assert fdl("verify", tmp_path / "copy").returncode == 0
     ledger.reader(tmp_path / "copy")
+
+
+def test_verify_reaches_a_version_no_ref_reaches(repo, tmp_path, ledger):
+    """Finding: `fdl verify` said "3 versions checked" and found nothing
+    wrong with a damaged older version that only `--all` reached."""
+    _, ids = history(repo, tmp_path, 3)
+    fdl("branch", repo.root, "main", "main:2", "--force")  # v3 is now reached by no ref
+    with open(repo.root / "versions" / ids[2] / "ducklake.duckdb", "ab") as f:
+        f.write(b"x")
+    ledger.waive(ids[2], "its catalog is damaged on purpose")
+    p = fdl("verify", repo.root, check=False)
+    assert p.returncode == 5 and ids[2] in p.stdout and "3 versions checked" in p.stdout, p.stdout
+    p = fdl("verify", repo.root, "--reachable", check=False)
+    assert p.returncode == 0 and "2 versions checked" in p.stdout
+    assert "1 versions no ref reaches were not checked" in p.stdout
+    assert json.loads(fdl("verify", repo.root, "--reachable", "--json").stdout)["versions_unchecked"] == 1
