@@ -208,6 +208,14 @@ FDL_EXTERN int fdl_branch_set(char old_tip[FDL_ID_LEN + 1], fdl_repo *repo, cons
  * compare-and-swap on HEAD): the default branch readers and checkouts
  * get. */
 FDL_EXTERN int fdl_repo_head_set(fdl_repo *repo, const char *branch, fdl_error *err);
+/* Set fdl.json's retention (what fdl expire applies): `key` is
+ * "retention.days" or "retention.keep", `value` a whole number (0 or
+ * more) or NULL for forever. A compare-and-swap on fdl.json that keeps
+ * every other field (FDL_ECONFLICT when another writer changed it). */
+FDL_EXTERN int fdl_repo_retention_set(fdl_repo *repo, const char *key, const char *value, fdl_error *err);
+/* fdl.json's retention: days and versions kept per branch, -1 for
+ * forever (null or absent). */
+FDL_EXTERN int fdl_repo_retention(int64_t *days, int64_t *keep, const fdl_repo *repo, fdl_error *err);
 
 /* ---- tags ---------------------------------------------------------- */
 

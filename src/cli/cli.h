@@ -118,6 +118,8 @@ int cmd_verify(int argc, char **argv);
 extern const cli_doc doc_verify;
 int cmd_sign(int argc, char **argv);
 extern const cli_doc doc_sign;
+int cmd_config(int argc, char **argv);
+extern const cli_doc doc_config;
 int cmd_expire(int argc, char **argv);
 extern const cli_doc doc_expire;
 int cmd_withdraw(int argc, char **argv);

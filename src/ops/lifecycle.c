@@ -150,20 +150,11 @@ static int protected_versions(protect *p, fdl_repo *repo, vdirs *dirs, int64_t k
 	return rc;
 }
 
-static int json_int_or(int64_t *out, const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-	*out = json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
-	return json_is_integer(v) || !v || json_is_null(v) ? 0 : -1;
-}
-
 int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err)
 {
-	const json_t *ret = json_object_get(repo->config, "retention");
 	int64_t days = -1, keep = -1;
-	if (json_int_or(&days, ret, "days") || json_int_or(&keep, ret, "keep") || days < -1 || keep < -1)
-		return fdl_fail(err, FDL_EINVALID, "%s/fdl.json: retention.days and retention.keep must be integers or "
-				"null", repo->root);
+	if (fdl_repo_retention(&days, &keep, repo, err))
+		return err->code;
 	vdirs dirs;
 	protect p = {0};
 	fdl_expire_report *report = calloc(1, sizeof *report);

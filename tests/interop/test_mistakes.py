@@ -502,3 +502,24 @@ def test_verify_reaches_a_version_no_ref_reaches(repo, tmp_path, ledger):
     assert p.returncode == 0 and "2 versions checked" in p.stdout
     assert "1 versions no ref reaches were not checked" in p.stdout
     assert json.loads(fdl("verify", repo.root, "--reachable", "--json").stdout)["versions_unchecked"] == 1
+
+
+def test_retention_is_set_with_fdl_config(repo, tmp_path, ledger):
+    """Finding: retention was set only by editing fdl.json by hand."""
+    _, ids = history(repo, tmp_path, 3)
+    before = read_json(repo.root / "fdl.json")
+    assert fdl("config", repo.root).stdout == "retention.days = none (forever)\nretention.keep = none (forever)\n"
+    fdl("config", repo.root, "retention.keep", "1")
+    fdl("config", repo.root, "retention.days", "0")
+    assert fdl("config", repo.root, "retention.keep").stdout == "1\n"
+    after = read_json(repo.root / "fdl.json")
+    assert after["retention"] == {"days": 0, "keep": 1}
+    assert {k: v for k, v in after.items() if k != "retention"} == {k: v for k, v in before.items() if k != "retention"}
+    p = fdl("config", repo.root, "retention.days", "a year", check=False)
+    assert p.returncode == 5 and "whole number" in p.stderr
+    assert fdl("config", repo.root, "retention.dyas", check=False).returncode == 5
+    fdl("expire", repo.root)
+    ledger.gone(ids[0], ids[1])
+    assert [(repo.root / "versions" / v / "expired.json").exists() for v in ids] == [True, True, False]
+    fdl("config", repo.root, "--unset", "retention.days")
+    assert read_json(repo.root / "fdl.json")["retention"] == {"days": None, "keep": 1}
