@@ -957,10 +957,12 @@ int fdl_history_drop(fdl_repo *repo, fdl_error *err)
 		fdl_strlist_free(&keys);
 		return 0;
 	}
-	/* pointers first: a reader then never finds a pointer to a gone pack */
+	/* pointers first: a reader then never finds a pointer to a gone pack;
+	 * the ref list (reflist.c) holds no version.json and stays */
 	for (int pass = 0; pass < 2 && !rc; pass++)
 		for (size_t i = 0; i < keys.len && !rc; i++)
-			if ((pass == 0) == !strncmp(keys.items[i], "history/heads/", 14)) {
+			if ((pass == 0) == !strncmp(keys.items[i], "history/heads/", 14) &&
+			    strcmp(keys.items[i], "history/refs.json")) {
 				rc = fdl_store_del(repo->store, keys.items[i], err);
 				if (rc == FDL_ENOTFOUND)
 					rc = 0;

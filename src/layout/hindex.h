@@ -92,7 +92,7 @@ int fdl_history_prepare(fdl_repo *repo, const char *branch, const char *tip, fdl
 int fdl_history_remove(fdl_repo *repo, const char *branch, fdl_error *err);
 
 /* Remove every index (a withdrawal that deletes a version.json must not
- * leave a copy of it in the index). */
+ * leave a copy of it in the index); the ref list, which holds none, stays. */
 int fdl_history_drop(fdl_repo *repo, fdl_error *err);
 
 /* What fdl verify says about the index, each finding "key\tmessage":
