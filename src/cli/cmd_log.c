@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void print_snapshots(fdl_repo *repo, const fdl_version *v)
 {
@@ -63,7 +64,7 @@ static void print_version(const fdl_version *v, const fdl_log_mark *m)
 }
 
 const cli_doc doc_log = {
-	.usage = "fdl log ROOT [REF] [--json] [--limit N] [--snapshots] [--no-decorate]",
+	.usage = "fdl log ROOT [REF] [--json] [--limit N] [--snapshots] [--decorate | --no-decorate]",
 	.summary = "list versions, newest first, following the first parent",
 	.text = "Versions of a branch (default HEAD), newest first, following the first\n"
 		"parent, with each version's schema changes (breaking ones marked). Read\n"
@@ -75,10 +76,11 @@ const cli_doc doc_log = {
 		"DuckLake snapshots it froze with their `commit_message` and\n"
 		"`commit_extra_info` (set in DuckDB with `CALL lake.set_commit_message(...)`).\n"
 		"\n"
-		"As `git log --decorate`, each version shows the branches and tags at it\n"
-		"(`HEAD -> main`, `tag: v2025`), and a `State:` line when it expired or was\n"
-		"withdrawn; a static host tells both through the ref list fdl writes\n"
-		"(`history/refs.json`: one request more). `--no-decorate` leaves them out.",
+		"On a terminal, as `git log` does there, each version shows the branches\n"
+		"and tags at it (`HEAD -> main`, `tag: v2025`), and a `State:` line when it\n"
+		"expired or was withdrawn; a static host tells both through the ref list\n"
+		"fdl writes (`history/refs.json`: one request more). `--decorate` shows them\n"
+		"anywhere (into a pipe or a file too), `--no-decorate` nowhere.",
 	.examples = "fdl log /srv/population main --limit 5 --snapshots\n",
 	.min = 1,
 	.max = 2,
@@ -87,18 +89,23 @@ const cli_doc doc_log = {
 int cmd_log(int argc, char **argv)
 {
 	const char *limit_s = NULL, *pos[2];
-	bool json = false, snapshots = false, plain = false;
+	bool json = false, snapshots = false, plain = false, decorate = false;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "json", .flag = &json, .help = "one version.json object per line"},
 		{.name = "limit", .short_name = 'n', .value = &limit_s, .arg = "N", .help = "show at most N versions"},
 		{.name = "snapshots", .flag = &snapshots, .help = "list the DuckLake snapshots (commit messages) under each version"},
+		{.name = "decorate", .flag = &decorate, .help = "branches, tags and states beside the versions, not only on a terminal"},
 		{.name = "no-decorate", .flag = &plain, .help = "no branches, tags or states beside the versions"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, &doc_log, opts, pos, &npos);
 	if (rc != CLI_GO)
 		return rc;
+	if (decorate && plain) {
+		fprintf(stderr, "fdl: --decorate and --no-decorate are each other's opposite; give one\n");
+		return CLI_EXIT_USAGE;
+	}
 	long long limit = -1;
 	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, false)))
 		return rc;
@@ -120,7 +127,8 @@ int cmd_log(int argc, char **argv)
 		return cli_exit_code(rc);
 	}
 	fdl_error derr;
-	if (!json && !plain && log && log->count && fdl_log_decorate(log, repo, &derr))
+	bool marks = !json && !plain && (decorate || isatty(STDOUT_FILENO));
+	if (marks && log && log->count && fdl_log_decorate(log, repo, &derr))
 		fprintf(stderr, "fdl: (no branches, tags or states shown: %s)\n", derr.message);
 	/* what was read before a failure is shown, then the failure */
 	for (size_t i = 0; log && i < log->count; i++) {

@@ -78,9 +78,11 @@ int fdl_reflist_note_gone(fdl_repo *repo, const char *id, const char *reason, co
  * the same, and between the two the list is ahead of refs/ (fdl verify
  * warns; readers that need the truth read refs/). */
 int fdl_reflist_set(fdl_repo *repo, const char *key, const char *id, fdl_error *err);
-/* The whole list again from refs/ and the given expired versions (gc). */
-int fdl_reflist_rebuild(fdl_repo *repo, const fdl_strlist *gone_ids, const fdl_strlist *reasons,
-			const fdl_strlist *whens, fdl_error *err);
+/* The whole list again from refs/, its `gone` from the expired.json of
+ * each version directory in `dirs` that has one (gc, and clone for the
+ * copy). */
+struct vdirs;
+int fdl_reflist_rebuild(fdl_repo *repo, const struct vdirs *dirs, fdl_error *err);
 /* The list as stored, checked (fdl_reflist_check); *out NULL when there is
  * none or it does not hold together. */
 int fdl_reflist_read(json_t **out, fdl_repo *repo, fdl_error *err);

@@ -14,6 +14,7 @@
  */
 #include "hindex.h"
 #include "layout.h"
+#include "walk.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -208,17 +209,29 @@ int fdl_reflist_note_gone(fdl_repo *repo, const char *id, const char *reason, co
 	return reflist_change(repo, NULL, 0, &g, 1, false, err);
 }
 
-int fdl_reflist_rebuild(fdl_repo *repo, const fdl_strlist *gone_ids, const fdl_strlist *reasons,
-			const fdl_strlist *whens, fdl_error *err)
+int fdl_reflist_rebuild(fdl_repo *repo, const vdirs *dirs, fdl_error *err)
 {
-	size_t n = gone_ids ? gone_ids->len : 0;
-	gone_item *g = n ? calloc(n, sizeof *g) : NULL;
-	if (n && !g)
+	gone_item *g = dirs->len ? calloc(dirs->len, sizeof *g) : NULL;
+	fdl_expiry *x = dirs->len ? calloc(dirs->len, sizeof *x) : NULL;
+	if (dirs->len && (!g || !x)) {
+		free(g);
+		free(x);
 		return fdl_oom(err);
-	for (size_t i = 0; i < n; i++)
-		g[i] = (gone_item){gone_ids->items[i], reasons->items[i], whens->items[i]};
+	}
+	size_t n = 0;
+	fdl_error e;
+	for (size_t i = 0; i < dirs->len; i++) {
+		const vdir *d = &dirs->items[i];
+		/* a version withdrawn with its version.json is listed by no reader */
+		if (!fdl_vdir_has(d, FDL_EXPIRED_JSON) || !fdl_vdir_has(d, FDL_VERSION_JSON) ||
+		    fdl_version_expiry(&x[n], repo, d->id, &e) || !x[n].expired)
+			continue;
+		g[n] = (gone_item){d->id, x[n].reason[0] ? x[n].reason : "retention", x[n].when};
+		n++;
+	}
 	int rc = reflist_change(repo, NULL, 0, g, n, true, err);
 	free(g);
+	free(x);
 	return rc;
 }
 

@@ -1285,24 +1285,7 @@ static void index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs)
 	for (size_t i = 0; i < refs->len; i++)
 		if (!strncmp(refs->items[i], "refs/heads/", 11) && !strstr(refs->items[i], ".lock"))
 			fdl_history_update(dst, refs->items[i] + 11, -1, &e);
-	fdl_strlist ids = {0}, reasons = {0}, whens = {0};
-	int rc = 0;
-	for (size_t i = 0; !rc && i < dirs->len; i++) {
-		fdl_expiry x;
-		if (!fdl_vdir_has(&dirs->items[i], FDL_EXPIRED_JSON) ||
-		    fdl_version_expiry(&x, dst, dirs->items[i].id, &e) || !x.expired)
-			continue;
-		rc = fdl_strlist_add(&ids, dirs->items[i].id, &e);
-		if (!rc)
-			rc = fdl_strlist_add(&reasons, x.reason[0] ? x.reason : "retention", &e);
-		if (!rc)
-			rc = fdl_strlist_add(&whens, x.when, &e);
-	}
-	if (!rc)
-		fdl_reflist_rebuild(dst, &ids, &reasons, &whens, &e);
-	fdl_strlist_free(&ids);
-	fdl_strlist_free(&reasons);
-	fdl_strlist_free(&whens);
+	fdl_reflist_rebuild(dst, dirs, &e);
 	fdl_repo_free(dst);
 }
 

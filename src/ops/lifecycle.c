@@ -84,10 +84,15 @@ static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const c
 			rc = 0;
 	}
 	/* the ref list says so to readers that cannot list (derived: its
-	 * failure costs them the mark only), with the date expired.json has */
+	 * failure costs them the mark only), with the date expired.json has;
+	 * not of a version whose version.json goes too: no reader lists it,
+	 * and nothing under history/ keeps its id (a withdrawal's promise) */
 	fdl_expiry x;
 	fdl_error ierr;
-	if (!rc && !fdl_version_expiry(&x, repo, d->id, &ierr) && x.expired)
+	bool drops_json = false;
+	for (size_t i = 0; i < removed->len; i++)
+		drops_json |= !strcmp(removed->items[i], FDL_VERSION_JSON);
+	if (!rc && !drops_json && !fdl_version_expiry(&x, repo, d->id, &ierr) && x.expired)
 		fdl_reflist_note_gone(repo, d->id, x.reason[0] ? x.reason : reason, x.when, &ierr);
 	for (size_t i = 0; i < removed->len && !rc; i++)
 		rc = del_owned(repo, fdl_version_key(d->id, removed->items[i]), err);
@@ -360,31 +365,6 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 
 /* ---- garbage collection ------------------------------------------------------ */
 
-/* The ref list written whole, as the history index is (derived: its
- * failure costs readers of a static host only): every ref, and every
- * version that expired or was withdrawn. */
-static void reflist_rebuild(fdl_repo *repo, const vdirs *dirs)
-{
-	fdl_strlist ids = {0}, reasons = {0}, whens = {0};
-	fdl_error e;
-	int rc = 0;
-	for (size_t i = 0; i < dirs->len && !rc; i++) {
-		fdl_expiry x;
-		if (!expired(&dirs->items[i]) || fdl_version_expiry(&x, repo, dirs->items[i].id, &e) || !x.expired)
-			continue;
-		rc = fdl_strlist_add(&ids, dirs->items[i].id, &e);
-		if (!rc)
-			rc = fdl_strlist_add(&reasons, x.reason[0] ? x.reason : "retention", &e);
-		if (!rc)
-			rc = fdl_strlist_add(&whens, x.when, &e);
-	}
-	if (!rc)
-		fdl_reflist_rebuild(repo, &ids, &reasons, &whens, &e);
-	fdl_strlist_free(&ids);
-	fdl_strlist_free(&reasons);
-	fdl_strlist_free(&whens);
-}
-
 int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err)
 {
 	vdirs dirs;
@@ -406,8 +386,10 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 		rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
+	/* the ref list written whole, as the history index is (derived: its
+	 * failure costs readers of a static host only) */
 	if (!rc && !dry_run)
-		reflist_rebuild(repo, &dirs);
+		fdl_reflist_rebuild(repo, &dirs, &ierr);
 	if (!rc)
 		rc = fdl_duck_new(&duck, true, err);
 	for (size_t i = 0; i < dirs.len && !rc; i++) {

@@ -301,14 +301,16 @@ def test_log_shows_refs_and_states(repo, tmp_path, ledger):
     oops = repo.head("oops")
     fdl("withdraw", repo.root, "oops", "--reason", "personal data")
     ledger.gone(oops)
-    headers = [l for l in fdl("log", repo.root).stdout.splitlines() if l.startswith(("version ", "State:"))]
+    headers = [l for l in fdl("log", repo.root, "--decorate").stdout.splitlines() if l.startswith(("version ", "State:"))]
     assert headers == [f"version {ids[3]} (seq 4) (HEAD -> main)", f"version {ids[2]} (seq 3) (tag: v2025)",
                        f"version {ids[1]} (seq 2) (fixes)", f"version {ids[0]} (seq 1)"]
-    headers = [l for l in fdl("log", repo.root, "oops").stdout.splitlines() if l.startswith(("version ", "State:"))]
+    headers = [l for l in fdl("log", repo.root, "oops", "--decorate").stdout.splitlines() if l.startswith(("version ", "State:"))]
     assert headers[0] == f"version {oops} (seq 5) (oops)"
     assert headers[1].startswith("State:  withdrawn on 20")
     assert headers[2] == f"version {ids[3]} (seq 4) (HEAD -> main)"
     assert "State:" not in fdl("log", repo.root, "oops", "--no-decorate").stdout
+    # as git log: marks on a terminal or asked for, not into a pipe
+    assert "(HEAD -> main)" not in fdl("log", repo.root).stdout
     # the ref list says the same to a static host, which cannot be listed
     refs = read_json(repo.root / "history" / "refs.json")
     assert refs["refs"] == {"refs/heads/main": ids[3], "refs/heads/fixes": ids[1], "refs/tags/v2025": ids[2],
@@ -427,48 +429,15 @@ def test_a_mirror_says_when_the_source_moved_a_branch_back(repo, tmp_path):
     assert "warning" not in out
 
 
-class WaitingHost:
-    """A plain static host (Python's http.server) that holds the first
-    request for a data file until released, then answers it whole: the
-    clone is stopped after its plan, at a point chosen, not timed."""
-
-    def __init__(self, root):
-        import functools
-        import http.server
-        import threading
-        self.held, self.release = threading.Event(), threading.Event()
-        host = self
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def send_head(self):
-                if self.path.startswith("/data/") and not host.held.is_set():
-                    host.held.set()
-                    host.release.wait(60)
-                return super().send_head()
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                                      functools.partial(Handler, directory=str(root)))
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        from conftest import host_stops
-        self.release.set()
-        host_stops(self.url)
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def test_a_clone_racing_a_commit_copies_the_refs_it_planned(repo, tmp_path, ledger):
     """Issue 43: a commit at the source during a clone left the copy's
     branch at a version the copy did not have. The clone is held at its
     first data file (a host that waits), the source commits, then the clone
     goes on: the copy's main is the version it planned, and verifies."""
+    from test_clone import HoldingHost
     con, ids = history(repo, tmp_path, 2)
-    host = WaitingHost(repo.root)
+    host = HoldingHost(repo.root)
+    host.hold_path = "/data/"
     env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
     try:
         p = subprocess.Popen([FDL, "clone", host.url, str(tmp_path / "copy"), "-q"],
