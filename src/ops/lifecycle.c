@@ -63,7 +63,7 @@ static json_t *strlist_json(const fdl_strlist *l)
 
 /* Add expired.json (unless there) and delete what it lists. */
 static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *message, const json_t *extra,
-		      const fdl_strlist *removed, fdl_error *err)
+		      const fdl_strlist *removed, bool list_gone, fdl_error *err)
 {
 	char now[32];
 	int rc = fdl_time_now_iso(now, err);
@@ -85,14 +85,11 @@ static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const c
 	}
 	/* the ref list says so to readers that cannot list (derived: its
 	 * failure costs them the mark only), with the date expired.json has;
-	 * not of a version whose version.json goes too: no reader lists it,
-	 * and nothing under history/ keeps its id (a withdrawal's promise) */
+	 * not (`list_gone` false) of a version whose version.json goes too: no
+	 * reader lists it, and nothing under history/ keeps its id */
 	fdl_expiry x;
 	fdl_error ierr;
-	bool drops_json = false;
-	for (size_t i = 0; i < removed->len; i++)
-		drops_json |= !strcmp(removed->items[i], FDL_VERSION_JSON);
-	if (!rc && !drops_json && !fdl_version_expiry(&x, repo, d->id, &ierr) && x.expired)
+	if (!rc && list_gone && !fdl_version_expiry(&x, repo, d->id, &ierr) && x.expired)
 		fdl_reflist_note_gone(repo, d->id, x.reason[0] ? x.reason : reason, x.when, &ierr);
 	for (size_t i = 0; i < removed->len && !rc; i++)
 		rc = del_owned(repo, fdl_version_key(d->id, removed->items[i]), err);
@@ -199,7 +196,7 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *
 		snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
 			 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
 		if (!dry_run)
-			rc = expire_one(repo, d, "retention", msg, NULL, &removed, err);
+			rc = expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
 		if (!rc)
 			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);
@@ -328,7 +325,8 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 		if (!rc && !dry_run) {
 			/* version.json goes last, after everything else of the withdrawal */
 			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", id);
-			rc = extra ? expire_one(repo, d, "withdrawn", reason, extra, &removed, err)
+			rc = extra ? expire_one(repo, d, "withdrawn", reason, extra, &removed,
+						!(d == target && remove_version_json), err)
 				   : fdl_oom(err);
 			json_decref(extra);
 		}
