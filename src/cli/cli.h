@@ -150,6 +150,8 @@ int cli_verify(const char *root, bool all, bool json, bool quiet, const char *al
  * then git config user.name/user.email run in `work`. False when nothing
  * names one. */
 bool cli_author(const char *spec, const char *work, char *name, size_t nsz, char *email, size_t esz);
+/* fdl_commit_options.warning: "fdl: warning: MESSAGE" on stderr. */
+void cli_warning(const char *message, void *payload);
 /* Say that nothing names an author, and how to name one; exit 2. */
 int cli_no_author(void);
 

@@ -173,12 +173,6 @@ const cli_doc doc_commit = {
 	.max = 1,
 };
 
-static void print_warning(const char *message, void *payload)
-{
-	(void)payload;
-	fprintf(stderr, "fdl: warning: %s\n", message);
-}
-
 int cmd_commit(int argc, char **argv)
 {
 	const char *message = NULL, *message_file = NULL, *author = NULL, *pos[1], *inputs[256];
@@ -226,7 +220,7 @@ int cmd_commit(int argc, char **argv)
 	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email,
 				.inputs = inputs, .input_count = ninputs,
 				.progress = cli_progress_start(&progress, quiet), .progress_payload = &progress,
-				.compact = compact, .warning = print_warning};
+				.compact = compact, .warning = cli_warning};
 	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
 	int rebases = 0;

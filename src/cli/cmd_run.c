@@ -213,7 +213,7 @@ int cmd_run(int argc, char **argv)
 	if (!cli_author(author, work, name, sizeof name, email, sizeof email)) {
 		rc = cli_no_author();
 	} else {
-		fdl_commit_options o = {.message = message, .author_name = name, .author_email = email, .warn = cli_warn};
+		fdl_commit_options o = {.message = message, .author_name = name, .author_email = email, .warning = cli_warning};
 		char id[FDL_ID_LEN + 1];
 		rc = fdl_commit(id, work, &o, &err);
 		if (rc == FDL_ENOCHANGE) {

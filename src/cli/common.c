@@ -347,6 +347,12 @@ bool cli_author(const char *spec, const char *work, char *name, size_t nsz, char
 	return name[0] != '\0';
 }
 
+void cli_warning(const char *message, void *payload)
+{
+	(void)payload;
+	fprintf(stderr, "fdl: warning: %s\n", message);
+}
+
 int cli_no_author(void)
 {
 	fprintf(stderr, "fdl: who is the author of this version? Nothing names one: give --author \"NAME "
