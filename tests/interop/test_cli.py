@@ -61,6 +61,8 @@ def bad_cases(root, work, tmp):
         (["sign"], 2), (["sign", R, "bogus", "--key", nope], 3), (["sign", R, "main"], 2),
         (["sign", R, "main", "--key", nope], 3),
         (["expire"], 2), (["expire", ""], 5), (["expire", nope], 3),
+        (["config"], 2), (["config", nope], 3), (["config", R, "nosuch"], 5), (["config", R, "retention.days", "x"], 5),
+        (["config", R, "retention.days", "1", "--unset", "retention.keep"], 2), (["config", R, "a", "b", "c"], 2),
         (["withdraw"], 2), (["withdraw", R, "bogus", "--reason", "x"], 3), (["withdraw", R, "main"], 5),
         (["withdraw", R, "", "--reason", "x"], 5),
         (["gc"], 2), (["gc", R, "--grace", "bogus"], 2), (["gc", nope], 3),
