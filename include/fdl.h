@@ -108,6 +108,12 @@ FDL_EXTERN const char *fdl_libversion(void);
  * of memory; free with fdl_free. */
 FDL_EXTERN char *fdl_extension_dir(void);
 
+/* Remove the temporary folders libfdl made for this process (in TMPDIR,
+ * named fdl-<what>-<pid>-...): for a program about to exit on a signal
+ * while a libfdl call runs on another thread, which must not go on. A
+ * later fdl removes those of a process that died without this. */
+FDL_EXTERN void fdl_tempdirs_remove(void);
+
 /* A list of strings owned by the report that holds it. */
 typedef struct fdl_strarray {
 	char **strings;
@@ -190,6 +196,26 @@ FDL_EXTERN void fdl_branch_list_free(fdl_branch *list);
 FDL_EXTERN int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_error *err);
 /* Delete a branch (compare-and-swap); refuses HEAD's branch. */
 FDL_EXTERN int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err);
+/* Move branch `name` to `start` (NULL = HEAD; a ref or version id) from
+ * wherever it is, as `git branch --force` does: back to an older version
+ * too. A compare-and-swap from the tip it read (FDL_ECONFLICT when another
+ * writer moved it meanwhile); created when it does not exist. `old_tip`
+ * gets the version it was at ("" when it did not exist), which moves it
+ * back. A working catalog based on the old tip then conflicts at commit. */
+FDL_EXTERN int fdl_branch_set(char old_tip[FDL_ID_LEN + 1], fdl_repo *repo, const char *name, const char *start,
+			      fdl_error *err);
+/* Make HEAD name branch `branch`, which must have a version (a
+ * compare-and-swap on HEAD): the default branch readers and checkouts
+ * get. */
+FDL_EXTERN int fdl_repo_head_set(fdl_repo *repo, const char *branch, fdl_error *err);
+/* Set fdl.json's retention (what fdl expire applies): `key` is
+ * "retention.days" or "retention.keep", `value` a whole number (0 or
+ * more) or NULL for forever. A compare-and-swap on fdl.json that keeps
+ * every other field (FDL_ECONFLICT when another writer changed it). */
+FDL_EXTERN int fdl_repo_retention_set(fdl_repo *repo, const char *key, const char *value, fdl_error *err);
+/* fdl.json's retention: days and versions kept per branch, -1 for
+ * forever (null or absent). */
+FDL_EXTERN int fdl_repo_retention(int64_t *days, int64_t *keep, const fdl_repo *repo, fdl_error *err);
 
 /* ---- tags ---------------------------------------------------------- */
 
@@ -276,7 +302,23 @@ typedef struct fdl_log {
 	 * was withdrawn with its version.json (fdl withdraw
 	 * --remove-version-json); the versions before it are out of reach */
 	char withdrawn_end[FDL_ID_LEN + 1];
+	/* NULL until fdl_log_decorate; then one a version, as items */
+	struct fdl_log_mark *marks;
 } fdl_log;
+/* What `git log --decorate` shows of a version, and whether it is still
+ * there: the refs that name it ("HEAD -> main", "fixes", "tag: v2025", in
+ * that order) and its state ("" live, "expired" or "withdrawn", since
+ * `when`). */
+typedef struct fdl_log_mark {
+	fdl_strarray refs;
+	char state[16];
+	char when[40];
+} fdl_log_mark;
+/* Fill l->marks. Refs come from listing refs/ (or, from a static host,
+ * from the ref list fdl writes, history/refs.json); states from each
+ * version's expired.json on a folder, else from the ref list (a host
+ * without one shows none). A few requests, whatever the history's length. */
+FDL_EXTERN int fdl_log_decorate(fdl_log *l, fdl_repo *repo, fdl_error *err);
 FDL_EXTERN int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err);
 /* The same list, each item brief: only what fdl log shows is read and
  * checked (id, seq, parents, created_at, author, message, changes), which
@@ -311,13 +353,29 @@ FDL_EXTERN const fdl_change *fdl_version_change(const fdl_version *v, size_t i);
 
 /* The schema differences from version `a` to version `b` (refs, see
  * fdl_ref_resolve), computed from the two frozen catalogs. */
+/* One change of a description (dataset.json): `field` of the dataset
+ * ("licenses", "title", ...), of a table, or of a column, "added",
+ * "removed" or "changed". */
+typedef struct fdl_desc_change {
+	char *table;  /* "schema.table"; NULL for the dataset's own fields */
+	char *column; /* NULL but for a column's */
+	char *field;
+	char *kind;
+} fdl_desc_change;
 typedef struct fdl_diff {
 	char from[FDL_ID_LEN + 1];
 	char to[FDL_ID_LEN + 1];
 	fdl_change *changes;
 	size_t change_count;
+	/* what the description changed (people's part: not rows or types) */
+	fdl_desc_change *desc_changes;
+	size_t desc_change_count;
 } fdl_diff;
 FDL_EXTERN int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err);
+/* The description changes alone (from the two dataset.json files, no
+ * catalog opened), the rest of *out empty: what fdl show tells of a
+ * version against its parent. */
+FDL_EXTERN int fdl_diff_descriptions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err);
 FDL_EXTERN void fdl_diff_free(fdl_diff *d);
 
 /* Row differences, streamed: for each table both versions have (or only
@@ -337,7 +395,8 @@ typedef struct fdl_diff_rows_options {
 FDL_EXTERN int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err);
 
 /* An fdl_diff as JSON, one object: {"from", "to", "changes": [{table,
- * kind, column?, from?, from_type?, type?, breaking}]} (what `fdl diff
+ * kind, column?, from?, from_type?, type?, breaking}],
+ * "description_changes": [{field, kind, table?, column?}]} (what `fdl diff
  * --json` prints before the rows it streams). Free *out with fdl_free. */
 FDL_EXTERN int fdl_diff_json(char **out, const fdl_diff *d, fdl_error *err);
 /* `fdl diff --json --rows`, streamed to `out`: d's object (fdl_diff_json)
@@ -369,13 +428,26 @@ FDL_EXTERN int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fd
 /* ---- working catalogs [stable] ------------------------------------ */
 
 typedef struct fdl_checkout_options {
-	const char *ref; /* branch to work on, NULL = HEAD's branch */
+	/* branch to work on, NULL = HEAD's branch; it must exist (but HEAD's
+	 * own before its first version), unless `create` says to make it */
+	const char *ref;
+	/* a new branch named `ref` (FDL_EEXISTS when it exists):
+	 * FDL_CHECKOUT_NEW creates it at `start` (NULL = HEAD) before the
+	 * checkout, as `git checkout -b` does; FDL_CHECKOUT_ORPHAN starts it
+	 * empty, with no version until its first commit (`git checkout
+	 * --orphan`). 0: an existing branch. */
+	int create;
+	const char *start;
 } fdl_checkout_options;
+#define FDL_CHECKOUT_NEW 1
+#define FDL_CHECKOUT_ORPHAN 2
 
 /* Make the working catalog folder `work` (which must not exist or be
  * empty): a SQLite DuckLake catalog holding the branch tip (empty when the
  * branch has no version yet), and `fdl-work.json` recording the
- * repository, branch and base version. */
+ * repository, branch and base version. A branch that does not exist is
+ * refused (FDL_ENOTFOUND, naming the branch it most likely meant) unless
+ * opts->create asks for it. */
 FDL_EXTERN int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err);
 
 /* Delete a working catalog folder made by fdl_checkout (refuses a folder
@@ -410,8 +482,10 @@ typedef struct fdl_commit_options {
 	/* non-zero: merge the working catalog's small data files first
 	 * (ducklake_merge_adjacent_files, a new snapshot of it) */
 	int compact;
-	/* told what a reader of the version would want fixed (many small data
-	 * files in a table); may be NULL */
+	/* told, one message at a time, what should be fixed though the commit
+	 * goes on: many small data files in a table, a description that
+	 * follows a table or column renamed since it was written ("FILE, line
+	 * N: ..."); may be NULL */
 	fdl_warning_cb warning;
 	void *warning_payload;
 } fdl_commit_options;
@@ -554,17 +628,21 @@ typedef struct fdl_verify_report {
 	int signatures_checked; /* allowed_signers was given */
 	fdl_good_signature *signatures;
 	size_t signature_count;
+	/* versions with a version.json left unchecked: not reachable from a
+	 * ref, and `all` not given (0 with `all`) */
+	size_t versions_unchecked;
 } fdl_verify_report;
 
 /* Check a repository the way git fsck does and report every problem.
- * Versions reachable from refs, or every version directory with `all`.
+ * Every version directory with `all` (what fdl verify does), else only
+ * those reachable from refs (versions_unchecked counts the others).
  * With `allowed_signers` (an OpenSSH allowed_signers file), every checked
  * version must carry a valid version.json.sig by a listed key. The rc is an
  * error only when the check itself could not run; problems go in the
  * report. */
 FDL_EXTERN int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err);
 FDL_EXTERN void fdl_verify_report_free(fdl_verify_report *r);
-/* {"repository", "versions_checked", "ok", "problems": [{"where",
+/* {"repository", "versions_checked", "versions_unchecked", "ok", "problems": [{"where",
  * "problem"}], "warnings": [{"where", "warning"}], "signatures"?: [{"id",
  * "signer"}]} */
 FDL_EXTERN int fdl_verify_report_json(char **out, const fdl_verify_report *r, fdl_error *err);
@@ -649,6 +727,13 @@ typedef struct fdl_clone_options {
 	fdl_progress_cb progress;
 	void *progress_payload;
 	int jobs; /* transfers at once; 0: 8 from a host or bucket or to a bucket, 1 between folders */
+	/* NULL: every branch and tag (listed, or from a static host's ref
+	 * list, history/refs.json; HEAD's branch when it has none); else that
+	 * branch alone, which the copy's HEAD then names */
+	const char *branch;
+	/* a copy whose ref names a version the source does not have (another
+	 * repository) is refused (FDL_ECONFLICT) unless this is set */
+	int force;
 } fdl_clone_options;
 typedef struct fdl_clone_report {
 	char *from, *to;
@@ -656,11 +741,15 @@ typedef struct fdl_clone_report {
 	int64_t copied;        /* files copied */
 	int64_t already_there; /* files the destination already had, checked */
 	int64_t removed;       /* files deleted from the copy: their version expired or was withdrawn since */
+	/* the copy's refs moved to a version that does not descend from where
+	 * they were ("refs/heads/main moved from X to Y, ..."): the source moved
+	 * them back */
+	fdl_strarray moved;
 } fdl_clone_report;
 FDL_EXTERN int fdl_clone(fdl_clone_report **out, const char *src, const char *dst, const fdl_clone_options *opts,
 	      fdl_error *err);
 FDL_EXTERN void fdl_clone_report_free(fdl_clone_report *r);
-/* {"from", "to", "versions", "copied", "already_there", "removed"} */
+/* {"from", "to", "versions", "copied", "already_there", "removed", "moved": [...]} */
 FDL_EXTERN int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err);
 
 /* ---- Iceberg views [experimental] -------------------------------- */

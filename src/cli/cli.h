@@ -4,8 +4,10 @@
 #define FDL_CLI_H
 
 #include "fdl.h"
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Exit codes: 0 ok, 1 other failure, 2 usage, else the negated FDL_E*. */
 #define CLI_EXIT_USAGE 2
@@ -84,6 +86,8 @@ void cli_print_list(const char *before, const fdl_strarray *a, const char *after
 int cli_fail(const fdl_error *err);
 int cli_exit_code(int code);
 
+/* One description change as a line: "licenses changed", "main.t.a: description added". */
+void cli_print_desc_change(FILE *f, const fdl_desc_change *c, const char *indent);
 /* One `changes` item as a line: "add_column main.t.note ... BREAKING". */
 void cli_print_change(FILE *f, const fdl_change *change, const char *indent);
 
@@ -114,6 +118,8 @@ int cmd_verify(int argc, char **argv);
 extern const cli_doc doc_verify;
 int cmd_sign(int argc, char **argv);
 extern const cli_doc doc_sign;
+int cmd_config(int argc, char **argv);
+extern const cli_doc doc_config;
 int cmd_expire(int argc, char **argv);
 extern const cli_doc doc_expire;
 int cmd_withdraw(int argc, char **argv);
@@ -144,6 +150,8 @@ int cli_verify(const char *root, bool all, bool json, bool quiet, const char *al
  * then git config user.name/user.email run in `work`. False when nothing
  * names one. */
 bool cli_author(const char *spec, const char *work, char *name, size_t nsz, char *email, size_t esz);
+/* fdl_commit_options.warning: "fdl: warning: MESSAGE" on stderr. */
+void cli_warning(const char *message, void *payload);
 /* Say that nothing names an author, and how to name one; exit 2. */
 int cli_no_author(void);
 
@@ -157,5 +165,31 @@ typedef struct cli_progress {
 } cli_progress;
 fdl_progress_cb cli_progress_start(cli_progress *p, bool quiet);
 void cli_progress_end(cli_progress *p);
+
+/* SIGINT, SIGTERM and SIGHUP during a command that writes (interrupt.c):
+ * cli_interrupt_start (before any other thread starts) has one thread wait
+ * for them; on one it prints "fdl: WHAT interrupted (SIGNAL). MESSAGE",
+ * calls `cleanup(tmp)` when `tmp` is set, removes libfdl's temporary
+ * folders of this process and exits 128 + the signal. While a child runs
+ * (cli_interrupt_child with its pid; 0 when it ended) the signal is passed
+ * to it and noted instead (cli_interrupt_got). A forked child calls
+ * cli_interrupt_unblock before exec. cli_interrupt_end before returning. */
+typedef struct cli_interrupt {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	bool started;
+	char what[64];
+	char message[512];
+	char tmp[4096];
+	void (*cleanup)(const char *tmp);
+	pid_t child;
+	int got;
+} cli_interrupt;
+int cli_interrupt_start(cli_interrupt *ci, const char *what, const char *message);
+void cli_interrupt_say(cli_interrupt *ci, const char *message);
+void cli_interrupt_child(cli_interrupt *ci, pid_t child);
+int cli_interrupt_got(cli_interrupt *ci);
+void cli_interrupt_unblock(void);
+void cli_interrupt_end(cli_interrupt *ci);
 
 #endif

@@ -5,33 +5,45 @@
 #include <string.h>
 
 const cli_doc doc_checkout = {
-	.usage = "fdl checkout ROOT WORK|postgres:CONNINFO [--ref BRANCH] [--meta postgres] [--as NAME]",
+	.usage = "fdl checkout ROOT WORK|postgres:CONNINFO [--ref BRANCH | --new-branch NAME [--from REF] | --orphan NAME] "
+		 "[--meta postgres] [--as NAME]",
 	.summary = "make a working catalog holding a branch's latest version",
 	.text = "Makes the working catalog folder `WORK` (it must not exist or be empty): a\n"
 		"SQLite DuckLake catalog (format 1.0, data inlining off) holding the branch's\n"
 		"latest version, empty when the branch has none, whose data files go straight\n"
 		"into the repository's data folder. Prints (on stdout) the `LOAD`s and\n"
 		"`ATTACH` to run in DuckDB; then `fdl commit WORK` publishes what you wrote.\n"
-		"A new branch (`--ref NAME`, which its first commit creates) may not have a\n"
-		"tag's name (exit 9).\n"
+		"A new branch (`--new-branch`, `--orphan`) may not have a tag's name\n"
+		"(exit 9).\n"
 		"\n"
 		"With `postgres:CONNINFO` (a libpq connection string) or `--meta postgres`\n"
 		"(the `PG*` variables), the working catalog is a DuckLake catalog in\n"
 		"PostgreSQL (schema public) that many writers on many machines share; a\n"
 		"second checkout of the same database adopts it. For an `s3://` ROOT the\n"
-		"SQL carries `LOAD httpfs` and a `CREATE SECRET` with your credentials.",
+		"SQL carries `LOAD httpfs` and a `CREATE SECRET` with your credentials.\n"
+		"\n"
+		"`--ref` names a branch that exists (or HEAD's, before its first version); a\n"
+		"name that is not a branch is refused (exit 3) with the one it most likely\n"
+		"meant, and nothing is made. A new branch is asked for by name, as in Git:\n"
+		"`--new-branch NAME` (`-b`) creates it at `--from REF` (default HEAD) and\n"
+		"checks it out; `--orphan NAME` starts it empty, with no history, and its\n"
+		"first commit creates it.",
 	.examples = "fdl checkout /srv/population work --ref main > attach.sql\n"
-		    "duckdb -init attach.sql\n",
+		    "fdl checkout /srv/population work-fix --new-branch correction --from v2025\n",
 	.min = 1,
 	.max = 2,
 };
 
 int cmd_checkout(int argc, char **argv)
 {
-	const char *ref = NULL, *alias = NULL, *meta = NULL, *pos[2];
+	const char *ref = NULL, *alias = NULL, *meta = NULL, *pos[2], *new_branch = NULL, *orphan = NULL, *from = NULL;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "ref", .value = &ref, .arg = "BRANCH", .help = "branch to work on (default: the branch HEAD names)"},
+		{.name = "new-branch", .short_name = 'b', .value = &new_branch, .arg = "NAME",
+		 .help = "create branch NAME (at --from, default HEAD) and work on it"},
+		{.name = "from", .value = &from, .arg = "REF", .help = "where --new-branch starts (default HEAD)"},
+		{.name = "orphan", .value = &orphan, .arg = "NAME", .help = "work on a new, empty branch NAME (no history)"},
 		{.name = "as", .value = &alias, .arg = "NAME", .help = "catalog alias in the printed ATTACH (default: lake)"},
 		{.name = "meta", .value = &meta, .arg = "postgres", .help = "a catalog in PostgreSQL named by the PG* variables (no WORK)"},
 		{0},
@@ -47,6 +59,10 @@ int cmd_checkout(int argc, char **argv)
 		fprintf(stderr, "fdl: missing WORK (or --meta postgres)\n");
 		return CLI_EXIT_USAGE;
 	}
+	if ((ref != NULL) + (new_branch != NULL) + (orphan != NULL) > 1 || (from && !new_branch)) {
+		fprintf(stderr, "fdl: give one of --ref BRANCH, --new-branch NAME [--from REF] and --orphan NAME\n");
+		return CLI_EXIT_USAGE;
+	}
 	if (npos == 1)
 		pos[1] = "postgres:";
 	fdl_repo *repo;
@@ -54,6 +70,10 @@ int cmd_checkout(int argc, char **argv)
 		return rc;
 	fdl_error err = {0};
 	fdl_checkout_options o = {.ref = ref};
+	if (new_branch)
+		o = (fdl_checkout_options){.ref = new_branch, .create = FDL_CHECKOUT_NEW, .start = from};
+	else if (orphan)
+		o = (fdl_checkout_options){.ref = orphan, .create = FDL_CHECKOUT_ORPHAN};
 	char *sql = NULL;
 	rc = fdl_checkout(repo, pos[1], &o, &err);
 	fdl_repo_free(repo);
@@ -61,6 +81,8 @@ int cmd_checkout(int argc, char **argv)
 		rc = fdl_work_attach_sql(&sql, pos[1], alias, &err);
 	if (rc)
 		return cli_fail(&err);
+	if (new_branch)
+		fprintf(stderr, "Created branch %s\n", new_branch);
 	fprintf(stderr, "Working catalog ready in %s. Write to it from DuckDB with:\n", pos[1]);
 	fputs(sql, stdout);
 	fdl_free(sql);

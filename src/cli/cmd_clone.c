@@ -1,14 +1,23 @@
 /* fdl clone: copy a repository, resumable and checked.
  * Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
+#include <string.h>
 
 const cli_doc doc_clone = {
-	.usage = "fdl clone SRC DST [--jobs N] [--json] [-q]",
+	.usage = "fdl clone SRC[@BRANCH] DST [--branch BRANCH] [--force] [--jobs N] [--json] [-q]",
 	.summary = "copy a repository, resumable and checked",
-	.text = "Copies a repository from a folder, a bucket or an `http(s)://` URL (then\n"
-		"what HEAD's branch reaches: a static host cannot be listed) into the folder\n"
-		"or bucket DST (on a terminal, unless `-q`, a line of files and bytes done,\n"
-		"rate and time left), checking every\n"
+	.text = "Copies a repository from a folder, a bucket or an `http(s)://` URL into the\n"
+		"folder or bucket DST (on a terminal, unless `-q`, a line of files and bytes\n"
+		"done, rate and time left): every branch and tag with what they reach (a\n"
+		"static host, which cannot be listed, names them in the ref list fdl\n"
+		"writes, `history/refs.json`; without one, HEAD's branch), or with\n"
+		"`SRC@BRANCH` or `--branch BRANCH` that branch alone, which the copy's HEAD\n"
+		"then names. Each ref gets the value it had when the clone began, so a\n"
+		"commit at the source meanwhile never leaves the copy naming a version it\n"
+		"lacks. A copy whose ref names a version the source does not have holds\n"
+		"another repository: refused (exit 4) unless `--force`; a ref the source\n"
+		"moved back (`fdl branch --force`) follows it, with a line that says so.\n"
+		"Checking every\n"
 		"byte against what the versions record (a data file's sha256 is in\n"
 		"`files.json`, checked as it is copied): data files first, each version's\n"
 		"`version.json` after its other files, refs last, so an interrupted clone is\n"
@@ -32,7 +41,13 @@ int cmd_clone(int argc, char **argv)
 	bool json = false, quiet = false;
 	const char *jobs_s = NULL;
 	int npos;
+	const char *branch = NULL;
+	bool force = false;
 	cli_opt opts[] = {
+		{.name = "branch", .short_name = 'b', .value = &branch, .arg = "BRANCH",
+		 .help = "copy this branch alone (as SRC@BRANCH does); the copy's HEAD names it"},
+		{.name = "force", .flag = &force,
+		 .help = "make a copy that holds another repository follow the source"},
 		{.name = "jobs", .short_name = 'j', .value = &jobs_s, .arg = "N",
 		 .help = "transfers at once (default 8 from a host or bucket or into a bucket, 1 between folders)"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
@@ -55,18 +70,18 @@ int cmd_clone(int argc, char **argv)
 	char *src = NULL, *at = NULL;
 	if (fdl_target_split(&src, &at, pos[0], &err))
 		return cli_fail(&err);
-	if (at) {
-		fprintf(stderr, "fdl: '%s' names a version after '@'; fdl clone copies a whole repository: give %s\n",
-			pos[0], src);
+	if (at && branch && strcmp(at, branch)) {
+		fprintf(stderr, "fdl: '%s' and --branch %s name two branches; give one\n", pos[0], branch);
 		fdl_free(src);
 		fdl_free(at);
 		return CLI_EXIT_USAGE;
 	}
 	cli_progress progress;
 	fdl_clone_options o = {.progress = cli_progress_start(&progress, quiet || json), .progress_payload = &progress,
-			       .jobs = (int)jobs};
+			       .jobs = (int)jobs, .branch = at ? at : branch, .force = force};
 	rc = fdl_clone(&r, src, pos[1], &o, &err);
 	fdl_free(src);
+	fdl_free(at);
 	cli_progress_end(&progress);
 	if (rc)
 		return cli_fail(&err);
@@ -80,6 +95,8 @@ int cmd_clone(int argc, char **argv)
 			printf(", %lld removed (their versions expired or were withdrawn at the source)",
 			       (long long)r->removed);
 		putchar('\n');
+		for (size_t i = 0; i < r->moved.count; i++)
+			printf("warning: %s\n", r->moved.strings[i]);
 	}
 	fdl_clone_report_free(r);
 	if (rc)

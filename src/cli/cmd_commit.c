@@ -161,19 +161,17 @@ const cli_doc doc_commit = {
 		"Each commit builds the new frozen catalog from the base version's plus the\n"
 		"rows added or ended since; it freezes in full where the base cannot serve\n"
 		"(a first version, another DuckLake format, another writer's layout), and\n"
-		"`FDL_TRACE=1` says which and why (`FDL_FREEZE=full` forces the full one).",
+		"`FDL_TRACE=1` says which and why (`FDL_FREEZE=full` forces the full one).\n"
+		"\n"
+		"Interrupted (Ctrl-C, SIGTERM, SIGHUP), it says so, removes its temporary\n"
+		"folder and exits 128 + the signal: a version is published whole or not at\n"
+		"all, and the same `fdl commit` run again finishes the job.",
 	.examples = "fdl commit work -m \"Add the final 2025 figures\" --author \"Example City <data@example.org>\" \\\n"
 		    "  --input census:2025=https://example.org/population-2025.csv\n"
 		    "fdl commit work -F release-notes.txt\n",
 	.min = 1,
 	.max = 1,
 };
-
-static void print_warning(const char *message, void *payload)
-{
-	(void)payload;
-	fprintf(stderr, "fdl: warning: %s\n", message);
-}
 
 int cmd_commit(int argc, char **argv)
 {
@@ -222,11 +220,16 @@ int cmd_commit(int argc, char **argv)
 	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email,
 				.inputs = inputs, .input_count = ninputs,
 				.progress = cli_progress_start(&progress, quiet), .progress_payload = &progress,
-				.compact = compact, .warning = print_warning};
+				.compact = compact, .warning = cli_warning};
 	fdl_error err = {0};
 	char id[FDL_ID_LEN + 1];
 	int rebases = 0;
+	cli_interrupt ci;
+	cli_interrupt_start(&ci, "commit",
+			    "Nothing half-written is left: run the same fdl commit again, and it publishes what this "
+			    "one had not, or records the version it had published.");
 	rc = rebase ? fdl_commit_rebase(id, &rebases, pos[0], &o, COMMIT_TRIES, &err) : fdl_commit(id, pos[0], &o, &err);
+	cli_interrupt_end(&ci);
 	cli_progress_end(&progress);
 	free(text);
 	if (rc)

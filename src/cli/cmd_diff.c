@@ -60,7 +60,9 @@ const cli_doc doc_diff = {
 	.usage = "fdl diff ROOT REF-A REF-B [--rows [TABLE]] [--limit N] [--json]",
 	.summary = "schema (and row) differences between two versions",
 	.text = "The schema changes from version A to version B (same kinds as `changes`),\n"
-		"computed from the two frozen catalogs. With `--rows`, per table (or of\n"
+		"computed from the two frozen catalogs, and what the description changed\n"
+		"(`dataset.json`: licenses, title, a table's or a column's description, ...,\n"
+		"each added, removed or changed). With `--rows`, per table (or of\n"
 		"TABLE) the number of rows added and removed, computed by DuckDB over the\n"
 		"columns both versions have (`EXCEPT ALL`), and the first N of each in\n"
 		"`ORDER BY ALL` order, like `git log -n` (default 100; `--limit all`).\n"
@@ -109,6 +111,10 @@ int cmd_diff(int argc, char **argv)
 				printf("no schema changes\n");
 			for (size_t i = 0; i < d->change_count; i++)
 				cli_print_change(stdout, &d->changes[i], "  ");
+			if (d->desc_change_count)
+				printf("description changes\n");
+			for (size_t i = 0; i < d->desc_change_count; i++)
+				cli_print_desc_change(stdout, &d->desc_changes[i], "  ");
 			fflush(stdout);
 		}
 		fdl_diff_free(d);

@@ -43,6 +43,9 @@ int cmd_expire(int argc, char **argv)
 	char *text = NULL;
 	if (json)
 		rc = cli_print_json(fdl_expire_report_json(&text, r, &err), &text, &err);
+	else if (!r->expired_count)
+		printf("Nothing %s: no version is past fdl.json's retention (see fdl config ROOT retention.days)\n",
+		       dry ? "would expire" : "to expire");
 	else
 		cli_print_removals("expired", r->expired, r->expired_count, dry);
 	fdl_expire_report_free(r);

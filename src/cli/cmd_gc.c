@@ -63,6 +63,10 @@ int cmd_gc(int argc, char **argv)
 	char *text = NULL;
 	if (json) {
 		rc = cli_print_json(fdl_gc_report_json(&text, r, &err), &text, &err);
+	} else if (!r->deleted.count && !r->incomplete_versions.count) {
+		printf("Nothing %s: every data file is referenced by a live version or younger than the grace "
+		       "period (%s), and no version is incomplete\n",
+		       dry ? "would be removed" : "to remove", grace);
 	} else {
 		cli_print_list(dry ? "would remove " : "removed ", &r->deleted, "");
 		cli_print_list("incomplete version ", &r->incomplete_versions, dry ? ": would remove" : ": removed");

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void print_snapshots(fdl_repo *repo, const fdl_version *v)
 {
@@ -30,20 +31,28 @@ static void print_snapshots(fdl_repo *repo, const fdl_version *v)
 	fdl_snapshot_list_free(list);
 }
 
-static void print_version(const fdl_version *v)
+static void print_version(const fdl_version *v, const fdl_log_mark *m)
 {
-	printf("version %s (seq %lld)\n", fdl_version_id(v), (long long)fdl_version_seq(v));
+	printf("version %s (seq %lld)", fdl_version_id(v), (long long)fdl_version_seq(v));
+	for (size_t i = 0; m && i < m->refs.count; i++)
+		printf("%s%s%s", i ? ", " : " (", m->refs.strings[i], i + 1 == m->refs.count ? ")" : "");
+	printf("\n");
 	const char *email = fdl_version_author_email(v);
 	printf("Author: %s%s%s%s\n", fdl_version_author_name(v), email ? " <" : "", email ? email : "",
 	       email ? ">" : "");
-	printf("Date:   %s\n\n", fdl_version_created_at(v));
+	printf("Date:   %s\n", fdl_version_created_at(v));
+	if (m && m->state[0])
+		printf("State:  %s%s%s (%s)\n", m->state, m->when[0] ? " on " : "", m->when,
+		       !strcmp(m->state, "withdrawn") ? "its catalog and the data it added are gone"
+						     : "left retention: its catalog is gone");
+	printf("\n");
 	/* indent every line of the message, as git log does */
-	const char *m = fdl_version_message(v);
-	while (*m) {
-		const char *nl = strchr(m, '\n');
-		int n = nl ? (int)(nl - m) : (int)strlen(m);
-		printf("    %.*s\n", n, m);
-		m += n + (nl ? 1 : 0);
+	const char *msg = fdl_version_message(v);
+	while (*msg) {
+		const char *nl = strchr(msg, '\n');
+		int n = nl ? (int)(nl - msg) : (int)strlen(msg);
+		printf("    %.*s\n", n, msg);
+		msg += n + (nl ? 1 : 0);
 	}
 	printf("\n");
 	if (fdl_version_change_count(v)) {
@@ -55,7 +64,7 @@ static void print_version(const fdl_version *v)
 }
 
 const cli_doc doc_log = {
-	.usage = "fdl log ROOT [REF] [--json] [--limit N] [--snapshots]",
+	.usage = "fdl log ROOT [REF] [--json] [--limit N] [--snapshots] [--decorate | --no-decorate]",
 	.summary = "list versions, newest first, following the first parent",
 	.text = "Versions of a branch (default HEAD), newest first, following the first\n"
 		"parent, with each version's schema changes (breaking ones marked). Read\n"
@@ -65,7 +74,13 @@ const cli_doc doc_log = {
 		"parent are checked to follow on. `--json` prints one\n"
 		"`version.json` object per line; `--snapshots` lists under each version the\n"
 		"DuckLake snapshots it froze with their `commit_message` and\n"
-		"`commit_extra_info` (set in DuckDB with `CALL lake.set_commit_message(...)`).",
+		"`commit_extra_info` (set in DuckDB with `CALL lake.set_commit_message(...)`).\n"
+		"\n"
+		"On a terminal, as `git log` does there, each version shows the branches\n"
+		"and tags at it (`HEAD -> main`, `tag: v2025`), and a `State:` line when it\n"
+		"expired or was withdrawn; a static host tells both through the ref list\n"
+		"fdl writes (`history/refs.json`: one request more). `--decorate` shows them\n"
+		"anywhere (into a pipe or a file too), `--no-decorate` nowhere.",
 	.examples = "fdl log /srv/population main --limit 5 --snapshots\n",
 	.min = 1,
 	.max = 2,
@@ -74,17 +89,23 @@ const cli_doc doc_log = {
 int cmd_log(int argc, char **argv)
 {
 	const char *limit_s = NULL, *pos[2];
-	bool json = false, snapshots = false;
+	bool json = false, snapshots = false, plain = false, decorate = false;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "json", .flag = &json, .help = "one version.json object per line"},
 		{.name = "limit", .short_name = 'n', .value = &limit_s, .arg = "N", .help = "show at most N versions"},
 		{.name = "snapshots", .flag = &snapshots, .help = "list the DuckLake snapshots (commit messages) under each version"},
+		{.name = "decorate", .flag = &decorate, .help = "branches, tags and states beside the versions, not only on a terminal"},
+		{.name = "no-decorate", .flag = &plain, .help = "no branches, tags or states beside the versions"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, &doc_log, opts, pos, &npos);
 	if (rc != CLI_GO)
 		return rc;
+	if (decorate && plain) {
+		fprintf(stderr, "fdl: --decorate and --no-decorate are each other's opposite; give one\n");
+		return CLI_EXIT_USAGE;
+	}
 	long long limit = -1;
 	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, false)))
 		return rc;
@@ -105,6 +126,10 @@ int cmd_log(int argc, char **argv)
 		fdl_repo_free(repo);
 		return cli_exit_code(rc);
 	}
+	fdl_error derr;
+	bool marks = !json && !plain && (decorate || isatty(STDOUT_FILENO));
+	if (marks && log && log->count && fdl_log_decorate(log, repo, &derr))
+		fprintf(stderr, "fdl: (no branches, tags or states shown: %s)\n", derr.message);
 	/* what was read before a failure is shown, then the failure */
 	for (size_t i = 0; log && i < log->count; i++) {
 		const fdl_version *v = log->items[i];
@@ -125,7 +150,7 @@ int cmd_log(int argc, char **argv)
 			printf("%s\n", text);
 			fdl_free(text);
 		} else {
-			print_version(v);
+			print_version(v, log->marks ? &log->marks[i] : NULL);
 			if (snapshots)
 				print_snapshots(repo, v);
 		}

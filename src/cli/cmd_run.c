@@ -35,7 +35,7 @@ static void rm_tree(const char *dir)
 	rmdir(dir);
 }
 
-static int run_child(char **cmd, const char *work, const char *repo_root, const char *branch_ref,
+static int run_child(cli_interrupt *ci, char **cmd, const char *work, const char *repo_root, const char *branch_ref,
 		     const char *attach)
 {
 	pid_t pid = fork();
@@ -58,13 +58,16 @@ static int run_child(char **cmd, const char *work, const char *repo_root, const 
 		setenv("FDL_ATTACH", attach, 1);
 		if (branch_ref)
 			setenv("FDL_BRANCH", branch_ref, 1);
+		cli_interrupt_unblock(); /* COMMAND gets Ctrl-C as it would without fdl */
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "fdl: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(127);
 	}
+	cli_interrupt_child(ci, pid);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	cli_interrupt_child(ci, 0);
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st))
@@ -79,7 +82,10 @@ const cli_doc doc_run = {
 		"catalog, runs COMMAND, and commits only if it exits 0 and wrote a new\n"
 		"snapshot or a new description (else \"nothing to commit\", exit 0).\n"
 		"COMMAND's non-zero exit code is passed on with nothing committed; a\n"
-		"publish by someone else meanwhile is a conflict (exit 4). COMMAND finds in\n"
+		"publish by someone else meanwhile is a conflict (exit 4). Interrupted\n"
+		"(Ctrl-C, SIGTERM, SIGHUP), it passes the signal to COMMAND, commits\n"
+		"nothing, removes its temporary folder, says so and exits 128 + the\n"
+		"signal. `--ref` names a branch that exists. COMMAND finds in\n"
 		"its environment:\n"
 		"\n"
 		"  FDL_WORK          the temporary working catalog folder (a dataset.yml written here describes the version)\n"
@@ -144,6 +150,11 @@ int cmd_run(int argc, char **argv)
 		free(tmp);
 		return 1;
 	}
+	/* interrupted, it removes the temporary folder and says what it did */
+	cli_interrupt ci;
+	cli_interrupt_start(&ci, "run", "Nothing was committed; the temporary working catalog is removed.");
+	snprintf(ci.tmp, sizeof ci.tmp, "%s", tmp);
+	ci.cleanup = rm_tree;
 	fdl_checkout_options co = {.ref = ref};
 	char *attach = NULL;
 	rc = fdl_checkout(repo, work, &co, &err);
@@ -153,6 +164,7 @@ int cmd_run(int argc, char **argv)
 	if (!rc)
 		rc = fdl_work_attach_sql(&attach, work, "lake", &err);
 	if (rc) {
+		cli_interrupt_end(&ci);
 		rm_tree(tmp);
 		free(tmp);
 		free(work);
@@ -160,6 +172,7 @@ int cmd_run(int argc, char **argv)
 	}
 	fdl_work_info *info = NULL;
 	if (fdl_work_info_read(&info, work, &err)) {
+		cli_interrupt_end(&ci);
 		fdl_free(attach);
 		rm_tree(tmp);
 		free(tmp);
@@ -168,16 +181,25 @@ int cmd_run(int argc, char **argv)
 	}
 	setenv("FDL_BASE", info->base, 1);
 	setenv("FDL_DATA_PATH", info->data_path, 1);
-	int code = run_child(cmd, work, root, info->branch, attach);
+	int code = run_child(&ci, cmd, work, root, info->branch, attach);
 	fdl_work_info_free(info);
 	fdl_free(attach);
-	if (code != 0) {
-		fprintf(stderr, "fdl: %s exited %d; nothing committed\n", cmd[0], code);
+	int sig = cli_interrupt_got(&ci);
+	if (sig || code != 0) {
+		cli_interrupt_end(&ci);
+		if (sig)
+			fprintf(stderr, "\nfdl: run interrupted (%s) while %s ran. Nothing was committed; the temporary "
+					"working catalog is removed.\n",
+				strsignal(sig), cmd[0]);
+		else
+			fprintf(stderr, "fdl: %s exited %d; nothing committed\n", cmd[0], code);
 		rm_tree(tmp);
 		free(tmp);
 		free(work);
-		return code;
+		return sig ? 128 + sig : code;
 	}
+	cli_interrupt_say(&ci, "It was committing: fdl log ROOT shows whether the version was published (a version is "
+			       "published whole or not at all); the temporary working catalog is removed.");
 	char msg[1024];
 	if (!message) {
 		snprintf(msg, sizeof msg, "fdl run:");
@@ -191,7 +213,7 @@ int cmd_run(int argc, char **argv)
 	if (!cli_author(author, work, name, sizeof name, email, sizeof email)) {
 		rc = cli_no_author();
 	} else {
-		fdl_commit_options o = {.message = message, .author_name = name, .author_email = email};
+		fdl_commit_options o = {.message = message, .author_name = name, .author_email = email, .warning = cli_warning};
 		char id[FDL_ID_LEN + 1];
 		rc = fdl_commit(id, work, &o, &err);
 		if (rc == FDL_ENOCHANGE) {
@@ -203,6 +225,7 @@ int cmd_run(int argc, char **argv)
 			printf("Committed version %s\n", id);
 		}
 	}
+	cli_interrupt_end(&ci);
 	rm_tree(tmp);
 	free(tmp);
 	free(work);

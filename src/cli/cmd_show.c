@@ -7,7 +7,8 @@ const cli_doc doc_show = {
 	.summary = "show one version",
 	.text = "One version (default HEAD), as `git show` shows a commit: id, seq,\n"
 		"parents, author, date, catalog and message, then what it changed (the\n"
-		"schema changes recorded against its parent) and what it holds (each table\n"
+		"schema changes recorded against its parent, and what its description\n"
+		"changed: licenses, title, descriptions) and what it holds (each table\n"
 		"with its rows, columns, data files and bytes, from `dataset.json` and\n"
 		"`files.json`). `--json` prints its `version.json` as stored.",
 	.examples = "fdl show /srv/population 019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c\n"
@@ -38,6 +39,11 @@ int cmd_show(int argc, char **argv)
 	fdl_table_list *tables = NULL;
 	if (!rc && !json && (rc = fdl_version_tables(&tables, repo, v, &err)))
 		fdl_version_free(v);
+	/* what the description changed since the first parent (fdl diff says it of any two) */
+	fdl_diff *desc = NULL;
+	fdl_error derr;
+	if (!rc && !json && fdl_version_parent(v, 0) && fdl_diff_descriptions(&desc, repo, fdl_version_parent(v, 0), id, &derr))
+		desc = NULL;
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);
@@ -68,6 +74,11 @@ int cmd_show(int argc, char **argv)
 			for (size_t i = 0; i < nc; i++)
 				cli_print_change(stdout, fdl_version_change(v, i), "  ");
 		}
+		if (desc && desc->desc_change_count) {
+			printf("\ndescription changes\n");
+			for (size_t i = 0; i < desc->desc_change_count; i++)
+				cli_print_desc_change(stdout, &desc->desc_changes[i], "  ");
+		}
 		if (tables && tables->count) {
 			printf("\n%-32s %12s %8s %6s %12s\n", "table", "rows", "columns", "files", "bytes");
 			for (size_t i = 0; i < tables->count; i++) {
@@ -84,6 +95,7 @@ int cmd_show(int argc, char **argv)
 			}
 		}
 	}
+	fdl_diff_free(desc);
 	fdl_table_list_free(tables);
 	fdl_version_free(v);
 	return 0;

@@ -4,7 +4,7 @@
 
 
 const cli_doc doc_verify = {
-	.usage = "fdl verify ROOT [--all] [--json] [--signatures --allowed-signers FILE]",
+	.usage = "fdl verify ROOT [--reachable] [--json] [--signatures --allowed-signers FILE]",
 	.summary = "check a repository like git fsck",
 	.text = "Checks a repository like `git fsck` and names every problem with the file\n"
 		"it is in: refs and `HEAD`; each `version.json` (must fields, id =\n"
@@ -16,13 +16,15 @@ const cli_doc doc_verify = {
 		"`files.json` records, each file read once however many versions share\n"
 		"it) and that `files.json` agrees with it. A version written before fdl\n"
 		"recorded data hashes is named in a warning: its data is checked by size.\n"
-		"Versions reachable from refs, or all of them\n"
-		"with `--all`. With `--signatures`, every checked version must carry a good\n"
+		"Every version is checked, as `git fsck` checks every object, those no ref\n"
+		"reaches too (a branch moved back, a deleted branch); `--reachable` checks\n"
+		"only the versions reachable from refs, and the summary says how many it\n"
+		"left out. With `--signatures`, every checked version must carry a good\n"
 		"`version.json.sig` by a key in the allowed signers file. Versions are\n"
 		"checked on every core (at most 8; `FDL_VERIFY_THREADS=N` sets how many);\n"
 		"the report is the same, in the same order. Exit 0 only when clean, 5\n"
 		"otherwise.",
-	.examples = "fdl verify /srv/population --all\n",
+	.examples = "fdl verify /srv/population\n",
 	.min = 1,
 	.max = 1,
 };
@@ -30,10 +32,11 @@ const cli_doc doc_verify = {
 int cmd_verify(int argc, char **argv)
 {
 	const char *pos[1], *allowed = NULL;
-	bool all = false, json = false, sigs = false;
+	bool all = false, reachable = false, json = false, sigs = false;
 	int npos;
 	cli_opt opts[] = {
-		{.name = "all", .flag = &all, .help = "every version directory, not only those reachable from refs"},
+		{.name = "reachable", .flag = &reachable, .help = "only the versions reachable from refs"},
+		{.name = "all", .flag = &all, .help = "every version directory (the default; kept for scripts)"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
 		{.name = "signatures", .flag = &sigs, .help = "also require a good version.json.sig on every version"},
 		{.name = "allowed-signers", .value = &allowed, .arg = "FILE", .help = "OpenSSH allowed_signers file (with --signatures)"},
@@ -46,5 +49,9 @@ int cmd_verify(int argc, char **argv)
 		fprintf(stderr, "fdl: --signatures and --allowed-signers FILE go together\n");
 		return CLI_EXIT_USAGE;
 	}
-	return cli_verify(pos[0], all, json, false, allowed);
+	if (all && reachable) {
+		fprintf(stderr, "fdl: --all and --reachable are each other's opposite; give one\n");
+		return CLI_EXIT_USAGE;
+	}
+	return cli_verify(pos[0], !reachable, json, false, allowed);
 }

@@ -127,20 +127,49 @@ static void ref_line(fdl_repo *repo, const char *name, const char *id, int mark)
 	fdl_version_free(v);
 }
 
+/* fdl branch NAME START --force: move it, saying from where (the way back). */
+static int branch_force(fdl_repo *repo, const char *name, const char *start, fdl_error *err)
+{
+	char old[FDL_ID_LEN + 1], now[FDL_ID_LEN + 1];
+	int rc = fdl_branch_set(old, repo, name, start, err);
+	if (!rc)
+		rc = fdl_ref_resolve(now, repo, name, err);
+	if (rc)
+		return rc;
+	if (!old[0])
+		printf("Created branch %s at %s\n", name, now);
+	else if (!strcmp(old, now))
+		printf("Branch %s is already at %s; nothing moved\n", name, now);
+	else
+		printf("Moved branch %s from %s to %s\nTo move it back: fdl branch %s %s %s --force\n", name, old, now,
+		       fdl_repo_root(repo), name, old);
+	return 0;
+}
+
 int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags)
 {
-	const char *del = NULL, *pos[3];
+	const char *del = NULL, *set_head = NULL, *pos[3];
+	bool force = false;
 	int npos;
-	cli_opt opts[] = {
+	cli_opt opts[4] = {
 		{.name = "delete", .short_name = 'd', .value = &del, .arg = "NAME",
 		 .help = tags ? "delete tag NAME" : "delete branch NAME (not the one HEAD names)"},
-		{0},
 	};
+	if (!tags) { /* a tag names one version for good: it has neither */
+		opts[1] = (cli_opt){.name = "force", .short_name = 'f', .flag = &force,
+				    .help = "move NAME to START-REF even if it exists (back to an older version too)"};
+		opts[2] = (cli_opt){.name = "set-head", .value = &set_head, .arg = "NAME",
+				    .help = "make HEAD name branch NAME (the default branch)"};
+	}
 	int rc = cli_parse(argc, argv, doc, opts, pos, &npos);
 	if (rc != CLI_GO)
 		return rc;
-	if (del && npos > 1) {
-		fprintf(stderr, "fdl: --delete takes no other NAME\n");
+	if ((del != NULL) + (set_head != NULL) > 1 || ((del || set_head) && (npos > 1 || force))) {
+		fprintf(stderr, "fdl: --delete NAME and --set-head NAME take no other NAME, and not each other\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (force && npos < 2) {
+		fprintf(stderr, "fdl: --force moves a branch: give NAME (and START-REF)\n");
 		return CLI_EXIT_USAGE;
 	}
 	fdl_repo *repo;
@@ -152,6 +181,17 @@ int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags)
 		rc = tags ? fdl_tag_delete(repo, del, &err) : fdl_branch_delete(repo, del, &err);
 		if (!rc)
 			printf("Deleted %s %s\n", kind, del);
+	} else if (set_head) {
+		char *was = NULL;
+		fdl_error ignore;
+		fdl_repo_head_branch(&was, repo, &ignore);
+		rc = fdl_repo_head_set(repo, set_head, &err);
+		if (!rc)
+			printf("HEAD now names branch %s%s%s%s\n", set_head, was ? " (it named " : "", was ? was : "",
+			       was ? ")" : "");
+		fdl_free(was);
+	} else if (force) {
+		rc = branch_force(repo, pos[1], npos > 2 ? pos[2] : NULL, &err);
 	} else if (npos > 1) {
 		const char *start = npos > 2 ? pos[2] : NULL;
 		rc = tags ? fdl_tag_create(repo, pos[1], start, &err) : fdl_branch_create(repo, pos[1], start, &err);
@@ -194,6 +234,13 @@ void cli_print_change(FILE *f, const fdl_change *c, const char *indent)
 	fprintf(f, "\n");
 }
 
+/* "licenses changed", "main.t.a: description added". */
+void cli_print_desc_change(FILE *f, const fdl_desc_change *c, const char *indent)
+{
+	fprintf(f, "%s%s%s%s%s%s %s\n", indent, c->table ? c->table : "", c->column ? "." : "", c->column ? c->column : "",
+		c->table ? ": " : "", c->field, c->kind);
+}
+
 /* Run fdl_verify and print its report; returns the exit code. */
 int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed)
 {
@@ -222,6 +269,10 @@ int cli_verify(const char *root, bool all, bool json, bool quiet, const char *al
 			fprintf(f, "warning: %s: %s\n", r->warnings[i].where, r->warnings[i].what);
 		if (!quiet || r->problem_count)
 			fprintf(f, "%zu versions checked, %zu problems\n", r->versions_checked, r->problem_count);
+		if (r->versions_unchecked && (!quiet || r->problem_count))
+			fprintf(f, "%zu versions no ref reaches were not checked: fdl verify without --reachable "
+				   "checks them too\n",
+				r->versions_unchecked);
 	}
 	rc = r->problem_count ? 5 : 0;
 	fdl_verify_report_free(r);
@@ -294,6 +345,12 @@ bool cli_author(const char *spec, const char *work, char *name, size_t nsz, char
 	if (name[0])
 		git_config(email, esz, work, "user.email");
 	return name[0] != '\0';
+}
+
+void cli_warning(const char *message, void *payload)
+{
+	(void)payload;
+	fprintf(stderr, "fdl: warning: %s\n", message);
 }
 
 int cli_no_author(void)

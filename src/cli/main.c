@@ -21,6 +21,7 @@ static const cli_cmd commands[] = {
 	{"export", cmd_export, &doc_export},
 	{"serve", cmd_serve, &doc_serve},
 	{"verify", cmd_verify, &doc_verify},
+	{"config", cmd_config, &doc_config},
 	{"expire", cmd_expire, &doc_expire},
 	{"withdraw", cmd_withdraw, &doc_withdraw},
 	{"gc", cmd_gc, &doc_gc},

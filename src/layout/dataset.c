@@ -11,6 +11,7 @@
 
 #include <yaml.h>
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <fnmatch.h>
 #include <string.h>
@@ -89,11 +90,18 @@ static int convert_map(json_t **out, const fdl_ynode *n, const fspec *spec, cons
 		bool known = !strcmp(k, "extensions") && fdl_ynode_get(n, "annotations", NULL) == NULL;
 		for (const fspec *f = spec; f->key && !known; f++)
 			known = !strcmp(f->key, k);
-		if (!known)
+		if (!known) {
+			const char *keys[32];
+			size_t nk = 0;
+			for (const fspec *f = spec; f->key && nk < 32; f++)
+				keys[nk++] = f->key;
+			const char *meant = fdl_closest(k, keys, nk);
 			return fdl_fail(err, FDL_EINVALID,
-					"%s, line %d: key '%s' in %s is not defined by the FDL spec (put tool-specific "
-					"information under 'annotations')",
-					src, n->key_lines[i], k, where);
+					"%s, line %d: key '%s' in %s is not defined by the FDL spec%s%s%s (put "
+					"tool-specific information under 'annotations')",
+					src, n->key_lines[i], k, where, meant ? ": did you mean '" : "",
+					meant ? meant : "", meant ? "'?" : "");
+		}
 	}
 	json_t *o = json_object();
 	if (!o)
@@ -198,6 +206,7 @@ typedef struct described {
 	char *src;
 	int line;
 	bool used;
+	json_t *field_lines; /* {"<field name>": line} where the YAML gave them, or NULL */
 } described;
 
 typedef struct desc {
@@ -217,13 +226,30 @@ static void desc_free(desc *d)
 	free(d->top_src);
 	for (size_t i = 0; i < d->ntables; i++) {
 		json_decref(d->tables[i].table);
+		json_decref(d->tables[i].field_lines);
 		free(d->tables[i].src);
 	}
 	free(d->tables);
 	memset(d, 0, sizeof *d);
 }
 
-static int add_table(desc *d, json_t *t, const char *src, int line, fdl_error *err)
+/* The line of each field item of a table's YAML node ({name: line}), so
+ * that what is said of a column names its own line. */
+static json_t *field_lines(const fdl_ynode *table)
+{
+	const fdl_ynode *fields = table ? fdl_ynode_get(table, "fields", NULL) : NULL;
+	json_t *lines = json_object();
+	for (size_t i = 0; lines && fields && fields->kind == FDL_Y_SEQ && i < fields->n; i++) {
+		int line = fields->items[i]->line;
+		const fdl_ynode *name = fields->items[i]->kind == FDL_Y_MAP ? fdl_ynode_get(fields->items[i], "name", &line)
+									    : NULL;
+		if (name && name->kind == FDL_Y_SCALAR)
+			json_object_set_new(lines, name->text, json_integer(line));
+	}
+	return lines;
+}
+
+static int add_table(desc *d, json_t *t, const char *src, int line, const fdl_ynode *node, fdl_error *err)
 {
 	described *p = realloc(d->tables, (d->ntables + 1) * sizeof *p);
 	if (!p) {
@@ -231,8 +257,16 @@ static int add_table(desc *d, json_t *t, const char *src, int line, fdl_error *e
 		return fdl_oom(err);
 	}
 	d->tables = p;
-	p[d->ntables++] = (described){t, fdl_strdup(src), line, false};
+	p[d->ntables++] = (described){t, fdl_strdup(src), line, false, node ? field_lines(node) : NULL};
 	return 0;
+}
+
+/* The line of field `name` of a described table: its own where known,
+ * else the table's. */
+static int field_line(const described *dsc, const char *name)
+{
+	json_t *l = dsc && name ? json_object_get(dsc->field_lines, name) : NULL;
+	return l ? (int)json_integer_value(l) : dsc ? dsc->line : 0;
 }
 
 void fdl_desc_files_free(fdl_desc_files *f)
@@ -247,6 +281,29 @@ void fdl_desc_files_free(fdl_desc_files *f)
 	}
 	free(f->tables);
 	memset(f, 0, sizeof *f);
+}
+
+int fdl_desc_files_sha256(char hex[65], const fdl_desc_files *f, fdl_error *err)
+{
+	fdl_sha256 *h = NULL;
+	int rc = fdl_sha256_new(&h, err);
+	for (size_t i = 0; !rc && i <= f->ntables; i++) {
+		const fdl_desc_file *one = i ? &f->tables[i - 1] : &f->top;
+		if (!one->path)
+			continue;
+		const char *name = strrchr(one->path, '/') ? strrchr(one->path, '/') + 1 : one->path;
+		char len[32];
+		snprintf(len, sizeof len, "\n%zu\n", one->text.len);
+		rc = fdl_sha256_update(h, name, strlen(name), err);
+		if (!rc)
+			rc = fdl_sha256_update(h, len, strlen(len), err);
+		if (!rc)
+			rc = fdl_sha256_update(h, one->text.data ? one->text.data : "", one->text.len, err);
+	}
+	if (!rc)
+		rc = fdl_sha256_final(h, hex, err);
+	fdl_sha256_free(h);
+	return rc;
 }
 
 static int desc_load(desc *d, const fdl_desc_files *f, fdl_error *err)
@@ -268,7 +325,7 @@ static int desc_load(desc *d, const fdl_desc_files *f, fdl_error *err)
 			snprintf(where, sizeof where, "tables[%zu]", i);
 			rc = convert_map(&t, tables->items[i], TABLE, d->top_src, where, err);
 			if (!rc)
-				rc = add_table(d, t, d->top_src, tables->items[i]->line, err);
+				rc = add_table(d, t, d->top_src, tables->items[i]->line, tables->items[i], err);
 		}
 	}
 	fdl_ynode_free(root);
@@ -280,7 +337,7 @@ static int desc_load(desc *d, const fdl_desc_files *f, fdl_error *err)
 		if (!rc)
 			rc = convert_map(&t, tn, TABLE, tf->path, "the table", err);
 		if (!rc)
-			rc = add_table(d, t, tf->path, tn->line, err);
+			rc = add_table(d, t, tf->path, tn->line, tn, err);
 		fdl_ynode_free(tn);
 	}
 	if (rc)
@@ -362,7 +419,7 @@ static int desc_from_base(desc *d, const json_t *base, fdl_error *err)
 	{
 		if (rc)
 			break;
-		rc = add_table(d, json_incref(t), d->top_src, 0, err);
+		rc = add_table(d, json_incref(t), d->top_src, 0, NULL, err);
 	}
 	json_object_del(u, "tables");
 	if (json_object_get(u, "extensions") && !json_object_get(u, "annotations"))
@@ -634,7 +691,8 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 				json_decref(t);
 				return fdl_fail(err, FDL_EINVALID,
 						"%s, line %d: %s.%s has no column '%s' in the catalog's last snapshot", src,
-						dsc->line, str(cat, "schema"), str(cat, "name"), str(f, "name"));
+						field_line(dsc, str(f, "name")), str(cat, "schema"), str(cat, "name"),
+						str(f, "name"));
 			}
 		}
 		const json_t *c;
@@ -701,9 +759,133 @@ static bool excluded(const json_t *patterns, const char *schema, const char *nam
 	return false;
 }
 
-int fdl_dataset_build(json_t **out, const fdl_desc_files *files, const json_t *catalog_tables, const char *default_name,
-		      const json_t *base, const json_t *known, const char *written_sha256, fdl_error *err)
+/* ---- following renames -------------------------------------------------- */
+
+static const json_t *catalog_table(const json_t *tables, const char *full)
 {
+	size_t i;
+	const json_t *t;
+	json_array_foreach(tables, i, t)
+	{
+		char name[600];
+		snprintf(name, sizeof name, "%s.%s", str(t, "schema") ? str(t, "schema") : "main", str(t, "name") ? str(t, "name") : "");
+		if (!strcmp(name, full))
+			return t;
+	}
+	return NULL;
+}
+
+static bool has_field(const json_t *table, const char *col)
+{
+	size_t i;
+	const json_t *f;
+	json_array_foreach(json_object_get(table, "fields"), i, f) if (str(f, "name") && !strcmp(str(f, "name"), col))
+		return true;
+	return false;
+}
+
+/* Where table `full` (schema.table) and its column `col` (NULL: the table
+ * only) went through `renames` (oldest first), into tbuf and cbuf. */
+static void follow(char *tbuf, size_t tsize, char *cbuf, size_t csize, const json_t *renames, const char *full,
+		   const char *col)
+{
+	snprintf(tbuf, tsize, "%s", full);
+	snprintf(cbuf, csize, "%s", col ? col : "");
+	size_t i, j;
+	const json_t *step, *c;
+	json_array_foreach(renames, i, step)
+	{
+		json_array_foreach(step, j, c) /* a table's rename first: its columns' name it by its new name */
+			if (!strcmp(str(c, "kind") ? str(c, "kind") : "", "rename_table") && str(c, "from") &&
+			    !strcmp(str(c, "from"), tbuf) && str(c, "table"))
+				snprintf(tbuf, tsize, "%s", str(c, "table"));
+		json_array_foreach(step, j, c) if (col && !strcmp(str(c, "kind") ? str(c, "kind") : "", "rename_column") &&
+						   str(c, "table") && !strcmp(str(c, "table"), tbuf) && str(c, "from") &&
+						   !strcmp(str(c, "from"), cbuf) && str(c, "column"))
+		{
+			snprintf(cbuf, csize, "%s", str(c, "column"));
+			break;
+		}
+	}
+}
+
+static int warn(fdl_strlist *warnings, fdl_error *err, const char *fmt, ...) FDL_PRINTF(3, 4);
+static int warn(fdl_strlist *warnings, fdl_error *err, const char *fmt, ...)
+{
+	if (!warnings)
+		return 0;
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	return fdl_strlist_add(warnings, line, err);
+}
+
+/* A table or column the description names by its name before a rename
+ * (DuckLake keeps its id, so `changes` says rename_table or rename_column)
+ * gets its description under the new name, and a warning with the file
+ * and line that still name the old one, unless the old name is in the
+ * catalog again or the new one is described as well. */
+static int follow_renames(desc *d, const fdl_dataset_in *in, fdl_error *err)
+{
+	int rc = 0;
+	const char *since = in->renames_from && *in->renames_from ? in->renames_from : "the base version";
+	for (size_t k = 0; k < d->ntables && !rc; k++) {
+		described *dsc = &d->tables[k];
+		json_t *t = dsc->table;
+		char old[600], now[600], col[300];
+		snprintf(old, sizeof old, "%s.%s", str(t, "schema") ? str(t, "schema") : "main", str(t, "name"));
+		follow(now, sizeof now, col, sizeof col, in->renames, old, NULL);
+		const json_t *cat = catalog_table(in->catalog_tables, now);
+		bool moved = strcmp(now, old) && cat && !catalog_table(in->catalog_tables, old);
+		for (size_t o = 0; moved && o < d->ntables; o++) {
+			char other[600];
+			const json_t *ot = d->tables[o].table;
+			snprintf(other, sizeof other, "%s.%s", str(ot, "schema") ? str(ot, "schema") : "main", str(ot, "name"));
+			moved = strcmp(other, now) != 0;
+		}
+		if (moved) {
+			json_object_set_new(t, "schema", json_string(str(cat, "schema")));
+			json_object_set_new(t, "name", json_string(str(cat, "name")));
+			if (dsc->line)
+				rc = warn(in->warnings, err,
+					  "%s, line %d: describes table %s, renamed to %s since version %s (DuckLake keeps "
+					  "the table's id): its description follows the table; rename it there",
+					  dsc->src, dsc->line, old, now, since);
+		} else {
+			cat = catalog_table(in->catalog_tables, old);
+			snprintf(now, sizeof now, "%s", old);
+		}
+		size_t i;
+		json_t *f;
+		json_array_foreach(json_object_get(t, "fields"), i, f)
+		{
+			const char *name = str(f, "name");
+			char tt[600];
+			if (rc || !name || !cat || has_field(cat, name))
+				continue;
+			follow(tt, sizeof tt, col, sizeof col, in->renames, old, name);
+			if (!strcmp(col, name) || strcmp(tt, now) || !has_field(cat, col) || has_field(t, col))
+				continue;
+			int line = field_line(dsc, name);
+			if (line)
+				rc = warn(in->warnings, err,
+					  "%s, line %d: describes column '%s' of %s, renamed to '%s' since version %s "
+					  "(DuckLake keeps the column's id): its description follows the column; rename it "
+					  "there",
+					  dsc->src, line, name, now, col, since);
+			json_object_set_new(f, "name", json_string(col));
+		}
+	}
+	return rc;
+}
+
+int fdl_dataset_build(json_t **out, const fdl_dataset_in *in, fdl_error *err)
+{
+	const fdl_desc_files *files = in->files;
+	const json_t *catalog_tables = in->catalog_tables, *base = in->base, *known = in->known;
+	const char *default_name = in->default_name, *written_sha256 = in->written_sha256;
 	desc d = {0};
 	int rc = 0;
 	/* no folder (a PostgreSQL working catalog): no description files */
@@ -719,6 +901,10 @@ int fdl_dataset_build(json_t **out, const fdl_desc_files *files, const json_t *c
 	 * as a file does in Git; a commit never drops what nobody removed */
 	if (!d.top_src && !d.ntables && base && (rc = desc_from_base(&d, base, err)))
 		return rc;
+	if (in->renames && (rc = follow_renames(&d, in, err))) {
+		desc_free(&d);
+		return rc;
+	}
 	json_t *ds = json_object();
 	if (!ds) {
 		desc_free(&d);
@@ -788,4 +974,97 @@ int fdl_dataset_check_text(json_t **out, const char *data, size_t len, const cha
 		rc = convert_map(out, n, table ? TABLE : DATASET, source, table ? "the table" : "the dataset", err);
 	fdl_ynode_free(n);
 	return rc;
+}
+
+/* ---- what changed in a description ---------------------------------------- */
+
+static int desc_change(json_t *out, const char *table, const char *column, const char *field, const json_t *a,
+		       const json_t *b)
+{
+	if (json_equal(a, b) || (!a && !b))
+		return 0;
+	json_t *o = json_pack("{s:s, s:s}", "field", field, "kind", !a ? "added" : !b ? "removed" : "changed");
+	if (o && table)
+		json_object_set_new(o, "table", json_string(table));
+	if (o && column)
+		json_object_set_new(o, "column", json_string(column));
+	return o ? json_array_append_new(out, o) : -1;
+}
+
+/* Each key of `keys` (NULL: the union of both objects' keys but `skip`). */
+static int desc_keys(json_t *out, const char *table, const char *column, const json_t *a, const json_t *b,
+		     const char *skip)
+{
+	json_t *names = json_object();
+	int rc = names ? 0 : -1;
+	const char *k;
+	json_t *v;
+	for (int side = 0; !rc && side < 2; side++)
+		json_object_foreach((json_t *)(side ? b : a), k, v) if (strcmp(k, skip)) json_object_set_new(names, k, json_null());
+	json_object_foreach(names, k, v) if (!rc) rc = desc_change(out, table, column, k, json_object_get(a, k), json_object_get(b, k));
+	json_decref(names);
+	return rc;
+}
+
+static const json_t *by_name(const json_t *list, const char *schema, const char *name)
+{
+	size_t i;
+	const json_t *t;
+	json_array_foreach(list, i, t)
+	{
+		const char *s = str(t, "schema");
+		if (str(t, "name") && !strcmp(str(t, "name"), name) && (!schema || !strcmp(s ? s : "main", schema)))
+			return t;
+	}
+	return NULL;
+}
+
+int fdl_dataset_diff(json_t **out, const json_t *a, const json_t *b, fdl_error *err)
+{
+	json_t *empty = json_object();
+	json_t *ua = fdl_dataset_user_part(a ? a : empty), *ub = fdl_dataset_user_part(b ? b : empty);
+	json_decref(empty);
+	json_t *list = json_array();
+	int rc = ua && ub && list ? desc_keys(list, NULL, NULL, ua, ub, "tables") : -1;
+	size_t i;
+	const json_t *tb;
+	/* tables and columns in both: tables added, dropped or renamed are schema changes */
+	json_array_foreach(json_object_get(b, "tables"), i, tb)
+	{
+		const char *schema = str(tb, "schema") ? str(tb, "schema") : "main";
+		const json_t *ta = by_name(json_object_get(a, "tables"), schema, str(tb, "name"));
+		if (rc || !ta)
+			continue;
+		char full[600];
+		snprintf(full, sizeof full, "%s.%s", schema, str(tb, "name"));
+		const json_t *pa = by_name(json_object_get(ua, "tables"), schema, str(tb, "name"));
+		const json_t *pb = by_name(json_object_get(ub, "tables"), schema, str(tb, "name"));
+		json_t *ea = pa ? json_deep_copy(pa) : json_object(), *eb = pb ? json_deep_copy(pb) : json_object();
+		const char *drop[] = {"schema", "name", "kind", "sql"};
+		for (size_t k = 0; ea && eb && k < 4; k++) {
+			json_object_del(ea, drop[k]);
+			json_object_del(eb, drop[k]);
+		}
+		rc = ea && eb ? desc_keys(list, full, NULL, ea, eb, "fields") : -1;
+		json_decref(ea);
+		json_decref(eb);
+		size_t j;
+		const json_t *fb;
+		json_array_foreach(json_object_get(tb, "fields"), j, fb)
+		{
+			const json_t *fa = str(fb, "name") ? by_name(json_object_get(ta, "fields"), NULL, str(fb, "name")) : NULL;
+			const char *keys[] = {"title", "description", "annotations"};
+			for (size_t k = 0; !rc && fa && k < 3; k++)
+				rc = desc_change(list, full, str(fb, "name"), keys[k], json_object_get(fa, keys[k]),
+						 json_object_get(fb, keys[k]));
+		}
+	}
+	json_decref(ua);
+	json_decref(ub);
+	if (rc) {
+		json_decref(list);
+		return fdl_oom(err);
+	}
+	*out = list;
+	return 0;
 }

@@ -957,10 +957,12 @@ int fdl_history_drop(fdl_repo *repo, fdl_error *err)
 		fdl_strlist_free(&keys);
 		return 0;
 	}
-	/* pointers first: a reader then never finds a pointer to a gone pack */
+	/* pointers first: a reader then never finds a pointer to a gone pack;
+	 * the ref list (reflist.c) holds no version.json and stays */
 	for (int pass = 0; pass < 2 && !rc; pass++)
 		for (size_t i = 0; i < keys.len && !rc; i++)
-			if ((pass == 0) == !strncmp(keys.items[i], "history/heads/", 14)) {
+			if ((pass == 0) == !strncmp(keys.items[i], "history/heads/", 14) &&
+			    strcmp(keys.items[i], "history/refs.json")) {
 				rc = fdl_store_del(repo->store, keys.items[i], err);
 				if (rc == FDL_ENOTFOUND)
 					rc = 0;
@@ -1025,10 +1027,14 @@ int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
 				rc = finding(problems, k, "is not part of the history index (packs are <sha256>.jsonl)");
 			continue;
 		}
+		if (!strcmp(k, "history/refs.json")) { /* the ref list (reflist.c) */
+			rc = fdl_reflist_verify(problems, warnings, repo, err);
+			continue;
+		}
 		if (strncmp(k, "history/heads/", 14) || n < 20 || strcmp(k + n - 5, ".json")) {
 			if (!strstr(k, ".lock"))
 				rc = finding(problems, k, "is not part of the history index (history/heads/<branch>.json, "
-							  "history/packs/<sha256>.jsonl)");
+							  "history/packs/<sha256>.jsonl, history/refs.json)");
 			continue;
 		}
 		char *branch = strndup(k + 14, n - 14 - 5);

@@ -92,7 +92,7 @@ int fdl_history_prepare(fdl_repo *repo, const char *branch, const char *tip, fdl
 int fdl_history_remove(fdl_repo *repo, const char *branch, fdl_error *err);
 
 /* Remove every index (a withdrawal that deletes a version.json must not
- * leave a copy of it in the index). */
+ * leave a copy of it in the index); the ref list, which holds none, stays. */
 int fdl_history_drop(fdl_repo *repo, fdl_error *err);
 
 /* What fdl verify says about the index, each finding "key\tmessage":
@@ -102,6 +102,12 @@ int fdl_history_drop(fdl_repo *repo, fdl_error *err);
  * gone, a pack no pointer names). Every entry is compared with the
  * version.json the store holds. */
 int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
+
+/* fdl_history_check's part for the ref list, history/refs.json
+ * (reflist.c): a problem when it does not hold together, a warning for
+ * each ref it names at another version than refs/ does, or a version it
+ * calls gone that has no expired.json. */
+int fdl_reflist_verify(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
 
 /* Keys of the files under history/packs/ that no pointer names (left by
  * an interrupted writer or a lost race), for fdl gc; none when a pointer

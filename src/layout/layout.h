@@ -65,6 +65,50 @@ int fdl_refs_lock(fdl_store_lock *l, fdl_repo *repo, const char *command, fdl_er
  * never share a name, which would read as the branch. */
 int fdl_ref_name_free(fdl_repo *repo, const char *name, bool branch, fdl_error *err);
 
+/* The ref list, history/refs.json (reflist.c; docs/format.md): every
+ * branch and tag for readers that cannot list the store, and the versions
+ * that expired or were withdrawn. Derived: writers keep it after they
+ * change a ref, best effort (a failure costs a static host's readers
+ * only). Each note reads the refs it names from the store and writes the
+ * list by compare-and-swap; a store that is not written to is left alone. */
+int fdl_reflist_note(fdl_repo *repo, const char *const *keys, size_t n, fdl_error *err);
+int fdl_reflist_note_gone(fdl_repo *repo, const char *id, const char *reason, const char *when, fdl_error *err);
+/* Say `key` is at `id` (NULL: gone) before the ref itself changes, as the
+ * history index is prepared: an interrupted ref change run again then ends
+ * the same, and between the two the list is ahead of refs/ (fdl verify
+ * warns; readers that need the truth read refs/). */
+int fdl_reflist_set(fdl_repo *repo, const char *key, const char *id, fdl_error *err);
+/* The whole list again from refs/, its `gone` from the expired.json of
+ * each version directory in `dirs` that has one (gc, and clone for the
+ * copy). */
+struct vdirs;
+int fdl_reflist_rebuild(fdl_repo *repo, const struct vdirs *dirs, fdl_error *err);
+/* The list as stored, checked (fdl_reflist_check); *out NULL when there is
+ * none or it does not hold together. */
+int fdl_reflist_read(json_t **out, fdl_repo *repo, fdl_error *err);
+int fdl_reflist_check(const json_t *doc, const char *src, fdl_error *err);
+
+/* Every branch and tag of a repository, and HEAD's branch: on a folder
+ * (and a bucket, with `exact`) listed, their values read from refs/; on a
+ * remote store named by the ref list (values from the list, one request;
+ * with `exact` read from refs/ each); with neither, HEAD's branch alone.
+ * Keys ("refs/heads/main") sorted; `gone` is the list's. */
+typedef struct fdl_refs {
+	fdl_strlist names;
+	char (*ids)[FDL_ID_LEN + 1];
+	char *head;             /* HEAD's branch */
+	bool listed, from_list; /* neither: HEAD's branch only */
+	json_t *gone;           /* {"<id>": {"reason", "expired_at"}} from the list, or NULL */
+} fdl_refs;
+int fdl_refs_all(fdl_refs *out, fdl_repo *repo, bool exact, fdl_error *err);
+void fdl_refs_free(fdl_refs *r);
+/* The version `key` names, or NULL. */
+const char *fdl_refs_get(const fdl_refs *r, const char *key);
+
+/* " (did you mean 'NAME'?)" for the branch or tag `word` most likely
+ * meant, or "" (fdl_closest over fdl_refs_all). */
+void fdl_ref_suggest(char *out, size_t size, fdl_repo *repo, const char *word);
+
 /* Parse "ref: refs/heads/x\n" (HEAD) into the branch name. Caller frees. */
 int fdl_head_parse(char **branch, const char *data, size_t len, fdl_error *err);
 

@@ -282,7 +282,9 @@ static int resolve_prefix(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const cha
 	if (matches > 1)
 		return fdl_fail(err, FDL_EAMBIGUOUS, "version id prefix '%s' is ambiguous: %zu versions start with it (%s, %s%s)",
 				prefix, matches, first, second, matches > 2 ? ", ..." : "");
-	return fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version '%s' in %s", prefix, repo->root);
+	char meant[300];
+	fdl_ref_suggest(meant, sizeof meant, repo, prefix);
+	return fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version '%s' in %s%s", prefix, repo->root, meant);
 }
 
 int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err)
@@ -306,8 +308,11 @@ int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spe
 		int rc = !name ? fdl_oom(err)
 		       : !*name || !strcmp(name, "HEAD") ? (found = true, resolve_head(tip, repo, err))
 							 : resolve_name(tip, &found, repo, name, err);
-		if (!rc && !found)
-			rc = fdl_fail(err, FDL_ENOTFOUND, "no branch or tag '%s' in %s", name, repo->root);
+		if (!rc && !found) {
+			char meant[300];
+			fdl_ref_suggest(meant, sizeof meant, repo, name);
+			rc = fdl_fail(err, FDL_ENOTFOUND, "no branch or tag '%s' in %s%s", name, repo->root, meant);
+		}
 		if (!rc)
 			rc = walk_to_seq(out_id, repo, *name && strcmp(name, "HEAD") ? name : NULL, tip,
 					 strtoll(colon + 1, NULL, 10), name, err);
@@ -350,5 +355,7 @@ int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spe
 		*err = name_err;
 		return rc;
 	}
-	return fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version '%s' in %s", spec, repo->root);
+	char meant[300];
+	fdl_ref_suggest(meant, sizeof meant, repo, spec);
+	return fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version '%s' in %s%s", spec, repo->root, meant);
 }

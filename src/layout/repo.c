@@ -208,3 +208,63 @@ int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err
 	fdl_store_free(store);
 	return rc;
 }
+
+int fdl_repo_retention_set(fdl_repo *repo, const char *key, const char *value, fdl_error *err)
+{
+	const char *field = !strcmp(key, "retention.days") ? "days" : !strcmp(key, "retention.keep") ? "keep" : NULL;
+	if (!field)
+		return fdl_fail(err, FDL_EINVALID, "'%s' is not a setting fdl config knows: retention.days or retention.keep",
+				key);
+	char *end = NULL;
+	long long n = value ? strtoll(value, &end, 10) : -1;
+	if (value && (!*value || *end || n < 0 || n > 1000000000))
+		return fdl_fail(err, FDL_EINVALID, "%s must be a whole number (0 or more), or none for forever; not '%s'",
+				key, value);
+	fdl_buf b = {0};
+	char etag[FDL_ETAG_MAX] = "", *text = NULL;
+	size_t len = 0;
+	json_t *cfg = NULL;
+	int rc = fdl_store_get(repo->store, FDL_CONFIG_FILE, FDL_META_MAX_BYTES, &b, etag, err);
+	if (!rc)
+		rc = fdl_json_parse(&cfg, b.data, b.len, FDL_CONFIG_FILE, err);
+	if (!rc)
+		rc = fdl_config_check(cfg, FDL_CONFIG_FILE, err);
+	json_t *ret = rc ? NULL : json_object_get(cfg, "retention");
+	if (!rc && !json_is_object(ret)) {
+		ret = json_pack("{s:n, s:n}", "days", "keep");
+		rc = !ret || json_object_set_new(cfg, "retention", ret) ? fdl_oom(err) : 0;
+	}
+	if (!rc && json_object_set_new(ret, field, value ? json_integer(n) : json_null()))
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = fdl_json_dump(&text, &len, cfg, err);
+	/* compare-and-swap: another change of fdl.json meanwhile is not lost */
+	if (!rc && (rc = fdl_store_put_if_match(repo->store, FDL_CONFIG_FILE, text, len, etag, err)) == FDL_ECONFLICT &&
+	    !strstr(err->message, "locked"))
+		rc = fdl_fail(err, FDL_ECONFLICT, "%s/fdl.json changed while it was being written; run it again",
+			      repo->root);
+	if (!rc) {
+		json_decref(repo->config);
+		repo->config = json_incref(cfg);
+	}
+	free(text);
+	json_decref(cfg);
+	fdl_buf_free(&b);
+	return rc;
+}
+
+static int json_int_or(int64_t *out, const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	*out = json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+	return json_is_integer(v) || !v || json_is_null(v) ? 0 : -1;
+}
+
+int fdl_repo_retention(int64_t *days, int64_t *keep, const fdl_repo *repo, fdl_error *err)
+{
+	const json_t *ret = json_object_get(repo->config, "retention");
+	if (json_int_or(days, ret, "days") || json_int_or(keep, ret, "keep") || *days < -1 || *keep < -1)
+		return fdl_fail(err, FDL_EINVALID, "%s/fdl.json: retention.days and retention.keep must be integers or "
+				"null", repo->root);
+	return 0;
+}

@@ -81,6 +81,23 @@ static int tag_key(char **out, const char *name, fdl_error *err)
 	return *out ? 0 : fdl_oom(err);
 }
 
+/* A new branch or tag may not read as something else: all digits would
+ * hide a seq (`fdl show ROOT 3`), a version id the version itself. */
+static int name_not_a_version(const char *kind, const char *name, fdl_error *err)
+{
+	const char *n = !strncmp(name, "refs/heads/", 11) ? name + 11 : !strncmp(name, "refs/tags/", 10) ? name + 10 : name;
+	size_t digits = strspn(n, "0123456789");
+	if (*n && !n[digits])
+		return fdl_fail(err, FDL_EINVALID,
+				"%s name '%s' is all digits: it would hide seq %s of HEAD's branch (fdl show ROOT %s); "
+				"give it a name such as v%s",
+				kind, n, n, n, n);
+	if (fdl_id_is_valid(n))
+		return fdl_fail(err, FDL_EINVALID, "%s name '%s' is a version id: the id names the version, not the %s",
+				kind, n, kind);
+	return 0;
+}
+
 /* Create the ref `key` at `start`, only if it does not exist, no ref of
  * the other kind has its name, and the version is live: checked and written
  * under the refs lock, which an expiry re-reads the refs under. */
@@ -105,12 +122,17 @@ static int create_ref(fdl_repo *repo, const char *key, const char *kind, const c
 	 * speed only), so that running an interrupted create again ends the same */
 	if (!rc && branch)
 		fdl_history_prepare(repo, name, id, &ierr);
+	/* the ref list too, and read back from refs/ when the ref was not made */
+	bool listed = !rc && fdl_reflist_set(repo, key, id, &ierr) == 0;
 	if (!rc) {
 		rc = fdl_ref_update(repo, key, id, NULL, err);
 		if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
-			rc = fdl_fail(err, FDL_EEXISTS, "%s %s already exists", kind, name);
+			rc = fdl_fail(err, FDL_EEXISTS, "%s %s already exists%s", kind, name,
+				      branch ? " (fdl branch ROOT NAME START --force moves it)" : "");
 	}
 	fdl_store_lock_release(&lock);
+	if (rc && listed)
+		fdl_reflist_note(repo, &key, 1, &ierr);
 	return rc;
 }
 
@@ -126,8 +148,10 @@ static int delete_ref(fdl_repo *repo, const char *key, const char *kind, const c
 	fdl_error ierr;
 	if (!rc && branch) /* its index first: a branch without one reads as before */
 		fdl_history_remove(repo, name, &ierr);
-	if (!rc)
-		rc = fdl_store_del_if_match(repo->store, key, etag, err);
+	if (!rc) /* and its line in the ref list (read back if the ref stays) */
+		fdl_reflist_set(repo, key, NULL, &ierr);
+	if (!rc && (rc = fdl_store_del_if_match(repo->store, key, etag, err)))
+		fdl_reflist_note(repo, &key, 1, &ierr);
 	return rc;
 }
 
@@ -135,6 +159,8 @@ int fdl_tag_create(fdl_repo *repo, const char *name, const char *target, fdl_err
 {
 	char *key = NULL;
 	int rc = tag_key(&key, name, err);
+	if (!rc)
+		rc = name_not_a_version("tag", name, err);
 	if (!rc)
 		rc = create_ref(repo, key, "tag", name, target, false, err);
 	fdl_error ierr; /* derived: the tips' Iceberg views carry the tags */
@@ -162,6 +188,8 @@ int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_e
 	char *key = NULL;
 	int rc = fdl_ref_branch_key(&key, name, err);
 	if (!rc)
+		rc = name_not_a_version("branch", name, err);
+	if (!rc)
 		rc = create_ref(repo, key, "branch", name, start, true, err);
 	fdl_error ierr; /* derived: a branch is a namespace of the Iceberg catalog */
 	if (!rc)
@@ -184,6 +212,79 @@ int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err)
 	if (!rc)
 		fdl_iceberg_after_refs(repo, &ierr);
 	free(head);
+	free(key);
+	return rc;
+}
+
+int fdl_branch_set(char old_tip[FDL_ID_LEN + 1], fdl_repo *repo, const char *name, const char *start, fdl_error *err)
+{
+	char *key = NULL, id[FDL_ID_LEN + 1], etag[FDL_ETAG_MAX] = "";
+	bool exists = false;
+	fdl_version *v = NULL;
+	old_tip[0] = '\0';
+	int rc = fdl_ref_branch_key(&key, name, err);
+	if (!rc)
+		rc = fdl_ref_resolve(id, repo, start, err);
+	if (!rc) /* the start must be a readable version */
+		rc = fdl_version_read(&v, repo, id, err);
+	fdl_version_free(v);
+	if (!rc)
+		rc = fdl_ref_read(repo, key, old_tip, &exists, etag, err);
+	if (!rc && !exists) {
+		free(key);
+		return fdl_branch_create(repo, name, id, err);
+	}
+	/* under the refs lock, as a new ref: the version is live when the
+	 * branch is moved to it, and an expiry then sees the branch there */
+	fdl_store_lock lock = {.file.fd = -1};
+	if (!rc)
+		rc = fdl_refs_lock(&lock, repo, "fdl branch --force", err);
+	if (!rc && (rc = fdl_version_check_live(repo, id, err)) == FDL_EEXPIRED)
+		fdl_error_prefix(err, "branch %s not moved", name);
+	fdl_error ierr;
+	if (!rc && strcmp(old_tip, id)) {
+		fdl_reflist_set(repo, key, id, &ierr); /* before, as for a new ref */
+		rc = fdl_ref_update(repo, key, id, etag, err);
+		if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
+			rc = fdl_fail(err, FDL_ECONFLICT, "branch %s moved while it was being set (it was at %s); "
+				      "look at it again (fdl branch ROOT) and retry", name, old_tip);
+		if (rc)
+			fdl_reflist_note(repo, (const char *const *)&key, 1, &ierr);
+	}
+	fdl_store_lock_release(&lock);
+	/* derived: readers lose speed only when these fail; also when nothing
+	 * moved (an interrupted run, again): the history index, and the
+	 * Iceberg view of the new tip, as after a commit */
+	const char *shortname = strncmp(name, "refs/heads/", 11) ? name : name + 11;
+	if (!rc)
+		fdl_history_update(repo, shortname, FDL_HISTORY_WALK_MAX, &ierr);
+	if (!rc)
+		fdl_iceberg_after_commit(repo, shortname, id, &ierr);
+	free(key);
+	return rc;
+}
+
+int fdl_repo_head_set(fdl_repo *repo, const char *branch, fdl_error *err)
+{
+	char *key = NULL, *line = NULL, id[FDL_ID_LEN + 1], etag[FDL_ETAG_MAX] = "";
+	bool exists = false;
+	fdl_buf b = {0};
+	int rc = fdl_ref_branch_key(&key, branch, err);
+	if (!rc)
+		rc = fdl_ref_read(repo, key, id, &exists, NULL, err);
+	if (!rc && !exists)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "no branch %s in %s: HEAD names a branch with a version", branch,
+			      repo->root);
+	if (!rc)
+		rc = fdl_store_get(repo->store, "HEAD", 4096, &b, etag, err);
+	if (!rc && !(line = fdl_asprintf("ref: %s\n", key)))
+		rc = fdl_oom(err);
+	if (!rc && (b.len != strlen(line) || memcmp(b.data, line, b.len)))
+		rc = fdl_store_put_if_match(repo->store, "HEAD", line, strlen(line), etag, err);
+	if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
+		rc = fdl_fail(err, FDL_ECONFLICT, "HEAD changed while it was being set; look at it again and retry");
+	fdl_buf_free(&b);
+	free(line);
 	free(key);
 	return rc;
 }

@@ -68,6 +68,15 @@ int fdl_checkout_description(fdl_work *w, fdl_repo *repo, fdl_error *err)
 		rc = fdl_sha256_mem(w->description_sha256, yml.data, yml.len, err);
 	if (!rc)
 		memcpy(w->description_from, w->base, sizeof w->description_from);
+	/* the files as written name what the base has (renames: freeze.c) */
+	fdl_desc_files files = {0};
+	if (!rc)
+		rc = fdl_work_description(&files, w->dir, err);
+	if (!rc)
+		rc = fdl_desc_files_sha256(w->names_sha256, &files, err);
+	if (!rc)
+		memcpy(w->names_at, w->base, sizeof w->names_at);
+	fdl_desc_files_free(&files);
 out:
 	fdl_buf_free(&yml);
 	json_decref(ds);
@@ -160,6 +169,74 @@ static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_erro
 	return *out ? 0 : fdl_oom(err);
 }
 
+/* --ref names a branch that does not exist: refused (a typo must not start
+ * an unrelated branch), with the branch it most likely meant and the way
+ * to ask for a new one. HEAD's own branch before its first version is the
+ * exception: an empty repository is checked out that way. */
+static int missing_branch(fdl_repo *repo, const char *branch, fdl_error *err)
+{
+	char *head = NULL;
+	int rc = fdl_repo_head_branch(&head, repo, err);
+	bool unborn_head = !rc && !strcmp(head, branch);
+	free(head);
+	if (rc || unborn_head)
+		return rc;
+	char *tag = fdl_asprintf("refs/tags/%s", branch), id[FDL_ID_LEN + 1];
+	bool is_tag = false;
+	fdl_error e;
+	if (!tag || fdl_ref_read(repo, tag, id, &is_tag, NULL, &e))
+		is_tag = false;
+	free(tag);
+	if (is_tag)
+		return fdl_fail(err, FDL_EINVALID,
+				"--ref %s is a tag, and a working catalog commits to a branch: start one from it with "
+				"--new-branch NAME --from %s",
+				branch, branch);
+	fdl_branch *list = NULL;
+	size_t n = 0;
+	const char *names[256], *meant = NULL;
+	if (!fdl_branch_list(&list, &n, repo, &e)) {
+		for (size_t i = 0; i < n && i < 256; i++)
+			names[i] = list[i].name;
+		meant = fdl_closest(branch, names, n < 256 ? n : 256);
+	}
+	rc = fdl_fail(err, FDL_ENOTFOUND,
+		      "no branch '%s' in %s%s%s%s; nothing was made. To start a new branch, give --new-branch %s "
+		      "(from HEAD, or --from REF) or --orphan %s (empty)",
+		      branch, repo->root, meant ? " (did you mean '" : "", meant ? meant : "", meant ? "'?)" : "", branch,
+		      branch);
+	fdl_branch_list_free(list);
+	return rc;
+}
+
+/* Which branch the working catalog commits to, and its tip: an existing
+ * branch (or HEAD's unborn one), or a new one as asked. A new branch from
+ * a version is created here, as `git checkout -b` creates it. */
+static int choose_branch(fdl_work *w, char **key, fdl_repo *repo, const fdl_checkout_options *opts, fdl_error *err)
+{
+	int create = opts ? opts->create : 0;
+	bool exists = false;
+	int rc = checkout_branch(&w->branch, repo, opts ? opts->ref : NULL, err);
+	if (!rc)
+		rc = fdl_ref_branch_key(key, w->branch, err);
+	if (!rc)
+		rc = fdl_ref_read(repo, *key, w->base, &exists, NULL, err);
+	if (!rc && exists && create)
+		return fdl_fail(err, FDL_EEXISTS, "branch %s already exists; work on it with --ref %s", w->branch,
+				w->branch);
+	if (!rc && !exists && !create)
+		rc = missing_branch(repo, w->branch, err);
+	if (!rc && create == FDL_CHECKOUT_NEW)
+		rc = fdl_branch_create(repo, w->branch, opts->start, err);
+	if (!rc && create == FDL_CHECKOUT_NEW)
+		rc = fdl_ref_read(repo, *key, w->base, &exists, NULL, err);
+	if (!rc && !exists)
+		w->base[0] = '\0';
+	if (!rc && !exists) /* a new branch, which its first commit creates */
+		rc = fdl_ref_name_free(repo, w->branch, true, err);
+	return rc;
+}
+
 int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 {
 	fdl_cat_kind kind = w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE;
@@ -204,16 +281,14 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	bool existed = false, made = false;
 	char *key = NULL;
 	char *final = NULL;
-	int rc = checkout_branch(&w.branch, repo, opts ? opts->ref : NULL, err);
-	if (!rc)
-		rc = fdl_ref_branch_key(&key, w.branch, err);
-	bool exists = false;
-	if (!rc)
-		rc = fdl_ref_read(repo, key, w.base, &exists, NULL, err);
-	if (!rc && !exists)
-		w.base[0] = '\0';
-	if (!rc && !exists) /* a new branch, which its first commit creates */
-		rc = fdl_ref_name_free(repo, w.branch, true, err);
+	int rc = opts && opts->create && (!opts->ref || !*opts->ref)
+			 ? fdl_fail(err, FDL_EINVALID, "a new branch needs a name")
+			 : 0;
+	if (!rc && opts && opts->create == FDL_CHECKOUT_ORPHAN && opts->start)
+		rc = fdl_fail(err, FDL_EINVALID, "an orphan branch starts empty, from no version");
+	/* what only reads comes first: a refused checkout makes nothing */
+	if (!rc && !(opts && opts->create == FDL_CHECKOUT_NEW))
+		rc = choose_branch(&w, &key, repo, opts, err);
 	if (!rc) {
 		/* DuckDB writes the data files straight into the repository: a
 		 * folder in place, a bucket through httpfs */
@@ -262,6 +337,10 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 				rc = fdl_oom(err);
 		}
 	}
+	/* a new branch from a version is created once the folder is known to
+	 * be usable: the one write a checkout makes to the repository */
+	if (!rc && opts && opts->create == FDL_CHECKOUT_NEW)
+		rc = choose_branch(&w, &key, repo, opts, err);
 	fdl_duck *d = NULL;
 	if (!rc && !(rc = fdl_duck_new(&d, true, err))) {
 		rc = fdl_duck_use_store(d, repo->store, err);

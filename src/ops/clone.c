@@ -185,42 +185,88 @@ static int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 	return rc;
 }
 
-/* The versions to copy: every directory (listable source) or what HEAD's
- * branch reaches. */
-static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
+/* The refs to copy and their values, read before the versions are found:
+ * a version a ref names was published before the ref moved to it, so the
+ * plan holds every version these values name, and the copy's refs get
+ * these values, never newer ones a commit made during the clone (which the
+ * plan would lack). `only`: that branch alone (SRC@BRANCH, --branch); else
+ * every branch and tag, listed, or named by the source's ref list
+ * (history/refs.json, a static host), or HEAD's branch when it has none. */
+typedef struct planned_refs {
+	fdl_strlist keys;
+	char (*ids)[FDL_ID_LEN + 1];
+	bool listed; /* the source can be listed: every version directory is copied */
+} planned_refs;
+
+static void planned_refs_free(planned_refs *r)
 {
-	int rc = fdl_store_list(c->src->store, "refs", refs, NULL);
-	if (rc == 0) /* listed; each version.json is read by the plan's pool (read_listed) */
-		return fdl_vdirs_list(out, NULL, NULL, c->src, err);
-	/* not listable: HEAD's branch and its first-parent chain, through
-	 * the source's history index where it has one */
+	fdl_strlist_free(&r->keys);
+	free(r->ids);
+	memset(r, 0, sizeof *r);
+}
+
+static int refs_to_copy(planned_refs *out, cloner *c, const char *only, fdl_error *err)
+{
 	memset(out, 0, sizeof *out);
-	c->probe = true;
-	char *branch = NULL, id[FDL_ID_LEN + 1];
-	rc = fdl_repo_head_branch(&branch, c->src, err);
-	char *key = branch ? fdl_asprintf("refs/heads/%s", branch) : NULL;
-	bool exists = false;
-	if (!rc)
-		rc = key ? fdl_ref_read(c->src, key, id, &exists, NULL, err) : fdl_fail(err, FDL_ERROR, "oom");
-	if (!rc && exists)
-		rc = fdl_strlist_add(refs, key, err);
-	free(key);
+	if (only) {
+		char *key = NULL;
+		bool exists = false;
+		int rc = fdl_ref_branch_key(&key, only, err);
+		if (!rc && !(out->ids = calloc(1, sizeof *out->ids)))
+			rc = fdl_oom(err);
+		if (!rc)
+			rc = fdl_ref_read(c->src, key, out->ids[0], &exists, NULL, err);
+		if (!rc && !exists) {
+			char meant[300];
+			fdl_ref_suggest(meant, sizeof meant, c->src, only);
+			rc = fdl_fail(err, FDL_ENOTFOUND, "no branch '%s' in %s%s: SRC@BRANCH and --branch name a branch",
+				      only, c->src->root, meant);
+		}
+		if (!rc)
+			rc = fdl_strlist_add(&out->keys, key, err);
+		free(key);
+		return rc;
+	}
+	fdl_refs all;
+	int rc = fdl_refs_all(&all, c->src, true, err);
+	if (rc)
+		return rc;
+	out->listed = all.listed;
+	out->keys = all.names;
+	out->ids = all.ids;
+	all.names = (fdl_strlist){0};
+	all.ids = NULL;
+	fdl_refs_free(&all);
+	return 0;
+}
+
+/* Append `tip`'s first-parent chain to `out` as far as it holds versions
+ * already (another ref's chain), through the source's history index where
+ * it has one. */
+static int add_chain(vdirs *out, fdl_strmap *seen, cloner *c, const char *key, const char *tip, fdl_error *err)
+{
 	fdl_hist h = {0};
 	char gap[FDL_ID_LEN + 1] = "";
-	if (!rc && exists)
-		rc = fdl_history_read(&h, c->src, branch, id, -1, true, err);
-	free(branch);
+	const char *branch = !strncmp(key, "refs/heads/", 11) ? key + 11 : NULL;
+	int rc = fdl_history_read(&h, c->src, branch, tip, -1, true, err);
 	if (rc == FDL_ENOTFOUND) /* the chain reaches a version withdrawn with its version.json? */
-		rc = fdl_history_withdrawn_end(gap, c->src, &h, id, err);
-	if (!rc && (h.len || gap[0]) && !(out->items = calloc(h.len + 1, sizeof *out->items)))
+		rc = fdl_history_withdrawn_end(gap, c->src, &h, tip, err);
+	vdir *grown = rc ? NULL : realloc(out->items, (out->len + h.len + 1) * sizeof *out->items);
+	if (!rc && !grown)
 		rc = fdl_oom(err);
+	if (!rc)
+		out->items = grown;
 	for (size_t i = 0; !rc && i < h.len; i++) {
-		vdir *d = &out->items[out->len++];
+		if (fdl_strmap_get(seen, h.items[i].id, &(int64_t){0}))
+			break; /* the rest is another ref's chain, already there */
+		vdir *d = &out->items[out->len];
+		memset(d, 0, sizeof *d);
 		memcpy(d->id, h.items[i].id, sizeof d->id);
 		memcpy(d->sha256, h.items[i].sha256, sizeof d->sha256);
+		if (!(rc = fdl_strmap_put(seen, d->id, (int64_t)out->len, err)))
+			out->len++;
 		char *src = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, c->src->root, d->id);
-		rc = src ? fdl_version_from_json(&d->v, h.items[i].doc, d->id, src, err)
-			 : fdl_oom(err);
+		rc = rc ? rc : src ? fdl_version_from_json(&d->v, h.items[i].doc, d->id, src, err) : fdl_oom(err);
 		free(src);
 		/* files we can name without listing; expired.json and a
 		 * signature are asked for with the plan (prepare_version) */
@@ -233,15 +279,35 @@ static int versions_of(vdirs *out, fdl_strlist *refs, cloner *c, fdl_error *err)
 				rc = fdl_strlist_add(&d->files, path, err);
 		}
 	}
-	if (!rc && gap[0]) { /* its expired.json, for the copy to follow (mirror_expiry) */
-		vdir *d = &out->items[out->len++];
+	if (!rc && gap[0] && !fdl_strmap_get(seen, gap, &(int64_t){0})) { /* its expired.json, for the copy to follow (mirror_expiry) */
+		vdir *d = &out->items[out->len];
+		memset(d, 0, sizeof *d);
 		memcpy(d->id, gap, sizeof d->id);
-		rc = fdl_strlist_add(&d->files, FDL_EXPIRED_JSON, err);
+		if (!(rc = fdl_strmap_put(seen, d->id, (int64_t)out->len, err)))
+			out->len++;
+		if (!rc)
+			rc = fdl_strlist_add(&d->files, FDL_EXPIRED_JSON, err);
 	}
 	fdl_hist_free(&h);
 	return rc;
 }
 
+/* The versions to copy: every directory (a listable source, every ref
+ * wanted) or what the planned refs reach. */
+static int versions_of(vdirs *out, const planned_refs *refs, cloner *c, fdl_error *err)
+{
+	if (refs->listed) /* each version.json is read by the plan's pool (read_listed) */
+		return fdl_vdirs_list(out, NULL, NULL, c->src, err);
+	memset(out, 0, sizeof *out);
+	c->probe = true;
+	fdl_strmap seen = {0};
+	int rc = 0;
+	for (size_t i = 0; !rc && i < refs->keys.len; i++)
+		if (!fdl_strmap_get(&seen, refs->ids[i], &(int64_t){0}))
+			rc = add_chain(out, &seen, c, refs->keys.items[i], refs->ids[i], err);
+	fdl_strmap_free(&seen);
+	return rc;
+}
 
 /* An expired version of a source that cannot be listed: is its
  * version.json still there, or was it withdrawn with it (this machine's
@@ -1127,29 +1193,85 @@ static int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 	return rc;
 }
 
-/* A ref: set dst to src's value (compare-and-swap on what dst has). */
-static int copy_ref(cloner *c, const char *key, fdl_error *err)
+/* The version the copy's ref `key` names now ("" when it has none). */
+static void copy_ref_value(char id[FDL_ID_LEN + 1], cloner *c, const char *key)
 {
-	fdl_buf b = {0}, have = {0};
-	char etag[FDL_ETAG_MAX];
-	int rc = fdl_store_get(c->src->store, key, 4096, &b, NULL, err);
-	if (rc)
-		return rc;
-	int got = fdl_store_get(c->dst, key, 4096, &have, etag, NULL);
-	if (got == 0 && have.len == b.len && !memcmp(have.data, b.data, b.len))
-		rc = 0;
-	else
-		rc = fdl_store_put_if_match(c->dst, key, b.data, b.len, got == 0 ? etag : NULL, err);
+	fdl_buf b = {0};
+	fdl_error e;
+	id[0] = '\0';
+	if (fdl_store_get(c->dst, key, 4096, &b, NULL, &e) == 0 && b.len >= FDL_ID_LEN) {
+		memcpy(id, b.data, FDL_ID_LEN);
+		id[FDL_ID_LEN] = '\0';
+		if (!fdl_id_is_valid(id))
+			id[0] = '\0';
+	}
 	fdl_buf_free(&b);
+}
+
+/* Does `id`'s first-parent chain, as the plan holds it, reach `old`? */
+static bool descends(vdirs *dirs, const char *id, const char *old)
+{
+	for (size_t steps = 0; id && steps <= dirs->len; steps++) {
+		if (!strcmp(id, old))
+			return true;
+		vdir *d = fdl_vdirs_find(dirs, id);
+		id = d && d->v && fdl_version_parent_count(d->v) ? fdl_version_parent(d->v, 0) : NULL;
+	}
+	return false;
+}
+
+/* Before anything is copied: a ref of the copy at a version the source
+ * does not have means the copy is another repository (or holds a history
+ * the source no longer has); refused unless `force`. */
+static int check_copy_refs(cloner *c, vdirs *dirs, const planned_refs *refs, bool force, fdl_error *err)
+{
+	for (size_t i = 0; i < refs->keys.len; i++) {
+		char have[FDL_ID_LEN + 1];
+		copy_ref_value(have, c, refs->keys.items[i]);
+		if (!have[0] || !strcmp(have, refs->ids[i]) || fdl_vdirs_find(dirs, have) || force)
+			continue;
+		return fdl_fail(err, FDL_ECONFLICT,
+				"%s: %s is at version %s, which %s does not have: the copy holds another repository "
+				"(or a history the source no longer has); nothing was copied. Clone into an empty "
+				"folder, or give --force to make the copy follow the source",
+				c->dst->url, refs->keys.items[i], have, c->src->root);
+	}
+	return 0;
+}
+
+/* A ref: set the copy's to the planned value (compare-and-swap on what
+ * the copy has), saying so in `moved` when that is not a descendant of
+ * where the copy's was (the source moved it back: fdl branch --force). */
+static int copy_ref(cloner *c, vdirs *dirs, const char *key, const char *id, fdl_strlist *moved, fdl_error *err)
+{
+	fdl_buf have = {0};
+	char etag[FDL_ETAG_MAX], line[FDL_ID_LEN + 2], old[FDL_ID_LEN + 1];
+	snprintf(line, sizeof line, "%s\n", id);
+	size_t len = strlen(line);
+	int got = fdl_store_get(c->dst, key, 4096, &have, etag, NULL);
+	int rc = 0;
+	if (got != 0 || have.len != len || memcmp(have.data, line, len)) {
+		copy_ref_value(old, c, key);
+		rc = fdl_store_put_if_match(c->dst, key, line, len, got == 0 ? etag : NULL, err);
+		char *msg = !rc && old[0] && !descends(dirs, id, old)
+				    ? fdl_asprintf("%s moved from %s to %s, which does not descend from it (the source "
+						   "moved it so)",
+						   key, old, id)
+				    : NULL;
+		if (msg)
+			rc = fdl_strlist_add(moved, msg, err);
+		free(msg);
+	}
 	fdl_buf_free(&have);
 	return rc;
 }
 
-/* The copy's history index, made from the copy itself once its refs are
- * there (derived: a failure costs its readers speed only), its
- * version.json files read from this run's checked copies of them where it
- * has them (the same bytes the copy holds) rather than fetched back. */
-static void index_copy(cloner *c, const fdl_strlist *refs)
+/* The copy's history index and ref list, made from the copy itself once
+ * its refs are there (derived: a failure costs its readers speed, or a
+ * static host's readers a branch, only), its version.json files read from
+ * this run's checked copies of them where it has them (the same bytes the
+ * copy holds) rather than fetched back. */
+static void index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs)
 {
 	fdl_repo *dst = NULL;
 	fdl_store *read = NULL;
@@ -1163,6 +1285,7 @@ static void index_copy(cloner *c, const fdl_strlist *refs)
 	for (size_t i = 0; i < refs->len; i++)
 		if (!strncmp(refs->items[i], "refs/heads/", 11) && !strstr(refs->items[i], ".lock"))
 			fdl_history_update(dst, refs->items[i] + 11, -1, &e);
+	fdl_reflist_rebuild(dst, dirs, &e);
 	fdl_repo_free(dst);
 }
 
@@ -1171,7 +1294,9 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 {
 	cloner c = {0};
 	vdirs dirs = {0};
-	fdl_strlist refs = {0}, existing = {0};
+	fdl_strlist existing = {0}, moved = {0};
+	planned_refs refs = {0};
+	const char *only = opts && opts->branch && *opts->branch ? opts->branch : NULL;
 	int rc = fdl_repo_open(&c.src, src_url, err);
 	if (!rc)
 		c.src_store = c.src->store;
@@ -1200,13 +1325,26 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		free(root);
 		rc = fdl_tempdir(&c.tmpdir, "clone", err);
 	}
-	/* HEAD before fdl.json: a folder is a repository once fdl.json is there */
+	/* the refs first, with their values: the versions found after them
+	 * hold every version they name */
 	if (!rc)
+		rc = refs_to_copy(&refs, &c, only, err);
+	/* HEAD before fdl.json: a folder is a repository once fdl.json is
+	 * there; a copy of one branch names it */
+	char *head = only && !rc ? fdl_asprintf("ref: refs/heads/%s\n", only) : NULL;
+	if (only && !rc && !head)
+		rc = fdl_oom(err);
+	if (!rc && head)
+		rc = put_small(&c, "HEAD", &(fdl_buf){.data = head, .len = strlen(head)}, err);
+	else if (!rc)
 		rc = copy_small(&c, "HEAD", false, err);
+	free(head);
 	if (!rc)
 		rc = copy_small(&c, FDL_CONFIG_FILE, false, err);
 	if (!rc)
 		rc = versions_of(&dirs, &refs, &c, err);
+	if (!rc)
+		rc = check_copy_refs(&c, &dirs, &refs, opts && opts->force, err);
 	char **catalogs = rc ? NULL : calloc(dirs.len + 1, sizeof *catalogs);
 	fdl_strmap files = {0};
 	if (!rc && !catalogs)
@@ -1253,12 +1391,10 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		free(catalogs[i]);
 	free(catalogs);
 	fdl_strmap_free(&files);
-	fdl_strlist_sort(&refs);
-	for (size_t i = 0; i < refs.len && !rc; i++)
-		if (!strstr(refs.items[i], ".lock"))
-			rc = copy_ref(&c, refs.items[i], err);
+	for (size_t i = 0; i < refs.keys.len && !rc; i++) /* sorted */
+		rc = copy_ref(&c, &dirs, refs.keys.items[i], refs.ids[i], &moved, err);
 	if (!rc)
-		index_copy(&c, &refs);
+		index_copy(&c, &refs.keys, &dirs);
 	fdl_error ierr; /* derived, as the index: the copy's own views when the source has views */
 	if (!rc)
 		fdl_iceberg_after_clone(c.src, c.dst->url, &ierr);
@@ -1269,6 +1405,9 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 			r->copied = c.copied;
 			r->already_there = c.skipped;
 			r->removed = c.unmirrored;
+			r->moved.strings = moved.items;
+			r->moved.count = moved.len;
+			moved = (fdl_strlist){0};
 			*out = r;
 		} else {
 			fdl_clone_report_free(r);
@@ -1280,7 +1419,8 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		free(c.tmpdir);
 	}
 	fdl_vdirs_free(&dirs);
-	fdl_strlist_free(&refs);
+	planned_refs_free(&refs);
+	fdl_strlist_free(&moved);
 	fdl_strlist_free(&existing);
 	fdl_repo_free(c.src);
 	fdl_store_free(c.dst);

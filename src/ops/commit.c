@@ -178,6 +178,13 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 			rc = err->code = FDL_EIO;
 		goto out;
 	}
+	if (fz.untouched && !fz.described) {
+		rc = fdl_fail(err, FDL_ENOCHANGE,
+			      "nothing to commit: the working catalog is as checkout made it (empty, no snapshot "
+			      "since) and %s holds no description (dataset.yml)",
+			      w.dir);
+		goto out;
+	}
 	if (fz.same_snapshot && (rc = description_changed(&w, &fz, err))) {
 		if (rc == FDL_ENOCHANGE && recovered) {
 			/* nothing after it: the interrupted commit is the whole job,
@@ -185,6 +192,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 			fdl_error ierr;
 			fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
 			fdl_iceberg_after_commit(repo, w.branch, w.base, &ierr);
+			fdl_reflist_note(repo, (const char *const *)&key, 1, &ierr);
 			memcpy(out_id, w.base, FDL_ID_LEN + 1);
 			rc = 0;
 		}
@@ -229,14 +237,20 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	}
 	if (rc)
 		goto out;
-	/* the history index follows the ref (docs/format.md): derived, so a
-	 * failure here costs readers speed, never the version; before the
-	 * record, so a commit killed in it recovers as one killed before */
+	/* the history index and the ref list follow the ref (docs/format.md):
+	 * derived, so a failure here costs readers speed, never the version;
+	 * before the record, so a commit killed in it recovers as one killed
+	 * before */
 	fdl_error ierr;
 	fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
 	fdl_iceberg_after_commit(repo, w.branch, id, &ierr); /* derived too: verify names a view that is missing */
+	fdl_reflist_note(repo, (const char *const *)&key, 1, &ierr);
 	memcpy(w.base, id, sizeof w.base);
 	w.base_snapshot = fz.info.last_snapshot;
+	if (strcmp(fz.desc_sha256, w.names_sha256)) { /* edited since: they name what this version has */
+		memcpy(w.names_sha256, fz.desc_sha256, sizeof w.names_sha256);
+		memcpy(w.names_at, id, sizeof w.names_at);
+	}
 	w.pending[0] = '\0';
 	if ((rc = fdl_work_save(&w, err))) {
 		fdl_error_prefix(err, "version %s is published on %s, but recording it in the working catalog failed",

@@ -1,6 +1,7 @@
 /* What changed: schema and row differences between two versions, and the
  * DuckLake snapshots a version froze. */
 #include "../catalog/catalog.h"
+#include "../layout/dataset.h"
 #include "../layout/layout.h"
 #include "../layout/walk.h"
 #include "report.h"
@@ -82,6 +83,73 @@ static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool
 	return rc;
 }
 
+/* A version's dataset.json (NULL for one written before it was required). */
+static int dataset_of(json_t **out, fdl_repo *repo, const fdl_version *v, fdl_error *err)
+{
+	int rc = fdl_version_load_json(out, repo, v, "dataset", err);
+	if (rc == FDL_ENOTFOUND && !fdl_version_check_live(repo, fdl_version_id(v), err)) {
+		fdl_error_clear(err); /* none recorded */
+		return 0;
+	}
+	return rc;
+}
+
+static int desc_changes(fdl_diff *d, fdl_repo *repo, const fdl_version *a, const fdl_version *b, fdl_error *err)
+{
+	json_t *da = NULL, *db = NULL, *list = NULL;
+	int rc = dataset_of(&da, repo, a, err);
+	if (!rc)
+		rc = dataset_of(&db, repo, b, err);
+	if (!rc)
+		rc = fdl_dataset_diff(&list, da, db, err);
+	size_t n = json_array_size(list);
+	if (!rc && n && !(d->desc_changes = calloc(n, sizeof *d->desc_changes)))
+		rc = fdl_oom(err);
+	for (size_t i = 0; !rc && i < n; i++) {
+		const json_t *o = json_array_get(list, i);
+		fdl_desc_change *c = &d->desc_changes[d->desc_change_count++];
+		const char *vals[4] = {json_string_value(json_object_get(o, "table")),
+				       json_string_value(json_object_get(o, "column")),
+				       json_string_value(json_object_get(o, "field")),
+				       json_string_value(json_object_get(o, "kind"))};
+		char **slots[4] = {&c->table, &c->column, &c->field, &c->kind};
+		for (size_t k = 0; k < 4 && !rc; k++)
+			if (vals[k] && !(*slots[k] = fdl_strdup(vals[k])))
+				rc = fdl_oom(err);
+	}
+	json_decref(da);
+	json_decref(db);
+	json_decref(list);
+	return rc;
+}
+
+int fdl_diff_descriptions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err)
+{
+	fdl_version *va = NULL, *vb = NULL;
+	char ia[FDL_ID_LEN + 1], ib[FDL_ID_LEN + 1];
+	fdl_diff *d = calloc(1, sizeof *d);
+	int rc = d ? fdl_ref_resolve(ia, repo, a, err) : fdl_oom(err);
+	if (!rc)
+		rc = fdl_ref_resolve(ib, repo, b, err);
+	if (!rc)
+		rc = fdl_version_read(&va, repo, ia, err);
+	if (!rc)
+		rc = fdl_version_read(&vb, repo, ib, err);
+	if (!rc) {
+		memcpy(d->from, ia, sizeof d->from);
+		memcpy(d->to, ib, sizeof d->to);
+		rc = desc_changes(d, repo, va, vb, err);
+	}
+	fdl_version_free(va);
+	fdl_version_free(vb);
+	if (rc) {
+		fdl_diff_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
 int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char *b, fdl_error *err)
 {
 	pair p;
@@ -96,6 +164,8 @@ int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char 
 		snprintf(d->to, sizeof d->to, "%s", fdl_version_id(p.b.v));
 		rc = fdl_changes_from_json(&d->changes, &d->change_count, changes, err);
 	}
+	if (!rc)
+		rc = desc_changes(d, repo, p.a.v, p.b.v, err);
 	json_decref(changes);
 	pair_close(&p);
 	if (rc) {

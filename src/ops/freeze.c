@@ -157,6 +157,23 @@ static int base_is_live(fdl_repo *repo, const fdl_work *w, fdl_error *err)
 	return rc;
 }
 
+/* A working catalog another DuckLake migrated (DuckDB 2.0 ships DuckLake
+ * 1.1, which migrates a 1.0 catalog when asked to, by AUTOMATIC_MIGRATION
+ * or ducklake_default_version): its tables are not those of the format the
+ * repository publishes, which readers on DuckDB 1.5 open. Refused before
+ * anything is copied, saying how to stay on 1.0. */
+static int newer_format(const fdl_work *w, const char *format, fdl_error *err)
+{
+	return fdl_fail(err, FDL_EINVALID,
+			"the working catalog %s is DuckLake format %s (its ducklake_metadata says version %s), "
+			"not %s: a newer DuckLake (DuckDB 2.0 ships 1.1) migrated it, and fdl publishes format %s, "
+			"which readers on DuckDB 1.5 open. Nothing was published. Check out again (fdl checkout) "
+			"and redo the change with DuckDB 1.5, or with DuckDB 2.0 attaching without "
+			"AUTOMATIC_MIGRATION and without SET ducklake_default_version = '%s': DuckDB 2.0 writes a "
+			"1.0 catalog as it is",
+			w->catalog, format, format, FDL_DEFAULT_FORMAT, FDL_DEFAULT_FORMAT, format);
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -210,6 +227,105 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 	if (rc)
 		fdl_error_prefix(err, "comparing with the base version %s", w->base);
 	free(path);
+	return rc;
+}
+
+/* The schema changes since the version the description was written for,
+ * oldest first (fdl_dataset_in.renames): those of each version after it up
+ * to the base (their version.json `changes`), then the base's to the new
+ * catalog. NULL on a first version, or when that version is not on the
+ * base's first-parent chain within 1,000 steps (then the base's alone). */
+static int renames_since(json_t **out, const frozen *fz, fdl_repo *repo, const char *from, fdl_error *err)
+{
+	*out = NULL;
+	if (!fz->base || !fz->changes)
+		return 0;
+	json_t *steps = json_array();
+	int rc = steps ? 0 : fdl_oom(err);
+	char at[FDL_ID_LEN + 1] = "";
+	const char *p = fdl_version_parent(fz->base, 0);
+	if (p)
+		snprintf(at, sizeof at, "%s", p);
+	json_t *older = json_array();
+	if (!older)
+		rc = fdl_oom(err);
+	if (!rc && from && *from && strcmp(from, fdl_version_id(fz->base))) {
+		json_array_append(older, json_object_get(fdl_version_json(fz->base), "changes"));
+		for (int n = 0; !rc && at[0] && strcmp(at, from) && n < 1000; n++) {
+			fdl_version *v = NULL;
+			if ((rc = fdl_version_read(&v, repo, at, err)))
+				break;
+			json_array_insert(older, 0, json_object_get(fdl_version_json(v), "changes"));
+			p = fdl_version_parent(v, 0);
+			snprintf(at, sizeof at, "%s", p ? p : "");
+			fdl_version_free(v);
+		}
+		if (!rc && strcmp(at, from))
+			json_array_clear(older); /* not an ancestor: the base's changes alone */
+	}
+	if (!rc) {
+		json_array_extend(steps, older);
+		json_array_append(steps, fz->changes);
+		*out = steps;
+		steps = NULL;
+	}
+	json_decref(older);
+	json_decref(steps);
+	return rc;
+}
+
+/* dataset.json: the description in WORK (or carried over from the base)
+ * merged with the catalog's tables, following renames since it was
+ * written. The base's description carries over; what it, or the version
+ * whose description checkout wrote, described may since have been dropped. */
+static int build_description(frozen *out, fdl_repo *repo, const fdl_work *w, const json_t *tables, fdl_error *err)
+{
+	int rc = 0;
+	json_t *base_ds = NULL, *from_ds = NULL, *known = NULL, *renames = NULL;
+	base_ds = json_incref(out->base_dataset);
+	if (w->description_from[0] && strcmp(w->description_from, w->base))
+		rc = description_of(&from_ds, repo, w->description_from, err);
+	json_t *all = json_array();
+	for (int k = 0; all && k < 2; k++) {
+		json_t *t = json_object_get(k ? from_ds : base_ds, "tables");
+		if (json_is_array(t))
+			json_array_extend(all, t);
+	}
+	if (!rc && !(known = all ? json_pack("{s:o}", "tables", all) : NULL))
+		rc = fdl_oom(err);
+	else if (rc)
+		json_decref(all);
+	fdl_desc_files described = {0};
+	if (!rc && !w->postgres)
+		rc = fdl_work_description(&described, w->dir, err);
+	out->described = described.top.path || described.ntables;
+	if (!rc && out->described)
+		rc = fdl_desc_files_sha256(out->desc_sha256, &described, err);
+	/* description files name what they named when they were last changed:
+	 * as the version a commit last took them at, or checkout wrote them
+	 * from, while they stay the same; else as the base */
+	const char *from = out->described && w->names_at[0] && !strcmp(out->desc_sha256, w->names_sha256)
+				   ? w->names_at
+				   : w->base;
+	if (!rc)
+		rc = renames_since(&renames, out, repo, from, err);
+	if (!rc) {
+		fdl_dataset_in in = {.files = w->postgres ? NULL : &described,
+				     .catalog_tables = tables,
+				     .default_name = basename_of(repo->root),
+				     .base = base_ds,
+				     .known = known,
+				     .written_sha256 = w->description_sha256,
+				     .renames = renames,
+				     .renames_from = from,
+				     .warnings = &out->warnings};
+		rc = fdl_dataset_build(&out->dataset_json, &in, err);
+	}
+	fdl_desc_files_free(&described);
+	json_decref(renames);
+	json_decref(base_ds);
+	json_decref(from_ds);
+	json_decref(known);
 	return rc;
 }
 
@@ -298,7 +414,10 @@ static int read_snapshot(fdl_catalog_info *winfo, frozen *out, fdl_duck *d, cons
 {
 	int rc = fdl_catalog_info_read(d, work_alias(w), winfo, err);
 	fdl_test_pause("freeze-snapshot"); /* tests: a writer goes past the snapshot here */
+	if (!rc && strcmp(winfo->format, FDL_DEFAULT_FORMAT))
+		rc = newer_format(w, winfo->format, err);
 	out->same_snapshot = !rc && w->base_snapshot >= 0 && winfo->last_snapshot == w->base_snapshot;
+	out->untouched = !rc && !w->base[0] && w->base_snapshot < 0 && winfo->last_snapshot == winfo->first_snapshot;
 	if (!rc && winfo->last_snapshot < w->base_snapshot)
 		rc = fdl_fail(err, FDL_EINVALID,
 			      "the working catalog's latest snapshot (%lld) is older than its base version's (%lld)",
@@ -402,37 +521,12 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	json_t *tables = NULL;
 	if (!rc)
 		rc = fdl_catalog_tables_json(&tables, d, nalias, &files, err);
-	/* the base's description carries over; what it, or the version whose
-	 * description checkout wrote, described may since have been dropped */
-	json_t *base_ds = NULL, *from_ds = NULL, *known = NULL;
-	if (!rc)
-		base_ds = json_incref(out->base_dataset);
-	if (!rc && w->description_from[0] && strcmp(w->description_from, w->base))
-		rc = description_of(&from_ds, repo, w->description_from, err);
-	json_t *all = json_array();
-	for (int k = 0; all && k < 2; k++) {
-		json_t *t = json_object_get(k ? from_ds : base_ds, "tables");
-		if (json_is_array(t))
-			json_array_extend(all, t);
-	}
-	if (!rc && !(known = all ? json_pack("{s:o}", "tables", all) : NULL))
-		rc = fdl_oom(err);
-	else if (rc)
-		json_decref(all);
-	fdl_desc_files described = {0};
-	if (!rc && !w->postgres)
-		rc = fdl_work_description(&described, w->dir, err);
-	if (!rc)
-		rc = fdl_dataset_build(&out->dataset_json, w->postgres ? NULL : &described, tables, basename_of(repo->root),
-				       base_ds, known, w->description_sha256, err);
-	fdl_desc_files_free(&described);
-	json_decref(base_ds);
-	json_decref(from_ds);
-	json_decref(known);
-	json_decref(tables);
 	if (!rc && w->base[0])
 		rc = sn && fdl_since_schema_same(sn) ? ((out->changes = json_array()) ? 0 : fdl_oom(err))
 						     : changes_since_base(out, d, repo, w, sn ? "fdl_base" : NULL, nalias, err);
+	if (!rc) /* after the changes: a description follows the renames among them */
+		rc = build_description(out, repo, w, tables, err);
+	json_decref(tables);
 	/* DuckDB writes the frozen file while the new data files are looked
 	 * at and files.json is serialised: the store is not used by this
 	 * thread until the other one is joined */

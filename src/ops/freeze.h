@@ -16,13 +16,20 @@ typedef struct frozen {
 	json_t *changes; /* NULL for a first version */
 	char *catalog_file; /* local temp path */
 	bool same_snapshot; /* no snapshot since the base version */
+	/* no base, and no snapshot since the catalog was made: an empty
+	 * checkout nobody wrote to */
+	bool untouched;
+	bool described; /* WORK holds description files (dataset.yml, ...) */
+	char desc_sha256[65]; /* fdl_desc_files_sha256 of them ("" when none) */
 	fdl_version *base;    /* the base version, read once (NULL: a first version) */
 	json_t *base_dataset; /* its dataset.json (NULL: it has none) */
 	/* every data and delete file the frozen catalog references, at any of
 	 * its snapshots (sorted; may repeat), with the sizes it records */
 	fdl_strlist all_files;
 	fdl_strmap all_sizes;
-	fdl_strlist warnings; /* for the committer: tables of mostly small files */
+	/* for the committer: tables of mostly small files, a description that
+	 * followed a rename ("FILE, line N: ...") */
+	fdl_strlist warnings;
 } frozen;
 
 /* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb

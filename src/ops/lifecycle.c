@@ -63,7 +63,7 @@ static json_t *strlist_json(const fdl_strlist *l)
 
 /* Add expired.json (unless there) and delete what it lists. */
 static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *message, const json_t *extra,
-		      const fdl_strlist *removed, fdl_error *err)
+		      const fdl_strlist *removed, bool list_gone, fdl_error *err)
 {
 	char now[32];
 	int rc = fdl_time_now_iso(now, err);
@@ -83,6 +83,14 @@ static int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const c
 		if (rc == FDL_EEXISTS) /* a concurrent or earlier run wrote it */
 			rc = 0;
 	}
+	/* the ref list says so to readers that cannot list (derived: its
+	 * failure costs them the mark only), with the date expired.json has;
+	 * not (`list_gone` false) of a version whose version.json goes too: no
+	 * reader lists it, and nothing under history/ keeps its id */
+	fdl_expiry x;
+	fdl_error ierr;
+	if (!rc && list_gone && !fdl_version_expiry(&x, repo, d->id, &ierr) && x.expired)
+		fdl_reflist_note_gone(repo, d->id, x.reason[0] ? x.reason : reason, x.when, &ierr);
 	for (size_t i = 0; i < removed->len && !rc; i++)
 		rc = del_owned(repo, fdl_version_key(d->id, removed->items[i]), err);
 	/* this machine's read cache forgets the catalog at once (other
@@ -144,20 +152,11 @@ static int protected_versions(protect *p, fdl_repo *repo, vdirs *dirs, int64_t k
 	return rc;
 }
 
-static int json_int_or(int64_t *out, const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-	*out = json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
-	return json_is_integer(v) || !v || json_is_null(v) ? 0 : -1;
-}
-
 int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err)
 {
-	const json_t *ret = json_object_get(repo->config, "retention");
 	int64_t days = -1, keep = -1;
-	if (json_int_or(&days, ret, "days") || json_int_or(&keep, ret, "keep") || days < -1 || keep < -1)
-		return fdl_fail(err, FDL_EINVALID, "%s/fdl.json: retention.days and retention.keep must be integers or "
-				"null", repo->root);
+	if (fdl_repo_retention(&days, &keep, repo, err))
+		return err->code;
 	vdirs dirs;
 	protect p = {0};
 	fdl_expire_report *report = calloc(1, sizeof *report);
@@ -197,7 +196,7 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *
 		snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
 			 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
 		if (!dry_run)
-			rc = expire_one(repo, d, "retention", msg, NULL, &removed, err);
+			rc = expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
 		if (!rc)
 			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);
@@ -326,7 +325,8 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, cons
 		if (!rc && !dry_run) {
 			/* version.json goes last, after everything else of the withdrawal */
 			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", id);
-			rc = extra ? expire_one(repo, d, "withdrawn", reason, extra, &removed, err)
+			rc = extra ? expire_one(repo, d, "withdrawn", reason, extra, &removed,
+						!(d == target && remove_version_json), err)
 				   : fdl_oom(err);
 			json_decref(extra);
 		}
@@ -384,6 +384,10 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 		rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
+	/* the ref list written whole, as the history index is (derived: its
+	 * failure costs readers of a static host only) */
+	if (!rc && !dry_run)
+		fdl_reflist_rebuild(repo, &dirs, &ierr);
 	if (!rc)
 		rc = fdl_duck_new(&duck, true, err);
 	for (size_t i = 0; i < dirs.len && !rc; i++) {

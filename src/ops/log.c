@@ -29,6 +29,12 @@ void fdl_log_free(fdl_log *l)
 {
 	if (!l)
 		return;
+	for (size_t i = 0; l->marks && i < l->count; i++) {
+		for (size_t k = 0; k < l->marks[i].refs.count; k++)
+			free(l->marks[i].refs.strings[k]);
+		free(l->marks[i].refs.strings);
+	}
+	free(l->marks);
 	for (size_t i = 0; i < l->count; i++)
 		fdl_version_free(l->items[i]);
 	free(l->items);
@@ -82,4 +88,71 @@ int fdl_log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long limit
 int fdl_log_read_brief(fdl_log **out, fdl_repo *repo, const char *ref, long long limit, fdl_error *err)
 {
 	return log_read(out, repo, ref, limit, true, err);
+}
+
+static int mark_add(fdl_log_mark *m, const char *text, fdl_error *err)
+{
+	char **grown = realloc(m->refs.strings, (m->refs.count + 1) * sizeof *grown);
+	if (!grown)
+		return fdl_oom(err);
+	m->refs.strings = grown;
+	if (!(grown[m->refs.count] = fdl_strdup(text)))
+		return fdl_oom(err);
+	m->refs.count++;
+	return 0;
+}
+
+/* The refs that name version `id`, as git log --decorate orders them:
+ * HEAD's branch ("HEAD -> main"), the other branches, then the tags. */
+static int mark_refs(fdl_log_mark *m, const fdl_refs *refs, const char *head, const char *id, fdl_error *err)
+{
+	int rc = 0;
+	for (int pass = 0; pass < 3 && !rc; pass++)
+		for (size_t k = 0; k < refs->names.len && !rc; k++) {
+			const char *key = refs->names.items[k];
+			bool branch = !strncmp(key, "refs/heads/", 11);
+			const char *name = key + (branch ? 11 : 10);
+			bool is_head = branch && head && !strcmp(name, head);
+			if (strcmp(refs->ids[k], id) || (pass == 0) != is_head || (pass == 2) == branch)
+				continue;
+			char text[300];
+			snprintf(text, sizeof text, "%s%s", is_head ? "HEAD -> " : branch ? "" : "tag: ", name);
+			rc = mark_add(m, text, err);
+		}
+	return rc;
+}
+
+int fdl_log_decorate(fdl_log *l, fdl_repo *repo, fdl_error *err)
+{
+	if (l->marks || !l->count)
+		return 0;
+	fdl_refs refs;
+	fdl_error e;
+	int rc = fdl_refs_all(&refs, repo, false, err);
+	if (rc)
+		return rc;
+	/* what a remote store says of gone versions: the ref list's word (a
+	 * folder's expired.json files are read, which is free) */
+	bool local = fdl_store_can(repo->store, FDL_STORE_LOCAL);
+	const json_t *gone = local ? NULL : refs.gone;
+	if (!rc && !(l->marks = calloc(l->count, sizeof *l->marks)))
+		rc = fdl_oom(err);
+	for (size_t i = 0; !rc && i < l->count; i++) {
+		fdl_log_mark *m = &l->marks[i];
+		const char *id = fdl_version_id(l->items[i]);
+		rc = mark_refs(m, &refs, refs.head, id, err);
+		fdl_expiry x = {0};
+		const json_t *g = json_object_get(gone, id);
+		if (!rc && local && !fdl_version_expiry(&x, repo, id, &e) && x.expired) {
+			snprintf(m->state, sizeof m->state, "%s", !strcmp(x.reason, "withdrawn") ? "withdrawn" : "expired");
+			snprintf(m->when, sizeof m->when, "%s", x.when);
+		} else if (!rc && g) {
+			const char *reason = json_string_value(json_object_get(g, "reason"));
+			const char *when = json_string_value(json_object_get(g, "expired_at"));
+			snprintf(m->state, sizeof m->state, "%s", reason && !strcmp(reason, "withdrawn") ? "withdrawn" : "expired");
+			snprintf(m->when, sizeof m->when, "%s", when ? when : "");
+		}
+	}
+	fdl_refs_free(&refs);
+	return rc;
 }

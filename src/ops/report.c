@@ -109,13 +109,31 @@ void fdl_diff_free(fdl_diff *d)
 	if (!d)
 		return;
 	fdl_changes_free(d->changes, d->change_count);
+	for (size_t i = 0; i < d->desc_change_count; i++) {
+		free(d->desc_changes[i].table);
+		free(d->desc_changes[i].column);
+		free(d->desc_changes[i].field);
+		free(d->desc_changes[i].kind);
+	}
+	free(d->desc_changes);
 	free(d);
 }
 
 int fdl_diff_json(char **out, const fdl_diff *d, fdl_error *err)
 {
-	json_t *changes = fdl_changes_json(d->changes, d->change_count);
-	json_t *o = changes ? json_pack("{s:s, s:s, s:o}", "from", d->from, "to", d->to, "changes", changes) : NULL;
+	json_t *changes = fdl_changes_json(d->changes, d->change_count), *desc = json_array();
+	for (size_t i = 0; desc && i < d->desc_change_count; i++) {
+		const fdl_desc_change *c = &d->desc_changes[i];
+		json_t *one = json_pack("{s:s, s:s}", "field", c->field, "kind", c->kind);
+		if (one && c->table)
+			json_object_set_new(one, "table", json_string(c->table));
+		if (one && c->column)
+			json_object_set_new(one, "column", json_string(c->column));
+		json_array_append_new(desc, one);
+	}
+	json_t *o = changes && desc ? json_pack("{s:s, s:s, s:o, s:o}", "from", d->from, "to", d->to, "changes", changes,
+						"description_changes", desc)
+				    : NULL;
 	if (!o)
 		return fdl_oom(err);
 	return dump(out, o, err);
@@ -174,8 +192,9 @@ static json_t *findings_json(const fdl_finding *items, size_t count, const char 
 
 int fdl_verify_report_json(char **out, const fdl_verify_report *r, fdl_error *err)
 {
-	json_t *doc = json_pack("{s:s, s:I, s:b, s:o, s:o}", "repository", r->repository, "versions_checked",
-				(json_int_t)r->versions_checked, "ok", r->problem_count == 0, "problems",
+	json_t *doc = json_pack("{s:s, s:I, s:I, s:b, s:o, s:o}", "repository", r->repository, "versions_checked",
+				(json_int_t)r->versions_checked, "versions_unchecked", (json_int_t)r->versions_unchecked,
+				"ok", r->problem_count == 0, "problems",
 				findings_json(r->problems, r->problem_count, "problem"), "warnings",
 				findings_json(r->warnings, r->warning_count, "warning"));
 	if (doc && r->signatures_checked) {
@@ -247,14 +266,20 @@ void fdl_clone_report_free(fdl_clone_report *r)
 		return;
 	free(r->from);
 	free(r->to);
+	for (size_t i = 0; i < r->moved.count; i++)
+		free(r->moved.strings[i]);
+	free(r->moved.strings);
 	free(r);
 }
 
 int fdl_clone_report_json(char **out, const fdl_clone_report *r, fdl_error *err)
 {
-	return dump(out, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "from", r->from, "to", r->to, "versions",
+	json_t *moved = json_array();
+	for (size_t i = 0; moved && i < r->moved.count; i++)
+		json_array_append_new(moved, json_string(r->moved.strings[i]));
+	return dump(out, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:o*}", "from", r->from, "to", r->to, "versions",
 				   (json_int_t)r->versions, "copied", (json_int_t)r->copied, "already_there",
-				   (json_int_t)r->already_there, "removed", (json_int_t)r->removed),
+				   (json_int_t)r->already_there, "removed", (json_int_t)r->removed, "moved", moved),
 		    err);
 }
 

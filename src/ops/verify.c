@@ -673,6 +673,8 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 	for (size_t i = 0; i < dirs->len; i++)
 		if (dirs->items[i].v && (all || dirs->items[i].reachable))
 			p.todo[p.ntodo++] = i;
+		else if (dirs->items[i].v)
+			r->out->versions_unchecked++;
 	p.parts = calloc(p.ntodo + 1, sizeof *p.parts);
 	int rc = p.parts ? 0 : fdl_oom(err);
 	fdl_pool_task t = {.jobs = p.ntodo, .threads = fdl_pool_threads(8, "FDL_VERIFY_THREADS"), .ctx = &p,

@@ -99,6 +99,12 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 	if (!rc && !(rc = fdl_json_get_string(&s, j, "description_from", false, path, "description_from", err)) &&
 	    s && fdl_id_is_valid(s))
 		memcpy(w->description_from, s, FDL_ID_LEN + 1);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "names_sha256", false, path, "names_sha256", err)) && s &&
+	    strlen(s) == 64)
+		memcpy(w->names_sha256, s, 65);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "names_at", false, path, "names_at", err)) && s &&
+	    fdl_id_is_valid(s))
+		memcpy(w->names_at, s, FDL_ID_LEN + 1);
 	if (!rc && !(rc = fdl_json_get_int(&n, &present, j, "base_snapshot", false, path, "base_snapshot", err)) &&
 	    present)
 		w->base_snapshot = n;
@@ -128,6 +134,10 @@ int fdl_work_save(fdl_work *w, fdl_error *err)
 		json_object_set_new(j, "description_sha256", json_string(w->description_sha256));
 	if (w->description_from[0])
 		json_object_set_new(j, "description_from", json_string(w->description_from));
+	if (w->names_sha256[0] && w->names_at[0]) {
+		json_object_set_new(j, "names_sha256", json_string(w->names_sha256));
+		json_object_set_new(j, "names_at", json_string(w->names_at));
+	}
 	char *text = NULL;
 	size_t len = 0;
 	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);

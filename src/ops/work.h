@@ -34,6 +34,12 @@ typedef struct fdl_work {
 	/* the version whose description checkout wrote there ("" if none):
 	 * what it described, a later commit may find dropped */
 	char description_from[FDL_ID_LEN + 1];
+	/* the description files' sha256 (fdl_desc_files_sha256) when a commit
+	 * last took them as they changed, and that version ("" if none): while
+	 * they stay the same they name tables and columns as `names_at` did,
+	 * so a rename since is followed from there */
+	char names_sha256[65];
+	char names_at[FDL_ID_LEN + 1];
 	/* PostgreSQL: the record as last read or written; saves are a
 	 * compare-and-swap against it, since many committers share it */
 	char *record;

@@ -22,6 +22,9 @@
 #include "guard.h"
 #include "../util/dynlib.h"
 #include <openssl/rand.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,11 +41,29 @@ struct fdl_server {
 	FILE *log;
 	int port;
 	fdl_serve_guard *guard;
+	/* libmicrohttpd's own messages go to `log` once the server runs; while
+	 * it starts they are dropped: a failure to listen is said once, by
+	 * fdl_server_start's error */
+	atomic_bool started;
 	/* a request's state (libmicrohttpd's con_cls) points at one of these:
 	 * [0] target ok, [1] target bad (400), [2] and [3] the same once the
 	 * handler has seen the request once */
 	char marks[4];
 };
+
+/* libmicrohttpd's error log (MHD_OPTION_EXTERNAL_LOGGER). */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	fdl_server *s = cls;
+	if (!s->log || !atomic_load(&s->started))
+		return;
+	char line[512];
+	vsnprintf(line, sizeof line, fmt, ap);
+	size_t n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
+	fprintf(s->log, "fdl serve: %s\n", line);
+}
 
 /* Called with the raw target before libmicrohttpd decodes it. */
 static void *check_target(void *cls, const char *uri, struct MHD_Connection *c)
@@ -179,7 +200,8 @@ static void common_headers(struct MHD_Response *r, const char *rel)
 		return;
 	}
 	bool moves = !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) || !strcmp(rel, "fdl.json") ||
-		     !strncmp(rel, "history/heads/", 14) || strstr(rel, "/" FDL_EXPIRED_JSON) != NULL ||
+		     !strncmp(rel, "history/heads/", 14) || !strcmp(rel, "history/refs.json") ||
+		     strstr(rel, "/" FDL_EXPIRED_JSON) != NULL ||
 		     (!strncmp(rel, "iceberg/", 8) && !strstr(rel, "/manifests/") && !strstr(rel, "/deletes/"));
 	MHD_add_response_header(r, "Cache-Control", moves ? "public, max-age=5, must-revalidate"
 							  : "public, max-age=31536000, immutable");
@@ -499,6 +521,7 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 		fdl_repo_free(repo);
 		return fdl_oom(err);
 	}
+	atomic_init(&s->started, false);
 	s->root = fdl_strdup(repo->root);
 	s->data_dir = fdl_strdup(repo->data_dir);
 	s->log = opts ? opts->log : NULL;
@@ -540,7 +563,7 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 				  MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024), MHD_OPTION_NOTIFY_CONNECTION,
 				  fdl_serve_guard_notify, s->guard, MHD_OPTION_NOTIFY_COMPLETED,
 				  fdl_serve_guard_completed, s->guard, MHD_OPTION_URI_LOG_CALLBACK, check_target, s,
-				  MHD_OPTION_END);
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
 	if (!s->mhd) {
 		fdl_server_stop(s);
 		return fdl_fail(err, FDL_EIO, "cannot listen on %s:%d: %s", bind, opts ? opts->port : 0,
@@ -548,6 +571,7 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? (int)info->port : (opts ? opts->port : 0);
+	atomic_store(&s->started, true);
 	*out = s;
 	return 0;
 }

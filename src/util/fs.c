@@ -525,7 +525,10 @@ void fdl_tmpfile_sweep(const char *root)
 		sweep_tmpfiles(fd, 0);
 }
 
-void fdl_tempdir_sweep(void)
+/* fdl_tempdir_sweep's loop: remove this user's fdl-<tag>-<pid>-<start>-*
+ * folders in TMPDIR whose owner is gone, or (own) that are this
+ * process's. */
+static void tempdir_remove(bool own)
 {
 	const char *base = getenv("TMPDIR");
 	if (!base || !*base)
@@ -533,6 +536,8 @@ void fdl_tempdir_sweep(void)
 	DIR *d = opendir(base);
 	if (!d)
 		return;
+	long me = (long)getpid();
+	unsigned long long my_start = own ? process_start(me) : 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		char tag[32], rest[16];
 		long pid = 0;
@@ -541,15 +546,28 @@ void fdl_tempdir_sweep(void)
 		    sscanf(e->d_name, "fdl-%31[a-z]-%ld-%llu-%15s", tag, &pid, &start, rest) != 4 || pid <= 0 ||
 		    strlen(rest) != 6)
 			continue;
-		char *path = fdl_asprintf("%s/%s", base, e->d_name);
+		bool mine = pid == me && start == my_start;
+		char *path = (own ? mine : !mine) ? fdl_asprintf("%s/%s", base, e->d_name) : NULL;
 		struct stat st;
-		/* ours (this user's), a real folder, and its owner is gone */
-		if (path && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() && owner_gone(pid, start))
+		/* ours (this user's), a real folder, and its owner is gone (or us) */
+		if (path && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+		    (own || owner_gone(pid, start)))
 			fdl_rm_rf(path);
 		free(path);
 	}
 	closedir(d);
 }
+
+void fdl_tempdirs_remove(void)
+{
+	tempdir_remove(true);
+}
+
+void fdl_tempdir_sweep(void)
+{
+	tempdir_remove(false);
+}
+
 
 int fdl_path_absolute(char **out, const char *path, fdl_error *err)
 {

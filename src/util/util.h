@@ -47,6 +47,12 @@ void fdl_buf_free(fdl_buf *b);
 char *fdl_strdup(const char *s);
 char *fdl_asprintf(const char *fmt, ...) FDL_PRINTF(1, 2);
 
+/* The candidate a mistyped `word` most likely meant ("did you mean"): the
+ * closest by edits (insert, delete, replace, swap two neighbours), at most
+ * one edit for a short word and a third of it for a long one; NULL when
+ * none is that close. Points into candidates. */
+const char *fdl_closest(const char *word, const char *const *candidates, size_t n);
+
 /* A list of owned strings. */
 typedef struct fdl_strlist {
 	char **items;

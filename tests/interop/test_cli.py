@@ -61,6 +61,8 @@ def bad_cases(root, work, tmp):
         (["sign"], 2), (["sign", R, "bogus", "--key", nope], 3), (["sign", R, "main"], 2),
         (["sign", R, "main", "--key", nope], 3),
         (["expire"], 2), (["expire", ""], 5), (["expire", nope], 3),
+        (["config"], 2), (["config", nope], 3), (["config", R, "nosuch"], 5), (["config", R, "retention.days", "x"], 5),
+        (["config", R, "retention.days", "1", "--unset", "retention.keep"], 2), (["config", R, "a", "b", "c"], 2),
         (["withdraw"], 2), (["withdraw", R, "bogus", "--reason", "x"], 3), (["withdraw", R, "main"], 5),
         (["withdraw", R, "", "--reason", "x"], 5),
         (["gc"], 2), (["gc", R, "--grace", "bogus"], 2), (["gc", nope], 3),
@@ -143,8 +145,12 @@ def test_one_ref_syntax_everywhere(two, tmp_path):
         assert p.returncode == 11 and v1 in p.stderr and v2 in p.stderr, p.stderr
     p = fdl("show", root, "ffff", check=False)
     assert p.returncode == 3 and "ffff" in p.stderr
-    # a branch named like a seq wins, as refs win over abbreviations in Git
-    fdl("branch", root, "1", v2)
+    # a branch named like a seq is refused (it would hide the seq, issue 36) ...
+    p = fdl("branch", root, "1", v2, check=False)
+    assert p.returncode == 5 and "seq 1" in p.stderr
+    assert json.loads(fdl("show", root, "1", "--json").stdout)["id"] == v1
+    # ... and one another tool made wins, as refs win over abbreviations in Git
+    (pathlib.Path(root) / "refs" / "heads" / "1").write_text(v2 + "\n")
     assert json.loads(fdl("show", root, "1", "--json").stdout)["id"] == v2
     assert json.loads(fdl("show", root, "main:1", "--json").stdout)["id"] == v1
 

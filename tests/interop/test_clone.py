@@ -281,13 +281,14 @@ class HoldingHost:
     (method and path) and can hold one: the Nth request is answered with
     half its body (a HEAD with nothing), then waits until released, so a
     test kills the client while that transfer is open: where the kill
-    lands is chosen, not timed."""
+    lands is chosen, not timed. With `hold_path`, the first request whose
+    path starts with it waits instead, and is then answered whole."""
 
     def __init__(self, root):
         import functools
         import http.server
         import threading
-        self.requests, self.hold_at = [], None
+        self.requests, self.hold_at, self.hold_path = [], None, None
         self.held, self.release = threading.Event(), threading.Event()
         self.lock = threading.Lock()
         host = self
@@ -300,6 +301,11 @@ class HoldingHost:
                 with host.lock:
                     host.requests.append((self.command, self.path))
                     self.hold = len(host.requests) == host.hold_at
+                    wait = bool(host.hold_path) and self.path.startswith(host.hold_path) and not host.held.is_set()
+                    if wait:
+                        host.held.set()
+                if wait:
+                    host.release.wait(60)
                 if self.hold and self.command == "HEAD":
                     host.held.set()
                     host.release.wait(60)

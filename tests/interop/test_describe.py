@@ -144,8 +144,9 @@ def test_no_description_defaults(repo, tmp_path):
     ("name: p\ntitle: P\nsources: [{title: a, email: b}]\n", ["'email'"]),
     ("name: p\ntitle: P\ntables:\n  - name: population\n    colour: red\n", ["line 5", "'colour'"]),
     ("name: p\ntitle: P\ntables:\n  - name: nosuch\n", ["line 4", "main.nosuch", "not a table"]),
+    # the column's own line, not its table's (issue 36)
     ("name: p\ntitle: P\ntables:\n  - name: population\n    fields: [{name: nosuch}]\n",
-     ["line 4", "no column 'nosuch'"]),
+     ["line 5", "no column 'nosuch'"]),
     ("name: p\ntitle: P\ntables:\n  - name: population\n    primary_key: [nosuch]\n", ["primary_key", "nosuch"]),
     ("name: p\ntitle: P\ntables:\n  - name: big\n    fields: [{name: a, type: int}]\n", ["view", "type"]),
     ("name: p\ntitle: P\ntables:\n  - name: big\n    kind: table\n", ["is a view"]),

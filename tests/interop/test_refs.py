@@ -19,9 +19,14 @@ def test_a_branch_and_a_tag_never_share_a_name(repo, tmp_path):
         assert p.returncode == 9, p.stderr
         assert "a tag t5 exists (refs/tags/t5, version " + v2 in p.stderr
     assert not (repo.root / "refs/heads/t5").exists()
-    # a working catalog on a new branch named like the tag
+    # a working catalog on a new branch named like the tag (--ref of a tag
+    # is refused before: it names no branch, issue 36)
+    for extra in (["--new-branch", "t5"], ["--orphan", "t5"]):
+        p = fdl("checkout", repo.root, tmp_path / "w2", *extra, check=False)
+        assert p.returncode == 9 and "refs/tags/t5" in p.stderr
+        assert not (tmp_path / "w2" / "ducklake.sqlite").exists()
     p = fdl("checkout", repo.root, tmp_path / "w2", "--ref", "t5", check=False)
-    assert p.returncode == 9 and "refs/tags/t5" in p.stderr
+    assert p.returncode == 5 and "t5 is a tag" in p.stderr
     assert not (tmp_path / "w2" / "ducklake.sqlite").exists()
     # the other way: a tag named like a branch
     fdl("branch", repo.root, "dev", v1)
@@ -29,7 +34,7 @@ def test_a_branch_and_a_tag_never_share_a_name(repo, tmp_path):
     assert p.returncode == 9 and "a branch dev exists (refs/heads/dev, version " + v1 in p.stderr
     assert not (repo.root / "refs/tags/dev").exists()
     # a tag that takes a new branch's name between its checkout and its first commit
-    w3 = repo.checkout(tmp_path / "w3", "--ref", "feature")
+    w3 = repo.checkout(tmp_path / "w3", "--orphan", "feature")
     w3.execute("CREATE TABLE lake.f (x INTEGER)")
     fdl("tag", repo.root, "feature", v1)
     before = sorted(os.listdir(repo.root / "versions"))

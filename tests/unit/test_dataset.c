@@ -24,7 +24,9 @@ static int build_dir(json_t **out, const char *dir, const json_t *cat, const jso
 	fdl_desc_files f;
 	int rc = fdl_work_description(&f, dir, err);
 	if (!rc)
-		rc = fdl_dataset_build(out, &f, cat, "folder", base, known, NULL, err);
+		rc = fdl_dataset_build(out, &(fdl_dataset_in){.files = &f, .catalog_tables = cat, .default_name = "folder",
+							      .base = base, .known = known},
+				       err);
 	fdl_desc_files_free(&f);
 	return rc;
 }
@@ -94,6 +96,14 @@ static void text_rules(t_ctx *t)
 	CHECK(t, fdl_dataset_check_text(&j, bad, strlen(bad), "dataset.yml", 0, &err) == FDL_EINVALID);
 	CHECK_CONTAINS(t, err.message, "dataset.yml, line 3");
 	CHECK_CONTAINS(t, err.message, "colour");
+	/* a mistyped key: the one it most likely meant */
+	const char *typo = "name: x\ntitle: y\nlicences: [CC-BY-4.0]\n";
+	CHECK(t, fdl_dataset_check_text(&j, typo, strlen(typo), "dataset.yml", 0, &err) == FDL_EINVALID);
+	CHECK_CONTAINS(t, err.message, "did you mean 'licenses'?");
+	const char *ftypo = "name: t\nfields:\n  - name: a\n    desciption: d\n";
+	CHECK(t, fdl_dataset_check_text(&j, ftypo, strlen(ftypo), "t.table.yml", 1, &err) == FDL_EINVALID);
+	CHECK_CONTAINS(t, err.message, "t.table.yml, line 4");
+	CHECK_CONTAINS(t, err.message, "did you mean 'description'?");
 	const char *untitled = "name: x\n";
 	CHECK(t, fdl_dataset_check_text(&j, untitled, strlen(untitled), "dataset.yml", 0, &err) == FDL_EINVALID);
 	CHECK_CONTAINS(t, err.message, "title");

@@ -65,7 +65,23 @@ static void times(t_ctx *t)
 	CHECK(t, fdl_time_now_iso(now, &err) == 0 && fdl_time_is_iso_utc(now));
 }
 
+static void closest(t_ctx *t)
+{
+	const char *keys[] = {"name", "title", "licenses", "keywords", "sources", NULL};
+	CHECK(t, fdl_closest("licences", keys, 5) == keys[2]);
+	CHECK(t, fdl_closest("tilte", keys, 5) == keys[1]); /* a swap is one edit */
+	CHECK(t, fdl_closest("keyword", keys, 5) == keys[3]);
+	CHECK(t, fdl_closest("homepage", keys, 5) == NULL);
+	CHECK(t, fdl_closest("nmae", keys, 5) == keys[0]);
+	CHECK(t, fdl_closest("", keys, 5) == NULL);
+	const char *refs[] = {"main", "correction", "v2025"};
+	CHECK(t, fdl_closest("corection", refs, 3) == refs[1]);
+	CHECK(t, fdl_closest("w", refs, 3) == NULL);
+	CHECK(t, fdl_closest("main", refs, 3) == NULL); /* the word itself is not a suggestion */
+}
+
 const t_case refs_tests[] = {
+	{"suggest: the closest candidate to a mistyped word", closest},
 	{"refs: Git's ref-name rules", ref_names},
 	{"refs: HEAD is a symbolic ref to a branch", head_parse},
 	{"paths: relative-path checks", paths},

@@ -126,7 +126,7 @@ class _CommitOptions(ctypes.Structure):
 
 
 class _CheckoutOptions(ctypes.Structure):
-    _fields_ = [("ref", _s)]
+    _fields_ = [("ref", _s), ("create", ctypes.c_int), ("start", _s)]
 
 
 class _Log(ctypes.Structure):
