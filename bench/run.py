@@ -201,15 +201,28 @@ def last_snapshot(work_sqlite):
     return c.execute("SELECT max(snapshot_id) FROM w.ducklake_snapshot").fetchone()[0]
 
 
-def reset_commit(root, work, saved_record):
-    """Undo a commit: the version directories and the ref go, the working
-    catalog's record is put back, so the next commit does the same work."""
-    shutil.rmtree(root / "versions", ignore_errors=True)
+def save_work(root, work, saved):
+    """Keep what a commit changes besides the version: the working folder
+    (its catalog records the files it publishes by their new place) and the
+    repository's work/ (the files the commit moves into data/)."""
+    shutil.copytree(work, saved / "folder")
+    shutil.copytree(root / "work", saved / "staged")
+
+
+def reset_commit(root, work, saved):
+    """Undo a commit: the version directories, the ref and the data files it
+    published go, the working folder and the repository's work/ are put
+    back, so the next commit does the same work."""
+    for d in ("versions", "data", "history"):
+        shutil.rmtree(root / d, ignore_errors=True)
     (root / "versions").mkdir()
+    (root / "data").mkdir()
     ref = root / "refs" / "heads" / "main"
     if ref.exists():
         ref.unlink()
-    (work / "fdl-work.json").write_text(saved_record)
+    for src, dst in ((saved / "folder", work), (saved / "staged", root / "work")):
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst)
 
 
 def write_version(root, i, prev, ms):
@@ -271,7 +284,8 @@ def bench_freeze(tmp, sizes, reps, rows):
         con = connect(checkout(root, work))
         fill_snapshots(con, n)
         con.close()
-        record = (work / "fdl-work.json").read_text()
+        record = tmp / f"freeze-{n}-saved"
+        save_work(root, work, record)
         snap = last_snapshot(work / "ducklake.sqlite")
         hand = tmp / f"freeze-{n}.sql"
         frozen = tmp / f"freeze-{n}-hand.duckdb"
