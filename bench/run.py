@@ -220,6 +220,11 @@ def reset_commit(root, work, saved):
     ref = root / "refs" / "heads" / "main"
     if ref.exists():
         ref.unlink()
+    restore_work(root, work, saved)
+
+
+def restore_work(root, work, saved):
+    """Put back what save_work kept."""
     for src, dst in ((saved / "folder", work), (saved / "staged", root / "work")):
         shutil.rmtree(dst, ignore_errors=True)
         shutil.copytree(src, dst)
@@ -348,13 +353,16 @@ def bench_hash_commit(tmp, mb, reps, rows):
     rows_n = mb * (1 << 20) // 32  # four random doubles a row: incompressible
     con.execute(f"INSERT INTO lake.t SELECT random(), random(), random(), random() FROM range({rows_n})")
     con.close()
-    new = sorted(p for p in (root / "data").rglob("*") if p.is_file() and p not in old)
-    record = (work / "fdl-work.json").read_text()
+    # the new files are in the working catalog's folder work/<id>/ until the commit publishes them
+    [staged] = [d for d in (root / "work").iterdir() if d.is_dir()]
+    new = sorted(p for p in staged.rglob("*") if p.is_file())
+    saved = tmp / "hash-saved"
+    save_work(root, work, saved)
     # the base as written, and the same base knowing the new files' hashes
     vdir = root / "versions" / base
     plain = {n: (vdir / n).read_bytes() for n in ("files.json", "version.json")}
     fj = json.loads(plain["files.json"])
-    fj["sha256"].update({str(p.relative_to(root / "data")): hashlib.sha256(p.read_bytes()).hexdigest() for p in new})
+    fj["sha256"].update({str(p.relative_to(staged)): hashlib.sha256(p.read_bytes()).hexdigest() for p in new})
     known_fj = json.dumps(fj, separators=(",", ":")).encode()
     vj = json.loads(plain["version.json"])
     vj["files"].update(bytes=len(known_fj), sha256=hashlib.sha256(known_fj).hexdigest())
@@ -365,10 +373,12 @@ def bench_hash_commit(tmp, mb, reps, rows):
         for d in (root / "versions").iterdir():
             if d.name != base:
                 shutil.rmtree(d)
+        for p in [p for p in (root / "data").rglob("*") if p.is_file() and p not in old]:
+            p.unlink()  # what the last commit published; put back in work/<id>/ below
         for n, b in (plain if which == "fdl" else known).items():
             (vdir / n).write_bytes(b)
         (root / "refs" / "heads" / "main").write_text(base + "\n")
-        (work / "fdl-work.json").write_text(record)
+        restore_work(root, work, saved)
         shutil.rmtree(root / "history", ignore_errors=True)
 
     size = f"{files_bytes(new) / (1 << 20):.0f} MB in {len(new)} files"
@@ -377,6 +387,7 @@ def bench_hash_commit(tmp, mb, reps, rows):
     alternate(row, reps, cmd, cmd, before, "the same commit, hashes known")
     rows.append(row)
     floor = Row("commit: hashing the new files", size, "<= sha256sum of the new files")
+    before("fdl")  # the new files back in work/<id>/
     for _ in range(reps):
         s, r = measure(["sha256sum", *new])
         floor.peer.append(s)
