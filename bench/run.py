@@ -8,7 +8,9 @@ peer / fdl, and peak RSS of each.
 Peers: stock DuckDB doing the job by hand (bench/sqlrun, the same libduckdb
 fdl links, with no Python in between), DuckLake's own time travel, git,
 frozen-ducklake 0.11.0 (the format author's earlier CLI, from
-scripts/setup-bench.sh, in its own venv) and the cp + sha256sum floors. Nothing is hard-coded: every figure printed is
+scripts/setup-bench.sh, in its own venv) and the cp + sha256sum floors. With FDL_BASELINE_BIN set
+(an fdl built from before issue 42), a commit against that build: what
+keeping published files out of DuckLake's reach costs. Nothing is hard-coded: every figure printed is
 measured here, now. Results go to build/bench/<mode>.json and .md, and a plot
 of cost against size to build/bench/<mode>.png (gnuplot, when installed).
 """
@@ -1122,6 +1124,42 @@ def bench_memory(tmp, gib, rows):
     rows.append(row)
 
 
+def bench_keep_published(tmp, nfiles, reps, rows, baseline):
+    """Issue 42's cost: a commit adding `nfiles` data files (as many
+    snapshots), written into the working catalog's folder work/<id>/ and
+    published by a hard link each, the catalog's rows settled, the copies
+    removed; the peer is `baseline`, an fdl built from before issue 42
+    (FDL_BASELINE_BIN), whose working catalog wrote them into data/ and
+    whose commit only read them. Each side's repository and working folder
+    are put back between runs."""
+    sides = {}
+    for which, binary in (("fdl", FDL), ("peer", baseline)):
+        root, work = tmp / f"keep-{nfiles}-{which}", tmp / f"keep-{nfiles}-{which}-work"
+        run([binary, "init", root])
+        con = connect(run([binary, "checkout", root, work]))
+        con.execute("CREATE TABLE lake.t (k BIGINT)")
+        con.execute("INSERT INTO lake.t VALUES (0)")
+        run([binary, "commit", work, "-m", "base", "-q"])
+        for i in range(nfiles):
+            con.execute(f"INSERT INTO lake.t VALUES ({i + 1})")
+        con.close()
+        saved = tmp / f"keep-{nfiles}-{which}-saved"
+        shutil.copytree(root, saved / "root")
+        shutil.copytree(work, saved / "work")
+        sides[which] = (root, work, saved)
+
+    def before(which):
+        root, work, saved = sides[which]
+        for src, dst in ((saved / "root", root), (saved / "work", work)):
+            shutil.rmtree(dst)
+            shutil.copytree(src, dst)
+    row = Row("commit publishing its new files from work/<id>/", f"{nfiles} files",
+              "the protection costs a commit at most 1.5x")
+    alternate(row, reps, [FDL, "commit", sides["fdl"][1], "-m", "bench", "-q"],
+              [baseline, "commit", sides["peer"][1], "-m", "bench", "-q"], before, "fdl before issue 42")
+    rows.append(row)
+
+
 def bench_rebase(tmp, history, replayed, reps, rows):
     """fdl rebase of a working folder that made `replayed` snapshots (appends,
     the last two deleting rows from its first file, so one delete file is
@@ -1312,6 +1350,10 @@ def main():
         if want("publish") or want("read the latest") or want("big"):
             bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
                        read_at=[10] if a.quick else [10, 1000], big_gib=0 if a.quick else 1)
+        baseline = os.environ.get("FDL_BASELINE_BIN")
+        if baseline and want("work/<id>"):
+            for nfiles in ([1, 100] if a.quick else [1, 100, 1000]):
+                bench_keep_published(tmp, nfiles, reps, rows, baseline)
         if want("rebase"):
             for history, replayed in ([(100, 10)] if a.quick else [(1000, 10), (1000, 100)]):
                 bench_rebase(tmp, history, replayed, reps, rows)
