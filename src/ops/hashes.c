@@ -36,9 +36,20 @@ static int hash_one(char hex[65], fdl_repo *repo, const char *staging, const cha
 	int64_t n = 0;
 	int rc = key ? fdl_store_sha256(repo->store, key, hex, &n, err) : fdl_oom(err);
 	if (rc == FDL_ENOTFOUND && staging) {
-		free(key);
+		char *moved = fdl_asprintf("%s/%s", repo->data_dir, path);
 		fdl_error_clear(err);
-		return hash_one(hex, repo, NULL, path, recorded, err);
+		if (!moved) {
+			free(key);
+			return fdl_oom(err);
+		}
+		rc = fdl_store_sha256(repo->store, moved, hex, &n, err);
+		if (rc == FDL_ENOTFOUND)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "the working catalog references %s, which is neither in its own folder (%s/%s) "
+				      "nor in the repository's data folder",
+				      path, repo->root, key);
+		free(key);
+		key = moved;
 	}
 	if (rc == FDL_ENOTFOUND)
 		rc = fdl_fail(err, FDL_EINVALID, "the catalog references %s, which is not in the repository's data folder "
