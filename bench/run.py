@@ -8,7 +8,9 @@ peer / fdl, and peak RSS of each.
 Peers: stock DuckDB doing the job by hand (bench/sqlrun, the same libduckdb
 fdl links, with no Python in between), DuckLake's own time travel, git,
 frozen-ducklake 0.11.0 (the format author's earlier CLI, from
-scripts/setup-bench.sh, in its own venv) and the cp + sha256sum floors. Nothing is hard-coded: every figure printed is
+scripts/setup-bench.sh, in its own venv) and the cp + sha256sum floors. With FDL_BASELINE_BIN set
+(an fdl built from before issue 42), a commit against that build: what
+keeping published files out of DuckLake's reach costs. Nothing is hard-coded: every figure printed is
 measured here, now. Results go to build/bench/<mode>.json and .md, and a plot
 of cost against size to build/bench/<mode>.png (gnuplot, when installed).
 """
@@ -201,15 +203,33 @@ def last_snapshot(work_sqlite):
     return c.execute("SELECT max(snapshot_id) FROM w.ducklake_snapshot").fetchone()[0]
 
 
-def reset_commit(root, work, saved_record):
-    """Undo a commit: the version directories and the ref go, the working
-    catalog's record is put back, so the next commit does the same work."""
-    shutil.rmtree(root / "versions", ignore_errors=True)
+def save_work(root, work, saved):
+    """Keep what a commit changes besides the version: the working folder
+    (its catalog records the files it publishes by their new place) and the
+    repository's work/ (the files the commit moves into data/)."""
+    shutil.copytree(work, saved / "folder")
+    shutil.copytree(root / "work", saved / "staged")
+
+
+def reset_commit(root, work, saved):
+    """Undo a commit: the version directories, the ref and the data files it
+    published go, the working folder and the repository's work/ are put
+    back, so the next commit does the same work."""
+    for d in ("versions", "data", "history"):
+        shutil.rmtree(root / d, ignore_errors=True)
     (root / "versions").mkdir()
+    (root / "data").mkdir()
     ref = root / "refs" / "heads" / "main"
     if ref.exists():
         ref.unlink()
-    (work / "fdl-work.json").write_text(saved_record)
+    restore_work(root, work, saved)
+
+
+def restore_work(root, work, saved):
+    """Put back what save_work kept."""
+    for src, dst in ((saved / "folder", work), (saved / "staged", root / "work")):
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst)
 
 
 def write_version(root, i, prev, ms):
@@ -271,7 +291,8 @@ def bench_freeze(tmp, sizes, reps, rows):
         con = connect(checkout(root, work))
         fill_snapshots(con, n)
         con.close()
-        record = (work / "fdl-work.json").read_text()
+        record = tmp / f"freeze-{n}-saved"
+        save_work(root, work, record)
         snap = last_snapshot(work / "ducklake.sqlite")
         hand = tmp / f"freeze-{n}.sql"
         frozen = tmp / f"freeze-{n}-hand.duckdb"
@@ -334,13 +355,16 @@ def bench_hash_commit(tmp, mb, reps, rows):
     rows_n = mb * (1 << 20) // 32  # four random doubles a row: incompressible
     con.execute(f"INSERT INTO lake.t SELECT random(), random(), random(), random() FROM range({rows_n})")
     con.close()
-    new = sorted(p for p in (root / "data").rglob("*") if p.is_file() and p not in old)
-    record = (work / "fdl-work.json").read_text()
+    # the new files are in the working catalog's folder work/<id>/ until the commit publishes them
+    [staged] = [d for d in (root / "work").iterdir() if d.is_dir()]
+    new = sorted(p for p in staged.rglob("*") if p.is_file())
+    saved = tmp / "hash-saved"
+    save_work(root, work, saved)
     # the base as written, and the same base knowing the new files' hashes
     vdir = root / "versions" / base
     plain = {n: (vdir / n).read_bytes() for n in ("files.json", "version.json")}
     fj = json.loads(plain["files.json"])
-    fj["sha256"].update({str(p.relative_to(root / "data")): hashlib.sha256(p.read_bytes()).hexdigest() for p in new})
+    fj["sha256"].update({str(p.relative_to(staged)): hashlib.sha256(p.read_bytes()).hexdigest() for p in new})
     known_fj = json.dumps(fj, separators=(",", ":")).encode()
     vj = json.loads(plain["version.json"])
     vj["files"].update(bytes=len(known_fj), sha256=hashlib.sha256(known_fj).hexdigest())
@@ -351,10 +375,12 @@ def bench_hash_commit(tmp, mb, reps, rows):
         for d in (root / "versions").iterdir():
             if d.name != base:
                 shutil.rmtree(d)
+        for p in [p for p in (root / "data").rglob("*") if p.is_file() and p not in old]:
+            p.unlink()  # what the last commit published; put back in work/<id>/ below
         for n, b in (plain if which == "fdl" else known).items():
             (vdir / n).write_bytes(b)
         (root / "refs" / "heads" / "main").write_text(base + "\n")
-        (work / "fdl-work.json").write_text(record)
+        restore_work(root, work, saved)
         shutil.rmtree(root / "history", ignore_errors=True)
 
     size = f"{files_bytes(new) / (1 << 20):.0f} MB in {len(new)} files"
@@ -363,6 +389,7 @@ def bench_hash_commit(tmp, mb, reps, rows):
     alternate(row, reps, cmd, cmd, before, "the same commit, hashes known")
     rows.append(row)
     floor = Row("commit: hashing the new files", size, "<= sha256sum of the new files")
+    before("fdl")  # the new files back in work/<id>/
     for _ in range(reps):
         s, r = measure(["sha256sum", *new])
         floor.peer.append(s)
@@ -1113,6 +1140,42 @@ def bench_memory(tmp, gib, rows):
     rows.append(row)
 
 
+def bench_keep_published(tmp, nfiles, reps, rows, baseline):
+    """Issue 42's cost: a commit adding `nfiles` data files (as many
+    snapshots), written into the working catalog's folder work/<id>/ and
+    published by a hard link each, the catalog's rows settled, the copies
+    removed; the peer is `baseline`, an fdl built from before issue 42
+    (FDL_BASELINE_BIN), whose working catalog wrote them into data/ and
+    whose commit only read them. Each side's repository and working folder
+    are put back between runs."""
+    sides = {}
+    for which, binary in (("fdl", FDL), ("peer", baseline)):
+        root, work = tmp / f"keep-{nfiles}-{which}", tmp / f"keep-{nfiles}-{which}-work"
+        run([binary, "init", root])
+        con = connect(run([binary, "checkout", root, work]))
+        con.execute("CREATE TABLE lake.t (k BIGINT)")
+        con.execute("INSERT INTO lake.t VALUES (0)")
+        run([binary, "commit", work, "-m", "base", "-q"])
+        for i in range(nfiles):
+            con.execute(f"INSERT INTO lake.t VALUES ({i + 1})")
+        con.close()
+        saved = tmp / f"keep-{nfiles}-{which}-saved"
+        shutil.copytree(root, saved / "root")
+        shutil.copytree(work, saved / "work")
+        sides[which] = (root, work, saved)
+
+    def before(which):
+        root, work, saved = sides[which]
+        for src, dst in ((saved / "root", root), (saved / "work", work)):
+            shutil.rmtree(dst)
+            shutil.copytree(src, dst)
+    row = Row("commit publishing its new files from work/<id>/", f"{nfiles} files",
+              "the protection costs a commit at most 1.5x")
+    alternate(row, reps, [FDL, "commit", sides["fdl"][1], "-m", "bench", "-q"],
+              [baseline, "commit", sides["peer"][1], "-m", "bench", "-q"], before, "fdl before issue 42")
+    rows.append(row)
+
+
 def bench_rebase(tmp, history, replayed, reps, rows):
     """fdl rebase of a working folder that made `replayed` snapshots (appends,
     the last two deleting rows from its first file, so one delete file is
@@ -1303,6 +1366,10 @@ def main():
         if want("publish") or want("read the latest") or want("big"):
             bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
                        read_at=[10] if a.quick else [10, 1000], big_gib=0 if a.quick else 1)
+        baseline = os.environ.get("FDL_BASELINE_BIN")
+        if baseline and want("work/<id>"):
+            for nfiles in ([1, 100] if a.quick else [1, 100, 1000]):
+                bench_keep_published(tmp, nfiles, reps, rows, baseline)
         if want("rebase"):
             for history, replayed in ([(100, 10)] if a.quick else [(1000, 10), (1000, 100)]):
                 bench_rebase(tmp, history, replayed, reps, rows)

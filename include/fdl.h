@@ -450,8 +450,10 @@ typedef struct fdl_checkout_options {
  * opts->create asks for it. */
 FDL_EXTERN int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err);
 
-/* Delete a working catalog folder made by fdl_checkout (refuses a folder
- * without fdl-work.json). */
+/* Abandon a working catalog made by fdl_checkout (refuses a folder without
+ * fdl-work.json): the repository's record of it and the data files it had
+ * not committed go first, then the folder (for PostgreSQL, the record that
+ * makes the database a working catalog; its tables stay). */
 FDL_EXTERN int fdl_work_remove(const char *work, fdl_error *err);
 
 /* What a working catalog records about where it came from. */
@@ -546,7 +548,8 @@ FDL_EXTERN int fdl_commit_rebase(char out_id[FDL_ID_LEN + 1], int *rebases, cons
 
 /* The dataset.json the next commit of `work` would write (its description
  * files merged with the catalog), failing with the errors commit would
- * give. Writes nothing. Caller frees. */
+ * give. Writes no version (only renews the repository's record of `work`).
+ * Caller frees. */
 FDL_EXTERN int fdl_describe(char **out, const char *work, fdl_error *err);
 
 /* ---- reading [stable] --------------------------------------------- */
@@ -676,39 +679,107 @@ FDL_EXTERN void fdl_expire_report_free(fdl_expire_report *r);
 /* {"dry_run", "expired": [{"id", "removed": [...]}]} */
 FDL_EXTERN int fdl_expire_report_json(char **out, const fdl_expire_report *r, fdl_error *err);
 
+/* A live version that would still return rows a withdrawal takes away
+ * (a CHECKPOINT or ducklake_merge_adjacent_files copied them into another
+ * data file). */
+typedef struct fdl_withdraw_left {
+	char id[FDL_ID_LEN + 1];   /* the live version */
+	char from[FDL_ID_LEN + 1]; /* the withdrawn version that added the rows */
+	char *table;               /* "schema.table", as `from` names it */
+	int64_t rows;              /* how many of them it returns */
+} fdl_withdraw_left;
+
 typedef struct fdl_withdraw_report {
 	int dry_run;
-	char withdrawn[FDL_ID_LEN + 1];
-	fdl_version_removal *versions; /* the version and those withdrawn with it */
+	char withdrawn[FDL_ID_LEN + 1]; /* the first version named */
+	fdl_version_removal *versions;  /* the versions named and those withdrawn with them */
 	size_t version_count;
-	fdl_strarray data_files; /* the data files it added, relative to data_dir */
+	fdl_strarray data_files; /* the data files they added, relative to data_dir */
+	fdl_strarray refs;       /* refs that name one of the versions: "refs/heads/main", "refs/tags/2025" */
+	fdl_withdraw_left *left; /* live versions that would still return the withdrawn rows */
+	size_t left_count;
+	/* when the withdrawal is (or, in a dry run, would be) refused: why, in
+	 * a sentence; NULL otherwise */
+	char *refused;
+	/* the DuckDB statements that, in a working catalog of the branch (its
+	 * catalog attached as `lake`, the versions as `fdl_withdrawn` and
+	 * `fdl_parent`), delete the rows the versions added: the first step of
+	 * publishing a version without them; NULL when there are none */
+	char *cleanup;
 } fdl_withdraw_report;
 
-/* Withdraw version `id`: expired.json with reason "withdrawn" (recording the
- * data files), catalogs deleted, the data files it added deleted, and every
- * other version whose catalog references one of them withdrawn with it;
- * version.json deleted too with `remove_version_json` (when it carries the
- * withdrawn data). Idempotent; safe to rerun after a crash. */
-FDL_EXTERN int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, const char *reason,
-		 int remove_version_json, int dry_run, fdl_error *err);
+typedef struct fdl_withdraw_options {
+	const char *reason;      /* required: kept in expired.json */
+	int remove_version_json; /* also delete the named versions' version.json (it carries the withdrawn data) */
+	int dry_run;             /* only report */
+	int force;               /* withdraw a branch tip or a tagged version too */
+} fdl_withdraw_options;
+
+/* Withdraw the `n` versions `ids`: each gets expired.json with reason
+ * "withdrawn" (recording the data files), catalogs deleted, the data files
+ * they added deleted, and every other version whose catalog references one
+ * of them withdrawn with them. Refused (FDL_EINVALID, nothing written) when
+ * a live version outside the withdrawal still returns rows they added, or
+ * when a branch tip or a tagged version would be withdrawn and `force` is
+ * not set; then *out is set all the same, saying what would have been
+ * withdrawn, why not (`refused`) and how to publish a version without the
+ * rows first (`cleanup`). Idempotent; safe to rerun after a crash. */
+FDL_EXTERN int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *const *ids, size_t n,
+			    const fdl_withdraw_options *o, fdl_error *err);
 FDL_EXTERN void fdl_withdraw_report_free(fdl_withdraw_report *r);
-/* {"dry_run", "withdrawn", "versions": [{"id", "removed"}], "data_files"} */
+/* {"dry_run", "withdrawn", "versions": [{"id", "removed"}], "data_files", "refs", "still_returned":
+ * [{"id", "from", "table", "rows"}], "refused", "cleanup"} */
 FDL_EXTERN int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r, fdl_error *err);
+
+/* In the working catalog `work`, delete the rows versions `ids` added (as
+ * fdl_withdraw's `cleanup` says), rewrite the tables' data files without
+ * them and expire the snapshots before, so the next commit publishes a
+ * version that holds none of them; then a withdrawal of `ids` leaves the
+ * branch readable. Writes nothing to the repository. */
+FDL_EXTERN int fdl_withdraw_clean(fdl_repo *repo, const char *const *ids, size_t n, const char *work, fdl_error *err);
+
+/* A working catalog the repository knows (its record work/<id>.json), or a
+ * folder of one it no longer knows, as gc found it. */
+typedef enum {
+	FDL_GC_WORK_KEPT,      /* its lease runs: its uncommitted files are kept */
+	FDL_GC_WORK_EXPIRING,  /* kept, but its lease ends within FDL_GC_WORK_WARN_DAYS */
+	FDL_GC_WORK_ENDED,     /* its lease ended: record and files removed (or would be) */
+	FDL_GC_WORK_ABANDONED, /* no record (abandoned, or a checkout that failed): files past the grace removed */
+	FDL_GC_WORK_UNREADABLE /* a record fdl cannot read: kept, and said */
+} fdl_gc_work_state;
+#define FDL_GC_WORK_WARN_DAYS 14
+typedef struct fdl_gc_work {
+	char id[FDL_ID_LEN + 1];
+	fdl_gc_work_state state;
+	char *where;     /* where the working catalog is (host:folder, or postgres:...); NULL: unknown */
+	char *branch;    /* NULL: unknown */
+	char *lease_end; /* UTC ISO 8601; NULL: unknown */
+	fdl_strarray files; /* its uncommitted data files (keys under work/<id>/) */
+} fdl_gc_work;
 
 typedef struct fdl_gc_report {
 	int dry_run;
 	int64_t grace_seconds;
 	fdl_strarray deleted;             /* keys: data files ("data/main/t/x.parquet") and history packs no index names */
 	fdl_strarray incomplete_versions; /* ids of version directories without version.json */
+	fdl_gc_work *work;                /* every working catalog known, or left behind */
+	size_t work_count;
+	fdl_strarray left_alone; /* files under the data folder DuckLake did not name (a README): never deleted */
 } fdl_gc_report;
 
 /* Bring every branch's history index up to date (not with dry_run), then
- * delete data files no live version's catalog references, incomplete
- * version directories and history packs no index names, older than
- * `grace_seconds`. */
+ * delete data files no live version's catalog references (only those named
+ * as DuckLake names its files), incomplete version directories and history
+ * packs no index names, older than `grace_seconds`; and the records and
+ * uncommitted files of working catalogs whose lease ended, and files of
+ * working catalogs the repository no longer knows, past the grace. The
+ * uncommitted files of every other working catalog are kept, whatever
+ * their age. */
 FDL_EXTERN int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err);
 FDL_EXTERN void fdl_gc_report_free(fdl_gc_report *r);
-/* {"dry_run", "grace_seconds", "deleted", "incomplete_versions"} */
+/* {"dry_run", "grace_seconds", "deleted", "incomplete_versions", "working_catalogs": [{"id", "state":
+ * "kept"|"expiring"|"ended"|"abandoned"|"unreadable", "where", "branch", "lease_end", "uncommitted_files"}],
+ * "left_alone"} */
 FDL_EXTERN int fdl_gc_report_json(char **out, const fdl_gc_report *r, fdl_error *err);
 
 /* Add versions/<id>/catalogs/<format>.duckdb (never replacing one). DuckDB

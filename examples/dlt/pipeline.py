@@ -3,9 +3,9 @@
     fdl run ROOT -m "stations" -- python examples/dlt/pipeline.py
 
 dlt's `ducklake` destination attaches the SQLite catalog at
-$FDL_CATALOG_URL with its data in $FDL_DATA_PATH (the repository's data
-folder), loading DuckDB's extensions from $FDL_EXTENSION_DIR, so nothing is
-downloaded. A second run merges on `id`: changed rows are updated in place.
+$FDL_CATALOG_URL with its data in $FDL_DATA_PATH (the working catalog's
+own folder in the repository; the commit publishes the files), loading
+DuckDB's extensions from $FDL_EXTENSION_DIR, so nothing is downloaded. A second run merges on `id`: changed rows are updated in place.
 dlt's bookkeeping tables (`_dlt_loads`, `_dlt_version`,
 `_dlt_pipeline_state`) land in the same schema and stay in the catalog; the
 description (dataset.yml, put into the working catalog on the first run,

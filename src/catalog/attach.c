@@ -225,3 +225,28 @@ int fdl_catalog_pg_record_write(const char *conninfo, const char *text, const ch
 	fdl_duck_free(d);
 	return rc;
 }
+
+int fdl_catalog_pg_record_drop(const char *conninfo, fdl_error *err)
+{
+	fdl_duck *d = NULL;
+	int rc = pg_attach(&d, conninfo, err);
+	if (!rc)
+		rc = fdl_duck_exec(d, "DELETE FROM " PG_RECORD " WHERE key = 'record'", err);
+	fdl_duck_free(d);
+	return rc;
+}
+
+int fdl_catalog_attach_work(fdl_duck *d, const char *alias, const char *catalog, fdl_cat_kind kind,
+			    const char *data_path, fdl_error *err)
+{
+	int rc = kind == FDL_CAT_POSTGRES ? fdl_duck_load(d, "postgres_scanner", err) : 0;
+	if (!rc)
+		rc = fdl_attach_run(d, kind == FDL_CAT_POSTGRES ? "ducklake:postgres:" : "ducklake:", catalog, alias, "",
+				    data_path,
+				    kind == FDL_CAT_SQLITE ? ", OVERRIDE_DATA_PATH true, META_TYPE 'sqlite', BUSY_TIMEOUT 5000"
+							   : ", OVERRIDE_DATA_PATH true",
+				    err);
+	if (rc)
+		fdl_error_prefix(err, "attaching the working catalog %s", catalog);
+	return rc;
+}

@@ -105,6 +105,10 @@ int fdl_catalog_attach_raw(fdl_duck *d, const char *alias, const char *path, fdl
 int fdl_catalog_attach_lake(fdl_duck *d, const char *alias, const char *catalog, const char *data_url,
 			    fdl_error *err);
 int fdl_catalog_detach(fdl_duck *d, const char *alias, fdl_error *err);
+/* ATTACH a working catalog (SQLite file, or PostgreSQL connection string)
+ * through DuckLake, read-write, its new files written to data_path. */
+int fdl_catalog_attach_work(fdl_duck *d, const char *alias, const char *catalog, fdl_cat_kind kind,
+			    const char *data_path, fdl_error *err);
 /* Whether a database attached raw as `alias` holds a DuckLake catalog (its
  * ducklake_metadata table; for PostgreSQL in schema public). */
 int fdl_catalog_is_lake(fdl_duck *d, const char *alias, fdl_cat_kind kind, bool *out, fdl_error *err);
@@ -141,6 +145,8 @@ int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *e
 #define FDL_PG_RECORD_TABLE "fdl_work"
 int fdl_catalog_pg_record_read(fdl_buf *out, const char *conninfo, fdl_error *err);
 int fdl_catalog_pg_record_write(const char *conninfo, const char *text, const char *old, fdl_error *err);
+/* Remove the record: the database is no working catalog of fdl's any more. */
+int fdl_catalog_pg_record_drop(const char *conninfo, fdl_error *err);
 
 typedef struct fdl_copy_options {
 	int64_t upto;          /* keep rows up to this snapshot; -1 keeps all */
@@ -229,6 +235,54 @@ int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int6
 int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias,
 				int64_t added_from, fdl_error *err);
 
+/* The files of a working catalog (attached raw) that its own folder holds
+ * (recorded relative to its data path), begun at or before `upto`, with
+ * the sizes the catalog records: a commit's to publish. */
+int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias, int64_t upto,
+			     fdl_error *err);
+
+/* ---- published data files in a working catalog (stage.c) ---- */
+
+/* Record every data and delete file of `tables` (attached raw: "alias", or
+ * "alias.public" for PostgreSQL) that is recorded relative to the data
+ * path, and begun at or before `upto` (-1: all), by its place under `data`
+ * instead (the repository's data folder: a path or an s3 URL). */
+int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, fdl_error *err);
+/* In a frozen catalog: a file recorded under `data` where its table
+ * resolves is recorded relative to the data path again. */
+int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, fdl_error *err);
+/* The trigger that drops DuckLake's scheduled deletions of files recorded
+ * by an absolute path: in a PostgreSQL working catalog attached raw as
+ * `alias`; in a SQLite file no DuckDB of this process has open. */
+int fdl_catalog_keep_published_pg(fdl_duck *d, const char *alias, fdl_error *err);
+int fdl_catalog_keep_published_sqlite(const char *path, fdl_error *err);
+/* libsqlite3 (sqlite.c): run `sql` on the SQLite file `path` unless
+ * `probe` (may be NULL) returns a row. */
+int fdl_catalog_sqlite_exec_once(const char *path, const char *probe, const char *sql, fdl_error *err);
+
+/* ---- what a withdrawal takes away (withdrawn.c) ---- */
+
+/* Versions attached through DuckLake: v, its first parent p (NULL: none).
+ * The rows v added are those it returns and p does not (EXCEPT ALL, over
+ * v's columns; a column another version lacks reads as NULL there). */
+/* The tables ("schema.table", v's names) where v added rows, among those
+ * with a live data file begun at or after `added_from`. */
+int fdl_catalog_new_row_tables(fdl_strlist *out, fdl_duck *d, const char *v, const char *p, int64_t added_from,
+			       fdl_error *err);
+/* How many of the rows v added to table `key` version l (attached the same
+ * way) returns beyond p's: the table found in l by v's table id. */
+int fdl_catalog_rows_left(int64_t *n, fdl_duck *d, const char *v, const char *p, const char *l, const char *key,
+			  fdl_error *err);
+/* Append the statements that, in a working catalog attached through
+ * DuckLake as `work` (with v and p attached beside it), delete the rows v
+ * added to table `key` and rewrite the table's files without them. */
+int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const char *v, const char *p, const char *work,
+			  const char *key, fdl_error *err);
+/* Run them. */
+int fdl_catalog_clean(fdl_duck *d, const char *v, const char *p, const char *work, const char *key, fdl_error *err);
+/* Expire every snapshot of the lake attached as `work` but its latest. */
+int fdl_catalog_expire_before_latest(fdl_duck *d, const char *work, fdl_error *err);
+
 /* A reader's guard against a hostile catalog: every schema and table path
  * (of any snapshot) and every data and delete file path must be relative
  * and clean, so nothing it resolves leaves data_dir; FDL_EINVALID naming
@@ -303,6 +357,7 @@ typedef struct fdl_rebase_plan {
 	json_t *conflicts;                /* [{table, kind, detail}] */
 	/* filled by fdl_catalog_rebase_apply */
 	int64_t delete_files; /* delete files written again, their snapshot ids moved */
+	fdl_strlist replaced; /* the files they replace (relative to data_path): the new catalog references none */
 } fdl_rebase_plan;
 
 /* Read the ids, refuse what cannot be replayed (inlined rows, files that

@@ -393,16 +393,23 @@ static const char ALL_FILES_SQL[] =
 	"  'delete file ' || d.delete_file_id || ' of table ' || t.table_name, d.file_size_bytes"
 	" FROM {db}.ducklake_delete_file d JOIN t USING (table_id) JOIN s USING (schema_id)";
 
-int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
-{
-	return fdl_catalog_all_files_sized(out, NULL, d, alias, added_from, err);
-}
-
-int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias,
-				int64_t added_from, fdl_error *err)
+/* The rows of ALL_FILES_SQL begun at or after added_from (-1: any), and
+ * with staged_upto >= 0 only those recorded relative to the data path and
+ * begun at or before it. */
+static int files_where(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias, int64_t added_from,
+		       int64_t staged_upto, fdl_error *err)
 {
 	fdl_buf sql = {0};
 	int rc = fdl_sql_with_db(&sql, ALL_FILES_SQL, alias, err);
+	if (!rc && staged_upto >= 0) {
+		char *inner = fdl_buf_detach(&sql);
+		rc = inner ? fdl_buf_printf(&sql, err,
+					    "SELECT * FROM (%s) q(sp, sr, tp, tr, fp, fr, b, what, size)"
+					    " WHERE CAST(fr AS BOOLEAN) AND b <= %lld",
+					    inner, (long long)staged_upto)
+			   : fdl_oom(err);
+		free(inner);
+	}
 	fdl_rows r;
 	if (!rc)
 		rc = fdl_duck_query(d, &r, sql.data, err);
@@ -424,6 +431,23 @@ int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d
 	}
 	fdl_rows_free(&r);
 	return rc;
+}
+
+int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
+{
+	return files_where(out, NULL, d, alias, added_from, -1, err);
+}
+
+int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias,
+				int64_t added_from, fdl_error *err)
+{
+	return files_where(out, sizes, d, alias, added_from, -1, err);
+}
+
+int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias, int64_t upto,
+			     fdl_error *err)
+{
+	return files_where(out, sizes, d, alias, -1, upto < 0 ? 0 : upto, err);
 }
 
 /* Every schema and table row, ended or not: a path another snapshot would

@@ -97,6 +97,7 @@ void fdl_rebase_plan_free(fdl_rebase_plan *p)
 {
 	json_decref(p->conflicts);
 	p->conflicts = NULL;
+	fdl_strlist_free(&p->replaced);
 }
 
 /* ---- the ids ----------------------------------------------------------------------- */

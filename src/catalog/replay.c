@@ -416,6 +416,8 @@ static int rewrite_deletes(fdl_duck *d, fdl_rebase_plan *p, fdl_error *err)
 			rc = rewrite_one(d, p, fdl_rows_int(&r, 0, i), from, to, row_path, err);
 		if (!rc)
 			p->delete_files++;
+		if (!rc)
+			rc = fdl_strlist_add(&p->replaced, rel, err);
 		free(rel);
 		free(from);
 		free(to);

@@ -279,7 +279,10 @@ static const char *compare(fdl_since *sn, fdl_duck *d, const source *s, int64_t 
 
 /* Set the ends the working catalog's snapshots (b, u] gave to rows the base
  * holds open, matching each by its integer and text columns; exactly
- * `ended` of them, or the base is not what the summary said. */
+ * `ended` of them, or the base is not what the summary said. A file's
+ * path is not compared: the working catalog records a published file by
+ * its place in the data folder (stage.c), the base relative to the data
+ * path; its id names it. */
 static int apply_ends(fdl_duck *d, const source *s, const char *dst, const char *t, const fdl_strlist *cols,
 		      const fdl_strlist *types, int64_t b, int64_t u, int64_t ended, fdl_error *err)
 {
@@ -297,6 +300,8 @@ static int apply_ends(fdl_duck *d, const source *s, const char *dst, const char 
 	for (size_t i = 0; !rc && i < cols->len; i++) {
 		const char *c = cols->items[i];
 		if (!strcmp(c, "end_snapshot") || (!integer_type(types->items[i]) && strcmp(types->items[i], "VARCHAR")))
+			continue;
+		if (!strcmp(c, "path") && (!strcmp(t, "ducklake_data_file") || !strcmp(t, "ducklake_delete_file")))
 			continue;
 		rc = fdl_buf_printf(&sql, err, " AND %s.%s.\"%s\" IS NOT DISTINCT FROM CAST(e.\"%s\" AS %s)", dst, t, c,
 				    c, types->items[i]);

@@ -6,15 +6,26 @@
 
 const cli_doc doc_checkout = {
 	.usage = "fdl checkout ROOT WORK|postgres:CONNINFO [--ref BRANCH | --new-branch NAME [--from REF] | --orphan NAME] "
-		 "[--meta postgres] [--as NAME]",
+		 "[--meta postgres] [--as NAME] | --abandon WORK",
 	.summary = "make a working catalog holding a branch's latest version",
 	.text = "Makes the working catalog folder `WORK` (it must not exist or be empty): a\n"
 		"SQLite DuckLake catalog (format 1.0, data inlining off) holding the branch's\n"
-		"latest version, empty when the branch has none, whose data files go straight\n"
-		"into the repository's data folder. Prints (on stdout) the `LOAD`s and\n"
-		"`ATTACH` to run in DuckDB; then `fdl commit WORK` publishes what you wrote.\n"
-		"A new branch (`--new-branch`, `--orphan`) may not have a tag's name\n"
+		"latest version, empty when the branch has none. Prints (on stdout) the\n"
+		"`LOAD`s and `ATTACH` to run in DuckDB; then `fdl commit WORK` publishes\n"
+		"what you wrote. WORK may not be inside the repository's data folder. A\n"
+		"new branch (`--new-branch`, `--orphan`) may not have a tag's name\n"
 		"(exit 9).\n"
+		"\n"
+		"The repository knows the working catalog (`work/<id>.json`, refreshed by\n"
+		"every command on it), and DuckDB writes its new data files into the\n"
+		"repository's `work/<id>/`, which `fdl gc` keeps, whatever their age,\n"
+		"until a commit publishes them into the data folder. The data files it\n"
+		"holds that a version published are out of reach of DuckLake's clean-up\n"
+		"(`ducklake_cleanup_old_files`, `ducklake_delete_orphaned_files`,\n"
+		"`CHECKPOINT`): run any of it in a working catalog, published versions\n"
+		"keep their data. `--abandon WORK` drops a working catalog: its record,\n"
+		"the files it had not committed, and the folder (a PostgreSQL database\n"
+		"stops being a working catalog; its tables stay).\n"
 		"\n"
 		"With `postgres:CONNINFO` (a libpq connection string) or `--meta postgres`\n"
 		"(the `PG*` variables), the working catalog is a DuckLake catalog in\n"
@@ -29,7 +40,8 @@ const cli_doc doc_checkout = {
 		"checks it out; `--orphan NAME` starts it empty, with no history, and its\n"
 		"first commit creates it.",
 	.examples = "fdl checkout /srv/population work --ref main > attach.sql\n"
-		    "fdl checkout /srv/population work-fix --new-branch correction --from v2025\n",
+		    "fdl checkout /srv/population work-fix --new-branch correction --from v2025\n"
+		    "fdl checkout --abandon work\n",
 	.min = 1,
 	.max = 2,
 };
@@ -37,8 +49,10 @@ const cli_doc doc_checkout = {
 int cmd_checkout(int argc, char **argv)
 {
 	const char *ref = NULL, *alias = NULL, *meta = NULL, *pos[2], *new_branch = NULL, *orphan = NULL, *from = NULL;
+	bool abandon = false;
 	int npos;
 	cli_opt opts[] = {
+		{.name = "abandon", .flag = &abandon, .help = "drop WORK: its record in the repository, its uncommitted files, the folder"},
 		{.name = "ref", .value = &ref, .arg = "BRANCH", .help = "branch to work on (default: the branch HEAD names)"},
 		{.name = "new-branch", .short_name = 'b', .value = &new_branch, .arg = "NAME",
 		 .help = "create branch NAME (at --from, default HEAD) and work on it"},
@@ -51,6 +65,17 @@ int cmd_checkout(int argc, char **argv)
 	int rc = cli_parse(argc, argv, &doc_checkout, opts, pos, &npos);
 	if (rc != CLI_GO)
 		return rc;
+	if (abandon) {
+		fdl_error err = {0};
+		if (npos != 1 || ref || alias || meta || new_branch || orphan || from) {
+			fprintf(stderr, "fdl: --abandon takes WORK alone\nusage: %s\n", doc_checkout.usage);
+			return CLI_EXIT_USAGE;
+		}
+		if (fdl_work_remove(pos[0], &err))
+			return cli_fail(&err);
+		fprintf(stderr, "Abandoned the working catalog %s\n", pos[0]);
+		return 0;
+	}
 	if (meta && strcmp(meta, "postgres")) {
 		fprintf(stderr, "fdl: --meta takes only 'postgres'\n");
 		return CLI_EXIT_USAGE;

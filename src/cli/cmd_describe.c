@@ -6,7 +6,8 @@ const cli_doc doc_describe = {
 	.usage = "fdl describe WORK",
 	.summary = "print the dataset.json the next commit would write",
 	.text = "Prints the `dataset.json` the next commit would write, and fails with\n"
-		"exactly the errors commit would give; writes nothing. The publisher's\n"
+		"exactly the errors commit would give; writes no version (it renews the\n"
+		"working catalog's lease, see `fdl gc`). The publisher's\n"
 		"description lives in WORK as `dataset.yml` (or `dataset.yaml`, or\n"
 		"`dataset.json`), optionally split into `<table>.table.yml` files, each one\n"
 		"item of `tables`. Only `name` and `title` are required; keys the spec does\n"

@@ -91,7 +91,7 @@ const cli_doc doc_run = {
 		"  FDL_WORK          the temporary working catalog folder (a dataset.yml written here describes the version)\n"
 		"  FDL_CATALOG       the SQLite DuckLake catalog file, $FDL_WORK/ducklake.sqlite\n"
 		"  FDL_CATALOG_URL   the same as a URL, sqlite:////abs/path/ducklake.sqlite (dlt, SQLAlchemy)\n"
-		"  FDL_DATA_PATH     the repository's data folder, where DuckDB writes the Parquet files\n"
+		"  FDL_DATA_PATH     where DuckDB writes the Parquet files (the working catalog's own work/<id>/)\n"
 		"  FDL_ATTACH        the full LOAD + ATTACH SQL, catalog alias lake\n"
 		"  FDL_EXTENSION_DIR the DuckDB extensions fdl loads: a DuckDB extension_directory, so tools load them offline\n"
 		"  FDL_REPOSITORY    the repository root\n"

@@ -209,6 +209,7 @@ typedef struct fdl_expiry {
 	bool expired;
 	char reason[16];
 	char when[40];
+	char why[512]; /* its message: the publisher's reason for a withdrawal ("" if none) */
 	char key[FDL_ID_LEN + 32];
 } fdl_expiry;
 int fdl_version_expiry(fdl_expiry *out, fdl_repo *repo, const char *id, fdl_error *err);
@@ -216,5 +217,52 @@ int fdl_version_expiry(fdl_expiry *out, fdl_repo *repo, const char *id, fdl_erro
  * (left retention, withdrawn) and which file says so; the store's error
  * when it cannot be asked. */
 int fdl_version_check_live(fdl_repo *repo, const char *id, fdl_error *err);
+
+/* ---- working catalogs known to the repository (fdl's own; workrec.c) ---- */
+
+/* work/<id>.json is a working catalog's record (kept while its lease
+ * runs: FDL_WORK_LEASE_DAYS after the last command on it, unless the
+ * record says otherwise), work/<id>/ the folder its DuckDB writes new data
+ * files into until a commit publishes them under the data folder. */
+#define FDL_WORK_AREA "work"
+#define FDL_WORK_LEASE_DAYS 90
+char *fdl_workrec_key(const char *id);     /* work/<id>.json; caller frees */
+char *fdl_workrec_staging(const char *id); /* work/<id>; caller frees */
+/* Write a new record (create-only). */
+int fdl_workrec_create(fdl_repo *repo, const char *id, const json_t *rec, fdl_error *err);
+/* A record as read, with its etag: what a later refresh writes over. */
+typedef struct fdl_workrec_seen {
+	json_t *doc;
+	char etag[FDL_ETAG_MAX];
+} fdl_workrec_seen;
+/* Read a record; FDL_ENOTFOUND, saying the working catalog was abandoned
+ * or its lease ended, when it is gone. */
+int fdl_workrec_read(fdl_workrec_seen *out, fdl_repo *repo, const char *id, fdl_error *err);
+void fdl_workrec_seen_free(fdl_workrec_seen *s);
+/* Refresh a record: `fields` (may be NULL) set, used_at now, by
+ * compare-and-swap over `seen` (used up; NULL: read first); FDL_ENOTFOUND
+ * when the record is gone. */
+int fdl_workrec_touch(fdl_repo *repo, const char *id, const json_t *fields, fdl_workrec_seen *seen, fdl_error *err);
+/* Remove a record, then every file of its folder. */
+int fdl_workrec_remove(fdl_repo *repo, const char *id, fdl_error *err);
+/* When a record's lease ends (Unix seconds); -1 when it cannot say. */
+int64_t fdl_workrec_lease_end(const json_t *rec);
+
+typedef struct fdl_workrec {
+	char id[FDL_ID_LEN + 1];
+	bool has_record;     /* work/<id>.json exists */
+	json_t *doc;         /* its content (NULL: none, or unreadable) */
+	char *problem;       /* why it is unreadable (NULL: it is not) */
+	int64_t lease_end;   /* -1: unknown */
+	fdl_strlist staged;  /* keys under work/<id>/, sorted */
+} fdl_workrec;
+typedef struct fdl_workrecs {
+	fdl_workrec *items;
+	size_t len;
+	fdl_strlist strays; /* keys under work/ that are neither */
+} fdl_workrecs;
+/* Every record and staging folder under work/ (one listing). */
+int fdl_workrecs_list(fdl_workrecs *out, fdl_repo *repo, fdl_error *err);
+void fdl_workrecs_free(fdl_workrecs *w);
 
 #endif

@@ -488,6 +488,9 @@ int fdl_version_expiry(fdl_expiry *out, fdl_repo *repo, const char *id, fdl_erro
 			snprintf(out->reason, sizeof out->reason, "%s", reason);
 			snprintf(out->when, sizeof out->when, "%s", when);
 		}
+		const char *why = json_string_value(json_object_get(j, "message"));
+		if (why && !strcmp(out->reason, "withdrawn"))
+			snprintf(out->why, sizeof out->why, "%s", why);
 		json_decref(j);
 	}
 	fdl_buf_free(&b);
@@ -500,7 +503,8 @@ int fdl_version_check_live(fdl_repo *repo, const char *id, fdl_error *err)
 	int rc = fdl_version_expiry(&x, repo, id, err);
 	if (rc || !x.expired)
 		return rc;
-	return fdl_fail(err, FDL_EEXPIRED, "version %s %s on %s; its catalog is gone (%s/%s)", id,
+	return fdl_fail(err, FDL_EEXPIRED, "version %s %s on %s%s%s%s; its catalog is gone (%s/%s)", id,
 			!strcmp(x.reason, "withdrawn") ? "was withdrawn" : "left retention",
-			x.when[0] ? x.when : "an unknown date", repo->root, x.key);
+			x.when[0] ? x.when : "an unknown date", x.why[0] ? " (\"" : "", x.why, x.why[0] ? "\")" : "",
+			repo->root, x.key);
 }

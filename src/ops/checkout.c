@@ -151,6 +151,59 @@ static int pg_target_free(const fdl_work *w, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
+/* A second checkout of a PostgreSQL working catalog: the repository's
+ * record of it is refreshed, nothing else changes. */
+static int adopt(fdl_repo *repo, const char *work, fdl_error *err)
+{
+	fdl_work w;
+	int rc = fdl_work_load(&w, work, err);
+	if (!rc)
+		rc = fdl_work_record_touch(repo, &w, NULL, err);
+	fdl_work_free(&w);
+	return rc;
+}
+
+/* `path` with its parent folder resolved (symlinks followed), when that
+ * folder exists; NULL otherwise. */
+static char *resolved(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *parent = slash && slash != path ? strndup(path, (size_t)(slash - path)) : NULL;
+	char *real = parent ? realpath(parent, NULL) : NULL;
+	char *out = real ? fdl_asprintf("%s%s", real, slash) : NULL;
+	free(parent);
+	free(real);
+	return out;
+}
+
+static bool inside(const char *path, const char *dir)
+{
+	size_t n = dir ? strlen(dir) : 0;
+	return path && n && !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+/* A working folder inside the repository's data folder (or fdl's work/
+ * area) would be taken for data: fdl gc and DuckLake's clean-up look there. */
+static int outside_repository_data(fdl_repo *repo, const char *final, fdl_error *err)
+{
+	const char *areas[] = {repo->data_dir, FDL_WORK_AREA};
+	char *real_final = resolved(final);
+	int rc = 0;
+	for (size_t i = 0; i < 2 && !rc; i++) {
+		char *dir = fdl_store_local_path(repo->store, areas[i]);
+		char *real = dir ? realpath(dir, NULL) : NULL;
+		if (inside(final, dir) || inside(final, real) || inside(real_final, dir) || inside(real_final, real))
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s is inside the repository's %s folder (%s), where fdl gc and DuckLake's "
+				      "clean-up delete files; put the working catalog somewhere else",
+				      final, i ? "work" : "data", dir);
+		free(real);
+		free(dir);
+	}
+	free(real_final);
+	return rc;
+}
+
 /* The branch a checkout works on: a branch name, refs/heads/<b>, or HEAD. */
 static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_error *err)
 {
@@ -237,6 +290,24 @@ static int choose_branch(fdl_work *w, char **key, fdl_repo *repo, const fdl_chec
 	return rc;
 }
 
+/* The working catalog's data files that a version published are recorded
+ * by their place in the data folder, and a PostgreSQL one gets the trigger
+ * that keeps DuckLake from deleting them (a SQLite one gets it once no
+ * DuckDB holds the file: fdl_checkout). */
+static int keep_published(fdl_duck *d, fdl_repo *repo, const fdl_work *w, const char *alias, fdl_error *err)
+{
+	if (!w->id[0]) /* a working catalog from before, rebased: it writes into the data folder itself */
+		return 0;
+	char *data = NULL;
+	int rc = fdl_work_data_location(&data, repo, err);
+	if (!rc)
+		rc = fdl_catalog_paths_absolute(d, alias, data, -1, err);
+	if (!rc && w->postgres)
+		rc = fdl_catalog_keep_published_pg(d, "fdl_work", err);
+	free(data);
+	return rc;
+}
+
 int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 {
 	fdl_cat_kind kind = w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE;
@@ -249,6 +320,8 @@ int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 	if (!w->base[0]) {
 		/* An empty branch: a fresh catalog that never inlines rows. */
 		rc = fdl_catalog_meta_add(d, alias, "data_inlining_row_limit", "0", err);
+		if (!rc)
+			rc = keep_published(d, repo, w, alias, err);
 		fdl_catalog_detach(d, "fdl_work", NULL);
 		return rc;
 	}
@@ -266,6 +339,8 @@ int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 		if (rc)
 			fdl_error_prefix(err, "seeding the working catalog from version %s", w->base);
 	}
+	if (!rc)
+		rc = keep_published(d, repo, w, alias, err);
 	if (!rc)
 		w->base_snapshot = fdl_version_snapshot_id(v);
 	fdl_catalog_detach(d, "fdl_work", NULL);
@@ -289,22 +364,23 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	/* what only reads comes first: a refused checkout makes nothing */
 	if (!rc && !(opts && opts->create == FDL_CHECKOUT_NEW))
 		rc = choose_branch(&w, &key, repo, opts, err);
-	if (!rc) {
-		/* DuckDB writes the data files straight into the repository: a
-		 * folder in place, a bucket through httpfs */
-		char *data = fdl_store_local_path(repo->store, repo->data_dir);
-		if (data)
-			w.data_path = fdl_asprintf("%s/", data);
-		else if (fdl_store_can(repo->store, FDL_STORE_BUCKET))
-			w.data_path = fdl_strdup(repo->data_url);
-		else
-			rc = fdl_fail(err, FDL_EINVALID,
-				      "%s: a %s repository is read only; check out from its folder or bucket",
-				      repo->root, repo->store->ops->name);
+	/* a tip withdrawn (or expired) has no catalog to start from: say so */
+	if (!rc && w.base[0] && (rc = fdl_version_check_live(repo, w.base, err)) == FDL_EEXPIRED)
+		fdl_error_prefix(err, "the tip of branch %s: nothing to check out (move the branch to a live "
+				      "version first)",
+				 w.branch);
+	if (!rc) { /* a repository on a plain host is read only */
+		char *data = NULL;
+		rc = fdl_work_data_location(&data, repo, err);
 		free(data);
-		if (!rc && !w.data_path)
-			rc = fdl_oom(err);
 	}
+	/* DuckDB writes new data files into the working catalog's own folder
+	 * in the repository, work/<id>/ (a folder in place, a bucket through
+	 * httpfs); a commit publishes them into the data folder */
+	if (!rc)
+		rc = fdl_uuid7_next(&repo->ids, w.id, err);
+	if (!rc)
+		rc = fdl_work_staging_location(&w.data_path, repo, w.id, err);
 	w.postgres = !strncmp(work, FDL_PG_PREFIX, strlen(FDL_PG_PREFIX));
 	if (!rc && w.postgres) {
 		w.dir = fdl_strdup(work);
@@ -317,7 +393,7 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 		if (rc == FDL_ENOCHANGE) { /* already this repository's working catalog: adopt it */
 			free(key);
 			fdl_work_free(&w);
-			return 0;
+			return adopt(repo, work, err);
 		}
 	} else if (!rc) {
 		/* Built in a fresh sibling folder and renamed into place at the
@@ -325,6 +401,8 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 		 * checkouts into one folder cannot mix, and a failed one removes
 		 * only the folder it made. */
 		rc = fdl_path_absolute(&final, work, err);
+		if (!rc)
+			rc = outside_repository_data(repo, final, err);
 		if (!rc)
 			rc = dir_is_empty_or_absent(final, &existed, err);
 		if (!rc)
@@ -348,8 +426,15 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 			rc = fdl_checkout_seed(d, repo, &w, err);
 		fdl_duck_free(d);
 	}
+	if (!rc && !w.postgres) /* no DuckDB holds the file any more */
+		rc = fdl_catalog_keep_published_sqlite(w.catalog, err);
 	if (!rc && !w.postgres && w.base[0])
 		rc = fdl_checkout_description(&w, repo, err);
+	/* the repository knows it before anything can be written into its
+	 * folder, so gc keeps that folder */
+	bool recorded = false;
+	if (!rc)
+		recorded = !(rc = fdl_work_record_create(repo, &w, final, err));
 	if (!rc)
 		rc = fdl_work_save(&w, err);
 	if (!rc && made && rename(w.dir, final) != 0) {
@@ -365,6 +450,10 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	/* Leave nothing half-made behind, and touch nothing we did not make. */
 	if (rc && made)
 		fdl_rm_rf(w.dir);
+	if (rc && recorded) {
+		fdl_error ignore;
+		fdl_workrec_remove(repo, w.id, &ignore);
+	}
 	(void)existed;
 	free(final);
 	free(key);

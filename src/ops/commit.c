@@ -93,6 +93,146 @@ static int compact_work(const fdl_work *w, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
+/* The version's data files still in the working catalog's own folder
+ * (work/<id>/) go into the data folder before any file of the version is
+ * written: a hard link on a folder, a server-side copy on a bucket (one
+ * write each). Each must be there with the size the catalog records; one
+ * already published (a commit interrupted after this) is left as it is. */
+static int publish_staged(fdl_repo *repo, const fdl_work *w, const frozen *fz, fdl_error *err)
+{
+	size_t n = fz->staged.len;
+	if (!n)
+		return 0;
+	char *dir = fdl_workrec_staging(w->id);
+	const char **from = calloc(n, sizeof *from), **to = calloc(n, sizeof *to);
+	int64_t *at = calloc(n, sizeof *at);
+	int rc = dir && from && to && at ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < n && !rc; i++) {
+		from[i] = fdl_asprintf("%s/%s", dir, fz->staged.items[i]);
+		to[i] = fdl_asprintf("%s/%s", repo->data_dir, fz->staged.items[i]);
+		if (!from[i] || !to[i])
+			rc = fdl_oom(err);
+	}
+	if (!rc)
+		rc = fdl_store_head_many(repo->store, from, n, at, err);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const char *path = fz->staged.items[i];
+		int64_t want = -1, there = FDL_HEAD_ABSENT;
+		fdl_strmap_get(&fz->staged_sizes, path, &want);
+		if (at[i] == FDL_HEAD_NOT_FILE)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s/%s is a symlink or not a regular file; fdl follows no symlink inside a repository",
+				      repo->root, from[i]);
+		else if (want >= 0 && at[i] >= 0 && at[i] != want)
+			rc = fdl_fail(err, FDL_EINVALID, "%s/%s is %lld bytes; the catalog records %lld", repo->root,
+				      from[i], (long long)at[i], (long long)want);
+		else if (at[i] >= 0)
+			rc = fdl_store_copy_if_absent(repo->store, from[i], to[i], err);
+		/* gone from the folder, or there already: published before (a
+		 * commit interrupted after this), if the data folder has it whole */
+		if ((at[i] == FDL_HEAD_ABSENT || rc == FDL_EEXISTS) &&
+		    !(rc = fdl_store_head_many(repo->store, &to[i], 1, &there, err))) {
+			if (there == FDL_HEAD_ABSENT)
+				rc = fdl_fail(err, FDL_EINVALID,
+					      "the working catalog references %s, which is neither in its own folder (%s/%s) "
+					      "nor in the repository's data folder",
+					      path, repo->root, from[i]);
+			else if (want >= 0 && there != want)
+				rc = fdl_fail(err, FDL_EINVALID, "%s/%s exists with %lld bytes; the catalog records %lld",
+					      repo->root, to[i], (long long)there, (long long)want);
+		}
+	}
+	/* durable before any file of the version names them */
+	if (!rc)
+		rc = fdl_store_sync(repo->store, to, n, err);
+	for (size_t i = 0; i < n && from && to; i++) {
+		free((char *)from[i]);
+		free((char *)to[i]);
+	}
+	free(from);
+	free(to);
+	free(at);
+	free(dir);
+	return rc;
+}
+
+/* After the version is published: the working catalog records the files it
+ * published by their place in the data folder (so DuckLake leaves them
+ * alone), then their copies in its own folder go: those it just published,
+ * and, with `sweep` (after a commit was killed in here), any other copy
+ * there that it no longer records as its own and that the data folder
+ * holds. A file the data folder does not hold is a writer's, not yet in
+ * the catalog, and stays. */
+static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool sweep, fdl_error *err)
+{
+	if (!w->id[0])
+		return 0;
+	const char *tables = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
+	char *data = NULL, *dir = fdl_workrec_staging(w->id);
+	fdl_strlist listed = {0}, own = {0}, gone = {0};
+	int rc = dir ? fdl_work_data_location(&data, repo, err) : fdl_oom(err);
+	if (!rc && fz->staged.len) {
+		rc = fdl_catalog_detach(fz->duck, "fdl_work", err);
+		if (!rc)
+			rc = fdl_catalog_attach_raw(fz->duck, "fdl_work", w->catalog,
+						    w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, false, err);
+		if (!rc)
+			rc = fdl_catalog_paths_absolute(fz->duck, tables, data, fz->info.last_snapshot, err);
+	}
+	if (!rc && sweep) /* a commit killed in here left copies: look for them */
+		rc = fdl_store_list(repo->store, dir, &listed, err);
+	for (size_t i = 0; i < fz->staged.len && !rc && !sweep; i++) {
+		char *key = fdl_asprintf("%s/%s", dir, fz->staged.items[i]);
+		rc = key ? fdl_strlist_add(&gone, key, err) : fdl_oom(err);
+		free(key);
+	}
+	if (!rc && listed.len)
+		rc = fdl_catalog_staged_files(&own, NULL, fz->duck, tables, INT64_MAX, err);
+	fdl_strlist_sort(&own);
+	size_t skip = strlen(dir ? dir : "") + 1;
+	for (size_t i = 0; i < listed.len && !rc; i++) {
+		const char *rel = listed.items[i] + skip;
+		char *twin = NULL;
+		int64_t size = FDL_HEAD_ABSENT;
+		if (fdl_strlist_has_sorted(&own, rel))
+			continue;
+		if (!fdl_strlist_has_sorted(&fz->staged, rel)) {
+			twin = fdl_asprintf("%s/%s", repo->data_dir, rel);
+			const char *k = twin;
+			rc = twin ? fdl_store_head_many(repo->store, &k, 1, &size, err) : fdl_oom(err);
+		}
+		if (!rc && (fdl_strlist_has_sorted(&fz->staged, rel) || size >= 0))
+			rc = fdl_strlist_add(&gone, listed.items[i], err);
+		free(twin);
+	}
+	fdl_strlist_sort(&gone);
+	if (!rc && gone.len)
+		rc = fdl_store_del_many(repo->store, (const char *const *)gone.items, gone.len, err);
+	fdl_strlist_free(&listed);
+	fdl_strlist_free(&own);
+	fdl_strlist_free(&gone);
+	free(dir);
+	free(data);
+	return rc;
+}
+
+/* Once version `id` is published: its files settled in the working
+ * catalog, and the repository's record of it renewed with its new base. */
+static int settled(fdl_repo *repo, const fdl_work *w, frozen *fz, bool sweep, fdl_workrec_seen *seen,
+		   const char *key, const char *id, fdl_error *err)
+{
+	int rc = settle_staged(repo, w, fz, sweep, err);
+	if (rc)
+		return fdl_error_prefix(err, "version %s is published on %s, but the working catalog could not be moved "
+					     "onto its published files (the next commit does it)",
+					id, key);
+	if ((rc = fdl_work_record_touch(repo, w, seen, err)))
+		fdl_error_prefix(err, "version %s is published on %s, but refreshing the repository's record of this "
+				      "working catalog failed",
+				 id, key);
+	return rc;
+}
+
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
 {
 	if (!opts || !opts->message || !*opts->message)
@@ -109,8 +249,9 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		return rc;
 	}
 	fdl_repo *repo = NULL;
-	char *key = NULL, *tmpdir = NULL;
+	char *key = NULL, *tmpdir = NULL, *staging = NULL;
 	frozen fz = {0};
+	fdl_workrec_seen seen = {0};
 	json_t *inputs = NULL;
 	char id[FDL_ID_LEN + 1] = "", tip[FDL_ID_LEN + 1] = "", etag[FDL_ETAG_MAX] = "";
 	bool exists = false;
@@ -119,6 +260,10 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	repo->store->progress = opts->progress;
 	repo->store->progress_payload = opts->progress_payload;
 	if ((rc = fdl_ref_branch_key(&key, w.branch, err)))
+		goto out;
+	/* the repository's record of this working catalog: gone when the
+	 * publisher abandoned it; refreshed at the end, whatever the outcome */
+	if ((rc = fdl_work_record_read(&seen, repo, &w, err)))
 		goto out;
 	/* Fail early, before any work, when the branch already moved or
 	 * another writer holds its lock: a blocked commit writes nothing. */
@@ -162,6 +307,10 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 			goto out;
 		json_array_append_new(inputs, in);
 	}
+	/* a SQLite working catalog keeps its trigger (stage.c), added back if
+	 * someone dropped it, before DuckDB opens the file */
+	if (w.id[0] && !w.postgres && (rc = fdl_catalog_keep_published_sqlite(w.catalog, err)))
+		goto out;
 	fdl_tempdir_sweep(); /* what killed commits left behind */
 	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
 		goto out;
@@ -188,18 +337,28 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	if (fz.same_snapshot && (rc = description_changed(&w, &fz, err))) {
 		if (rc == FDL_ENOCHANGE && recovered) {
 			/* nothing after it: the interrupted commit is the whole job,
-			 * its history index included */
+			 * its history index and its working catalog's files included */
 			fdl_error ierr;
 			fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
 			fdl_iceberg_after_commit(repo, w.branch, w.base, &ierr);
 			fdl_reflist_note(repo, (const char *const *)&key, 1, &ierr);
-			memcpy(out_id, w.base, FDL_ID_LEN + 1);
-			rc = 0;
+			if (!(rc = settled(repo, &w, &fz, true, &seen, key, w.base, err)))
+				memcpy(out_id, w.base, FDL_ID_LEN + 1);
+		} else if (rc == FDL_ENOCHANGE) {
+			/* the files of the base still in the working catalog's folder
+			 * (a commit cut short after publishing) are settled now */
+			fdl_error ignore;
+			settle_staged(repo, &w, &fz, true, &ignore);
 		}
 		goto out;
 	}
-	/* each new data file read once, here, for files.json's sha256 */
-	if ((rc = fdl_data_hashes_add(&fz, repo, err)))
+	/* each new data file read once, here, for files.json's sha256 (where it
+	 * is: not yet published, in the working catalog's own folder) */
+	if (w.id[0] && !(staging = fdl_workrec_staging(w.id))) {
+		rc = fdl_oom(err);
+		goto out;
+	}
+	if ((rc = fdl_data_hashes_add(&fz, repo, staging, err)))
 		goto out;
 	/* The freeze and hashing took a while: if the branch moved meanwhile, stop before
 	 * writing a version that could only lose the compare-and-swap. */
@@ -212,6 +371,8 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		rc = conflict(repo, key, &w, NULL, false, err);
 		goto out;
 	}
+	if ((rc = publish_staged(repo, &w, &fz, err)))
+		goto out;
 	if ((rc = write_version(id, repo, &fz, opts, inputs, err)))
 		goto out;
 	memcpy(w.pending, id, sizeof w.pending);
@@ -245,12 +406,16 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
 	fdl_iceberg_after_commit(repo, w.branch, id, &ierr); /* derived too: verify names a view that is missing */
 	fdl_reflist_note(repo, (const char *const *)&key, 1, &ierr);
+	/* then the working catalog's files and the repository's record, still
+	 * with `pending` saved: a commit killed in them recovers the same way */
 	memcpy(w.base, id, sizeof w.base);
 	w.base_snapshot = fz.info.last_snapshot;
 	if (strcmp(fz.desc_sha256, w.names_sha256)) { /* edited since: they name what this version has */
 		memcpy(w.names_sha256, fz.desc_sha256, sizeof w.names_sha256);
 		memcpy(w.names_at, id, sizeof w.names_at);
 	}
+	if ((rc = settled(repo, &w, &fz, recovered, &seen, key, id, err)))
+		goto out;
 	w.pending[0] = '\0';
 	if ((rc = fdl_work_save(&w, err))) {
 		fdl_error_prefix(err, "version %s is published on %s, but recording it in the working catalog failed",
@@ -261,12 +426,19 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	for (size_t i = 0; opts->warning && i < fz.warnings.len; i++)
 		opts->warning(fz.warnings.items[i], opts->warning_payload);
 out:
+	/* a commit that did not publish renews the record's lease all the same */
+	if (seen.doc) {
+		fdl_error ignore;
+		fdl_work_record_touch(repo, &w, &seen, &ignore);
+	}
+	fdl_workrec_seen_free(&seen);
 	if (tmpdir) {
 		fdl_rm_rf(tmpdir);
 		free(tmpdir);
 	}
 	fdl_frozen_free(&fz);
 	json_decref(inputs);
+	free(staging);
 	free(key);
 	fdl_repo_free(repo);
 	fdl_work_free(&w);

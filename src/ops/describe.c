@@ -1,5 +1,6 @@
 /* fdl describe: the dataset.json the next commit would write, built by the
- * same freeze, so it fails exactly as commit would. */
+ * same freeze, so it fails exactly as commit would. Writes no version; it
+ * renews the working catalog's record, as every command on it does. */
 #include "freeze.h"
 
 #include <stdlib.h>
@@ -14,6 +15,9 @@ int fdl_describe(char **out, const char *work, fdl_error *err)
 	char *tmpdir = NULL;
 	frozen fz = {0};
 	rc = fdl_repo_open(&repo, w.repository, err);
+	/* a command on the working catalog: its record's lease is renewed */
+	if (!rc)
+		rc = fdl_work_record_touch(repo, &w, NULL, err);
 	if (!rc)
 		rc = fdl_tempdir(&tmpdir, "describe", err);
 	if (!rc)

@@ -1,9 +1,12 @@
 /*
  * Freezing a working catalog: copy its latest snapshot's metadata into a
  * new DuckDB catalog file (nothing after the snapshot, no inlined rows, the
- * published data path), check that every data file it added is in the
- * repository's data folder, and derive files.json, dataset.json and the
- * changes from the base version. Writes nothing to the repository.
+ * published data path, every path relative to it), list the data files it
+ * added that are still in the working catalog's own folder (commit
+ * publishes them), check that the others are in the repository's data
+ * folder and that the base's files the working catalog let go of still
+ * are, and derive files.json, dataset.json and the changes from the base
+ * version. Writes nothing to the repository.
  */
 #include "freeze.h"
 #include "../layout/dataset.h"
@@ -28,6 +31,9 @@ void fdl_frozen_free(frozen *f)
 	fdl_strlist_free(&f->all_files);
 	fdl_strmap_free(&f->all_sizes);
 	fdl_strlist_free(&f->warnings);
+	fdl_strlist_free(&f->staged);
+	fdl_strmap_free(&f->staged_sizes);
+	fdl_duck_free(f->duck);
 	memset(f, 0, sizeof *f);
 }
 
@@ -206,11 +212,56 @@ static int read_base(frozen *out, fdl_repo *repo, const fdl_work *w, fdl_error *
 	return rc;
 }
 
-/* The changes from the base version: its frozen catalog attached as
- * `base_alias` already (the incremental freeze), else fetched (checked)
- * and attached for this. */
+/* Never silent: the data files the base version references that the
+ * working catalog no longer does (DuckLake let go of them: a rewrite, a
+ * merge, expired snapshots) must still be in the data folder, which a
+ * working catalog made before fdl kept DuckLake off published files (or
+ * one whose trigger someone dropped) cannot promise. One look at each. */
+static int base_files_kept(fdl_duck *d, fdl_repo *repo, const fdl_work *w, const char *base_alias, const char *alias,
+			   fdl_error *err)
+{
+	fdl_strlist base = {0}, now = {0}, gone = {0};
+	int rc = fdl_catalog_all_files(&base, d, base_alias, -1, err);
+	if (!rc)
+		rc = fdl_catalog_all_files(&now, d, alias, -1, err);
+	fdl_strlist_sort(&base);
+	fdl_strlist_sort(&now);
+	for (size_t i = 0; i < base.len && !rc; i++)
+		if ((i == 0 || strcmp(base.items[i], base.items[i - 1])) && !fdl_strlist_has_sorted(&now, base.items[i]))
+		{
+			char *key = fdl_asprintf("%s/%s", repo->data_dir, base.items[i]);
+			rc = key ? fdl_strlist_add(&gone, key, err) : fdl_oom(err);
+			free(key);
+		}
+	int64_t *sizes = gone.len ? calloc(gone.len, sizeof *sizes) : NULL;
+	if (!rc && gone.len && !sizes)
+		rc = fdl_oom(err);
+	if (!rc && gone.len)
+		rc = fdl_store_head_many(repo->store, (const char *const *)gone.items, gone.len, sizes, err);
+	for (size_t i = 0; i < gone.len && !rc; i++)
+		if (sizes[i] == FDL_HEAD_ABSENT)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s/%s, which version %s (and every version sharing it) needs, is gone from the "
+				      "data folder: DuckLake deleted it (ducklake_cleanup_old_files, "
+				      "ducklake_delete_orphaned_files or a CHECKPOINT, run in a working catalog made "
+				      "before fdl kept DuckLake off published files%s). Nothing was published. Put the "
+				      "file back from a copy of the repository (fdl clone makes one), or withdraw the "
+				      "versions that need it (fdl verify --all names them; fdl withdraw)",
+				      repo->root, gone.items[i], w->base,
+				      w->id[0] ? ", or one whose fdl_keep_published trigger was dropped" : ": check out again");
+	free(sizes);
+	fdl_strlist_free(&base);
+	fdl_strlist_free(&now);
+	fdl_strlist_free(&gone);
+	return rc;
+}
+
+/* The changes from the base version (none to compute when the incremental
+ * freeze found its schema the same), and its files still kept: its frozen
+ * catalog attached as `base_alias` already (the incremental freeze), else
+ * fetched (checked) and attached for this. */
 static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, const char *base_alias,
-			      const char *alias, fdl_error *err)
+			      bool same_schema, const char *alias, fdl_error *err)
 {
 	char *path = NULL;
 	int rc = 0;
@@ -219,13 +270,17 @@ static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fd
 		if (!rc)
 			rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
 	}
-	if (!rc) {
-		rc = fdl_catalog_changes(&out->changes, d, base_alias ? base_alias : "fdl_parent", alias, err);
-		if (!base_alias)
-			fdl_catalog_detach(d, "fdl_parent", NULL);
-	}
+	bool attached = !rc && !base_alias;
+	const char *parent = base_alias ? base_alias : "fdl_parent";
+	if (!rc)
+		rc = same_schema ? ((out->changes = json_array()) ? 0 : fdl_oom(err))
+				 : fdl_catalog_changes(&out->changes, d, parent, alias, err);
 	if (rc)
 		fdl_error_prefix(err, "comparing with the base version %s", w->base);
+	if (!rc)
+		rc = base_files_kept(d, repo, w, parent, alias, err);
+	if (attached)
+		fdl_catalog_detach(d, "fdl_parent", NULL);
 	free(path);
 	return rc;
 }
@@ -326,6 +381,18 @@ static int build_description(frozen *out, fdl_repo *repo, const fdl_work *w, con
 	json_decref(base_ds);
 	json_decref(from_ds);
 	json_decref(known);
+	return rc;
+}
+
+/* The files the frozen catalog holds that are in the working catalog's own
+ * folder, and the published ones made relative to the data path again. */
+static int staged_files(frozen *out, fdl_duck *d, fdl_repo *repo, const char *work, int64_t upto, const char *alias,
+			fdl_error *err)
+{
+	int rc = fdl_catalog_staged_files(&out->staged, &out->staged_sizes, d, work, upto, err);
+	fdl_strlist_sort(&out->staged);
+	if (!rc)
+		rc = fdl_catalog_paths_relative(d, alias, repo->data_url, err);
 	return rc;
 }
 
@@ -479,6 +546,22 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 	return rc;
 }
 
+/* The new files (sorted; may repeat) less those still in the working
+ * catalog's folder (`staged`), which commit looks at there when it
+ * publishes them: the rest must be in the data folder. */
+static int keep_unstaged(fdl_strlist *added, const fdl_strlist *staged, fdl_error *err)
+{
+	fdl_strlist in_data = {0};
+	int rc = 0;
+	for (size_t i = 0; !rc && i < added->len; i++)
+		if (!fdl_strlist_has_sorted(staged, added->items[i]) &&
+		    (i == 0 || strcmp(added->items[i], added->items[i - 1])))
+			rc = fdl_strlist_add(&in_data, added->items[i], err);
+	fdl_strlist_free(added);
+	*added = in_data;
+	return rc;
+}
+
 int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
 {
 	fdl_duck *d = NULL;
@@ -495,6 +578,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (!rc)
 		rc = freeze_catalog(out, &d, repo, w, &sn, &nalias, &winfo, err);
 	bool attached = !rc;
+	if (!rc && w->id[0])
+		rc = staged_files(out, d, repo, work_alias(w), winfo.last_snapshot, nalias, err);
 	if (!rc)
 		rc = fdl_catalog_info_read(d, nalias, &out->info, err);
 	if (!rc) {
@@ -509,10 +594,14 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	fdl_strlist added = {0};
 	if (!rc)
 		rc = small_files(&out->warnings, &files, err);
-	/* a first version: every file is new */
-	if (!rc && w->base_snapshot >= 0)
-		rc = fdl_catalog_all_files(&added, d, nalias, w->base_snapshot + 1, err);
+	/* a first version: every file is new (and with no record of the
+	 * working catalog's own folder, all of them are looked at) */
+	bool listed = w->base_snapshot >= 0 || w->id[0];
+	if (!rc && listed)
+		rc = fdl_catalog_all_files(&added, d, nalias, w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
 	fdl_strlist_sort(&added);
+	if (!rc && w->id[0])
+		rc = keep_unstaged(&added, &out->staged, err);
 	if (!rc)
 		rc = fdl_catalog_files_json(&out->files_json, d, nalias, &files, err);
 	if (!rc) /* what files.json's sha256 covers (fdl_data_hashes_add) */
@@ -522,15 +611,15 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (!rc)
 		rc = fdl_catalog_tables_json(&tables, d, nalias, &files, err);
 	if (!rc && w->base[0])
-		rc = sn && fdl_since_schema_same(sn) ? ((out->changes = json_array()) ? 0 : fdl_oom(err))
-						     : changes_since_base(out, d, repo, w, sn ? "fdl_base" : NULL, nalias, err);
+		rc = changes_since_base(out, d, repo, w, sn ? "fdl_base" : NULL, sn && fdl_since_schema_same(sn), nalias,
+					err);
 	if (!rc) /* after the changes: a description follows the renames among them */
 		rc = build_description(out, repo, w, tables, err);
 	json_decref(tables);
 	/* DuckDB writes the frozen file while the new data files are looked
 	 * at and files.json is serialised: the store is not used by this
 	 * thread until the other one is joined */
-	side_job job = {repo, &files, w->base_snapshot >= 0 ? &added : NULL, out->files_json, NULL, 0, 0, {0}};
+	side_job job = {repo, &files, listed ? &added : NULL, out->files_json, NULL, 0, 0, {0}};
 	pthread_t side;
 	bool threaded = !rc && pthread_create(&side, NULL, side_run, &job) == 0;
 	if (!rc && !threaded)
@@ -559,7 +648,10 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	fdl_strlist_free(&added);
 	fdl_data_files_free(&files);
 	fdl_since_free(sn);
-	fdl_duck_free(d);
+	if (!rc)
+		out->duck = d; /* commit settles the working catalog's files in it */
+	else
+		fdl_duck_free(d);
 	return rc;
 }
 

@@ -30,6 +30,12 @@ typedef struct frozen {
 	/* for the committer: tables of mostly small files, a description that
 	 * followed a rename ("FILE, line N: ...") */
 	fdl_strlist warnings;
+	/* the data files the version holds that are still in the working
+	 * catalog's own folder (relative to it, sorted), with the sizes the
+	 * catalog records: commit publishes them into the data folder */
+	fdl_strlist staged;
+	fdl_strmap staged_sizes;
+	fdl_duck *duck; /* the freeze's DuckDB, the working catalog attached raw as "fdl_work" */
 } frozen;
 
 /* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb

@@ -24,12 +24,33 @@ static int base_hashes(json_t **files, fdl_repo *repo, const frozen *fz, fdl_err
 	return rc;
 }
 
-/* Hash one file the catalog references, checking its size on the way. */
-static int hash_one(char hex[65], fdl_repo *repo, const char *path, int64_t recorded, fdl_error *err)
+/* Hash one file the catalog references, checking its size on the way: at
+ * `staging`/path when it is still in the working catalog's own folder
+ * (not yet published: commit puts it into the data folder after this),
+ * else, or when a commit cut short published it already, in the data
+ * folder. */
+static int hash_one(char hex[65], fdl_repo *repo, const char *staging, const char *path, int64_t recorded,
+		    fdl_error *err)
 {
-	char *key = fdl_asprintf("%s/%s", repo->data_dir, path);
+	char *key = staging ? fdl_asprintf("%s/%s", staging, path) : fdl_asprintf("%s/%s", repo->data_dir, path);
 	int64_t n = 0;
 	int rc = key ? fdl_store_sha256(repo->store, key, hex, &n, err) : fdl_oom(err);
+	if (rc == FDL_ENOTFOUND && staging) {
+		char *moved = fdl_asprintf("%s/%s", repo->data_dir, path);
+		fdl_error_clear(err);
+		if (!moved) {
+			free(key);
+			return fdl_oom(err);
+		}
+		rc = fdl_store_sha256(repo->store, moved, hex, &n, err);
+		if (rc == FDL_ENOTFOUND)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "the working catalog references %s, which is neither in its own folder (%s/%s) "
+				      "nor in the repository's data folder",
+				      path, repo->root, key);
+		free(key);
+		key = moved;
+	}
 	if (rc == FDL_ENOTFOUND)
 		rc = fdl_fail(err, FDL_EINVALID, "the catalog references %s, which is not in the repository's data folder "
 				  "(%s/%s)", path, repo->root, key);
@@ -42,7 +63,7 @@ static int hash_one(char hex[65], fdl_repo *repo, const char *path, int64_t reco
 	return rc;
 }
 
-int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, fdl_error *err)
+int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_error *err)
 {
 	json_t *base = NULL, *map = json_object();
 	int rc = map ? base_hashes(&base, repo, fz, err) : fdl_oom(err);
@@ -58,7 +79,8 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, fdl_error *err)
 		if (had)
 			snprintf(hex, sizeof hex, "%s", had);
 		else
-			rc = hash_one(hex, repo, path, recorded, err);
+			rc = hash_one(hex, repo, staging && fdl_strlist_has_sorted(&fz->staged, path) ? staging : NULL,
+				      path, recorded, err);
 		if (!rc && json_object_set_new(map, path, json_string(hex)))
 			rc = fdl_oom(err);
 	}

@@ -8,9 +8,11 @@
 /* files.json's "sha256" (fdl's field, docs/format.md): the sha256 of every
  * file in fz->all_files, carried over from the base version's files.json
  * where it records one, else computed by streaming the file from the store
- * (its size checked against the catalog's record); fz->files_json and
- * fz->files_text get it. */
-int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, fdl_error *err);
+ * (its size checked against the catalog's record): a file of fz->staged from
+ * `staging` (the working catalog's own folder, work/<id>; NULL: none), where
+ * it is until commit publishes it, any other from the data folder;
+ * fz->files_json and fz->files_text get it. */
+int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_error *err);
 
 /* Each key hashed once however many threads and versions ask for it: the
  * first asker streams it from its own store (a store handle is one

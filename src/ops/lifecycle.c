@@ -14,18 +14,11 @@
 #include "../layout/layout.h"
 #include "../layout/walk.h"
 #include "report.h"
+#include "work.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int64_t parse_time(const char *iso)
-{
-	struct tm tm = {0};
-	if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
-		return -1;
-	return (int64_t)timegm(&tm);
-}
 
 /* Delete a key; one already gone is fine (a rerun after a crash). Frees key. */
 static int del_owned(fdl_repo *repo, char *key, fdl_error *err)
@@ -152,6 +145,23 @@ static int protected_versions(protect *p, fdl_repo *repo, vdirs *dirs, int64_t k
 	return rc;
 }
 
+/* The version each working catalog the repository knows is based on: its
+ * data files are in that catalog, and its next commit reads it. */
+static int protect_work_bases(protect *p, fdl_repo *repo, fdl_error *err)
+{
+	fdl_workrecs recs;
+	int rc = fdl_workrecs_list(&recs, repo, err);
+	int64_t now = (int64_t)time(NULL);
+	for (size_t i = 0; i < recs.len && !rc; i++) {
+		const fdl_workrec *w = &recs.items[i];
+		const char *base = json_string_value(json_object_get(w->doc, "base"));
+		if (w->has_record && base && fdl_id_is_valid(base) && (w->lease_end < 0 || w->lease_end > now))
+			rc = fdl_strlist_add(&p->ids, base, err);
+	}
+	fdl_workrecs_free(&recs);
+	return rc;
+}
+
 int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err)
 {
 	int64_t days = -1, keep = -1;
@@ -177,6 +187,8 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *
 		rc = fdl_refs_lock(&lock, repo, "fdl expire", err);
 	if (!rc)
 		rc = protected_versions(&p, repo, &dirs, keep, err);
+	if (!rc)
+		rc = protect_work_bases(&p, repo, err);
 	if (!rc && !dry_run)
 		fdl_test_pause("expire-checked");
 	int64_t now = (int64_t)time(NULL);
@@ -184,7 +196,7 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *
 		vdir *d = &dirs.items[i];
 		if (!d->v || protected_id(&p, d->id))
 			continue;
-		int64_t created = parse_time(fdl_version_created_at(d->v));
+		int64_t created = fdl_time_parse_iso(fdl_version_created_at(d->v));
 		if (days >= 0 && (created < 0 || now - created < days * 86400))
 			continue;
 		fdl_strlist removed = {0};
@@ -254,120 +266,651 @@ static bool withdrawn_with(fdl_repo *repo, const vdir *d, const char *id)
 	return yes;
 }
 
-int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *id, const char *reason,
-		 int remove_version_json, int dry_run, fdl_error *err)
-{
-	if (!reason || !*reason)
-		return fdl_fail(err, FDL_EINVALID, "a withdrawal needs a reason (--reason TEXT)");
-	fdl_withdraw_report *report = calloc(1, sizeof *report);
-	if (!report)
-		return fdl_oom(err);
-	report->dry_run = dry_run;
-	snprintf(report->withdrawn, sizeof report->withdrawn, "%s", id);
+/* What a withdrawal works from: the versions, which of them it takes
+ * (`hit`), and the data files the named versions added. */
+typedef struct wd_plan {
+	fdl_repo *repo;
 	vdirs dirs;
-	fdl_duck *duck = NULL;
-	fdl_strlist files = {0};
-	json_t *data = NULL;
-	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
-	if (!rc)
-		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
-	vdir *target = rc ? NULL : fdl_vdirs_find(&dirs, id);
-	if (!rc && !target)
-		rc = fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s", id, repo->root);
-	if (!rc)
-		rc = fdl_duck_new(&duck, true, err);
-	/* the data the version added: from its catalog, or from the record of
-	 * an earlier (interrupted) withdrawal */
-	if (!rc && expired(target)) {
-		char *key = fdl_version_key(id, FDL_EXPIRED_JSON);
-		fdl_buf b = {0};
-		json_t *j = NULL;
-		rc = fdl_store_get(repo->store, key, 1 << 24, &b, NULL, err);
+	fdl_duck *duck;
+	const char *const *ids;
+	size_t n;
+	fdl_strlist files; /* sorted, unique */
+	bool *hit;         /* per dirs.items[i] */
+} wd_plan;
+
+/* The data files version `id` added: from its catalog, or from the record
+ * of an earlier (interrupted) withdrawal. */
+static int wd_added(wd_plan *w, const vdir *target, fdl_strlist *files, fdl_error *err)
+{
+	const char *id = target->id;
+	if (!expired(target)) {
+		if (!target->v)
+			return fdl_fail(err, FDL_EINVALID, "version %s has no readable " FDL_VERSION_JSON, id);
+		/* the files it references and its parent does not: those with the
+		 * snapshots it added, and those a merge in it wrote (which begin
+		 * where the rows they took began) */
+		const char *parent = fdl_version_parent(target->v, 0);
+		const vdir *pd = parent ? fdl_vdirs_find(&w->dirs, parent) : NULL;
+		if (!pd || !pd->v || expired(pd) || !fdl_vdir_has(pd, fdl_version_catalog_path(pd->v)))
+			return version_files(files, w->repo, w->duck, &w->dirs, target, true, err);
+		fdl_strlist mine = {0}, theirs = {0};
+		int rc = version_files(&mine, w->repo, w->duck, &w->dirs, target, false, err);
 		if (!rc)
-			rc = fdl_json_parse(&j, b.data, b.len, key, err);
-		size_t i;
-		const json_t *f;
-		json_array_foreach(json_object_get(j, "data_files"), i, f) rc = rc ? rc : fdl_strlist_add(&files, json_string_value(f), err);
-		if (!rc && !json_is_array(json_object_get(j, "data_files")))
-			rc = fdl_fail(err, FDL_EINVALID, "version %s already left retention; its catalog is gone, so fdl cannot "
-				      "tell which data files it added", id);
-		json_decref(j);
-		fdl_buf_free(&b);
-		free(key);
-	} else if (!rc && !target->v) {
-		rc = fdl_fail(err, FDL_EINVALID, "version %s has no readable " FDL_VERSION_JSON, id);
-	} else if (!rc) {
-		rc = version_files(&files, repo, duck, &dirs, target, true, err);
+			rc = version_files(&theirs, w->repo, w->duck, &w->dirs, pd, false, err);
+		fdl_strlist_sort(&theirs);
+		for (size_t i = 0; i < mine.len && !rc; i++)
+			if (!fdl_strlist_has_sorted(&theirs, mine.items[i]))
+				rc = fdl_strlist_add(files, mine.items[i], err);
+		fdl_strlist_free(&mine);
+		fdl_strlist_free(&theirs);
+		return rc;
 	}
-	fdl_strlist uniq = {0};
-	fdl_strlist_sort(&files);
-	for (size_t i = 0; i < files.len && !rc; i++)
-		if (i == 0 || strcmp(files.items[i], files.items[i - 1]))
-			rc = fdl_strlist_add(&uniq, files.items[i], err);
-	data = strlist_json(&uniq);
-	/* every live version whose catalog references one of those files, and
-	 * those an interrupted run of this withdrawal already marked */
-	for (size_t i = 0; i < dirs.len && !rc; i++) {
-		vdir *d = &dirs.items[i];
-		bool hit = d == target || withdrawn_with(repo, d, id);
+	char *key = fdl_version_key(id, FDL_EXPIRED_JSON);
+	fdl_buf b = {0};
+	json_t *j = NULL;
+	int rc = key ? fdl_store_get(w->repo->store, key, 1 << 24, &b, NULL, err) : fdl_oom(err);
+	if (!rc)
+		rc = fdl_json_parse(&j, b.data, b.len, key, err);
+	size_t i;
+	const json_t *f;
+	json_array_foreach(json_object_get(j, "data_files"), i, f) rc = rc ? rc : fdl_strlist_add(files, json_string_value(f), err);
+	if (!rc && !json_is_array(json_object_get(j, "data_files")))
+		rc = fdl_fail(err, FDL_EINVALID, "version %s already left retention; its catalog is gone, so fdl cannot "
+			      "tell which data files it added", id);
+	json_decref(j);
+	fdl_buf_free(&b);
+	free(key);
+	return rc;
+}
+
+/* Mark the versions the withdrawal takes: the named ones, those an
+ * interrupted run of it already marked, and every live version whose
+ * catalog references one of the files. */
+static int wd_hits(wd_plan *w, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < w->dirs.len && !rc; i++) {
+		vdir *d = &w->dirs.items[i];
+		bool hit = false;
+		for (size_t k = 0; k < w->n && !hit; k++)
+			hit = !strcmp(d->id, w->ids[k]) || withdrawn_with(w->repo, d, w->ids[k]);
 		if (!hit && d->v && !expired(d) && fdl_vdir_has(d, fdl_version_catalog_path(d->v))) {
 			fdl_strlist refs = {0};
-			rc = version_files(&refs, repo, duck, &dirs, d, false, err);
+			rc = version_files(&refs, w->repo, w->duck, &w->dirs, d, false, err);
 			for (size_t k = 0; k < refs.len && !hit; k++)
-				hit = fdl_strlist_has_sorted(&uniq, refs.items[k]);
+				hit = fdl_strlist_has_sorted(&w->files, refs.items[k]);
 			fdl_strlist_free(&refs);
 		}
-		if (!hit)
+		w->hit[i] = hit;
+	}
+	return rc;
+}
+
+static bool wd_is_hit(const wd_plan *w, const char *id)
+{
+	for (size_t i = 0; i < w->dirs.len; i++)
+		if (!strcmp(w->dirs.items[i].id, id))
+			return w->hit[i];
+	return false;
+}
+
+/* Every branch and tag that names a version the withdrawal takes. */
+static int wd_refs(wd_plan *w, fdl_strlist *out, fdl_error *err)
+{
+	fdl_strlist refs = {0};
+	int rc = fdl_store_list(w->repo->store, "refs", &refs, err);
+	fdl_strlist_sort(&refs);
+	for (size_t i = 0; i < refs.len && !rc; i++) {
+		char id[FDL_ID_LEN + 1];
+		bool exists = false;
+		fdl_error e;
+		if (strstr(refs.items[i], ".lock") || fdl_ref_read(w->repo, refs.items[i], id, &exists, NULL, &e) ||
+		    !exists)
+			continue;
+		if (wd_is_hit(w, id))
+			rc = fdl_strlist_add(out, refs.items[i], err);
+	}
+	fdl_strlist_free(&refs);
+	return rc;
+}
+
+static int by_seq(const void *a, const void *b, void *arg)
+{
+	const vdirs *dirs = arg;
+	const vdir *x = &dirs->items[*(const size_t *)a], *y = &dirs->items[*(const size_t *)b];
+	int64_t sx = x->v ? fdl_version_seq(x->v) : 0, sy = y->v ? fdl_version_seq(y->v) : 0;
+	return sx < sy ? -1 : sx > sy;
+}
+
+/* Whether d descends from `id` (any parent, any distance): versions taken
+ * by seq, each after its first parent. */
+static int wd_descendants(const wd_plan *w, const char *id, bool *desc, fdl_error *err)
+{
+	size_t n = w->dirs.len;
+	size_t *order = calloc(n ? n : 1, sizeof *order);
+	if (!order)
+		return fdl_oom(err);
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof *order, by_seq, (void *)&w->dirs); /* unreadable ones first */
+	for (size_t o = 0; o < n; o++) {
+		const vdir *d = &w->dirs.items[order[o]];
+		desc[order[o]] = false;
+		for (size_t p = 0; d->v && p < fdl_version_parent_count(d->v) && !desc[order[o]]; p++) {
+			const char *parent = fdl_version_parent(d->v, p);
+			const vdir *pd = fdl_vdirs_find((vdirs *)&w->dirs, parent);
+			desc[order[o]] = !strcmp(parent, id) || (pd && desc[pd - w->dirs.items]);
+		}
+	}
+	free(order);
+	return 0;
+}
+/* Version d attached through DuckLake as `alias`, its catalog checked. */
+static int wd_attach(wd_plan *w, const vdir *d, const char *alias, fdl_error *err)
+{
+	char *local = NULL;
+	int rc = fdl_version_fetch_catalog(&local, w->repo, d->v, err);
+	if (!rc)
+		rc = fdl_catalog_attach_lake(w->duck, alias, local, w->repo->data_url, err);
+	free(local);
+	return rc;
+}
+
+static bool has_catalog(const vdir *d)
+{
+	return d && d->v && !expired(d) && fdl_vdir_has(d, fdl_version_catalog_path(d->v));
+}
+
+/* The aliases the k-th named version and its parent are attached as, in
+ * fdl's DuckDB and in the statements given to the publisher. */
+static void wd_aliases(char v[32], char p[32], size_t k, size_t n)
+{
+	unsigned i = (unsigned)(k % 1000) + 1;
+	if (n > 1) {
+		snprintf(v, 32, "fdl_withdrawn_%u", i);
+		snprintf(p, 32, "fdl_parent_%u", i);
+	} else {
+		snprintf(v, 32, "fdl_withdrawn");
+		snprintf(p, 32, "fdl_parent");
+	}
+}
+
+/* The k-th named version, if live, its first parent if that has a catalog,
+ * both attached, and the tables it added rows to. *v NULL: nothing to do. */
+static int wd_open(wd_plan *w, size_t k, const vdir **v, const vdir **p, fdl_strlist *tables, fdl_error *err)
+{
+	char va[32], pa[32];
+	wd_aliases(va, pa, k, w->n);
+	*v = fdl_vdirs_find(&w->dirs, w->ids[k]);
+	*p = NULL;
+	if (!has_catalog(*v)) {
+		*v = NULL;
+		return 0;
+	}
+	const char *parent = fdl_version_parent((*v)->v, 0);
+	const vdir *pd = parent ? fdl_vdirs_find(&w->dirs, parent) : NULL;
+	int rc = wd_attach(w, *v, va, err);
+	if (!rc && has_catalog(pd) && !(rc = wd_attach(w, pd, pa, err)))
+		*p = pd;
+	if (!rc)
+		rc = fdl_catalog_new_row_tables(tables, w->duck, va, *p ? pa : NULL, fdl_vdirs_added_from(&w->dirs, *v),
+						err);
+	return rc;
+}
+
+/* Honest withdrawal: every live version that descends from a named one and
+ * that the withdrawal does not take, asked whether it still returns rows
+ * the named one added; and the statements that delete those rows in a
+ * working catalog. */
+static int wd_left(wd_plan *w, fdl_withdraw_report *report, fdl_buf *cleanup, fdl_error *err)
+{
+	bool *desc = calloc(w->dirs.len ? w->dirs.len : 1, sizeof *desc);
+	int rc = desc ? 0 : fdl_oom(err);
+	for (size_t k = 0; k < w->n && !rc; k++) {
+		const vdir *v = NULL, *p = NULL;
+		fdl_strlist tables = {0};
+		char va[32], pa[32];
+		wd_aliases(va, pa, k, w->n);
+		rc = wd_open(w, k, &v, &p, &tables, err);
+		if (!rc && v)
+			rc = wd_descendants(w, v->id, desc, err);
+		for (size_t i = 0; i < w->dirs.len && !rc && v && tables.len; i++) {
+			const vdir *l = &w->dirs.items[i];
+			if (!desc[i] || w->hit[i] || !has_catalog(l))
+				continue;
+			if ((rc = wd_attach(w, l, "fdl_live", err)))
+				break;
+			for (size_t t = 0; t < tables.len && !rc; t++) {
+				int64_t n = 0;
+				rc = fdl_catalog_rows_left(&n, w->duck, va, p ? pa : NULL, "fdl_live", tables.items[t], err);
+				if (!rc && n > 0)
+					rc = fdl_withdraw_left_add(report, l->id, v->id, tables.items[t], n, err);
+			}
+			fdl_catalog_detach(w->duck, "fdl_live", NULL);
+		}
+		for (size_t t = 0; t < tables.len && !rc; t++)
+			rc = fdl_catalog_clean_sql(cleanup, w->duck, va, p ? pa : NULL, "lake", tables.items[t], err);
+		if (v)
+			fdl_catalog_detach(w->duck, va, NULL);
+		if (p)
+			fdl_catalog_detach(w->duck, pa, NULL);
+		fdl_strlist_free(&tables);
+	}
+	free(desc);
+	return rc;
+}
+
+/* The publisher's way to a version without the rows, before withdrawing. */
+static int wd_cleanup_text(char **out, const wd_plan *w, const char *sql, fdl_error *err)
+{
+	fdl_buf b = {0};
+	int rc = fdl_buf_printf(&b, err,
+				"-- In a working catalog of the branch (fdl checkout %s WORK --ref BRANCH), with, beside "
+				"its ATTACH as lake,\n",
+				w->repo->root);
+	for (size_t k = 0; k < w->n && !rc; k++) {
+		char va[32], pa[32];
+		wd_aliases(va, pa, k, w->n);
+		const vdir *v = fdl_vdirs_find((vdirs *)&w->dirs, w->ids[k]);
+		const char *parent = v && v->v ? fdl_version_parent(v->v, 0) : NULL;
+		rc = fdl_buf_printf(&b, err, "-- the SQL of: fdl attach %s %s --as %s\n", w->repo->root, w->ids[k], va);
+		if (!rc && parent)
+			rc = fdl_buf_printf(&b, err, "--         and fdl attach %s %s --as %s\n", w->repo->root, parent, pa);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(&b, sql, err);
+	if (!rc)
+		rc = fdl_buf_printf(&b, err,
+				    "CALL ducklake_expire_snapshots('lake', older_than => now());\n"
+				    "-- (or all of it at once: fdl withdraw %s VERSION... --reason TEXT --clean WORK), then "
+				    "fdl commit WORK, then withdraw again.\n",
+				    w->repo->root);
+	if (rc) {
+		fdl_buf_free(&b);
+		return rc;
+	}
+	*out = fdl_buf_detach(&b);
+	return 0;
+}
+
+/* Why the withdrawal must not go ahead (NULL: it may). */
+static char *wd_refusal(const fdl_withdraw_report *r, int force)
+{
+	if (r->left_count) {
+		const fdl_withdraw_left *l = &r->left[0];
+		return fdl_asprintf("live version %s still returns %lld row%s of %s that version %s added (a CHECKPOINT or "
+				    "ducklake_merge_adjacent_files copied them into another data file)%s: withdrawing %s "
+				    "alone would leave them published. Withdraw %s with it; where that is a branch tip, "
+				    "publish a version without the rows first (the statements below, or --clean WORK) so "
+				    "the branch moves past it",
+				    l->id, (long long)l->rows, l->rows == 1 ? "" : "s", l->table, l->from,
+				    r->left_count > 1 ? ", and so do the others listed" : "", l->from,
+				    r->left_count > 1 ? "those versions" : "that version");
+	}
+	if (r->refs.count && !force)
+		return fdl_asprintf("%s names a version this would withdraw%s: it would point at data no one can read. "
+				    "Publish a version without the rows first (the statements below, or --clean WORK) so "
+				    "the branch moves past it, delete a tag (fdl tag ROOT --delete NAME), or withdraw "
+				    "anyway with --force",
+				    r->refs.strings[0], r->refs.count > 1 ? ", and so do the other refs listed" : "");
+	return NULL;
+}
+
+/* Carry out a withdrawal planned in w: expired.json on every version it
+ * takes (version.json last), then the data files, then version.json of
+ * the named versions when asked. */
+static int wd_apply(wd_plan *w, fdl_withdraw_report *report, const fdl_withdraw_options *o, fdl_error *err)
+{
+	json_t *data = strlist_json(&w->files);
+	int rc = data ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < w->dirs.len && !rc; i++) {
+		vdir *d = &w->dirs.items[i];
+		if (!w->hit[i])
 			continue;
 		fdl_strlist removed = {0};
-		if (!rc)
-			rc = catalog_files(&removed, d, err);
-		if (!rc && !dry_run) {
+		bool named = false;
+		for (size_t k = 0; k < w->n; k++)
+			named |= !strcmp(d->id, w->ids[k]);
+		rc = catalog_files(&removed, d, err);
+		if (!rc && !o->dry_run) {
 			/* version.json goes last, after everything else of the withdrawal */
-			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", id);
-			rc = extra ? expire_one(repo, d, "withdrawn", reason, extra, &removed,
-						!(d == target && remove_version_json), err)
+			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", w->ids[0]);
+			rc = extra ? expire_one(w->repo, d, "withdrawn", o->reason, extra, &removed,
+						!(named && o->remove_version_json), err)
 				   : fdl_oom(err);
 			json_decref(extra);
 		}
-		if (!rc && d == target && remove_version_json && fdl_vdir_has(d, FDL_VERSION_JSON))
+		if (!rc && named && o->remove_version_json && fdl_vdir_has(d, FDL_VERSION_JSON))
 			rc = fdl_strlist_add(&removed, FDL_VERSION_JSON, err);
 		if (!rc)
 			rc = fdl_removals_add(&report->versions, &report->version_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);
 	}
-	fdl_duck_free(duck);
-	if (!rc && !dry_run) /* no view leads to the data, before it goes */
-		rc = fdl_iceberg_after_removal(repo, err);
-	for (size_t i = 0; i < uniq.len && !rc && !dry_run; i++)
-		rc = del_owned(repo, fdl_asprintf("%s/%s", repo->data_dir, uniq.items[i]), err);
+	json_decref(data);
+	if (!rc && !o->dry_run) /* no view leads to the data, before it goes */
+		rc = fdl_iceberg_after_removal(w->repo, err);
+	for (size_t i = 0; i < w->files.len && !rc && !o->dry_run; i++)
+		rc = del_owned(w->repo, fdl_asprintf("%s/%s", w->repo->data_dir, w->files.items[i]), err);
 	/* the history index holds a copy of every version.json: it goes
 	 * before and after the file itself (a commit in between may have
 	 * written it again) */
-	if (!rc && !dry_run && remove_version_json)
-		rc = fdl_history_drop(repo, err);
-	if (!rc && !dry_run && remove_version_json)
-		rc = del_owned(repo, fdl_version_key(id, FDL_VERSION_JSON), err);
-	if (!rc && !dry_run && remove_version_json)
-		rc = fdl_history_drop(repo, err);
-	json_decref(data);
-	fdl_strarray_take(&report->data_files, &uniq);
-	if (rc)
+	if (!rc && !o->dry_run && o->remove_version_json) {
+		rc = fdl_history_drop(w->repo, err);
+		for (size_t k = 0; k < w->n && !rc; k++)
+			rc = del_owned(w->repo, fdl_version_key(w->ids[k], FDL_VERSION_JSON), err);
+		if (!rc)
+			rc = fdl_history_drop(w->repo, err);
+	}
+	return rc;
+}
+
+/* Read the versions, the named ones' data files, which versions go. */
+static int wd_prepare(wd_plan *w, fdl_error *err)
+{
+	int rc = fdl_vdirs_list(&w->dirs, NULL, NULL, w->repo, err);
+	if (!rc)
+		rc = fdl_vdirs_read(&w->dirs, NULL, w->repo, err);
+	if (!rc)
+		rc = fdl_duck_new(&w->duck, true, err);
+	if (!rc)
+		rc = fdl_duck_use_data(w->duck, w->repo->data_url, w->repo->store, err);
+	fdl_strlist files = {0};
+	for (size_t k = 0; k < w->n && !rc; k++) {
+		const vdir *target = fdl_vdirs_find(&w->dirs, w->ids[k]);
+		rc = target ? wd_added(w, target, &files, err)
+			    : fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s", w->ids[k], w->repo->root);
+	}
+	fdl_strlist_sort(&files);
+	for (size_t i = 0; i < files.len && !rc; i++)
+		if (i == 0 || strcmp(files.items[i], files.items[i - 1]))
+			rc = fdl_strlist_add(&w->files, files.items[i], err);
+	fdl_strlist_free(&files);
+	if (!rc && !(w->hit = calloc(w->dirs.len ? w->dirs.len : 1, sizeof *w->hit)))
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = wd_hits(w, err);
+	return rc;
+}
+
+int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *const *ids, size_t n,
+		 const fdl_withdraw_options *o, fdl_error *err)
+{
+	if (!o || !o->reason || !*o->reason)
+		return fdl_fail(err, FDL_EINVALID, "a withdrawal needs a reason (--reason TEXT)");
+	if (!n)
+		return fdl_fail(err, FDL_EINVALID, "a withdrawal needs a version");
+	fdl_withdraw_report *report = calloc(1, sizeof *report);
+	if (!report)
+		return fdl_oom(err);
+	report->dry_run = o->dry_run;
+	snprintf(report->withdrawn, sizeof report->withdrawn, "%s", ids[0]);
+	wd_plan w = {.repo = repo, .ids = ids, .n = n};
+	fdl_strlist refs = {0};
+	fdl_buf sql = {0};
+	int rc = wd_prepare(&w, err);
+	if (!rc)
+		rc = wd_refs(&w, &refs, err);
+	if (!rc)
+		fdl_strarray_take(&report->refs, &refs);
+	/* before anything is deleted: who else still returns the rows */
+	if (!rc)
+		rc = wd_left(&w, report, &sql, err);
+	if (!rc && sql.len)
+		rc = wd_cleanup_text(&report->cleanup, &w, sql.data, err);
+	if (!rc)
+		report->refused = wd_refusal(report, o->force);
+	/* a refused withdrawal writes nothing: its plan is reported as a dry run's */
+	fdl_withdraw_options as_run = *o;
+	as_run.dry_run = o->dry_run || report->refused;
+	if (!rc)
+		rc = wd_apply(&w, report, &as_run, err);
+	if (!rc)
+		fdl_strarray_take(&report->data_files, &w.files);
+	bool refused = !rc && report->refused && !o->dry_run;
+	if (refused) {
+		report->dry_run = 1;
+		rc = fdl_fail(err, FDL_EINVALID, "refused: %s", report->refused);
+	}
+	fdl_duck_free(w.duck);
+	fdl_buf_free(&sql);
+	fdl_strlist_free(&refs);
+	fdl_strlist_free(&w.files);
+	free(w.hit);
+	fdl_vdirs_free(&w.dirs);
+	if (rc && !refused)
 		fdl_withdraw_report_free(report);
 	else
 		*out = report;
-	fdl_strlist_free(&files);
-	fdl_vdirs_free(&dirs);
+	return rc;
+}
+
+int fdl_withdraw_clean(fdl_repo *repo, const char *const *ids, size_t n, const char *work, fdl_error *err)
+{
+	fdl_work wk;
+	int rc = fdl_work_load(&wk, work, err);
+	if (rc)
+		return rc;
+	wd_plan w = {.repo = repo, .ids = ids, .n = n};
+	if (strcmp(wk.repository, repo->root))
+		rc = fdl_fail(err, FDL_EINVALID, "%s is a working catalog of %s, not of %s", work, wk.repository,
+			      repo->root);
+	if (!rc)
+		rc = fdl_vdirs_list(&w.dirs, NULL, NULL, repo, err);
+	if (!rc)
+		rc = fdl_vdirs_read(&w.dirs, NULL, repo, err);
+	if (!rc)
+		rc = fdl_duck_new(&w.duck, true, err);
+	if (!rc)
+		rc = fdl_duck_use_store(w.duck, repo->store, err);
+	if (!rc)
+		rc = fdl_catalog_attach_work(w.duck, "lake", wk.catalog, wk.postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE,
+					     wk.data_path, err);
+	for (size_t k = 0; k < n && !rc; k++) {
+		const vdir *v = NULL, *p = NULL;
+		fdl_strlist tables = {0};
+		char va[32], pa[32];
+		wd_aliases(va, pa, k, n);
+		rc = fdl_vdirs_find(&w.dirs, ids[k]) ? wd_open(&w, k, &v, &p, &tables, err)
+						      : fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s", ids[k],
+								 repo->root);
+		if (!rc && !v)
+			rc = fdl_fail(err, FDL_EEXPIRED, "version %s is not live any more: its rows are not known", ids[k]);
+		for (size_t t = 0; t < tables.len && !rc; t++)
+			rc = fdl_catalog_clean(w.duck, va, p ? pa : NULL, "lake", tables.items[t], err);
+		fdl_strlist_free(&tables);
+	}
+	/* the snapshots before, which still hold the rows, go from the catalog
+	 * (their published files stay: fdl keeps DuckLake off them) */
+	if (!rc)
+		rc = fdl_catalog_expire_before_latest(w.duck, "lake", err);
+	if (rc)
+		fdl_error_prefix(err, "cleaning the working catalog %s", work);
+	fdl_duck_free(w.duck);
+	fdl_vdirs_free(&w.dirs);
+	fdl_work_free(&wk);
 	return rc;
 }
 
 /* ---- garbage collection ------------------------------------------------------ */
 
+/* A name DuckLake gives the files it writes: ducklake-<uuid>.parquet, and
+ * its delete files ducklake-<uuid>-delete.parquet (or .puffin). gc deletes
+ * nothing else under the data folder: a README or a staged CSV someone put
+ * there is not its to delete. */
+static bool ducklake_name(const char *key)
+{
+	const char *base = strrchr(key, '/');
+	base = base ? base + 1 : key;
+	char id[FDL_ID_LEN + 1];
+	if (strncmp(base, "ducklake-", 9) || strlen(base) < 9 + FDL_ID_LEN)
+		return false;
+	snprintf(id, sizeof id, "%.*s", FDL_ID_LEN, base + 9);
+	const char *rest = base + 9 + FDL_ID_LEN;
+	return fdl_id_is_valid(id) && (!strcmp(rest, ".parquet") || !strcmp(rest, "-delete.parquet") ||
+				       !strcmp(rest, "-delete.puffin"));
+}
+
+typedef struct gc_run {
+	fdl_repo *repo;
+	int64_t now, grace;
+	bool dry_run;
+	fdl_gc_report *report;
+	fdl_strlist deleted, incomplete, left_alone;
+} gc_run;
+
+/* Delete key (unless a dry run) and list it. */
+static int gc_delete(gc_run *g, fdl_strlist *into, const char *key, fdl_error *err)
+{
+	int rc = into ? fdl_strlist_add(into, key, err) : 0;
+	if (!rc && !g->dry_run)
+		rc = del_owned(g->repo, fdl_strdup(key), err);
+	return rc;
+}
+
+static bool past_grace(gc_run *g, const char *key, int *rc, fdl_error *err)
+{
+	int64_t when = g->now;
+	*rc = fdl_store_modified(g->repo->store, key, &when, err);
+	return !*rc && g->now - when >= g->grace;
+}
+
+/* Data files no live version references, DuckLake's by name, past the grace. */
+static int gc_data(gc_run *g, const fdl_strlist *keep, fdl_error *err)
+{
+	fdl_strlist data = {0};
+	int rc = fdl_store_list(g->repo->store, g->repo->data_dir, &data, err);
+	size_t prefix = strlen(g->repo->data_dir) + 1;
+	for (size_t i = 0; i < data.len && !rc; i++) {
+		if (fdl_strlist_has_sorted(keep, data.items[i] + prefix))
+			continue;
+		if (!ducklake_name(data.items[i]))
+			rc = fdl_strlist_add(&g->left_alone, data.items[i], err);
+		else if (past_grace(g, data.items[i], &rc, err)) /* else perhaps a running writer's */
+			rc = gc_delete(g, &g->deleted, data.items[i], err);
+	}
+	fdl_strlist_free(&data);
+	return rc;
+}
+
+static fdl_gc_work *gc_work_add(gc_run *g, const fdl_workrec *w, fdl_gc_work_state state, fdl_error *err)
+{
+	fdl_gc_report *r = g->report;
+	fdl_gc_work *o = fdl_report_grow((void **)&r->work, r->work_count, sizeof *r->work, err);
+	if (!o)
+		return NULL;
+	r->work_count++;
+	memcpy(o->id, w->id, sizeof o->id);
+	o->state = state;
+	const char *where = json_string_value(json_object_get(w->doc, "where"));
+	const char *branch = json_string_value(json_object_get(w->doc, "branch"));
+	o->where = where ? fdl_strdup(where) : NULL;
+	o->branch = branch ? fdl_strdup(branch) : NULL;
+	if (w->lease_end >= 0) {
+		char iso[32];
+		fdl_time_format_iso(iso, w->lease_end);
+		o->lease_end = fdl_strdup(iso);
+	}
+	return o;
+}
+
+/* Working catalogs: a record whose lease runs keeps its folder whatever
+ * the age of the files in it; one whose lease ended goes, record first;
+ * a folder no record names (abandoned, or a checkout that failed) goes
+ * file by file past the grace. */
+static int gc_work(gc_run *g, fdl_error *err)
+{
+	fdl_workrecs recs;
+	int rc = fdl_workrecs_list(&recs, g->repo, err);
+	for (size_t i = 0; i < recs.len && !rc; i++) {
+		const fdl_workrec *w = &recs.items[i];
+		fdl_gc_work_state state = w->problem || (w->has_record && w->lease_end < 0) ? FDL_GC_WORK_UNREADABLE
+					  : !w->has_record			       ? FDL_GC_WORK_ABANDONED
+					  : w->lease_end <= g->now		       ? FDL_GC_WORK_ENDED
+					  : w->lease_end - g->now < FDL_GC_WORK_WARN_DAYS * 86400 ? FDL_GC_WORK_EXPIRING
+												  : FDL_GC_WORK_KEPT;
+		fdl_gc_work *o = gc_work_add(g, w, state, err);
+		fdl_strlist files = {0};
+		if (!o)
+			rc = FDL_ERROR;
+		if (!rc && state == FDL_GC_WORK_ENDED && !g->dry_run)
+			rc = del_owned(g->repo, fdl_workrec_key(w->id), err);
+		for (size_t k = 0; k < w->staged.len && !rc; k++) {
+			const char *key = w->staged.items[k];
+			if (state == FDL_GC_WORK_ENDED || (state == FDL_GC_WORK_ABANDONED && past_grace(g, key, &rc, err)))
+				rc = gc_delete(g, &files, key, err);
+			else if (!rc && state != FDL_GC_WORK_ABANDONED)
+				rc = fdl_strlist_add(&files, key, err);
+		}
+		if (o)
+			fdl_strarray_take(&o->files, &files);
+		fdl_strlist_free(&files);
+	}
+	fdl_workrecs_free(&recs);
+	return rc;
+}
+
+/* History packs no index names (an interrupted or raced index writer). */
+static int gc_packs(gc_run *g, fdl_error *err)
+{
+	fdl_strlist packs = {0};
+	int rc = fdl_history_unnamed_packs(&packs, g->repo, err);
+	for (size_t i = 0; i < packs.len && !rc; i++)
+		if (past_grace(g, packs.items[i], &rc, err)) /* else perhaps a running writer's, about to be named */
+			rc = gc_delete(g, &g->deleted, packs.items[i], err);
+	fdl_strlist_free(&packs);
+	return rc;
+}
+
+/* Incomplete version directories (no version.json) past the grace period. */
+static int gc_incomplete(gc_run *g, vdirs *dirs, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < dirs->len && !rc; i++) {
+		vdir *d = &dirs->items[i];
+		if (fdl_vdir_has(d, FDL_VERSION_JSON) || expired(d)) /* a withdrawal's record stays */
+			continue;
+		bool old = true;
+		for (size_t k = 0; k < d->files.len && old; k++) {
+			char *key = fdl_version_key(d->id, d->files.items[k]);
+			fdl_error e;
+			int krc = 0;
+			old = key && past_grace(g, key, &krc, &e);
+			free(key);
+		}
+		if (!old)
+			continue;
+		if ((rc = fdl_strlist_add(&g->incomplete, d->id, err)))
+			break;
+		for (size_t k = 0; k < d->files.len && !rc && !g->dry_run; k++)
+			rc = del_owned(g->repo, fdl_version_key(d->id, d->files.items[k]), err);
+	}
+	return rc;
+}
+
+/* Every file a live version's catalog references (sorted). */
+static int live_files(fdl_strlist *keep, fdl_repo *repo, vdirs *dirs, fdl_error *err)
+{
+	fdl_duck *duck = NULL;
+	int rc = fdl_duck_new(&duck, true, err);
+	for (size_t i = 0; i < dirs->len && !rc; i++) {
+		vdir *d = &dirs->items[i];
+		if (!d->v || expired(d))
+			continue;
+		if (!fdl_vdir_has(d, fdl_version_catalog_path(d->v)))
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "version %s is live but its catalog is missing, so gc cannot tell which data files "
+				      "it needs; fix the repository (fdl verify) first",
+				      d->id);
+		else
+			rc = version_files(keep, repo, duck, dirs, d, false, err);
+	}
+	fdl_duck_free(duck);
+	fdl_strlist_sort(keep);
+	return rc;
+}
+
 int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err)
 {
-	vdirs dirs;
-	fdl_duck *duck = NULL;
-	fdl_strlist keep = {0}, data = {0}, deleted = {0}, incomplete = {0};
 	/* first, as git gc writes the commit-graph: every branch's history
 	 * index brought up to its ref (written whole for a repository that has
 	 * none); derived, so a branch it cannot index is left without one */
@@ -378,6 +921,12 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 			if (!strstr(heads.items[i], ".lock"))
 				fdl_history_update(repo, heads.items[i] + 11, -1, &ierr);
 	fdl_strlist_free(&heads);
+	gc_run g = {.repo = repo, .now = (int64_t)time(NULL), .grace = grace_seconds, .dry_run = dry_run,
+		    .report = calloc(1, sizeof *g.report)};
+	vdirs dirs = {0};
+	fdl_strlist keep = {0};
+	if (!g.report)
+		return fdl_oom(err);
 	/* views list only live versions (expire keeps them so): before any data goes */
 	int rc = dry_run ? 0 : fdl_iceberg_after_removal(repo, err);
 	if (!rc)
@@ -389,89 +938,29 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_r
 	if (!rc && !dry_run)
 		fdl_reflist_rebuild(repo, &dirs, &ierr);
 	if (!rc)
-		rc = fdl_duck_new(&duck, true, err);
-	for (size_t i = 0; i < dirs.len && !rc; i++) {
-		vdir *d = &dirs.items[i];
-		if (!d->v || expired(d))
-			continue;
-		if (!fdl_vdir_has(d, fdl_version_catalog_path(d->v)))
-			rc = fdl_fail(err, FDL_EINVALID,
-				      "version %s is live but its catalog is missing, so gc cannot tell which data files "
-				      "it needs; fix the repository (fdl verify) first",
-				      d->id);
-		else
-			rc = version_files(&keep, repo, duck, &dirs, d, false, err);
-	}
-	fdl_duck_free(duck);
-	fdl_strlist_sort(&keep);
-	int64_t now = (int64_t)time(NULL);
+		rc = live_files(&keep, repo, &dirs, err);
 	if (!rc)
-		rc = fdl_store_list(repo->store, repo->data_dir, &data, err);
-	size_t prefix = strlen(repo->data_dir) + 1;
-	for (size_t i = 0; i < data.len && !rc; i++) {
-		const char *rel = data.items[i] + prefix;
-		int64_t when = 0;
-		if (fdl_strlist_has_sorted(&keep, rel))
-			continue;
-		if ((rc = fdl_store_modified(repo->store, data.items[i], &when, err)))
-			break;
-		if (now - when < grace_seconds)
-			continue; /* perhaps a running writer's new file */
-		if ((rc = fdl_strlist_add(&deleted, data.items[i], err)))
-			break;
-		if (!dry_run)
-			rc = del_owned(repo, fdl_strdup(data.items[i]), err);
-	}
-	/* history packs no index names (an interrupted or raced index writer) */
-	fdl_strlist packs = {0};
+		rc = gc_data(&g, &keep, err);
 	if (!rc)
-		rc = fdl_history_unnamed_packs(&packs, repo, err);
-	for (size_t i = 0; i < packs.len && !rc; i++) {
-		int64_t when = now;
-		if ((rc = fdl_store_modified(repo->store, packs.items[i], &when, err)))
-			break;
-		if (now - when < grace_seconds)
-			continue; /* perhaps a running writer's, about to be named */
-		if ((rc = fdl_strlist_add(&deleted, packs.items[i], err)))
-			break;
-		if (!dry_run)
-			rc = del_owned(repo, fdl_strdup(packs.items[i]), err);
-	}
-	fdl_strlist_free(&packs);
-	/* incomplete version directories (no version.json) past the grace period */
-	for (size_t i = 0; i < dirs.len && !rc; i++) {
-		vdir *d = &dirs.items[i];
-		if (fdl_vdir_has(d, FDL_VERSION_JSON) || expired(d)) /* a withdrawal's record stays */
-			continue;
-		bool old = true;
-		for (size_t k = 0; k < d->files.len && old; k++) {
-			char *key = fdl_version_key(d->id, d->files.items[k]);
-			int64_t when = now;
-			fdl_error e;
-			old = key && !fdl_store_modified(repo->store, key, &when, &e) && now - when >= grace_seconds;
-			free(key);
-		}
-		if (!old)
-			continue;
-		if ((rc = fdl_strlist_add(&incomplete, d->id, err)))
-			break;
-		for (size_t k = 0; k < d->files.len && !rc && !dry_run; k++)
-			rc = del_owned(repo, fdl_version_key(d->id, d->files.items[k]), err);
-	}
-	fdl_gc_report *report = rc ? NULL : calloc(1, sizeof *report);
-	if (!rc && !report)
-		rc = fdl_oom(err);
+		rc = gc_work(&g, err);
+	if (!rc)
+		rc = gc_packs(&g, err);
+	if (!rc)
+		rc = gc_incomplete(&g, &dirs, err);
 	if (!rc) {
-		report->dry_run = dry_run;
-		report->grace_seconds = grace_seconds;
-		fdl_strarray_take(&report->deleted, &deleted);
-		fdl_strarray_take(&report->incomplete_versions, &incomplete);
-		*out = report;
+		g.report->dry_run = dry_run;
+		g.report->grace_seconds = grace_seconds;
+		fdl_strarray_take(&g.report->deleted, &g.deleted);
+		fdl_strarray_take(&g.report->incomplete_versions, &g.incomplete);
+		fdl_strarray_take(&g.report->left_alone, &g.left_alone);
+		*out = g.report;
+	} else {
+		fdl_gc_report_free(g.report);
 	}
-	fdl_strlist_free(&deleted);
-	fdl_strlist_free(&incomplete);
+	fdl_strlist_free(&g.deleted);
+	fdl_strlist_free(&g.incomplete);
+	fdl_strlist_free(&g.left_alone);
 	fdl_strlist_free(&keep);
-	fdl_strlist_free(&data);
 	fdl_vdirs_free(&dirs);
 	return rc;
 }

@@ -9,8 +9,13 @@
  * links; the two folders are then swapped in one step (renameat2
  * RENAME_EXCHANGE) and the old one removed. Killed at any point, WORK is
  * as it was or fully rebased; what a killed rebase left beside it is
- * removed by the next one. A delete file written again goes to the data
- * folder under a new name, referenced by nothing until the swap.
+ * removed by the next one. A delete file written again goes to the
+ * working catalog's data path (its own folder, work/<id>/) under a new
+ * name, referenced by nothing until the swap; the one it replaces is
+ * removed after it. The rebased catalog keeps WORK's id, so its folder and
+ * the repository's record of it (renewed with the new base) stay its own,
+ * and records the new base's files by their place in the data folder
+ * behind the trigger that keeps DuckLake off them, as checkout does.
  */
 #include "../catalog/catalog.h"
 #include "../layout/dataset.h"
@@ -29,6 +34,7 @@ typedef struct rebase_job {
 	char *sibling;   /* where the rebased folder is built */
 	fdl_work seed;   /* the new catalog: sibling/ducklake.sqlite, based on target */
 	bool regenerate; /* dataset.yml written again from the target's description */
+	fdl_strlist replaced; /* the working catalog's delete files written again (relative to its data path) */
 } rebase_job;
 
 static void crash_point(void *payload)
@@ -269,6 +275,8 @@ static int build(rebase_job *j, fdl_rebase_report *r, fdl_error *err)
 	if (!rc) {
 		r->snapshots = p.last - p.base;
 		r->delete_files = p.delete_files;
+		j->replaced = p.replaced;
+		memset(&p.replaced, 0, sizeof p.replaced);
 	}
 	fdl_rebase_plan_free(&p);
 	fdl_duck_free(d);
@@ -281,7 +289,11 @@ static int swap_in(rebase_job *j, fdl_error *err)
 	const char *skip[] = {FDL_WORK_CATALOG, FDL_WORK_CATALOG "-wal", FDL_WORK_CATALOG "-shm",
 			      FDL_WORK_CATALOG "-journal", FDL_WORK_FILE, j->regenerate ? "dataset.yml" : NULL, NULL};
 	crash_point(j->repo->store);
-	int rc = fdl_dir_link_tree(j->w.dir, j->sibling, skip, err);
+	/* the trigger that keeps DuckLake off the published files, now that no
+	 * DuckDB holds the new catalog */
+	int rc = j->w.id[0] ? fdl_catalog_keep_published_sqlite(j->seed.catalog, err) : 0;
+	if (!rc)
+		rc = fdl_dir_link_tree(j->w.dir, j->sibling, skip, err);
 	if (!rc && j->regenerate) {
 		rc = fdl_checkout_description(&j->seed, j->repo, err);
 		memcpy(j->w.description_sha256, j->seed.description_sha256, sizeof j->w.description_sha256);
@@ -312,6 +324,34 @@ static void job_free(rebase_job *j)
 	fdl_work_free(&j->seed);
 	fdl_repo_free(j->repo);
 	free(j->sibling);
+	fdl_strlist_free(&j->replaced);
+}
+
+/* Once swapped in, the delete files the rebase wrote again are referenced
+ * by nothing: in the working catalog's own folder (work/<id>/), which gc
+ * keeps while its record lives, they go now. (A working catalog from before
+ * fdl kept records writes into the data folder: gc finds them there.) */
+static int drop_replaced(rebase_job *j, fdl_error *err)
+{
+	if (!j->w.id[0] || !j->replaced.len)
+		return 0;
+	char *dir = fdl_workrec_staging(j->w.id);
+	fdl_strlist keys = {0};
+	int rc = dir ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < j->replaced.len && !rc; i++) {
+		char *key = fdl_asprintf("%s/%s", dir, j->replaced.items[i]);
+		rc = key ? fdl_strlist_add(&keys, key, err) : fdl_oom(err);
+		free(key);
+	}
+	fdl_strlist_sort(&keys);
+	if (!rc)
+		rc = fdl_store_del_many(j->repo->store, (const char *const *)keys.items, keys.len, err);
+	if (rc)
+		fdl_error_prefix(err, "%s is rebased, but the delete files it replaced could not be removed from %s/%s",
+				 j->w.dir, j->repo->root, dir);
+	fdl_strlist_free(&keys);
+	free(dir);
+	return rc;
 }
 
 /* Open the repository and fill the report's ends; FDL_ENOCHANGE when WORK is
@@ -342,6 +382,7 @@ static int prepare(rebase_job *j, fdl_rebase_report *r, const fdl_rebase_options
 		j->seed.dir = fdl_strdup(j->sibling);
 		j->seed.catalog = fdl_asprintf("%s/%s", j->sibling, FDL_WORK_CATALOG);
 		j->seed.data_path = fdl_strdup(j->w.data_path);
+		memcpy(j->seed.id, j->w.id, sizeof j->seed.id); /* the same folder work/<id>/, the same record */
 		if (!j->seed.dir || !j->seed.catalog || !j->seed.data_path)
 			rc = fdl_oom(err);
 	}
@@ -353,6 +394,8 @@ int fdl_rebase(fdl_rebase_report **out, const char *work, const fdl_rebase_optio
 	*out = NULL;
 	rebase_job j = {0};
 	fdl_lockfile lock = {.fd = -1};
+	fdl_workrec_seen seen = {0};
+	char from[FDL_ID_LEN + 1] = "";
 	fdl_rebase_report *r = calloc(1, sizeof *r);
 	if (!r)
 		return fdl_oom(err);
@@ -371,19 +414,46 @@ int fdl_rebase(fdl_rebase_report **out, const char *work, const fdl_rebase_optio
 		sweep(j.w.dir);
 	if (!rc)
 		rc = prepare(&j, r, opts, err);
+	/* the repository's record of WORK: gone when the publisher abandoned
+	 * it; renewed at the end, with the new base when the rebase is done */
+	if ((!rc || rc == FDL_ENOCHANGE) && j.repo) {
+		fdl_error rerr;
+		int rrc = fdl_work_record_read(&seen, j.repo, &j.w, &rerr);
+		if (rrc) {
+			rc = rrc;
+			*err = rerr;
+		}
+	}
 	if (rc == FDL_ENOCHANGE) { /* already there: nothing to do */
 		rc = 0;
 		goto out;
 	}
+	memcpy(from, j.w.base, sizeof from);
 	if (!rc)
 		rc = build(&j, r, err);
 	if (rc == FDL_ECONFLICT && r->conflict_count)
 		rc = conflict_message(&j, r, err);
 	if (!rc)
 		rc = swap_in(&j, err);
-	if (rc && j.sibling)
+	bool swapped = !rc;
+	if (!rc)
+		rc = drop_replaced(&j, err);
+	if (rc && !swapped && j.sibling)
 		fdl_rm_rf(j.sibling); /* only what this rebase made; WORK is as it was */
+	if (!swapped)
+		memcpy(j.w.base, from, sizeof from);
 out:
+	if (seen.doc) { /* j.w.base is the target once swapped in */
+		fdl_error rerr;
+		int rrc = fdl_work_record_touch(j.repo, &j.w, &seen, &rerr);
+		if (rrc && !rc) {
+			rc = rrc;
+			*err = rerr;
+			fdl_error_prefix(err, "%s is rebased onto %s, but refreshing the repository's record of it failed",
+					 j.w.dir, j.target);
+		}
+	}
+	fdl_workrec_seen_free(&seen);
 	fdl_lockfile_release(&lock);
 	job_free(&j);
 	if (!rc || (rc == FDL_ECONFLICT && r->conflict_count))

@@ -31,7 +31,7 @@ json_t *fdl_strarray_json(const fdl_strarray *a)
 }
 
 /* Make room for one more item of `size` bytes in a growable array. */
-static void *grow(void **items, size_t count, size_t size, fdl_error *err)
+void *fdl_report_grow(void **items, size_t count, size_t size, fdl_error *err)
 {
 	char *p = realloc(*items, (count + 1) * size);
 	if (!p) {
@@ -45,7 +45,7 @@ static void *grow(void **items, size_t count, size_t size, fdl_error *err)
 
 int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, const char *what, fdl_error *err)
 {
-	fdl_finding *f = grow((void **)items, *count, sizeof **items, err);
+	fdl_finding *f = fdl_report_grow((void **)items, *count, sizeof **items, err);
 	if (!f)
 		return FDL_ERROR;
 	f->where = fdl_strdup(where);
@@ -71,7 +71,7 @@ static void findings_free(fdl_finding *items, size_t count)
 int fdl_removals_add(fdl_version_removal **items, size_t *count, const char *id, fdl_strlist *removed,
 		     fdl_error *err)
 {
-	fdl_version_removal *r = grow((void **)items, *count, sizeof **items, err);
+	fdl_version_removal *r = fdl_report_grow((void **)items, *count, sizeof **items, err);
 	if (!r)
 		return FDL_ERROR;
 	snprintf(r->id, sizeof r->id, "%s", id);
@@ -230,14 +230,42 @@ void fdl_withdraw_report_free(fdl_withdraw_report *r)
 		return;
 	removals_free(r->versions, r->version_count);
 	fdl_strarray_clear(&r->data_files);
+	fdl_strarray_clear(&r->refs);
+	for (size_t i = 0; i < r->left_count; i++)
+		free(r->left[i].table);
+	free(r->left);
+	free(r->refused);
+	free(r->cleanup);
 	free(r);
+}
+
+int fdl_withdraw_left_add(fdl_withdraw_report *r, const char *id, const char *from, const char *table, int64_t rows,
+			  fdl_error *err)
+{
+	fdl_withdraw_left *l = fdl_report_grow((void **)&r->left, r->left_count, sizeof *r->left, err);
+	if (!l)
+		return FDL_ERROR;
+	memset(l, 0, sizeof *l);
+	snprintf(l->id, sizeof l->id, "%s", id);
+	snprintf(l->from, sizeof l->from, "%s", from);
+	l->rows = rows;
+	if (!(l->table = fdl_strdup(table)))
+		return fdl_oom(err);
+	r->left_count++;
+	return 0;
 }
 
 int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r, fdl_error *err)
 {
-	return dump(out, json_pack("{s:b, s:s, s:o, s:o}", "dry_run", r->dry_run, "withdrawn", r->withdrawn,
-				   "versions", removals_json(r->versions, r->version_count), "data_files",
-				   fdl_strarray_json(&r->data_files)),
+	json_t *left = json_array();
+	for (size_t i = 0; left && i < r->left_count; i++)
+		json_array_append_new(left, json_pack("{s:s, s:s, s:s, s:I}", "id", r->left[i].id, "from", r->left[i].from,
+						      "table", r->left[i].table, "rows", (json_int_t)r->left[i].rows));
+	return dump(out, json_pack("{s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "dry_run", r->dry_run, "withdrawn",
+				   r->withdrawn, "versions", removals_json(r->versions, r->version_count), "data_files",
+				   fdl_strarray_json(&r->data_files), "refs", fdl_strarray_json(&r->refs), "still_returned",
+				   left, "refused", r->refused ? json_string(r->refused) : json_null(), "cleanup",
+				   r->cleanup ? json_string(r->cleanup) : json_null()),
 		    err);
 }
 
@@ -247,14 +275,38 @@ void fdl_gc_report_free(fdl_gc_report *r)
 		return;
 	fdl_strarray_clear(&r->deleted);
 	fdl_strarray_clear(&r->incomplete_versions);
+	fdl_strarray_clear(&r->left_alone);
+	for (size_t i = 0; i < r->work_count; i++) {
+		free(r->work[i].where);
+		free(r->work[i].branch);
+		free(r->work[i].lease_end);
+		fdl_strarray_clear(&r->work[i].files);
+	}
+	free(r->work);
 	free(r);
+}
+
+static const char *const GC_WORK_STATES[] = {"kept", "expiring", "ended", "abandoned", "unreadable"};
+
+static json_t *maybe_string(const char *s)
+{
+	return s ? json_string(s) : json_null();
 }
 
 int fdl_gc_report_json(char **out, const fdl_gc_report *r, fdl_error *err)
 {
-	return dump(out, json_pack("{s:b, s:I, s:o, s:o}", "dry_run", r->dry_run, "grace_seconds",
+	json_t *work = json_array();
+	for (size_t i = 0; work && i < r->work_count; i++) {
+		const fdl_gc_work *w = &r->work[i];
+		json_array_append_new(work, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "id", w->id, "state",
+						      GC_WORK_STATES[w->state], "where", maybe_string(w->where), "branch",
+						      maybe_string(w->branch), "lease_end", maybe_string(w->lease_end),
+						      "uncommitted_files", fdl_strarray_json(&w->files)));
+	}
+	return dump(out, json_pack("{s:b, s:I, s:o, s:o, s:o, s:o}", "dry_run", r->dry_run, "grace_seconds",
 				   (json_int_t)r->grace_seconds, "deleted", fdl_strarray_json(&r->deleted),
-				   "incomplete_versions", fdl_strarray_json(&r->incomplete_versions)),
+				   "incomplete_versions", fdl_strarray_json(&r->incomplete_versions), "working_catalogs",
+				   work, "left_alone", fdl_strarray_json(&r->left_alone)),
 		    err);
 }
 

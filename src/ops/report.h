@@ -11,6 +11,9 @@ void fdl_strarray_take(fdl_strarray *out, fdl_strlist *l);
 void fdl_strarray_clear(fdl_strarray *a);
 json_t *fdl_strarray_json(const fdl_strarray *a);
 
+/* Room for one more item at items[count] (zeroed); NULL when out of memory. */
+void *fdl_report_grow(void **items, size_t count, size_t size, fdl_error *err);
+
 /* Append a finding ("where", "what") to a growable array. */
 int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, const char *what, fdl_error *err);
 
@@ -22,5 +25,9 @@ void fdl_verify_report_free_fields(fdl_verify_report *r);
  * (taken from `removed`). */
 int fdl_removals_add(fdl_version_removal **items, size_t *count, const char *id, fdl_strlist *removed,
 		     fdl_error *err);
+
+/* A live version that still returns rows a withdrawal takes away. */
+int fdl_withdraw_left_add(fdl_withdraw_report *r, const char *id, const char *from, const char *table, int64_t rows,
+			  fdl_error *err);
 
 #endif

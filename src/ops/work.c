@@ -87,6 +87,12 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 		else
 			memcpy(w->base, s, FDL_ID_LEN + 1);
 	}
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "id", false, path, "id", err)) && s) {
+		if (!fdl_id_is_valid(s))
+			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'id' is not an id", path);
+		else
+			memcpy(w->id, s, FDL_ID_LEN + 1);
+	}
 	if (!rc && !(rc = fdl_json_get_string(&s, j, "pending", false, path, "pending", err)) && s) {
 		if (!fdl_id_is_valid(s))
 			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'pending' is not a version id", path);
@@ -126,6 +132,8 @@ int fdl_work_save(fdl_work *w, fdl_error *err)
 			      w->branch, "catalog", w->postgres ? "postgres" : FDL_WORK_CATALOG, "data_path", w->data_path);
 	if (!j)
 		return fdl_oom(err);
+	if (w->id[0])
+		json_object_set_new(j, "id", json_string(w->id));
 	json_object_set_new(j, "base", w->base[0] ? json_string(w->base) : json_null());
 	json_object_set_new(j, "base_snapshot", w->base_snapshot >= 0 ? json_integer(w->base_snapshot) : json_null());
 	if (w->pending[0])
@@ -155,6 +163,109 @@ int fdl_work_save(fdl_work *w, fdl_error *err)
 	return rc;
 }
 
+/* ---- the repository's record of a working catalog ---------------------------- */
+
+int fdl_work_data_location(char **out, fdl_repo *repo, fdl_error *err)
+{
+	char *data = fdl_store_local_path(repo->store, repo->data_dir);
+	if (data)
+		*out = fdl_asprintf("%s/", data);
+	else if (fdl_store_can(repo->store, FDL_STORE_BUCKET))
+		*out = fdl_strdup(repo->data_url);
+	else
+		return fdl_fail(err, FDL_EINVALID, "%s: a %s repository is read only; check out from its folder or bucket",
+				repo->root, repo->store->ops->name);
+	free(data);
+	return *out ? 0 : fdl_oom(err);
+}
+
+int fdl_work_staging_location(char **out, fdl_repo *repo, const char *id, fdl_error *err)
+{
+	char *key = fdl_workrec_staging(id);
+	char *local = key ? fdl_store_local_path(repo->store, key) : NULL;
+	if (local)
+		*out = fdl_asprintf("%s/", local);
+	else
+		*out = key ? fdl_asprintf("%s/%s/", repo->root, key) : NULL;
+	free(local);
+	free(key);
+	return *out ? 0 : fdl_oom(err);
+}
+
+/* Where the working catalog is, for people reading the record: a folder on
+ * a host, or the PostgreSQL connection string without its password
+ * ("password=..." and a URI's "user:secret@"). */
+static char *where_is(const fdl_work *w, const char *dir)
+{
+	if (!w->postgres) {
+		char host[256] = "";
+		gethostname(host, sizeof host - 1);
+		return fdl_asprintf("%s:%s", host, dir ? dir : w->dir);
+	}
+	fdl_buf b = {0};
+	fdl_error e;
+	const char *p = w->dir, *scheme = strstr(p, "://");
+	const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
+	const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+	int rc = 0;
+	while (!rc && *p) {
+		if (colon && p == colon) { /* the URI's secret */
+			p = at;
+			continue;
+		}
+		size_t n = strcspn(p, " &?");
+		const char *tok = p;
+		bool secret = !strncmp(tok, "password=", 9) && !(colon && p < colon);
+		if (colon && p < colon && p + n > colon)
+			n = (size_t)(colon - p);
+		if (!secret)
+			rc = fdl_buf_add(&b, p, n, &e);
+		p += n;
+		if (!rc && *p && !(colon && p == colon))
+			rc = fdl_buf_add(&b, p++, 1, &e);
+	}
+	if (rc) {
+		fdl_buf_free(&b);
+		return NULL;
+	}
+	return fdl_buf_detach(&b);
+}
+
+int fdl_work_record_create(fdl_repo *repo, const fdl_work *w, const char *dir, fdl_error *err)
+{
+	char now[32];
+	int rc = w->id[0] ? fdl_time_now_iso(now, err) : 0;
+	if (rc || !w->id[0])
+		return rc;
+	char *where = where_is(w, dir);
+	json_t *rec = where ? json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "fdl_work", 1, "id", w->id,
+					"branch", w->branch, "catalog", w->postgres ? "postgres" : "sqlite", "where",
+					where, "checked_out_at", now, "used_at", now, "lease_days", FDL_WORK_LEASE_DAYS)
+			    : NULL;
+	if (rec)
+		json_object_set_new(rec, "base", w->base[0] ? json_string(w->base) : json_null());
+	rc = rec ? fdl_workrec_create(repo, w->id, rec, err) : fdl_oom(err);
+	json_decref(rec);
+	free(where);
+	return rc;
+}
+
+int fdl_work_record_read(fdl_workrec_seen *out, fdl_repo *repo, const fdl_work *w, fdl_error *err)
+{
+	memset(out, 0, sizeof *out);
+	return w->id[0] ? fdl_workrec_read(out, repo, w->id, err) : 0;
+}
+
+int fdl_work_record_touch(fdl_repo *repo, const fdl_work *w, fdl_workrec_seen *seen, fdl_error *err)
+{
+	if (!w->id[0])
+		return 0;
+	json_t *f = json_pack("{s:s, s:o}", "branch", w->branch, "base", w->base[0] ? json_string(w->base) : json_null());
+	int rc = f ? fdl_workrec_touch(repo, w->id, f, seen, err) : fdl_oom(err);
+	json_decref(f);
+	return rc;
+}
+
 int fdl_work_lock(fdl_lockfile *lk, fdl_work *w, const char *work, const char *command, fdl_error *err)
 {
 	if (w->postgres)
@@ -179,13 +290,18 @@ int fdl_work_remove(const char *dir, fdl_error *err)
 	int rc = fdl_work_load(&w, dir, err);
 	if (rc)
 		return rc;
-	if (w.postgres) {
-		fdl_work_free(&w);
-		return fdl_fail(err, FDL_EINVALID, "fdl does not drop PostgreSQL working catalogs; drop the schema yourself");
-	}
-	fdl_rm_rf(w.dir);
+	fdl_repo *repo = NULL;
+	/* the repository forgets it first (its record, then the files it had
+	 * not committed): then nothing is left that names it */
+	if (w.id[0] && !(rc = fdl_repo_open(&repo, w.repository, err)))
+		rc = fdl_workrec_remove(repo, w.id, err);
+	fdl_repo_free(repo);
+	if (!rc && w.postgres)
+		rc = fdl_catalog_pg_record_drop(w.catalog, err);
+	else if (!rc)
+		fdl_rm_rf(w.dir);
 	fdl_work_free(&w);
-	return 0;
+	return rc;
 }
 
 int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err)

@@ -17,6 +17,10 @@
 
 typedef struct fdl_work {
 	bool postgres;
+	/* its id: the repository's record of it is work/<id>.json and DuckDB
+	 * writes its new data files into work/<id>/ ("" for a working catalog
+	 * made before fdl kept records: it writes into the data folder) */
+	char id[FDL_ID_LEN + 1];
 	char *dir;          /* absolute folder; for PostgreSQL the WORK string */
 	char *catalog;      /* dir/ducklake.sqlite, or the connection string */
 	char *repository;   /* the repository root it was checked out from */
@@ -63,12 +67,31 @@ int fdl_work_lock(fdl_lockfile *lk, fdl_work *w, const char *work, const char *c
  * folder beside `final`, on its file system: ".<name>.fdl-<what>-<random>". */
 int fdl_checkout_sibling(char **out, const char *final, const char *what, fdl_error *err);
 /* Create w->catalog and fill it with version w->base (nothing for an
- * empty branch), its data path w->data_path; sets w->base_snapshot. */
+ * empty branch), its data path w->data_path; sets w->base_snapshot. With
+ * an id (w->id), the version's files are recorded by their place in the
+ * data folder and, in PostgreSQL, the trigger that keeps DuckLake off them
+ * is made (SQLite's, fdl_catalog_keep_published_sqlite, once no DuckDB of
+ * the process holds the file). */
 struct fdl_duck;
 int fdl_checkout_seed(struct fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err);
 /* Write w->dir/dataset.yml from version w->base's description (nothing
  * when it has none) and record its sha256 and origin in w. */
 int fdl_checkout_description(fdl_work *w, fdl_repo *repo, fdl_error *err);
+
+/* Where DuckDB reaches the repository's data folder (a local path, or a
+ * bucket's s3:// URL), and a working catalog's own folder work/<id>/;
+ * FDL_EINVALID for a store no DuckDB writes to. Caller frees. */
+int fdl_work_data_location(char **out, fdl_repo *repo, fdl_error *err);
+int fdl_work_staging_location(char **out, fdl_repo *repo, const char *id, fdl_error *err);
+/* The record of w in its repository: create it (checkout; `dir`, when not
+ * NULL, is the folder w is about to be moved to), or refresh it
+ * with w's branch and base (every command on w; FDL_ENOTFOUND, saying so,
+ * when the publisher abandoned it). Nothing for a working catalog
+ * without an id. */
+int fdl_work_record_create(fdl_repo *repo, const fdl_work *w, const char *dir, fdl_error *err);
+int fdl_work_record_touch(fdl_repo *repo, const fdl_work *w, fdl_workrec_seen *seen, fdl_error *err);
+/* Read it (to refresh it later, by compare-and-swap over what was read). */
+int fdl_work_record_read(fdl_workrec_seen *out, fdl_repo *repo, const fdl_work *w, fdl_error *err);
 
 /* Read the description files of the working folder `dir` (what
  * fdl_dataset_build merges: dataset.yml, .yaml or .json, and every

@@ -237,6 +237,37 @@ static int folder_put_file_if_absent(fdl_store *s, const char *key, const char *
 	return rc;
 }
 
+/* A second name for the file `from` (no symlink followed on the way): no
+ * byte is copied, and the name is durable after folder_sync. Across file
+ * systems, a copy. */
+static int folder_copy_if_absent(fdl_store *s, const char *from, const char *to, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	char *src = key_path(f, from), *dst = key_path(f, to);
+	int fd = src && dst ? fdl_open_beneath(f->root, from, O_RDONLY, err) : fdl_oom(err);
+	struct stat a, b;
+	int rc = fd < 0 ? fd : 0;
+	if (!rc && (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode)))
+		rc = fdl_fail(err, FDL_EINVALID, "%s is not a regular file", src);
+	if (!rc)
+		rc = ensure_parent(dst, err);
+	if (!rc && link(src, dst) != 0) {
+		if (errno == EEXIST && lstat(dst, &b) == 0 && b.st_ino == a.st_ino && b.st_dev == a.st_dev)
+			rc = 0; /* done before */
+		else if (errno == EEXIST)
+			rc = create_error(FDL_EEXISTS, to, err);
+		else if (errno == EXDEV || errno == EPERM || errno == EMLINK)
+			rc = folder_put_file_if_absent(s, to, src, err);
+		else
+			rc = err_errno(err, "cannot link", dst);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(src);
+	free(dst);
+	return rc;
+}
+
 /* Git's lockfile, with its holder recorded (util/lockfile.c): hold
  * <key>.lock, check the key still has `etag` (NULL: does not exist), then
  * either write `data` to a temporary file and rename it over the key, or
@@ -424,6 +455,42 @@ static int folder_del(fdl_store *s, const char *key, fdl_error *err)
 	return rc;
 }
 
+/* fsync each folder the keys are in, once (keys sorted by folder). */
+static int folder_sync(fdl_store *s, const char *const *keys, size_t n, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		/* keys sorted by folder are the fast case: a folder is synced
+		 * again only when it differs from the one before */
+		const char *slash = strrchr(keys[i], '/'), *ps = i ? strrchr(keys[i - 1], '/') : NULL;
+		size_t dlen = slash ? (size_t)(slash - keys[i]) : 0;
+		bool seen = i && (ps ? (size_t)(ps - keys[i - 1]) : 0) == dlen && !strncmp(keys[i - 1], keys[i], dlen);
+		char *path = seen ? NULL : key_path(f, keys[i]);
+		if (!seen && !path)
+			rc = fdl_oom(err);
+		else if (path)
+			fdl_fsync_parent(path);
+		free(path);
+	}
+	return rc;
+}
+
+static int folder_del_many(fdl_store *s, const char *const *keys, size_t n, fdl_error *err)
+{
+	folder_store *f = (folder_store *)s;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *path = key_path(f, keys[i]);
+		if (!path)
+			rc = fdl_oom(err);
+		else if (unlink(path) != 0 && errno != ENOENT)
+			rc = err_errno(err, "cannot delete", path);
+		free(path);
+	}
+	return rc ? rc : folder_sync(s, keys, n, err);
+}
+
 static char *folder_local_path(fdl_store *s, const char *key)
 {
 	return key_path((folder_store *)s, key);
@@ -448,6 +515,9 @@ static const fdl_store_ops folder_ops = {
 	.put_if_absent = folder_put_if_absent,
 	.put_file_if_absent = folder_put_file_if_absent,
 	.put_if_match = folder_put_if_match,
+	.copy_if_absent = folder_copy_if_absent,
+	.sync = folder_sync,
+	.del_many = folder_del_many,
 	.list = folder_list,
 	.del = folder_del,
 	.prune = folder_prune,

@@ -354,6 +354,48 @@ static int s3_put_file_if_absent(fdl_store *st, const char *key, const char *pat
 	return rc;
 }
 
+/* CopyObject, create-only (If-None-Match: *): the bytes stay in the
+ * bucket. AWS may answer 200 with an error in the body: that is a failure.
+ * An object over CopyObject's 5 GiB (refused with InvalidRequest) goes
+ * through a temporary file. */
+static int s3_copy_if_absent(fdl_store *st, const char *from, const char *to, fdl_error *err)
+{
+	s3_store *s = (s3_store *)st;
+	s3_req r = {0};
+	fdl_buf src = {0}, body = {0};
+	int rc = ensure_probed(s, err);
+	char *obj = rc ? NULL : fdl_s3_object_key(s, from);
+	if (!rc && !obj)
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = fdl_buf_printf(&src, err, "/%s/", s->cfg.bucket);
+	if (!rc)
+		rc = fdl_s3_uri_encode(&src, obj, true, err);
+	if (!rc) {
+		r = (s3_req){.s = s, .method = "PUT", .key = to, .body = "", .body_len = 0, .if_none_match = "*",
+			     .copy_source = src.data, .sink = {.buf = &body, .max = 1 << 20}};
+		rc = fdl_s3_perform(&r, err);
+	}
+	char *code = !rc && r.status == 400 ? fdl_s3_error_text(&r.errbody) : NULL;
+	bool too_big = code && strstr(code, "InvalidRequest") && strstr(code, "size");
+	if (!rc && too_big)
+		rc = fdl_store_copy_through_file(st, from, to, err);
+	else if (!rc && fdl_s3_refused(&r))
+		rc = fdl_s3_refused_error(&r, FDL_EEXISTS, err);
+	else if (!rc && r.status == 404)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "copying %s: it is not in the bucket", from);
+	else if (!rc && !fdl_s3_ok(&r))
+		rc = fdl_s3_status_error(&r, err);
+	else if (!rc && body.data && strstr(body.data, "<Error>"))
+		rc = fdl_fail(err, FDL_EIO, "copying %s to %s: %s", from, to, body.data);
+	free(code);
+	free(obj);
+	fdl_buf_free(&src);
+	fdl_buf_free(&body);
+	fdl_buf_free(&r.errbody);
+	return rc;
+}
+
 static int s3_del(fdl_store *st, const char *key, fdl_error *err)
 {
 	s3_req r = {.s = (s3_store *)st, .method = "DELETE", .key = key};
@@ -424,6 +466,7 @@ static const fdl_store_ops s3_ops = {
 	.put_if_absent = s3_put_if_absent,
 	.put_file_if_absent = s3_put_file_if_absent,
 	.put_if_match = s3_put_if_match,
+	.copy_if_absent = s3_copy_if_absent,
 	.list = s3_list,
 	.del = s3_del,
 	.del_if_match = s3_del_if_match,

@@ -38,6 +38,7 @@ typedef struct s3_req {
 	int64_t file_off, file_len;
 	const char *if_none_match, *if_match;
 	const char *content_type;
+	const char *copy_source; /* x-amz-copy-source: "/<bucket>/<object key>", URI-encoded (CopyObject) */
 	fdl_sink sink; /* the 2xx body */
 	/* out */
 	long status;

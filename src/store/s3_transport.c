@@ -186,6 +186,9 @@ static int perform_once(s3_req *r, const char *url, CURLcode *cc, fdl_error *err
 	if (!rc && r->content_type && !(rc = fdl_buf_printf(&line, err, "Content-Type: %s", r->content_type)))
 		h = curl_slist_append(h, line.data);
 	fdl_buf_free(&line);
+	if (!rc && r->copy_source && !(rc = fdl_buf_printf(&line, err, "x-amz-copy-source: %s", r->copy_source)))
+		h = curl_slist_append(h, line.data);
+	fdl_buf_free(&line);
 	if (rc) {
 		curl_slist_free_all(h);
 		return rc;

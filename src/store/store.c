@@ -150,6 +150,60 @@ int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size
 	return s->ops->put_if_match(s, key, data, len, etag, err);
 }
 
+int fdl_store_copy_through_file(fdl_store *s, const char *from, const char *to, fdl_error *err)
+{
+	char *dir = NULL;
+	int rc = fdl_tempdir(&dir, "copy", err);
+	char *tmp = rc ? NULL : fdl_asprintf("%s/file", dir);
+	if (!rc && !tmp)
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = s->ops->get_file(s, from, tmp, err);
+	if (!rc)
+		rc = s->ops->put_file_if_absent(s, to, tmp, err);
+	if (dir)
+		fdl_rm_rf(dir);
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+int fdl_store_copy_if_absent(fdl_store *s, const char *from, const char *to, fdl_error *err)
+{
+	CHECK_KEY(from);
+	CHECK_KEY(to);
+	fdl_store_before_write(s);
+	return s->ops->copy_if_absent ? s->ops->copy_if_absent(s, from, to, err)
+				      : fdl_store_copy_through_file(s, from, to, err);
+}
+
+int fdl_store_sync(fdl_store *s, const char *const *keys, size_t n, fdl_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		CHECK_KEY(keys[i]);
+	return s->ops->sync ? s->ops->sync(s, keys, n, err) : 0;
+}
+
+int fdl_store_del_many(fdl_store *s, const char *const *keys, size_t n, fdl_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		CHECK_KEY(keys[i]);
+		fdl_store_before_write(s);
+	}
+	if (s->ops->del_many)
+		return s->ops->del_many(s, keys, n, err);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		fdl_error e;
+		rc = s->ops->del(s, keys[i], &e);
+		if (rc == FDL_ENOTFOUND)
+			rc = 0;
+		else if (rc)
+			*err = e;
+	}
+	return rc;
+}
+
 int fdl_store_list_all(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err)
 {
 	if (*prefix) /* "" lists the whole store */

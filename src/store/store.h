@@ -66,6 +66,20 @@ typedef struct fdl_store_ops {
 	int (*put_file_if_absent)(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 	int (*put_if_match)(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
 			    fdl_error *err);
+	/* Create key `to` with the content of key `from` of the same store,
+	 * without the bytes passing through fdl where the backend can (a hard
+	 * link on a folder, a server-side copy on S3); FDL_EEXISTS when `to`
+	 * exists (a folder's `to` that is already `from` itself is not an
+	 * error). NULL: fdl_store_copy_if_absent streams the bytes through a
+	 * temporary file. On a folder the new name is durable only after
+	 * `sync`, so many copies cost one sync of each folder. */
+	int (*copy_if_absent)(fdl_store *s, const char *from, const char *to, fdl_error *err);
+	/* Make what copy_if_absent and del_many did to these keys durable
+	 * (NULL: it is as soon as they return). */
+	int (*sync)(fdl_store *s, const char *const *keys, size_t n, fdl_error *err);
+	/* Delete many keys, one already gone being fine, made durable once per
+	 * folder (NULL: del, one at a time). */
+	int (*del_many)(fdl_store *s, const char *const *keys, size_t n, fdl_error *err);
 	/* Every key below prefix (recursively), appended to out, unsorted;
 	 * entries that are neither a file nor a folder (a symlink, a FIFO:
 	 * never followed) go to `others` when it is not NULL. */
@@ -148,6 +162,15 @@ int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, siz
 int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
 int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
 			   fdl_error *err);
+/* Create `to` as a copy of `from` (the backend's copy_if_absent); one write. */
+int fdl_store_copy_if_absent(fdl_store *s, const char *from, const char *to, fdl_error *err);
+/* What copies and deletions did to `keys`, made durable (the backend's sync). */
+int fdl_store_sync(fdl_store *s, const char *const *keys, size_t n, fdl_error *err);
+/* Delete n keys (one already gone is fine); each counts as a write. */
+int fdl_store_del_many(fdl_store *s, const char *const *keys, size_t n, fdl_error *err);
+/* The same through a temporary file (the bytes streamed down and up): a
+ * backend's fallback. Counts no write of its own. */
+int fdl_store_copy_through_file(fdl_store *s, const char *from, const char *to, fdl_error *err);
 int fdl_store_list(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_error *err);
 /* The same, with what is neither a file nor a folder in `others`. */
 int fdl_store_list_all(fdl_store *s, const char *prefix, fdl_strlist *out, fdl_strlist *others, fdl_error *err);

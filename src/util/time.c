@@ -29,6 +29,24 @@ int fdl_time_now_iso(char out[32], fdl_error *err)
 	return 0;
 }
 
+int64_t fdl_time_parse_iso(const char *iso)
+{
+	struct tm tm = {0};
+	if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
+		return -1;
+	return (int64_t)timegm(&tm);
+}
+
+void fdl_time_format_iso(char out[32], int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!gmtime_r(&tt, &tm))
+		snprintf(out, 32, "?");
+	else
+		strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 static bool digits(const char *s, int n)
 {
 	for (int i = 0; i < n; i++)

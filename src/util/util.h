@@ -97,6 +97,10 @@ bool fdl_id_is_uuid7(const char *s);
 /* Time: "2026-10-30T09:00:00Z" (UTC, second precision). */
 int fdl_time_now_iso(char out[32], fdl_error *err);
 bool fdl_time_is_iso_utc(const char *s);
+/* Unix seconds of "YYYY-MM-DDTHH:MM:SS..." read as UTC; -1 when it is not one. */
+int64_t fdl_time_parse_iso(const char *iso);
+/* The same time written back, UTC ISO 8601 to the second. */
+void fdl_time_format_iso(char out[32], int64_t t);
 /* The monotonic clock in milliseconds, and a pause of `ms` (EINTR resumed). */
 long fdl_now_ms(void);
 void fdl_sleep_ms(long ms);

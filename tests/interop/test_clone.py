@@ -11,7 +11,10 @@ from test_reader import Server
 
 
 def files_of(root):
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    """A repository's files; not work/, its working catalogs' (never cloned: a
+    copy holds versions, not someone's work in progress)."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.is_file() and p.relative_to(root).parts[0] != "work")
 
 
 def same_tree(a, b):
@@ -183,7 +186,7 @@ def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path):
         fdl("clone", repo.root, a)
         fdl("clone", host.url, b, env=env)
         before = set(files_of(repo.root)) - {"history/heads/main.json"}
-        fdl("withdraw", repo.root, ids[2], "--reason", "personal data", "--remove-version-json")
+        fdl("withdraw", repo.root, ids[2], "--reason", "personal data", "--remove-version-json", "--force")
         gone = before - set(files_of(repo.root))
         withdrawn = expired_data(repo.root)
         assert withdrawn and f"versions/{ids[2]}/version.json" in gone, gone

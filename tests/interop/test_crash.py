@@ -62,7 +62,7 @@ def crash_loop(name, golden, live, args, check):
         again = run(args)
         assert again.returncode == 0, (n, again.stderr)
         check(n, crashed=False)
-        if name != "commit":  # a commit makes a new id each time; the rest must end identical
+        if name not in ("commit", "checkout"):  # these make a new id each time; the rest must end identical
             assert [tree(l) for l in live] == want, n
         n += 1
     COVERED[name] = n - 1
@@ -74,32 +74,90 @@ def verify_ok(root, n):
     assert v.returncode == 0, (n, v.stdout)
 
 
+def work_rows(work, table):
+    """The rows a working folder's catalog holds, read through DuckLake, read only."""
+    rec = read_json(work / "fdl-work.json")
+    con = connect()
+    con.execute(f"ATTACH 'ducklake:{work}/ducklake.sqlite' AS w (READ_ONLY, DATA_PATH '{rec['data_path']}', "
+                "OVERRIDE_DATA_PATH true, META_TYPE 'sqlite')")
+    return rows(con, f"w.{table}")
+
+
 def test_commit(repo, tmp_path, ledger):
+    """A commit's writes: the record's renewal, the new data files published
+    from the working catalog's folder (two tables, two files), the version's
+    files, the ref, then the working catalog's copies removed and the record
+    renewed with the new base."""
     con = repo.checkout(tmp_path / "work")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("CREATE TABLE lake.u (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
     fdl("commit", tmp_path / "work", "-m", "one")
     old = repo.head()
     con.execute("INSERT INTO lake.t VALUES (2)")
+    con.execute("INSERT INTO lake.u VALUES (3)")
     con.close()
     golden = [tmp_path / "g-repo", tmp_path / "g-work"]
     shutil.copytree(repo.root, golden[0])
     shutil.copytree(tmp_path / "work", golden[1])
     catalog_sha = digest(golden[1] / "ducklake.sqlite")
+    [record] = (repo.root / "work").glob("*.json")
 
     def check(n, crashed):
         verify_ok(repo.root, n)
         assert not ledger.problems(), n  # version one answers as it did, after every crash
         head = repo.head()
         assert head == old or repo.version(head)["parents"] == [old], n
-        assert digest(tmp_path / "work" / "ducklake.sqlite") == catalog_sha  # commit never writes it
+        if head == old:  # nothing published: the working catalog is as it was
+            assert digest(tmp_path / "work" / "ducklake.sqlite") == catalog_sha, n
+        # whatever happened, the working catalog lost nothing
+        assert work_rows(tmp_path / "work", "t") == [(1,), (2,)] and work_rows(tmp_path / "work", "u") == [(3,)], n
         if not crashed:
             v = repo.version(repo.head())
             assert v["parents"] == [old] and v["seq"] == 2
             assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,)]
+            assert rows(repo.open_version("main"), "lake.u") == [(3,)]
             assert read_json(tmp_path / "work" / "fdl-work.json")["base"] == repo.head()
+            assert read_json(record)["base"] == repo.head()
+            assert not list((repo.root / "work").rglob("*.parquet")), n  # published, not kept twice
     crash_loop("commit", golden, [repo.root, tmp_path / "work"], ["commit", tmp_path / "work", "-m", "two"], check)
     ledger.record(repo.root, repo.head())  # the last run's version two is the one left published
+
+
+def test_checkout_and_abandon(repo, tmp_path):
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (a INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES (1)")
+    fdl("commit", tmp_path / "w", "-m", "one")
+    con.close()
+    spot = tmp_path / "spot"
+    spot.mkdir()
+    golden = [tmp_path / "g-repo", tmp_path / "g-spot"]
+    shutil.copytree(repo.root, golden[0])
+    shutil.copytree(spot, golden[1])
+
+    def check(n, crashed):
+        verify_ok(repo.root, n)
+        if not crashed:
+            assert work_rows(spot / "work", "t") == [(1,)]
+            rec = read_json(spot / "work" / "fdl-work.json")
+            assert (repo.root / "work" / f"{rec['id']}.json").exists()
+    crash_loop("checkout", golden, [repo.root, spot], ["checkout", repo.root, spot / "work"], check)
+    # abandoning: the record, then each uncommitted file, then the folder
+    con = connect()
+    con.execute(fdl("checkout", repo.root, tmp_path / "a").stdout)
+    for i in range(3):
+        con.execute(f"INSERT INTO lake.t VALUES ({10 + i})")
+    con.close()
+    golden = [tmp_path / "g2-repo", tmp_path / "g2-a"]
+    shutil.copytree(repo.root, golden[0])
+    shutil.copytree(tmp_path / "a", golden[1])
+
+    def check_abandon(n, crashed):
+        verify_ok(repo.root, n)
+        assert rows(repo.open_version("main"), "lake.t") == [(1,)]
+    crash_loop("checkout --abandon", golden, [repo.root, tmp_path / "a"], ["checkout", "--abandon", tmp_path / "a"],
+               check_abandon)
 
 
 def three_versions(repo, tmp_path):
@@ -144,17 +202,35 @@ def test_withdraw(repo, tmp_path, ledger):
         if not crashed:
             for v in (v1, v2):
                 assert read_json(repo.root / "versions" / v / "expired.json")["reason"] == "withdrawn"
-    crash_loop("withdraw", [golden], [repo.root], ["withdraw", repo.root, v1, "--reason", "mistake"], check)
+    crash_loop("withdraw", [golden], [repo.root], ["withdraw", repo.root, v1, "--reason", "mistake", "--force"], check)
 
 
 def test_gc(repo, tmp_path, ledger):
+    """gc's deletions: a data file no version references, the files of a
+    working catalog whose record is gone, and one whose lease ended (record
+    first, then its files); a live working catalog's files are kept."""
     con = repo.checkout(tmp_path / "work")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
     fdl("commit", tmp_path / "work", "-m", "one")
-    for i in range(3):  # files never committed
+    for i in range(2):  # files never committed, of a live working catalog
         con.execute(f"INSERT INTO lake.t VALUES ({10 + i})")
     con.close()
+    records = {}
+    for name in ("gone", "ended"):
+        c = repo.checkout(tmp_path / name)
+        c.execute("INSERT INTO lake.t VALUES (20)")
+        c.close()
+        records[name] = read_json(tmp_path / name / "fdl-work.json")["id"]
+    (repo.root / "work" / f"{records['gone']}.json").unlink()  # a checkout that left no record
+    ended = repo.root / "work" / f"{records['ended']}.json"
+    rec = read_json(ended)
+    rec["used_at"] = "2020-01-01T00:00:00Z"
+    ended.write_text(json.dumps(rec))
+    stray = repo.root / "data" / "main" / "t" / "ducklake-019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c.parquet"
+    stray.write_bytes(b"PAR1")
+    live = sorted((repo.root / "work" / read_json(tmp_path / "work" / "fdl-work.json")["id"]).rglob("*.parquet"))
+    assert len(live) == 2
     golden = tmp_path / "g"
     shutil.copytree(repo.root, golden)
 
@@ -162,6 +238,11 @@ def test_gc(repo, tmp_path, ledger):
         verify_ok(repo.root, n)
         assert not ledger.problems(), n
         assert rows(repo.open_version("main"), "lake.t") == [(1,)]
+        assert all(p.exists() for p in live), n
+        if not crashed:
+            assert not stray.exists() and not ended.exists()
+            assert not list((repo.root / "work" / records["gone"]).rglob("*.parquet"))
+            assert not list((repo.root / "work" / records["ended"]).rglob("*.parquet"))
     crash_loop("gc", [golden], [repo.root], ["gc", repo.root, "--grace", "0s"], check)
 
 

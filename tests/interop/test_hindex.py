@@ -347,7 +347,7 @@ def test_a_withdrawn_version_json_leaves_no_copy_in_the_index(repo, tmp_path):
     Versions(repo, tmp_path, 20)
     root = repo.root
     victim = walk(root)[5]
-    fdl("withdraw", root, victim, "--reason", "a secret in the message", "--remove-version-json")
+    fdl("withdraw", root, victim, "--reason", "a secret in the message", "--remove-version-json", "--force")
     assert not (root / "versions" / victim / "version.json").exists()
     left = [f for f in root.rglob("*") if f.is_file() and "history" in f.parts and victim in f.read_text()]
     assert left == []

@@ -279,7 +279,7 @@ BUILD = textwrap.dedent("""
     import os, sys, duckdb
     con = duckdb.connect(config={"extension_directory": os.environ["EXT"], "autoinstall_known_extensions": False})
     con.execute(os.environ["FDL_ATTACH"])
-    assert os.path.exists(os.environ["FDL_CATALOG"]) and os.environ["FDL_DATA_PATH"].endswith("/data/")
+    assert os.path.exists(os.environ["FDL_CATALOG"]) and "/work/" in os.environ["FDL_DATA_PATH"]
     assert os.environ["FDL_REPOSITORY"] and os.environ["FDL_BRANCH"] == "main"
     open(os.path.join(os.environ["FDL_WORK"], "base.txt"), "w").write(os.environ["FDL_BASE"])
     mode = sys.argv[1]
@@ -315,6 +315,8 @@ def test_run_pipeline(repo, tmp_path):
     # a command that cannot start
     assert fdl("run", repo.root, "--", "/nonexistent/cmd", check=False).returncode == 127
     assert fdl("run", repo.root, check=False).returncode == 2
+    # each run's working catalog is abandoned: the repository keeps no record of it
+    assert not list((repo.root / "work").glob("*.json"))
 
 
 def test_run_reports_conflict(repo, tmp_path, ledger):

@@ -60,7 +60,14 @@ def test_withdraw(repo, tmp_path):
     dry = json.loads(fdl("withdraw", repo.root, v2, "--reason", "personal data", "--dry-run", "--json").stdout)
     assert [v["id"] for v in dry["versions"]] == [v2, v3] and dry["data_files"] == [f2]
     assert (repo.root / "data" / f2).exists()
-    fdl("withdraw", repo.root, v2, "--reason", "personal data", "--remove-version-json")
+    # main's tip goes with it: refused without --force, and nothing changes
+    assert dry["refs"] == ["refs/heads/main"] and "--force" in dry["refused"]
+    before = sorted(str(p) for p in repo.root.rglob("*"))
+    p = fdl("withdraw", repo.root, v2, "--reason", "personal data", "--remove-version-json", check=False)
+    assert p.returncode == 5 and "refs/heads/main" in p.stderr and "--force" in p.stderr
+    assert f"would withdraw {v3}" in p.stdout and f"data file would remove: {f2}" in p.stdout
+    assert sorted(str(p) for p in repo.root.rglob("*")) == before
+    fdl("withdraw", repo.root, v2, "--reason", "personal data", "--remove-version-json", "--force")
     assert not (repo.root / "data" / f2).exists()
     assert (repo.root / "data" / f1).exists() and (repo.root / "data" / f3).exists()
     exp = read_json(repo.root / "versions" / v2 / "expired.json")
@@ -72,33 +79,53 @@ def test_withdraw(repo, tmp_path):
     assert p.returncode == 7 and "withdrawn" in p.stderr
     assert rows(repo.open_version(v1), "lake.t") == [(1,)]
     # rerun: nothing more to do, no error
-    again = json.loads(fdl("withdraw", repo.root, v2, "--reason", "personal data", "--json").stdout)
+    again = json.loads(fdl("withdraw", repo.root, v2, "--reason", "personal data", "--json", "--force").stdout)
     assert again["data_files"] == [f2]
     assert fdl("withdraw", repo.root, v1, check=False).returncode == 5  # needs a reason
 
 
 def test_gc(repo, tmp_path):
     con, (v1, v2) = history(repo, tmp_path, n=2)
-    # a writer's files that were never committed
+    # a writer's files that were never committed: in its own folder, work/<id>/
     con.execute("INSERT INTO lake.t VALUES (99)")
+    [work] = [p.stem for p in (repo.root / "work").glob("*.json")]
+    uncommitted = sorted(str(p.relative_to(repo.root)) for p in (repo.root / "work" / work).rglob("*.parquet"))
+    assert len(uncommitted) == 1
     # another writer publishes meanwhile: its files are referenced and stay
     other = repo.checkout(tmp_path / "o", "--ref", "main")
     other.execute("INSERT INTO lake.t VALUES (7)")
     fdl("commit", tmp_path / "o", "-m", "side work")
+    # what an interrupted writer left in the data folder, and what someone put there
+    stray = repo.root / "data" / "main" / "t" / "ducklake-019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c.parquet"
+    stray.write_bytes(b"PAR1")
+    (repo.root / "data" / "README.md").write_text("the data of this dataset\n")
+    gone = str(stray.relative_to(repo.root))
     before = data_files(repo)
     # within the grace period nothing goes
     assert json.loads(fdl("gc", repo.root, "--json").stdout)["deleted"] == []
     rep = json.loads(fdl("gc", repo.root, "--grace", "0s", "--dry-run", "--json").stdout)
-    assert len(rep["deleted"]) == 1  # only the uncommitted file
+    assert rep["deleted"] == [gone]  # not the uncommitted file, not the README
+    assert rep["left_alone"] == ["data/README.md"]
+    kept = {w["id"]: w for w in rep["working_catalogs"]}
+    assert kept[work]["state"] == "kept" and kept[work]["uncommitted_files"] == uncommitted
     assert data_files(repo) == before
     fdl("gc", repo.root, "--grace", "0s")
     after = data_files(repo)
-    assert len(after) == len(before) - 1
+    assert after == [f for f in before if f != gone] and (repo.root / "data" / "README.md").exists()
     for v in (v1, v2, repo.head()):
         for f in read_json(repo.root / "versions" / v / "files.json")["tables"]["main.t"]["files"]:
             assert f"data/{f['path']}" in after
+    assert (repo.root / uncommitted[0]).exists()
     assert fdl("verify", repo.root, "--all").returncode == 0
     assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,), (7,)]
+    # the working catalog still commits its row
+    fdl("checkout", "--abandon", tmp_path / "o")
+    p = fdl("commit", tmp_path / "w", "-m", "late", check=False)
+    assert p.returncode == 4  # main moved: its own conflict, not a missing file
+    # abandoned: its record and uncommitted files go at once, and gc knows nothing of it
+    fdl("checkout", "--abandon", tmp_path / "w")
+    assert not (tmp_path / "w").exists() and not (repo.root / uncommitted[0]).exists()
+    assert not (repo.root / "work" / f"{work}.json").exists()
     # an incomplete version folder goes too
     inc = repo.root / "versions" / "019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c"
     inc.mkdir()
@@ -120,6 +147,9 @@ def test_gc_after_expire_frees_only_unreferenced(repo, tmp_path):
                if f["rows"] == 1 and f["path"] not in str(read_json(repo.root / "versions" / v1 / "files.json"))]
     fdl("branch", repo.root, "--delete", "exp")
     set_retention(repo, 0, 1)
+    # the working catalog still based on it keeps it (its next commit reads it)
+    assert exp_id not in [x["id"] for x in json.loads(fdl("expire", repo.root, "--dry-run", "--json").stdout)["expired"]]
+    fdl("checkout", "--abandon", tmp_path / "e")
     fdl("expire", repo.root)
     rep = json.loads(fdl("gc", repo.root, "--grace", "0s", "--json").stdout)
     assert rep["deleted"] == [f"data/{added}"]
@@ -139,3 +169,99 @@ def test_catalogs_add(repo, tmp_path):
     p = fdl("catalogs", "add", repo.root, v1, "0.3", check=False)
     assert p.returncode == 5 and "cannot write format 0.3" in p.stderr
     assert fdl("verify", repo.root).returncode == 0
+
+
+def test_withdrawal_refused_while_a_merged_file_still_returns_the_rows(repo, tmp_path):
+    """Issue 43: v2 adds a row with an SSN; the publisher merges files and
+    commits v3, whose merged file holds the row. Withdrawing v2 alone would
+    print "removed" while main still returns the SSN: refused, naming v3,
+    whatever --force says, and nothing is written. --clean, a commit, and
+    the withdrawal of both then leaves no copy of the row anywhere."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (id INTEGER, ssn VARCHAR)")
+    con.execute("INSERT INTO lake.t VALUES (1, NULL), (2, NULL)")
+    fdl("commit", tmp_path / "w", "-m", "v1")
+    v1 = repo.head()
+    con.execute("INSERT INTO lake.t VALUES (3, '123-45-6789')")
+    fdl("commit", tmp_path / "w", "-m", "v2")
+    v2 = repo.head()
+    con.execute("CALL ducklake_merge_adjacent_files('lake')")
+    fdl("commit", tmp_path / "w", "-m", "v3: files merged")
+    v3 = repo.head()
+    assert rows(repo.open_version(v3), "lake.t")[-1] == (3, "123-45-6789")
+    before = {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")}
+    for force in ([], ["--force"]):
+        p = fdl("withdraw", repo.root, v2, "--reason", "personal data", *force, check=False)
+        assert p.returncode == 5 and "refused" in p.stderr and v3 in p.stderr and "removed" not in p.stdout
+        assert f"still returns 1 row of main.t that {v2} added: live version {v3}" in p.stdout
+    assert {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")} == before
+    dry = json.loads(fdl("withdraw", repo.root, v2, "--reason", "pii", "--dry-run", "--json").stdout)
+    assert dry["still_returned"] == [{"id": v3, "from": v2, "table": "main.t", "rows": 1}]
+    assert [v["id"] for v in dry["versions"]] == [v2] and dry["refused"] and "DELETE FROM lake" in dry["cleanup"]
+    # the way out: a version without the row, then both withdrawn
+    work = tmp_path / "fix"
+    fdl("checkout", repo.root, work)
+    fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work)
+    fdl("commit", work, "-m", "v4: without the SSN")
+    assert rows(repo.open_version("main"), "lake.t") == [(1, None), (2, None)]
+    p = fdl("withdraw", repo.root, v2, "--reason", "pii", check=False)
+    assert p.returncode == 5 and v3 in p.stderr  # v3 still returns it, though it is no tip now
+    out = fdl("withdraw", repo.root, v2, v3, "--reason", "pii").stdout
+    assert f"withdrew {v2}" in out and f"withdrew {v3}" in out
+    # no data file anywhere holds the SSN, and what stays reads as before
+    for f in (repo.root / "data").rglob("*.parquet"):
+        assert b"123-45-6789" not in f.read_bytes(), f
+    assert rows(repo.open_version(v1), "lake.t") == [(1, None), (2, None)]
+    assert rows(repo.open_version("main"), "lake.t") == [(1, None), (2, None)]
+    assert fdl("verify", repo.root, "--all").returncode == 0
+
+
+def test_withdrawing_a_tip_or_a_tag_is_refused_and_a_clean_version_keeps_the_branch(repo, tmp_path):
+    """Issue 36: withdrawing July (v2) would take main's tip (v3 shares
+    July's file) and the tag on it offline: refused, listing them, nothing
+    changed. Publishing a version without July's rows first, with the DuckDB
+    statements the refusal prints run as printed in stock DuckDB, keeps main
+    readable."""
+    con, (v1, v2, v3) = history(repo, tmp_path)
+    fdl("tag", repo.root, "2025", v2)
+    [f2] = [f["path"] for f in read_json(repo.root / "versions" / v2 / "files.json")["tables"]["main.t"]["files"]
+            if f["rows"] == 1 and f["path"] not in str(read_json(repo.root / "versions" / v1 / "files.json"))]
+    before = {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")}
+    p = fdl("withdraw", repo.root, v2, "--reason", "personal data", check=False)
+    assert p.returncode == 5 and "--force" in p.stderr
+    assert f"would withdraw {v2}" in p.stdout and f"would withdraw {v3}" in p.stdout
+    assert "would name a withdrawn version: refs/heads/main" in p.stdout
+    assert "would name a withdrawn version: refs/tags/2025" in p.stdout
+    assert f"data file would remove: {f2}" in p.stdout
+    assert {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")} == before
+    dry = json.loads(fdl("withdraw", repo.root, v2, "--reason", "x", "--dry-run", "--json").stdout)
+    assert dry["refs"] == ["refs/heads/main", "refs/tags/2025"] and dry["data_files"] == [f2]
+    # the clean version, by hand: the statements printed, in stock DuckDB
+    attach = {v: fdl("attach", repo.root, v, "--as", alias).stdout
+              for v, alias in ((v2, "fdl_withdrawn"), (v1, "fdl_parent"))}
+    for sql in attach.values():
+        con.execute(sql)
+    con.execute(dry["cleanup"])
+    fdl("commit", tmp_path / "w", "-m", "July without the personal data")
+    clean = repo.head()
+    assert rows(repo.open_version(clean), "lake.t") == [(1,), (3,)]
+    # the tag still names July: it goes first (tags never move), then the withdrawal
+    p = fdl("withdraw", repo.root, v2, "--reason", "personal data", check=False)
+    assert p.returncode == 5 and "refs/tags/2025" in p.stderr and "refs/heads/main" not in p.stderr
+    fdl("tag", repo.root, "--delete", "2025")
+    fdl("withdraw", repo.root, v2, "--reason", "personal data")
+    assert not (repo.root / "data" / f2).exists()
+    assert rows(repo.open_version("main"), "lake.t") == [(1,), (3,)]
+    assert read_json(repo.root / "versions" / v3 / "expired.json")["reason"] == "withdrawn"
+    assert fdl("verify", repo.root, "--all").returncode == 0
+
+
+def test_a_forced_withdrawal_of_a_tip_says_so_on_checkout_and_query(repo, tmp_path):
+    con, (v1, v2) = history(repo, tmp_path, n=2)
+    fdl("withdraw", repo.root, v2, "--reason", "personal data in a column", "--force")
+    for args in (("query", repo.root, "SELECT 1"), ("checkout", repo.root, tmp_path / "again")):
+        p = fdl(*args, check=False)
+        assert p.returncode == 7, p.stderr
+        assert f"{v2} was withdrawn on" in p.stderr and '"personal data in a column"' in p.stderr, p.stderr
+    assert "main" in fdl("checkout", repo.root, tmp_path / "again2", check=False).stderr
+    assert not (tmp_path / "again").exists()

@@ -321,3 +321,48 @@ def test_a_team_catalog_keeps_the_description(postgres, tmp_path):
     assert fdl("commit", work, "-m", "nothing new", check=False).returncode == 8
     # a team's commit moves the history index with the branch
     assert read_json(repo.root / "history" / "heads" / "main.json")["tip"] == repo.head()
+
+
+def test_a_teammates_uncommitted_files_survive_gc_and_duckdb_clean_up(postgres, tmp_path):
+    """Issue 42: a team's PostgreSQL working catalog. One member's rows,
+    written (not committed to a version) 40 days ago, survive fdl gc; the
+    other member runs DuckLake's whole clean-up in the same catalog; then a
+    commit, and every version reads as before."""
+    repo = Repo(tmp_path)
+    work = new_db(postgres, "keep")
+    sql = fdl("checkout", repo.root, work).stdout
+    a, b = connect(), connect()
+    a.execute(sql)
+    b.execute(sql)
+    a.execute("CREATE TABLE lake.t AS SELECT range AS i FROM range(20)")
+    fdl("commit", work, "-m", "v1")
+    v1 = repo.head()
+    before = rows(repo.open_version(v1), "lake.t")
+    b.execute("INSERT INTO lake.t SELECT range + 100 FROM range(3)")  # the teammate's month of work
+    [rec] = (repo.root / "work").glob("*.json")
+    assert read_json(rec)["catalog"] == "postgres" and "password" not in read_json(rec)["where"]
+    staged = list((repo.root / "work" / rec.stem).rglob("*.parquet"))
+    assert len(staged) == 1
+    old = time.time() - 40 * 86400
+    os.utime(staged[0], (old, old))
+    rep = json.loads(fdl("gc", repo.root, "--grace", "0s", "--json").stdout)
+    assert rep["deleted"] == [] and staged[0].exists()
+    assert rep["working_catalogs"][0]["uncommitted_files"] == [str(staged[0].relative_to(repo.root))]
+    a.execute("DELETE FROM lake.t WHERE i < 5")
+    for s in ("CALL ducklake_merge_adjacent_files('lake')",
+              "CALL ducklake_rewrite_data_files('lake', 't', delete_threshold => 0)",
+              "CALL ducklake_expire_snapshots('lake', older_than => now())",
+              "CALL ducklake_cleanup_old_files('lake', cleanup_all => true)",
+              "CALL ducklake_delete_orphaned_files('lake', cleanup_all => true)"):
+        a.execute(s)
+    fdl("commit", work, "-m", "v2")
+    assert rows(repo.open_version(v1), "lake.t") == before
+    got = rows(repo.open_version("main"), "lake.t")
+    assert got == [(i,) for i in range(5, 20)] + [(100,), (101,), (102,)]
+    assert rows(b, "lake.t") == got  # the team's catalog reads on, from the published files
+    assert fdl("verify", repo.root, "--all").returncode == 0
+    # abandoning it: the database is no working catalog any more, its tables stay
+    fdl("checkout", "--abandon", work)
+    assert not rec.exists() and rows(b, "lake.t") == got
+    p = fdl("commit", work, "-m", "after", check=False)
+    assert p.returncode == 3 and "fdl checkout" in p.stderr

@@ -107,10 +107,26 @@ def data_files(repo):
     return {str(p.relative_to(repo.root / "data")) for p in (repo.root / "data").rglob("*.parquet")}
 
 
+def scheduled(work):
+    """The names of the files the working catalog scheduled for DuckLake's
+    clean-up (ducklake_cleanup_old_files deletes them; fdl leaves them)."""
+    con = connect()
+    con.execute(f"ATTACH '{work}/ducklake.sqlite' AS w (TYPE sqlite, READ_ONLY)")
+    return {p.rsplit("/", 1)[-1] for (p,) in con.execute("SELECT path FROM w.ducklake_files_scheduled_for_deletion"
+                                                          " WHERE path_is_relative").fetchall()}
+
+
+def own_files(repo, work):
+    """The files a working catalog wrote and has not published: in its own
+    folder of the repository, work/<id>/ (relative to it)."""
+    own = repo.root / "work" / read_json(work / "fdl-work.json")["id"]
+    return {str(p.relative_to(own)) for p in own.rglob("*.parquet")}
+
+
 def test_the_loser_rebases_and_commits_both_changes(repo, tmp_path):
     work = two_publishers(repo, tmp_path)
     winner = repo.head()
-    before = data_files(repo)
+    before, own = data_files(repo), own_files(repo, work)
     loser_snapshots = connect().execute(
         f"ATTACH '{work}/ducklake.sqlite' AS w (TYPE sqlite, READ_ONLY);"
         "SELECT commit_message, commit_extra_info, author FROM w.ducklake_snapshot_changes"
@@ -119,10 +135,12 @@ def test_the_loser_rebases_and_commits_both_changes(repo, tmp_path):
     report = json.loads(p.stdout)
     assert report["from"] == repo.version(winner)["parents"][0] and report["onto"] == winner
     assert report["snapshots"] == 6 and report["conflicts"] == []
-    # no data file copied: the new files are the delete files written again
-    added = data_files(repo) - before
+    # no data file copied: the new files are the delete files written again,
+    # in the working catalog's own folder, where they replace the old ones
+    assert data_files(repo) == before
+    added, replaced = own_files(repo, work) - own, own - own_files(repo, work)
     assert added and all(f.endswith("-delete.parquet") for f in added)
-    assert len(added) == report["delete_files"]
+    assert len(added) == len(replaced) == report["delete_files"]
     assert read_json(work / "fdl-work.json")["base"] == winner
     fdl("commit", work, "-m", "the loser")
     # a linear history: base, winner, loser
@@ -142,10 +160,14 @@ def test_the_loser_rebases_and_commits_both_changes(repo, tmp_path):
     kept = con.execute("SELECT commit_message, commit_extra_info, author FROM ducklake_snapshots('lake')"
                        " WHERE commit_message IS NOT NULL").fetchall()
     assert kept == loser_snapshots == [("append 2000", '{"run": 7}', "Loser")]
-    # the loser's data files are the same files, under data/
+    # the loser's data files are the same files, published under data/
     files = read_json(repo.root / "versions" / repo.head() / "files.json")["tables"]
     loser_files = {f["path"] for f in files["main.made_by_loser"]["files"]}
-    assert loser_files <= before
+    assert loser_files <= own and loser_files <= data_files(repo)
+    # what stays in its folder is only what DuckLake itself let go of (a
+    # delete file replaced by a later delete from the same data file)
+    left = own_files(repo, work)
+    assert {f.rsplit("/", 1)[-1] for f in left} <= scheduled(work) and len(left) == 1
     # time travel through the replayed snapshots: each one holds the
     # winner's rows and what the loser had at the same step
     snaps = [r[0] for r in con.execute("SELECT snapshot_id FROM ducklake_snapshots('lake') ORDER BY 1").fetchall()]
@@ -461,11 +483,19 @@ def test_two_publishers_sharing_a_bucket(s3repo, tmp_path):
     b.close()
     r.fdl("commit", tmp_path / "winner", "-m", "the winner")
     before = set(r.keys())
+    own = f"datasets/pop/work/{read_json(tmp_path / 'loser' / 'fdl-work.json')['id']}/"
+    mine = {k[len(own):] for k in before if k.startswith(own)}
     # the loser commits with --rebase: one lost race, one rebase, then its version
     p = r.fdl("commit", tmp_path / "loser", "--rebase", "-m", "the loser")
     assert "rebased 1 time" in p.stdout, p.stdout
-    new_data = [k for k in set(r.keys()) - before if "/data/" in k]
-    assert new_data and all(k.endswith("-delete.parquet") for k in new_data)  # written again in the bucket
+    # what it publishes are its own files (the same names), and the delete
+    # files the rebase wrote again in the bucket; nothing stays in its folder
+    new_data = {k.split("/data/", 1)[1] for k in set(r.keys()) - before if "/data/" in k}
+    assert {f for f in mine if not f.endswith("-delete.parquet")} <= new_data
+    again = new_data - mine
+    assert again and all(f.endswith("-delete.parquet") for f in again)
+    left = {k.rsplit("/", 1)[-1] for k in r.keys() if k.startswith(own)}
+    assert left <= scheduled(tmp_path / "loser") and len(left) == 1
     got = table_rows(r.open_version("main"), TABLES)
     assert got == table_rows(reference(tmp_path, BASE, WINNER, LOSER), TABLES)
     assert r.fdl("verify", r.root).returncode == 0

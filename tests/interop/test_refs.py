@@ -57,7 +57,7 @@ def test_no_ref_on_an_expired_or_withdrawn_version(repo, tmp_path):
         assert p.returncode == 7, p.stderr
         assert f"{kind} old not created: version {v1} left retention" in p.stderr
         assert not (repo.root / "refs" / ("tags" if kind == "tag" else "heads") / "old").exists()
-    fdl("withdraw", repo.root, v3, "--reason", "wrong numbers")
+    fdl("withdraw", repo.root, v3, "--reason", "wrong numbers", "--force")  # main's tip: --force
     for kind in ("tag", "branch"):
         p = fdl(kind, repo.root, "bad", v3, check=False)
         assert p.returncode == 7 and f"version {v3} was withdrawn" in p.stderr, p.stderr

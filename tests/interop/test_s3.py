@@ -89,7 +89,10 @@ def test_checkout_prints_a_secret_and_writes_data_to_the_bucket(s3repo, tmp_path
     r = s3repo
     out = r.fdl("checkout", r.root, tmp_path / "w").stdout
     assert "LOAD httpfs;" in out and "CREATE OR REPLACE SECRET" in out
-    assert f"DATA_PATH '{r.root}/data/'" in out
+    # DuckDB writes into the working catalog's own folder in the bucket, work/<id>/
+    wid = json.loads((tmp_path / "w" / "fdl-work.json").read_text())["id"]
+    assert f"DATA_PATH '{r.root}/work/{wid}/'" in out
+    assert f"datasets/pop/work/{wid}.json" in r.keys()
     # the working catalog folder holds no credentials
     for f in (tmp_path / "w").iterdir():
         if f.is_file():
@@ -301,16 +304,20 @@ def test_withdraw_and_gc_on_a_bucket(s3repo, tmp_path):
     bad = r.fdl("commit", tmp_path / "w2", "-m", "oops", "-q").stdout.strip()
     before = [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")]
     assert len(before) == 2
-    r.fdl("withdraw", r.root, bad, "--reason", "published by mistake")
+    r.fdl("withdraw", r.root, bad, "--reason", "published by mistake", "--force")
     after = [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")]
     assert len(after) == 1  # the data file the bad version added is gone
     p = r.fdl("query", f"{r.root}@{bad}", "SELECT 1", check=False)
     assert p.returncode == 7 and "withdrawn" in p.stderr
     assert query(r, f"{r.root}@{keep}", "SELECT i FROM t") == ["1"]
-    # an orphan in the data folder goes with gc; what a live version needs stays
-    r.server.client().put_object(Bucket=r.bucket, Key="datasets/pop/data/main/t/orphan.parquet", Body=b"x")
+    # an orphan in the data folder goes with gc; what a live version needs stays, and so
+    # does a file DuckLake would not have named
+    orphan = "datasets/pop/data/main/t/ducklake-019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c.parquet"
+    r.server.client().put_object(Bucket=r.bucket, Key=orphan, Body=b"x")
+    r.server.client().put_object(Bucket=r.bucket, Key="datasets/pop/data/main/t/mine.parquet", Body=b"x")
     r.fdl("gc", r.root, "--grace", "0s")
-    assert [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")] == after
+    assert [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet") and "mine" not in k] == after
+    assert "datasets/pop/data/main/t/mine.parquet" in r.keys()
     assert query(r, f"{r.root}@{keep}", "SELECT i FROM t") == ["1"]
 
 
@@ -339,9 +346,14 @@ def test_a_commit_checks_only_the_data_files_it_adds(s3_server, tmp_path):
         con.execute("INSERT INTO lake.t VALUES (12)")  # one more
         con.close()
         proxy.seen.clear()
+        proxy.headers.clear()
         r.fdl("commit", tmp_path / "w", "-m", "one more file")
-        data_heads = [p for m, p in proxy.seen if m == "HEAD" and "/data/" in p]
-        assert len(data_heads) == 1, data_heads
+        # the new file is looked at once, in the working catalog's folder, and copied into
+        # the data folder inside the bucket; no file of the dataset is asked for
+        data_heads = [p for m, p in proxy.seen if m == "HEAD" and ("/data/" in p or "/work/" in p)]
+        assert len(data_heads) == 1 and "/work/" in data_heads[0], data_heads
+        copies = [h for (m, p), h in zip(proxy.seen, proxy.headers) if "x-amz-copy-source" in {k.lower() for k in h}]
+        assert len(copies) == 1
         assert query(r, r.root, "SELECT count(*) FROM t") == ["13"]
     finally:
         proxy.stop()

@@ -214,7 +214,9 @@ def test_missing_data_file_is_refused(repo, tmp_path):
     con = repo.checkout(tmp_path / "work")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
-    [parquet] = list((repo.root / "data").rglob("*.parquet"))
+    # not committed yet: in the working catalog's own folder, work/<id>/
+    assert list((repo.root / "data").rglob("*.parquet")) == []
+    [parquet] = list((repo.root / "work").rglob("*.parquet"))
     parquet.unlink()
     p = fdl("commit", tmp_path / "work", "-m", "broken", check=False)
     assert p.returncode == 5 and parquet.name in p.stderr
@@ -231,7 +233,7 @@ def test_commit_on_a_base_withdrawn_since_checkout_is_refused(repo, tmp_path):
     con = repo.checkout(tmp_path / "w2")
     con.execute("INSERT INTO lake.t VALUES (2)")
     con.close()
-    fdl("withdraw", repo.root, base, "--reason", "published by mistake")
+    fdl("withdraw", repo.root, base, "--reason", "published by mistake", "--force")
     p = fdl("commit", tmp_path / "w2", "-m", "two", check=False)
     assert p.returncode == 7, p.stderr
     assert base in p.stderr and "check out again" in p.stderr
@@ -248,10 +250,10 @@ def test_a_new_data_file_that_is_a_symlink_or_of_another_size_is_refused(repo, t
     con.execute("INSERT INTO lake.t VALUES (1)")
     fdl("commit", tmp_path / "work", "-m", "one")
     base = repo.head()
-    before = set((repo.root / "data").rglob("*.parquet"))
+    before = set((repo.root / "work").rglob("*.parquet"))
     con.execute("INSERT INTO lake.t VALUES (2)")
     con.execute("INSERT INTO lake.u VALUES (3)")
-    new = sorted(set((repo.root / "data").rglob("*.parquet")) - before)
+    new = sorted(set((repo.root / "work").rglob("*.parquet")) - before)
     assert len(new) == 2
     target, saved = new[1], new[1].read_bytes()
     elsewhere = tmp_path / "elsewhere.parquet"
@@ -266,7 +268,7 @@ def test_a_new_data_file_that_is_a_symlink_or_of_another_size_is_refused(repo, t
     assert p.returncode == 5 and f"is {len(saved) - 1} bytes; the catalog records {len(saved)}" in p.stderr, p.stderr
     target.unlink()
     p = fdl("commit", tmp_path / "work", "-m", "two", check=False)
-    assert p.returncode == 5 and target.name in p.stderr and "not in the repository's data folder" in p.stderr
+    assert p.returncode == 5 and target.name in p.stderr and "nor in the repository's data folder" in p.stderr
     assert repo.head() == base and len(list((repo.root / "versions").iterdir())) == 1
     target.write_bytes(saved)
     fdl("commit", tmp_path / "work", "-m", "two")
