@@ -112,14 +112,17 @@ int cmd_gc(int argc, char **argv)
 	char *text = NULL;
 	if (json) {
 		rc = cli_print_json(fdl_gc_report_json(&text, r, &err), &text, &err);
-	} else if (!r->deleted.count && !r->incomplete_versions.count) {
-		printf("Nothing %s: every data file is referenced by a live version or younger than the grace "
-		       "period (%s), and no version is incomplete\n",
-		       dry ? "would be removed" : "to remove", grace);
 	} else {
+		size_t work_gone = 0;
+		for (size_t i = 0; i < r->work_count; i++)
+			work_gone += r->work[i].state == FDL_GC_WORK_ENDED || r->work[i].state == FDL_GC_WORK_ABANDONED;
+		if (!r->deleted.count && !r->incomplete_versions.count && !work_gone)
+			printf("Nothing %s: every data file is referenced by a live version or younger than the grace "
+			       "period (%s), and no version is incomplete\n",
+			       dry ? "would be removed" : "to remove", grace);
 		cli_print_list(dry ? "would remove " : "removed ", &r->deleted, "");
 		cli_print_list("incomplete version ", &r->incomplete_versions, dry ? ": would remove" : ": removed");
-		print_work(r);
+		print_work(r); /* what is kept, and why, even when nothing goes */
 		cli_print_list("not a DuckLake file, left alone: ", &r->left_alone, "");
 	}
 	fdl_gc_report_free(r);

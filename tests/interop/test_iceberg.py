@@ -475,7 +475,7 @@ def test_withdrawal_leaves_no_view_leading_to_its_data(repo, tmp_path):
     names = [pathlib.Path(p).name.encode() for p in dry["data_files"]]
     assert len(names) == 2, dry  # the data file and the delete file it added
     assert all(n in all_view_bytes(repo.root) for n in names), "the view named the data before"
-    fdl("withdraw", repo.root, bad, "--reason", "personal data")
+    fdl("withdraw", repo.root, bad, "--reason", "personal data", "--force")  # a tip: on purpose
     text = all_view_bytes(repo.root)
     assert not any(n in text for n in names)
     assert bad.encode() not in text
@@ -499,6 +499,8 @@ def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
     tip = repo.head()
     [uri] = [f"file://{p}" for p in (repo.root / "iceberg").glob(f"*/versions/{tip}/main/t/metadata/*.json")]
     assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [1, 2, 3]
+    for i in range(3):  # a working catalog keeps its base from expiry: done with them
+        fdl("checkout", "--abandon", tmp_path / f"w{i}")
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
     (repo.root / "fdl.json").write_text(json.dumps(cfg))
@@ -787,7 +789,7 @@ def catalog_round(spark, repo, tmp_path, uri, path, s3=None):
     names = [pathlib.Path(p).name for p in dry["data_files"]]
     assert names and any(n.encode() in b"".join(f for f in all_files(repo)) for n in names), \
         "the repository's views named the data before"
-    fdl("withdraw", repo.root, bad, "--reason", "personal data", env=repo.env)
+    fdl("withdraw", repo.root, bad, "--reason", "personal data", "--force", env=repo.env)  # a tip: on purpose
     files = catalog_files(repo, path)
     assert len(files) > 10
     for key, data in files.items():
@@ -1079,6 +1081,8 @@ def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_
     cat = catalog_json(repo)
     answer = repo.root / cat["path"] / "v1" / "namespaces" / "main" / "tables" / "t"
     assert [s["snapshot-id"] for s in read_json(answer)["metadata"]["snapshots"]] == [1, 2, 3]
+    for i in range(3):  # a working catalog keeps its base from expiry: done with them
+        fdl("checkout", "--abandon", tmp_path / f"w{i}")
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
     (repo.root / "fdl.json").write_text(json.dumps(cfg))

@@ -223,7 +223,7 @@ def test_withdrawing_a_tip_or_a_tag_is_refused_and_a_clean_version_keeps_the_bra
     statements the refusal prints run as printed in stock DuckDB, keeps main
     readable."""
     con, (v1, v2, v3) = history(repo, tmp_path)
-    fdl("tag", repo.root, "2025", v2)
+    fdl("tag", repo.root, "v2025", v2)
     [f2] = [f["path"] for f in read_json(repo.root / "versions" / v2 / "files.json")["tables"]["main.t"]["files"]
             if f["rows"] == 1 and f["path"] not in str(read_json(repo.root / "versions" / v1 / "files.json"))]
     before = {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")}
@@ -248,7 +248,7 @@ def test_withdrawing_a_tip_or_a_tag_is_refused_and_a_clean_version_keeps_the_bra
     # the tag still names July: it goes first (tags never move), then the withdrawal
     p = fdl("withdraw", repo.root, v2, "--reason", "personal data", check=False)
     assert p.returncode == 5 and "refs/tags/2025" in p.stderr and "refs/heads/main" not in p.stderr
-    fdl("tag", repo.root, "--delete", "2025")
+    fdl("tag", repo.root, "--delete", "v2025")
     fdl("withdraw", repo.root, v2, "--reason", "personal data")
     assert not (repo.root / "data" / f2).exists()
     assert rows(repo.open_version("main"), "lake.t") == [(1,), (3,)]

@@ -299,7 +299,7 @@ def test_log_shows_refs_and_states(repo, tmp_path, ledger):
     con.execute("CREATE OR REPLACE TABLE lake.t AS SELECT 99 AS a")
     commit(tmp_path / "o", "oops")
     oops = repo.head("oops")
-    fdl("withdraw", repo.root, "oops", "--reason", "personal data")
+    fdl("withdraw", repo.root, "oops", "--reason", "personal data", "--force")  # oops's tip: on purpose
     ledger.gone(oops)
     headers = [l for l in fdl("log", repo.root, "--decorate").stdout.splitlines() if l.startswith(("version ", "State:"))]
     assert headers == [f"version {ids[3]} (seq 4) (HEAD -> main)", f"version {ids[2]} (seq 3) (tag: v2025)",

@@ -412,10 +412,14 @@ def test_root_at_ref_in_every_command(published, server, tmp_path):
             "count_star()\n2\n"
         # a ref in both places, or where the command takes none: usage errors
         for args in (["show", f"{root}@main", "1"], ["log", f"{root}@main", "main"],
-                     ["diff", f"{root}@main", "1", "2"], ["branch", f"{root}@main"],
-                     ["clone", f"{root}@main", str(tmp_path / "c")]):
+                     ["diff", f"{root}@main", "1", "2"], ["branch", f"{root}@main"]):
             p = fdl(*args, check=False, env=env)
             assert p.returncode == 2 and "Could not resolve" not in p.stderr, (args, p.stderr)
+        # clone takes ROOT@BRANCH: that branch alone is mirrored
+        one = tmp_path / f"one-{'http' if root == url else 'folder'}"
+        fdl("clone", f"{root}@main", one, env=env)
+        assert [json.loads(l)["seq"] for l in fdl("log", one, "--json").stdout.splitlines()] == [2, 1]
+        assert fdl("verify", one).returncode == 0
     # the whole repository over HTTP, by its root alone
     fdl("clone", url, tmp_path / "copy", env={"FDL_CACHE_DIR": str(tmp_path / "cache")})
     assert fdl("verify", tmp_path / "copy").returncode == 0

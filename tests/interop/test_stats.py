@@ -18,7 +18,7 @@ from conftest import EXT, FDL, Repo, connect, fdl
 from test_postgres import new_db, postgres  # noqa: F401  (the module's PostgreSQL server)
 
 
-def held_commit(work, tmp, during, msg):
+def held_commit(work, tmp, during, msg, ledger):
     """fdl commit paused between its snapshot read and the copy
     (FDL_PAUSE_AT) while `during()` runs; fails unless it really waited
     there."""
@@ -44,6 +44,7 @@ def held_commit(work, tmp, during, msg):
             p.kill()
     assert p.returncode == 0, err
     assert "pause point freeze-snapshot reached" in err, "this fdl has no pause points: run the sanitizer build (FDL_BIN)"
+    ledger.published(out)  # published by a process the test started itself
     return out.strip()
 
 
@@ -58,7 +59,7 @@ def versions_answer_their_rows(repo, expected):
         assert got == (min(want), max(want), len(want)), (vid, got, min(want), max(want))
 
 
-def commits_beside_a_writer(repo, work, con, tmp, n=30):
+def commits_beside_a_writer(repo, work, con, tmp, ledger, n=30):
     """n commits, each with a writer inserting a greater and a smaller k
     while the commit is held; returns each version's rows."""
     con.execute("CREATE TABLE lake.t (k BIGINT)")
@@ -74,29 +75,29 @@ def commits_beside_a_writer(repo, work, con, tmp, n=30):
         def writer(rows=late):
             for k in rows:
                 con.execute(f"INSERT INTO lake.t VALUES ({k})")
-        held_commit(work, tmp, writer, f"v{i}")
+        held_commit(work, tmp, writer, f"v{i}", ledger)
         expected[repo.head()] = snapshot
         have += late
     return expected
 
 
-def test_commits_beside_a_writer_sqlite(tmp_path):
+def test_commits_beside_a_writer_sqlite(tmp_path, ledger):
     repo = Repo(tmp_path)
     work = tmp_path / "w"
     con = repo.checkout(work)
-    expected = commits_beside_a_writer(repo, work, con, tmp_path)
+    expected = commits_beside_a_writer(repo, work, con, tmp_path, ledger)
     assert len(expected) == 30
     versions_answer_their_rows(repo, expected)
     p = fdl("verify", repo.root, "--all", check=False)
     assert p.returncode == 0, p.stdout + p.stderr
 
 
-def test_commits_beside_a_writer_postgres(postgres, tmp_path):  # noqa: F811
+def test_commits_beside_a_writer_postgres(postgres, tmp_path, ledger):  # noqa: F811
     repo = Repo(tmp_path)
     work = new_db(postgres, "stats")
     con = connect()
     con.execute(fdl("checkout", repo.root, work).stdout)
-    expected = commits_beside_a_writer(repo, work, con, tmp_path)
+    expected = commits_beside_a_writer(repo, work, con, tmp_path, ledger)
     assert len(expected) == 30
     versions_answer_their_rows(repo, expected)
     p = fdl("verify", repo.root, "--all", check=False)
@@ -104,7 +105,7 @@ def test_commits_beside_a_writer_postgres(postgres, tmp_path):  # noqa: F811
 
 
 @pytest.mark.parametrize("column", ["k BIGINT", "k VARCHAR", "k DATE", "k DECIMAL(9,2)", "k DOUBLE"])
-def test_recomputed_bounds_order_by_type(tmp_path, column):
+def test_recomputed_bounds_order_by_type(tmp_path, column, ledger):
     """The bounds recomputed at the cut order values as their type does
     ('10' after '9' as numbers, before it as text), as DuckLake does."""
     repo = Repo(tmp_path)
@@ -120,7 +121,7 @@ def test_recomputed_bounds_order_by_type(tmp_path, column):
         con.execute(f"INSERT INTO lake.t VALUES (CAST('{v}' AS {typ}))")
     # the writer's value is past every bound: the version must not answer it
     held_commit(work, tmp_path, lambda: con.execute(f"INSERT INTO lake.t VALUES (CAST('{late}' AS {typ}))"),
-                "typed")
+                "typed", ledger)
     v = repo.open_version("main")
     got = v.execute("SELECT min(k), max(k) FROM lake.t").fetchone()
     rows = [r[0] for r in v.execute("SELECT k FROM lake.t").fetchall()]

@@ -481,7 +481,7 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
              for seq in (3, 4)}
     set_retention(repo, 0, 4)
     assert [e["id"] for e in json.loads(fdl("expire", repo.root, "--json").stdout)["expired"]] == [log[1]]
-    fdl("withdraw", repo.root, log[5], "--reason", "a row published by mistake")
+    fdl("withdraw", repo.root, log[5], "--reason", "a row published by mistake", "--force")  # the tip: offline on purpose
 
     seen = run_page(repo, tmp_path, "lifecycle", {
         "queries": [{"seq": 4, "sql": q} for q in queries],
