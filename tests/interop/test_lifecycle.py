@@ -231,11 +231,11 @@ def test_withdrawing_a_tip_or_a_tag_is_refused_and_a_clean_version_keeps_the_bra
     assert p.returncode == 5 and "--force" in p.stderr
     assert f"would withdraw {v2}" in p.stdout and f"would withdraw {v3}" in p.stdout
     assert "would name a withdrawn version: refs/heads/main" in p.stdout
-    assert "would name a withdrawn version: refs/tags/2025" in p.stdout
+    assert "would name a withdrawn version: refs/tags/v2025" in p.stdout
     assert f"data file would remove: {f2}" in p.stdout
     assert {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")} == before
     dry = json.loads(fdl("withdraw", repo.root, v2, "--reason", "x", "--dry-run", "--json").stdout)
-    assert dry["refs"] == ["refs/heads/main", "refs/tags/2025"] and dry["data_files"] == [f2]
+    assert dry["refs"] == ["refs/heads/main", "refs/tags/v2025"] and dry["data_files"] == [f2]
     # the clean version, by hand: the statements printed, in stock DuckDB
     attach = {v: fdl("attach", repo.root, v, "--as", alias).stdout
               for v, alias in ((v2, "fdl_withdrawn"), (v1, "fdl_parent"))}
@@ -247,7 +247,7 @@ def test_withdrawing_a_tip_or_a_tag_is_refused_and_a_clean_version_keeps_the_bra
     assert rows(repo.open_version(clean), "lake.t") == [(1,), (3,)]
     # the tag still names July: it goes first (tags never move), then the withdrawal
     p = fdl("withdraw", repo.root, v2, "--reason", "personal data", check=False)
-    assert p.returncode == 5 and "refs/tags/2025" in p.stderr and "refs/heads/main" not in p.stderr
+    assert p.returncode == 5 and "refs/tags/v2025" in p.stderr and "refs/heads/main" not in p.stderr
     fdl("tag", repo.root, "--delete", "v2025")
     fdl("withdraw", repo.root, v2, "--reason", "personal data")
     assert not (repo.root / "data" / f2).exists()
