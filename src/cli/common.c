@@ -268,11 +268,13 @@ int cli_verify(const char *root, bool all, bool json, bool quiet, const char *al
 		for (size_t i = 0; i < r->warning_count; i++)
 			fprintf(f, "warning: %s: %s\n", r->warnings[i].where, r->warnings[i].what);
 		if (!quiet || r->problem_count)
-			fprintf(f, "%zu versions checked, %zu problems\n", r->versions_checked, r->problem_count);
+			fprintf(f, "%zu version%s checked, %zu problem%s\n", r->versions_checked,
+				r->versions_checked == 1 ? "" : "s", r->problem_count, r->problem_count == 1 ? "" : "s");
 		if (r->versions_unchecked && (!quiet || r->problem_count))
-			fprintf(f, "%zu versions no ref reaches were not checked: fdl verify without --reachable "
+			fprintf(f, "%zu version%s no ref reaches %s not checked: fdl verify without --reachable "
 				   "checks them too\n",
-				r->versions_unchecked);
+				r->versions_unchecked, r->versions_unchecked == 1 ? "" : "s",
+				r->versions_unchecked == 1 ? "was" : "were");
 	}
 	rc = r->problem_count ? 5 : 0;
 	fdl_verify_report_free(r);

@@ -469,7 +469,7 @@ def test_verify_reaches_a_version_no_ref_reaches(repo, tmp_path, ledger):
     assert p.returncode == 5 and ids[2] in p.stdout and "3 versions checked" in p.stdout, p.stdout
     p = fdl("verify", repo.root, "--reachable", check=False)
     assert p.returncode == 0 and "2 versions checked" in p.stdout
-    assert "1 versions no ref reaches were not checked" in p.stdout
+    assert "1 version no ref reaches was not checked" in p.stdout
     assert json.loads(fdl("verify", repo.root, "--reachable", "--json").stdout)["versions_unchecked"] == 1
 
 
