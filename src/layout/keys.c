@@ -1,0 +1,123 @@
+/* The repository's key space: builders, parsers and one classifier for
+ * every name fdl gives a file (keys.h). */
+#include "keys.h"
+#include "iceberg.h"
+
+#include <string.h>
+
+const char *fdl_ref_short(const char *key, fdl_ref_kind *kind)
+{
+	fdl_ref_kind k = fdl_ref_kind_of(key);
+	if (kind)
+		*kind = k;
+	return k == FDL_REF_BRANCH ? key + strlen(FDL_REFS_HEADS) : k == FDL_REF_TAG ? key + strlen(FDL_REFS_TAGS) : key;
+}
+
+fdl_ref_kind fdl_ref_kind_of(const char *key)
+{
+	if (!strncmp(key, FDL_REFS_HEADS, strlen(FDL_REFS_HEADS)))
+		return FDL_REF_BRANCH;
+	if (!strncmp(key, FDL_REFS_TAGS, strlen(FDL_REFS_TAGS)))
+		return FDL_REF_TAG;
+	return FDL_REF_NONE;
+}
+
+char *fdl_ref_key(fdl_ref_kind kind, const char *name)
+{
+	return fdl_asprintf("%s%s", kind == FDL_REF_TAG ? FDL_REFS_TAGS : FDL_REFS_HEADS, name);
+}
+
+char *fdl_version_dir_key(const char *id) { return fdl_asprintf(FDL_VERSIONS_DIR "/%s", id); }
+
+char *fdl_version_url(const char *root, const char *id, const char *name)
+{
+	return fdl_asprintf("%s/" FDL_VERSIONS_DIR "/%s/%s", root, id, name);
+}
+
+bool fdl_version_key_parse(const char *key, char id[FDL_ID_LEN + 1], const char **rest)
+{
+	size_t p = strlen(FDL_VERSIONS_DIR "/");
+	if (strncmp(key, FDL_VERSIONS_DIR "/", p) || strlen(key) < p + FDL_ID_LEN)
+		return false;
+	char tmp[FDL_ID_LEN + 1];
+	memcpy(tmp, key + p, FDL_ID_LEN);
+	tmp[FDL_ID_LEN] = '\0';
+	const char *after = key + p + FDL_ID_LEN;
+	if (!fdl_id_is_valid(tmp) || (*after && *after != '/'))
+		return false;
+	if (id)
+		memcpy(id, tmp, FDL_ID_LEN + 1);
+	if (rest)
+		*rest = *after ? after + 1 : after;
+	return true;
+}
+
+char *fdl_format_catalog_path(const char *format)
+{
+	return fdl_asprintf(FDL_FORMAT_CATALOGS_DIR "/%s.duckdb", format);
+}
+
+bool fdl_is_format_catalog_path(const char *path)
+{
+	size_t d = strlen(FDL_FORMAT_CATALOGS_DIR "/"), n = strlen(path), ext = strlen(".duckdb");
+	return !strncmp(path, FDL_FORMAT_CATALOGS_DIR "/", d) && n > d + ext && !strcmp(path + n - ext, ".duckdb") &&
+	       !strchr(path + d, '/') && !strstr(path, "..");
+}
+
+/* The path version.json records under `field` ("catalog", "files"). */
+static const char *recorded(const fdl_version *v, const char *field)
+{
+	return json_string_value(json_object_get(json_object_get(fdl_version_json(v), field), "path"));
+}
+
+bool fdl_version_removable(const fdl_version *v, const char *path)
+{
+	const char *cat = v ? fdl_version_catalog_path(v) : FDL_CATALOG_FILE;
+	const char *files = v ? recorded(v, "files") : FDL_FILES_JSON;
+	return (cat && !strcmp(path, cat)) || (files && !strcmp(path, files)) || fdl_is_format_catalog_path(path);
+}
+
+bool fdl_version_file_allowed(const fdl_version *v, const char *path)
+{
+	const char *fields[] = {"catalog", "dataset", "files"};
+	for (size_t i = 0; v && i < 3; i++) {
+		const char *p = recorded(v, fields[i]);
+		if (p && !strcmp(p, path))
+			return true;
+	}
+	return !strcmp(path, FDL_VERSION_JSON) || !strcmp(path, FDL_EXPIRED_JSON) || !strcmp(path, FDL_VERSION_SIG) ||
+	       fdl_is_format_catalog_path(path);
+}
+
+static bool has_prefix(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+/* Keys under history/ and iceberg/: packs, manifests and delete files are
+ * named by what they hold; pointers move. */
+static fdl_key_class derived_class(const char *key)
+{
+	if (has_prefix(key, FDL_HISTORY_DIR "/packs/"))
+		return FDL_KEY_IMMUTABLE;
+	if (has_prefix(key, FDL_ICEBERG_DIR "/") && (strstr(key, "/manifests/") || strstr(key, "/deletes/")))
+		return FDL_KEY_IMMUTABLE;
+	return FDL_KEY_MOVING;
+}
+
+fdl_key_class fdl_key_classify(const fdl_repo *repo, const char *key)
+{
+	char id[FDL_ID_LEN + 1];
+	const char *rest;
+	if (strstr(key, ".lock"))
+		return FDL_KEY_LOCK;
+	if (!strcmp(key, FDL_CONFIG_FILE) || !strcmp(key, "HEAD") || has_prefix(key, "refs/"))
+		return FDL_KEY_MOVING;
+	if (fdl_version_key_parse(key, id, &rest))
+		return *rest && strcmp(rest, FDL_EXPIRED_JSON) ? FDL_KEY_IMMUTABLE : FDL_KEY_MOVING;
+	if (has_prefix(key, FDL_HISTORY_DIR "/") || has_prefix(key, FDL_ICEBERG_DIR "/"))
+		return derived_class(key);
+	if (has_prefix(key, FDL_WORK_AREA "/"))
+		return FDL_KEY_TEMPORARY;
+	size_t dl = repo && repo->data_dir ? strlen(repo->data_dir) : 0;
+	if (dl && !strncmp(key, repo->data_dir, dl) && key[dl] == '/')
+		return FDL_KEY_DATA;
+	return FDL_KEY_OTHER;
+}
