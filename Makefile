@@ -221,7 +221,7 @@ unit: build/san/unit-tests
 
 interop: build/san/fdl build/fdl web
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
-	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile tests/interop
+	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=build/interop.xml tests/interop
 
 test: unit corpus abi-check docs-check install-check interop
 
