@@ -27,80 +27,56 @@
 #define FDL_DEFAULT_DUCKDB_LIBRARY "/usr/local/lib/fdl/libduckdb.so"
 #endif
 
-static const char *const names[] = {
-	"duckdb_free",
-	"duckdb_library_version",
-	"duckdb_destroy_result",
-	"duckdb_column_name",
-	"duckdb_set_config",
-	"duckdb_result_error",
-	"duckdb_prepare",
-	"duckdb_destroy_prepare",
-	"duckdb_data_chunk_get_vector",
-	"duckdb_column_count",
-	"duckdb_vector_get_validity",
-	"duckdb_value_is_null",
-	"duckdb_validity_row_is_valid",
-	"duckdb_prepare_error",
-	"duckdb_destroy_config",
-	"duckdb_data_chunk_get_size",
-	"duckdb_close",
-	"duckdb_vector_get_data",
-	"duckdb_value_varchar",
-	"duckdb_value_int64",
-	"duckdb_string_t_length",
-	"duckdb_string_t_data",
-	"duckdb_row_count",
-	"duckdb_query",
-	"duckdb_open_ext",
-	"duckdb_fetch_chunk",
-	"duckdb_execute_prepared_streaming",
-	"duckdb_disconnect",
-	"duckdb_destroy_data_chunk",
-	"duckdb_data_chunk_get_column_count",
-	"duckdb_create_config",
-	"duckdb_connect",
-	"duckdb_column_type",
-};
+/* Every DuckDB C API function libfdl calls, once: as duckdb.h declares it
+ * (../util/dynlib.h says how the list is read). In this order dlsym looks
+ * them up. duckdb_library_version's forward is written below: it loads the
+ * library itself. */
+#define DUCKDB_FUNCTIONS(F, V, H) \
+	V(free, (void *ptr), (ptr)) \
+	H(const char *, library_version, (void)) \
+	V(destroy_result, (duckdb_result *result), (result)) \
+	F(const char *, column_name, (duckdb_result *result, idx_t col), (result, col)) \
+	F(duckdb_state, set_config, (duckdb_config config, const char *name, const char *option), (config, name, option)) \
+	F(const char *, result_error, (duckdb_result *result), (result)) \
+	F(duckdb_state, prepare, (duckdb_connection connection, const char *query, duckdb_prepared_statement *out_prepared_statement), (connection, query, out_prepared_statement)) \
+	V(destroy_prepare, (duckdb_prepared_statement *prepared_statement), (prepared_statement)) \
+	F(duckdb_vector, data_chunk_get_vector, (duckdb_data_chunk chunk, idx_t col_idx), (chunk, col_idx)) \
+	F(idx_t, column_count, (duckdb_result *result), (result)) \
+	F(uint64_t *, vector_get_validity, (duckdb_vector vector), (vector)) \
+	F(bool, value_is_null, (duckdb_result *result, idx_t col, idx_t row), (result, col, row)) \
+	F(bool, validity_row_is_valid, (uint64_t *validity, idx_t row), (validity, row)) \
+	F(const char *, prepare_error, (duckdb_prepared_statement prepared_statement), (prepared_statement)) \
+	V(destroy_config, (duckdb_config *config), (config)) \
+	F(idx_t, data_chunk_get_size, (duckdb_data_chunk chunk), (chunk)) \
+	V(close, (duckdb_database *database), (database)) \
+	F(void *, vector_get_data, (duckdb_vector vector), (vector)) \
+	F(char *, value_varchar, (duckdb_result *result, idx_t col, idx_t row), (result, col, row)) \
+	F(int64_t, value_int64, (duckdb_result *result, idx_t col, idx_t row), (result, col, row)) \
+	F(uint32_t, string_t_length, (duckdb_string_t string), (string)) \
+	F(const char *, string_t_data, (duckdb_string_t *string), (string)) \
+	F(idx_t, row_count, (duckdb_result *result), (result)) \
+	F(duckdb_state, query, (duckdb_connection connection, const char *query, duckdb_result *out_result), (connection, query, out_result)) \
+	F(duckdb_state, open_ext, (const char *path, duckdb_database *out_database, duckdb_config config, char **out_error), (path, out_database, config, out_error)) \
+	F(duckdb_data_chunk, fetch_chunk, (duckdb_result result), (result)) \
+	F(duckdb_state, execute_prepared_streaming, (duckdb_prepared_statement prepared_statement, duckdb_result *out_result), (prepared_statement, out_result)) \
+	V(disconnect, (duckdb_connection *connection), (connection)) \
+	V(destroy_data_chunk, (duckdb_data_chunk *chunk), (chunk)) \
+	F(idx_t, data_chunk_get_column_count, (duckdb_data_chunk chunk), (chunk)) \
+	F(duckdb_state, create_config, (duckdb_config *out_config), (out_config)) \
+	F(duckdb_state, connect, (duckdb_database database, duckdb_connection *out_connection), (database, out_connection)) \
+	F(duckdb_type, column_type, (duckdb_result *result, idx_t col), (result, col))
+
+#define FDL_DYN_SYMBOL(name) "duckdb_" #name
+#define FDL_DYN_FORWARD(name) duckdb_##name
+
+static const char *const names[] = {DUCKDB_FUNCTIONS(FDL_DYN_NAME_F, FDL_DYN_NAME_V, FDL_DYN_NAME_H)};
 
 /* In the order of names. */
 static union {
 	void *slot[sizeof names / sizeof *names];
 	struct {
-	void (*free)(void *ptr);
-	const char *(*library_version)(void);
-	void (*destroy_result)(duckdb_result *result);
-	const char *(*column_name)(duckdb_result *result, idx_t col);
-	duckdb_state (*set_config)(duckdb_config config, const char *name, const char *option);
-	const char *(*result_error)(duckdb_result *result);
-	duckdb_state (*prepare)(duckdb_connection connection, const char *query, duckdb_prepared_statement *out_prepared_statement);
-	void (*destroy_prepare)(duckdb_prepared_statement *prepared_statement);
-	duckdb_vector (*data_chunk_get_vector)(duckdb_data_chunk chunk, idx_t col_idx);
-	idx_t (*column_count)(duckdb_result *result);
-	uint64_t *(*vector_get_validity)(duckdb_vector vector);
-	bool (*value_is_null)(duckdb_result *result, idx_t col, idx_t row);
-	bool (*validity_row_is_valid)(uint64_t *validity, idx_t row);
-	const char *(*prepare_error)(duckdb_prepared_statement prepared_statement);
-	void (*destroy_config)(duckdb_config *config);
-	idx_t (*data_chunk_get_size)(duckdb_data_chunk chunk);
-	void (*close)(duckdb_database *database);
-	void *(*vector_get_data)(duckdb_vector vector);
-	char *(*value_varchar)(duckdb_result *result, idx_t col, idx_t row);
-	int64_t (*value_int64)(duckdb_result *result, idx_t col, idx_t row);
-	uint32_t (*string_t_length)(duckdb_string_t string);
-	const char *(*string_t_data)(duckdb_string_t *string);
-	idx_t (*row_count)(duckdb_result *result);
-	duckdb_state (*query)(duckdb_connection connection, const char *query, duckdb_result *out_result);
-	duckdb_state (*open_ext)(const char *path, duckdb_database *out_database, duckdb_config config, char **out_error);
-	duckdb_data_chunk (*fetch_chunk)(duckdb_result result);
-	duckdb_state (*execute_prepared_streaming)(duckdb_prepared_statement prepared_statement, duckdb_result *out_result);
-	void (*disconnect)(duckdb_connection *connection);
-	void (*destroy_data_chunk)(duckdb_data_chunk *chunk);
-	idx_t (*data_chunk_get_column_count)(duckdb_data_chunk chunk);
-	duckdb_state (*create_config)(duckdb_config *out_config);
-	duckdb_state (*connect)(duckdb_database database, duckdb_connection *out_connection);
-	duckdb_type (*column_type)(duckdb_result *result, idx_t col);
-} f;
+		DUCKDB_FUNCTIONS(FDL_DYN_SLOT_F, FDL_DYN_SLOT_V, FDL_DYN_SLOT_H)
+	} f;
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
 
@@ -175,200 +151,10 @@ int fdl_duck_load_library(fdl_error *err)
 
 /* ---- the forwards: the C API as duckdb.h declares it --------------------------- */
 
-void duckdb_free(void *ptr)
-{
-	need();
-	api.f.free(ptr);
-}
+DUCKDB_FUNCTIONS(FDL_DYN_FORWARD_F, FDL_DYN_FORWARD_V, FDL_DYN_FORWARD_H)
 
 const char *duckdb_library_version(void)
 {
 	fdl_error e;
 	return fdl_dynlib_load(&lib, &e) == 0 ? api.f.library_version() : "(DuckDB not loaded)";
-}
-
-void duckdb_destroy_result(duckdb_result *result)
-{
-	need();
-	api.f.destroy_result(result);
-}
-
-const char *duckdb_column_name(duckdb_result *result, idx_t col)
-{
-	need();
-	return api.f.column_name(result, col);
-}
-
-duckdb_state duckdb_set_config(duckdb_config config, const char *name, const char *option)
-{
-	need();
-	return api.f.set_config(config, name, option);
-}
-
-const char *duckdb_result_error(duckdb_result *result)
-{
-	need();
-	return api.f.result_error(result);
-}
-
-duckdb_state duckdb_prepare(duckdb_connection connection, const char *query, duckdb_prepared_statement *out_prepared_statement)
-{
-	need();
-	return api.f.prepare(connection, query, out_prepared_statement);
-}
-
-void duckdb_destroy_prepare(duckdb_prepared_statement *prepared_statement)
-{
-	need();
-	api.f.destroy_prepare(prepared_statement);
-}
-
-duckdb_vector duckdb_data_chunk_get_vector(duckdb_data_chunk chunk, idx_t col_idx)
-{
-	need();
-	return api.f.data_chunk_get_vector(chunk, col_idx);
-}
-
-idx_t duckdb_column_count(duckdb_result *result)
-{
-	need();
-	return api.f.column_count(result);
-}
-
-uint64_t *duckdb_vector_get_validity(duckdb_vector vector)
-{
-	need();
-	return api.f.vector_get_validity(vector);
-}
-
-bool duckdb_value_is_null(duckdb_result *result, idx_t col, idx_t row)
-{
-	need();
-	return api.f.value_is_null(result, col, row);
-}
-
-bool duckdb_validity_row_is_valid(uint64_t *validity, idx_t row)
-{
-	need();
-	return api.f.validity_row_is_valid(validity, row);
-}
-
-const char *duckdb_prepare_error(duckdb_prepared_statement prepared_statement)
-{
-	need();
-	return api.f.prepare_error(prepared_statement);
-}
-
-void duckdb_destroy_config(duckdb_config *config)
-{
-	need();
-	api.f.destroy_config(config);
-}
-
-idx_t duckdb_data_chunk_get_size(duckdb_data_chunk chunk)
-{
-	need();
-	return api.f.data_chunk_get_size(chunk);
-}
-
-void duckdb_close(duckdb_database *database)
-{
-	need();
-	api.f.close(database);
-}
-
-void *duckdb_vector_get_data(duckdb_vector vector)
-{
-	need();
-	return api.f.vector_get_data(vector);
-}
-
-char *duckdb_value_varchar(duckdb_result *result, idx_t col, idx_t row)
-{
-	need();
-	return api.f.value_varchar(result, col, row);
-}
-
-int64_t duckdb_value_int64(duckdb_result *result, idx_t col, idx_t row)
-{
-	need();
-	return api.f.value_int64(result, col, row);
-}
-
-uint32_t duckdb_string_t_length(duckdb_string_t string)
-{
-	need();
-	return api.f.string_t_length(string);
-}
-
-const char *duckdb_string_t_data(duckdb_string_t *string)
-{
-	need();
-	return api.f.string_t_data(string);
-}
-
-idx_t duckdb_row_count(duckdb_result *result)
-{
-	need();
-	return api.f.row_count(result);
-}
-
-duckdb_state duckdb_query(duckdb_connection connection, const char *query, duckdb_result *out_result)
-{
-	need();
-	return api.f.query(connection, query, out_result);
-}
-
-duckdb_state duckdb_open_ext(const char *path, duckdb_database *out_database, duckdb_config config, char **out_error)
-{
-	need();
-	return api.f.open_ext(path, out_database, config, out_error);
-}
-
-duckdb_data_chunk duckdb_fetch_chunk(duckdb_result result)
-{
-	need();
-	return api.f.fetch_chunk(result);
-}
-
-duckdb_state duckdb_execute_prepared_streaming(duckdb_prepared_statement prepared_statement, duckdb_result *out_result)
-{
-	need();
-	return api.f.execute_prepared_streaming(prepared_statement, out_result);
-}
-
-void duckdb_disconnect(duckdb_connection *connection)
-{
-	need();
-	api.f.disconnect(connection);
-}
-
-void duckdb_destroy_data_chunk(duckdb_data_chunk *chunk)
-{
-	need();
-	api.f.destroy_data_chunk(chunk);
-}
-
-idx_t duckdb_data_chunk_get_column_count(duckdb_data_chunk chunk)
-{
-	need();
-	return api.f.data_chunk_get_column_count(chunk);
-}
-
-duckdb_state duckdb_create_config(duckdb_config *out_config)
-{
-	need();
-	return api.f.create_config(out_config);
-}
-
-duckdb_state duckdb_connect(duckdb_database database, duckdb_connection *out_connection)
-{
-	need();
-	return api.f.connect(database, out_connection);
-}
-
-duckdb_type duckdb_column_type(duckdb_result *result, idx_t col)
-{
-	need();
-	return api.f.column_type(result, col);
 }

@@ -9,18 +9,24 @@
 #include <sqlite3.h>
 #include <string.h>
 
-static const char *const names[] = {"sqlite3_open_v2", "sqlite3_exec", "sqlite3_close", "sqlite3_errmsg",
-				    "sqlite3_busy_timeout", "sqlite3_free"};
+/* Every SQLite function libfdl calls, once (../util/dynlib.h says how the
+ * list is read); they are called through api.f, without forwards. */
+#define SQLITE3_FUNCTIONS(F, V, H) \
+	H(int, open_v2, (const char *, sqlite3 **, int, const char *)) \
+	H(int, exec, (sqlite3 *, const char *, int (*)(void *, int, char **, char **), void *, char **)) \
+	H(int, close, (sqlite3 *)) \
+	H(const char *, errmsg, (sqlite3 *)) \
+	H(int, busy_timeout, (sqlite3 *, int)) \
+	H(void, free, (void *))
+
+#define FDL_DYN_SYMBOL(name) "sqlite3_" #name
+
+static const char *const names[] = {SQLITE3_FUNCTIONS(FDL_DYN_NAME_F, FDL_DYN_NAME_V, FDL_DYN_NAME_H)};
 
 static union {
 	void *slot[sizeof names / sizeof *names];
 	struct {
-		int (*open)(const char *, sqlite3 **, int, const char *);
-		int (*exec)(sqlite3 *, const char *, int (*)(void *, int, char **, char **), void *, char **);
-		int (*close)(sqlite3 *);
-		const char *(*errmsg)(sqlite3 *);
-		int (*busy_timeout)(sqlite3 *, int);
-		void (*free)(void *);
+		SQLITE3_FUNCTIONS(FDL_DYN_SLOT_F, FDL_DYN_SLOT_V, FDL_DYN_SLOT_H)
 	} f;
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
@@ -44,7 +50,7 @@ int fdl_catalog_sqlite_exec_once(const char *path, const char *probe, const char
 	sqlite3 *db = NULL;
 	char *msg = NULL;
 	int found = 0;
-	int s = api.f.open(path, &db, SQLITE_OPEN_READWRITE, NULL);
+	int s = api.f.open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
 	if (s == SQLITE_OK)
 		s = api.f.busy_timeout(db, 5000);
 	if (s == SQLITE_OK && probe)

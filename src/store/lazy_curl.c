@@ -5,27 +5,31 @@
 
 #include <stdarg.h>
 
-static const char *const names[] = {
-	"curl_easy_init",  "curl_easy_cleanup",  "curl_easy_reset", "curl_easy_perform",  "curl_easy_setopt",
-	"curl_easy_getinfo", "curl_easy_strerror", "curl_easy_unescape", "curl_free", "curl_slist_append",
-	"curl_slist_free_all",
-};
+/* Every libcurl function libfdl calls, once (../util/dynlib.h says how the
+ * list is read); the two variadic ones are forwarded by hand below. */
+#define CURL_FUNCTIONS(F, V, H) \
+	F(CURL *, easy_init, (void), ()) \
+	V(easy_cleanup, (CURL *c), (c)) \
+	V(easy_reset, (CURL *c), (c)) \
+	F(CURLcode, easy_perform, (CURL *c), (c)) \
+	H(CURLcode, easy_setopt, (CURL *, CURLoption, ...)) \
+	H(CURLcode, easy_getinfo, (CURL *, CURLINFO, ...)) \
+	F(const char *, easy_strerror, (CURLcode code), (code)) \
+	F(char *, easy_unescape, (CURL *c, const char *url, int inlength, int *outlength), (c, url, inlength, outlength)) \
+	V(free, (void *p), (p)) \
+	F(struct curl_slist *, slist_append, (struct curl_slist *list, const char *s), (list, s)) \
+	V(slist_free_all, (struct curl_slist *list), (list))
+
+#define FDL_DYN_SYMBOL(name) "curl_" #name
+#define FDL_DYN_FORWARD(name) fdl_lazy_curl_##name
+
+static const char *const names[] = {CURL_FUNCTIONS(FDL_DYN_NAME_F, FDL_DYN_NAME_V, FDL_DYN_NAME_H)};
 
 /* In the order of names. */
 static union {
 	void *slot[sizeof names / sizeof *names];
 	struct {
-		CURL *(*easy_init)(void);
-		void (*easy_cleanup)(CURL *);
-		void (*easy_reset)(CURL *);
-		CURLcode (*easy_perform)(CURL *);
-		CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-		CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-		const char *(*easy_strerror)(CURLcode);
-		char *(*easy_unescape)(CURL *, const char *, int, int *);
-		void (*free)(void *);
-		struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-		void (*slist_free_all)(struct curl_slist *);
+		CURL_FUNCTIONS(FDL_DYN_SLOT_F, FDL_DYN_SLOT_V, FDL_DYN_SLOT_H)
 	} f;
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
@@ -42,29 +46,7 @@ static void need(void)
 	fdl_dynlib_need(&lib);
 }
 
-CURL *fdl_lazy_curl_easy_init(void)
-{
-	need();
-	return api.f.easy_init();
-}
-
-void fdl_lazy_curl_easy_cleanup(CURL *c)
-{
-	need();
-	api.f.easy_cleanup(c);
-}
-
-void fdl_lazy_curl_easy_reset(CURL *c)
-{
-	need();
-	api.f.easy_reset(c);
-}
-
-CURLcode fdl_lazy_curl_easy_perform(CURL *c)
-{
-	need();
-	return api.f.easy_perform(c);
-}
+CURL_FUNCTIONS(FDL_DYN_FORWARD_F, FDL_DYN_FORWARD_V, FDL_DYN_FORWARD_H)
 
 /* An option's number says the type of its argument, as libcurl reads it. */
 CURLcode fdl_lazy_curl_easy_setopt(CURL *c, CURLoption option, ...)
@@ -96,34 +78,4 @@ CURLcode fdl_lazy_curl_easy_getinfo(CURL *c, CURLINFO info, ...)
 	CURLcode rc = api.f.easy_getinfo(c, info, va_arg(ap, void *));
 	va_end(ap);
 	return rc;
-}
-
-const char *fdl_lazy_curl_easy_strerror(CURLcode code)
-{
-	need();
-	return api.f.easy_strerror(code);
-}
-
-char *fdl_lazy_curl_easy_unescape(CURL *c, const char *url, int inlength, int *outlength)
-{
-	need();
-	return api.f.easy_unescape(c, url, inlength, outlength);
-}
-
-void fdl_lazy_curl_free(void *p)
-{
-	need();
-	api.f.free(p);
-}
-
-struct curl_slist *fdl_lazy_curl_slist_append(struct curl_slist *list, const char *s)
-{
-	need();
-	return api.f.slist_append(list, s);
-}
-
-void fdl_lazy_curl_slist_free_all(struct curl_slist *list)
-{
-	need();
-	api.f.slist_free_all(list);
 }

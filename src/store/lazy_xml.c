@@ -4,19 +4,31 @@
 #include "../util/util.h"
 
 
-/* xmlFree is a variable of libxml2 (the function it frees with), not a
- * function: its slot holds the variable's address. */
-static const char *const names[] = {"xmlReadMemory", "xmlDocGetRootElement", "xmlNodeGetContent", "xmlFreeDoc",
-				    "xmlFree"};
+/* Every libxml2 symbol libfdl uses, once (../util/dynlib.h says how the
+ * list is read). xmlFree is a variable of libxml2 (the function it frees
+ * with), not a function: its slot holds the variable's address, and its
+ * forward is written by hand below. */
+#define XML_FUNCTIONS(F, V, H) \
+	F(xmlDocPtr, ReadMemory, (const char *buffer, int size, const char *url, const char *encoding, int options), \
+	  (buffer, size, url, encoding, options)) \
+	F(xmlNodePtr, DocGetRootElement, (const xmlDoc *doc), (doc)) \
+	F(xmlChar *, NodeGetContent, (const xmlNode *cur), (cur)) \
+	V(FreeDoc, (xmlDocPtr doc), (doc)) \
+	H(xmlFreeFunc *, Free, )
 
+/* H's slot here: a pointer to the variable. */
+#define SLOT_VARIABLE(type, name, unused) type name;
+
+#define FDL_DYN_SYMBOL(name) "xml" #name
+#define FDL_DYN_FORWARD(name) fdl_lazy_xml##name
+
+static const char *const names[] = {XML_FUNCTIONS(FDL_DYN_NAME_F, FDL_DYN_NAME_V, FDL_DYN_NAME_H)};
+
+/* In the order of names. */
 static union {
 	void *slot[sizeof names / sizeof *names];
 	struct {
-		xmlDocPtr (*read_memory)(const char *, int, const char *, const char *, int);
-		xmlNodePtr (*root)(const xmlDoc *);
-		xmlChar *(*content)(const xmlNode *);
-		void (*free_doc)(xmlDocPtr);
-		xmlFreeFunc *free;
+		XML_FUNCTIONS(FDL_DYN_SLOT_F, FDL_DYN_SLOT_V, SLOT_VARIABLE)
 	} f;
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
@@ -33,32 +45,10 @@ static void need(void)
 	fdl_dynlib_need(&lib);
 }
 
-xmlDocPtr fdl_lazy_xmlReadMemory(const char *buffer, int size, const char *url, const char *encoding, int options)
-{
-	need();
-	return api.f.read_memory(buffer, size, url, encoding, options);
-}
-
-xmlNodePtr fdl_lazy_xmlDocGetRootElement(const xmlDoc *doc)
-{
-	need();
-	return api.f.root(doc);
-}
-
-xmlChar *fdl_lazy_xmlNodeGetContent(const xmlNode *cur)
-{
-	need();
-	return api.f.content(cur);
-}
-
-void fdl_lazy_xmlFreeDoc(xmlDocPtr doc)
-{
-	need();
-	api.f.free_doc(doc);
-}
+XML_FUNCTIONS(FDL_DYN_FORWARD_F, FDL_DYN_FORWARD_V, FDL_DYN_FORWARD_H)
 
 void fdl_lazy_xmlFree(void *p)
 {
 	need();
-	(*api.f.free)(p);
+	(*api.f.Free)(p);
 }

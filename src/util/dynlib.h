@@ -40,6 +40,46 @@ typedef struct fdl_dynlib {
 	{(soname), (hint), (names), (slots), sizeof(names) / sizeof *(names), (open), PTHREAD_MUTEX_INITIALIZER, 0, ""}
 #define FDL_DYNLIB(soname, package, names, slots) FDL_DYNLIB_OPEN(soname, "install " package, names, slots, NULL)
 
+/* Each shim lists its library's functions once, as an X-macro list
+ *
+ *   #define CURL_FUNCTIONS(F, V, H)                                   \
+ *	F(CURL *, easy_init, (void), ())                          \
+ *	V(easy_cleanup, (CURL * c), (c))                          \
+ *	H(CURLcode, easy_setopt, (CURL *, CURLoption, ...))
+ *
+ * F a function with a result, V one returning void (each: its name
+ * without the library's prefix, its parameters, the arguments passing
+ * them on), H one whose forward the shim writes by hand (variadic, or
+ * special). The shim defines FDL_DYN_SYMBOL(name), the symbol dlsym looks
+ * up, and FDL_DYN_FORWARD(name), its forward's name; then
+ *
+ *   static const char *const names[] = {CURL_FUNCTIONS(FDL_DYN_NAME_F, FDL_DYN_NAME_V, FDL_DYN_NAME_H)};
+ *   static union { void *slot[...]; struct { CURL_FUNCTIONS(FDL_DYN_SLOT_F, FDL_DYN_SLOT_V, FDL_DYN_SLOT_H) } f; } api;
+ *   CURL_FUNCTIONS(FDL_DYN_FORWARD_F, FDL_DYN_FORWARD_V, FDL_DYN_FORWARD_H)
+ *
+ * are the names, the table they land in (api.f.<name>, in the order of
+ * names) and the forwards, each calling need() (the shim's
+ * fdl_dynlib_need) first. */
+#define FDL_DYN_NAME_F(ret, name, params, args) FDL_DYN_SYMBOL(name),
+#define FDL_DYN_NAME_V(name, params, args) FDL_DYN_SYMBOL(name),
+#define FDL_DYN_NAME_H(ret, name, params) FDL_DYN_SYMBOL(name),
+#define FDL_DYN_SLOT_F(ret, name, params, args) ret(*name) params;
+#define FDL_DYN_SLOT_V(name, params, args) void(*name) params;
+#define FDL_DYN_SLOT_H(ret, name, params) ret(*name) params;
+#define FDL_DYN_FORWARD_F(ret, name, params, args)                                                 \
+	ret FDL_DYN_FORWARD(name) params                                                           \
+	{                                                                                          \
+		need();                                                                            \
+		return api.f.name args;                                                            \
+	}
+#define FDL_DYN_FORWARD_V(name, params, args)                                                      \
+	void FDL_DYN_FORWARD(name) params                                                          \
+	{                                                                                          \
+		need();                                                                            \
+		api.f.name args;                                                                   \
+	}
+#define FDL_DYN_FORWARD_H(ret, name, params)
+
 /* Load it if nobody has yet (dlopen, then dlsym of every name); FDL_ERROR
  * naming the library and the hint when it cannot be. Thread safe. */
 int fdl_dynlib_load(fdl_dynlib *lib, fdl_error *err);
