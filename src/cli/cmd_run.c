@@ -75,6 +75,74 @@ static int run_child(cli_interrupt *ci, char **cmd, const char *work, const char
 	return 1;
 }
 
+/* Remove the temporary folder and free its names. */
+static void cleanup(char *tmp, char *work)
+{
+	rm_tree(tmp);
+	free(tmp);
+	free(work);
+}
+
+/* Check the branch out into `work` and run COMMAND on it: 0 with
+ * COMMAND's exit status in *code, else the exit code of what failed
+ * (said). Frees repo. */
+static int checkout_and_run(cli_interrupt *ci, fdl_repo *repo, const char *ref, const char *work, char **cmd,
+			    int *code)
+{
+	fdl_error err = {0};
+	fdl_checkout_options co = {.ref = ref};
+	char *attach = NULL;
+	int rc = fdl_checkout(repo, work, &co, &err);
+	char root[4096];
+	snprintf(root, sizeof root, "%s", fdl_repo_root(repo));
+	fdl_repo_free(repo);
+	if (!rc)
+		rc = fdl_work_attach_sql(&attach, work, "lake", &err);
+	fdl_work_info *info = NULL;
+	if (!rc)
+		rc = fdl_work_info_read(&info, work, &err);
+	if (rc) {
+		fdl_free(attach);
+		return cli_fail(&err);
+	}
+	setenv("FDL_BASE", info->base, 1);
+	setenv("FDL_DATA_PATH", info->data_path, 1);
+	*code = run_child(ci, cmd, work, root, info->branch, attach);
+	fdl_work_info_free(info);
+	fdl_free(attach);
+	return 0;
+}
+
+/* Commit what COMMAND wrote in `work` (message NULL: "fdl run: COMMAND
+ * ARGS"); the exit code. */
+static int commit_work(const char *work, char **cmd, const char *message, const char *author)
+{
+	char msg[1024];
+	if (!message) {
+		snprintf(msg, sizeof msg, "fdl run:");
+		for (char **c = cmd; *c && strlen(msg) + strlen(*c) + 2 < sizeof msg; c++) {
+			strcat(msg, " ");
+			strcat(msg, *c);
+		}
+		message = msg;
+	}
+	char name[256], email[256];
+	if (!cli_author(author, work, name, sizeof name, email, sizeof email))
+		return cli_no_author();
+	fdl_error err = {0};
+	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email, .warning = cli_warning};
+	char id[FDL_ID_LEN + 1];
+	int rc = fdl_commit(id, work, &o, &err);
+	if (rc == FDL_ENOCHANGE) {
+		printf("%s wrote no new snapshot and no new description; nothing to commit\n", cmd[0]);
+		return 0;
+	}
+	if (rc)
+		return cli_fail(&err);
+	printf("Committed version %s\n", id);
+	return 0;
+}
+
 const cli_doc doc_run = {
 	.usage = "fdl run ROOT [--ref BRANCH] [-m MSG] [--author A] -- COMMAND [ARGS...]",
 	.summary = "check out, run a build command, commit if it succeeded",
@@ -137,7 +205,6 @@ int cmd_run(int argc, char **argv)
 	fdl_repo *repo;
 	if ((rc = cli_open_repo(&repo, pos[0])))
 		return rc;
-	fdl_error err = {0};
 	char *tmp = tempdir();
 	if (!tmp) {
 		fdl_repo_free(repo);
@@ -155,79 +222,24 @@ int cmd_run(int argc, char **argv)
 	cli_interrupt_start(&ci, "run", "Nothing was committed; the temporary working catalog is removed.");
 	snprintf(ci.tmp, sizeof ci.tmp, "%s", tmp);
 	ci.cleanup = rm_tree;
-	fdl_checkout_options co = {.ref = ref};
-	char *attach = NULL;
-	rc = fdl_checkout(repo, work, &co, &err);
-	char root[4096];
-	snprintf(root, sizeof root, "%s", fdl_repo_root(repo));
-	fdl_repo_free(repo);
-	if (!rc)
-		rc = fdl_work_attach_sql(&attach, work, "lake", &err);
-	if (rc) {
-		cli_interrupt_end(&ci);
-		rm_tree(tmp);
-		free(tmp);
-		free(work);
-		return cli_fail(&err);
-	}
-	fdl_work_info *info = NULL;
-	if (fdl_work_info_read(&info, work, &err)) {
-		cli_interrupt_end(&ci);
-		fdl_free(attach);
-		rm_tree(tmp);
-		free(tmp);
-		free(work);
-		return cli_fail(&err);
-	}
-	setenv("FDL_BASE", info->base, 1);
-	setenv("FDL_DATA_PATH", info->data_path, 1);
-	int code = run_child(&ci, cmd, work, root, info->branch, attach);
-	fdl_work_info_free(info);
-	fdl_free(attach);
-	int sig = cli_interrupt_got(&ci);
-	if (sig || code != 0) {
+	int code = 0;
+	rc = checkout_and_run(&ci, repo, ref, work, cmd, &code);
+	int sig = rc ? 0 : cli_interrupt_got(&ci);
+	if (rc || sig || code != 0) {
 		cli_interrupt_end(&ci);
 		if (sig)
 			fprintf(stderr, "\nfdl: run interrupted (%s) while %s ran. Nothing was committed; the temporary "
 					"working catalog is removed.\n",
 				strsignal(sig), cmd[0]);
-		else
+		else if (!rc)
 			fprintf(stderr, "fdl: %s exited %d; nothing committed\n", cmd[0], code);
-		rm_tree(tmp);
-		free(tmp);
-		free(work);
-		return sig ? 128 + sig : code;
+		cleanup(tmp, work);
+		return rc ? rc : sig ? 128 + sig : code;
 	}
 	cli_interrupt_say(&ci, "It was committing: fdl log ROOT shows whether the version was published (a version is "
 			       "published whole or not at all); the temporary working catalog is removed.");
-	char msg[1024];
-	if (!message) {
-		snprintf(msg, sizeof msg, "fdl run:");
-		for (char **c = cmd; *c && strlen(msg) + strlen(*c) + 2 < sizeof msg; c++) {
-			strcat(msg, " ");
-			strcat(msg, *c);
-		}
-		message = msg;
-	}
-	char name[256], email[256];
-	if (!cli_author(author, work, name, sizeof name, email, sizeof email)) {
-		rc = cli_no_author();
-	} else {
-		fdl_commit_options o = {.message = message, .author_name = name, .author_email = email, .warning = cli_warning};
-		char id[FDL_ID_LEN + 1];
-		rc = fdl_commit(id, work, &o, &err);
-		if (rc == FDL_ENOCHANGE) {
-			printf("%s wrote no new snapshot and no new description; nothing to commit\n", cmd[0]);
-			rc = 0;
-		} else if (rc) {
-			rc = cli_fail(&err);
-		} else {
-			printf("Committed version %s\n", id);
-		}
-	}
+	rc = commit_work(work, cmd, message, author);
 	cli_interrupt_end(&ci);
-	rm_tree(tmp);
-	free(tmp);
-	free(work);
+	cleanup(tmp, work);
 	return rc;
 }
