@@ -129,7 +129,9 @@ build/man/.stamp: build/fdl
 	@touch $@
 
 # README between the markers is made by `make readme`; docs-check fails when
-# it is stale, and when a manual page does not render.
+# it is stale, when a manual page does not render, and when libfdl's source
+# (src/ outside src/cli/) names an FDL_* environment variable that neither
+# include/fdl.h nor docs/ (docs/environment.md) names.
 readme: build/fdl
 	bash scripts/readme-commands.sh build/fdl README.md
 docs-check: build/fdl man
@@ -138,6 +140,11 @@ docs-check: build/fdl man
 	  { echo "$$p does not render:" >&2; cat build/man/.err >&2; exit 1; }; \
 	  test ! -s build/man/.err || { echo "$$p: man warns:" >&2; cat build/man/.err >&2; exit 1; }; done
 	@! grep -l '`' build/man/*.1 || { echo "docs-check: literal backticks in the manual pages above" >&2; exit 1; }
+	@vars=$$(grep -hoE '"FDL_[A-Z0-9_]+"' $(LIB_SRC) | tr -d '"' | sort -u); \
+	  missing=$$(for v in $$vars; do grep -qw "$$v" include/fdl.h docs/*.md || echo "$$v"; done); \
+	  test -z "$$missing" || { echo "docs-check: libfdl reads" $$missing "but neither include/fdl.h nor docs/ names it" \
+	    "(add it to docs/environment.md)" >&2; exit 1; }; \
+	  echo "docs-check: the $$(echo $$vars | wc -w) FDL_* variables libfdl reads are named in docs/"
 	@echo "docs-check: README is current, $$(ls build/man/*.1 | wc -l) manual pages render, no literal backticks"
 
 # Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every

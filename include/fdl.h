@@ -35,7 +35,16 @@
  * (FDL_VERSION_MAJOR); fields are only ever added at the end of a report
  * struct, which the library allocates. Sections marked [experimental] may
  * still change in a minor release, said in its notes. The exported symbols
- * are listed in abi/libfdl.symbols; CI fails on any difference.
+ * are listed in abi/libfdl.symbols; CI fails on any difference. An
+ * operation with options takes them as a struct with a version field
+ * (fdl_verify_options and FDL_VERIFY_OPTIONS_INIT), so a later minor
+ * release can add an option without changing a signature.
+ *
+ * Environment: libfdl reads a few FDL_* variables (where the DuckDB
+ * library and its extensions are, the read cache, timeouts, S3 tuning,
+ * tracing; some only in test builds). docs/environment.md lists every one
+ * with what it does; `make docs-check` fails when the source reads one it
+ * does not list.
  */
 #ifndef FDL_H
 #define FDL_H
@@ -59,8 +68,8 @@ extern "C" {
 
 /* This library's version (semantic versioning: the ABI changes only with
  * the major number) and the FDL spec version it writes. */
-#define FDL_VERSION_MAJOR 0
-#define FDL_VERSION_MINOR 2
+#define FDL_VERSION_MAJOR 1
+#define FDL_VERSION_MINOR 0
 #define FDL_VERSION_PATCH 0
 #define FDL_SPEC_VERSION "0.1"
 #define FDL_ID_LEN 36 /* a lower-case hyphenated UUID, without NUL */
@@ -632,18 +641,32 @@ typedef struct fdl_verify_report {
 	fdl_good_signature *signatures;
 	size_t signature_count;
 	/* versions with a version.json left unchecked: not reachable from a
-	 * ref, and `all` not given (0 with `all`) */
+	 * ref, with reachable_only (0 without it) */
 	size_t versions_unchecked;
 } fdl_verify_report;
 
-/* Check a repository the way git fsck does and report every problem.
- * Every version directory with `all` (what fdl verify does), else only
- * those reachable from refs (versions_unchecked counts the others).
- * With `allowed_signers` (an OpenSSH allowed_signers file), every checked
- * version must carry a valid version.json.sig by a listed key. The rc is an
+/* How fdl_verify checks. Options structs (this one, and those of expire,
+ * withdraw, gc and clone) are libgit2's shape: the caller starts from
+ * FDL_<NAME>_OPTIONS_INIT, which sets `version` to the layout the program
+ * was built with and every other field to its default (zero), then sets
+ * the fields it wants. A later libfdl adds fields only at the end and
+ * reads a struct by its `version`; an unknown version is refused
+ * (FDL_EINVALID). */
+typedef struct fdl_verify_options {
+	unsigned int version;        /* FDL_VERIFY_OPTIONS_VERSION */
+	int reachable_only;          /* only versions reachable from refs (versions_unchecked counts the others);
+					0: every version directory, as fdl verify does */
+	const char *allowed_signers; /* an OpenSSH allowed_signers file: every checked version must carry a
+					valid version.json.sig by a listed key; NULL: signatures not checked */
+} fdl_verify_options;
+#define FDL_VERIFY_OPTIONS_VERSION 1
+#define FDL_VERIFY_OPTIONS_INIT {.version = FDL_VERIFY_OPTIONS_VERSION}
+
+/* Check a repository the way git fsck does and report every problem, as
+ * `opts` says (NULL: the defaults, FDL_VERIFY_OPTIONS_INIT). The rc is an
  * error only when the check itself could not run; problems go in the
  * report. */
-FDL_EXTERN int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err);
+FDL_EXTERN int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options *opts, fdl_error *err);
 FDL_EXTERN void fdl_verify_report_free(fdl_verify_report *r);
 /* {"repository", "versions_checked", "versions_unchecked", "ok", "problems": [{"where",
  * "problem"}], "warnings": [{"where", "warning"}], "signatures"?: [{"id",

@@ -69,11 +69,14 @@ int cli_open_repo(fdl_repo **out, const char *root);
  * the REF to use out (*owned frees it); ROOT@REF with a REF too is exit 2. */
 int cli_open_repo_ref(fdl_repo **out, const char *target, const char **ref, char **owned);
 /* fdl branch and fdl tag: list, create (NAME [REF]) or --delete NAME. */
-int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags);
+typedef enum { CLI_REF_BRANCHES, CLI_REF_TAGS } cli_ref_kind;
+int cli_ref_command(int argc, char **argv, const cli_doc *doc, cli_ref_kind kind);
 /* Open the repository at root and resolve ref (NULL: HEAD) to a version id. */
 int cli_open_version(fdl_repo **out, char id[FDL_ID_LEN + 1], const char *root, const char *ref);
-/* A count given to `option` (0 or more; "all" gives -1 where `all`). */
-int cli_count(long long *out, const char *option, const char *value, bool all);
+/* A count given to `option`: 0 or more, or with CLI_COUNT_OR_ALL also
+ * "all", which gives -1. */
+typedef enum { CLI_COUNT_NUMBER, CLI_COUNT_OR_ALL } cli_count_kind;
+int cli_count(long long *out, const char *option, const char *value, cli_count_kind kind);
 /* Print the JSON a report's _json function made (its rc, and where it put
  * the text: read only after the call) and free it. */
 int cli_print_json(int rc, char **text, const fdl_error *err);
@@ -143,8 +146,12 @@ int cmd_diff(int argc, char **argv);
 extern const cli_doc doc_diff;
 int cmd_run(int argc, char **argv);
 extern const cli_doc doc_run;
-/* fdl verify's report; quiet prints only problems (on stderr). Exit code. */
-int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed_signers);
+/* How cli_verify prints fdl verify's report: as text, as JSON, or only
+ * its problems (on stderr, for a command that verifies before it acts). */
+typedef enum { CLI_VERIFY_TEXT, CLI_VERIFY_JSON, CLI_VERIFY_QUIET } cli_verify_output;
+/* Verify the repository at root as `check` says (NULL: the defaults) and
+ * print the report. Exit code: 0 clean, 5 problems. */
+int cli_verify(const char *root, const fdl_verify_options *check, cli_verify_output output);
 /* Who the author of a commit is, as Git finds it: --author "Name <email>"
  * (`spec`, or "Name"), then FDL_AUTHOR_NAME/EMAIL, GIT_AUTHOR_NAME/EMAIL,
  * then git config user.name/user.email run in `work`. False when nothing

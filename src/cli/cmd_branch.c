@@ -29,5 +29,5 @@ const cli_doc doc_branch = {
 
 int cmd_branch(int argc, char **argv)
 {
-	return cli_ref_command(argc, argv, &doc_branch, false);
+	return cli_ref_command(argc, argv, &doc_branch, CLI_REF_BRANCHES);
 }

@@ -91,7 +91,7 @@ int cmd_diff(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	long long limit = 100;
-	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, true)))
+	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, CLI_COUNT_OR_ALL)))
 		return rc;
 	fdl_repo *repo;
 	if ((rc = cli_open_repo(&repo, pos[0])))

@@ -107,7 +107,7 @@ int cmd_log(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	long long limit = -1;
-	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, false)))
+	if (limit_s && (rc = cli_count(&limit, "--limit", limit_s, CLI_COUNT_NUMBER)))
 		return rc;
 	fdl_repo *repo;
 	const char *ref = npos > 1 ? pos[1] : NULL;

@@ -101,7 +101,7 @@ int cmd_serve(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (verify) {
-		int vrc = cli_verify(pos[0], true, false, true, NULL);
+		int vrc = cli_verify(pos[0], NULL, CLI_VERIFY_QUIET);
 		if (vrc) {
 			fprintf(stderr, "fdl: %s fails fdl verify; not serving it\n", pos[0]);
 			return vrc;

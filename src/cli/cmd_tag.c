@@ -23,5 +23,5 @@ const cli_doc doc_tag = {
 
 int cmd_tag(int argc, char **argv)
 {
-	return cli_ref_command(argc, argv, &doc_tag, true);
+	return cli_ref_command(argc, argv, &doc_tag, CLI_REF_TAGS);
 }

@@ -53,5 +53,8 @@ int cmd_verify(int argc, char **argv)
 		fprintf(stderr, "fdl: --all and --reachable are each other's opposite; give one\n");
 		return CLI_EXIT_USAGE;
 	}
-	return cli_verify(pos[0], !reachable, json, false, allowed);
+	fdl_verify_options check = FDL_VERIFY_OPTIONS_INIT;
+	check.reachable_only = reachable;
+	check.allowed_signers = allowed;
+	return cli_verify(pos[0], &check, json ? CLI_VERIFY_JSON : CLI_VERIFY_TEXT);
 }

@@ -79,8 +79,9 @@ int cli_print_json(int rc, char **text, const fdl_error *err)
 	return rc ? cli_fail(err) : 0;
 }
 
-int cli_count(long long *out, const char *option, const char *value, bool all)
+int cli_count(long long *out, const char *option, const char *value, cli_count_kind kind)
 {
+	bool all = kind == CLI_COUNT_OR_ALL;
 	if (all && !strcmp(value, "all")) {
 		*out = -1;
 		return 0;
@@ -146,8 +147,9 @@ static int branch_force(fdl_repo *repo, const char *name, const char *start, fdl
 	return 0;
 }
 
-int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags)
+int cli_ref_command(int argc, char **argv, const cli_doc *doc, cli_ref_kind kind)
 {
+	bool tags = kind == CLI_REF_TAGS;
 	const char *del = NULL, *set_head = NULL, *pos[3];
 	bool force = false;
 	int npos;
@@ -176,11 +178,11 @@ int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags)
 	if ((rc = cli_open_repo(&repo, pos[0])))
 		return rc;
 	fdl_error err = {0};
-	const char *kind = tags ? "tag" : "branch";
+	const char *noun = tags ? "tag" : "branch";
 	if (del) {
 		rc = tags ? fdl_tag_delete(repo, del, &err) : fdl_branch_delete(repo, del, &err);
 		if (!rc)
-			printf("Deleted %s %s\n", kind, del);
+			printf("Deleted %s %s\n", noun, del);
 	} else if (set_head) {
 		char *was = NULL;
 		fdl_error ignore;
@@ -196,7 +198,7 @@ int cli_ref_command(int argc, char **argv, const cli_doc *doc, bool tags)
 		const char *start = npos > 2 ? pos[2] : NULL;
 		rc = tags ? fdl_tag_create(repo, pos[1], start, &err) : fdl_branch_create(repo, pos[1], start, &err);
 		if (!rc)
-			printf("Created %s %s\n", kind, pos[1]);
+			printf("Created %s %s\n", noun, pos[1]);
 	} else if (tags) {
 		fdl_tag *list = NULL;
 		size_t n = 0;
@@ -242,14 +244,15 @@ void cli_print_desc_change(FILE *f, const fdl_desc_change *c, const char *indent
 }
 
 /* Run fdl_verify and print its report; returns the exit code. */
-int cli_verify(const char *root, bool all, bool json, bool quiet, const char *allowed)
+int cli_verify(const char *root, const fdl_verify_options *check, cli_verify_output output)
 {
+	bool json = output == CLI_VERIFY_JSON, quiet = output == CLI_VERIFY_QUIET;
 	fdl_error err = {0};
 	fdl_repo *repo;
 	if (fdl_repo_open(&repo, root, &err))
 		return cli_fail(&err);
 	fdl_verify_report *r = NULL;
-	int rc = fdl_verify(&r, repo, all, allowed, &err);
+	int rc = fdl_verify(&r, repo, check, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);

@@ -729,8 +729,15 @@ static int check_iceberg(report *r, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
-int fdl_verify(fdl_verify_report **out, fdl_repo *repo, int all, const char *allowed_signers, fdl_error *err)
+int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options *opts, fdl_error *err)
 {
+	fdl_verify_options defaults = FDL_VERIFY_OPTIONS_INIT;
+	const fdl_verify_options *o = opts ? opts : &defaults;
+	if (o->version == 0 || o->version > FDL_VERIFY_OPTIONS_VERSION)
+		return fdl_fail(err, FDL_EINVALID, "fdl_verify: fdl_verify_options version %u, expected 1 to %u (start "
+				"from FDL_VERIFY_OPTIONS_INIT)", o->version, (unsigned)FDL_VERIFY_OPTIONS_VERSION);
+	const char *allowed_signers = o->allowed_signers;
+	int all = !o->reachable_only;
 	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL, NULL, false};
 	if (!r.out || !(r.out->repository = fdl_strdup(repo->root))) {
 		fdl_verify_report_free(r.out);

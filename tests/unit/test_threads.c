@@ -78,7 +78,7 @@ static void *reader(void *arg)
 		fdl_verify_report *rep = NULL;
 		char id[FDL_ID_LEN + 1];
 		if (fdl_repo_open(&repo, j->root, &err) || fdl_ref_resolve(id, repo, "main:1", &err) ||
-		    fdl_verify(&rep, repo, 1, NULL, &err))
+		    fdl_verify(&rep, repo, NULL, &err))
 			failed(j, "open, resolve and verify", &err);
 		else if (rep->problem_count || rep->versions_checked != 2)
 			failed(j, "verify found problems", NULL);

@@ -26,7 +26,7 @@ __all__ = [
     "Author", "ConflictError", "Error", "ExpiredError", "InvalidError", "NotFoundError", "Repository",
     "StorageError", "Version", "checkout", "commit", "extension_dir", "library_version",
 ]
-__version__ = "0.2.0"
+__version__ = "1.0.0"
 
 ID_LEN = 36
 PathLike = Union[str, "os.PathLike[str]"]
@@ -72,12 +72,12 @@ _FAMILIES = {3: NotFoundError, 4: ConflictError, 5: InvalidError, 6: StorageErro
 
 
 def _beside_cli() -> Optional[str]:
-    """libfdl.so.0 in the lib folder next to the fdl CLI's bin folder (an
-    installed prefix: $(prefix)/bin/fdl and $(prefix)/lib/libfdl.so.0)."""
+    """libfdl.so.1 in the lib folder next to the fdl CLI's bin folder (an
+    installed prefix: $(prefix)/bin/fdl and $(prefix)/lib/libfdl.so.1)."""
     cli = shutil.which("fdl")
     if not cli:
         return None
-    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(cli))), "lib", "libfdl.so.0")
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(cli))), "lib", "libfdl.so.1")
     return lib if os.path.exists(lib) else None
 
 
@@ -89,19 +89,19 @@ def _find_library() -> str:
     if beside:
         return beside
     try:
-        return ctypes.CDLL("libfdl.so.0")._name
+        return ctypes.CDLL("libfdl.so.1")._name
     except OSError:
         pass
     try:
         libdir = subprocess.run(["pkg-config", "--variable=libdir", "fdl"], capture_output=True, text=True,
                                 check=True).stdout.strip()
-        if os.path.exists(os.path.join(libdir, "libfdl.so.0")):
-            return os.path.join(libdir, "libfdl.so.0")
+        if os.path.exists(os.path.join(libdir, "libfdl.so.1")):
+            return os.path.join(libdir, "libfdl.so.1")
     except (OSError, subprocess.CalledProcessError):
         pass
     found = ctypes.util.find_library("fdl")
     if not found:
-        raise OSError("libfdl not found: set FDL_LIBRARY to libfdl.so.0, or install fdl (make install) so that "
+        raise OSError("libfdl not found: set FDL_LIBRARY to libfdl.so.1, or install fdl (make install) so that "
                       "its lib folder is beside the fdl command on PATH")
     return found
 
