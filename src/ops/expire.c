@@ -1,0 +1,138 @@
+/* fdl expire: fdl.json's retention applied; which versions it protects
+ * (ref tips, a branch's newest, working catalogs' bases) and which go. */
+#include "lifecycle.h"
+#include "iceberg.h"
+#include "../layout/hindex.h"
+#include "report.h"
+#include "work.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- retention ------------------------------------------------------------ */
+
+typedef struct protect {
+	fdl_strlist ids;
+} protect;
+
+static bool protected_id(const protect *p, const char *id)
+{
+	for (size_t i = 0; i < p->ids.len; i++)
+		if (!strcmp(p->ids.items[i], id))
+			return true;
+	return false;
+}
+
+/* Tips of every branch and tag, and the newest `keep` of every branch. */
+static int protected_versions(protect *p, fdl_repo *repo, vdirs *dirs, int64_t keep, fdl_error *err)
+{
+	fdl_strlist refs = {0};
+	int rc = fdl_store_list(repo->store, "refs", &refs, err);
+	for (size_t i = 0; i < refs.len && !rc; i++) {
+		char id[FDL_ID_LEN + 1];
+		bool exists = false;
+		fdl_error e;
+		if (strstr(refs.items[i], ".lock") || fdl_ref_read(repo, refs.items[i], id, &exists, NULL, &e) || !exists)
+			continue;
+		bool branch = !strncmp(refs.items[i], "refs/heads/", 11);
+		int64_t n = 0;
+		const char *cur = id;
+		char buf[FDL_ID_LEN + 1];
+		for (size_t steps = 0; cur && steps <= dirs->len && !rc; steps++, n++) {
+			if (n > 0 && (!branch || keep < 0 || n >= keep))
+				break;
+			rc = fdl_strlist_add(&p->ids, cur, err);
+			vdir *d = fdl_vdirs_find(dirs, cur);
+			const char *parent = d && d->v ? fdl_version_parent(d->v, 0) : NULL;
+			if (parent) {
+				memcpy(buf, parent, sizeof buf);
+				cur = buf;
+			} else
+				cur = NULL;
+		}
+	}
+	fdl_strlist_free(&refs);
+	return rc;
+}
+
+/* The version each working catalog the repository knows is based on: its
+ * data files are in that catalog, and its next commit reads it. */
+static int protect_work_bases(protect *p, fdl_repo *repo, fdl_error *err)
+{
+	fdl_workrecs recs;
+	int rc = fdl_workrecs_list(&recs, repo, err);
+	int64_t now = (int64_t)time(NULL);
+	for (size_t i = 0; i < recs.len && !rc; i++) {
+		const fdl_workrec *w = &recs.items[i];
+		const char *base = json_string_value(json_object_get(w->doc, "base"));
+		if (w->has_record && base && fdl_id_is_valid(base) && (w->lease_end < 0 || w->lease_end > now))
+			rc = fdl_strlist_add(&p->ids, base, err);
+	}
+	fdl_workrecs_free(&recs);
+	return rc;
+}
+
+int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err)
+{
+	int64_t days = -1, keep = -1;
+	if (fdl_repo_retention(&days, &keep, repo, err))
+		return err->code;
+	vdirs dirs;
+	protect p = {0};
+	fdl_expire_report *report = calloc(1, sizeof *report);
+	if (!report)
+		return fdl_oom(err);
+	report->dry_run = dry_run;
+	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
+	if (!rc)
+		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
+	/* the refs are read, and the versions they leave unprotected expired,
+	 * under the lock refs are created under: a tag racing this expiry
+	 * either lands before the refs are read, and protects its version, or
+	 * after the expiry, and is refused on an expired version */
+	fdl_store_lock lock = {.file.fd = -1};
+	if (!rc && !dry_run)
+		fdl_test_pause("expire-listed");
+	if (!rc && !dry_run && (days >= 0 || keep >= 0))
+		rc = fdl_refs_lock(&lock, repo, "fdl expire", err);
+	if (!rc)
+		rc = protected_versions(&p, repo, &dirs, keep, err);
+	if (!rc)
+		rc = protect_work_bases(&p, repo, err);
+	if (!rc && !dry_run)
+		fdl_test_pause("expire-checked");
+	int64_t now = (int64_t)time(NULL);
+	for (size_t i = 0; i < dirs.len && !rc && (days >= 0 || keep >= 0); i++) {
+		vdir *d = &dirs.items[i];
+		if (!d->v || protected_id(&p, d->id))
+			continue;
+		int64_t created = fdl_time_parse_iso(fdl_version_created_at(d->v));
+		if (days >= 0 && (created < 0 || now - created < days * 86400))
+			continue;
+		fdl_strlist removed = {0};
+		if ((rc = catalog_files(&removed, d, err)))
+			break;
+		if (expired(d) && removed.len == 0)
+			continue; /* done already */
+		char msg[160];
+		snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
+			 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
+		if (!dry_run)
+			rc = expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
+		if (!rc)
+			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
+		fdl_strlist_free(&removed);
+	}
+	if (!rc && !dry_run && report->expired_count) /* views list no expired version */
+		rc = fdl_iceberg_after_removal(repo, err);
+	fdl_store_lock_release(&lock);
+	if (rc)
+		fdl_expire_report_free(report);
+	else
+		*out = report;
+	fdl_strlist_free(&p.ids);
+	fdl_vdirs_free(&dirs);
+	return rc;
+}
+
