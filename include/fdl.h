@@ -694,10 +694,25 @@ typedef struct fdl_expire_report {
 	size_t expired_count;
 } fdl_expire_report;
 
+/* The options of retention, withdrawal, gc and clone are structs that
+ * start with their version, set by their _INIT macro (libgit2's shape):
+ *
+ *     fdl_expire_options o = FDL_EXPIRE_OPTIONS_INIT;
+ *     o.dry_run = 1;
+ *
+ * so a field added later keeps old callers working; a function refuses a
+ * version it does not know (FDL_EINVALID). */
+typedef struct fdl_expire_options {
+	unsigned int version; /* FDL_EXPIRE_OPTIONS_VERSION */
+	int dry_run;          /* only report what would expire */
+} fdl_expire_options;
+#define FDL_EXPIRE_OPTIONS_VERSION 1
+#define FDL_EXPIRE_OPTIONS_INIT {FDL_EXPIRE_OPTIONS_VERSION, 0}
+
 /* Expire every version past fdl.json's retention (never a branch or tag
  * tip, never one of a branch's newest `keep`): add expired.json, delete the
- * catalog, catalogs/ and files.json. */
-FDL_EXTERN int fdl_expire(fdl_expire_report **out, fdl_repo *repo, int dry_run, fdl_error *err);
+ * catalog, catalogs/ and files.json. `opts` may be NULL (the defaults). */
+FDL_EXTERN int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options *opts, fdl_error *err);
 FDL_EXTERN void fdl_expire_report_free(fdl_expire_report *r);
 /* {"dry_run", "expired": [{"id", "removed": [...]}]} */
 FDL_EXTERN int fdl_expire_report_json(char **out, const fdl_expire_report *r, fdl_error *err);
@@ -732,11 +747,14 @@ typedef struct fdl_withdraw_report {
 } fdl_withdraw_report;
 
 typedef struct fdl_withdraw_options {
+	unsigned int version;    /* FDL_WITHDRAW_OPTIONS_VERSION */
 	const char *reason;      /* required: kept in expired.json */
 	int remove_version_json; /* also delete the named versions' version.json (it carries the withdrawn data) */
 	int dry_run;             /* only report */
 	int force;               /* withdraw a branch tip or a tagged version too */
 } fdl_withdraw_options;
+#define FDL_WITHDRAW_OPTIONS_VERSION 1
+#define FDL_WITHDRAW_OPTIONS_INIT {FDL_WITHDRAW_OPTIONS_VERSION, NULL, 0, 0, 0}
 
 /* Withdraw the `n` versions `ids`: each gets expired.json with reason
  * "withdrawn" (recording the data files), catalogs deleted, the data files
@@ -798,7 +816,16 @@ typedef struct fdl_gc_report {
  * working catalogs the repository no longer knows, past the grace. The
  * uncommitted files of every other working catalog are kept, whatever
  * their age. */
-FDL_EXTERN int fdl_gc(fdl_gc_report **out, fdl_repo *repo, int64_t grace_seconds, int dry_run, fdl_error *err);
+typedef struct fdl_gc_options {
+	unsigned int version;  /* FDL_GC_OPTIONS_VERSION */
+	int64_t grace_seconds; /* files younger than this stay (INIT: FDL_GC_GRACE_DEFAULT, 14 days) */
+	int dry_run;           /* only report what would be deleted */
+} fdl_gc_options;
+#define FDL_GC_GRACE_DEFAULT (14 * 86400)
+#define FDL_GC_OPTIONS_VERSION 1
+#define FDL_GC_OPTIONS_INIT {FDL_GC_OPTIONS_VERSION, FDL_GC_GRACE_DEFAULT, 0}
+/* `opts` may be NULL (the defaults). */
+FDL_EXTERN int fdl_gc(fdl_gc_report **out, fdl_repo *repo, const fdl_gc_options *opts, fdl_error *err);
 FDL_EXTERN void fdl_gc_report_free(fdl_gc_report *r);
 /* {"dry_run", "grace_seconds", "deleted", "incomplete_versions", "working_catalogs": [{"id", "state":
  * "kept"|"expiring"|"ended"|"abandoned"|"unreadable", "where", "branch", "lease_end", "uncommitted_files"}],
@@ -813,8 +840,9 @@ FDL_EXTERN int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *form
  * destination), resumable: data files first, each version's version.json
  * after its other files, refs last, every byte checked against what the
  * versions record. A static HTTP source cannot be listed, so what HEAD's
- * branch reaches is copied. `opts` may be NULL. */
+ * branch reaches is copied. `opts` may be NULL (the defaults). */
 typedef struct fdl_clone_options {
+	unsigned int version; /* FDL_CLONE_OPTIONS_VERSION */
 	/* told how the whole clone goes, after the plan: "clone files" (files
 	 * done, of total), then "clone" (bytes done, of total), once for each
 	 * file finished, from one thread at a time; may be NULL */
@@ -829,6 +857,8 @@ typedef struct fdl_clone_options {
 	 * repository) is refused (FDL_ECONFLICT) unless this is set */
 	int force;
 } fdl_clone_options;
+#define FDL_CLONE_OPTIONS_VERSION 1
+#define FDL_CLONE_OPTIONS_INIT {FDL_CLONE_OPTIONS_VERSION, NULL, NULL, 0, NULL, 0}
 typedef struct fdl_clone_report {
 	char *from, *to;
 	int64_t versions;      /* versions copied or found complete */

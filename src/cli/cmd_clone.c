@@ -77,8 +77,12 @@ int cmd_clone(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	cli_progress progress;
-	fdl_clone_options o = {.progress = cli_progress_start(&progress, quiet || json), .progress_payload = &progress,
-			       .jobs = (int)jobs, .branch = at ? at : branch, .force = force};
+	fdl_clone_options o = FDL_CLONE_OPTIONS_INIT;
+	o.progress = cli_progress_start(&progress, quiet || json);
+	o.progress_payload = &progress;
+	o.jobs = (int)jobs;
+	o.branch = at ? at : branch;
+	o.force = force;
 	rc = fdl_clone(&r, src, pos[1], &o, &err);
 	fdl_free(src);
 	fdl_free(at);

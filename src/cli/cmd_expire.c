@@ -36,7 +36,9 @@ int cmd_expire(int argc, char **argv)
 		return rc;
 	fdl_error err = {0};
 	fdl_expire_report *r = NULL;
-	rc = fdl_expire(&r, repo, dry, &err);
+	fdl_expire_options o = FDL_EXPIRE_OPTIONS_INIT;
+	o.dry_run = dry;
+	rc = fdl_expire(&r, repo, &o, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);

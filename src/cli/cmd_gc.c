@@ -105,7 +105,10 @@ int cmd_gc(int argc, char **argv)
 		return rc;
 	fdl_error err = {0};
 	fdl_gc_report *r = NULL;
-	rc = fdl_gc(&r, repo, g, dry, &err);
+	fdl_gc_options o = FDL_GC_OPTIONS_INIT;
+	o.grace_seconds = g;
+	o.dry_run = dry;
+	rc = fdl_gc(&r, repo, &o, &err);
 	fdl_repo_free(repo);
 	if (rc)
 		return cli_fail(&err);

@@ -94,7 +94,11 @@ int cmd_withdraw(int argc, char **argv)
 		return rc;
 	}
 	fdl_withdraw_report *r = NULL;
-	fdl_withdraw_options o = {.reason = reason, .remove_version_json = vj, .dry_run = dry, .force = force};
+	fdl_withdraw_options o = FDL_WITHDRAW_OPTIONS_INIT;
+	o.reason = reason;
+	o.remove_version_json = vj;
+	o.dry_run = dry;
+	o.force = force;
 	int wrc = rc ? 0 : fdl_withdraw(&r, repo, idp, (size_t)npos - 1, &o, &err);
 	fdl_repo_free(repo);
 	if (rc)

@@ -121,3 +121,8 @@ fdl_key_class fdl_key_classify(const fdl_repo *repo, const char *key)
 		return FDL_KEY_DATA;
 	return FDL_KEY_OTHER;
 }
+
+char *fdl_head_content(const char *branch)
+{
+	return fdl_asprintf("ref: " FDL_REFS_HEADS "%s\n", branch);
+}

@@ -72,4 +72,10 @@ typedef enum fdl_key_class {
  * what a key of `repo` (NULL: the data folder unknown) is. */
 fdl_key_class fdl_key_classify(const fdl_repo *repo, const char *key);
 
+/* ---- HEAD ---- */
+
+/* What HEAD holds when it names `branch`: "ref: refs/heads/<branch>\n"
+ * (Git's syntax; fdl_head_parse reads it back). Caller frees. */
+char *fdl_head_content(const char *branch);
+
 #endif

@@ -67,21 +67,19 @@ typedef struct planned_refs {
 } planned_refs;
 
 
-/* A bounded pool of transfers: `jobs` threads, each with its own source
- * and destination store (its own connections, kept alive), taking the next
- * item until none is left or one fails. Items are versions to plan and the
- * data files the plan finds (POOL_PREPARE), or versions to copy
- * (POOL_VERSIONS). Memory is bounded by the pool: one file in flight a
- * thread, streamed to a temporary file. */
-typedef enum { POOL_PREPARE, POOL_VERSIONS } pool_kind;
-
+/* The clone's two runs of the one worker pool (src/util/pool.h), sharing
+ * this: first the plan (each job one worker's loop, prepare_loop: versions
+ * to plan and the data files the plan finds, queued as found and copied by
+ * the same workers), then the versions (job k: the k-th version by seq).
+ * Each worker has its own source and destination store (its own
+ * connections, kept alive). Memory is bounded by the pool: one file in
+ * flight a worker, streamed to a temporary file. */
 typedef struct pool {
 	cloner *c;
 	const char *dst_url;
-	pool_kind kind;
-	vdirs *dirs; /* POOL_PREPARE, POOL_VERSIONS */
+	vdirs *dirs;
 	char **catalogs;
-	/* POOL_VERSIONS: the versions by seq, parents first; whether each
+	/* the versions pool: the versions by seq, parents first; whether each
 	 * one's version.json is in the copy; a version's index by id. A
 	 * version.json is written only once its first parent's is, so the copy
 	 * verifies at every moment with versions copied at once. */
@@ -89,26 +87,20 @@ typedef struct pool {
 	atomic_bool *published;
 	const fdl_strmap *index_of;
 	size_t n;
-	atomic_size_t next;
-	/* POOL_PREPARE: the data files the plan has found (planned: path ->
-	 * index in dfiles, every one once), queued as found and copied by the
-	 * same threads, first come; workers inside prepare_version; all under mu */
+	atomic_size_t next; /* the plan: the next version to prepare */
+	/* the plan: the data files it has found (planned: path -> index in
+	 * dfiles, every one once), queued as found and copied by the same
+	 * workers, first come; workers inside prepare_version; all under mu */
 	fdl_strmap *planned;
 	struct planned_file *dfiles;
 	size_t dlen, dcap, dnext, preparing;
 	atomic_bool failed;
 	bool threaded;
 	pthread_mutex_t mu; /* the first error, the counters, progress */
-	pthread_cond_t cv;  /* a version.json published, or a failure */
+	pthread_cond_t cv;  /* a version.json published, a data file found, or a failure */
 	int rc;
 	fdl_error err;
 } pool;
-
-typedef struct pool_worker {
-	pool *p;
-	int index;
-	pthread_t thread;
-} pool_worker;
 
 /* A data file the plan found: its size and sha256 as the catalogs and
  * files.json record them (claim: "" until a files.json records one, and
@@ -130,7 +122,6 @@ void pool_unlock(pool *p);
 void planned_refs_free(planned_refs *r);
 int refs_to_copy(planned_refs *out, cloner *c, const char *only, fdl_error *err);
 int versions_of(vdirs *out, const planned_refs *refs, cloner *c, fdl_error *err);
-int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err);
 int plan_verdict(fdl_verify_report *found, vdirs *dirs, const char *src, fdl_error *err);
 void plan_totals(clone_prog *p, const vdirs *dirs);
 int plan_merge(cloner *into, cloner *from, fdl_error *err);

@@ -244,7 +244,7 @@ static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error
 static int plan_data(struct pool *p, cloner *c, const fdl_strlist *paths, const fdl_strmap *sizes,
 		     const json_t *claims, const char *by, fdl_error *err);
 
-int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
+static int prepare_version(cloner *c, vdir *d, char **catalog, fdl_error *err)
 {
 	int rc = c->probe ? probe(c, d, FDL_VERSION_SIG, err) : 0;
 	if (!rc && !c->probe && !d->v && fdl_vdir_has(d, FDL_VERSION_JSON))

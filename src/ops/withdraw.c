@@ -401,6 +401,9 @@ static int wd_prepare(wd_plan *w, fdl_error *err)
 int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *const *ids, size_t n,
 		 const fdl_withdraw_options *o, fdl_error *err)
 {
+	if (o && o->version != FDL_WITHDRAW_OPTIONS_VERSION)
+		return fdl_fail(err, FDL_EINVALID, "fdl_withdraw: options version %u; this libfdl knows %d (FDL_WITHDRAW_OPTIONS_INIT)",
+				o->version, FDL_WITHDRAW_OPTIONS_VERSION);
 	if (!o || !o->reason || !*o->reason)
 		return fdl_fail(err, FDL_EINVALID, "a withdrawal needs a reason (--reason TEXT)");
 	if (!n)
