@@ -15,7 +15,6 @@
 #include "clone.h"
 #include "iceberg.h"
 #include "report.h"
-#include "../layout/keys.h"
 #include "../util/pool.h"
 
 #include <fcntl.h>

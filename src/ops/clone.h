@@ -5,7 +5,7 @@
 #define FDL_OPS_CLONE_H
 
 #include "../catalog/catalog.h"
-#include "../layout/layout.h"
+#include "../layout/keys.h"
 #include "../layout/walk.h"
 #include "verify.h"
 

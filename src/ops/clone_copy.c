@@ -135,7 +135,7 @@ int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
  * data is there and for reading the copy back without fetching it. */
 char *staged_path(const cloner *c, const vdir *d, const char *name)
 {
-	return fdl_asprintf("%s/versions/%s/%s", c->tmpdir, d->id, name);
+	return fdl_version_url(c->tmpdir, d->id, name);
 }
 
 /* The size and sha256 version.json records for one of the version's
@@ -386,8 +386,8 @@ void index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs)
 		return;
 	}
 	for (size_t i = 0; i < refs->len; i++)
-		if (!strncmp(refs->items[i], "refs/heads/", 11) && !strstr(refs->items[i], ".lock"))
-			fdl_history_update(dst, refs->items[i] + 11, -1, &e);
+		if (fdl_ref_kind_of(refs->items[i]) == FDL_REF_BRANCH && !strstr(refs->items[i], ".lock"))
+			fdl_history_update(dst, fdl_ref_short(refs->items[i], NULL), -1, &e);
 	fdl_reflist_rebuild(dst, dirs, &e);
 	fdl_repo_free(dst);
 }

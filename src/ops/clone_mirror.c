@@ -9,26 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 /* A file an expiry deletes, of a version the source has expired: not
  * copied (and not asked for). */
-static bool removable(const vdir *d, const char *name);
 bool gone_with_expiry(const vdir *d, const char *name)
 {
-	return fdl_vdir_has(d, FDL_EXPIRED_JSON) && removable(d, name);
-}
-
-/* A name expired.json's `removed` may list: the files an expiry deletes
- * (the catalog, files.json, catalogs/<format>.duckdb), nothing else. */
-static bool removable(const vdir *d, const char *name)
-{
-	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
-	const char *cat = doc ? fdl_version_catalog_path(d->v) : "ducklake.duckdb";
-	const char *files = doc ? json_string_value(json_object_get(json_object_get(doc, "files"), "path")) : FDL_FILES_JSON;
-	size_t n = strlen(name);
-	return (cat && !strcmp(name, cat)) || (files && !strcmp(name, files)) ||
-	       (!strncmp(name, "catalogs/", 9) && n > 16 && !strcmp(name + n - 7, ".duckdb") && !strchr(name + 9, '/') &&
-		!strstr(name, ".."));
+	return fdl_vdir_has(d, FDL_EXPIRED_JSON) && fdl_version_removable(d->v, name);
 }
 
 /* A data file's path as expired.json records it: relative, inside the data
@@ -74,7 +59,8 @@ int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 	const json_t *f;
 	json_array_foreach(json_object_get(j, "removed"), i, f) {
 		const char *name = json_string_value(f);
-		if (!rc && name && removable(d, name))
+		/* a name expired.json's `removed` may list: what an expiry deletes */
+		if (!rc && name && fdl_version_removable(d->v, name))
 			rc = del_copy(c, fdl_version_key(d->id, name), err);
 	}
 	json_array_foreach(json_object_get(j, "data_files"), i, f) {

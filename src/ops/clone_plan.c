@@ -61,7 +61,8 @@ static int add_chain(vdirs *out, fdl_strmap *seen, cloner *c, const char *key, c
 {
 	fdl_hist h = {0};
 	char gap[FDL_ID_LEN + 1] = "";
-	const char *branch = !strncmp(key, "refs/heads/", 11) ? key + 11 : NULL;
+	fdl_ref_kind kind;
+	const char *name = fdl_ref_short(key, &kind), *branch = kind == FDL_REF_BRANCH ? name : NULL;
 	int rc = fdl_history_read(&h, c->src, branch, tip, -1, true, err);
 	if (rc == FDL_ENOTFOUND) /* the chain reaches a version withdrawn with its version.json? */
 		rc = fdl_history_withdrawn_end(gap, c->src, &h, tip, err);
@@ -79,7 +80,7 @@ static int add_chain(vdirs *out, fdl_strmap *seen, cloner *c, const char *key, c
 		memcpy(d->sha256, h.items[i].sha256, sizeof d->sha256);
 		if (!(rc = fdl_strmap_put(seen, d->id, (int64_t)out->len, err)))
 			out->len++;
-		char *src = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, c->src->root, d->id);
+		char *src = fdl_version_url(c->src->root, d->id, FDL_VERSION_JSON);
 		rc = rc ? rc : src ? fdl_version_from_json(&d->v, h.items[i].doc, d->id, src, err) : fdl_oom(err);
 		free(src);
 		/* files we can name without listing; expired.json and a
@@ -446,8 +447,11 @@ static int check_claim(pool *p, size_t j, const char *root, bool *drop, fdl_erro
 	if (!f->got[0] || !f->claim[0] || !strcmp(f->got, f->claim))
 		return 0;
 	*drop = f->put;
-	return fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; versions/%s/" FDL_FILES_JSON " records %s (the file "
-			"changed after it was written); not copied", root, f->key, f->got, f->claim_by, f->claim);
+	char *by = fdl_version_key(f->claim_by, FDL_FILES_JSON);
+	int rc = fdl_fail(err, FDL_EINVALID, "%s/%s has sha256 %s; %s records %s (the file changed after it was "
+			  "written); not copied", root, f->key, f->got, by ? by : FDL_FILES_JSON, f->claim);
+	free(by);
+	return rc;
 }
 
 /* Under the pool's lock: version `by` records `claim` (may be NULL) for
@@ -458,12 +462,17 @@ static int add_claim(pool *p, size_t j, const char *claim, const char *by, const
 	planned_file *f = &p->dfiles[j];
 	if (!claim)
 		return 0;
-	if (f->claim[0])
-		return strcmp(f->claim, claim)
-			       ? fdl_fail(err, FDL_EINVALID, "versions/%s/" FDL_FILES_JSON " and versions/%s/" FDL_FILES_JSON
-					  " record different sha256 of %s/%s; the source does not verify, so no ref was "
-					  "copied", f->claim_by, by, root, f->key)
-			       : 0;
+	if (f->claim[0] && !strcmp(f->claim, claim))
+		return 0;
+	if (f->claim[0]) {
+		char *first = fdl_version_key(f->claim_by, FDL_FILES_JSON), *second = fdl_version_key(by, FDL_FILES_JSON);
+		int rc = first && second ? fdl_fail(err, FDL_EINVALID, "%s and %s record different sha256 of %s/%s; the "
+						    "source does not verify, so no ref was copied", first, second, root, f->key)
+					 : fdl_oom(err);
+		free(first);
+		free(second);
+		return rc;
+	}
 	snprintf(f->claim, sizeof f->claim, "%s", claim);
 	snprintf(f->claim_by, sizeof f->claim_by, "%s", by);
 	return check_claim(p, j, root, drop, err);
@@ -543,7 +552,9 @@ int prepare_loop(cloner *c, pool *p, fdl_error *err)
 				key = p->dfiles[j].key;
 				size = p->dfiles[j].size;
 				memcpy(claim, p->dfiles[j].claim, sizeof claim);
-				snprintf(by, sizeof by, "versions/%s/" FDL_FILES_JSON, p->dfiles[j].claim_by);
+				char *files = fdl_version_key(p->dfiles[j].claim_by, FDL_FILES_JSON);
+				snprintf(by, sizeof by, "%s", files ? files : "");
+				free(files);
 				data = true;
 				break;
 			}

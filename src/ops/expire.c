@@ -35,7 +35,7 @@ static int protected_versions(protect *p, fdl_repo *repo, vdirs *dirs, int64_t k
 		fdl_error e;
 		if (strstr(refs.items[i], ".lock") || fdl_ref_read(repo, refs.items[i], id, &exists, NULL, &e) || !exists)
 			continue;
-		bool branch = !strncmp(refs.items[i], "refs/heads/", 11);
+		bool branch = fdl_ref_kind_of(refs.items[i]) == FDL_REF_BRANCH;
 		int64_t n = 0;
 		const char *cur = id;
 		char buf[FDL_ID_LEN + 1];

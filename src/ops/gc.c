@@ -201,10 +201,10 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, const fdl_gc_options *opts, fdl_
 	 * none); derived, so a branch it cannot index is left without one */
 	fdl_strlist heads = {0};
 	fdl_error ierr;
-	if (!dry_run && !fdl_store_list(repo->store, "refs/heads", &heads, &ierr))
+	if (!dry_run && !fdl_store_list(repo->store, "refs", &heads, &ierr))
 		for (size_t i = 0; i < heads.len; i++)
-			if (!strstr(heads.items[i], ".lock"))
-				fdl_history_update(repo, heads.items[i] + 11, -1, &ierr);
+			if (fdl_ref_kind_of(heads.items[i]) == FDL_REF_BRANCH && !strstr(heads.items[i], ".lock"))
+				fdl_history_update(repo, fdl_ref_short(heads.items[i], NULL), -1, &ierr);
 	fdl_strlist_free(&heads);
 	gc_run g = {.repo = repo, .now = (int64_t)time(NULL), .grace = grace_seconds, .dry_run = dry_run,
 		    .report = calloc(1, sizeof *g.report)};

@@ -22,14 +22,9 @@
 int catalog_files(fdl_strlist *list, const vdir *d, fdl_error *err)
 {
 	int rc = 0;
-	const char *cat = d->v ? fdl_version_catalog_path(d->v) : "ducklake.duckdb";
-	const char *files = d->v ? json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"))
-				 : FDL_FILES_JSON;
-	for (size_t i = 0; i < d->files.len; i++) {
-		const char *f = d->files.items[i];
-		if (!rc && (!strcmp(f, cat) || (files && !strcmp(f, files)) || !strncmp(f, "catalogs/", 9)))
-			rc = fdl_strlist_add(list, f, err);
-	}
+	for (size_t i = 0; i < d->files.len && !rc; i++)
+		if (fdl_version_removable(d->v, d->files.items[i]))
+			rc = fdl_strlist_add(list, d->files.items[i], err);
 	return rc;
 }
 

@@ -5,7 +5,7 @@
 #define FDL_OPS_LIFECYCLE_H
 
 #include "../catalog/catalog.h"
-#include "../layout/layout.h"
+#include "../layout/keys.h"
 #include "../layout/walk.h"
 
 /* Delete a key; one already gone is fine (a rerun after a crash). Frees key. */

@@ -21,12 +21,18 @@ static bool withdrawn_with(fdl_repo *repo, const vdir *d, const char *id)
 	char *key = fdl_version_key(d->id, FDL_EXPIRED_JSON);
 	fdl_buf b = {0};
 	bool yes = false;
-	if (key && fdl_store_get(repo->store, key, 1 << 24, &b, NULL, NULL) == 0) {
-		json_t *j = json_loadb(b.data, b.len, 0, NULL);
+	json_t *j = NULL;
+	const char *reason, *when;
+	fdl_error e;
+	/* read as every expired.json is (fdl_expired_parse): a withdrawal's
+	 * record names the version it was withdrawn with */
+	if (key && fdl_store_get(repo->store, key, 1 << 24, &b, NULL, NULL) == 0 &&
+	    !fdl_json_parse(&j, b.data, b.len, key, &e) && !fdl_expired_parse(&reason, &when, j, key, &e) &&
+	    !strcmp(reason, "withdrawn")) {
 		const char *w = json_string_value(json_object_get(j, "withdrawn_with"));
 		yes = w && !strcmp(w, id);
-		json_decref(j);
 	}
+	json_decref(j);
 	fdl_buf_free(&b);
 	free(key);
 	return yes;
