@@ -648,7 +648,8 @@ typedef struct fdl_verify_report {
 /* How fdl_verify checks. Options structs (this one, and those of expire,
  * withdraw, gc and clone) are libgit2's shape: the caller starts from
  * FDL_<NAME>_OPTIONS_INIT, which sets `version` to the layout the program
- * was built with and every other field to its default (zero), then sets
+ * was built with and every other field to its default (zero, but gc's
+ * grace: FDL_GC_GRACE_DEFAULT), then sets
  * the fields it wants. A later libfdl adds fields only at the end and
  * reads a struct by its `version`; an unknown version is refused
  * (FDL_EINVALID). */
@@ -694,20 +695,14 @@ typedef struct fdl_expire_report {
 	size_t expired_count;
 } fdl_expire_report;
 
-/* The options of retention, withdrawal, gc and clone are structs that
- * start with their version, set by their _INIT macro (libgit2's shape):
- *
- *     fdl_expire_options o = FDL_EXPIRE_OPTIONS_INIT;
- *     o.dry_run = 1;
- *
- * so a field added later keeps old callers working; a function refuses a
- * version it does not know (FDL_EINVALID). */
+/* How fdl_expire runs (an options struct as fdl_verify_options says:
+ * start from FDL_EXPIRE_OPTIONS_INIT). */
 typedef struct fdl_expire_options {
 	unsigned int version; /* FDL_EXPIRE_OPTIONS_VERSION */
 	int dry_run;          /* only report what would expire */
 } fdl_expire_options;
 #define FDL_EXPIRE_OPTIONS_VERSION 1
-#define FDL_EXPIRE_OPTIONS_INIT {FDL_EXPIRE_OPTIONS_VERSION, 0}
+#define FDL_EXPIRE_OPTIONS_INIT {.version = FDL_EXPIRE_OPTIONS_VERSION}
 
 /* Expire every version past fdl.json's retention (never a branch or tag
  * tip, never one of a branch's newest `keep`): add expired.json, delete the
@@ -754,7 +749,7 @@ typedef struct fdl_withdraw_options {
 	int force;               /* withdraw a branch tip or a tagged version too */
 } fdl_withdraw_options;
 #define FDL_WITHDRAW_OPTIONS_VERSION 1
-#define FDL_WITHDRAW_OPTIONS_INIT {FDL_WITHDRAW_OPTIONS_VERSION, NULL, 0, 0, 0}
+#define FDL_WITHDRAW_OPTIONS_INIT {.version = FDL_WITHDRAW_OPTIONS_VERSION}
 
 /* Withdraw the `n` versions `ids`: each gets expired.json with reason
  * "withdrawn" (recording the data files), catalogs deleted, the data files
@@ -823,7 +818,7 @@ typedef struct fdl_gc_options {
 } fdl_gc_options;
 #define FDL_GC_GRACE_DEFAULT (14 * 86400)
 #define FDL_GC_OPTIONS_VERSION 1
-#define FDL_GC_OPTIONS_INIT {FDL_GC_OPTIONS_VERSION, FDL_GC_GRACE_DEFAULT, 0}
+#define FDL_GC_OPTIONS_INIT {.version = FDL_GC_OPTIONS_VERSION, .grace_seconds = FDL_GC_GRACE_DEFAULT}
 /* `opts` may be NULL (the defaults). */
 FDL_EXTERN int fdl_gc(fdl_gc_report **out, fdl_repo *repo, const fdl_gc_options *opts, fdl_error *err);
 FDL_EXTERN void fdl_gc_report_free(fdl_gc_report *r);
@@ -858,7 +853,7 @@ typedef struct fdl_clone_options {
 	int force;
 } fdl_clone_options;
 #define FDL_CLONE_OPTIONS_VERSION 1
-#define FDL_CLONE_OPTIONS_INIT {FDL_CLONE_OPTIONS_VERSION, NULL, NULL, 0, NULL, 0}
+#define FDL_CLONE_OPTIONS_INIT {.version = FDL_CLONE_OPTIONS_VERSION}
 typedef struct fdl_clone_report {
 	char *from, *to;
 	int64_t versions;      /* versions copied or found complete */
