@@ -1,6 +1,8 @@
 /*
- * The life of a version after it is written: retention (expire), withdrawal
- * and garbage collection of data files. The format (docs/format.md) allows exactly these
+ * The steps expire.c and withdraw.c share (gc.c is the third room of a
+ * version's life after it is written): expired.json written, the files
+ * fdl_version_removable names deleted, the data files a catalog
+ * references. The format (docs/format.md) allows exactly these
  * changes to a version: add expired.json and delete the catalog (and
  * files.json, catalogs/), and on withdrawal also version.json when it
  * carries the withdrawn data. Every step is idempotent and ordered so that

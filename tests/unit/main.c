@@ -17,7 +17,7 @@ char *t_tempdir(void)
 int main(int argc, char **argv)
 {
 	const t_case *suites[] = {uuid7_tests, version_tests, store_tests, refs_tests, catalog_tests, yaml_tests, range_tests, aws_tests, thread_tests,
-				    commit_tests, dataset_tests, hindex_tests, rebase_tests, pool_tests, iceberg_tests, api_tests};
+				    commit_tests, dataset_tests, hindex_tests, rebase_tests, pool_tests, iceberg_tests, api_tests, options_tests};
 	int passed = 0, failed = 0;
 	const char *only = argc > 1 ? argv[1] : NULL;
 	for (size_t s = 0; s < sizeof suites / sizeof *suites; s++) {

@@ -51,6 +51,7 @@ extern const t_case rebase_tests[];
 extern const t_case pool_tests[];
 extern const t_case iceberg_tests[];
 extern const t_case api_tests[];
+extern const t_case options_tests[];
 
 /* A fresh temporary folder for a test (caller frees and removes). */
 char *t_tempdir(void);
