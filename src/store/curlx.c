@@ -2,6 +2,8 @@
  * codes as fdl errors, retries, transfers into buffers and files. */
 #include "curlx.h"
 
+#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -69,5 +71,36 @@ void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, timeout_s());
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "fdl/0.1");
+	char agent[32];
+	snprintf(agent, sizeof agent, "fdl/%s", fdl_libversion()); /* libcurl keeps its own copy */
+	curl_easy_setopt(c, CURLOPT_USERAGENT, agent);
+}
+
+int fdl_url_sha256(char hex[65], int64_t *bytes, const char *url, fdl_error *err)
+{
+	if (fdl_curl_load(err))
+		return FDL_ERROR;
+	CURL *c = curl_easy_init();
+	if (!c)
+		return fdl_fail(err, FDL_ERROR, "libcurl: cannot start a transfer");
+	fdl_sink sink = {.max = SIZE_MAX};
+	char curl_err[CURL_ERROR_SIZE];
+	int rc = fdl_sha256_new(&sink.hash, err);
+	if (!rc) {
+		fdl_curl_defaults(c, curl_err);
+		fdl_curl_sink(c, &sink);
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+		curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+		CURLcode cc = curl_easy_perform(c);
+		if (cc != CURLE_OK)
+			rc = fdl_fail(err, FDL_EIO, "%s: %s", url, curl_err[0] ? curl_err : curl_easy_strerror(cc));
+	}
+	if (!rc)
+		rc = fdl_sha256_final(sink.hash, hex, err);
+	if (!rc && bytes)
+		*bytes = (int64_t)sink.got;
+	fdl_sha256_free(sink.hash);
+	curl_easy_cleanup(c);
+	return rc;
 }

@@ -217,4 +217,10 @@ void fdl_store_before_write(fdl_store *s);
  * force an interleaving. Nothing in other builds. */
 void fdl_store_test_barrier(const char *point);
 
+/* The sha256 (and size: bytes may be NULL) of what an http(s) URL answers,
+ * redirects followed, streamed through the digest: the one download that
+ * is not a store's (version.json `inputs`). libcurl's timeouts and user
+ * agent as every request has them. */
+int fdl_url_sha256(char hex[65], int64_t *bytes, const char *url, fdl_error *err);
+
 #endif

@@ -63,15 +63,29 @@ def test_inputs_file_and_url(repo, tmp_path):
     served = tmp_path / "site"
     served.mkdir()
     (served / "data.csv").write_bytes(b"a\n1\n2\n")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    handler.log_message = lambda *a: None
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    agents = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            agents.append(self.headers.get("User-Agent"))
+            super().do_GET()
+
+        def log_message(self, *a):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(served)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/data.csv"
     try:
+        con.execute("INSERT INTO lake.t VALUES (0)")
+        gone = url.replace("data.csv", "gone.csv")
+        p = fdl("commit", tmp_path / "w", "-m", "x", "--input", f"web:gone={gone}", check=False)
+        assert p.returncode == 6 and f"input: {gone}: " in p.stderr and "404" in p.stderr, p.stderr
         commit(tmp_path / "w", "with inputs", "--input", f"local:big={big}", "--input", f"web:csv={url}")
     finally:
         httpd.shutdown()
+    version = fdl("--version").stdout.split()[1]
+    assert agents == [f"fdl/{version}"] * 2  # the same user agent as every request of the stores
     inputs = repo.version(repo.head())["inputs"]
     assert inputs[0]["source_id"] == "local:big" and inputs[0]["url"] == f"file://{big}"
     assert inputs[0]["sha256"] == hashlib.sha256(big.read_bytes()).hexdigest()
