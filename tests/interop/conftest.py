@@ -168,3 +168,12 @@ class S3Repo:
 @pytest.fixture
 def s3repo(s3_server, tmp_path):
     return S3Repo(s3_server, tmp_path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, longest file first (schedule.py)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from schedule import LongestFileFirst
+    return LongestFileFirst(config, log)

@@ -1,0 +1,47 @@
+"""The order make interop hands test files to its two workers: longest
+first (a greedy longest-processing-time schedule), from each file's time in
+the last full run, kept in durations.json beside this file.
+
+pytest-xdist's `--dist loadfile` keeps a file on one worker (its module
+fixtures are set up once) but hands files out by their number of tests, so a
+file of a few long tests (a Spark session, 1,100 snapshots frozen twice)
+started last and ran alone while the other core sat idle. Here the longest
+files start first and the short ones fill in at the end. A file not in
+durations.json counts 10 s a test. Only the order changes: which tests run,
+and each file on one worker, stay as they were.
+
+Refresh the times after a full run: python scripts/test-times.py --write.
+"""
+import json
+import pathlib
+
+from xdist.scheduler import LoadFileScheduling
+
+DURATIONS = pathlib.Path(__file__).with_name("durations.json")
+
+
+def load_durations():
+    try:
+        return json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+class LongestFileFirst(LoadFileScheduling):
+    def __init__(self, config, log=None):
+        super().__init__(config, log)
+        self.seconds = load_durations()
+        self.ordered = False
+
+    def weight(self, scope):
+        name = pathlib.Path(scope.split("::")[0]).name
+        if name in self.seconds:
+            return float(self.seconds[name])
+        return 10.0 * len(self.workqueue.get(scope, {}))
+
+    def _assign_work_unit(self, node):
+        if not self.ordered:  # the queue is complete once the first unit goes out
+            for scope in sorted(self.workqueue, key=self.weight, reverse=True):
+                self.workqueue.move_to_end(scope)
+            self.ordered = True
+        super()._assign_work_unit(node)
