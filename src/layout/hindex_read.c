@@ -1,8 +1,8 @@
 /* The history index, reading: entries, the pointer and its packs, fdl_history_read and
  * find_seq (hindex.h; writing in hindex_write.c, verify in hindex_check.c). */
 #include "hindex_int.h"
+#include "../util/pool.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,9 +337,10 @@ typedef struct pack_part {
 	fdl_error e;
 } pack_part;
 
-static void *pack_part_parse(void *arg)
+static int pack_part_job(void *ctx, void *state, size_t job, fdl_error *err)
 {
-	pack_part *p = arg;
+	(void)state, (void)err;
+	pack_part *p = (pack_part *)ctx + job;
 	p->ok = true;
 	for (size_t off = 0; p->ok && off < p->len;) {
 		const char *nl = memchr(p->data + off, '\n', p->len - off);
@@ -353,7 +354,7 @@ static void *pack_part_parse(void *arg)
 		p->n += p->ok;
 		off += len + 1;
 	}
-	return NULL;
+	return 0;
 }
 
 /* A pack past this size is parsed in two halves at once: parsing is
@@ -380,19 +381,11 @@ bool hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo)
 	part[0].len = mid ? (size_t)(mid + 1 - b.data) : b.len;
 	part[1].data = b.data + part[0].len;
 	part[1].len = b.len - part[0].len;
-	pthread_t th;
-	bool two = ok && part[1].len && (part[1].items = calloc(want, sizeof(fdl_hentry))) &&
-		   pthread_create(&th, NULL, pack_part_parse, &part[1]) == 0;
+	if (ok && part[1].len && !(part[1].items = calloc(want, sizeof(fdl_hentry))))
+		ok = false;
+	fdl_pool_task t = {.jobs = part[1].len ? 2 : 1, .threads = 2, .ctx = part, .job = pack_part_job};
 	if (ok)
-		pack_part_parse(&part[0]);
-	if (two)
-		pthread_join(th, NULL);
-	else if (ok && part[1].len) { /* no second thread: both halves on this one */
-		if (part[1].items || (part[1].items = calloc(want, sizeof(fdl_hentry))))
-			pack_part_parse(&part[1]);
-		else
-			ok = false;
-	}
+		fdl_pool_run(&t, &e); /* the jobs only record what they parse */
 	ok = ok && part[0].ok && (!part[1].len || part[1].ok) && part[0].n + part[1].n == want;
 	if (ok && part[1].n) {
 		memcpy(part[0].items + part[0].n, part[1].items, part[1].n * sizeof(fdl_hentry));
