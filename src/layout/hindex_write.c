@@ -5,9 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* update_once: the old index names a pack that cannot be read; start over
- * without it (a pointer naming a missing pack must not block its repair) */
-#define HIST_REBUILD 1
+/* What one attempt at an update came to (its error, if any, in err). */
+typedef enum upd_status {
+	UPD_DONE,     /* the index is up to date (or gone with its branch) */
+	UPD_CONFLICT, /* another writer moved the pointer: try again */
+	UPD_REBUILD,  /* the old index names a pack that cannot be read: start over without it (a
+		       * pointer naming a missing pack must not block its repair) */
+	UPD_FAILED    /* an error, in err */
+} upd_status;
+
 /* ---- writing ----------------------------------------------------------------- */
 
 typedef struct entries {
@@ -156,10 +162,122 @@ static void drop_old_packs(fdl_repo *repo, const hindex *old, const hpack *now, 
 	fdl_strlist_free(&pointers);
 }
 
-/* One attempt: 0 (done), FDL_ECONFLICT (another writer moved the pointer:
- * try again) or an error. */
-static int update_once(fdl_repo *repo, const char *branch, const char *given, long max_walk, bool rebuild,
-		       fdl_error *err)
+/* Walk tip's first-parent chain down (into *walked, newest first) to
+ * where `base` holds it (*join: the seq below the walked versions, 0 when
+ * the walk reached the first version). */
+static int walk_to_join(fdl_hist *walked, int64_t *join, fdl_repo *repo, hindex *base, const char *tip,
+			long max_walk, fdl_error *err)
+{
+	int rc = 0;
+	char cur[FDL_ID_LEN + 1];
+	memcpy(cur, tip, sizeof cur);
+	for (;;) {
+		fdl_hentry e;
+		if ((rc = hix_entry_read(&e, repo, cur, err)))
+			break;
+		if (walked->len && e.seq != walked->items[walked->len - 1].seq - 1)
+			rc = fdl_fail(err, FDL_EINVALID, "version %s has seq %lld, but its child has seq %lld", cur,
+				      (long long)e.seq, (long long)walked->items[walked->len - 1].seq);
+		if (!rc)
+			rc = hix_hist_push(walked, &e, err);
+		hix_entry_clear(&e);
+		if (rc)
+			break;
+		const fdl_hentry *w = &walked->items[walked->len - 1];
+		const char *parent = hix_entry_parent(w);
+		if (!parent || w->seq <= 1)
+			break;
+		if (max_walk >= 0 && (long)walked->len >= max_walk) {
+			rc = fdl_fail(err, FDL_ENOCHANGE, "no index joins within %ld versions of the tip: fdl gc writes "
+							  "it whole",
+				      max_walk);
+			break;
+		}
+		int64_t s = w->seq - 1;
+		if (base->usable && s <= base->seq) {
+			const fdl_hentry *h = s == base->seq ? NULL : hix_index_at(base, repo, s);
+			if ((s == base->seq && !strcmp(parent, base->tip)) || (h && !strcmp(h->id, parent))) {
+				*join = s;
+				break;
+			}
+		}
+		memcpy(cur, parent, sizeof cur);
+	}
+	return rc;
+}
+
+/* An FDL_E* code (or 0) as an attempt's status. */
+static upd_status status_of(int rc)
+{
+	return rc == 0 ? UPD_DONE : rc == FDL_ECONFLICT ? UPD_CONFLICT : UPD_FAILED;
+}
+
+/* The new index: base packs wholly at or below the join, then the base's
+ * versions up to the join, then the walked ones; into all (the pointer's
+ * versions from *keep_from on) and packs[*npacks]. */
+static upd_status assemble(entries *all, hpack packs[3], size_t *npacks, size_t *keep_from, fdl_repo *repo,
+			   hindex *base, const fdl_hist *walked, int64_t join, long max_walk, fdl_error *err)
+{
+	int rc = 0;
+	int64_t done = 0;
+	/* (an index in the old format keeps none: its packs are written anew) */
+	for (size_t i = 0; !rc && base->format == HIST_FORMAT && i < base->npacks && base->packs[i].last <= join &&
+			   *npacks < 2;
+	     i++) {
+		/* gc and clone (no bound on the walk) also read what they keep:
+		 * a pack that is gone or damaged makes them write the index anew */
+		if (max_walk < 0 && !hix_pack_load(base, &base->packs[i], repo))
+			return UPD_REBUILD;
+		packs[(*npacks)++] = base->packs[i];
+		packs[*npacks - 1].e = NULL;
+		done = base->packs[i].last;
+	}
+	for (int64_t s = done + 1; !rc && s <= join; s++) {
+		const fdl_hentry *h = hix_index_at(base, repo, s);
+		if (!h)
+			return UPD_REBUILD;
+		rc = entries_add(all, h, err);
+	}
+	for (size_t i = walked->len; !rc && i > 0; i--)
+		rc = entries_add(all, &walked->items[i - 1], err);
+	for (size_t i = 1; !rc && i < all->n; i++)
+		if (!hix_entries_link(all->p[i - 1], all->p[i]))
+			rc = fdl_fail(err, FDL_EINVALID, "version %s does not follow version %s", all->p[i]->id,
+				      all->p[i - 1]->id);
+	/* One pack at rest, so a whole history is the pointer and one pack at
+	 * any length (five requests with fdl.json, HEAD and the ref). The
+	 * pointer holds up to max(32, sqrt(versions)) versions; past that all
+	 * but the newest 16 join the pack, which is written anew: per commit
+	 * that is a pointer of at most sqrt(n) versions plus, amortised, about
+	 * sqrt(n) versions of pack. An index written with two packs (fdl 0.2)
+	 * is made one pack at its next update. */
+	int64_t tail_max = walked->len ? isqrt64(walked->items[0].seq) : 0;
+	if (tail_max < HIST_TAIL_MAX)
+		tail_max = HIST_TAIL_MAX;
+	if (!rc && ((int64_t)all->n > tail_max || *npacks > 1)) {
+		entries merged = {0};
+		bool lost = false; /* a pack that cannot be read */
+		for (size_t i = 0; !rc && !lost && i < *npacks; i++) {
+			lost = !hix_pack_load(base, &base->packs[i], repo);
+			rc = lost ? 0 : entries_add_pack(&merged, &base->packs[i], err);
+		}
+		size_t move = (int64_t)all->n > tail_max ? all->n - HIST_TAIL_KEEP : 0;
+		for (size_t i = 0; !rc && !lost && i < move; i++)
+			rc = entries_add(&merged, all->p[i], err);
+		*npacks = 0;
+		if (!rc && !lost && merged.n)
+			rc = pack_write(&packs[(*npacks)++], repo, &merged, 0, merged.n, err);
+		free(merged.p);
+		if (lost)
+			return UPD_REBUILD;
+		*keep_from = move;
+	}
+	return status_of(rc);
+}
+
+/* One attempt (see upd_status). */
+static upd_status update_once(fdl_repo *repo, const char *branch, const char *given, long max_walk, bool rebuild,
+			      fdl_error *err)
 {
 	char *ref_key = NULL;
 	char tip[FDL_ID_LEN + 1];
@@ -171,10 +289,8 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 	else if (!(rc = fdl_ref_branch_key(&ref_key, branch, err)))
 		rc = fdl_ref_read(repo, ref_key, tip, &exists, NULL, err);
 	free(ref_key);
-	if (rc)
-		return rc;
-	if ((rc = hix_load(&own, repo, branch, true, err)))
-		return rc;
+	if (rc || (rc = hix_load(&own, repo, branch, true, err)))
+		return status_of(rc);
 	own.whole = true; /* its entries are written again */
 	if (!exists) { /* the branch is gone: so is its index */
 		if (own.exists)
@@ -182,11 +298,11 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 		if (!rc)
 			drop_old_packs(repo, &own, NULL, 0, own.key);
 		hix_free(&own);
-		return rc == FDL_ENOTFOUND ? 0 : rc;
+		return status_of(rc == FDL_ENOTFOUND ? 0 : rc);
 	}
 	if (own.usable && own.format == HIST_FORMAT && !strcmp(own.tip, tip)) {
 		hix_free(&own);
-		return 0;
+		return UPD_DONE;
 	}
 	hindex *base = &own;
 	if (rebuild) /* from version.json files alone */
@@ -203,95 +319,13 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 	/* walk from the tip down to where the base index holds the chain */
 	fdl_hist walked = {0};
 	int64_t join = 0;
-	char cur[FDL_ID_LEN + 1];
-	memcpy(cur, tip, sizeof cur);
-	for (;;) {
-		fdl_hentry e;
-		if ((rc = hix_entry_read(&e, repo, cur, err)))
-			break;
-		if (walked.len && e.seq != walked.items[walked.len - 1].seq - 1)
-			rc = fdl_fail(err, FDL_EINVALID, "version %s has seq %lld, but its child has seq %lld", cur,
-				      (long long)e.seq, (long long)walked.items[walked.len - 1].seq);
-		if (!rc)
-			rc = hix_hist_push(&walked, &e, err);
-		hix_entry_clear(&e);
-		if (rc)
-			break;
-		const fdl_hentry *w = &walked.items[walked.len - 1];
-		const char *parent = hix_entry_parent(w);
-		if (!parent || w->seq <= 1)
-			break;
-		if (max_walk >= 0 && (long)walked.len >= max_walk) {
-			rc = fdl_fail(err, FDL_ENOCHANGE, "no index joins within %ld versions of the tip: fdl gc writes "
-							  "it whole",
-				      max_walk);
-			break;
-		}
-		int64_t s = w->seq - 1;
-		if (base->usable && s <= base->seq) {
-			const fdl_hentry *h = s == base->seq ? NULL : hix_index_at(base, repo, s);
-			if ((s == base->seq && !strcmp(parent, base->tip)) || (h && !strcmp(h->id, parent))) {
-				join = s;
-				break;
-			}
-		}
-		memcpy(cur, parent, sizeof cur);
-	}
-	/* the new index: base packs wholly at or below the join, then the
-	 * base's versions up to the join, then the walked ones */
+	rc = walk_to_join(&walked, &join, repo, base, tip, max_walk, err);
 	entries all = {0};
 	hpack packs[3];
 	size_t npacks = 0, keep_from = 0;
-	int64_t done = 0;
-	/* (an index in the old format keeps none: its packs are written anew) */
-	for (size_t i = 0; !rc && base->format == HIST_FORMAT && i < base->npacks && base->packs[i].last <= join &&
-			   npacks < 2;
-	     i++) {
-		/* gc and clone (no bound on the walk) also read what they keep:
-		 * a pack that is gone or damaged makes them write the index anew */
-		if (max_walk < 0 && !hix_pack_load(base, &base->packs[i], repo)) {
-			rc = HIST_REBUILD;
-			break;
-		}
-		packs[npacks++] = base->packs[i];
-		packs[npacks - 1].e = NULL;
-		done = base->packs[i].last;
-	}
-	for (int64_t s = done + 1; !rc && s <= join; s++) {
-		const fdl_hentry *h = hix_index_at(base, repo, s);
-		rc = h ? entries_add(&all, h, err) : HIST_REBUILD;
-	}
-	for (size_t i = walked.len; !rc && i > 0; i--)
-		rc = entries_add(&all, &walked.items[i - 1], err);
-	for (size_t i = 1; !rc && i < all.n; i++)
-		if (!hix_entries_link(all.p[i - 1], all.p[i]))
-			rc = fdl_fail(err, FDL_EINVALID, "version %s does not follow version %s", all.p[i]->id,
-				      all.p[i - 1]->id);
-	/* One pack at rest, so a whole history is the pointer and one pack at
-	 * any length (five requests with fdl.json, HEAD and the ref). The
-	 * pointer holds up to max(32, sqrt(versions)) versions; past that all
-	 * but the newest 16 join the pack, which is written anew: per commit
-	 * that is a pointer of at most sqrt(n) versions plus, amortised, about
-	 * sqrt(n) versions of pack. An index written with two packs (fdl 0.2)
-	 * is made one pack at its next update. */
-	int64_t tail_max = walked.len ? isqrt64(walked.items[0].seq) : 0;
-	if (tail_max < HIST_TAIL_MAX)
-		tail_max = HIST_TAIL_MAX;
-	if (!rc && ((int64_t)all.n > tail_max || npacks > 1)) {
-		entries merged = {0};
-		for (size_t i = 0; !rc && i < npacks; i++)
-			rc = hix_pack_load(base, &base->packs[i], repo) ? entries_add_pack(&merged, &base->packs[i], err)
-								    : HIST_REBUILD;
-		size_t move = (int64_t)all.n > tail_max ? all.n - HIST_TAIL_KEEP : 0;
-		for (size_t i = 0; !rc && i < move; i++)
-			rc = entries_add(&merged, all.p[i], err);
-		npacks = 0;
-		if (!rc && merged.n)
-			rc = pack_write(&packs[npacks++], repo, &merged, 0, merged.n, err);
-		free(merged.p);
-		keep_from = move;
-	}
-	if (!rc) {
+	upd_status st = rc ? status_of(rc)
+			   : assemble(&all, packs, &npacks, &keep_from, repo, base, &walked, join, max_walk, err);
+	if (st == UPD_DONE) {
 		json_t *doc = pointer_json(branch, tip, walked.items[0].seq, packs, npacks, &all, keep_from);
 		char *text = NULL;
 		size_t len = 0;
@@ -300,29 +334,32 @@ static int update_once(fdl_repo *repo, const char *branch, const char *given, lo
 			rc = fdl_store_put_if_match(repo->store, own.key, text, len, own.exists ? own.etag : NULL, err);
 		free(text);
 		json_decref(doc);
+		st = status_of(rc);
 	}
-	if (!rc)
+	if (st == UPD_DONE)
 		drop_old_packs(repo, &own, packs, npacks, own.key);
 	free(all.p);
 	fdl_hist_free(&walked);
 	hix_free(&seed);
 	hix_free(&own);
-	return rc;
+	return st;
 }
 
 static int update(fdl_repo *repo, const char *branch, const char *tip, long max_walk, fdl_error *err)
 {
 	if (!strncmp(branch, "refs/heads/", 11))
 		branch += 11;
-	int rc = FDL_ECONFLICT;
+	upd_status st = UPD_CONFLICT;
 	bool rebuild = false;
-	for (int i = 0; i < HIST_RETRIES && (rc == FDL_ECONFLICT || rc == HIST_REBUILD); i++) {
-		rebuild = rebuild || rc == HIST_REBUILD;
-		rc = update_once(repo, branch, tip, max_walk, rebuild, err);
+	for (int i = 0; i < HIST_RETRIES && (st == UPD_CONFLICT || st == UPD_REBUILD); i++) {
+		rebuild = rebuild || st == UPD_REBUILD;
+		st = update_once(repo, branch, tip, max_walk, rebuild, err);
 	}
-	if (rc == HIST_REBUILD)
-		rc = fdl_fail(err, FDL_EINVALID, "a pack of the index cannot be read");
-	return rc ? fdl_error_prefix(err, "the history index of branch %s was not updated", branch) : 0;
+	if (st == UPD_DONE)
+		return 0;
+	if (st == UPD_REBUILD)
+		fdl_fail(err, FDL_EINVALID, "a pack of the index cannot be read");
+	return fdl_error_prefix(err, "the history index of branch %s was not updated", branch);
 }
 
 int fdl_history_update(fdl_repo *repo, const char *branch, long max_walk, fdl_error *err)
