@@ -45,6 +45,26 @@ static int check_pack_bytes(fdl_strlist *problems, fdl_repo *repo, const char *k
 	return rc;
 }
 
+/* Is `k` a pointer's key, history/heads/<branch>.json? */
+static bool is_pointer_key(const char *k)
+{
+	size_t n = strlen(k);
+	return !strncmp(k, "history/heads/", 14) && n >= 20 && !strcmp(k + n - 5, ".json");
+}
+
+/* The scan for unnamed packs, fdl verify's and fdl gc's: the keys of
+ * `keys` under history/packs/ that `named` (sorted here) does not hold,
+ * added to out. */
+static int packs_unnamed(fdl_strlist *out, const fdl_strlist *keys, fdl_strlist *named, fdl_error *err)
+{
+	int rc = 0;
+	fdl_strlist_sort(named);
+	for (size_t i = 0; i < keys->len && !rc; i++)
+		if (!strncmp(keys->items[i], "history/packs/", 14) && !fdl_strlist_has_sorted(named, keys->items[i]))
+			rc = fdl_strlist_add(out, keys->items[i], err);
+	return rc;
+}
+
 int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err)
 {
 	fdl_strlist keys = {0}, named = {0};
@@ -66,7 +86,7 @@ int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
 			rc = fdl_reflist_verify(problems, warnings, repo, err);
 			continue;
 		}
-		if (strncmp(k, "history/heads/", 14) || n < 20 || strcmp(k + n - 5, ".json")) {
+		if (!is_pointer_key(k)) {
 			if (!strstr(k, ".lock"))
 				rc = finding(problems, k, "is not part of the history index (history/heads/<branch>.json, "
 							  "history/packs/<sha256>.jsonl, history/refs.json)");
@@ -123,12 +143,14 @@ int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *re
 		hix_free(&ix);
 		free(branch);
 	}
-	fdl_strlist_sort(&named);
-	for (size_t i = 0; i < keys.len && !rc; i++)
-		if (!strncmp(keys.items[i], "history/packs/", 14) && strlen(keys.items[i]) == 84 &&
-		    !fdl_strlist_has_sorted(&named, keys.items[i]))
-			rc = finding(warnings, keys.items[i], "is named by no history index (left by an interrupted "
-							      "writer; fdl gc removes it)");
+	fdl_strlist unnamed = {0};
+	if (!rc)
+		rc = packs_unnamed(&unnamed, &keys, &named, err);
+	for (size_t i = 0; i < unnamed.len && !rc; i++)
+		if (strlen(unnamed.items[i]) == 84) /* a pack's name (any other is a problem above) */
+			rc = finding(warnings, unnamed.items[i], "is named by no history index (left by an interrupted "
+								 "writer; fdl gc removes it)");
+	fdl_strlist_free(&unnamed);
 	fdl_strlist_free(&named);
 	fdl_strlist_free(&keys);
 	return rc;
@@ -144,8 +166,7 @@ int fdl_history_unnamed_packs(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
 	}
 	for (size_t i = 0; i < keys.len && !rc; i++) {
 		const char *k = keys.items[i];
-		size_t n = strlen(k);
-		if (strncmp(k, "history/heads/", 14) || n < 20 || strcmp(k + n - 5, ".json"))
+		if (!is_pointer_key(k))
 			continue;
 		/* a pointer that cannot be read or parsed keeps everything */
 		fdl_buf b = {0};
@@ -169,10 +190,8 @@ int fdl_history_unnamed_packs(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
 		json_decref(doc);
 		fdl_buf_free(&b);
 	}
-	fdl_strlist_sort(&named);
-	for (size_t i = 0; i < keys.len && !rc; i++)
-		if (!strncmp(keys.items[i], "history/packs/", 14) && !fdl_strlist_has_sorted(&named, keys.items[i]))
-			rc = fdl_strlist_add(out, keys.items[i], err);
+	if (!rc)
+		rc = packs_unnamed(out, &keys, &named, err);
 	fdl_strlist_free(&named);
 	fdl_strlist_free(&keys);
 	return rc;
