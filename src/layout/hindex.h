@@ -95,19 +95,19 @@ int fdl_history_remove(fdl_repo *repo, const char *branch, fdl_error *err);
  * leave a copy of it in the index); the ref list, which holds none, stays. */
 int fdl_history_drop(fdl_repo *repo, fdl_error *err);
 
-/* What fdl verify says about the index, each finding "key\tmessage":
+/* What fdl verify says about the index, each finding a key and a message:
  * problems (a pointer or pack that does not hold together, an entry that
  * differs from the version.json it copies, a file that is not part of the
  * index) and warnings (an index behind its branch or of a branch that is
  * gone, a pack no pointer names). Every entry is compared with the
  * version.json the store holds. */
-int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
+int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo, fdl_error *err);
 
 /* fdl_history_check's part for the ref list, history/refs.json
  * (reflist.c): a problem when it does not hold together, a warning for
  * each ref it names at another version than refs/ does, or a version it
  * calls gone that has no expired.json. */
-int fdl_reflist_verify(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
+int fdl_reflist_verify(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo, fdl_error *err);
 
 /* Keys of the files under history/packs/ that no pointer names (left by
  * an interrupted writer or a lost race), for fdl gc; none when a pointer

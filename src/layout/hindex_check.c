@@ -8,10 +8,10 @@
 
 /* ---- verify ------------------------------------------------------------------- */
 
-#define finding fdl_finding_add
+#define finding fdl_finding_list_add
 
 /* One entry against the version.json it copies. */
-static int check_entry(fdl_strlist *problems, fdl_repo *repo, const char *where, const fdl_hentry *h)
+static int check_entry(fdl_finding_list *problems, fdl_repo *repo, const char *where, const fdl_hentry *h)
 {
 	fdl_hentry real;
 	fdl_error e;
@@ -30,7 +30,7 @@ static int check_entry(fdl_strlist *problems, fdl_repo *repo, const char *where,
 }
 
 /* A pack's bytes must hash to its name. */
-static int check_pack_bytes(fdl_strlist *problems, fdl_repo *repo, const char *key, const char *name)
+static int check_pack_bytes(fdl_finding_list *problems, fdl_repo *repo, const char *key, const char *name)
 {
 	fdl_buf b = {0};
 	fdl_error e;
@@ -65,7 +65,7 @@ static int packs_unnamed(fdl_strlist *out, const fdl_strlist *keys, fdl_strlist 
 	return rc;
 }
 
-int fdl_history_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err)
+int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo, fdl_error *err)
 {
 	fdl_strlist keys = {0}, named = {0};
 	int rc = fdl_store_list(repo->store, "history", &keys, err);

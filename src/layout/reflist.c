@@ -327,15 +327,12 @@ void fdl_ref_suggest(char *out, size_t size, fdl_repo *repo, const char *word)
 	fdl_refs_free(&refs);
 }
 
-static int say(fdl_strlist *l, const char *what, fdl_error *err)
+static int say(fdl_finding_list *l, const char *what, fdl_error *err)
 {
-	char *line = what ? fdl_asprintf(REFLIST_KEY "\t%s", what) : NULL;
-	int rc = line ? fdl_strlist_add(l, line, err) : fdl_oom(err);
-	free(line);
-	return rc;
+	return what && !fdl_finding_list_add(l, REFLIST_KEY, "%s", what) ? 0 : fdl_oom(err);
 }
 
-int fdl_reflist_verify(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err)
+int fdl_reflist_verify(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo, fdl_error *err)
 {
 	fdl_buf b = {0};
 	fdl_error e;

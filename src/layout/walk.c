@@ -60,7 +60,7 @@ int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_strlist *specials, fdl_r
 	return rc;
 }
 
-int fdl_vdirs_read(vdirs *d, fdl_strlist *problems, fdl_repo *repo, fdl_error *err)
+int fdl_vdirs_read(vdirs *d, fdl_finding_list *problems, fdl_repo *repo, fdl_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < d->len && !rc; i++) {
@@ -74,11 +74,8 @@ int fdl_vdirs_read(vdirs *d, fdl_strlist *problems, fdl_repo *repo, fdl_error *e
 			rc = fdl_oom(err);
 		else if (fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
 			 fdl_version_parse(&v->v, b.data, b.len, v->id, key, &e)) {
-			if (problems) {
-				char *line = fdl_asprintf("%s\t%s", key, e.message);
-				rc = line ? fdl_strlist_add(problems, line, err) : fdl_fail(err, FDL_ERROR, "oom");
-				free(line);
-			}
+			if (problems && fdl_finding_list_add(problems, key, "%s", e.message))
+				rc = fdl_fail(err, FDL_ERROR, "oom");
 		}
 		fdl_buf_free(&b);
 		free(key);

@@ -25,7 +25,7 @@ typedef struct vdirs {
 int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_strlist *specials, fdl_repo *repo, fdl_error *err);
 /* Also read and check each version.json; unreadable ones stay NULL, their
  * message appended to `problems` as "key: message" (may be NULL). */
-int fdl_vdirs_read(vdirs *d, fdl_strlist *problems, fdl_repo *repo, fdl_error *err);
+int fdl_vdirs_read(vdirs *d, fdl_finding_list *problems, fdl_repo *repo, fdl_error *err);
 vdir *fdl_vdirs_find(vdirs *d, const char *id);
 bool fdl_vdir_has(const vdir *d, const char *name);
 void fdl_vdirs_free(vdirs *d);

@@ -710,13 +710,26 @@ static void add_findings(report *r, fdl_strlist *problems, fdl_strlist *warnings
 	fdl_strlist_free(warnings);
 }
 
+/* Findings layout gathered, as problems and warnings. */
+static void add_found(report *r, fdl_finding_list *problems, fdl_finding_list *warnings)
+{
+	for (size_t i = 0; problems && i < problems->len; i++)
+		problem(r, problems->items[i].where, "%s", problems->items[i].what);
+	for (size_t i = 0; warnings && i < warnings->len; i++)
+		warning(r, warnings->items[i].where, warnings->items[i].what);
+	if (problems)
+		fdl_finding_list_free(problems);
+	if (warnings)
+		fdl_finding_list_free(warnings);
+}
+
 /* The history index (fdl's addition): derived, but an entry that differs
  * from the version.json it copies is reported, as is any stray file. */
 static int check_history(report *r, fdl_repo *repo, fdl_error *err)
 {
-	fdl_strlist problems = {0}, warnings = {0};
+	fdl_finding_list problems = {0}, warnings = {0};
 	int rc = fdl_history_check(&problems, &warnings, repo, err);
-	add_findings(r, &problems, &warnings);
+	add_found(r, &problems, &warnings);
 	return rc;
 }
 
@@ -754,15 +767,10 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 			"(versions/ holds only version directories and their files)");
 	fdl_strlist_free(&strays);
 	fdl_strlist_free(&specials);
-	fdl_strlist unreadable = {0};
+	fdl_finding_list unreadable = {0};
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, &unreadable, repo, err);
-	for (size_t i = 0; i < unreadable.len; i++) {
-		char *tab = strchr(unreadable.items[i], '\t');
-		*tab = '\0';
-		problem(&r, unreadable.items[i], "%s", tab + 1);
-	}
-	fdl_strlist_free(&unreadable);
+	add_found(&r, &unreadable, NULL);
 	for (size_t i = 0; i < dirs.len && !rc; i++)
 		if (!fdl_vdir_has(&dirs.items[i], FDL_VERSION_JSON) && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON)) {
 			char *key = fdl_version_key(dirs.items[i].id, FDL_VERSION_JSON);

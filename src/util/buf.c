@@ -190,3 +190,37 @@ int fdl_finding_add(fdl_strlist *l, const char *key, const char *fmt, ...)
 	free(line);
 	return rc ? FDL_ERROR : 0;
 }
+
+int fdl_finding_list_add(fdl_finding_list *l, const char *where, const char *fmt, ...)
+{
+	char msg[1536];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fdl_finding *grown = realloc(l->items, (l->len + 1) * sizeof *grown);
+	if (!grown)
+		return FDL_ERROR;
+	l->items = grown;
+	fdl_finding *f = &l->items[l->len];
+	f->where = strdup(where);
+	f->what = strdup(msg);
+	if (!f->where || !f->what) {
+		free(f->where);
+		free(f->what);
+		return FDL_ERROR;
+	}
+	l->len++;
+	return 0;
+}
+
+void fdl_finding_list_free(fdl_finding_list *l)
+{
+	for (size_t i = 0; i < l->len; i++) {
+		free(l->items[i].where);
+		free(l->items[i].what);
+	}
+	free(l->items);
+	l->items = NULL;
+	l->len = 0;
+}

@@ -66,6 +66,15 @@ bool fdl_strlist_has_sorted(const fdl_strlist *l, const char *s);
 void fdl_strlist_free(fdl_strlist *l);
 /* A finding of fdl verify's derived parts, "key\tmessage", added to l. */
 int fdl_finding_add(fdl_strlist *l, const char *key, const char *fmt, ...) FDL_PRINTF(3, 4);
+/* fdl verify's findings as layout gathers them (include/fdl.h's
+ * fdl_finding, each owning its strings), carried so to the report. */
+typedef struct fdl_finding_list {
+	fdl_finding *items;
+	size_t len;
+} fdl_finding_list;
+/* Add (where, the formatted message) to l; FDL_ERROR when out of memory. */
+int fdl_finding_list_add(fdl_finding_list *l, const char *where, const char *fmt, ...) FDL_PRINTF(3, 4);
+void fdl_finding_list_free(fdl_finding_list *l);
 
 /* SHA-256 (OpenSSL). `hex` receives 64 lower-case hex digits and a NUL. */
 typedef struct fdl_sha256 fdl_sha256;
