@@ -9,8 +9,6 @@
 #include "dataset.h"
 #include "../util/yaml.h"
 
-#include <yaml.h>
-
 #include <stdarg.h>
 #include <stdlib.h>
 #include <fnmatch.h>
@@ -456,112 +454,11 @@ static bool base_has_field(const json_t *bt, const char *col)
 
 /* ---- the description as YAML, for checkout ------------------------------- */
 
-/* Would a plain scalar with this text read back as something else than a
- * string (null, a boolean, a number) or not at all? */
-static bool needs_quotes(const char *s)
-{
-	if (!*s || strchr(":#{}[],&*!|>'\"%@`\n", s[0]) || strchr(s, ':') || strchr(s, '#') || strchr(s, '\n') ||
-	    s[strlen(s) - 1] == ' ' || s[0] == ' ' || s[0] == '-' || s[0] == '?')
-		return true;
-	const char *words[] = {"null", "Null", "NULL", "~", "true", "True", "TRUE", "false", "False", "FALSE",
-			       "yes", "no", "on", "off", "Yes", "No", "On", "Off", NULL};
-	for (const char **w = words; *w; w++)
-		if (!strcmp(s, *w))
-			return true;
-	char *end;
-	strtod(s, &end);
-	return *end == '\0' || ((s[0] == '.' || s[0] == '+') && s[1]);
-}
-
-static int emit(yaml_emitter_t *em, const json_t *v)
-{
-	yaml_event_t ev;
-	char num[64];
-	const char *text = NULL;
-	yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: {
-		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
-		    !yaml_emitter_emit(em, &ev))
-			return -1;
-		const char *k;
-		json_t *x;
-		json_object_foreach((json_t *)v, k, x)
-		{
-			json_t *key = json_string(k);
-			int rc = key ? emit(em, key) : -1;
-			json_decref(key);
-			if (rc || emit(em, x))
-				return -1;
-		}
-		return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev) ? 0 : -1;
-	}
-	case JSON_ARRAY: {
-		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
-		    !yaml_emitter_emit(em, &ev))
-			return -1;
-		size_t i;
-		json_t *x;
-		json_array_foreach(v, i, x) if (emit(em, x)) return -1;
-		return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev) ? 0 : -1;
-	}
-	case JSON_STRING:
-		text = json_string_value(v);
-		style = needs_quotes(text) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE;
-		break;
-	case JSON_INTEGER:
-		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		text = num;
-		break;
-	case JSON_REAL:
-		snprintf(num, sizeof num, "%.17g", json_real_value(v));
-		text = num;
-		break;
-	case JSON_TRUE:
-		text = "true";
-		break;
-	case JSON_FALSE:
-		text = "false";
-		break;
-	default:
-		text = "null";
-		break;
-	}
-	return yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text),
-					    style != YAML_DOUBLE_QUOTED_SCALAR_STYLE, 1, style) &&
-			       yaml_emitter_emit(em, &ev)
-		       ? 0
-		       : -1;
-}
-
-static int to_buf(void *data, unsigned char *bytes, size_t size)
-{
-	fdl_error e;
-	return fdl_buf_add(data, bytes, size, &e) == 0;
-}
-
 int fdl_dataset_yaml(fdl_buf *out, const json_t *description, const char *header, fdl_error *err)
 {
-	yaml_emitter_t em;
-	yaml_event_t ev;
-	if (!yaml_emitter_initialize(&em))
-		return fdl_oom(err);
 	int rc = fdl_buf_puts(out, header, err);
-	yaml_emitter_set_output(&em, to_buf, out);
-	yaml_emitter_set_unicode(&em, 1);
-	yaml_emitter_set_width(&em, 100);
-	if (!rc && !(yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&em, &ev) &&
-		     yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&em, &ev) &&
-		     emit(&em, description) == 0 && yaml_document_end_event_initialize(&ev, 1) &&
-		     yaml_emitter_emit(&em, &ev) && yaml_stream_end_event_initialize(&ev) &&
-		     yaml_emitter_emit(&em, &ev)))
-		rc = fdl_fail(err, FDL_ERROR, "cannot write the description as YAML: %s",
-			      em.problem ? em.problem : "out of memory");
 	if (!rc)
-		yaml_emitter_flush(&em);
-	yaml_emitter_delete(&em);
-	if (!rc && out->len && out->data[out->len - 1] != '\n')
-		rc = fdl_buf_puts(out, "\n", err);
+		rc = fdl_yaml_write(out, description, "the description", err);
 	return rc;
 }
 

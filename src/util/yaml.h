@@ -1,6 +1,8 @@
 /* YAML (and JSON, which libyaml reads as YAML) into a small tree that keeps
  * the line of every node, so a description's errors can name file, line and
- * key. Parsing is libyaml's; this only copies its document into owned nodes. */
+ * key, and JSON values written out as YAML. Parsing and emitting are
+ * libyaml's; this only copies its document into owned nodes and feeds it
+ * events. */
 #ifndef FDL_YAML_H
 #define FDL_YAML_H
 
@@ -28,5 +30,10 @@ const fdl_ynode *fdl_ynode_get(const fdl_ynode *map, const char *key, int *key_l
 /* A node as JSON, scalars typed the way YAML 1.2's core schema types plain
  * scalars (null, true/false, integers, floats; else strings). */
 json_t *fdl_ynode_to_json(const fdl_ynode *n);
+
+/* Append `v` to out as one block-style YAML document (libyaml's emitter;
+ * strings quoted where a plain scalar would read back as something else),
+ * ending in a newline; a failure names `what`. */
+int fdl_yaml_write(fdl_buf *out, const json_t *v, const char *what, fdl_error *err);
 
 #endif
