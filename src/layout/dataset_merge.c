@@ -41,6 +41,33 @@ static int copy_key(json_t *dst, const json_t *src, const char *k)
 	return v ? json_object_set(dst, k, v) : 0;
 }
 
+/* A described table's primary_key into t, when its columns exist (one the
+ * catalog dropped drops the key, when lenient or the base had it). */
+static int merge_primary_key(json_t *t, const json_t *w, const json_t *cat, const described *dsc, bool view,
+			     bool lenient, const json_t *bt, fdl_error *err)
+{
+	const json_t *fields_cat = json_object_get(cat, "fields");
+	const char *src = dsc ? dsc->src : "";
+	size_t i;
+	const json_t *k;
+	json_array_foreach(json_object_get(w, "primary_key"), i, k)
+	{
+		bool found = false;
+		size_t j;
+		const json_t *f;
+		json_array_foreach(fields_cat, j, f) found |= !strcmp(ds_str(f, "name"), json_string_value(k));
+		if (!found && !view && (lenient || ds_base_has_field(bt, json_string_value(k))))
+			return 0; /* the key is gone */
+		if (!found && !view)
+			return fdl_fail(err, FDL_EINVALID,
+					"%s, line %d: primary_key of %s.%s names column '%s', which the table "
+					"does not have",
+					src, dsc->line, ds_str(cat, "schema"), ds_str(cat, "name"), json_string_value(k));
+	}
+	copy_key(t, w, "primary_key");
+	return 0;
+}
+
 /* One table: the described item merged with the catalog's facts. */
 static int merge_table(json_t **out, const json_t *cat, const described *dsc, bool lenient, const json_t *bt,
 		       fdl_error *err)
@@ -70,30 +97,11 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 	set_str(t, "description", wd ? wd : ds_str(cat, "description"));
 	const json_t *fields_cat = json_object_get(cat, "fields");
 	if (w) {
-		/* primary key columns must exist */
-		bool pk_gone = false;
-		size_t i;
-		const json_t *k;
-		json_array_foreach(json_object_get(w, "primary_key"), i, k)
-		{
-			bool found = false;
-			size_t j;
-			const json_t *f;
-			json_array_foreach(fields_cat, j, f) found |= !strcmp(ds_str(f, "name"), json_string_value(k));
-			if (!found && !view && (lenient || ds_base_has_field(bt, json_string_value(k)))) {
-				pk_gone = true;
-				break;
-			}
-			if (!found && !view) {
-				json_decref(t);
-				return fdl_fail(err, FDL_EINVALID,
-						"%s, line %d: primary_key of %s.%s names column '%s', which the table "
-						"does not have",
-						src, dsc->line, ds_str(cat, "schema"), ds_str(cat, "name"), json_string_value(k));
-			}
+		int rc = merge_primary_key(t, w, cat, dsc, view, lenient, bt, err);
+		if (rc) {
+			json_decref(t);
+			return rc;
 		}
-		if (!pk_gone)
-			copy_key(t, w, "primary_key");
 		copy_key(t, w, "depends_on");
 	}
 	if (view)
