@@ -1,4 +1,4 @@
-/* The history index's own rules (src/layout/hindex.c) on a folder of
+/* The history index's own rules (src/layout/hindex_*.c) on a folder of
  * version.json files: 16 to max(32, sqrt(n)) versions inline and one pack
  * whatever the length n, old packs removed, every version read from the index when it is
  * current; an index behind its branch, or of a branch another one forked
@@ -248,13 +248,13 @@ static void a_seq_is_checked_against_its_version(t_ctx *t)
 	/* and the ref resolver then walks the chain: the same answer */
 	char via[FDL_ID_LEN + 1];
 	CHECK(t, repo && fdl_ref_resolve(via, repo, "main:4", &err) == 0 && !strcmp(via, c.ids[3]));
-	fdl_strlist problems = {0}, warnings = {0};
+	fdl_finding_list problems = {0}, warnings = {0};
 	CHECK(t, repo && fdl_history_check(&problems, &warnings, repo, &err) == 0);
 	CHECK(t, problems.len == 1 && warnings.len == 0);
 	if (problems.len)
-		CHECK_CONTAINS(t, problems.items[0], c.ids[3]);
-	fdl_strlist_free(&problems);
-	fdl_strlist_free(&warnings);
+		CHECK_CONTAINS(t, problems.items[0].what, c.ids[3]);
+	fdl_finding_list_free(&problems);
+	fdl_finding_list_free(&warnings);
 	fdl_repo_free(repo);
 	teardown(&c);
 }
@@ -380,11 +380,11 @@ static void the_old_format_is_read_and_rewritten(t_ctx *t)
 		CHECK(t, h.len == 300 && h.from_index == 300 && h.read == 0);
 		fdl_hist_free(&h);
 	}
-	fdl_strlist problems = {0}, warnings = {0};
+	fdl_finding_list problems = {0}, warnings = {0};
 	CHECK(t, repo && fdl_history_check(&problems, &warnings, repo, &err) == 0);
 	CHECK(t, problems.len == 0 && warnings.len == 0);
-	fdl_strlist_free(&problems);
-	fdl_strlist_free(&warnings);
+	fdl_finding_list_free(&problems);
+	fdl_finding_list_free(&warnings);
 	/* up to date, but old: gc (an update) writes it anew */
 	CHECK(t, repo && fdl_history_update(repo, "main", -1, &err) == 0);
 	p = pointer(&c, "main");
@@ -434,13 +434,13 @@ static void an_edited_head_is_caught_where_it_matters(t_ctx *t)
 	CHECK(t, h.len == 60 && h.read >= 7); /* the pack refused: read from version.json files */
 	CHECK(t, h.len == 60 && !strcmp(json_string_value(json_object_get(h.items[53].doc, "message")), "version 7"));
 	fdl_hist_free(&h);
-	fdl_strlist problems = {0}, warnings = {0};
+	fdl_finding_list problems = {0}, warnings = {0};
 	CHECK(t, repo && fdl_history_check(&problems, &warnings, repo, &err) == 0);
 	CHECK(t, problems.len >= 1);
 	if (problems.len)
-		CHECK_CONTAINS(t, problems.items[0], "differs from its version.json");
-	fdl_strlist_free(&problems);
-	fdl_strlist_free(&warnings);
+		CHECK_CONTAINS(t, problems.items[0].what, "differs from its version.json");
+	fdl_finding_list_free(&problems);
+	fdl_finding_list_free(&warnings);
 	fdl_repo_free(repo);
 	teardown(&c);
 }
