@@ -193,15 +193,15 @@ int fdl_finding_add(fdl_strlist *l, const char *key, const char *fmt, ...)
 
 int fdl_finding_list_add(fdl_finding_list *l, const char *where, const char *fmt, ...)
 {
-	char msg[1536];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	fdl_finding *grown = realloc(l->items, (l->len + 1) * sizeof *grown);
 	if (!grown)
 		return FDL_ERROR;
 	l->items = grown;
+	char msg[1536]; /* as long as fdl_finding_add's */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
 	fdl_finding *f = &l->items[l->len];
 	f->where = strdup(where);
 	f->what = strdup(msg);
