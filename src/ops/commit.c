@@ -364,7 +364,7 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 	 * writing a version that could only lose the compare-and-swap. */
 	char again[FDL_ID_LEN + 1] = "";
 	bool still = false;
-	fdl_store_test_barrier("commit"); /* racing tests order the writers here */
+	fdl_test_pause("commit"); /* racing tests order the writers here */
 	if ((rc = fdl_ref_read(repo, key, again, &still, NULL, err)))
 		goto out;
 	if (still != exists || (still && strcmp(again, tip) != 0)) {
