@@ -9,6 +9,7 @@
  * deletes every other file, and runs again while the refs moved under it,
  * so the last writer to finish leaves the catalog of the refs it saw last. */
 #include "iceberg.h"
+#include "../layout/keys.h"
 #include "../store/aws.h"
 #include "../store/s3.h"
 
@@ -639,7 +640,7 @@ static int pass_branch(bool *done, fdl_repo *repo, const char *location, const c
 	char again[FDL_ID_LEN + 1] = "";
 	bool exists = false, still = false;
 	char etag[FDL_ETAG_MAX] = "";
-	char *ref = fdl_asprintf("refs/heads/%s", name);
+	char *ref = fdl_ref_key(FDL_REF_BRANCH, name);
 	cat_build b = {.repo = repo, .location = location, .write_views = true};
 	snprintf(r.name, sizeof r.name, "%s", name);
 	int rc = ref && nested ? fdl_ref_read(repo, ref, r.target, &exists, NULL, err) : fdl_oom(err);
