@@ -8,7 +8,12 @@
  * keeps every earlier snapshot's rows). Manifests group the files by the
  * version that added them (64 versions to a manifest once a block of 64 is
  * complete) and are named by their sha256, so snapshots share them and a
- * new version writes what it changed. */
+ * new version writes what it changed.
+ *
+ * This file builds a version's view: the history, each table's
+ * metadata.json, view.json, the report and the operation; one table's
+ * snapshot and its manifests are iceberg_snapshot.c's, the hooks that keep
+ * views following the repository iceberg_hooks.c's. */
 #include "iceberg_run.h"
 #include "../layout/hindex.h"
 #include "../util/avro.h"
