@@ -244,7 +244,7 @@ static bool view_key(const char *rel, bool catalog, char id[FDL_ID_LEN + 1])
 			id[0] = '\0';
 		return true;
 	}
-	id[0] = '\0'; /* "versions/<id>" itself: not a view's key */
+	id[0] = '\0'; /* the version folder itself (no slash after the id): not a view's key */
 	return (!strncmp(rel, "manifests/", 10) && strlen(rel) == 10 + 64 + 5) || !strncmp(rel, "deletes/", 8) ||
 	       (!strncmp(rel, "catalog/", 8) && catalog); /* the catalog's check reads those */
 }
