@@ -233,215 +233,263 @@ static int settled(fdl_repo *repo, const fdl_work *w, frozen *fz, bool sweep, fd
 	return rc;
 }
 
+/* One commit's state, from the working catalog's lock to the cleanup:
+ * fdl_commit runs its steps in order, each a function below. */
+typedef struct commit_job {
+	fdl_work w;
+	fdl_repo *repo;
+	char *key, *tmpdir, *staging;
+	frozen fz;
+	fdl_workrec_seen seen;
+	json_t *inputs;
+	char id[FDL_ID_LEN + 1], tip[FDL_ID_LEN + 1], etag[FDL_ETAG_MAX];
+	bool exists, recovered;
+} commit_job;
+
+/* Open the repository, read the branch and fail early, before any work,
+ * when it already moved or another writer holds its lock: a blocked commit
+ * writes nothing. An earlier commit that died after publishing, before
+ * recording it, is recovered here. */
+static int commit_preflight(commit_job *c, const fdl_commit_options *opts, fdl_error *err)
+{
+	fdl_work *w = &c->w;
+	int rc;
+	if ((rc = fdl_repo_open(&c->repo, w->repository, err)))
+		return rc;
+	c->repo->store->progress = opts->progress;
+	c->repo->store->progress_payload = opts->progress_payload;
+	if ((rc = fdl_ref_branch_key(&c->key, w->branch, err)))
+		return rc;
+	/* the repository's record of this working catalog: gone when the
+	 * publisher abandoned it; refreshed at the end, whatever the outcome */
+	if ((rc = fdl_work_record_read(&c->seen, c->repo, w, err)))
+		return rc;
+	if ((rc = fdl_ref_read(c->repo, c->key, c->tip, &c->exists, c->etag, err)))
+		return rc;
+	if ((rc = fdl_store_lock_check(c->repo->store, c->key, err)))
+		return rc == FDL_ECONFLICT ? conflict(c->repo, c->key, w, NULL, true, err) : rc;
+	if (w->pending[0]) {
+		/* an earlier commit died after publishing, before recording it */
+		if (c->exists && !strcmp(c->tip, w->pending)) {
+			fdl_version *pv = NULL;
+			if ((rc = fdl_version_read(&pv, c->repo, w->pending, err)))
+				return rc;
+			memcpy(w->base, w->pending, sizeof w->base);
+			w->base_snapshot = fdl_version_snapshot_id(pv);
+			fdl_version_free(pv);
+			c->recovered = true;
+		}
+		w->pending[0] = '\0';
+		if ((rc = fdl_work_save(w, err)))
+			return rc;
+	}
+	if (c->exists != (w->base[0] != '\0') || (c->exists && strcmp(c->tip, w->base) != 0))
+		return conflict(c->repo, c->key, w, NULL, false, err);
+	if (!c->exists && (rc = fdl_ref_name_free(c->repo, w->branch, true, err))) /* a tag took the name meanwhile */
+		return rc;
+	return 0;
+}
+
+/* Inputs first: a bad --input fails before any work, whatever the catalog. */
+static int commit_inputs(commit_job *c, const fdl_commit_options *opts, fdl_error *err)
+{
+	if (!(c->inputs = json_array()))
+		return fdl_oom(err);
+	for (size_t i = 0; i < opts->input_count; i++) {
+		json_t *in = NULL;
+		int rc = fdl_input_record(&in, opts->inputs[i], err);
+		if (rc)
+			return rc;
+		json_array_append_new(c->inputs, in);
+	}
+	return 0;
+}
+
+/* Freeze the working catalog into the commit's temporary folder. */
+static int commit_freeze(commit_job *c, const fdl_commit_options *opts, fdl_error *err)
+{
+	fdl_work *w = &c->w;
+	int rc;
+	/* a SQLite working catalog keeps its trigger (stage.c), added back if
+	 * someone dropped it, before DuckDB opens the file */
+	if (w->id[0] && !w->postgres && (rc = fdl_catalog_keep_published_sqlite(w->catalog, err)))
+		return rc;
+	fdl_tempdir_sweep(); /* what killed commits left behind */
+	if ((rc = fdl_tempdir(&c->tmpdir, "commit", err)))
+		return rc;
+	if (opts->compact && (rc = compact_work(w, c->repo, err)))
+		return rc;
+	if ((rc = fdl_freeze(&c->fz, c->repo, w, c->tmpdir, err))) {
+		/* DuckDB and SQLite say "disk I/O error" for a full disk: say
+		 * which one is full, as any other write fdl makes does */
+		const char *tmpdir = c->tmpdir;
+		const char *full = fdl_no_space(tmpdir) ? tmpdir : !w->postgres && fdl_no_space(w->dir) ? w->dir : NULL;
+		if (full && rc != FDL_EIO)
+			rc = fdl_error_prefix(err, "no space left on the device of %s (%s)", full,
+					      full == tmpdir ? "TMPDIR" : "the working catalog");
+		if (full)
+			rc = err->code = FDL_EIO;
+		return rc;
+	}
+	if (c->fz.untouched && !c->fz.described)
+		return fdl_fail(err, FDL_ENOCHANGE,
+				"nothing to commit: the working catalog is as checkout made it (empty, no snapshot "
+				"since) and %s holds no description (dataset.yml)",
+				w->dir);
+	return 0;
+}
+
+/* The same snapshot as the base and no new description: nothing to commit,
+ * unless an interrupted commit was recovered, which is then the whole job.
+ * Returns 1 when the commit ends here (with *rc its result). */
+static int commit_unchanged(commit_job *c, char out_id[FDL_ID_LEN + 1], int *rc, fdl_error *err)
+{
+	fdl_work *w = &c->w;
+	if (!c->fz.same_snapshot || !(*rc = description_changed(w, &c->fz, err)))
+		return 0;
+	if (*rc == FDL_ENOCHANGE && c->recovered) {
+		/* nothing after it: the interrupted commit is the whole job,
+		 * its history index and its working catalog's files included */
+		fdl_error ierr;
+		fdl_history_update(c->repo, w->branch, FDL_HISTORY_WALK_MAX, &ierr);
+		fdl_iceberg_after_commit(c->repo, w->branch, w->base, &ierr);
+		fdl_reflist_note(c->repo, (const char *const *)&c->key, 1, &ierr);
+		if (!(*rc = settled(c->repo, w, &c->fz, true, &c->seen, c->key, w->base, err)))
+			memcpy(out_id, w->base, FDL_ID_LEN + 1);
+	} else if (*rc == FDL_ENOCHANGE) {
+		/* the files of the base still in the working catalog's folder
+		 * (a commit cut short after publishing) are settled now */
+		fdl_error ignore;
+		settle_staged(c->repo, w, &c->fz, true, &ignore);
+	}
+	return 1;
+}
+
+/* Hash the new data files, look at the branch once more, write the version
+ * and move the branch to it (compare-and-swap). */
+static int commit_publish(commit_job *c, const fdl_commit_options *opts, fdl_error *err)
+{
+	fdl_work *w = &c->w;
+	int rc;
+	/* each new data file read once, here, for files.json's sha256 (where it
+	 * is: not yet published, in the working catalog's own folder) */
+	if (w->id[0] && !(c->staging = fdl_workrec_staging(w->id)))
+		return fdl_oom(err);
+	if ((rc = fdl_data_hashes_add(&c->fz, c->repo, c->staging, err)))
+		return rc;
+	/* The freeze and hashing took a while: if the branch moved meanwhile, stop before
+	 * writing a version that could only lose the compare-and-swap. */
+	char again[FDL_ID_LEN + 1] = "";
+	bool still = false;
+	fdl_test_pause("commit"); /* racing tests order the writers here */
+	if ((rc = fdl_ref_read(c->repo, c->key, again, &still, NULL, err)))
+		return rc;
+	if (still != c->exists || (still && strcmp(again, c->tip) != 0))
+		return conflict(c->repo, c->key, w, NULL, false, err);
+	if ((rc = publish_staged(c->repo, w, &c->fz, err)))
+		return rc;
+	if ((rc = write_version(c->id, c->repo, &c->fz, opts, c->inputs, err)))
+		return rc;
+	memcpy(w->pending, c->id, sizeof w->pending);
+	if ((rc = fdl_work_save(w, err)))
+		return rc;
+	/* a new branch is created under the refs lock, its name checked again */
+	fdl_store_lock lock = {.file.fd = -1};
+	bool guarded = c->exists || (!(rc = fdl_refs_lock(&lock, c->repo, "fdl commit", err)) &&
+				     !(rc = fdl_ref_name_free(c->repo, w->branch, true, err)));
+	if (guarded)
+		rc = fdl_ref_update(c->repo, c->key, c->id, c->exists ? c->etag : NULL, err);
+	fdl_store_lock_release(&lock);
+	if (rc && !guarded)
+		fdl_error_prefix(err, "version %s was not published (its files stay unreferenced)", c->id);
+	if (rc) {
+		fdl_error ignore;
+		w->pending[0] = '\0';
+		fdl_work_save(w, &ignore);
+	}
+	if (rc == FDL_ECONFLICT && guarded)
+		return conflict(c->repo, c->key, w, c->id, true, err);
+	return rc;
+}
+
+/* After the branch moved: what derives from it, then the working catalog's
+ * own record. */
+static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_commit_options *opts,
+			 fdl_error *err)
+{
+	fdl_work *w = &c->w;
+	const char *id = c->id;
+	int rc;
+	/* the history index and the ref list follow the ref (docs/format.md):
+	 * derived, so a failure here costs readers speed, never the version;
+	 * before the record, so a commit killed in it recovers as one killed
+	 * before */
+	fdl_error ierr;
+	fdl_history_update(c->repo, w->branch, FDL_HISTORY_WALK_MAX, &ierr);
+	fdl_iceberg_after_commit(c->repo, w->branch, id, &ierr); /* derived too: verify names a view that is missing */
+	fdl_reflist_note(c->repo, (const char *const *)&c->key, 1, &ierr);
+	/* then the working catalog's files and the repository's record, still
+	 * with `pending` saved: a commit killed in them recovers the same way */
+	memcpy(w->base, id, sizeof w->base);
+	w->base_snapshot = c->fz.info.last_snapshot;
+	if (strcmp(c->fz.desc_sha256, w->names_sha256)) { /* edited since: they name what this version has */
+		memcpy(w->names_sha256, c->fz.desc_sha256, sizeof w->names_sha256);
+		memcpy(w->names_at, id, sizeof w->names_at);
+	}
+	if ((rc = settled(c->repo, w, &c->fz, c->recovered, &c->seen, c->key, id, err)))
+		return rc;
+	w->pending[0] = '\0';
+	if ((rc = fdl_work_save(w, err))) {
+		fdl_error_prefix(err, "version %s is published on %s, but recording it in the working catalog failed",
+				 id, c->key);
+		return rc;
+	}
+	memcpy(out_id, id, FDL_ID_LEN + 1);
+	for (size_t i = 0; opts->warning && i < c->fz.warnings.len; i++)
+		opts->warning(c->fz.warnings.items[i], opts->warning_payload);
+	return 0;
+}
+
+static void commit_job_free(commit_job *c)
+{
+	/* a commit that did not publish renews the record's lease all the same */
+	if (c->seen.doc) {
+		fdl_error ignore;
+		fdl_work_record_touch(c->repo, &c->w, &c->seen, &ignore);
+	}
+	fdl_workrec_seen_free(&c->seen);
+	if (c->tmpdir) {
+		fdl_rm_rf(c->tmpdir);
+		free(c->tmpdir);
+	}
+	fdl_frozen_free(&c->fz);
+	json_decref(c->inputs);
+	free(c->staging);
+	free(c->key);
+	fdl_repo_free(c->repo);
+	fdl_work_free(&c->w);
+}
+
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
 {
 	if (!opts || !opts->message || !*opts->message)
 		return fdl_fail(err, FDL_EINVALID, "a commit needs a message (-m MESSAGE)");
 	if (!opts->author_name || !*opts->author_name)
 		return fdl_fail(err, FDL_EINVALID, "a commit needs an author name (--author NAME)");
-	fdl_work w;
+	commit_job c = {0};
 	fdl_lockfile wlock = {.fd = -1};
-	int rc = fdl_work_load(&w, work, err);
+	int rc = fdl_work_load(&c.w, work, err);
 	if (rc)
 		return rc;
-	if ((rc = fdl_work_lock(&wlock, &w, work, "fdl commit", err))) {
-		fdl_work_free(&w);
+	if ((rc = fdl_work_lock(&wlock, &c.w, work, "fdl commit", err))) {
+		fdl_work_free(&c.w);
 		return rc;
 	}
-	fdl_repo *repo = NULL;
-	char *key = NULL, *tmpdir = NULL, *staging = NULL;
-	frozen fz = {0};
-	fdl_workrec_seen seen = {0};
-	json_t *inputs = NULL;
-	char id[FDL_ID_LEN + 1] = "", tip[FDL_ID_LEN + 1] = "", etag[FDL_ETAG_MAX] = "";
-	bool exists = false;
-	if ((rc = fdl_repo_open(&repo, w.repository, err)))
-		goto out;
-	repo->store->progress = opts->progress;
-	repo->store->progress_payload = opts->progress_payload;
-	if ((rc = fdl_ref_branch_key(&key, w.branch, err)))
-		goto out;
-	/* the repository's record of this working catalog: gone when the
-	 * publisher abandoned it; refreshed at the end, whatever the outcome */
-	if ((rc = fdl_work_record_read(&seen, repo, &w, err)))
-		goto out;
-	/* Fail early, before any work, when the branch already moved or
-	 * another writer holds its lock: a blocked commit writes nothing. */
-	if ((rc = fdl_ref_read(repo, key, tip, &exists, etag, err)))
-		goto out;
-	if ((rc = fdl_store_lock_check(repo->store, key, err))) {
-		if (rc == FDL_ECONFLICT)
-			rc = conflict(repo, key, &w, NULL, true, err);
-		goto out;
-	}
-	bool recovered = false;
-	if (w.pending[0]) {
-		/* an earlier commit died after publishing, before recording it */
-		if (exists && !strcmp(tip, w.pending)) {
-			fdl_version *pv = NULL;
-			if ((rc = fdl_version_read(&pv, repo, w.pending, err)))
-				goto out;
-			memcpy(w.base, w.pending, sizeof w.base);
-			w.base_snapshot = fdl_version_snapshot_id(pv);
-			fdl_version_free(pv);
-			recovered = true;
-		}
-		w.pending[0] = '\0';
-		if ((rc = fdl_work_save(&w, err)))
-			goto out;
-	}
-	if (exists != (w.base[0] != '\0') || (exists && strcmp(tip, w.base) != 0)) {
-		rc = conflict(repo, key, &w, NULL, false, err);
-		goto out;
-	}
-	if (!exists && (rc = fdl_ref_name_free(repo, w.branch, true, err))) /* a tag took the name meanwhile */
-		goto out;
-	/* Inputs first: a bad --input fails before any work, whatever the catalog. */
-	if (!(inputs = json_array())) {
-		rc = fdl_oom(err);
-		goto out;
-	}
-	for (size_t i = 0; i < opts->input_count; i++) {
-		json_t *in = NULL;
-		if ((rc = fdl_input_record(&in, opts->inputs[i], err)))
-			goto out;
-		json_array_append_new(inputs, in);
-	}
-	/* a SQLite working catalog keeps its trigger (stage.c), added back if
-	 * someone dropped it, before DuckDB opens the file */
-	if (w.id[0] && !w.postgres && (rc = fdl_catalog_keep_published_sqlite(w.catalog, err)))
-		goto out;
-	fdl_tempdir_sweep(); /* what killed commits left behind */
-	if ((rc = fdl_tempdir(&tmpdir, "commit", err)))
-		goto out;
-	if (opts->compact && (rc = compact_work(&w, repo, err)))
-		goto out;
-	if ((rc = fdl_freeze(&fz, repo, &w, tmpdir, err))) {
-		/* DuckDB and SQLite say "disk I/O error" for a full disk: say
-		 * which one is full, as any other write fdl makes does */
-		const char *full = fdl_no_space(tmpdir) ? tmpdir : !w.postgres && fdl_no_space(w.dir) ? w.dir : NULL;
-		if (full && rc != FDL_EIO)
-			rc = fdl_error_prefix(err, "no space left on the device of %s (%s)", full,
-					      full == tmpdir ? "TMPDIR" : "the working catalog");
-		if (full)
-			rc = err->code = FDL_EIO;
-		goto out;
-	}
-	if (fz.untouched && !fz.described) {
-		rc = fdl_fail(err, FDL_ENOCHANGE,
-			      "nothing to commit: the working catalog is as checkout made it (empty, no snapshot "
-			      "since) and %s holds no description (dataset.yml)",
-			      w.dir);
-		goto out;
-	}
-	if (fz.same_snapshot && (rc = description_changed(&w, &fz, err))) {
-		if (rc == FDL_ENOCHANGE && recovered) {
-			/* nothing after it: the interrupted commit is the whole job,
-			 * its history index and its working catalog's files included */
-			fdl_error ierr;
-			fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
-			fdl_iceberg_after_commit(repo, w.branch, w.base, &ierr);
-			fdl_reflist_note(repo, (const char *const *)&key, 1, &ierr);
-			if (!(rc = settled(repo, &w, &fz, true, &seen, key, w.base, err)))
-				memcpy(out_id, w.base, FDL_ID_LEN + 1);
-		} else if (rc == FDL_ENOCHANGE) {
-			/* the files of the base still in the working catalog's folder
-			 * (a commit cut short after publishing) are settled now */
-			fdl_error ignore;
-			settle_staged(repo, &w, &fz, true, &ignore);
-		}
-		goto out;
-	}
-	/* each new data file read once, here, for files.json's sha256 (where it
-	 * is: not yet published, in the working catalog's own folder) */
-	if (w.id[0] && !(staging = fdl_workrec_staging(w.id))) {
-		rc = fdl_oom(err);
-		goto out;
-	}
-	if ((rc = fdl_data_hashes_add(&fz, repo, staging, err)))
-		goto out;
-	/* The freeze and hashing took a while: if the branch moved meanwhile, stop before
-	 * writing a version that could only lose the compare-and-swap. */
-	char again[FDL_ID_LEN + 1] = "";
-	bool still = false;
-	fdl_store_test_barrier("commit"); /* racing tests order the writers here */
-	if ((rc = fdl_ref_read(repo, key, again, &still, NULL, err)))
-		goto out;
-	if (still != exists || (still && strcmp(again, tip) != 0)) {
-		rc = conflict(repo, key, &w, NULL, false, err);
-		goto out;
-	}
-	if ((rc = publish_staged(repo, &w, &fz, err)))
-		goto out;
-	if ((rc = write_version(id, repo, &fz, opts, inputs, err)))
-		goto out;
-	memcpy(w.pending, id, sizeof w.pending);
-	if ((rc = fdl_work_save(&w, err)))
-		goto out;
-	/* a new branch is created under the refs lock, its name checked again */
-	fdl_store_lock lock = {.file.fd = -1};
-	bool guarded = exists || (!(rc = fdl_refs_lock(&lock, repo, "fdl commit", err)) &&
-				  !(rc = fdl_ref_name_free(repo, w.branch, true, err)));
-	if (guarded)
-		rc = fdl_ref_update(repo, key, id, exists ? etag : NULL, err);
-	fdl_store_lock_release(&lock);
-	if (rc && !guarded)
-		fdl_error_prefix(err, "version %s was not published (its files stay unreferenced)", id);
-	if (rc) {
-		fdl_error ignore;
-		w.pending[0] = '\0';
-		fdl_work_save(&w, &ignore);
-	}
-	if (rc == FDL_ECONFLICT && guarded) {
-		rc = conflict(repo, key, &w, id, true, err);
-		goto out;
-	}
-	if (rc)
-		goto out;
-	/* the history index and the ref list follow the ref (docs/format.md):
-	 * derived, so a failure here costs readers speed, never the version;
-	 * before the record, so a commit killed in it recovers as one killed
-	 * before */
-	fdl_error ierr;
-	fdl_history_update(repo, w.branch, FDL_HISTORY_WALK_MAX, &ierr);
-	fdl_iceberg_after_commit(repo, w.branch, id, &ierr); /* derived too: verify names a view that is missing */
-	fdl_reflist_note(repo, (const char *const *)&key, 1, &ierr);
-	/* then the working catalog's files and the repository's record, still
-	 * with `pending` saved: a commit killed in them recovers the same way */
-	memcpy(w.base, id, sizeof w.base);
-	w.base_snapshot = fz.info.last_snapshot;
-	if (strcmp(fz.desc_sha256, w.names_sha256)) { /* edited since: they name what this version has */
-		memcpy(w.names_sha256, fz.desc_sha256, sizeof w.names_sha256);
-		memcpy(w.names_at, id, sizeof w.names_at);
-	}
-	if ((rc = settled(repo, &w, &fz, recovered, &seen, key, id, err)))
-		goto out;
-	w.pending[0] = '\0';
-	if ((rc = fdl_work_save(&w, err))) {
-		fdl_error_prefix(err, "version %s is published on %s, but recording it in the working catalog failed",
-				 id, key);
-		goto out;
-	}
-	memcpy(out_id, id, FDL_ID_LEN + 1);
-	for (size_t i = 0; opts->warning && i < fz.warnings.len; i++)
-		opts->warning(fz.warnings.items[i], opts->warning_payload);
-out:
-	/* a commit that did not publish renews the record's lease all the same */
-	if (seen.doc) {
-		fdl_error ignore;
-		fdl_work_record_touch(repo, &w, &seen, &ignore);
-	}
-	fdl_workrec_seen_free(&seen);
-	if (tmpdir) {
-		fdl_rm_rf(tmpdir);
-		free(tmpdir);
-	}
-	fdl_frozen_free(&fz);
-	json_decref(inputs);
-	free(staging);
-	free(key);
-	fdl_repo_free(repo);
-	fdl_work_free(&w);
+	if (!(rc = commit_preflight(&c, opts, err)) && !(rc = commit_inputs(&c, opts, err)) &&
+	    !(rc = commit_freeze(&c, opts, err)) && !commit_unchanged(&c, out_id, &rc, err) &&
+	    !(rc = commit_publish(&c, opts, err)))
+		rc = commit_record(&c, out_id, opts, err);
+	commit_job_free(&c);
 	fdl_lockfile_release(&wlock);
 	return rc;
 }

@@ -10,8 +10,8 @@
  */
 #include "freeze.h"
 #include "../layout/dataset.h"
+#include "../util/pool.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,13 +143,12 @@ typedef struct side_job {
 	fdl_error err;
 } side_job;
 
-static void *side_run(void *arg)
+static void side_run(void *arg)
 {
 	side_job *j = arg;
 	j->rc = check_data_files(j->repo, j->files, j->added, &j->err);
 	if (!j->rc && j->files_json)
 		j->rc = fdl_json_dump_as(&j->text, &j->len, j->files_json, true, &j->err);
-	return NULL;
 }
 
 /* A base version that expired or was withdrawn since the checkout may have
@@ -620,9 +619,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	 * at and files.json is serialised: the store is not used by this
 	 * thread until the other one is joined */
 	side_job job = {repo, &files, listed ? &added : NULL, out->files_json, NULL, 0, 0, {0}};
-	pthread_t side;
-	bool threaded = !rc && pthread_create(&side, NULL, side_run, &job) == 0;
-	if (!rc && !threaded)
+	fdl_pool_side *side = rc ? NULL : fdl_pool_side_start(side_run, &job);
+	if (!rc && !side)
 		side_run(&job);
 	if (attached) { /* checkpoints the frozen file: its one write */
 		int drc = fdl_catalog_detach(d, "fdl_new", rc ? NULL : err);
@@ -633,8 +631,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		if (!rc && !sn)
 			rc = fdl_catalog_storage(d, out->catalog_file, out->info.storage, err);
 	}
-	if (threaded)
-		pthread_join(side, NULL);
+	fdl_pool_side_join(side);
 	if (job.rc && !rc) {
 		*err = job.err;
 		rc = job.rc;

@@ -8,8 +8,13 @@
  * keeps every earlier snapshot's rows). Manifests group the files by the
  * version that added them (64 versions to a manifest once a block of 64 is
  * complete) and are named by their sha256, so snapshots share them and a
- * new version writes what it changed. */
-#include "iceberg.h"
+ * new version writes what it changed.
+ *
+ * This file builds a version's view: the history, each table's
+ * metadata.json, view.json, the report and the operation; one table's
+ * snapshot and its manifests are iceberg_snapshot.c's, the hooks that keep
+ * views following the repository iceberg_hooks.c's. */
+#include "iceberg_run.h"
 #include "../layout/hindex.h"
 #include "../util/avro.h"
 
@@ -18,39 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define ICE_BLOCK 64 /* versions to a merged manifest */
 #define ICE_WHOLE 1  /* view_build: build the view from the history instead */
-
-typedef struct ice_version {
-	char id[FDL_ID_LEN + 1];
-	int64_t seq, snap, ms;
-	bool live;
-} ice_version;
-
-typedef struct ice_run {
-	fdl_repo *repo;
-	char *location;
-	char lid[FDL_ICEBERG_LID_LEN + 1];
-	char *view_dir; /* iceberg/<lid>/versions/<id> */
-	fdl_duck *duck;
-	fdl_lake *lake;
-	char *catalog;
-	ice_version *chain; /* ascending seq; the last is the version viewed */
-	size_t nchain;
-	fdl_tag *tags;
-	size_t ntags;
-	fdl_strmap *known; /* keys written or found in this run (or a rebuild's) */
-	fdl_strmap own_known;
-	json_t *deletes;  /* {"<DuckLake delete path>": [bytes, positions]} */
-	json_t *notices;
-	json_t *tables;  /* view.json's tables */
-	json_t *parent;  /* the first parent's view.json, when it has one: a commit builds on it */
-	json_t *mcache;  /* a manifest's entries and schema -> [uri, bytes]: made once per run */
-	bool whole;      /* build from the history even when the parent has a view */
-	bool liveness;   /* chain[].live is known */
-	char *tmpdir;
-	int64_t written;
-} ice_run;
 
 static void run_free(ice_run *r)
 {
@@ -158,427 +131,12 @@ static int chain_from_parent(ice_run *r, const fdl_version *v, fdl_error *err)
 	return 0;
 }
 
-/* The seq of the first version of the chain whose snapshot has a row that
- * began at `begin`: the version that added it. */
-static int64_t born(const ice_run *r, int64_t begin)
-{
-	for (size_t i = 0; i < r->nchain; i++)
-		if (r->chain[i].snap >= begin)
-			return r->chain[i].seq;
-	return r->chain[r->nchain - 1].seq;
-}
-
-/* ---- writing ---------------------------------------------------------- */
-
-static char *uri_of(const ice_run *r, const char *key)
-{
-	return fdl_asprintf("%s/%s", r->location, key);
-}
-
-/* Create `key` unless this run knows it is there; an existing one is kept
- * (the same name holds the same bytes). */
-static int put_new(ice_run *r, const char *key, const void *data, size_t len, fdl_error *err)
-{
-	int64_t seen;
-	if (fdl_strmap_get(r->known, key, &seen))
-		return 0;
-	int rc = fdl_store_put_if_absent(r->repo->store, key, data, len, err);
-	if (rc == FDL_EEXISTS) {
-		fdl_error_clear(err);
-		rc = 0;
-	} else if (!rc)
-		r->written++;
-	return rc ? rc : fdl_strmap_put(r->known, key, 1, err);
-}
-
-/* Write an Avro file under its sha256; *uri gets where it is. */
-static int put_avro(char **uri, ice_run *r, const fdl_buf *b, fdl_error *err)
-{
-	char sha[65];
-	int rc = fdl_sha256_mem(sha, b->data, b->len, err);
-	char *key = rc ? NULL : fdl_iceberg_manifest_key(r->lid, sha);
-	if (!rc && !key)
-		rc = fdl_oom(err);
-	if (!rc)
-		rc = put_new(r, key, b->data, b->len, err);
-	if (!rc && !(*uri = uri_of(r, key)))
-		rc = fdl_oom(err);
-	free(key);
-	return rc;
-}
-
-/* The position-delete file of DuckLake delete file x as of DuckLake
- * snapshot `snap`: its URI, size and positions, written first when it is
- * not there yet. A partial file (rows of several snapshots) read before its
- * last snapshot keeps the rows up to `snap`: <path>.upto-<snap>.parquet. */
-static int delete_file(char **uri, int64_t *bytes, int64_t *rows, ice_run *r, const fdl_lake_delete *x,
-		       const fdl_lake_file *f, int64_t snap, fdl_error *err)
-{
-	int64_t upto = x->partial_max >= 0 && x->partial_max > snap ? snap : -1;
-	char *name = upto >= 0 ? fdl_asprintf("%s.upto-%lld.parquet", x->path, (long long)upto) : fdl_strdup(x->path);
-	char *key = name ? fdl_iceberg_deletes_key(r->lid, name) : NULL;
-	int rc = key ? 0 : fdl_oom(err);
-	const json_t *known = rc ? NULL : json_object_get(r->deletes, name);
-	if (!rc && known) {
-		*bytes = json_integer_value(json_array_get(known, 0));
-		*rows = json_integer_value(json_array_get(known, 1));
-	} else if (!rc) {
-		if (!r->tmpdir)
-			rc = fdl_tempdir(&r->tmpdir, "iceberg", err);
-		char *src = rc ? NULL : fdl_asprintf("%s%s", r->repo->data_url, x->path);
-		char *data_uri = rc ? NULL : fdl_asprintf("%s/%s/%s", r->location, r->repo->data_dir, f->path);
-		char *dst = rc ? NULL : fdl_asprintf("%s/d%lld.parquet", r->tmpdir, (long long)x->id);
-		struct stat st;
-		if (!rc && (!src || !data_uri || !dst))
-			rc = fdl_oom(err);
-		if (!rc)
-			rc = fdl_catalog_iceberg_deletes(r->duck, src, data_uri, upto, dst, rows, err);
-		if (!rc && stat(dst, &st) != 0)
-			rc = fdl_fail(err, FDL_EIO, "%s: not written", dst);
-		*bytes = rc ? 0 : (int64_t)st.st_size;
-		if (!rc)
-			rc = fdl_store_put_file_if_absent(r->repo->store, key, dst, err);
-		if (rc == FDL_EEXISTS) { /* written before: keep that one, with its size */
-			fdl_error_clear(err);
-			rc = fdl_store_head(r->repo->store, key, bytes, err);
-		} else if (!rc)
-			r->written++;
-		if (!rc)
-			json_object_set_new(r->deletes, name, json_pack("[I, I]", (json_int_t)*bytes, (json_int_t)*rows));
-		free(src);
-		free(data_uri);
-		free(dst);
-	}
-	if (!rc && !(*uri = uri_of(r, key)))
-		rc = fdl_oom(err);
-	if (!rc)
-		rc = fdl_strmap_put(r->known, key, 1, err);
-	free(key);
-	free(name);
-	return rc;
-}
-
-/* ---- one snapshot ----------------------------------------------------- */
-
-static bool live_at(int64_t begin, int64_t end, int64_t snap)
-{
-	return begin <= snap && snap < end;
-}
-
-/* The Iceberg spec of a DuckLake partition under `schema`: identity of an
- * int, long or string column, and DuckLake's year (the calendar year) of a
- * date or timestamp as Iceberg's year (years since 1970); anything else,
- * or no partition, is spec 0, unpartitioned. */
-static int spec_of(fdl_ice_spec *s, const fdl_lake_partition *p, const json_t *schema, fdl_error *err)
-{
-	memset(s, 0, sizeof *s);
-	s->fields = json_array();
-	if (!s->fields)
-		return fdl_oom(err);
-	for (size_t k = 0; p && k < p->ncols && k < 8; k++) {
-		const char *type = json_string_value(fdl_ice_field_type(schema, p->column_ids[k]));
-		const char *name = NULL;
-		size_t i;
-		const json_t *f;
-		json_array_foreach(json_object_get(schema, "fields"), i, f)
-		if (json_integer_value(json_object_get(f, "id")) == p->column_ids[k]) name =
-			json_string_value(json_object_get(f, "name"));
-		bool ident = type && name && !strcmp(p->transforms[k], "identity") &&
-			     (!strcmp(type, "int") || !strcmp(type, "long") || !strcmp(type, "string"));
-		bool year = type && name && !strcmp(p->transforms[k], "year") &&
-			    (!strcmp(type, "date") || !strcmp(type, "timestamp"));
-		if (!ident && !year) {
-			json_array_clear(s->fields);
-			s->n = 0;
-			return 0;
-		}
-		char *pname = fdl_asprintf("%s%s", name, year ? "_year" : "");
-		json_t *field = pname ? json_pack("{s:s, s:s, s:I, s:I}", "name", pname, "transform", year ? "year" : "identity",
-						  "source-id", (json_int_t)p->column_ids[k], "field-id",
-						  (json_int_t)(1000 + p->id * 16 + (int64_t)k))
-				      : NULL;
-		free(pname);
-		if (!field)
-			return fdl_oom(err);
-		json_array_append_new(s->fields, field);
-		s->key_index[s->n] = k;
-		s->result_type[s->n] = year ? "int" : type;
-		s->year[s->n++] = year;
-	}
-	if (p && s->n == p->ncols && s->n)
-		s->id = (int)(p->id + 1);
-	else {
-		json_array_clear(s->fields);
-		s->n = 0;
-	}
-	return 0;
-}
-
-static const fdl_lake_partition *partition_by_id(const fdl_lake *l, int64_t id)
-{
-	for (size_t i = 0; id >= 0 && i < l->npartitions; i++)
-		if (l->partitions[i].id == id)
-			return &l->partitions[i];
-	return NULL;
-}
-
-typedef struct ice_item {
-	fdl_ice_entry e;
-	int spec;
-	int64_t group;
-	char *uri;
-} ice_item;
-
-static int item_cmp(const void *a, const void *b)
-{
-	const ice_item *x = a, *y = b;
-	if (x->e.is_delete != y->e.is_delete)
-		return x->e.is_delete ? 1 : -1;
-	if (x->spec != y->spec)
-		return x->spec < y->spec ? -1 : 1;
-	if (x->group != y->group)
-		return x->group < y->group ? -1 : 1;
-	return strcmp(x->uri, y->uri);
-}
-
-/* Items that go in one manifest: same content, spec and group. */
-static int item_cmp_group(const ice_item *x, const ice_item *y)
-{
-	return x->e.is_delete != y->e.is_delete || x->spec != y->spec || x->group != y->group;
-}
-
-/* Files added by a version in a complete block of ICE_BLOCK versions share
- * one manifest (group -1 - block); the newer ones have one each (group =
- * the version's seq). */
-static int64_t group_of(int64_t seq, int64_t at)
-{
-	int64_t block = (seq - 1) / ICE_BLOCK;
-	return (block + 1) * ICE_BLOCK <= at ? -1 - block : seq;
-}
-
-typedef struct snap_files {
-	ice_item *items;
-	size_t len;
-	fdl_ice_spec specs[16]; /* by DuckLake partition met, [0] unpartitioned */
-	int64_t spec_pid[16];
-	size_t nspecs;
-} snap_files;
-
-static void snap_files_free(snap_files *s)
-{
-	for (size_t i = 0; i < s->len; i++)
-		free(s->items[i].uri);
-	free(s->items);
-	for (size_t i = 0; i < s->nspecs; i++)
-		json_decref(s->specs[i].fields);
-}
-
-/* The spec (index in s->specs) of a data file. */
-static int spec_index(size_t *out, snap_files *s, const ice_run *r, const fdl_lake_file *f, const json_t *schema,
-		      fdl_error *err)
-{
-	int64_t pid = f->partition_id;
-	for (size_t i = 0; i < s->nspecs; i++)
-		if (s->spec_pid[i] == pid) {
-			*out = i;
-			return 0;
-		}
-	if (s->nspecs == 16) {
-		*out = 0; /* too many partitionings: the rest unpartitioned */
-		return 0;
-	}
-	int rc = spec_of(&s->specs[s->nspecs], partition_by_id(r->lake, pid), schema, err);
-	if (!rc) {
-		s->spec_pid[s->nspecs] = pid;
-		*out = s->nspecs++;
-	}
-	return rc;
-}
-
-static int add_item(snap_files *s, const ice_item *it, fdl_error *err)
-{
-	ice_item *p = realloc(s->items, (s->len + 1) * sizeof *p);
-	if (!p)
-		return fdl_oom(err);
-	s->items = p;
-	s->items[s->len++] = *it;
-	return 0;
-}
-
-/* Every data and delete file of table tid live at version c. */
-static int collect(snap_files *s, ice_run *r, int64_t tid, const ice_version *c, const json_t *schema, fdl_error *err)
-{
-	const fdl_lake *l = r->lake;
-	int rc = spec_of(&s->specs[0], NULL, schema, err);
-	s->spec_pid[0] = -1;
-	s->nspecs = rc ? 0 : 1;
-	for (size_t i = 0; i < l->nfiles && !rc; i++) {
-		const fdl_lake_file *f = &l->files[i];
-		if (f->table_id != tid || !live_at(f->begin, f->end, c->snap))
-			continue;
-		size_t sp = 0;
-		ice_item it = {.e = {.data = f, .rows = f->rows, .bytes = f->bytes, .seq = born(r, f->begin)}};
-		rc = spec_index(&sp, s, r, f, schema, err);
-		it.spec = (int)sp;
-		it.group = group_of(it.e.seq, c->seq);
-		if (!rc && !(it.uri = fdl_asprintf("%s/%s/%s", r->location, r->repo->data_dir, f->path)))
-			rc = fdl_oom(err);
-		it.e.uri = it.uri;
-		if (!rc && (rc = add_item(s, &it, err)))
-			free(it.uri);
-	}
-	size_t ndata = s->len;
-	for (size_t i = 0; i < l->ndeletes && !rc; i++) {
-		const fdl_lake_delete *x = &l->deletes[i];
-		if (x->table_id != tid || !live_at(x->begin, x->end, c->snap))
-			continue;
-		const ice_item *d = NULL;
-		for (size_t k = 0; k < ndata && !d; k++)
-			if (s->items[k].e.data->id == x->data_file_id)
-				d = &s->items[k];
-		if (!d)
-			continue; /* its data file is gone at this snapshot */
-		ice_item it = {.e = {.data = d->e.data, .data_uri = d->uri, .is_delete = true, .seq = born(r, x->begin)},
-			       .spec = d->spec};
-		it.group = group_of(it.e.seq, c->seq);
-		rc = delete_file(&it.uri, &it.e.bytes, &it.e.rows, r, x, d->e.data, c->snap, err);
-		it.e.uri = it.uri;
-		if (!rc && (rc = add_item(s, &it, err)))
-			free(it.uri);
-	}
-	return rc;
-}
-
-/* The manifest of these entries: written once per run, the same entries
- * under the same schema and spec found again by what they are. */
-static int manifest_of(fdl_ice_listed *m, ice_run *r, const fdl_ice_entry *e, size_t n, const json_t *schema,
-		       const fdl_ice_spec *spec, fdl_error *err)
-{
-	fdl_buf sig = {0}, b = {0};
-	char *spec_text = json_dumps(spec->fields, JSON_COMPACT);
-	/* the entries' files belong to one table, whose schema-id names its schema */
-	int rc = spec_text ? fdl_buf_printf(&sig, err, "%d %s", (int)json_integer_value(json_object_get(schema, "schema-id")),
-					    spec_text)
-			   : fdl_oom(err);
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = fdl_buf_printf(&sig, err, " %s:%lld:%lld:%lld", e[i].uri, (long long)e[i].seq, (long long)e[i].bytes,
-				    (long long)e[i].rows);
-	free(spec_text);
-	if (!rc && !r->mcache && !(r->mcache = json_object()))
-		rc = fdl_oom(err);
-	const json_t *hit = rc ? NULL : json_object_get(r->mcache, sig.data);
-	if (hit) {
-		m->uri = fdl_strdup(json_string_value(json_array_get(hit, 0)));
-		m->length = json_integer_value(json_array_get(hit, 1));
-		rc = m->uri ? 0 : fdl_oom(err);
-	} else if (!rc) {
-		rc = fdl_ice_manifest(&b, e, n, schema, spec, err);
-		if (!rc)
-			rc = put_avro(&m->uri, r, &b, err);
-		m->length = (int64_t)b.len;
-		if (!rc)
-			json_object_set_new(r->mcache, sig.data, json_pack("[s, I]", m->uri, (json_int_t)m->length));
-	}
-	fdl_buf_free(&sig);
-	fdl_buf_free(&b);
-	return rc;
-}
-
-/* Write the manifests of s (sorted) and list them. */
-static int write_manifests(fdl_ice_listed **out, size_t *n, snap_files *s, ice_run *r, const json_t *schema,
-			   fdl_error *err)
-{
-	int rc = 0;
-	qsort(s->items, s->len, sizeof *s->items, item_cmp);
-	*out = calloc(s->len ? s->len : 1, sizeof **out);
-	*n = 0;
-	if (!*out)
-		return fdl_oom(err);
-	fdl_ice_entry *ents = calloc(s->len ? s->len : 1, sizeof *ents);
-	if (!ents)
-		return fdl_oom(err);
-	for (size_t i = 0; i < s->len && !rc;) {
-		size_t j = i;
-		fdl_ice_listed *m = &(*out)[(*n)++];
-		m->min_seq = INT64_MAX;
-		while (j < s->len && !item_cmp_group(&s->items[i], &s->items[j])) {
-			ents[j - i] = s->items[j].e;
-			m->rows += s->items[j].e.rows;
-			m->seq = s->items[j].e.seq > m->seq ? s->items[j].e.seq : m->seq;
-			m->min_seq = s->items[j].e.seq < m->min_seq ? s->items[j].e.seq : m->min_seq;
-			j++;
-		}
-		const fdl_ice_spec *spec = &s->specs[s->items[i].spec];
-		rc = manifest_of(m, r, ents, j - i, schema, spec, err);
-		m->files = (int64_t)(j - i);
-		m->spec_id = spec->id;
-		m->deletes = s->items[i].e.is_delete;
-		m->added_snapshot = m->seq;
-		i = j;
-	}
-	free(ents);
-	return rc;
-}
-
-/* The snapshot of table tid at version c: its manifests and manifest list
- * written, *out its entry of metadata.json's snapshots. */
-static int snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c, int64_t parent, const json_t *schema,
-		    json_t *specs, json_t *names, fdl_error *err)
-{
-	snap_files s = {0};
-	fdl_ice_listed *m = NULL;
-	size_t n = 0;
-	fdl_buf list = {0};
-	char *list_uri = NULL;
-	int rc = collect(&s, r, tid, c, schema, err);
-	if (!rc)
-		rc = write_manifests(&m, &n, &s, r, schema, err);
-	for (size_t i = 0; names && i < n && !rc; i++) /* the keys of this snapshot's manifests */
-		json_array_append_new(names, json_string(m[i].uri + strlen(r->location) + 1));
-	if (!rc)
-		rc = fdl_ice_manifest_list(&list, m, n, c->seq, parent, c->seq, err);
-	if (!rc)
-		rc = put_avro(&list_uri, r, &list, err);
-	for (size_t i = 0; i < s.nspecs && !rc; i++) {
-		char id[32];
-		snprintf(id, sizeof id, "%d", s.specs[i].id);
-		json_object_set_new(specs, id, json_pack("{s:i, s:O}", "spec-id", s.specs[i].id, "fields", s.specs[i].fields));
-	}
-	int64_t rows = 0, files = 0;
-	for (size_t i = 0; i < s.len; i++)
-		if (!s.items[i].e.is_delete) {
-			rows += s.items[i].e.rows;
-			files++;
-		}
-	if (!rc) {
-		char nrows[32], nfiles[32];
-		snprintf(nrows, sizeof nrows, "%lld", (long long)rows);
-		snprintf(nfiles, sizeof nfiles, "%lld", (long long)files);
-		*out = json_pack("{s:I, s:I, s:I, s:s, s:{s:s, s:s, s:s, s:s}, s:I}", "snapshot-id", (json_int_t)c->seq,
-				 "sequence-number", (json_int_t)c->seq, "timestamp-ms", (json_int_t)c->ms, "manifest-list",
-				 list_uri, "summary", "operation", "overwrite", "fdl.version", c->id, "total-data-files",
-				 nfiles, "total-records", nrows, "schema-id",
-				 json_integer_value(json_object_get(schema, "schema-id")));
-		if (*out && parent >= 0)
-			json_object_set_new(*out, "parent-snapshot-id", json_integer(parent));
-		if (!*out)
-			rc = fdl_oom(err);
-	}
-	for (size_t i = 0; m && i < n; i++)
-		free(m[i].uri);
-	free(m);
-	free(list_uri);
-	fdl_buf_free(&list);
-	snap_files_free(&s);
-	return rc;
-}
-
 /* ---- one table -------------------------------------------------------- */
 
 static bool table_at(const fdl_lake *l, int64_t tid, int64_t snap)
 {
 	for (size_t i = 0; i < l->ntables; i++)
-		if (l->tables[i].id == tid && live_at(l->tables[i].begin, l->tables[i].end, snap))
+		if (l->tables[i].id == tid && ice_live_at(l->tables[i].begin, l->tables[i].end, snap))
 			return true;
 	return false;
 }
@@ -590,13 +148,13 @@ static bool expressible(const fdl_lake *l, int64_t tid, int64_t snap)
 {
 	for (size_t i = 0; i < l->nfiles; i++) {
 		const fdl_lake_file *f = &l->files[i];
-		if (f->table_id == tid && live_at(f->begin, f->end, snap) &&
+		if (f->table_id == tid && ice_live_at(f->begin, f->end, snap) &&
 		    ((f->partial_max >= 0 && f->partial_max > snap) || f->mapped || f->encrypted))
 			return false;
 	}
 	for (size_t i = 0; i < l->ndeletes; i++) {
 		const fdl_lake_delete *x = &l->deletes[i];
-		if (x->table_id == tid && live_at(x->begin, x->end, snap) && x->encrypted)
+		if (x->table_id == tid && ice_live_at(x->begin, x->end, snap) && x->encrypted)
 			return false;
 	}
 	return true;
@@ -644,7 +202,7 @@ static int table_snapshot(table_meta *t, ice_run *r, int64_t tid, const char *ke
 		} else if (!rc)
 			json_object_set_new(schema, "schema-id", json_integer(sid));
 		if (!rc)
-			rc = snapshot(&snap, r, tid, c, t->last, schema, t->specs, viewed ? t->manifests : NULL, err);
+			rc = fdl_ice_snapshot(&snap, r, tid, c, t->last, schema, t->specs, viewed ? t->manifests : NULL, err);
 		json_decref(schema);
 		if (!rc) {
 			json_array_append_new(t->snapshots, snap);
@@ -791,7 +349,7 @@ static int put_text(ice_run *r, const char *key, const char *text, size_t len, f
 static json_t *metadata_json(const table_meta *t, const ice_run *r, const fdl_lake_table *tb, const char *table_dir)
 {
 	const ice_version *v = &r->chain[r->nchain - 1];
-	char *loc = uri_of(r, table_dir);
+	char *loc = ice_uri_of(r, table_dir);
 	json_t *specs = json_array();
 	int64_t last_pid = 999;
 	const char *k;
@@ -994,12 +552,6 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 
 /* ---- the report ------------------------------------------------------- */
 
-static const char *str_or_empty(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-	return s ? s : "";
-}
-
 int fdl_ice_notices_of(fdl_iceberg_notice **out, size_t *count, const json_t *list, fdl_error *err)
 {
 	size_t n = json_array_size(list), i;
@@ -1010,8 +562,8 @@ int fdl_ice_notices_of(fdl_iceberg_notice **out, size_t *count, const json_t *li
 	json_array_foreach(list, i, t)
 	{
 		fdl_iceberg_notice *x = &(*out)[(*count)++];
-		if (!(x->table = fdl_strdup(str_or_empty(t, "table"))) || !(x->column = fdl_strdup(str_or_empty(t, "column"))) ||
-		    !(x->type = fdl_strdup(str_or_empty(t, "type"))) || !(x->reason = fdl_strdup(str_or_empty(t, "reason"))))
+		if (!(x->table = fdl_strdup(fdl_ice_str(t, "table"))) || !(x->column = fdl_strdup(fdl_ice_str(t, "column"))) ||
+		    !(x->type = fdl_strdup(fdl_ice_str(t, "type"))) || !(x->reason = fdl_strdup(fdl_ice_str(t, "reason"))))
 			return fdl_oom(err);
 	}
 	return 0;
@@ -1081,15 +633,8 @@ int fdl_iceberg_report_json(char **out, const fdl_iceberg_report *r, fdl_error *
 
 /* ---- the operation ---------------------------------------------------- */
 
-/* How a view is written: `known` (NULL: the run's own) collects every key
- * the view uses; `whole` builds it from the history, not the parent's view. */
-typedef struct ice_opts {
-	fdl_strmap *known;
-	bool whole;
-} ice_opts;
-
-static int write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, const char *location,
-		     const ice_opts *o, fdl_error *err)
+int fdl_ice_write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, const char *location,
+		      const ice_opts *o, fdl_error *err)
 {
 	ice_run r = {.repo = repo};
 	r.known = o && o->known ? o->known : &r.own_known;
@@ -1123,183 +668,12 @@ static int write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, c
 int fdl_ice_view_write(fdl_repo *repo, const char *id, const char *location, fdl_strmap *known, fdl_error *err)
 {
 	ice_opts o = {.known = known};
-	return write_for(NULL, repo, id, location, &o, err);
+	return fdl_ice_write_for(NULL, repo, id, location, &o, err);
 }
 
 int fdl_iceberg_write(fdl_iceberg_report **out, fdl_repo *repo, const char *ref, const char *location, fdl_error *err)
 {
 	char id[FDL_ID_LEN + 1];
 	int rc = fdl_ref_resolve(id, repo, ref, err);
-	return rc ? rc : write_for(out, repo, id, location, NULL, err);
-}
-
-int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err)
-{
-	json_t *views = NULL;
-	int rc = fdl_iceberg_views_read(&views, repo, err);
-	size_t i;
-	json_t *v;
-	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
-	{
-		const char *location = json_string_value(json_object_get(v, "location"));
-		rc = write_for(NULL, repo, id, location, NULL, err);
-		if (!rc && fdl_iceberg_view_has_catalog(v))
-			rc = fdl_ice_catalog_sync_branch(repo, location, branch, err);
-		if (rc)
-			break;
-	}
-	json_decref(views);
-	return rc;
-}
-
-/* ---- after versions or files went ------------------------------------- */
-
-/* Every branch tip and tag target that is live. */
-static int live_tips(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
-{
-	fdl_branch *b = NULL;
-	fdl_tag *t = NULL;
-	size_t nb = 0, nt = 0;
-	int rc = fdl_branch_list(&b, &nb, repo, err);
-	if (!rc)
-		rc = fdl_tag_list(&t, &nt, repo, err);
-	for (size_t i = 0; i < nb + nt && !rc; i++) {
-		const char *id = i < nb ? b[i].tip : t[i - nb].target;
-		fdl_error e;
-		if (!fdl_strlist_has_sorted(out, id) && fdl_version_check_live(repo, id, &e) == 0) {
-			rc = fdl_strlist_add(out, id, err);
-			fdl_strlist_sort(out);
-		}
-	}
-	fdl_branch_list_free(b);
-	fdl_tag_list_free(t);
-	return rc;
-}
-
-/* The views of every live branch tip and tag target for `location`, built
- * from their histories as they now are, and nothing else under
- * iceberg/<lid>/: a view of another version (written again on demand) and
- * every file no rebuilt view uses go. */
-static int rebuild_location(fdl_repo *repo, const char *location, bool catalog, fdl_error *err)
-{
-	fdl_strmap keep = {0};
-	fdl_strlist tips = {0}, keys = {0};
-	char lid[FDL_ICEBERG_LID_LEN + 1];
-	ice_opts o = {.known = &keep, .whole = true};
-	int rc = fdl_iceberg_location_id(lid, location, err);
-	if (!rc)
-		rc = live_tips(&tips, repo, err);
-	for (size_t i = 0; i < tips.len && !rc; i++)
-		rc = write_for(NULL, repo, tips.items[i], location, &o, err);
-	if (!rc && catalog) /* of the refs as they are now: it keeps what it leads to */
-		rc = fdl_ice_catalog_sync(NULL, repo, location, &keep, err);
-	char *dir = rc ? NULL : fdl_asprintf(FDL_ICEBERG_DIR "/%s", lid);
-	if (!rc)
-		rc = dir ? fdl_store_list(repo->store, dir, &keys, err) : fdl_oom(err);
-	for (size_t i = 0; i < keys.len && !rc; i++) {
-		int64_t seen;
-		if (!fdl_strmap_get(&keep, keys.items[i], &seen))
-			rc = fdl_store_del_owned(repo->store, fdl_strdup(keys.items[i]), NULL, err);
-	}
-	if (!rc)
-		rc = fdl_store_prune(repo->store, dir, err);
-	free(dir);
-	fdl_strlist_free(&tips);
-	fdl_strlist_free(&keys);
-	fdl_strmap_free(&keep);
-	return rc;
-}
-
-int fdl_iceberg_after_removal(fdl_repo *repo, fdl_error *err)
-{
-	json_t *views = NULL;
-	int rc = fdl_iceberg_views_read(&views, repo, err);
-	size_t i;
-	json_t *v;
-	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
-	{
-		if ((rc = rebuild_location(repo, json_string_value(json_object_get(v, "location")),
-					   fdl_iceberg_view_has_catalog(v), err)))
-			break;
-	}
-	json_decref(views);
-	return rc;
-}
-
-int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err)
-{
-	json_t *views = NULL;
-	fdl_repo *dst = NULL;
-	char *location = NULL;
-	int rc = fdl_iceberg_views_read(&views, src, err);
-	if (rc || !json_array_size(json_object_get(views, "views"))) {
-		json_decref(views);
-		return rc;
-	}
-	bool catalog = false; /* the copy has a catalog when the source has one */
-	size_t i;
-	const json_t *v;
-	json_array_foreach(json_object_get(views, "views"), i, v) catalog = catalog || fdl_iceberg_view_has_catalog(v);
-	rc = fdl_repo_open(&dst, dst_root, err);
-	if (!rc)
-		rc = fdl_iceberg_own_location(&location, dst, err);
-	if (!rc)
-		rc = fdl_iceberg_views_add(dst, location, catalog, err);
-	if (!rc)
-		rc = rebuild_location(dst, location, catalog, err);
-	free(location);
-	fdl_repo_free(dst);
-	json_decref(views);
-	return rc;
-}
-
-int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err)
-{
-	json_t *views = NULL;
-	fdl_branch *b = NULL;
-	size_t nb = 0;
-	int rc = fdl_iceberg_views_read(&views, repo, err);
-	if (!rc && json_array_size(json_object_get(views, "views")))
-		rc = fdl_branch_list(&b, &nb, repo, err);
-	size_t i;
-	json_t *v;
-	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
-	{
-		const char *location = json_string_value(json_object_get(v, "location"));
-		char lid[FDL_ICEBERG_LID_LEN + 1];
-		rc = fdl_iceberg_location_id(lid, location, err);
-		for (size_t k = 0; k < nb && !rc; k++) {
-			char *dir = fdl_iceberg_view_dir(lid, b[k].tip);
-			char *key = dir ? fdl_asprintf("%s/" FDL_ICEBERG_VIEW_JSON, dir) : NULL;
-			int64_t size;
-			fdl_error e;
-			if (key && fdl_store_head(repo->store, key, &size, &e) == 0) /* a tip with a view: its tags */
-				rc = write_for(NULL, repo, b[k].tip, location, NULL, err);
-			free(dir);
-			free(key);
-		}
-		if (!rc && fdl_iceberg_view_has_catalog(v)) /* a namespace per ref */
-			rc = fdl_ice_catalog_sync(NULL, repo, location, NULL, err);
-		if (rc)
-			break;
-	}
-	fdl_branch_list_free(b);
-	json_decref(views);
-	return rc;
-}
-
-int fdl_iceberg_enable(fdl_repo *repo, const char *location, fdl_error *err)
-{
-	char *loc = NULL;
-	fdl_strlist tips = {0};
-	int rc = location ? fdl_iceberg_location_check(&loc, location, err) : fdl_iceberg_own_location(&loc, repo, err);
-	if (!rc)
-		rc = fdl_iceberg_views_add(repo, loc, false, err);
-	if (!rc)
-		rc = live_tips(&tips, repo, err);
-	for (size_t i = 0; i < tips.len && !rc; i++)
-		rc = write_for(NULL, repo, tips.items[i], loc, NULL, err);
-	fdl_strlist_free(&tips);
-	free(loc);
-	return rc;
+	return rc ? rc : fdl_ice_write_for(out, repo, id, location, NULL, err);
 }

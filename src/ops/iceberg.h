@@ -130,4 +130,11 @@ typedef struct fdl_ice_listed {
 int fdl_ice_manifest_list(fdl_buf *out, const fdl_ice_listed *m, size_t n, int64_t snapshot, int64_t parent,
 			  int64_t seq, fdl_error *err);
 
+/* The string member `k` of object o, "" when missing or not a string. */
+static inline const char *fdl_ice_str(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
 #endif

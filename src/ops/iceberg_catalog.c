@@ -9,6 +9,7 @@
  * deletes every other file, and runs again while the refs moved under it,
  * so the last writer to finish leaves the catalog of the refs it saw last. */
 #include "iceberg.h"
+#include "../layout/keys.h"
 #include "../store/aws.h"
 #include "../store/s3.h"
 
@@ -135,12 +136,6 @@ static int add_file(cat_build *b, const char *path, bool folder, json_t *doc, fd
 	return 0;
 }
 
-static const char *str_of(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-	return s ? s : "";
-}
-
 /* The view.json of version `id` at this location when it says what the
  * catalog needs (each table's schema, name and metadata); NULL otherwise. */
 static json_t *view_read(cat_build *b, const char *id)
@@ -152,7 +147,7 @@ static json_t *view_read(cat_build *b, const char *id)
 	json_t *doc = NULL;
 	if (key && fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &buf, NULL, &e) == 0)
 		fdl_json_parse(&doc, buf.data, buf.len, key, &e);
-	bool ok = doc && !strcmp(str_of(doc, "version"), id) && !strcmp(str_of(doc, "location"), b->location) &&
+	bool ok = doc && !strcmp(fdl_ice_str(doc, "version"), id) && !strcmp(fdl_ice_str(doc, "location"), b->location) &&
 		  json_is_object(json_object_get(doc, "tables"));
 	const char *k;
 	const json_t *t;
@@ -206,7 +201,7 @@ static bool live(cat_build *b, const char *id)
 static int inside_views(cat_build *b, const json_t *meta, const char *key, fdl_error *err)
 {
 	char *tree = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/", b->location, b->lid);
-	const char *loc = str_of(meta, "location");
+	const char *loc = fdl_ice_str(meta, "location");
 	int rc = tree ? 0 : fdl_oom(err);
 	if (!rc && (strncmp(loc, tree, strlen(tree)) || strstr(loc, "/../") || strstr(loc, "/./")))
 		rc = fdl_fail(err, FDL_EINVALID, "%s: its location %s is not in the views' tree %s", key, loc, tree);
@@ -214,7 +209,7 @@ static int inside_views(cat_build *b, const json_t *meta, const char *key, fdl_e
 	const json_t *x;
 	json_array_foreach(rc ? NULL : json_object_get(meta, "snapshots"), i, x)
 	{
-		const char *ml = str_of(x, "manifest-list");
+		const char *ml = fdl_ice_str(x, "manifest-list");
 		if (!rc && (strncmp(ml, tree, strlen(tree)) || strncmp(ml + strlen(tree), "manifests/", 10) ||
 			    fdl_path_check_relative(ml + strlen(tree), "a manifest list", NULL)))
 			rc = fdl_fail(err, FDL_EINVALID, "%s: snapshot %zu names %s, not a manifest of the views' tree %s "
@@ -230,7 +225,7 @@ static int inside_views(cat_build *b, const json_t *meta, const char *key, fdl_e
 static int table_file(cat_build *b, const char *ns_path, const char *name, const char *view_dir, const json_t *t,
 		      fdl_error *err)
 {
-	char *key = fdl_asprintf("%s/%s", view_dir, str_of(t, "metadata"));
+	char *key = fdl_asprintf("%s/%s", view_dir, fdl_ice_str(t, "metadata"));
 	char *uri = key ? fdl_asprintf("%s/%s", b->location, key) : NULL;
 	char *path = fdl_asprintf("%s/tables/%s", ns_path, name);
 	fdl_buf buf = {0};
@@ -307,7 +302,7 @@ static int group_tables(json_t **out, cat_build *b, const json_t *view, fdl_erro
 	const json_t *t;
 	json_object_foreach(rc ? NULL : json_object_get(view, "tables"), k, t)
 	{
-		const char *schema = str_of(t, "schema"), *name = str_of(t, "name");
+		const char *schema = fdl_ice_str(t, "schema"), *name = fdl_ice_str(t, "name");
 		char *s = !strcmp(schema, "main") ? fdl_strdup("") : fdl_iceberg_catalog_name(schema, json_integer_value(json_object_get(t, "schema_id")));
 		char *n = fdl_iceberg_catalog_name(name, json_integer_value(json_object_get(t, "table_id")));
 		if (!s || !n) {
@@ -639,7 +634,7 @@ static int pass_branch(bool *done, fdl_repo *repo, const char *location, const c
 	char again[FDL_ID_LEN + 1] = "";
 	bool exists = false, still = false;
 	char etag[FDL_ETAG_MAX] = "";
-	char *ref = fdl_asprintf("refs/heads/%s", name);
+	char *ref = fdl_ref_key(FDL_REF_BRANCH, name);
 	cat_build b = {.repo = repo, .location = location, .write_views = true};
 	snprintf(r.name, sizeof r.name, "%s", name);
 	int rc = ref && nested ? fdl_ref_read(repo, ref, r.target, &exists, NULL, err) : fdl_oom(err);
@@ -785,125 +780,5 @@ int fdl_ice_catalog_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo
 	fdl_strmap_free(&have);
 	build_free(&b);
 	free(refs.items);
-	return rc;
-}
-
-/* ---- the operation ------------------------------------------------------ */
-
-/* Where a client attaches the catalog: the bucket's own endpoint for an
- * s3:// location, the location itself for http(s)://, the tree's file://
- * URI for a folder (a host serving the folder serves it at that path). */
-static int catalog_uri(char **out, const char *location, const char *path, fdl_error *err)
-{
-	if (strncmp(location, "s3://", 5))
-		return (*out = fdl_asprintf("%s/%s", location, path)) ? 0 : fdl_oom(err);
-	fdl_s3_config c = {0};
-	fdl_buf b = {0};
-	int rc = fdl_s3_config_load(&c, location, err);
-	char *base = rc ? NULL : fdl_s3_bucket_url(&c);
-	char *key = rc ? NULL : *c.prefix ? fdl_asprintf("%s/%s", c.prefix, path) : fdl_strdup(path);
-	if (!rc && (!base || !key))
-		rc = fdl_oom(err);
-	if (!rc)
-		rc = fdl_buf_puts(&b, base, err);
-	if (!rc)
-		rc = fdl_s3_uri_encode(&b, key, true, err);
-	if (!rc && !(*out = fdl_strdup(b.data)))
-		rc = fdl_oom(err);
-	fdl_buf_free(&b);
-	free(base);
-	free(key);
-	fdl_s3_config_free(&c);
-	return rc;
-}
-
-static int report_of(fdl_iceberg_catalog_report **out, const char *location, const char *lid,
-		     const fdl_ice_catalog *c, bool index, fdl_error *err)
-{
-	fdl_iceberg_catalog_report *p = calloc(1, sizeof *p);
-	size_t nn = json_array_size(c->namespaces);
-	int rc = p && (!nn || (p->namespaces = calloc(nn, sizeof *p->namespaces))) &&
-			 (p->location = fdl_strdup(location)) && (p->path = fdl_iceberg_catalog_dir(lid))
-		 ? 0
-		 : fdl_oom(err);
-	if (!rc)
-		rc = fdl_ice_notices_of(&p->notices, &p->notice_count, c->notices, err);
-	if (!rc)
-		rc = catalog_uri(&p->uri, location, p->path, err);
-	size_t i;
-	const json_t *x;
-	json_array_foreach(rc ? NULL : c->namespaces, i, x)
-	{
-		fdl_iceberg_namespace *n = &p->namespaces[p->namespace_count++];
-		const json_t *levels = json_object_get(x, "namespace");
-		n->name = fdl_strdup(json_string_value(json_array_get(levels, 0)));
-		n->schema = json_array_size(levels) > 1 ? fdl_strdup(json_string_value(json_array_get(levels, 1))) : NULL;
-		n->ref = fdl_strdup(str_of(x, "ref"));
-		n->version = fdl_strdup(str_of(x, "version"));
-		n->tables = (size_t)json_integer_value(json_object_get(x, "tables"));
-		if (!n->name || !n->ref || !n->version || (json_array_size(levels) > 1 && !n->schema))
-			rc = fdl_oom(err);
-	}
-	if (p) {
-		p->files_written = c->written;
-		p->index_files = index;
-	}
-	if (rc)
-		fdl_iceberg_catalog_report_free(p);
-	else
-		*out = p;
-	return rc;
-}
-
-int fdl_iceberg_catalog_write(fdl_iceberg_catalog_report **out, fdl_repo *repo, const char *location, fdl_error *err)
-{
-	char *loc = NULL;
-	char lid[FDL_ICEBERG_LID_LEN + 1];
-	fdl_ice_catalog c = {0};
-	int rc = location ? fdl_iceberg_location_check(&loc, location, err) : fdl_iceberg_own_location(&loc, repo, err);
-	if (!rc)
-		rc = fdl_iceberg_location_id(lid, loc, err);
-	if (!rc)
-		rc = fdl_iceberg_views_add(repo, loc, true, err);
-	if (!rc)
-		rc = fdl_ice_catalog_sync(&c, repo, loc, NULL, err);
-	if (!rc && out)
-		rc = report_of(out, loc, lid, &c, fdl_iceberg_catalog_index(repo), err);
-	json_decref(c.namespaces);
-	json_decref(c.notices);
-	free(loc);
-	return rc;
-}
-
-void fdl_iceberg_catalog_report_free(fdl_iceberg_catalog_report *r)
-{
-	if (!r)
-		return;
-	for (size_t i = 0; i < r->namespace_count; i++) {
-		free(r->namespaces[i].name);
-		free(r->namespaces[i].schema);
-		free(r->namespaces[i].ref);
-		free(r->namespaces[i].version);
-	}
-	fdl_ice_notices_free(r->notices, r->notice_count);
-	free(r->namespaces);
-	free(r->uri);
-	free(r->path);
-	free(r->location);
-	free(r);
-}
-
-int fdl_iceberg_catalog_report_json(char **out, const fdl_iceberg_catalog_report *r, fdl_error *err)
-{
-	json_t *ns = json_array();
-	for (size_t i = 0; ns && i < r->namespace_count; i++) {
-		const fdl_iceberg_namespace *n = &r->namespaces[i];
-		json_array_append_new(ns, n->schema ? json_pack("[s, s]", n->name, n->schema) : json_pack("[s]", n->name));
-	}
-	json_t *o = ns ? json_pack("{s:s, s:s, s:s, s:o}", "catalog", r->uri, "location", r->location, "path", r->path,
-				   "namespaces", ns)
-		       : NULL;
-	int rc = o ? fdl_json_dump(out, NULL, o, err) : fdl_oom(err);
-	json_decref(o);
 	return rc;
 }

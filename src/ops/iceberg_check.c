@@ -6,6 +6,7 @@
  * delete files holding the same positions as DuckLake's. Read back with
  * DuckDB's avro extension. Findings are "key\tmessage". */
 #include "iceberg.h"
+#include "../layout/keys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -237,15 +238,13 @@ static int check_view(ice_check *c, const char *id, const char *key, fdl_error *
 static bool view_key(const char *rel, bool catalog, char id[FDL_ID_LEN + 1])
 {
 	id[0] = '\0';
-	if (!strncmp(rel, "versions/", 9) && strlen(rel) > 9 + FDL_ID_LEN && rel[9 + FDL_ID_LEN] == '/') {
-		memcpy(id, rel + 9, FDL_ID_LEN);
-		id[FDL_ID_LEN] = '\0';
-		bool is_view = !strcmp(rel + 10 + FDL_ID_LEN, FDL_ICEBERG_VIEW_JSON);
-		bool ok = fdl_id_is_valid(id);
-		if (!is_view)
+	const char *rest = NULL;
+	if (fdl_version_key_parse(rel, id, &rest) && rest[-1] == '/') { /* versions/<id>/... */
+		if (strcmp(rest, FDL_ICEBERG_VIEW_JSON))
 			id[0] = '\0';
-		return ok;
+		return true;
 	}
+	id[0] = '\0'; /* the version folder itself (no slash after the id): not a view's key */
 	return (!strncmp(rel, "manifests/", 10) && strlen(rel) == 10 + 64 + 5) || !strncmp(rel, "deletes/", 8) ||
 	       (!strncmp(rel, "catalog/", 8) && catalog); /* the catalog's check reads those */
 }

@@ -11,9 +11,9 @@
  */
 #include "../catalog/catalog.h"
 #include "../layout/layout.h"
+#include "../util/pool.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,9 +22,10 @@
 /* DuckLake formats this DuckDB (1.5.x, ducklake 1.0) opens, newest first. */
 static const char *const OPENABLE_FORMATS[] = {"1.0", NULL};
 
-/* DuckDB opened on a second thread while the version is fetched. */
+/* DuckDB opened beside the caller (the pool's side job) while the version
+ * is fetched. */
 typedef struct warm_duck {
-	pthread_t thread;
+	fdl_pool_side *side;
 	fdl_duck *d;
 	int rc;
 	fdl_error err;
@@ -39,11 +40,10 @@ struct fdl_reader {
 	warm_duck *warm; /* FDL_READER_WARM: joined and taken by the first query */
 };
 
-static void *warm_run(void *arg)
+static void warm_run(void *arg)
 {
 	warm_duck *w = arg;
 	w->rc = fdl_duck_new(&w->d, false, &w->err);
-	return NULL;
 }
 
 /* The DuckDB a query runs in: the one opened meanwhile, else a new one. */
@@ -53,7 +53,7 @@ static int reader_duck(fdl_reader *r, fdl_duck **d, fdl_error *err)
 	if (!w)
 		return fdl_duck_new(d, false, err);
 	r->warm = NULL;
-	pthread_join(w->thread, NULL);
+	fdl_pool_side_join(w->side);
 	int rc = w->rc;
 	if (rc)
 		*err = w->err;
@@ -205,7 +205,7 @@ static int reader_open(fdl_reader **out, const char *root, const char *ref, unsi
 		rc = fdl_oom(err);
 	/* DuckDB starts (~40 ms) while the version and its catalog arrive */
 	if (!rc && (flags & FDL_READER_WARM) && (r->warm = calloc(1, sizeof *r->warm)) &&
-	    pthread_create(&r->warm->thread, NULL, warm_run, r->warm) != 0) {
+	    !(r->warm->side = fdl_pool_side_start(warm_run, r->warm))) {
 		free(r->warm);
 		r->warm = NULL;
 	}

@@ -23,30 +23,6 @@ void fdl_store_before_write(fdl_store *s)
 #endif
 }
 
-void fdl_store_test_barrier(const char *point)
-{
-#ifdef FDL_CRASH_POINTS
-	const char *dir = getenv("FDL_TEST_BARRIER");
-	if (!dir || !*dir)
-		return;
-	char *ready = fdl_asprintf("%s/%s.%ld.ready", dir, point, (long)getpid());
-	char *go = fdl_asprintf("%s/%s.%ld.go", dir, point, (long)getpid());
-	FILE *f = ready ? fopen(ready, "w") : NULL;
-	if (f)
-		fclose(f);
-	while (f && go && access(go, F_OK) != 0) {
-		struct timespec ts = {0, 5 * 1000000L};
-		nanosleep(&ts, NULL);
-	}
-	if (go)
-		unlink(go);
-	free(ready);
-	free(go);
-#else
-	(void)point;
-#endif
-}
-
 void fdl_store_free(fdl_store *s)
 {
 	if (s)

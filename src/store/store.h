@@ -211,11 +211,6 @@ bool fdl_store_s3_access(fdl_store *s, fdl_s3_access *out);
  * aborts just before the FDL_CRASH_AT-th one. Backends call it for writes
  * they make in several requests (each part of a multipart upload). */
 void fdl_store_before_write(fdl_store *s);
-/* Test builds (-DFDL_CRASH_POINTS) with FDL_TEST_BARRIER=<folder>: stop at
- * `point`, say so with <folder>/<point>.<pid>.ready, and go on once the
- * test makes <folder>/<point>.<pid>.go (removed then): how racing tests
- * force an interleaving. Nothing in other builds. */
-void fdl_store_test_barrier(const char *point);
 
 /* The sha256 (and size: bytes may be NULL) of what an http(s) URL answers,
  * redirects followed, streamed through the digest: the one download that

@@ -1,6 +1,6 @@
 /* The one bounded worker pool: numbered jobs in order on a fixed number of
- * threads, per-worker state, the first error stops it (pool.h says how to
- * use it). */
+ * threads, per-worker state, the first error stops it; and one job beside
+ * the caller (pool.h says how to use both). */
 #include "pool.h"
 
 #include <pthread.h>
@@ -103,4 +103,39 @@ size_t fdl_pool_threads(size_t cap, const char *env)
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	n = cores > 0 ? cores : 1;
 	return (size_t)n < cap ? (size_t)n : cap;
+}
+
+struct fdl_pool_side {
+	pthread_t thread;
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static void *side_work(void *arg)
+{
+	fdl_pool_side *s = arg;
+	s->fn(s->arg);
+	return NULL;
+}
+
+fdl_pool_side *fdl_pool_side_start(void (*fn)(void *arg), void *arg)
+{
+	fdl_pool_side *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->fn = fn;
+	s->arg = arg;
+	if (pthread_create(&s->thread, NULL, side_work, s) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void fdl_pool_side_join(fdl_pool_side *s)
+{
+	if (!s)
+		return;
+	pthread_join(s->thread, NULL);
+	free(s);
 }

@@ -32,6 +32,12 @@
  *   pool go on.
  * - Jobs share nothing through the pool but `ctx`; anything they both
  *   write needs the caller's own lock or atomics.
+ *
+ * One job beside the caller (DuckDB starting while a version arrives, the
+ * frozen catalog's data files checked while DuckDB writes it) is the
+ * pool's other shape: fdl_pool_side_start runs fn(arg) on a thread of its
+ * own and fdl_pool_side_join waits for it; when no thread can be started
+ * it returns NULL and the caller runs fn itself (or goes without).
  */
 #ifndef FDL_POOL_H
 #define FDL_POOL_H
@@ -54,5 +60,12 @@ int fdl_pool_run(const fdl_pool_task *t, fdl_error *err);
 /* How many workers: the environment variable `env` when set to a positive
  * number, else the machine's cores, at most `cap`. */
 size_t fdl_pool_threads(size_t cap, const char *env);
+
+/* One job beside the caller: fn(arg) on a thread of its own, or NULL when
+ * none could be started (nothing ran: the caller decides). */
+typedef struct fdl_pool_side fdl_pool_side;
+fdl_pool_side *fdl_pool_side_start(void (*fn)(void *arg), void *arg);
+/* Wait until that job ended and free its handle; NULL: nothing. */
+void fdl_pool_side_join(fdl_pool_side *s);
 
 #endif

@@ -257,7 +257,7 @@ def test_two_committers_share_one_catalog(postgres, tmp_path, ledger):
 
 def test_commit_rebase_of_a_shared_catalog_commits_again(postgres, tmp_path, ledger):
     """fdl commit --rebase on a PostgreSQL working catalog: the loser of the
-    race (ordered by the test barrier) commits again, with no rebase, and
+    race (ordered by the pause point `commit`) commits again, with no rebase, and
     its version holds what was written meanwhile."""
     repo = Repo(tmp_path)
     work = new_db(postgres, "again")
@@ -269,20 +269,20 @@ def test_commit_rebase_of_a_shared_catalog_commits_again(postgres, tmp_path, led
     from conftest import FDL
     gate = tmp_path / "gate"
     gate.mkdir()
-    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="x", FDL_TEST_BARRIER=str(gate))
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="x", FDL_PAUSE_AT="commit", FDL_PAUSE_DIR=str(gate))
     procs = [subprocess.Popen([FDL, "commit", work, "--rebase", "-m", f"c{i}"], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(2)]
 
     def at_gate(p):
         deadline = time.monotonic() + 600  # a safety net only
-        while not (gate / f"commit.{p.pid}.ready").exists():
+        while not (gate / f"commit.{p.pid}.reached").exists():
             assert p.poll() is None, p.stderr.read()
             assert time.monotonic() < deadline
             time.sleep(0.01)
-        (gate / f"commit.{p.pid}.ready").unlink()
+        (gate / f"commit.{p.pid}.reached").unlink()
         (gate / f"commit.{p.pid}.go").touch()
     for p in procs:  # both froze the same snapshot
-        while not (gate / f"commit.{p.pid}.ready").exists():
+        while not (gate / f"commit.{p.pid}.reached").exists():
             assert p.poll() is None, p.stderr.read()
             time.sleep(0.01)
     at_gate(procs[0])

@@ -361,7 +361,7 @@ def test_onto_must_descend_from_the_base(repo, tmp_path):
 
 
 def barrier_files(folder, pids):
-    return {pid for pid in pids if (folder / f"commit.{pid}.ready").exists()}
+    return {pid for pid in pids if (folder / f"commit.{pid}.reached").exists()}
 
 
 def wait_for(cond, what, procs):
@@ -392,14 +392,14 @@ def test_commit_rebase_four_racing_writers_lose_nothing(repo, tmp_path, ledger):
         works.append(w)
     gate = tmp_path / "gate"
     gate.mkdir()
-    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", FDL_TEST_BARRIER=str(gate))
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", FDL_PAUSE_AT="commit", FDL_PAUSE_DIR=str(gate))
     procs = [subprocess.Popen([FDL, "commit", str(w), "--rebase", "-m", f"writer {k}"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for k, w in enumerate(works)]
     pids = [p.pid for p in procs]
 
     def release(k):
-        (gate / f"commit.{pids[k]}.ready").unlink()
+        (gate / f"commit.{pids[k]}.reached").unlink()
         (gate / f"commit.{pids[k]}.go").touch()
 
     # every writer has frozen its catalog before any moves the branch; then

@@ -1,0 +1,71 @@
+/* What the writer of a version's Iceberg view shares among its files
+ * (iceberg.c builds a version's view, iceberg_snapshot.c one table's
+ * snapshot and its manifests, iceberg_hooks.c keeps the views following
+ * commits, expiry, clones and refs). Internal to src/ops/iceberg*.c. */
+#ifndef FDL_OPS_ICEBERG_RUN_H
+#define FDL_OPS_ICEBERG_RUN_H
+
+#include "iceberg.h"
+
+#define ICE_BLOCK 64 /* versions to a merged manifest */
+
+typedef struct ice_version {
+	char id[FDL_ID_LEN + 1];
+	int64_t seq, snap, ms;
+	bool live;
+} ice_version;
+
+typedef struct ice_run {
+	fdl_repo *repo;
+	char *location;
+	char lid[FDL_ICEBERG_LID_LEN + 1];
+	char *view_dir; /* iceberg/<lid>/versions/<id> */
+	fdl_duck *duck;
+	fdl_lake *lake;
+	char *catalog;
+	ice_version *chain; /* ascending seq; the last is the version viewed */
+	size_t nchain;
+	fdl_tag *tags;
+	size_t ntags;
+	fdl_strmap *known; /* keys written or found in this run (or a rebuild's) */
+	fdl_strmap own_known;
+	json_t *deletes;  /* {"<DuckLake delete path>": [bytes, positions]} */
+	json_t *notices;
+	json_t *tables;  /* view.json's tables */
+	json_t *parent;  /* the first parent's view.json, when it has one: a commit builds on it */
+	json_t *mcache;  /* a manifest's entries and schema -> [uri, bytes]: made once per run */
+	bool whole;      /* build from the history even when the parent has a view */
+	bool liveness;   /* chain[].live is known */
+	char *tmpdir;
+	int64_t written;
+} ice_run;
+
+/* How a view is written: `known` (NULL: the run's own) collects every key
+ * the view uses; `whole` builds it from the history, not the parent's view. */
+typedef struct ice_opts {
+	fdl_strmap *known;
+	bool whole;
+} ice_opts;
+
+/* The URL of `key` under the view's location. Caller frees. */
+static inline char *ice_uri_of(const ice_run *r, const char *key)
+{
+	return fdl_asprintf("%s/%s", r->location, key);
+}
+
+/* A row that began at `begin` and ended at `end` is live at `snap`. */
+static inline bool ice_live_at(int64_t begin, int64_t end, int64_t snap)
+{
+	return begin <= snap && snap < end;
+}
+
+/* The snapshot of table tid at version c: its manifests and manifest list
+ * written, *out its entry of metadata.json's snapshots (iceberg_snapshot.c). */
+int fdl_ice_snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c, int64_t parent,
+		     const json_t *schema, json_t *specs, json_t *names, fdl_error *err);
+/* Write version id's view at `location` (iceberg.c); *out, when not NULL,
+ * its report; o NULL: the run's own keys, built on the parent's view. */
+int fdl_ice_write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, const char *location,
+		      const ice_opts *o, fdl_error *err);
+
+#endif
