@@ -91,9 +91,9 @@ static long cache_ttl(const char *key)
 	case FDL_KEY_IMMUTABLE:
 		if (fdl_version_key_parse(key, id, &rest))
 			return strcmp(rest, FDL_VERSION_JSON) ? -1 : 0;
-		return !strncmp(key, FDL_HISTORY_DIR "/packs/", packs) && n == packs + 70 && !strcmp(key + n - 6, ".jsonl")
-			       ? 0
-			       : -1;
+		if (!strncmp(key, FDL_HISTORY_DIR "/packs/", packs) && n == packs + 70 && !strcmp(key + n - 6, ".jsonl"))
+			return 0;
+		return -1;
 	case FDL_KEY_MOVING:
 		if (!strcmp(key, FDL_CONFIG_FILE) || !strcmp(key, "HEAD")) {
 			const char *t = getenv("FDL_CACHE_TTL");
