@@ -129,9 +129,10 @@ build/man/.stamp: build/fdl
 	@touch $@
 
 # README between the markers is made by `make readme`; docs-check fails when
-# it is stale, when a manual page does not render, and when libfdl's source
+# it is stale, when a manual page does not render, when libfdl's source
 # (src/ outside src/cli/) names an FDL_* environment variable that neither
-# include/fdl.h nor docs/ (docs/environment.md) names.
+# include/fdl.h nor docs/ (docs/environment.md) names, and when code crosses
+# a wall docs/architecture.md draws (scripts/walls-check.sh lists where).
 readme: build/fdl
 	bash scripts/readme-commands.sh build/fdl README.md
 docs-check: build/fdl man
@@ -146,6 +147,7 @@ docs-check: build/fdl man
 	    "(add it to docs/environment.md)" >&2; exit 1; }; \
 	  echo "docs-check: the $$(echo $$vars | wc -w) FDL_* variables libfdl reads are named in docs/"
 	@echo "docs-check: README is current, $$(ls build/man/*.1 | wc -l) manual pages render, no literal backticks"
+	@bash scripts/walls-check.sh
 
 # Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every
 # listed one is exported: an unintended export or a removed symbol fails.

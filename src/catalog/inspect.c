@@ -219,7 +219,7 @@ int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const f
 		json_t *t = NULL;
 		rc = key ? table_files_json(&t, d, alias, files, rd, &r, i, err) : fdl_oom(err);
 		if (rc && key)
-			fdl_error_prefix(err, "describing %s for files.json", key);
+			fdl_error_prefix(err, "describing %s for the list of data files", key);
 		else if (json_object_set_new(tables, key, t))
 			rc = fdl_oom(err);
 		duckdb_free(key);

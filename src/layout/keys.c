@@ -104,11 +104,18 @@ static fdl_key_class derived_class(const char *key)
 
 fdl_key_class fdl_key_classify(const fdl_repo *repo, const char *key)
 {
+	return fdl_key_classify_in(repo ? repo->data_dir : NULL, key);
+}
+
+fdl_key_class fdl_key_classify_in(const char *data_dir, const char *key)
+{
 	char id[FDL_ID_LEN + 1];
 	const char *rest;
 	if (strstr(key, ".lock"))
 		return FDL_KEY_LOCK;
-	if (!strcmp(key, FDL_CONFIG_FILE) || !strcmp(key, "HEAD") || has_prefix(key, "refs/"))
+	if (strstr(key, ".tmp-")) /* a write on its way (fdl_atomic_write's temporary file) */
+		return FDL_KEY_TEMPORARY;
+	if (!strcmp(key, FDL_CONFIG_FILE) || !strcmp(key, "HEAD") || has_prefix(key, FDL_REFS_DIR "/"))
 		return FDL_KEY_MOVING;
 	if (fdl_version_key_parse(key, id, &rest))
 		return *rest && strcmp(rest, FDL_EXPIRED_JSON) ? FDL_KEY_IMMUTABLE : FDL_KEY_MOVING;
@@ -116,8 +123,8 @@ fdl_key_class fdl_key_classify(const fdl_repo *repo, const char *key)
 		return derived_class(key);
 	if (has_prefix(key, FDL_WORK_AREA "/"))
 		return FDL_KEY_TEMPORARY;
-	size_t dl = repo && repo->data_dir ? strlen(repo->data_dir) : 0;
-	if (dl && !strncmp(key, repo->data_dir, dl) && key[dl] == '/')
+	size_t dl = data_dir ? strlen(data_dir) : 0;
+	if (dl && !strncmp(key, data_dir, dl) && key[dl] == '/')
 		return FDL_KEY_DATA;
 	return FDL_KEY_OTHER;
 }
@@ -125,4 +132,27 @@ fdl_key_class fdl_key_classify(const fdl_repo *repo, const char *key)
 char *fdl_head_content(const char *branch)
 {
 	return fdl_asprintf("ref: " FDL_REFS_HEADS "%s\n", branch);
+
+/* ---- added with the key-space cleanup (issue 37) ---- */
+
+const char *fdl_ref_dir(fdl_ref_kind kind)
+{
+	return kind == FDL_REF_TAG ? FDL_REFS_DIR "/tags" : FDL_REFS_DIR "/heads";
+}
+
+const char *fdl_ref_spec_name(const char *spec, size_t *len)
+{
+	if (!spec || !*spec || !strcmp(spec, "HEAD") || !strcmp(spec, "@") || fdl_id_is_valid(spec))
+		return NULL;
+	const char *colon = strrchr(spec, ':');
+	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+	if (n == 0 || (n == 4 && !strncmp(spec, "HEAD", 4)))
+		return NULL;
+	size_t skip = (size_t)(fdl_ref_short(spec, NULL) - spec);
+	if (skip < n) { /* "refs/heads/" alone is a name, if a poor one */
+		spec += skip;
+		n -= skip;
+	}
+	*len = n;
+	return spec;
 }

@@ -65,7 +65,7 @@ typedef enum fdl_key_class {
 	FDL_KEY_IMMUTABLE, /* a version's file, a history pack: same bytes forever */
 	FDL_KEY_MOVING,    /* fdl.json, HEAD, refs, history pointers, the ref list, view pointers */
 	FDL_KEY_DATA,      /* under the data folder (immutable too, but not fdl's to name) */
-	FDL_KEY_TEMPORARY, /* fdl's working area (work/) */
+	FDL_KEY_TEMPORARY, /* fdl's working area (work/), a write on its way (.tmp-) */
 	FDL_KEY_LOCK,      /* a lock file */
 } fdl_key_class;
 /* One answer for the read cache, the server's Cache-Control and gc:
@@ -77,5 +77,22 @@ fdl_key_class fdl_key_classify(const fdl_repo *repo, const char *key);
 /* What HEAD holds when it names `branch`: "ref: refs/heads/<branch>\n"
  * (Git's syntax; fdl_head_parse reads it back). Caller frees. */
 char *fdl_head_content(const char *branch);
+
+/* ---- added with the key-space cleanup (issue 37) ---- */
+
+#define FDL_REFS_DIR "refs" /* every ref, for listing */
+/* The folder that holds refs of `kind`, for listing: "refs/heads" (BRANCH,
+ * NONE) or "refs/tags" (TAG). */
+const char *fdl_ref_dir(fdl_ref_kind kind);
+/* The branch or tag name a ref spec starts from (the grammar
+ * fdl_ref_resolve reads): "main", "refs/heads/main", "main:12" -> "main";
+ * *len bytes from the returned pointer, which points into spec. NULL for
+ * what starts from HEAD ("", "HEAD", "@", ":3", "HEAD:3") and for a
+ * version id. A seq alone ("12") is returned as it stands: only the
+ * lookup tells a seq from a name. */
+const char *fdl_ref_spec_name(const char *spec, size_t *len);
+/* fdl_key_classify for a repository known by its data folder alone (the
+ * server, which opens files, not a repository; NULL: unknown). */
+fdl_key_class fdl_key_classify_in(const char *data_dir, const char *key);
 
 #endif

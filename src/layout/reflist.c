@@ -13,20 +13,21 @@
  *    "gone": {"<id>": {"reason": "retention" | "withdrawn", "expired_at": "..."}}}
  */
 #include "hindex.h"
-#include "layout.h"
+#include "keys.h"
 #include "walk.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define REFLIST_KEY "history/refs.json"
+#define REFLIST_KEY FDL_HISTORY_DIR "/refs.json"
 #define REFLIST_TRIES 16
 
 /* Is `key` "refs/heads/<name>" or "refs/tags/<name>" with a valid name? */
 static bool ref_key_ok(const char *key)
 {
-	const char *name = !strncmp(key, "refs/heads/", 11) ? key + 11 : !strncmp(key, "refs/tags/", 10) ? key + 10 : NULL;
-	return name && !strstr(name, ".tmp-") && fdl_ref_name_check(name, NULL) == 0;
+	fdl_ref_kind kind;
+	const char *name = fdl_ref_short(key, &kind);
+	return kind != FDL_REF_NONE && !strstr(name, ".tmp-") && fdl_ref_name_check(name, NULL) == 0;
 }
 
 int fdl_reflist_check(const json_t *doc, const char *src, fdl_error *err)
@@ -45,7 +46,8 @@ int fdl_reflist_check(const json_t *doc, const char *src, fdl_error *err)
 	{
 		if (!ref_key_ok(k) || !json_is_string(v) || !fdl_id_is_valid(json_string_value(v)))
 			return fdl_fail(err, FDL_EINVALID,
-					"%s: refs: '%s' must be refs/heads/<name> or refs/tags/<name> with a version id",
+					"%s: refs: '%s' must be " FDL_REFS_HEADS "<name> or " FDL_REFS_TAGS
+					"<name> with a version id",
 					src, k);
 	}
 	json_object_foreach((json_t *)gone, k, v)
@@ -103,7 +105,7 @@ static int refresh(json_t *refs, fdl_repo *repo, const char *key, fdl_error *err
 static int refresh_all(json_t *refs, fdl_repo *repo, fdl_error *err)
 {
 	fdl_strlist keys = {0};
-	int rc = fdl_store_list(repo->store, "refs", &keys, err);
+	int rc = fdl_store_list(repo->store, FDL_REFS_DIR, &keys, err);
 	json_object_clear(refs);
 	for (size_t i = 0; !rc && i < keys.len; i++)
 		if (ref_key_ok(keys.items[i]))
@@ -256,12 +258,12 @@ int fdl_refs_all(fdl_refs *out, fdl_repo *repo, bool exact, fdl_error *err)
 			rc = fdl_oom(err);
 	} else if (!rc && listable) {
 		out->listed = true;
-		rc = fdl_store_list(repo->store, "refs", &keys, err);
+		rc = fdl_store_list(repo->store, FDL_REFS_DIR, &keys, err);
 	}
 	if (!rc && !out->head)
 		rc = fdl_repo_head_branch(&out->head, repo, err);
 	if (!rc && !out->listed && !out->from_list) { /* neither: HEAD's branch is all a reader can name */
-		char *key = fdl_asprintf("refs/heads/%s", out->head);
+		char *key = fdl_ref_key(FDL_REF_BRANCH, out->head);
 		rc = key ? fdl_strlist_add(&keys, key, err) : fdl_oom(err);
 		free(key);
 	}
@@ -317,8 +319,7 @@ void fdl_ref_suggest(char *out, size_t size, fdl_repo *repo, const char *word)
 		return;
 	const char **names = calloc(refs.names.len + 1, sizeof *names);
 	for (size_t i = 0; names && i < refs.names.len; i++) {
-		const char *k = refs.names.items[i];
-		names[i] = k + (!strncmp(k, "refs/heads/", 11) ? 11 : 10);
+		names[i] = fdl_ref_short(refs.names.items[i], NULL);
 	}
 	const char *meant = names ? fdl_closest(word, names, refs.names.len) : NULL;
 	if (meant)

@@ -1,7 +1,7 @@
 /* HEAD, branches and tags. A ref file holds one version id and a newline;
  * HEAD is "ref: refs/heads/<branch>\n" (Git's syntax). */
 #include "hindex.h"
-#include "layout.h"
+#include "keys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +44,12 @@ int fdl_ref_name_check(const char *name, fdl_error *err)
 
 int fdl_ref_branch_key(char **out, const char *branch, fdl_error *err)
 {
-	if (strncmp(branch, "refs/heads/", 11) == 0)
-		branch += 11;
+	if (fdl_ref_kind_of(branch) == FDL_REF_BRANCH)
+		branch = fdl_ref_short(branch, NULL);
 	int rc = fdl_ref_name_check(branch, err);
 	if (rc)
 		return fdl_error_prefix(err, "branch");
-	*out = fdl_asprintf("refs/heads/%s", branch);
+	*out = fdl_ref_key(FDL_REF_BRANCH, branch);
 	return *out ? 0 : fdl_oom(err);
 }
 
@@ -60,9 +60,9 @@ int fdl_refs_lock(fdl_store_lock *l, fdl_repo *repo, const char *command, fdl_er
 
 int fdl_ref_name_free(fdl_repo *repo, const char *name, bool branch, fdl_error *err)
 {
-	if (!strncmp(name, branch ? "refs/heads/" : "refs/tags/", branch ? 11 : 10))
-		name += branch ? 11 : 10;
-	char *key = fdl_asprintf("%s%s", branch ? "refs/tags/" : "refs/heads/", name);
+	if (fdl_ref_kind_of(name) == (branch ? FDL_REF_BRANCH : FDL_REF_TAG))
+		name = fdl_ref_short(name, NULL);
+	char *key = fdl_ref_key(branch ? FDL_REF_TAG : FDL_REF_BRANCH, name);
 	char id[FDL_ID_LEN + 1];
 	bool exists = false;
 	int rc = key ? fdl_ref_read(repo, key, id, &exists, NULL, err) : fdl_oom(err);
@@ -77,12 +77,12 @@ int fdl_ref_name_free(fdl_repo *repo, const char *name, bool branch, fdl_error *
 
 int fdl_head_parse(char **branch, const char *data, size_t len, fdl_error *err)
 {
-	const char *prefix = "ref: refs/heads/";
+	const char *prefix = "ref: " FDL_REFS_HEADS;
 	size_t pl = strlen(prefix);
 	while (len && (data[len - 1] == '\n' || data[len - 1] == '\r'))
 		len--;
 	if (len <= pl || strncmp(data, prefix, pl) != 0 || memchr(data, '\n', len) || memchr(data, '\0', len))
-		return fdl_fail(err, FDL_EINVALID, "HEAD: expected 'ref: refs/heads/<branch>', found '%.*s'",
+		return fdl_fail(err, FDL_EINVALID, "HEAD: expected 'ref: " FDL_REFS_HEADS "<branch>', found '%.*s'",
 				(int)(len > 80 ? 80 : len), data);
 	char *name = malloc(len - pl + 1);
 	if (!name)
@@ -152,14 +152,15 @@ int fdl_ref_update(fdl_repo *repo, const char *key, const char *new_id, const ch
 static int resolve_name(char out_id[FDL_ID_LEN + 1], bool *found, fdl_repo *repo, const char *spec, fdl_error *err)
 {
 	*found = false;
-	const char *prefixes[] = {"refs/heads/", "refs/tags/"};
-	if (strncmp(spec, "refs/", 5) == 0) {
-		int rc = fdl_ref_name_check(spec + 5, err);
+	const fdl_ref_kind kinds[] = {FDL_REF_BRANCH, FDL_REF_TAG};
+	size_t refs = strlen(FDL_REFS_DIR "/");
+	if (strncmp(spec, FDL_REFS_DIR "/", refs) == 0) {
+		int rc = fdl_ref_name_check(spec + refs, err);
 		return rc ? rc : fdl_ref_read(repo, spec, out_id, found, NULL, err);
 	}
 	int rc = fdl_ref_name_check(spec, err);
 	for (size_t i = 0; !rc && !*found && i < 2; i++) {
-		char *key = fdl_asprintf("%s%s", prefixes[i], spec);
+		char *key = fdl_ref_key(kinds[i], spec);
 		rc = key ? fdl_ref_read(repo, key, out_id, found, NULL, err) : fdl_oom(err);
 		free(key);
 	}
@@ -171,7 +172,7 @@ static int resolve_head(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, fdl_error *
 {
 	char *branch = NULL;
 	int rc = fdl_repo_head_branch(&branch, repo, err);
-	char *key = rc ? NULL : fdl_asprintf("refs/heads/%s", branch);
+	char *key = rc ? NULL : fdl_ref_key(FDL_REF_BRANCH, branch);
 	bool found = false;
 	if (!rc)
 		rc = key ? fdl_ref_read(repo, key, out_id, &found, NULL, err) : fdl_oom(err);
@@ -251,7 +252,7 @@ static bool id_prefix_like(const char *s)
 static int resolve_prefix(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *prefix, fdl_error *err)
 {
 	fdl_strlist keys = {0};
-	int rc = fdl_store_list(repo->store, "versions", &keys, err);
+	int rc = fdl_store_list(repo->store, FDL_VERSIONS_DIR, &keys, err);
 	if (rc) {
 		fdl_strlist_free(&keys);
 		return fdl_error_prefix(err, "'%s' could be an abbreviated version id, but the versions cannot be "
@@ -261,13 +262,10 @@ static int resolve_prefix(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const cha
 	size_t n = strlen(prefix), matches = 0;
 	char first[FDL_ID_LEN + 1] = "", second[FDL_ID_LEN + 1] = "";
 	for (size_t i = 0; i < keys.len; i++) {
-		const char *k = keys.items[i] + 9; /* after "versions/" */
-		if (strncmp(k, prefix, n) != 0 || strlen(k) != FDL_ID_LEN + 13 || strcmp(k + FDL_ID_LEN, "/version.json"))
-			continue;
 		char id[FDL_ID_LEN + 1];
-		memcpy(id, k, FDL_ID_LEN);
-		id[FDL_ID_LEN] = '\0';
-		if (!fdl_id_is_valid(id))
+		const char *rest = NULL;
+		if (!fdl_version_key_parse(keys.items[i], id, &rest) || strncmp(id, prefix, n) != 0 ||
+		    strcmp(rest, FDL_VERSION_JSON))
 			continue;
 		if (++matches == 1)
 			memcpy(first, id, sizeof id);

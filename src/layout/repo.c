@@ -1,5 +1,5 @@
 /* fdl.json, init and open. */
-#include "layout.h"
+#include "keys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,23 +74,36 @@ int fdl_repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err)
 	return 0;
 }
 
-/* What a remote store may answer from the local cache, and how long: a
- * version's version.json for good (a version never changes), a history
- * pack for good (named by the sha256 of its bytes), fdl.json and HEAD for
- * FDL_CACHE_TTL seconds (default 60); refs never (they are what moves). */
+/* What a remote store may answer from the local cache, and how long. What
+ * never changes is the layout's one answer (fdl_key_classify); of that,
+ * what is read by its key and stays for good is kept for good: a version's
+ * version.json (no expiry removes it) and a history pack (named by the
+ * sha256 of its bytes). A version's other files are removed by expiry and
+ * read by their sha256 (objects/, fetch.c), never by key. fdl.json and
+ * HEAD are kept FDL_CACHE_TTL seconds (default 60); refs and the rest of
+ * what moves never (they are what moves). */
 static long cache_ttl(const char *key)
 {
-	size_t n = strlen(key), vj = strlen("/" FDL_VERSION_JSON);
-	if (!strncmp(key, "versions/", 9) && n > vj && !strcmp(key + n - vj, "/" FDL_VERSION_JSON))
-		return 0;
-	if (!strncmp(key, "history/packs/", 14) && n == 14 + 70 && !strcmp(key + n - 6, ".jsonl"))
-		return 0;
-	if (!strcmp(key, FDL_CONFIG_FILE) || !strcmp(key, "HEAD")) {
-		const char *t = getenv("FDL_CACHE_TTL");
-		long v = t ? strtol(t, NULL, 10) : 60;
-		return v > 0 ? v : -1;
+	char id[FDL_ID_LEN + 1];
+	const char *rest = NULL;
+	size_t n = strlen(key), packs = strlen(FDL_HISTORY_DIR "/packs/");
+	switch (fdl_key_classify(NULL, key)) {
+	case FDL_KEY_IMMUTABLE:
+		if (fdl_version_key_parse(key, id, &rest))
+			return strcmp(rest, FDL_VERSION_JSON) ? -1 : 0;
+		if (!strncmp(key, FDL_HISTORY_DIR "/packs/", packs) && n == packs + 70 && !strcmp(key + n - 6, ".jsonl"))
+			return 0;
+		return -1;
+	case FDL_KEY_MOVING:
+		if (!strcmp(key, FDL_CONFIG_FILE) || !strcmp(key, "HEAD")) {
+			const char *t = getenv("FDL_CACHE_TTL");
+			long v = t ? strtol(t, NULL, 10) : 60;
+			return v > 0 ? v : -1;
+		}
+		return -1;
+	default:
+		return -1;
 	}
-	return -1;
 }
 
 int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err)
@@ -128,6 +141,13 @@ const char *fdl_repo_root(const fdl_repo *repo) { return repo->root; }
 const char *fdl_repo_data_dir(const fdl_repo *repo) { return repo->data_dir; }
 const char *fdl_repo_data_url(const fdl_repo *repo) { return repo->data_url; }
 
+/* Is `path` the folder `dir` or inside it? */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
 int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err)
 {
 	const char *branch = opts && opts->branch ? opts->branch : "main";
@@ -137,12 +157,11 @@ int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err
 	if ((rc = fdl_ref_branch_key(&branch_key, branch, err)))
 		return rc;
 	if ((rc = fdl_path_check_relative(data_dir, "--data-dir", err)) ||
-	    (strncmp(data_dir, "versions", 8) == 0 && (data_dir[8] == '\0' || data_dir[8] == '/')) ||
-	    (strncmp(data_dir, "refs", 4) == 0 && (data_dir[4] == '\0' || data_dir[4] == '/'))) {
+	    under(data_dir, FDL_VERSIONS_DIR) || under(data_dir, FDL_REFS_DIR)) {
 		free(branch_key);
 		return rc ? rc
 			  : fdl_fail(err, FDL_EINVALID, "--data-dir '%s' would mix data with the repository's own "
-							"versions/ or refs/",
+							FDL_VERSIONS_DIR "/ or " FDL_REFS_DIR "/",
 				     data_dir);
 	}
 
@@ -191,8 +210,9 @@ int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err
 	}
 	if (!rc) {
 		/* Local stores get the folders a user expects to see. */
-		char *dirs[] = {fdl_store_local_path(store, "refs/heads"), fdl_store_local_path(store, "refs/tags"),
-				fdl_store_local_path(store, "versions"), fdl_store_local_path(store, data_dir)};
+		char *dirs[] = {fdl_store_local_path(store, fdl_ref_dir(FDL_REF_BRANCH)),
+				fdl_store_local_path(store, fdl_ref_dir(FDL_REF_TAG)),
+				fdl_store_local_path(store, FDL_VERSIONS_DIR), fdl_store_local_path(store, data_dir)};
 		for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
 			if (dirs[i] && !rc)
 				rc = fdl_mkdir_p(dirs[i], err);

@@ -1,6 +1,6 @@
 /* version.json: the reader's checks (docs/format.md, "version.json"). */
 #include "hindex.h"
-#include "layout.h"
+#include "keys.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ struct fdl_version {
 
 char *fdl_version_key(const char *id, const char *name)
 {
-	return fdl_asprintf("versions/%s/%s", id, name);
+	return fdl_asprintf(FDL_VERSIONS_DIR "/%s/%s", id, name);
 }
 
 bool fdl_is_sha256_hex(const char *s)
@@ -259,8 +259,8 @@ int fdl_version_read(fdl_version **out, fdl_repo *repo, const char *id, fdl_erro
 {
 	if (!fdl_id_is_valid(id))
 		return fdl_fail(err, FDL_EINVALID, "'%s' is not a version id", id);
-	char *key = fdl_version_key(id, "version.json");
-	char *src = fdl_asprintf("%s/versions/%s/version.json", repo->root, id);
+	char *key = fdl_version_key(id, FDL_VERSION_JSON);
+	char *src = fdl_version_url(repo->root, id, FDL_VERSION_JSON);
 	fdl_buf b = {0};
 	int rc = (!key || !src) ? fdl_oom(err)
 				: fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err);
@@ -473,7 +473,7 @@ int fdl_version_expiry(fdl_expiry *out, fdl_repo *repo, const char *id, fdl_erro
 	memset(out, 0, sizeof *out);
 	if (!fdl_id_is_valid(id))
 		return fdl_fail(err, FDL_EINVALID, "'%s' is not a version id", id);
-	snprintf(out->key, sizeof out->key, "versions/%s/" FDL_EXPIRED_JSON, id);
+	snprintf(out->key, sizeof out->key, FDL_VERSIONS_DIR "/%s/" FDL_EXPIRED_JSON, id);
 	fdl_buf b = {0};
 	int rc = fdl_store_get(repo->store, out->key, 1 << 20, &b, NULL, err);
 	if (rc == FDL_ENOTFOUND) {

@@ -1,5 +1,6 @@
 /* The walk over versions/: every version folder, which files it holds,
  * and its version.json where it has one. */
+#include "keys.h"
 #include "walk.h"
 
 #include <stdlib.h>
@@ -25,17 +26,12 @@ int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_strlist *specials, fdl_r
 {
 	memset(out, 0, sizeof *out);
 	fdl_strlist keys = {0};
-	int rc = fdl_store_list_all(repo->store, "versions", &keys, specials, err);
+	int rc = fdl_store_list_all(repo->store, FDL_VERSIONS_DIR, &keys, specials, err);
 	fdl_strlist_sort(&keys);
 	for (size_t i = 0; i < keys.len && !rc; i++) {
-		const char *k = keys.items[i] + 9; /* after "versions/" */
-		const char *slash = strchr(k, '/');
-		char id[FDL_ID_LEN + 1] = "";
-		if (slash && (size_t)(slash - k) == FDL_ID_LEN) {
-			memcpy(id, k, FDL_ID_LEN);
-			id[FDL_ID_LEN] = '\0';
-		}
-		if (!fdl_id_is_valid(id)) {
+		char id[FDL_ID_LEN + 1];
+		const char *rest = NULL;
+		if (!fdl_version_key_parse(keys.items[i], id, &rest) || !*rest) {
 			if (strays)
 				rc = fdl_strlist_add(strays, keys.items[i], err);
 			continue;
@@ -52,7 +48,7 @@ int fdl_vdirs_list(vdirs *out, fdl_strlist *strays, fdl_strlist *specials, fdl_r
 			memset(d, 0, sizeof *d);
 			memcpy(d->id, id, sizeof id);
 		}
-		rc = fdl_strlist_add(&d->files, slash + 1, err);
+		rc = fdl_strlist_add(&d->files, rest, err);
 	}
 	fdl_strlist_free(&keys);
 	if (rc)

@@ -4,19 +4,20 @@
  * version and never with the name of a ref of the other kind. */
 #include "iceberg.h"
 #include "../layout/hindex.h"
-#include "../layout/layout.h"
+#include "../layout/keys.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Every valid ref under `dir` ("refs/heads" or "refs/tags"), sorted. */
-static int list_refs(fdl_branch **out, size_t *count, fdl_repo *repo, const char *dir, fdl_error *err)
+/* Every valid ref of `kind` (branches or tags), sorted. */
+static int list_refs(fdl_branch **out, size_t *count, fdl_repo *repo, fdl_ref_kind kind, fdl_error *err)
 {
 	*out = NULL;
 	*count = 0;
 	fdl_strlist keys = {0};
 	char *head = NULL;
-	bool heads = !strcmp(dir, "refs/heads");
+	const char *dir = fdl_ref_dir(kind);
+	bool heads = kind == FDL_REF_BRANCH;
 	int rc = fdl_store_list(repo->store, dir, &keys, err);
 	if (!rc && heads)
 		rc = fdl_repo_head_branch(&head, repo, err);
@@ -50,13 +51,13 @@ static int list_refs(fdl_branch **out, size_t *count, fdl_repo *repo, const char
 
 int fdl_branch_list(fdl_branch **out, size_t *count, fdl_repo *repo, fdl_error *err)
 {
-	return list_refs(out, count, repo, "refs/heads", err);
+	return list_refs(out, count, repo, FDL_REF_BRANCH, err);
 }
 
 int fdl_tag_list(fdl_tag **out, size_t *count, fdl_repo *repo, fdl_error *err)
 {
 	fdl_branch *list = NULL;
-	int rc = list_refs(&list, count, repo, "refs/tags", err);
+	int rc = list_refs(&list, count, repo, FDL_REF_TAG, err);
 	fdl_tag *tags = rc || !*count ? NULL : calloc(*count, sizeof *tags);
 	if (!rc && *count && !tags)
 		rc = fdl_oom(err);
@@ -73,19 +74,25 @@ int fdl_tag_list(fdl_tag **out, size_t *count, fdl_repo *repo, fdl_error *err)
 
 static int tag_key(char **out, const char *name, fdl_error *err)
 {
-	if (strncmp(name, "refs/tags/", 10) == 0)
-		name += 10;
+	if (fdl_ref_kind_of(name) == FDL_REF_TAG)
+		name = fdl_ref_short(name, NULL);
 	if (fdl_ref_name_check(name, err))
 		return fdl_error_prefix(err, "tag");
-	*out = fdl_asprintf("refs/tags/%s", name);
+	*out = fdl_ref_key(FDL_REF_TAG, name);
 	return *out ? 0 : fdl_oom(err);
+}
+
+/* A branch's name as given, with or without its refs/heads/ prefix. */
+static const char *branch_name(const char *name)
+{
+	return fdl_ref_kind_of(name) == FDL_REF_BRANCH ? fdl_ref_short(name, NULL) : name;
 }
 
 /* A new branch or tag may not read as something else: all digits would
  * hide a seq (`fdl show ROOT 3`), a version id the version itself. */
 static int name_not_a_version(const char *kind, const char *name, fdl_error *err)
 {
-	const char *n = !strncmp(name, "refs/heads/", 11) ? name + 11 : !strncmp(name, "refs/tags/", 10) ? name + 10 : name;
+	const char *n = fdl_ref_short(name, NULL);
 	size_t digits = strspn(n, "0123456789");
 	if (*n && !n[digits])
 		return fdl_fail(err, FDL_EINVALID,
@@ -204,7 +211,7 @@ int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err)
 	int rc = fdl_ref_branch_key(&key, name, err);
 	if (!rc)
 		rc = fdl_repo_head_branch(&head, repo, err);
-	if (!rc && !strcmp(head, strncmp(name, "refs/heads/", 11) ? name : name + 11))
+	if (!rc && !strcmp(head, branch_name(name)))
 		rc = fdl_fail(err, FDL_EINVALID, "branch %s is the default branch (HEAD); refusing to delete it", name);
 	if (!rc)
 		rc = delete_ref(repo, key, "branch", name, true, err);
@@ -255,7 +262,7 @@ int fdl_branch_set(char old_tip[FDL_ID_LEN + 1], fdl_repo *repo, const char *nam
 	/* derived: readers lose speed only when these fail; also when nothing
 	 * moved (an interrupted run, again): the history index, and the
 	 * Iceberg view of the new tip, as after a commit */
-	const char *shortname = strncmp(name, "refs/heads/", 11) ? name : name + 11;
+	const char *shortname = branch_name(name);
 	if (!rc)
 		fdl_history_update(repo, shortname, FDL_HISTORY_WALK_MAX, &ierr);
 	if (!rc)

@@ -2,7 +2,7 @@
  * another DuckLake format (docs/format.md, "Catalogs in other formats"). A
  * writer places only what it can write; DuckDB 1.5.5 writes 1.0 alone. */
 #include "../catalog/catalog.h"
-#include "../layout/layout.h"
+#include "../layout/keys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +17,13 @@ int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_err
 	if (strcmp(format, main_format) != 0) {
 		rc = fdl_fail(err, FDL_EINVALID,
 			      "DuckDB %s writes DuckLake format %s only; it cannot write format %s, so no "
-			      "catalogs/%s.duckdb is placed (docs/decisions.md, \"Other formats\")",
+			      FDL_FORMAT_CATALOGS_DIR "/%s.duckdb is placed (docs/decisions.md, \"Other formats\")",
 			      fdl_duck_version(), main_format, format, format);
 		fdl_version_free(v);
 		return rc;
 	}
 	/* the same format: the frozen catalog itself, checked, as a copy */
-	char *src = NULL, *name = fdl_asprintf("catalogs/%s.duckdb", format);
+	char *src = NULL, *name = fdl_format_catalog_path(format);
 	char *key = name ? fdl_version_key(id, name) : NULL;
 	if (!key)
 		rc = fdl_oom(err);

@@ -2,6 +2,7 @@
 #include "../catalog/catalog.h"
 #include "work.h"
 #include "../layout/dataset.h"
+#include "../layout/keys.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -209,12 +210,12 @@ static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_erro
 {
 	if (!ref || !strcmp(ref, "HEAD"))
 		return fdl_repo_head_branch(out, repo, err);
-	if (fdl_id_is_valid(ref) || strncmp(ref, "refs/tags/", 10) == 0)
+	if (fdl_id_is_valid(ref) || fdl_ref_kind_of(ref) == FDL_REF_TAG)
 		return fdl_fail(err, FDL_EINVALID,
 				"--ref %s: a working catalog commits to a branch; give a branch name (create one at "
 				"that version first)",
 				ref);
-	const char *name = strncmp(ref, "refs/heads/", 11) == 0 ? ref + 11 : ref;
+	const char *name = fdl_ref_kind_of(ref) == FDL_REF_BRANCH ? fdl_ref_short(ref, NULL) : ref;
 	int rc = fdl_ref_name_check(name, err);
 	if (rc)
 		return rc;
@@ -234,7 +235,7 @@ static int missing_branch(fdl_repo *repo, const char *branch, fdl_error *err)
 	free(head);
 	if (rc || unborn_head)
 		return rc;
-	char *tag = fdl_asprintf("refs/tags/%s", branch), id[FDL_ID_LEN + 1];
+	char *tag = fdl_ref_key(FDL_REF_TAG, branch), id[FDL_ID_LEN + 1];
 	bool is_tag = false;
 	fdl_error e;
 	if (!tag || fdl_ref_read(repo, tag, id, &is_tag, NULL, &e))

@@ -568,7 +568,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	/* before the base's catalog is fetched: a withdrawn one is gone */
 	if (!rc)
 		rc = base_is_live(repo, w, err);
-	if (!rc && !(out->catalog_file = fdl_asprintf("%s/ducklake.duckdb", tmpdir)))
+	if (!rc && !(out->catalog_file = fdl_asprintf("%s/" FDL_CATALOG_FILE, tmpdir)))
 		rc = fdl_oom(err);
 	fdl_catalog_info winfo;
 	fdl_data_files files = {0};

@@ -1,7 +1,7 @@
 /* fdl log's history: a branch's first-parent chain, through the history
  * index where the repository has one (src/layout/hindex.c). */
 #include "../layout/hindex.h"
-#include "../layout/layout.h"
+#include "../layout/keys.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,17 +12,9 @@
  * reader then tries HEAD's branch's. */
 static char *index_hint(const char *ref)
 {
-	if (!ref || !*ref || !strcmp(ref, "HEAD") || !strcmp(ref, "@") || fdl_id_is_valid(ref))
-		return NULL;
-	const char *colon = strrchr(ref, ':');
-	size_t n = colon ? (size_t)(colon - ref) : strlen(ref);
-	if (n == 0 || (n == 4 && !strncmp(ref, "HEAD", 4)))
-		return NULL;
-	if (!strncmp(ref, "refs/heads/", 11) && n > 11) {
-		ref += 11;
-		n -= 11;
-	}
-	return strndup(ref, n);
+	size_t n = 0;
+	const char *name = fdl_ref_spec_name(ref, &n);
+	return name ? strndup(name, n) : NULL;
 }
 
 void fdl_log_free(fdl_log *l)
@@ -60,11 +52,12 @@ static int log_read(fdl_log **out, fdl_repo *repo, const char *ref, long long li
 	if (h.len && !(l->items = calloc(h.len, sizeof *l->items)))
 		rc = fdl_oom(err);
 	for (size_t i = 0; l->items && i < h.len; i++) {
-		char src[1024];
-		snprintf(src, sizeof src, "%s/versions/%s/" FDL_VERSION_JSON, repo->root, h.items[i].id);
+		char *src = fdl_version_url(repo->root, h.items[i].id, FDL_VERSION_JSON);
 		fdl_error e;
-		int vrc = brief ? fdl_version_from_head(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e)
-				: fdl_version_from_json(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e);
+		int vrc = !src ? fdl_oom(&e)
+		        : brief ? fdl_version_from_head(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e)
+		                : fdl_version_from_json(&l->items[l->count], h.items[i].doc, h.items[i].id, src, &e);
+		free(src);
 		if (vrc) {
 			if (!rc) {
 				*err = e;
@@ -110,8 +103,9 @@ static int mark_refs(fdl_log_mark *m, const fdl_refs *refs, const char *head, co
 	for (int pass = 0; pass < 3 && !rc; pass++)
 		for (size_t k = 0; k < refs->names.len && !rc; k++) {
 			const char *key = refs->names.items[k];
-			bool branch = !strncmp(key, "refs/heads/", 11);
-			const char *name = key + (branch ? 11 : 10);
+			fdl_ref_kind kind;
+			const char *name = fdl_ref_short(key, &kind);
+			bool branch = kind == FDL_REF_BRANCH;
 			bool is_head = branch && head && !strcmp(name, head);
 			if (strcmp(refs->ids[k], id) || (pass == 0) != is_head || (pass == 2) == branch)
 				continue;

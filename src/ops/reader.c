@@ -10,7 +10,7 @@
  * ref, version.json and then the catalog, and a warm one only the ref.
  */
 #include "../catalog/catalog.h"
-#include "../layout/layout.h"
+#include "../layout/keys.h"
 #include "../util/pool.h"
 
 #include <errno.h>
@@ -126,9 +126,9 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 	 * one only when the main catalog is not the newest format we open */
 	if (strcmp(main_format, OPENABLE_FORMATS[0]) != 0) {
 		for (const char *const *f = OPENABLE_FORMATS; *f; f++) {
-			char name[64];
-			snprintf(name, sizeof name, "catalogs/%s.duckdb", *f);
-			char *key = fdl_version_key(id, name);
+			char *name = fdl_format_catalog_path(*f);
+			char *key = name ? fdl_version_key(id, name) : NULL;
+			free(name);
 			int64_t size = 0;
 			fdl_error e2;
 			if (key && fdl_store_head(r->repo->store, key, &size, &e2) == 0) {
@@ -149,8 +149,8 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 			openable |= !strcmp(*f, main_format);
 		if (!openable)
 			return fdl_fail(err, FDL_EINVALID,
-					"version %s is in DuckLake format %s and has no catalogs/<format>.duckdb this "
-					"DuckDB (%s, DuckLake 1.0) can open",
+					"version %s is in DuckLake format %s and has no " FDL_FORMAT_CATALOGS_DIR
+					"/<format>.duckdb this DuckDB (%s, DuckLake 1.0) can open",
 					id, main_format, fdl_duck_version());
 	}
 	r->catalog_key = fdl_version_key(id, fdl_version_catalog_path(v));

@@ -139,7 +139,7 @@ static int user_part(json_t **out, fdl_repo *repo, const char *id, fdl_error *er
  * a conflict (*conflict). */
 static int description_plan(rebase_job *j, bool *conflict, fdl_error *err)
 {
-	const char *tops[] = {"dataset.yml", "dataset.yaml", "dataset.json"};
+	const char *tops[] = {"dataset.yml", "dataset.yaml", FDL_DATASET_JSON};
 	bool any = false, edited = false;
 	for (size_t i = 0; i < 3; i++) {
 		char *p = fdl_asprintf("%s/%s", j->w.dir, tops[i]);

@@ -15,7 +15,7 @@
  */
 #include "../catalog/catalog.h"
 #include "../layout/hindex.h"
-#include "../layout/layout.h"
+#include "../layout/keys.h"
 #include "../layout/walk.h"
 #include "hashes.h"
 #include "report.h"
@@ -127,20 +127,6 @@ static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t 
 		drop_copy(local, *downloaded);
 	free(key);
 	return r->out->problem_count == before;
-}
-
-static bool allowed_name(const vdir *d, const char *name)
-{
-	const json_t *doc = fdl_version_json(d->v);
-	const char *keys[] = {"catalog", "dataset", "files"};
-	for (size_t i = 0; i < 3; i++) {
-		const char *p = json_string_value(json_object_get(json_object_get(doc, keys[i]), "path"));
-		if (p && !strcmp(p, name))
-			return true;
-	}
-	size_t n = strlen(name);
-	return !strcmp(name, FDL_VERSION_JSON) || !strcmp(name, FDL_EXPIRED_JSON) || !strcmp(name, FDL_VERSION_SIG) ||
-	       (!strncmp(name, "catalogs/", 9) && n > 16 && !strcmp(name + n - 7, ".duckdb") && !strchr(name + 9, '/'));
 }
 
 /* files.json as written (its local copy), parsed; NULL when it cannot be. */
@@ -389,10 +375,11 @@ static void version_shape(report *r, vdirs *dirs, const vdir *d)
 {
 	char *vkey = fdl_version_key(d->id, FDL_VERSION_JSON);
 	for (size_t i = 0; i < d->files.len; i++)
-		if (!allowed_name(d, d->files.items[i])) {
+		if (!fdl_version_file_allowed(d->v, d->files.items[i])) {
 			char *k = fdl_version_key(d->id, d->files.items[i]);
 			problem(r, k ? k : d->id, "is not a file a version may hold (the spec allows only the files "
-				FDL_VERSION_JSON " lists, catalogs/<format>.duckdb, " FDL_EXPIRED_JSON " and " FDL_VERSION_SIG ")");
+				FDL_VERSION_JSON " lists, " FDL_FORMAT_CATALOGS_DIR "/<format>.duckdb, " FDL_EXPIRED_JSON
+				" and " FDL_VERSION_SIG ")");
 			free(k);
 		}
 	const char *parent = fdl_version_parent(d->v, 0);
@@ -476,8 +463,8 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 {
 	fdl_strlist refs = {0}, specials = {0};
 	fdl_error e;
-	if (fdl_store_list_all(repo->store, "refs", &refs, &specials, &e))
-		problem(r, "refs", "cannot be listed: %s", e.message);
+	if (fdl_store_list_all(repo->store, FDL_REFS_DIR, &refs, &specials, &e))
+		problem(r, FDL_REFS_DIR, "cannot be listed: %s", e.message);
 	for (size_t i = 0; i < specials.len; i++)
 		problem(r, specials.items[i], "is a symbolic link or special file, not a ref (a ref is a file "
 			"holding a version id)");
@@ -643,8 +630,7 @@ static void unhashed_warning(report *r, const vdirs *dirs, const verify_pool *p)
 		}
 	if (!n)
 		return;
-	char where[64], what[512];
-	snprintf(where, sizeof where, "versions/%s", dirs->items[p->todo[first]].id);
+	char *where = fdl_version_dir_key(dirs->items[p->todo[first]].id), what[512];
 	if (n == 1)
 		snprintf(what, sizeof what, "records no sha256 of its data files (written before fdl recorded them, or "
 			 "by another writer): their sizes are checked, not their content");
@@ -652,7 +638,8 @@ static void unhashed_warning(report *r, const vdirs *dirs, const verify_pool *p)
 		snprintf(what, sizeof what, "and %zu more versions, up to %s, record no sha256 of their data files "
 			 "(written before fdl recorded them, or by another writer): their sizes are checked, not their "
 			 "content", n - 1, dirs->items[p->todo[last]].id);
-	warning(r, where, what);
+	warning(r, where ? where : dirs->items[p->todo[first]].id, what);
+	free(where);
 }
 
 /* Versions are checked on the pool, one worker per core (at most 8;
@@ -764,7 +751,7 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 		problem(&r, strays.items[i], "is not inside a version directory named by a version id");
 	for (size_t i = 0; i < specials.len; i++)
 		problem(&r, specials.items[i], "is a symbolic link or special file, not part of a version "
-			"(versions/ holds only version directories and their files)");
+			"(" FDL_VERSIONS_DIR "/ holds only version directories and their files)");
 	fdl_strlist_free(&strays);
 	fdl_strlist_free(&specials);
 	fdl_finding_list unreadable = {0};

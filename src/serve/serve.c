@@ -11,7 +11,7 @@
  * a static host could not.
  */
 #include "serve.h"
-#include "../layout/layout.h"
+#include "../layout/keys.h"
 #include "../layout/iceberg.h"
 
 #include <arpa/inet.h>
@@ -81,12 +81,10 @@ int fdl_serve_path_allowed(const char *data_dir, const char *rel)
 		return -1; /* 403 */
 	if (fdl_path_check_key(rel, "path", NULL) != 0)
 		return 0;
-	if (strstr(rel, ".tmp-") || strstr(rel, ".lock"))
-		return 0;
-	size_t dl = strlen(data_dir);
-	return !strcmp(rel, "fdl.json") || !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) ||
-	       !strncmp(rel, "versions/", 9) || !strncmp(rel, "history/", 8) || !strncmp(rel, "iceberg/", 8) ||
-	       (!strncmp(rel, data_dir, dl) && rel[dl] == '/');
+	/* the layout's files and the data; never a lock, a write on its way,
+	 * fdl's working area or anything the layout does not name */
+	fdl_key_class c = fdl_key_classify_in(data_dir, rel);
+	return c == FDL_KEY_MOVING || c == FDL_KEY_IMMUTABLE || c == FDL_KEY_DATA;
 }
 
 /* Open rel under the folder `top` without following any symlink; -1 with errno. */
@@ -133,13 +131,9 @@ static void etag_of(const fdl_server *s, const char *rel, int fd, const struct s
 {
 	snprintf(out, FDL_ETAG_MAX, "\"%llx-%llx\"", (unsigned long long)st->st_size,
 		 (unsigned long long)st->st_mtim.tv_sec * 1000000000ull + (unsigned long long)st->st_mtim.tv_nsec);
-	if (strncmp(rel, "versions/", 9) != 0 || strlen(rel) < 9 + FDL_ID_LEN + 2)
-		return;
 	char id[FDL_ID_LEN + 1];
-	memcpy(id, rel + 9, FDL_ID_LEN);
-	id[FDL_ID_LEN] = '\0';
-	const char *name = rel + 9 + FDL_ID_LEN + 1;
-	if (!fdl_id_is_valid(id) || rel[9 + FDL_ID_LEN] != '/')
+	const char *name = NULL;
+	if (!fdl_version_key_parse(rel, id, &name) || !*name)
 		return;
 	char hex[65];
 	if (!strcmp(name, FDL_VERSION_JSON)) {
@@ -151,7 +145,7 @@ static void etag_of(const fdl_server *s, const char *rel, int fd, const struct s
 		free(p);
 		return;
 	}
-	char *vj = fdl_asprintf("%s/versions/%s/" FDL_VERSION_JSON, s->root, id);
+	char *vj = fdl_version_url(s->root, id, FDL_VERSION_JSON);
 	json_t *doc = vj ? json_load_file(vj, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	const char *keys[] = {"catalog", "dataset", "files"};
 	for (size_t i = 0; doc && i < 3; i++) {
@@ -182,7 +176,11 @@ static bool etag_matches(const char *header, const char *etag)
 	return false;
 }
 
-static void common_headers(struct MHD_Response *r, const char *rel)
+/* Cache-Control from the layout's one answer to what never changes
+ * (fdl_key_classify): a version's files, history packs, Iceberg manifests
+ * and deletes, data files for a year; what moves (HEAD, refs, fdl.json,
+ * pointers, expired.json) and anything else revalidated after 5 s. */
+static void common_headers(struct MHD_Response *r, const fdl_server *s, const char *rel)
 {
 	MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
 	MHD_add_response_header(r, "Access-Control-Expose-Headers",
@@ -199,12 +197,10 @@ static void common_headers(struct MHD_Response *r, const char *rel)
 		MHD_add_response_header(r, "Cache-Control", "public, max-age=3600");
 		return;
 	}
-	bool moves = !strcmp(rel, "HEAD") || !strncmp(rel, "refs/", 5) || !strcmp(rel, "fdl.json") ||
-		     !strncmp(rel, "history/heads/", 14) || !strcmp(rel, "history/refs.json") ||
-		     strstr(rel, "/" FDL_EXPIRED_JSON) != NULL ||
-		     (!strncmp(rel, "iceberg/", 8) && !strstr(rel, "/manifests/") && !strstr(rel, "/deletes/"));
-	MHD_add_response_header(r, "Cache-Control", moves ? "public, max-age=5, must-revalidate"
-							  : "public, max-age=31536000, immutable");
+	fdl_key_class c = fdl_key_classify_in(s->data_dir, rel);
+	bool stays = c == FDL_KEY_IMMUTABLE || c == FDL_KEY_DATA;
+	MHD_add_response_header(r, "Cache-Control", stays ? "public, max-age=31536000, immutable"
+							  : "public, max-age=5, must-revalidate");
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
@@ -213,7 +209,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
 	if (!r)
 		return MHD_NO;
-	common_headers(r, NULL);
+	common_headers(r, NULL, NULL);
 	MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, "Allow", "GET, HEAD, OPTIONS");
@@ -328,19 +324,21 @@ static char *refs_json(const fdl_server *s)
 	char *out = NULL, *head = NULL;
 	json_t *doc = json_pack("{s:o, s:o}", "branches", json_object(), "tags", json_object());
 	fdl_strlist refs = {0};
-	if (!doc || fdl_repo_open(&repo, s->root, &e) || fdl_store_list(repo->store, "refs", &refs, &e))
+	if (!doc || fdl_repo_open(&repo, s->root, &e) || fdl_store_list(repo->store, FDL_REFS_DIR, &refs, &e))
 		goto out;
 	if (fdl_repo_head_branch(&head, repo, &e) == 0)
 		json_object_set_new(doc, "head", json_string(head));
 	for (size_t i = 0; i < refs.len; i++) {
 		const char *k = refs.items[i];
-		const char *kind = !strncmp(k, "refs/heads/", 11) ? "branches" : !strncmp(k, "refs/tags/", 10) ? "tags" : NULL;
+		fdl_ref_kind kind;
+		const char *name = fdl_ref_short(k, &kind);
 		char id[FDL_ID_LEN + 1];
 		bool exists = false;
-		if (!kind || strstr(k, ".lock") || strstr(k, ".tmp-") ||
+		if (!kind || fdl_key_classify(repo, k) != FDL_KEY_MOVING ||
 		    fdl_ref_read(repo, k, id, &exists, NULL, &e) || !exists)
 			continue;
-		json_object_set_new(json_object_get(doc, kind), k + (kind[0] == 'b' ? 11 : 10), json_string(id));
+		json_object_set_new(json_object_get(doc, kind == FDL_REF_BRANCH ? "branches" : "tags"), name,
+				    json_string(id));
 	}
 	fdl_json_dump(&out, NULL, doc, &e);
 out:
@@ -362,7 +360,7 @@ static enum MHD_Result reply_refs(fdl_server *s, struct MHD_Connection *c, unsig
 		free(text);
 		return MHD_NO;
 	}
-	common_headers(r, "_fdl/refs.json");
+	common_headers(r, s, "_fdl/refs.json");
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	enum MHD_Result ret = MHD_queue_response(c, *status = MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
@@ -370,6 +368,107 @@ static enum MHD_Result reply_refs(fdl_server *s, struct MHD_Connection *c, unsig
 }
 
 /* ---- the handler ---------------------------------------------------------- */
+
+/* OPTIONS: the answer to a browser's preflight. */
+static enum MHD_Result reply_options(struct MHD_Connection *c, unsigned *status)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	common_headers(r, NULL, NULL);
+	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
+	MHD_add_response_header(r, "Access-Control-Allow-Headers", "Range, If-None-Match, If-Match");
+	MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
+	enum MHD_Result ret = MHD_queue_response(c, *status = MHD_HTTP_NO_CONTENT, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* The body of a GET or HEAD of the open file `fd` (taken): the whole file,
+ * one range, several (multipart/byteranges), or 416. NULL when it cannot
+ * be made. */
+static struct MHD_Response *file_response(struct MHD_Connection *c, int fd, int64_t size, const char *rel,
+					  unsigned *status, int64_t *sent)
+{
+	fdl_range ranges[MAX_RANGES];
+	size_t n = 0;
+	int kind = fdl_http_parse_ranges(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Range"), size, ranges,
+					 MAX_RANGES, &n);
+	struct MHD_Response *r = NULL;
+	if (kind == FDL_RANGE_UNSATISFIABLE) {
+		close(fd);
+		char cr[64];
+		snprintf(cr, sizeof cr, "bytes */%lld", (long long)size);
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		MHD_add_response_header(r, "Content-Range", cr);
+		*status = MHD_HTTP_RANGE_NOT_SATISFIABLE;
+	} else if (kind == FDL_RANGE_OK && n == 1) {
+		char cr[96];
+		snprintf(cr, sizeof cr, "bytes %lld-%lld/%lld", (long long)ranges[0].start, (long long)ranges[0].end,
+			 (long long)size);
+		*sent = ranges[0].end - ranges[0].start + 1;
+		r = MHD_create_response_from_fd_at_offset64((uint64_t)*sent, fd, (uint64_t)ranges[0].start);
+		if (r) {
+			MHD_add_response_header(r, "Content-Range", cr);
+			MHD_add_response_header(r, "Content-Type", fdl_content_type(rel));
+		}
+		*status = MHD_HTTP_PARTIAL_CONTENT;
+	} else if (kind == FDL_RANGE_OK) {
+		r = multipart_response(fd, ranges, n, size, fdl_content_type(rel));
+		for (size_t i = 0; i < n; i++)
+			*sent += ranges[i].end - ranges[i].start + 1;
+		*status = MHD_HTTP_PARTIAL_CONTENT;
+	} else {
+		r = MHD_create_response_from_fd64((uint64_t)size, fd);
+		if (r)
+			MHD_add_response_header(r, "Content-Type", fdl_content_type(rel));
+		*sent = size;
+		*status = MHD_HTTP_OK;
+	}
+	return r;
+}
+
+/* A GET or HEAD (anything else is refused): the page, its list of refs,
+ * or a file of the repository. *relp comes to name what was served (the
+ * page's index.html, a folder's index.html: *index, owned by the caller). */
+static enum MHD_Result reply_get(fdl_server *s, struct MHD_Connection *c, const char *method, const char **relp,
+				 char **index, unsigned *status, int64_t *sent)
+{
+	const char *rel = *relp;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply_text(c, *status = MHD_HTTP_METHOD_NOT_ALLOWED, "read only: GET, HEAD and OPTIONS\n");
+	bool page = s->web_fd >= 0 && (!*rel || !strcmp(rel, "index.html") || !strncmp(rel, "_fdl/", 5));
+	if (page && !*rel)
+		rel = *relp = "index.html";
+	if (page && !strcmp(rel, "_fdl/refs.json"))
+		return reply_refs(s, c, status, sent);
+	int allowed = page ? (strstr(rel, "..") || strstr(rel, "//") ? -1 : 1) : fdl_serve_path_allowed(s->data_dir, rel);
+	if (allowed < 0)
+		return reply_text(c, *status = MHD_HTTP_FORBIDDEN, "forbidden\n");
+	struct stat st;
+	int fd = allowed ? open_beneath(page ? s->web_fd : s->root_fd, rel, &st) : -1;
+	/* a folder of the Iceberg catalog answers with its index.html, as static hosts do */
+	if (fd < 0 && errno == EISDIR && !page && !strncmp(rel, FDL_ICEBERG_DIR "/", strlen(FDL_ICEBERG_DIR "/")) &&
+	    (*index = fdl_asprintf("%s/" FDL_ICEBERG_CATALOG_INDEX, rel)) != NULL) {
+		fd = open_beneath(s->root_fd, *index, &st);
+		rel = *relp = *index;
+	}
+	if (fd < 0)
+		return reply_text(c, *status = MHD_HTTP_NOT_FOUND, "not found\n");
+	char etag[FDL_ETAG_MAX];
+	etag_of(s, page ? "" : rel, fd, &st, etag);
+	struct MHD_Response *r = NULL;
+	if (etag_matches(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match"), etag)) {
+		close(fd);
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		*status = MHD_HTTP_NOT_MODIFIED;
+	} else if (!(r = file_response(c, fd, (int64_t)st.st_size, rel, status, sent))) {
+		return reply_text(c, *status = MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot serve the file\n");
+	}
+	common_headers(r, s, rel);
+	MHD_add_response_header(r, "ETag", etag);
+	enum MHD_Result ret = MHD_queue_response(c, *status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **state)
@@ -395,105 +494,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	char *index = NULL;
 	enum MHD_Result ret;
 	const char *rel = url && url[0] == '/' ? url + 1 : "";
-	if (bad_target) {
+	if (bad_target)
 		ret = reply_text(c, status = MHD_HTTP_BAD_REQUEST,
 				 "bad request: an invalid %-escape, a NUL or control character, or a path that is not UTF-8\n");
-		goto log;
-	}
-	if (!strcmp(method, "OPTIONS")) {
-		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-		common_headers(r, NULL);
-		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
-		MHD_add_response_header(r, "Access-Control-Allow-Headers", "Range, If-None-Match, If-Match");
-		MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
-		ret = MHD_queue_response(c, status = MHD_HTTP_NO_CONTENT, r);
-		MHD_destroy_response(r);
-		goto log;
-	}
-	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		ret = reply_text(c, status = MHD_HTTP_METHOD_NOT_ALLOWED, "read only: GET, HEAD and OPTIONS\n");
-		goto log;
-	}
-	bool page = s->web_fd >= 0 && (!*rel || !strcmp(rel, "index.html") || !strncmp(rel, "_fdl/", 5));
-	if (page && !*rel)
-		rel = "index.html";
-	if (page && !strcmp(rel, "_fdl/refs.json")) {
-		ret = reply_refs(s, c, &status, &sent);
-		goto log;
-	}
-	int allowed = page ? (strstr(rel, "..") || strstr(rel, "//") ? -1 : 1) : fdl_serve_path_allowed(s->data_dir, rel);
-	if (allowed < 0) {
-		ret = reply_text(c, status = MHD_HTTP_FORBIDDEN, "forbidden\n");
-		goto log;
-	}
-	struct stat st;
-	int fd = allowed ? open_beneath(page ? s->web_fd : s->root_fd, rel, &st) : -1;
-	/* a folder of the Iceberg catalog answers with its index.html, as static hosts do */
-	if (fd < 0 && errno == EISDIR && !page && !strncmp(rel, "iceberg/", 8) &&
-	    (index = fdl_asprintf("%s/" FDL_ICEBERG_CATALOG_INDEX, rel)) != NULL) {
-		fd = open_beneath(s->root_fd, index, &st);
-		rel = index;
-	}
-	if (fd < 0) {
-		ret = reply_text(c, status = MHD_HTTP_NOT_FOUND, "not found\n");
-		goto log;
-	}
-	char etag[FDL_ETAG_MAX];
-	etag_of(s, page ? "" : rel, fd, &st, etag);
-	if (etag_matches(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match"), etag)) {
-		close(fd);
-		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-		common_headers(r, rel);
-		MHD_add_response_header(r, "ETag", etag);
-		ret = MHD_queue_response(c, status = MHD_HTTP_NOT_MODIFIED, r);
-		MHD_destroy_response(r);
-		goto log;
-	}
-	int64_t size = (int64_t)st.st_size;
-	fdl_range ranges[MAX_RANGES];
-	size_t n = 0;
-	int kind = fdl_http_parse_ranges(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Range"), size, ranges,
-					 MAX_RANGES, &n);
-	struct MHD_Response *r = NULL;
-	if (kind == FDL_RANGE_UNSATISFIABLE) {
-		close(fd);
-		char cr[64];
-		snprintf(cr, sizeof cr, "bytes */%lld", (long long)size);
-		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-		MHD_add_response_header(r, "Content-Range", cr);
-		status = MHD_HTTP_RANGE_NOT_SATISFIABLE;
-	} else if (kind == FDL_RANGE_OK && n == 1) {
-		char cr[96];
-		snprintf(cr, sizeof cr, "bytes %lld-%lld/%lld", (long long)ranges[0].start, (long long)ranges[0].end,
-			 (long long)size);
-		sent = ranges[0].end - ranges[0].start + 1;
-		r = MHD_create_response_from_fd_at_offset64((uint64_t)sent, fd, (uint64_t)ranges[0].start);
-		if (r) {
-			MHD_add_response_header(r, "Content-Range", cr);
-			MHD_add_response_header(r, "Content-Type", fdl_content_type(rel));
-		}
-		status = MHD_HTTP_PARTIAL_CONTENT;
-	} else if (kind == FDL_RANGE_OK) {
-		r = multipart_response(fd, ranges, n, size, fdl_content_type(rel));
-		for (size_t i = 0; i < n; i++)
-			sent += ranges[i].end - ranges[i].start + 1;
-		status = MHD_HTTP_PARTIAL_CONTENT;
-	} else {
-		r = MHD_create_response_from_fd64((uint64_t)size, fd);
-		if (r)
-			MHD_add_response_header(r, "Content-Type", fdl_content_type(rel));
-		sent = size;
-		status = MHD_HTTP_OK;
-	}
-	if (!r) {
-		ret = reply_text(c, status = MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot serve the file\n");
-		goto log;
-	}
-	common_headers(r, rel);
-	MHD_add_response_header(r, "ETag", etag);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-log:
+	else if (!strcmp(method, "OPTIONS"))
+		ret = reply_options(c, &status);
+	else
+		ret = reply_get(s, c, method, &rel, &index, &status, &sent);
 	if (s->log) {
 		fprintf(s->log, "fdl serve: %s /%s %u %lld\n", method, rel, status, (long long)sent);
 		fflush(s->log);
@@ -510,7 +517,7 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 		rc = fdl_repo_open(&repo, root, err);
 	if (rc)
 		return rc;
-	char *local = fdl_store_local_path(repo->store, "fdl.json");
+	char *local = fdl_store_local_path(repo->store, FDL_CONFIG_FILE);
 	if (!local) {
 		fdl_repo_free(repo);
 		return fdl_fail(err, FDL_EINVALID, "fdl serve serves a folder repository; %s is not one", root);

@@ -1,5 +1,5 @@
 #include "test.h"
-#include "../../src/layout/layout.h"
+#include "../../src/layout/keys.h"
 
 #include <stdlib.h>
 
@@ -80,10 +80,76 @@ static void closest(t_ctx *t)
 	CHECK(t, fdl_closest("main", refs, 3) == NULL); /* the word itself is not a suggestion */
 }
 
+/* The name a ref spec starts from: the history index fdl log reads. */
+static void spec_names(t_ctx *t)
+{
+	const struct {
+		const char *spec, *name;
+	} cases[] = {
+		{"main", "main"}, {"main:12", "main"}, {"refs/heads/main", "main"}, {"refs/heads/main:3", "main"},
+		{"refs/tags/v1", "v1"}, {"feature/x:2", "feature/x"}, {"12", "12"}, {"refs/heads/:2", "refs/heads/"},
+		{NULL, NULL}, {"", NULL}, {"HEAD", NULL}, {"@", NULL}, {":4", NULL}, {"HEAD:4", NULL},
+		{"019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		size_t n = 0;
+		const char *got = fdl_ref_spec_name(cases[i].spec, &n);
+		bool ok = cases[i].name ? got && n == strlen(cases[i].name) && !strncmp(got, cases[i].name, n) : !got;
+		CHECK(t, ok);
+		if (!ok)
+			fprintf(stderr, "    spec '%s': got '%.*s'\n", cases[i].spec ? cases[i].spec : "(null)",
+				got ? (int)n : 6, got ? got : "(null)");
+	}
+	CHECK(t, !strcmp(fdl_ref_dir(FDL_REF_BRANCH), "refs/heads") && !strcmp(fdl_ref_dir(FDL_REF_TAG), "refs/tags"));
+}
+
+/* What a key is: the read cache and the server's Cache-Control decide by it. */
+static void key_classes(t_ctx *t)
+{
+	const char *id = "019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c";
+	const struct {
+		const char *key;
+		fdl_key_class want;
+	} cases[] = {
+		{"fdl.json", FDL_KEY_MOVING},
+		{"HEAD", FDL_KEY_MOVING},
+		{"refs/heads/main", FDL_KEY_MOVING},
+		{"refs/tags/v1", FDL_KEY_MOVING},
+		{"refs/heads/main.lock", FDL_KEY_LOCK},
+		{"refs/heads/main.tmp-12-34-abcdef", FDL_KEY_TEMPORARY},
+		{"VERSION/version.json", FDL_KEY_IMMUTABLE},
+		{"VERSION/ducklake.duckdb", FDL_KEY_IMMUTABLE},
+		{"VERSION/catalogs/0.3.duckdb", FDL_KEY_IMMUTABLE},
+		{"VERSION/expired.json", FDL_KEY_MOVING},
+		{"versions/not-an-id/version.json", FDL_KEY_OTHER},
+		{"history/packs/x.jsonl", FDL_KEY_IMMUTABLE},
+		{"history/heads/main.json", FDL_KEY_MOVING},
+		{"history/refs.json", FDL_KEY_MOVING},
+		{"iceberg/l/metadata/v1.metadata.json", FDL_KEY_MOVING},
+		{"iceberg/l/manifests/m.avro", FDL_KEY_IMMUTABLE},
+		{"iceberg/l/deletes/d.parquet", FDL_KEY_IMMUTABLE},
+		{"data/main/t/x.parquet", FDL_KEY_DATA},
+		{"work/x.json", FDL_KEY_TEMPORARY},
+		{"stray.txt", FDL_KEY_OTHER},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		bool v = !strncmp(cases[i].key, "VERSION/", 8);
+		char *key = v ? fdl_version_key(id, cases[i].key + 8) : fdl_strdup(cases[i].key);
+		fdl_key_class got = key ? fdl_key_classify_in("data", key) : FDL_KEY_OTHER;
+		CHECK(t, got == cases[i].want);
+		if (got != cases[i].want)
+			fprintf(stderr, "    %s: class %d, expected %d\n", key, (int)got, (int)cases[i].want);
+		free(key);
+	}
+	CHECK(t, fdl_key_classify_in(NULL, "data/main/t/x.parquet") == FDL_KEY_OTHER);
+}
+
 const t_case refs_tests[] = {
 	{"suggest: the closest candidate to a mistyped word", closest},
 	{"refs: Git's ref-name rules", ref_names},
 	{"refs: HEAD is a symbolic ref to a branch", head_parse},
+	{"keys: the name a ref spec starts from", spec_names},
+	{"keys: what a key is (immutable, moving, data, temporary, lock)", key_classes},
 	{"paths: relative-path checks", paths},
 	{"time: UTC ISO 8601", times},
 	{NULL, NULL},
