@@ -132,6 +132,7 @@ fdl_key_class fdl_key_classify_in(const char *data_dir, const char *key)
 char *fdl_head_content(const char *branch)
 {
 	return fdl_asprintf("ref: " FDL_REFS_HEADS "%s\n", branch);
+}
 
 /* ---- added with the key-space cleanup (issue 37) ---- */
 
