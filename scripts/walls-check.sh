@@ -32,8 +32,31 @@ files() {
 	grep -rnE '"[^"]*(version|expired|files|dataset)\.json' src --include=*.c | grep -v '^src/layout/\|^src/cli/'
 }
 
+# libyaml only behind util/yaml.c, libcurl only under src/store/
+libs() {
+	grep -rln '<yaml.h>' src | grep -v '^src/util/yaml.c$'
+	grep -rln '<curl/curl.h>' src | grep -v '^src/store/'
+}
+# threads only from the one pool and the server (and the CLI's signal
+# waiter: a process's Ctrl-C is the program's business, not the library's)
+threads() {
+	grep -rln pthread_create src | grep -v '^src/util/\|^src/serve/\|^src/cli/interrupt.c$'
+}
+# a room a newcomer can hold in one look: no .c file over 800 lines, no
+# function over 120 (ctags' end lines; skipped where ctags is missing)
+sizes() {
+	wc -l src/*/*.c | awk '$2 != "total" && $1 > 800 {print $2 ": " $1 " lines"}'
+	command -v ctags >/dev/null || return 0
+	ctags --fields=+ne --c-kinds=f -o - src/*/*.c | awk -F'\t' '{l = ""; e = ""
+		for (i = 4; i <= NF; i++) { if ($i ~ /^line:/) l = substr($i, 6); if ($i ~ /^end:/) e = substr($i, 5) }
+		if (e != "" && e - l > 120) print $2 ": " $1 " is " e - l " lines"}'
+}
+
 check "SQL or duckdb.h outside src/catalog/" sql
+check "libyaml or libcurl outside its one door" libs
+check "a thread started outside src/util/pool.c and src/serve/" threads
+check "a file over 800 lines or a function over 120" sizes
 check "the key space spelled outside src/layout/ (build keys with src/layout/keys.h)" keys
 check "a version's file named outside src/layout/ (use the FDL_* names in src/layout/layout.h)" files
-[ $fail = 0 ] && echo "walls-check: no SQL outside src/catalog/, no key of the repository spelled outside src/layout/"
+[ $fail = 0 ] && echo "walls-check: no SQL outside src/catalog/, no key of the repository spelled outside src/layout/, libyaml and libcurl behind their doors, threads from the pool, rooms in size"
 exit $fail
