@@ -170,7 +170,7 @@ def s3repo(s3_server, tmp_path):
     return S3Repo(s3_server, tmp_path)
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: -p no:xdist runs without it
 def pytest_xdist_make_scheduler(config, log):
     """--dist loadfile, longest file first (schedule.py)."""
     if config.getvalue("dist") != "loadfile":
