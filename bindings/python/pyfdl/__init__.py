@@ -157,7 +157,7 @@ _commit = _fn("fdl_commit", ctypes.c_int, ctypes.c_char * (ID_LEN + 1), _s, ctyp
 
 
 def library_version() -> str:
-    """The version of the libfdl that is loaded, e.g. "0.2.0"."""
+    """The version of the libfdl that is loaded, e.g. "1.0.0"."""
     return _libversion().decode()
 
 
