@@ -27,6 +27,10 @@ int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err);
  * load before the first other statement; one loaded later is hashed by
  * DuckDB's signature check (~100 ms). */
 int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_error *err);
+/* A second connection to `with`'s database (its extensions, settings and
+ * attached catalogs), for another thread: statements on the two may run at
+ * the same time. Freeing it leaves `with` open; `with` outlives it. */
+int fdl_duck_new_sharing(fdl_duck **out, fdl_duck *with, fdl_error *err);
 void fdl_duck_free(fdl_duck *d);
 /* One line on stderr under FDL_TRACE ("fdl trace: <what>"), beside the
  * statements' times: which way a step went, and why. */

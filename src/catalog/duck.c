@@ -175,7 +175,7 @@ void fdl_duck_close(fdl_duck *d)
 {
 	if (d->con)
 		duckdb_disconnect(&d->con);
-	if (d->db)
+	if (d->db && !d->borrowed)
 		duckdb_close(&d->db);
 	d->con = NULL;
 	d->db = NULL;
@@ -204,6 +204,22 @@ int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_erro
 	if (rc) {
 		free(d);
 		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+int fdl_duck_new_sharing(fdl_duck **out, fdl_duck *with, fdl_error *err)
+{
+	fdl_duck *d = calloc(1, sizeof *d);
+	if (!d)
+		return fdl_oom(err);
+	*d = *with;
+	d->con = NULL;
+	d->borrowed = true;
+	if (duckdb_connect(d->db, &d->con) == DuckDBError) {
+		free(d);
+		return fdl_fail(err, FDL_EDUCKDB, "DuckDB: cannot open a second connection");
 	}
 	*out = d;
 	return 0;

@@ -12,6 +12,7 @@ struct fdl_duck {
 	duckdb_connection con;
 	bool trace;    /* FDL_TRACE set: each statement and its time on stderr */
 	bool unsigned_ok; /* fdl's own extensions load without DuckDB's signature check */
+	bool borrowed;    /* a second connection to another fdl_duck's database: closing leaves it open */
 };
 
 typedef struct fdl_rows {

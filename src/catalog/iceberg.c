@@ -241,10 +241,10 @@ static size_t run_of(fdl_rows *r, size_t i, size_t n)
 	return j - i;
 }
 
-static int read_stats(fdl_lake *l, fdl_duck *d, const char *alias, bool live_only, fdl_error *err)
+static int read_stats(fdl_lake *l, fdl_duck *d, const char *alias, const char *where, fdl_error *err)
 {
 	fdl_rows r;
-	int rc = query_where(d, &r, STATS_SQL, live_only ? OF_LIVE_FILE("st.data_file_id") : NULL, alias, err);
+	int rc = query_where(d, &r, STATS_SQL, where, alias, err);
 	if (rc)
 		return rc;
 	size_t n = fdl_rows_count(&r);
@@ -342,7 +342,8 @@ static int read_snapshots(fdl_lake *l, fdl_duck *d, const char *alias, fdl_error
 	return rc;
 }
 
-int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool live_only, fdl_error *err)
+int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool live_only, bool stats,
+			  fdl_error *err)
 {
 	fdl_lake *l = calloc(1, sizeof *l);
 	int rc = l ? 0 : fdl_oom(err);
@@ -354,8 +355,8 @@ int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool l
 		rc = read_files(l, d, alias, live_only, err);
 	if (!rc)
 		rc = read_deletes(l, d, alias, live_only, err);
-	if (!rc)
-		rc = read_stats(l, d, alias, live_only, err);
+	if (!rc && stats)
+		rc = read_stats(l, d, alias, live_only ? OF_LIVE_FILE("st.data_file_id") : NULL, err);
 	if (!rc)
 		rc = read_parts(l, d, alias, live_only, err);
 	if (!rc)
@@ -363,6 +364,7 @@ int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool l
 	if (!rc)
 		rc = read_snapshots(l, d, alias, err);
 	l->live_only = live_only;
+	l->stats_read = stats;
 	if (rc) {
 		fdl_error_prefix(err, "reading the catalog's history for its Iceberg view");
 		fdl_lake_free(l);
@@ -370,6 +372,28 @@ int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool l
 	}
 	*out = l;
 	return 0;
+}
+
+int fdl_catalog_lake_read_stats(fdl_lake *l, fdl_duck *d, const char *alias, const int64_t *ids, size_t n,
+				fdl_error *err)
+{
+	fdl_buf where = {0};
+	int rc = n ? fdl_buf_puts(&where, " WHERE st.data_file_id IN (", err) : 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const fdl_lake_file *f = file_by_id(l, ids[i]);
+		if (!f || f->stats)
+			continue; /* not this lake's, or read already */
+		rc = fdl_buf_printf(&where, err, "%s%lld", where.data[where.len - 1] == '(' ? "" : ", ", (long long)ids[i]);
+	}
+	if (!rc && n && where.data[where.len - 1] != '(') {
+		rc = fdl_buf_puts(&where, ")", err);
+		if (!rc)
+			rc = read_stats(l, d, alias, where.data, err);
+	}
+	if (rc)
+		fdl_error_prefix(err, "reading data files' statistics for an Iceberg view");
+	fdl_buf_free(&where);
+	return rc;
 }
 
 static void file_clear(fdl_lake_file *f)

@@ -72,13 +72,20 @@ typedef struct fdl_lake {
 	int64_t *snapshot_ids, *snapshot_ms; /* ascending */
 	size_t nsnapshots;
 	bool live_only; /* files, deletes, stats and partition values of live files only */
+	bool stats_read; /* every file's statistics read (else: those fdl_catalog_lake_read_stats read) */
 } fdl_lake;
 
 /* Read all of it from the catalog attached raw as `alias` (with
  * live_only, of the data and delete files only the live ones: what a view
- * built on its parent's needs). Paths are checked to be relative and clean
- * (fdl_catalog_check_confined's rule). */
-int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool live_only, fdl_error *err);
+ * built on its parent's needs; without `stats`, no file's statistics yet).
+ * Paths are checked to be relative and clean (fdl_catalog_check_confined's
+ * rule). */
+int fdl_catalog_lake_read(fdl_lake **out, fdl_duck *d, const char *alias, bool live_only, bool stats,
+			  fdl_error *err);
+/* The statistics of the data files `ids` (n of them) whose statistics are
+ * not read yet: the files of the manifests a view writes anew. */
+int fdl_catalog_lake_read_stats(fdl_lake *l, fdl_duck *d, const char *alias, const int64_t *ids, size_t n,
+				fdl_error *err);
 void fdl_lake_free(fdl_lake *l);
 
 /* Write the DuckLake delete file `src` (a path or URL DuckDB reads) as an

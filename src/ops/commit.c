@@ -426,7 +426,10 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	 * before */
 	fdl_error ierr;
 	fdl_history_update(c->repo, w->branch, FDL_HISTORY_WALK_MAX, &ierr);
-	fdl_iceberg_after_commit(c->repo, w->branch, id, &ierr); /* derived too: verify names a view that is missing */
+	/* the Iceberg views are derived too (verify names one that is missing),
+	 * written beside what follows, which does not read them */
+	fdl_iceberg_job *views = NULL;
+	fdl_iceberg_after_commit_start(&views, c->repo, w->branch, id, c->fz.duck, &ierr);
 	fdl_reflist_note(c->repo, (const char *const *)&c->key, 1, &ierr);
 	/* then the working catalog's files and the repository's record, still
 	 * with `pending` saved: a commit killed in them recovers the same way */
@@ -436,7 +439,9 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 		memcpy(w->names_sha256, c->fz.desc_sha256, sizeof w->names_sha256);
 		memcpy(w->names_at, id, sizeof w->names_at);
 	}
-	if ((rc = settled(c->repo, w, &c->fz, c->recovered, &c->seen, c->key, id, err)))
+	rc = settled(c->repo, w, &c->fz, c->recovered, &c->seen, c->key, id, err);
+	fdl_iceberg_after_commit_join(views, &ierr);
+	if (rc)
 		return rc;
 	w->pending[0] = '\0';
 	if ((rc = fdl_work_save(w, err))) {

@@ -23,11 +23,16 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define ICE_WHOLE 1  /* view_build: build the view from the history instead */
+#define ICE_WHOLE 1
+  /* view_build: build the view from the history instead */
 
 static void run_free(ice_run *r)
 {
 	fdl_lake_free(r->lake);
+	if (r->duck && r->share && r->catalog) { /* the database stays: leave it as found */
+		fdl_error ignore;
+		fdl_catalog_detach(r->duck, "fdl_ice", &ignore);
+	}
 	fdl_duck_free(r->duck);
 	free(r->catalog);
 	free(r->location);
@@ -40,6 +45,7 @@ static void run_free(ice_run *r)
 	json_decref(r->tables);
 	json_decref(r->parent);
 	json_decref(r->mcache);
+	json_decref(r->msigs);
 	if (r->tmpdir)
 		fdl_rm_rf(r->tmpdir);
 	free(r->tmpdir);
@@ -414,7 +420,7 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 	char *text = NULL;
 	size_t len = 0;
 	if (!rc)
-		rc = m ? fdl_json_dump(&text, &len, m, err) : fdl_oom(err);
+		rc = m ? fdl_json_dump_as(&text, &len, m, true, err) : fdl_oom(err); /* it grows with the history */
 	if (!rc)
 		rc = put_text(r, mkey, text, len, err);
 	if (!rc)
@@ -446,16 +452,19 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_error *err)
 {
 	int rc = fdl_version_fetch_catalog(&r->catalog, r->repo, v, err);
-	if (!rc)
-		rc = fdl_duck_new(&r->duck, false, err);
+	if (!rc) /* its tables are read raw: no extension needed */
+		rc = r->share ? fdl_duck_new_sharing(&r->duck, r->share, err) : fdl_duck_new_loading(&r->duck, NULL, err);
 	if (!rc)
 		rc = fdl_duck_use_data(r->duck, r->repo->data_url, r->repo->store, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(r->duck, "fdl_ice", r->catalog, FDL_CAT_DUCKDB, true, err);
-	if (!rc)
+	/* every path the view names passes the lake's own check (relative and
+	 * clean, resolved through its schema and table); a catalog the commit
+	 * at hand froze skips the check of every other path too */
+	if (!rc && !r->share)
 		rc = fdl_catalog_check_confined(r->duck, "fdl_ice", NULL, err);
 	if (!rc)
-		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", live_only, err);
+		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", live_only, !live_only, err);
 	return rc;
 }
 
@@ -466,19 +475,40 @@ static int write_view_json(ice_run *r, fdl_error *err)
 	for (size_t i = 0; chain && i < r->nchain; i++)
 		json_array_append_new(chain, json_pack("[I, I, I, s]", (json_int_t)r->chain[i].seq,
 						       (json_int_t)r->chain[i].snap, (json_int_t)r->chain[i].ms, r->chain[i].id));
-	json_t *doc = chain ? json_pack("{s:i, s:s, s:I, s:s, s:O, s:O, s:O, s:o}", "fdl_iceberg", 1, "version", v->id,
+	json_t *doc = chain ? json_pack("{s:i, s:s, s:I, s:s, s:O, s:O, s:O, s:o, s:O}", "fdl_iceberg", 1, "version", v->id,
 					"seq", (json_int_t)v->seq, "location", r->location, "tables", r->tables, "deletes",
-					r->deletes, "notices", r->notices, "chain", chain)
+					r->deletes, "notices", r->notices, "chain", chain, "manifest_sigs", r->msigs)
 			    : NULL;
 	char *text = NULL, *key = fdl_asprintf("%s/" FDL_ICEBERG_VIEW_JSON, r->view_dir);
 	size_t len = 0;
-	int rc = doc && key ? fdl_json_dump(&text, &len, doc, err) : fdl_oom(err);
+	int rc = doc && key ? fdl_json_dump_as(&text, &len, doc, true, err) : fdl_oom(err);
 	if (!rc)
 		rc = put_text(r, key, text, len, err);
 	json_decref(doc);
 	free(text);
 	free(key);
 	return rc;
+}
+
+/* The parent's manifests by signature (view.json's manifest_sigs), each
+ * under this location's manifests/: a snapshot made of the same files uses
+ * them again (one is used only once the parent's view of its table showed
+ * it there: iceberg_snapshot.c). Anything else there is left alone. */
+static void parent_manifests(ice_run *r)
+{
+	char *prefix = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/manifests/", r->location, r->lid);
+	const char *sig;
+	json_t *v;
+	if (!r->mcache)
+		r->mcache = json_object();
+	json_object_foreach(prefix && r->mcache ? json_object_get(r->parent, "manifest_sigs") : NULL, sig, v)
+	{
+		const char *uri = json_string_value(json_array_get(v, 0));
+		if (strlen(sig) == 64 && json_array_size(v) == 2 && uri && !strncmp(uri, prefix, strlen(prefix)) &&
+		    !strstr(uri, "/..") && json_is_integer(json_array_get(v, 1)))
+			json_object_set(r->mcache, sig, v);
+	}
+	free(prefix);
 }
 
 /* The first parent's view.json for this location, when it has one that
@@ -501,6 +531,7 @@ static int parent_view(ice_run *r, const fdl_version *v, fdl_error *err)
 		r->parent = doc;
 		doc = NULL;
 		json_object_update(r->deletes, json_object_get(r->parent, "deletes"));
+		parent_manifests(r);
 	}
 	json_decref(doc);
 	fdl_buf_free(&b);
@@ -518,9 +549,10 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 	r->deletes = json_object();
 	r->notices = json_array();
 	r->tables = json_object();
+	r->msigs = json_object();
 	if (!rc && !(r->view_dir = fdl_iceberg_view_dir(r->lid, id)))
 		rc = fdl_oom(err);
-	if (!rc && (!r->deletes || !r->notices || !r->tables))
+	if (!rc && (!r->deletes || !r->notices || !r->tables || !r->msigs))
 		rc = fdl_oom(err);
 	if (!rc && !r->whole)
 		rc = parent_view(r, v, err);
@@ -636,7 +668,7 @@ int fdl_iceberg_report_json(char **out, const fdl_iceberg_report *r, fdl_error *
 int fdl_ice_write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, const char *location,
 		      const ice_opts *o, fdl_error *err)
 {
-	ice_run r = {.repo = repo};
+	ice_run r = {.repo = repo, .share = o ? o->share : NULL};
 	r.known = o && o->known ? o->known : &r.own_known;
 	r.whole = o && o->whole;
 	fdl_version *v = NULL;
@@ -652,7 +684,7 @@ int fdl_ice_write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, 
 		char *location_again = r.location;
 		r.location = NULL;
 		run_free(&r);
-		r = (ice_run){.repo = repo, .location = location_again, .whole = true};
+		r = (ice_run){.repo = repo, .location = location_again, .whole = true, .share = o ? o->share : NULL};
 		r.known = o && o->known ? o->known : &r.own_known;
 		rc = view_build(&r, v, err);
 	}

@@ -15,6 +15,15 @@
  * Best effort for the caller: the view is derived, and a failure leaves
  * the repository as correct as before. */
 int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err);
+/* The same beside the caller, on a thread of its own with its own handle
+ * on the repository (*out NULL and nothing started when it has no views),
+ * reading through a connection of its own to `share`'s database (NULL: a
+ * DuckDB of its own); the caller goes on with `repo` and `share` and joins
+ * before it frees either. The join returns the hook's result. */
+typedef struct fdl_iceberg_job fdl_iceberg_job;
+int fdl_iceberg_after_commit_start(fdl_iceberg_job **out, fdl_repo *repo, const char *branch, const char *id,
+				   fdl_duck *share, fdl_error *err);
+int fdl_iceberg_after_commit_join(fdl_iceberg_job *job, fdl_error *err);
 /* After versions left (expired, withdrawn) or data files went (gc): the
  * views of every live branch tip and tag target are written again from
  * their histories as they now are, and every other file of the views is

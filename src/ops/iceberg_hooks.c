@@ -3,26 +3,108 @@
  * for a clone's own place, the catalog kept with the refs, and a location
  * enabled. Each a no-op on a repository without iceberg/views.json. */
 #include "iceberg_run.h"
+#include "../util/pool.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err)
+/* Every view of views.json for version `id`, and the catalog's branch. */
+static int after_commit_views(fdl_repo *repo, const json_t *views, const char *branch, const char *id,
+			      fdl_duck *share, fdl_error *err)
 {
-	json_t *views = NULL;
-	int rc = fdl_iceberg_views_read(&views, repo, err);
+	ice_opts o = {.share = share};
+	int rc = 0;
 	size_t i;
 	json_t *v;
-	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
+	json_array_foreach(json_object_get(views, "views"), i, v)
 	{
 		const char *location = json_string_value(json_object_get(v, "location"));
-		rc = fdl_ice_write_for(NULL, repo, id, location, NULL, err);
+		rc = fdl_ice_write_for(NULL, repo, id, location, &o, err);
 		if (!rc && fdl_iceberg_view_has_catalog(v))
 			rc = fdl_ice_catalog_sync_branch(repo, location, branch, err);
 		if (rc)
 			break;
 	}
+	return rc;
+}
+
+int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err)
+{
+	json_t *views = NULL;
+	int rc = fdl_iceberg_views_read(&views, repo, err);
+	if (!rc)
+		rc = after_commit_views(repo, views, branch, id, NULL, err);
 	json_decref(views);
+	return rc;
+}
+
+struct fdl_iceberg_job {
+	fdl_repo *repo; /* its own handle: the caller goes on with its own */
+	json_t *views;
+	fdl_duck *share;
+	char *branch;
+	char id[FDL_ID_LEN + 1];
+	fdl_pool_side *side;
+	fdl_error err;
+	int rc;
+};
+
+static void job_run(void *arg)
+{
+	fdl_iceberg_job *j = arg;
+	j->rc = after_commit_views(j->repo, j->views, j->branch, j->id, j->share, &j->err);
+}
+
+static void job_free(fdl_iceberg_job *j)
+{
+	fdl_repo_free(j->repo);
+	json_decref(j->views);
+	free(j->branch);
+	free(j);
+}
+
+int fdl_iceberg_after_commit_start(fdl_iceberg_job **out, fdl_repo *repo, const char *branch, const char *id,
+				   fdl_duck *share, fdl_error *err)
+{
+	*out = NULL;
+	json_t *views = NULL;
+	int rc = fdl_iceberg_views_read(&views, repo, err);
+	if (rc || !json_array_size(json_object_get(views, "views"))) {
+		json_decref(views);
+		return rc;
+	}
+	fdl_iceberg_job *j = calloc(1, sizeof *j);
+	if (!j) {
+		json_decref(views);
+		return fdl_oom(err);
+	}
+	j->views = views;
+	j->share = share;
+	snprintf(j->id, sizeof j->id, "%s", id);
+	if (!(j->branch = fdl_strdup(branch)))
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = fdl_repo_open(&j->repo, repo->root, err);
+	if (!rc && !(j->side = fdl_pool_side_start(job_run, j)))
+		job_run(j); /* no thread: here, now */
+	if (rc)
+		job_free(j);
+	else
+		*out = j;
+	return rc;
+}
+
+int fdl_iceberg_after_commit_join(fdl_iceberg_job *j, fdl_error *err)
+{
+	if (!j)
+		return 0;
+	fdl_pool_side_join(j->side);
+	int rc = j->rc;
+	if (rc)
+		*err = j->err;
+	job_free(j);
 	return rc;
 }
 

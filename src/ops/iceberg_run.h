@@ -21,6 +21,7 @@ typedef struct ice_run {
 	char lid[FDL_ICEBERG_LID_LEN + 1];
 	char *view_dir; /* iceberg/<lid>/versions/<id> */
 	fdl_duck *duck;
+	fdl_duck *share; /* a database to open a connection on (a commit's own), not one of the run's own */
 	fdl_lake *lake;
 	char *catalog;
 	ice_version *chain; /* ascending seq; the last is the version viewed */
@@ -33,7 +34,8 @@ typedef struct ice_run {
 	json_t *notices;
 	json_t *tables;  /* view.json's tables */
 	json_t *parent;  /* the first parent's view.json, when it has one: a commit builds on it */
-	json_t *mcache;  /* a manifest's entries and schema -> [uri, bytes]: made once per run */
+	json_t *mcache;  /* a manifest's signature -> [uri, bytes]: made once per run, or by the parent's view */
+	json_t *msigs;   /* the viewed version's manifests, signature -> [uri, bytes]: view.json's manifest_sigs */
 	bool whole;      /* build from the history even when the parent has a view */
 	bool liveness;   /* chain[].live is known */
 	char *tmpdir;
@@ -41,10 +43,13 @@ typedef struct ice_run {
 } ice_run;
 
 /* How a view is written: `known` (NULL: the run's own) collects every key
- * the view uses; `whole` builds it from the history, not the parent's view. */
+ * the view uses; `whole` builds it from the history, not the parent's view;
+ * `share` (may be NULL) a DuckDB whose database the run uses instead of
+ * starting one. */
 typedef struct ice_opts {
 	fdl_strmap *known;
 	bool whole;
+	fdl_duck *share; /* a DuckDB to share (its database, a connection of the run's own) */
 } ice_opts;
 
 /* The URL of `key` under the view's location. Caller frees. */

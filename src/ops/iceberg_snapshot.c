@@ -290,74 +290,135 @@ static int collect(snap_files *s, ice_run *r, int64_t tid, const ice_version *c,
 	return rc;
 }
 
-/* The manifest of these entries: written once per run, the same entries
- * under the same schema and spec found again by what they are. */
-static int manifest_of(fdl_ice_listed *m, ice_run *r, const fdl_ice_entry *e, size_t n, const json_t *schema,
-		       const fdl_ice_spec *spec, fdl_error *err)
+/* What the manifest of these entries holds, as the sha256 (hex) of their
+ * files (URI, sequence, size, rows) under the table's schema id and the
+ * spec: a data file's statistics never change, so the same signature is
+ * the same manifest. */
+static int manifest_sig(char hex[65], const fdl_ice_entry *e, size_t n, const json_t *schema, const fdl_ice_spec *spec,
+			fdl_error *err)
 {
-	fdl_buf sig = {0}, b = {0};
+	fdl_buf sig = {0};
 	char *spec_text = json_dumps(spec->fields, JSON_COMPACT);
-	/* the entries' files belong to one table, whose schema-id names its schema */
 	int rc = spec_text ? fdl_buf_printf(&sig, err, "%d %s", (int)json_integer_value(json_object_get(schema, "schema-id")),
 					    spec_text)
 			   : fdl_oom(err);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = fdl_buf_printf(&sig, err, " %s:%lld:%lld:%lld", e[i].uri, (long long)e[i].seq, (long long)e[i].bytes,
 				    (long long)e[i].rows);
+	if (!rc)
+		rc = fdl_sha256_mem(hex, sig.data, sig.len, err);
 	free(spec_text);
-	if (!rc && !r->mcache && !(r->mcache = json_object()))
-		rc = fdl_oom(err);
-	const json_t *hit = rc ? NULL : json_object_get(r->mcache, sig.data);
-	if (hit) {
-		m->uri = fdl_strdup(json_string_value(json_array_get(hit, 0)));
-		m->length = json_integer_value(json_array_get(hit, 1));
-		rc = m->uri ? 0 : fdl_oom(err);
-	} else if (!rc) {
-		rc = fdl_ice_manifest(&b, e, n, schema, spec, err);
-		if (!rc)
-			rc = put_avro(&m->uri, r, &b, err);
-		m->length = (int64_t)b.len;
-		if (!rc)
-			json_object_set_new(r->mcache, sig.data, json_pack("[s, I]", m->uri, (json_int_t)m->length));
-	}
 	fdl_buf_free(&sig);
+	return rc;
+}
+
+/* The manifest of signature `sig` made before, in this run or (the same
+ * file, still in the view) by the parent's: 1 when there is none. */
+static int manifest_known(fdl_ice_listed *m, const ice_run *r, const char *sig)
+{
+	const json_t *hit = r->mcache ? json_object_get(r->mcache, sig) : NULL;
+	const char *uri = json_string_value(json_array_get(hit, 0));
+	size_t skip = strlen(r->location) + 1;
+	int64_t seen;
+	if (!uri || strlen(uri) <= skip || !fdl_strmap_get(r->known, uri + skip, &seen))
+		return 1;
+	m->uri = fdl_strdup(uri);
+	m->length = json_integer_value(json_array_get(hit, 1));
+	return m->uri ? 0 : -1;
+}
+
+/* The manifest of these entries, written unless made before. */
+static int manifest_of(fdl_ice_listed *m, ice_run *r, const fdl_ice_entry *e, size_t n, const json_t *schema,
+		       const fdl_ice_spec *spec, const char *sig, fdl_error *err)
+{
+	fdl_buf b = {0};
+	int rc = manifest_known(m, r, sig);
+	if (rc <= 0)
+		return rc ? fdl_oom(err) : 0;
+	rc = !r->mcache && !(r->mcache = json_object()) ? fdl_oom(err) : 0;
+	if (!rc)
+		rc = fdl_ice_manifest(&b, e, n, schema, spec, err);
+	if (!rc)
+		rc = put_avro(&m->uri, r, &b, err);
+	m->length = (int64_t)b.len;
+	if (!rc)
+		json_object_set_new(r->mcache, sig, json_pack("[s, I]", m->uri, (json_int_t)m->length));
 	fdl_buf_free(&b);
 	return rc;
 }
 
-/* Write the manifests of s (sorted) and list them. */
+/* The statistics of the data files of the groups whose manifest is new,
+ * when the lake was read without them. */
+static int stats_for_new(ice_run *r, const snap_files *s, const size_t *ends, char (*sigs)[65], size_t ngroups,
+			 fdl_error *err)
+{
+	if (r->lake->stats_read)
+		return 0;
+	int64_t *ids = calloc(s->len ? s->len : 1, sizeof *ids);
+	size_t n = 0;
+	if (!ids)
+		return fdl_oom(err);
+	for (size_t g = 0, i = 0; g < ngroups; i = ends[g++]) {
+		fdl_ice_listed probe = {0};
+		int known = manifest_known(&probe, r, sigs[g]);
+		free(probe.uri);
+		for (size_t k = i; known && k < ends[g]; k++)
+			if (!s->items[k].e.is_delete)
+				ids[n++] = s->items[k].e.data->id;
+	}
+	int rc = n ? fdl_catalog_lake_read_stats(r->lake, r->duck, "fdl_ice", ids, n, err) : 0;
+	free(ids);
+	return rc;
+}
+
+/* Write the manifests of s (sorted) and list them; `record` (may be NULL)
+ * gets each one's signature -> [uri, length]. */
 static int write_manifests(fdl_ice_listed **out, size_t *n, snap_files *s, ice_run *r, const json_t *schema,
-			   fdl_error *err)
+			   json_t *record, fdl_error *err)
 {
 	int rc = 0;
 	qsort(s->items, s->len, sizeof *s->items, item_cmp);
-	*out = calloc(s->len ? s->len : 1, sizeof **out);
+	size_t cap = s->len ? s->len : 1, ngroups = 0;
+	*out = calloc(cap, sizeof **out);
 	*n = 0;
-	if (!*out)
-		return fdl_oom(err);
-	fdl_ice_entry *ents = calloc(s->len ? s->len : 1, sizeof *ents);
-	if (!ents)
-		return fdl_oom(err);
-	for (size_t i = 0; i < s->len && !rc;) {
+	fdl_ice_entry *ents = calloc(cap, sizeof *ents);
+	size_t *ends = calloc(cap, sizeof *ends);
+	char(*sigs)[65] = calloc(cap, sizeof *sigs);
+	if (!*out || !ents || !ends || !sigs)
+		rc = fdl_oom(err);
+	for (size_t i = 0; i < s->len && !rc; i = ends[ngroups++]) { /* the groups and what each holds */
 		size_t j = i;
-		fdl_ice_listed *m = &(*out)[(*n)++];
-		m->min_seq = INT64_MAX;
 		while (j < s->len && !item_cmp_group(&s->items[i], &s->items[j])) {
-			ents[j - i] = s->items[j].e;
-			m->rows += s->items[j].e.rows;
-			m->seq = s->items[j].e.seq > m->seq ? s->items[j].e.seq : m->seq;
-			m->min_seq = s->items[j].e.seq < m->min_seq ? s->items[j].e.seq : m->min_seq;
+			ents[j] = s->items[j].e;
 			j++;
 		}
+		ends[ngroups] = j;
+		rc = manifest_sig(sigs[ngroups], ents + i, j - i, schema, &s->specs[s->items[i].spec], err);
+	}
+	if (!rc)
+		rc = stats_for_new(r, s, ends, sigs, ngroups, err);
+	for (size_t g = 0, i = 0; g < ngroups && !rc; i = ends[g++]) {
+		fdl_ice_listed *m = &(*out)[(*n)++];
+		m->min_seq = INT64_MAX;
+		for (size_t k = i; k < ends[g]; k++) {
+			m->rows += s->items[k].e.rows;
+			m->seq = s->items[k].e.seq > m->seq ? s->items[k].e.seq : m->seq;
+			m->min_seq = s->items[k].e.seq < m->min_seq ? s->items[k].e.seq : m->min_seq;
+		}
 		const fdl_ice_spec *spec = &s->specs[s->items[i].spec];
-		rc = manifest_of(m, r, ents, j - i, schema, spec, err);
-		m->files = (int64_t)(j - i);
+		rc = manifest_of(m, r, ents + i, ends[g] - i, schema, spec, sigs[g], err);
+		if (!rc && record)
+			rc = json_object_set_new(record, sigs[g], json_pack("[s, I]", m->uri, (json_int_t)m->length))
+				     ? fdl_oom(err)
+				     : 0;
+		m->files = (int64_t)(ends[g] - i);
 		m->spec_id = spec->id;
 		m->deletes = s->items[i].e.is_delete;
 		m->added_snapshot = m->seq;
-		i = j;
 	}
 	free(ents);
+	free(ends);
+	free(sigs);
 	return rc;
 }
 
@@ -373,7 +434,7 @@ int fdl_ice_snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c
 	char *list_uri = NULL;
 	int rc = collect(&s, r, tid, c, schema, err);
 	if (!rc)
-		rc = write_manifests(&m, &n, &s, r, schema, err);
+		rc = write_manifests(&m, &n, &s, r, schema, names ? r->msigs : NULL, err);
 	for (size_t i = 0; names && i < n && !rc; i++) /* the keys of this snapshot's manifests */
 		json_array_append_new(names, json_string(m[i].uri + strlen(r->location) + 1));
 	if (!rc)
