@@ -329,6 +329,9 @@ int fdl_file_create(const char *path, const void *data, size_t len, fdl_error *e
 
 int fdl_mkdir_p(const char *path, fdl_error *err)
 {
+	/* mostly there already, or its parent is: one call, not one per level */
+	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+		return 0;
 	char *copy = fdl_strdup(path);
 	if (!copy)
 		return fdl_oom(err);
