@@ -378,18 +378,17 @@ int fdl_catalog_lake_read_stats(fdl_lake *l, fdl_duck *d, const char *alias, con
 				fdl_error *err)
 {
 	fdl_buf where = {0};
-	int rc = n ? fdl_buf_puts(&where, " WHERE st.data_file_id IN (", err) : 0;
+	size_t listed = 0;
+	int rc = fdl_buf_puts(&where, " WHERE st.data_file_id IN (", err);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const fdl_lake_file *f = file_by_id(l, ids[i]);
-		if (!f || f->stats)
-			continue; /* not this lake's, or read already */
-		rc = fdl_buf_printf(&where, err, "%s%lld", where.data[where.len - 1] == '(' ? "" : ", ", (long long)ids[i]);
+		if (f && !f->stats) /* this lake's, not read yet */
+			rc = fdl_buf_printf(&where, err, "%s%lld", listed++ ? ", " : "", (long long)ids[i]);
 	}
-	if (!rc && n && where.data[where.len - 1] != '(') {
+	if (!rc && listed)
 		rc = fdl_buf_puts(&where, ")", err);
-		if (!rc)
-			rc = read_stats(l, d, alias, where.data, err);
-	}
+	if (!rc && listed)
+		rc = read_stats(l, d, alias, where.data, err);
 	if (rc)
 		fdl_error_prefix(err, "reading data files' statistics for an Iceberg view");
 	fdl_buf_free(&where);

@@ -23,8 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define ICE_WHOLE 1
-  /* view_build: build the view from the history instead */
+#define ICE_WHOLE 1  /* view_build: build the view from the history instead */
 
 static void run_free(ice_run *r)
 {

@@ -6,7 +6,6 @@
 #include "../util/pool.h"
 
 #include <stdio.h>
-
 #include <stdlib.h>
 #include <string.h>
 

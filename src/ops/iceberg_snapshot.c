@@ -313,18 +313,15 @@ static int manifest_sig(char hex[65], const fdl_ice_entry *e, size_t n, const js
 }
 
 /* The manifest of signature `sig` made before, in this run or (the same
- * file, still in the view) by the parent's: 1 when there is none. */
-static int manifest_known(fdl_ice_listed *m, const ice_run *r, const char *sig)
+ * file, still in the view) by the parent's: its [uri, bytes], NULL when
+ * there is none. */
+static const json_t *manifest_known(const ice_run *r, const char *sig)
 {
 	const json_t *hit = r->mcache ? json_object_get(r->mcache, sig) : NULL;
 	const char *uri = json_string_value(json_array_get(hit, 0));
 	size_t skip = strlen(r->location) + 1;
 	int64_t seen;
-	if (!uri || strlen(uri) <= skip || !fdl_strmap_get(r->known, uri + skip, &seen))
-		return 1;
-	m->uri = fdl_strdup(uri);
-	m->length = json_integer_value(json_array_get(hit, 1));
-	return m->uri ? 0 : -1;
+	return uri && strlen(uri) > skip && fdl_strmap_get(r->known, uri + skip, &seen) ? hit : NULL;
 }
 
 /* The manifest of these entries, written unless made before. */
@@ -332,10 +329,13 @@ static int manifest_of(fdl_ice_listed *m, ice_run *r, const fdl_ice_entry *e, si
 		       const fdl_ice_spec *spec, const char *sig, fdl_error *err)
 {
 	fdl_buf b = {0};
-	int rc = manifest_known(m, r, sig);
-	if (rc <= 0)
-		return rc ? fdl_oom(err) : 0;
-	rc = !r->mcache && !(r->mcache = json_object()) ? fdl_oom(err) : 0;
+	const json_t *hit = manifest_known(r, sig);
+	if (hit) {
+		m->uri = fdl_strdup(json_string_value(json_array_get(hit, 0)));
+		m->length = json_integer_value(json_array_get(hit, 1));
+		return m->uri ? 0 : fdl_oom(err);
+	}
+	int rc = !r->mcache && !(r->mcache = json_object()) ? fdl_oom(err) : 0;
 	if (!rc)
 		rc = fdl_ice_manifest(&b, e, n, schema, spec, err);
 	if (!rc)
@@ -359,10 +359,8 @@ static int stats_for_new(ice_run *r, const snap_files *s, const size_t *ends, ch
 	if (!ids)
 		return fdl_oom(err);
 	for (size_t g = 0, i = 0; g < ngroups; i = ends[g++]) {
-		fdl_ice_listed probe = {0};
-		int known = manifest_known(&probe, r, sigs[g]);
-		free(probe.uri);
-		for (size_t k = i; known && k < ends[g]; k++)
+		bool known = manifest_known(r, sigs[g]) != NULL;
+		for (size_t k = i; !known && k < ends[g]; k++)
 			if (!s->items[k].e.is_delete)
 				ids[n++] = s->items[k].e.data->id;
 	}
