@@ -25,6 +25,12 @@ const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true,
     timezoneId: process.env.FDL_TEST_TZ || 'Asia/Tokyo' });
+  // an element that may be absent, read without waiting: the page marks
+  // body[data-ready] only once it has drawn everything (app.js route()), so
+  // what is not there by then never comes; page.textContent() would wait
+  // its 30 s default for each absent one
+  const textOf = (sel) => page.$eval(sel, (e) => e.textContent).catch(() => null);
+  const attrOf = (sel, name) => page.$eval(sel, (e, n) => e.getAttribute(n), name).catch(() => null);
   seen.timeZone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
   seen.clipped = [];
   // what a phone cannot see: a table wider than the screen with no scrolling box around it
@@ -102,7 +108,7 @@ try {
   seen.chart = JSON.parse(await page.getAttribute('#rows-chart', 'data-series'));
   seen.cardQueries = [];
   for (const sql of plan.cardQueries || []) seen.cardQueries.push(await runSql(sql, true));
-  seen.tipOffline = await page.textContent('#tip-offline').catch(() => null);
+  seen.tipOffline = await textOf('#tip-offline');
   seen.cardHasSql = (await page.$('#sql')) !== null;
   await page.screenshot({ path: `${artifacts}/overview.png`, fullPage: true });
   await phoneShot('overview');
@@ -134,7 +140,7 @@ try {
     }
     seen.viewers.push({ ...w,
       stats: await section.locator('table.stats tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim()))),
-      changesNote: await page.textContent('#changes-note').catch(() => null),
+      changesNote: await textOf('#changes-note'),
       header: await section.locator('table.rows thead th').evaluateAll((ths) => ths.map((t) => t.firstChild.textContent)),
       types: await section.locator('table.rows thead th .type').allTextContents(),
       rows: await section.locator('table.rows tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))),
@@ -167,14 +173,16 @@ try {
   }
   seen.pages = [];
   for (const pg of plan.pages || []) {
+    // from one version's page to another only the fragment changes: the
+    // document stays, so wait for this version's own ready mark
     await page.goto(`${base}#/v/${pg.id}`, { waitUntil: 'load' });
-    await page.waitForFunction(() => (document.body.dataset.ready || '').startsWith('#/v/'), null, { timeout: 60000 });
+    await page.waitForFunction((want) => document.body.dataset.ready === want, `#/v/${pg.id}`, { timeout: 60000 });
     seen.pages.push({ ...pg,
       text: await page.textContent('main'),
-      notice: await page.textContent('#offline-notice').catch(() => null),
-      newestLive: await page.getAttribute('#newest-live', 'href').catch(() => null),
-      latestOffline: await page.textContent('#latest-offline').catch(() => null),
-      latestLive: await page.getAttribute('#latest-offline a', 'href').catch(() => null),
+      notice: await textOf('#offline-notice'),
+      newestLive: await attrOf('#newest-live', 'href'),
+      latestOffline: await textOf('#latest-offline'),
+      latestLive: await attrOf('#latest-offline a', 'href'),
       attach: (await page.$('#attach-version')) !== null || (await page.$('#attach-latest')) !== null,
       snippets: await page.$$eval('main .snippet', (bs) => bs.map((b) => b.querySelector('pre').id)),
       compare: (await page.$('#compare-button')) !== null,
