@@ -192,6 +192,9 @@ const fdl_strlist *fdl_since_whole(const fdl_since *s);
 /* No schema change in the working catalog since the base (its
  * schema_version is the same): the version's `changes` are empty. */
 bool fdl_since_schema_same(const fdl_since *s);
+/* The base's data and delete file rows are in dst as the base holds them
+ * (neither table was copied whole): its paths are relative already. */
+bool fdl_since_files_carried(const fdl_since *s);
 void fdl_since_free(fdl_since *s);
 
 typedef struct fdl_catalog_info {
@@ -234,10 +237,11 @@ void fdl_data_files_free(fdl_data_files *f);
  * to the data path), ended or not; with added_from >= 0 only those whose
  * begin_snapshot >= added_from. May hold duplicates. */
 int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err);
-/* The same, with the size the catalog records for each (-1: none) put in
- * `sizes` by path. */
-int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias,
-				int64_t added_from, fdl_error *err);
+/* All of them into `out`, with the size the catalog records for each (-1:
+ * none) put in `sizes` by path, and from the same rows those whose
+ * begin_snapshot >= added_from (-1: all) into `added` (NULL: none). */
+int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_strlist *added, fdl_duck *d,
+				const char *alias, int64_t added_from, fdl_error *err);
 
 /* The files of a working catalog (attached raw) that its own folder holds
  * (recorded relative to its data path), begun at or before `upto`, with
@@ -252,9 +256,10 @@ int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, c
  * path, and begun at or before `upto` (-1: all), by its place under `data`
  * instead (the repository's data folder: a path or an s3 URL). */
 int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, fdl_error *err);
-/* In a frozen catalog: a file recorded under `data` where its table
- * resolves is recorded relative to the data path again. */
-int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, fdl_error *err);
+/* In a frozen catalog: a file begun after `after` (-1: any) recorded under
+ * `data` where its table resolves is recorded relative to the data path
+ * again. */
+int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, int64_t after, fdl_error *err);
 /* The trigger that drops DuckLake's scheduled deletions of files recorded
  * by an absolute path: in a PostgreSQL working catalog attached raw as
  * `alias`; in a SQLite file no DuckDB of this process has open. */

@@ -393,11 +393,12 @@ static const char ALL_FILES_SQL[] =
 	"  'delete file ' || d.delete_file_id || ' of table ' || t.table_name, d.file_size_bytes"
 	" FROM {db}.ducklake_delete_file d JOIN t USING (table_id) JOIN s USING (schema_id)";
 
-/* The rows of ALL_FILES_SQL begun at or after added_from (-1: any), and
+/* The rows of ALL_FILES_SQL: every one into `all` (NULL: none), those
+ * begun at or after added_from (-1: any) into `added` (NULL: none), and
  * with staged_upto >= 0 only those recorded relative to the data path and
  * begun at or before it. */
-static int files_where(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias, int64_t added_from,
-		       int64_t staged_upto, fdl_error *err)
+static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, fdl_duck *d, const char *alias,
+		       int64_t added_from, int64_t staged_upto, fdl_error *err)
 {
 	fdl_buf sql = {0};
 	int rc = fdl_sql_with_db(&sql, ALL_FILES_SQL, alias, err);
@@ -417,13 +418,16 @@ static int files_where(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const c
 	if (rc)
 		return fdl_error_prefix(err, "listing the files the catalog references");
 	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
-		if (added_from >= 0 && fdl_rows_int(&r, 6, i) < added_from)
+		bool is_added = added && (added_from < 0 || fdl_rows_int(&r, 6, i) >= added_from);
+		if (!all && !is_added)
 			continue;
 		char *path = NULL, *what = fdl_rows_str(&r, 7, i);
 		rc = fdl_catalog_resolve_path(&path, &r, i, 0, what ? what : "a file the catalog references", err);
 		duckdb_free(what);
-		if (!rc)
-			rc = fdl_strlist_add(out, path, err);
+		if (!rc && all)
+			rc = fdl_strlist_add(all, path, err);
+		if (!rc && is_added)
+			rc = fdl_strlist_add(added, path, err);
 		/* the size the catalog records (-1: none) */
 		if (!rc && sizes)
 			rc = fdl_strmap_put(sizes, path, fdl_rows_null(&r, 8, i) ? -1 : fdl_rows_int(&r, 8, i), err);
@@ -435,19 +439,20 @@ static int files_where(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const c
 
 int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
 {
-	return files_where(out, NULL, d, alias, added_from, -1, err);
+	return files_where(added_from < 0 ? out : NULL, NULL, added_from < 0 ? NULL : out, d, alias, added_from, -1,
+			   err);
 }
 
-int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias,
-				int64_t added_from, fdl_error *err)
+int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_strlist *added, fdl_duck *d,
+				const char *alias, int64_t added_from, fdl_error *err)
 {
-	return files_where(out, sizes, d, alias, added_from, -1, err);
+	return files_where(out, sizes, added, d, alias, added_from, -1, err);
 }
 
 int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias, int64_t upto,
 			     fdl_error *err)
 {
-	return files_where(out, sizes, d, alias, -1, upto < 0 ? 0 : upto, err);
+	return files_where(out, sizes, NULL, d, alias, -1, upto < 0 ? 0 : upto, err);
 }
 
 /* Every schema and table row, ended or not: a path another snapshot would

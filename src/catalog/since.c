@@ -529,6 +529,14 @@ bool fdl_since_schema_same(const fdl_since *sn)
 	return !sn->why[0] && sn->schema_same;
 }
 
+bool fdl_since_files_carried(const fdl_since *sn)
+{
+	for (size_t i = 0; i < sn->whole.len; i++)
+		if (!strcmp(sn->whole.items[i], "ducklake_data_file") || !strcmp(sn->whole.items[i], "ducklake_delete_file"))
+			return false;
+	return !sn->why[0];
+}
+
 void fdl_since_free(fdl_since *sn)
 {
 	if (!sn)

@@ -42,12 +42,12 @@ static int prefix_sql(fdl_buf *sql, const char *tables, const char *data, fdl_er
 }
 
 /* Record the data and delete file rows of `tables` (a catalog attached
- * raw: "alias", or "alias.public" for PostgreSQL) by their place under
- * `data` (absolute: relative rows begun at or before `upto`, -1 all), or
- * relative to the data path again (the rows under `data` where their
- * table resolves). */
-static int move_paths(fdl_duck *d, const char *tables, const char *data, bool absolute, int64_t upto,
-		      fdl_error *err)
+ * raw: "alias", or "alias.public" for PostgreSQL) begun after `after` (-1:
+ * any) by their place under `data` (absolute: relative rows begun at or
+ * before `upto`, -1 all), or relative to the data path again (the rows
+ * under `data` where their table resolves). */
+static int move_paths(fdl_duck *d, const char *tables, const char *data, bool absolute, int64_t after,
+		      int64_t upto, fdl_error *err)
 {
 	int rc = 0;
 	for (int k = 0; k < 2 && !rc; k++) {
@@ -67,6 +67,8 @@ static int move_paths(fdl_duck *d, const char *tables, const char *data, bool ab
 					  err);
 		if (!rc && absolute && upto >= 0)
 			rc = fdl_buf_printf(&sql, err, " AND f.begin_snapshot <= %lld", (long long)upto);
+		if (!rc && after >= 0)
+			rc = fdl_buf_printf(&sql, err, " AND f.begin_snapshot > %lld", (long long)after);
 		if (!rc)
 			rc = fdl_duck_exec(d, sql.data, err);
 		fdl_buf_free(&sql);
@@ -79,13 +81,13 @@ static int move_paths(fdl_duck *d, const char *tables, const char *data, bool ab
 
 int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, fdl_error *err)
 {
-	return move_paths(d, tables, data, true, upto, err);
+	return move_paths(d, tables, data, true, -1, upto, err);
 }
 
 /* Any absolute path not under `data` stays, and the reader's checks refuse it. */
-int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, fdl_error *err)
+int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, int64_t after, fdl_error *err)
 {
-	return move_paths(d, tables, data, false, -1, err);
+	return move_paths(d, tables, data, false, after, -1, err);
 }
 
 #define KEEP_TRIGGER "fdl_keep_published"

@@ -360,7 +360,7 @@ static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error
 	fdl_error e;
 	char *files_local = files_json_local(c, d, &e);
 	json_t *claims = data_claims(d, files_local);
-	rc = fdl_catalog_all_files_sized(&list, &sizes, c->duck, "fdl_clone", -1, err);
+	rc = fdl_catalog_all_files_sized(&list, &sizes, NULL, c->duck, "fdl_clone", -1, err);
 	if (!rc) /* each data file new to the clone is copied at once */
 		rc = plan_data(c->pool, c, &list, &sizes, claims, d->id, err);
 	json_decref(claims);

@@ -136,9 +136,6 @@ typedef struct side_job {
 	fdl_repo *repo;
 	const fdl_data_files *files;
 	const fdl_strlist *added;
-	const json_t *files_json;
-	char *text; /* files.json as published (compact) */
-	size_t len;
 	int rc;
 	fdl_error err;
 } side_job;
@@ -147,8 +144,6 @@ static void side_run(void *arg)
 {
 	side_job *j = arg;
 	j->rc = check_data_files(j->repo, j->files, j->added, &j->err);
-	if (!j->rc && j->files_json)
-		j->rc = fdl_json_dump_as(&j->text, &j->len, j->files_json, true, &j->err);
 }
 
 /* A base version that expired or was withdrawn since the checkout may have
@@ -215,18 +210,16 @@ static int read_base(frozen *out, fdl_repo *repo, const fdl_work *w, fdl_error *
  * working catalog no longer does (DuckLake let go of them: a rewrite, a
  * merge, expired snapshots) must still be in the data folder, which a
  * working catalog made before fdl kept DuckLake off published files (or
- * one whose trigger someone dropped) cannot promise. One look at each. */
-static int base_files_kept(fdl_duck *d, fdl_repo *repo, const fdl_work *w, const char *base_alias, const char *alias,
-			   fdl_error *err)
+ * one whose trigger someone dropped) cannot promise. One look at each.
+ * `now`: the new catalog's files (sorted). */
+static int base_files_kept(fdl_duck *d, fdl_repo *repo, const fdl_work *w, const char *base_alias,
+			   const fdl_strlist *now, fdl_error *err)
 {
-	fdl_strlist base = {0}, now = {0}, gone = {0};
+	fdl_strlist base = {0}, gone = {0};
 	int rc = fdl_catalog_all_files(&base, d, base_alias, -1, err);
-	if (!rc)
-		rc = fdl_catalog_all_files(&now, d, alias, -1, err);
 	fdl_strlist_sort(&base);
-	fdl_strlist_sort(&now);
 	for (size_t i = 0; i < base.len && !rc; i++)
-		if ((i == 0 || strcmp(base.items[i], base.items[i - 1])) && !fdl_strlist_has_sorted(&now, base.items[i]))
+		if ((i == 0 || strcmp(base.items[i], base.items[i - 1])) && !fdl_strlist_has_sorted(now, base.items[i]))
 		{
 			char *key = fdl_asprintf("%s/%s", repo->data_dir, base.items[i]);
 			rc = key ? fdl_strlist_add(&gone, key, err) : fdl_oom(err);
@@ -250,34 +243,36 @@ static int base_files_kept(fdl_duck *d, fdl_repo *repo, const fdl_work *w, const
 				      w->id[0] ? ", or one whose fdl_keep_published trigger was dropped" : ": check out again");
 	free(sizes);
 	fdl_strlist_free(&base);
-	fdl_strlist_free(&now);
 	fdl_strlist_free(&gone);
 	return rc;
 }
 
-/* The changes from the base version (none to compute when the incremental
- * freeze found its schema the same), and its files still kept: its frozen
- * catalog attached as `base_alias` already (the incremental freeze), else
- * fetched (checked) and attached for this. */
-static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, const char *base_alias,
-			      bool same_schema, const char *alias, fdl_error *err)
+/* The changes from the base version, and its files still kept: its frozen
+ * catalog attached as fdl_base already (the incremental freeze, `sn`),
+ * else fetched (checked) and attached for this. None to compute when the
+ * incremental freeze found the schema the same; none gone when it carried
+ * the base's file rows as they were, resolved through the same schema and
+ * table rows. */
+static int changes_since_base(frozen *out, fdl_duck *d, fdl_repo *repo, const fdl_work *w, const fdl_since *sn,
+			      const char *alias, fdl_error *err)
 {
 	char *path = NULL;
 	int rc = 0;
-	if (!base_alias) {
+	if (!sn) {
 		rc = fdl_version_fetch_catalog(&path, repo, out->base, err);
 		if (!rc)
 			rc = fdl_catalog_attach_raw(d, "fdl_parent", path, FDL_CAT_DUCKDB, true, err);
 	}
-	bool attached = !rc && !base_alias;
-	const char *parent = base_alias ? base_alias : "fdl_parent";
+	bool attached = !rc && !sn;
+	bool same_schema = sn && fdl_since_schema_same(sn);
+	const char *parent = sn ? "fdl_base" : "fdl_parent";
 	if (!rc)
 		rc = same_schema ? ((out->changes = json_array()) ? 0 : fdl_oom(err))
 				 : fdl_catalog_changes(&out->changes, d, parent, alias, err);
 	if (rc)
 		fdl_error_prefix(err, "comparing with the base version %s", w->base);
-	if (!rc)
-		rc = base_files_kept(d, repo, w, parent, alias, err);
+	if (!rc && !(same_schema && fdl_since_files_carried(sn)))
+		rc = base_files_kept(d, repo, w, parent, &out->all_files, err);
 	if (attached)
 		fdl_catalog_detach(d, "fdl_parent", NULL);
 	free(path);
@@ -384,14 +379,15 @@ static int build_description(frozen *out, fdl_repo *repo, const fdl_work *w, con
 }
 
 /* The files the frozen catalog holds that are in the working catalog's own
- * folder, and the published ones made relative to the data path again. */
+ * folder, and the published ones made relative to the data path again:
+ * those begun after `after` (-1: all; the base's rows, carried, are). */
 static int staged_files(frozen *out, fdl_duck *d, fdl_repo *repo, const char *work, int64_t upto, const char *alias,
-			fdl_error *err)
+			int64_t after, fdl_error *err)
 {
 	int rc = fdl_catalog_staged_files(&out->staged, &out->staged_sizes, d, work, upto, err);
 	fdl_strlist_sort(&out->staged);
 	if (!rc)
-		rc = fdl_catalog_paths_relative(d, alias, repo->data_url, err);
+		rc = fdl_catalog_paths_relative(d, alias, repo->data_url, after, err);
 	return rc;
 }
 
@@ -578,7 +574,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = freeze_catalog(out, &d, repo, w, &sn, &nalias, &winfo, err);
 	bool attached = !rc;
 	if (!rc && w->id[0])
-		rc = staged_files(out, d, repo, work_alias(w), winfo.last_snapshot, nalias, err);
+		rc = staged_files(out, d, repo, work_alias(w), winfo.last_snapshot, nalias,
+				  sn && fdl_since_files_carried(sn) ? w->base_snapshot : -1, err);
 	if (!rc)
 		rc = fdl_catalog_info_read(d, nalias, &out->info, err);
 	if (!rc) {
@@ -593,32 +590,32 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	fdl_strlist added = {0};
 	if (!rc)
 		rc = small_files(&out->warnings, &files, err);
-	/* a first version: every file is new (and with no record of the
-	 * working catalog's own folder, all of them are looked at) */
+	/* every file (what files.json's sha256 covers: fdl_data_hashes_add),
+	 * and from the same rows those added since the base; a first version:
+	 * every file is new (and with no record of the working catalog's own
+	 * folder, all of them are looked at) */
 	bool listed = w->base_snapshot >= 0 || w->id[0];
-	if (!rc && listed)
-		rc = fdl_catalog_all_files(&added, d, nalias, w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
+	if (!rc)
+		rc = fdl_catalog_all_files_sized(&out->all_files, &out->all_sizes, listed ? &added : NULL, d, nalias,
+						 w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
+	fdl_strlist_sort(&out->all_files);
 	fdl_strlist_sort(&added);
 	if (!rc && w->id[0])
 		rc = keep_unstaged(&added, &out->staged, err);
 	if (!rc)
 		rc = fdl_catalog_files_json(&out->files_json, d, nalias, &files, err);
-	if (!rc) /* what files.json's sha256 covers (fdl_data_hashes_add) */
-		rc = fdl_catalog_all_files_sized(&out->all_files, &out->all_sizes, d, nalias, -1, err);
-	fdl_strlist_sort(&out->all_files);
 	json_t *tables = NULL;
 	if (!rc)
 		rc = fdl_catalog_tables_json(&tables, d, nalias, &files, err);
 	if (!rc && w->base[0])
-		rc = changes_since_base(out, d, repo, w, sn ? "fdl_base" : NULL, sn && fdl_since_schema_same(sn), nalias,
-					err);
+		rc = changes_since_base(out, d, repo, w, sn, nalias, err);
 	if (!rc) /* after the changes: a description follows the renames among them */
 		rc = build_description(out, repo, w, tables, err);
 	json_decref(tables);
 	/* DuckDB writes the frozen file while the new data files are looked
-	 * at and files.json is serialised: the store is not used by this
-	 * thread until the other one is joined */
-	side_job job = {repo, &files, listed ? &added : NULL, out->files_json, NULL, 0, 0, {0}};
+	 * at: the store is not used by this thread until the other one is
+	 * joined */
+	side_job job = {repo, &files, listed ? &added : NULL, 0, {0}};
 	fdl_pool_side *side = rc ? NULL : fdl_pool_side_start(side_run, &job);
 	if (!rc && !side)
 		side_run(&job);
@@ -635,12 +632,6 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (job.rc && !rc) {
 		*err = job.err;
 		rc = job.rc;
-	}
-	if (!rc) {
-		out->files_text = job.text;
-		out->files_len = job.len;
-	} else {
-		free(job.text);
 	}
 	fdl_strlist_free(&added);
 	fdl_data_files_free(&files);

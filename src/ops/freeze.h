@@ -10,7 +10,7 @@
 typedef struct frozen {
 	fdl_catalog_info info;
 	json_t *files_json;
-	char *files_text; /* files.json serialised as published (compact) */
+	char *files_text; /* files.json serialised as published (compact), by fdl_data_hashes_add */
 	size_t files_len;
 	json_t *dataset_json;
 	json_t *changes; /* NULL for a first version */
