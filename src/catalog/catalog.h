@@ -195,6 +195,10 @@ bool fdl_since_schema_same(const fdl_since *s);
 /* The base's data and delete file rows are in dst as the base holds them
  * (neither table was copied whole): its paths are relative already. */
 bool fdl_since_files_carried(const fdl_since *s);
+/* The working catalog's snapshots since the base began rows of `table`
+ * (in the new catalog: carried, those are its only rows begun after the
+ * base's snapshot). */
+bool fdl_since_grown(const fdl_since *s, const char *table);
 void fdl_since_free(fdl_since *s);
 
 typedef struct fdl_catalog_info {
@@ -258,8 +262,10 @@ int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, c
 int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, fdl_error *err);
 /* In a frozen catalog: a file begun after `after` (-1: any) recorded under
  * `data` where its table resolves is recorded relative to the data path
- * again. */
-int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, int64_t after, fdl_error *err);
+ * again; in the data file rows if `files`, the delete file rows if
+ * `deletes`. */
+int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, int64_t after, bool files,
+			       bool deletes, fdl_error *err);
 /* The trigger that drops DuckLake's scheduled deletions of files recorded
  * by an absolute path: in a PostgreSQL working catalog attached raw as
  * `alias`; in a SQLite file no DuckDB of this process has open. */

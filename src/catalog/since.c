@@ -229,6 +229,7 @@ struct fdl_since {
 	bool summed;
 	char why[600];       /* empty: usable so far */
 	fdl_strlist whole;   /* tables copied whole */
+	fdl_strlist grown;   /* tables with rows begun in (b, u] (sorted) */
 	fdl_strlist empty;   /* its tables with no row (sorted) */
 	bool schema_same;    /* no schema change in the working catalog since b */
 };
@@ -507,6 +508,10 @@ int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst,
 		rc = give_up(sn, "the incremental copy failed", err);
 	if (why)
 		snprintf(sn->why, sizeof sn->why, "%s", why);
+	for (size_t i = 0; !rc && !sn->why[0] && lines && i < sn->bs.tables.len; i++)
+		if (lines[i].added > 0)
+			rc = fdl_strlist_add(&sn->grown, sn->bs.tables.items[i], err);
+	fdl_strlist_sort(&sn->grown);
 	for (size_t i = 0; lines && i < sn->bs.tables.len; i++)
 		free(lines[i].fp);
 	free(lines);
@@ -537,6 +542,11 @@ bool fdl_since_files_carried(const fdl_since *sn)
 	return !sn->why[0];
 }
 
+bool fdl_since_grown(const fdl_since *sn, const char *table)
+{
+	return !sn->why[0] && fdl_strlist_has_sorted(&sn->grown, table);
+}
+
 void fdl_since_free(fdl_since *sn)
 {
 	if (!sn)
@@ -544,6 +554,7 @@ void fdl_since_free(fdl_since *sn)
 	meta_schema_free(&sn->bs);
 	fdl_rows_free(&sn->sum);
 	fdl_strlist_free(&sn->whole);
+	fdl_strlist_free(&sn->grown);
 	fdl_strlist_free(&sn->empty);
 	free(sn);
 }

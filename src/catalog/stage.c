@@ -42,15 +42,17 @@ static int prefix_sql(fdl_buf *sql, const char *tables, const char *data, fdl_er
 }
 
 /* Record the data and delete file rows of `tables` (a catalog attached
- * raw: "alias", or "alias.public" for PostgreSQL) begun after `after` (-1:
- * any) by their place under `data` (absolute: relative rows begun at or
+ * raw: "alias", or "alias.public" for PostgreSQL; data files if which[0],
+ * delete files if which[1]) begun after `after` (-1: any) by their place under `data` (absolute: relative rows begun at or
  * before `upto`, -1 all), or relative to the data path again (the rows
  * under `data` where their table resolves). */
 static int move_paths(fdl_duck *d, const char *tables, const char *data, bool absolute, int64_t after,
-		      int64_t upto, fdl_error *err)
+		      int64_t upto, const bool which[2], fdl_error *err)
 {
 	int rc = 0;
 	for (int k = 0; k < 2 && !rc; k++) {
+		if (!which[k])
+			continue;
 		const char *t = k ? "ducklake_delete_file" : "ducklake_data_file";
 		fdl_buf sql = {0};
 		rc = fdl_buf_printf(&sql, err, "UPDATE %s.%s f SET %s FROM ", tables, t,
@@ -81,13 +83,16 @@ static int move_paths(fdl_duck *d, const char *tables, const char *data, bool ab
 
 int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, fdl_error *err)
 {
-	return move_paths(d, tables, data, true, -1, upto, err);
+	const bool both[2] = {true, true};
+	return move_paths(d, tables, data, true, -1, upto, both, err);
 }
 
 /* Any absolute path not under `data` stays, and the reader's checks refuse it. */
-int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, int64_t after, fdl_error *err)
+int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, int64_t after, bool files,
+			       bool deletes, fdl_error *err)
 {
-	return move_paths(d, tables, data, false, after, -1, err);
+	const bool which[2] = {files, deletes};
+	return move_paths(d, tables, data, false, after, -1, which, err);
 }
 
 #define KEEP_TRIGGER "fdl_keep_published"

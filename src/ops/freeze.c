@@ -379,15 +379,20 @@ static int build_description(frozen *out, fdl_repo *repo, const fdl_work *w, con
 }
 
 /* The files the frozen catalog holds that are in the working catalog's own
- * folder, and the published ones made relative to the data path again:
- * those begun after `after` (-1: all; the base's rows, carried, are). */
+ * folder, and the published ones made relative to the data path again.
+ * When the incremental freeze (`sn`) carried the base's file rows, they
+ * are relative already: only those begun after the base's snapshot `b`
+ * are looked at, in the tables that have any. */
 static int staged_files(frozen *out, fdl_duck *d, fdl_repo *repo, const char *work, int64_t upto, const char *alias,
-			int64_t after, fdl_error *err)
+			const fdl_since *sn, int64_t b, fdl_error *err)
 {
 	int rc = fdl_catalog_staged_files(&out->staged, &out->staged_sizes, d, work, upto, err);
 	fdl_strlist_sort(&out->staged);
-	if (!rc)
-		rc = fdl_catalog_paths_relative(d, alias, repo->data_url, after, err);
+	bool carried = sn && fdl_since_files_carried(sn);
+	bool files = !carried || fdl_since_grown(sn, "ducklake_data_file"),
+	     deletes = !carried || fdl_since_grown(sn, "ducklake_delete_file");
+	if (!rc && (files || deletes))
+		rc = fdl_catalog_paths_relative(d, alias, repo->data_url, carried ? b : -1, files, deletes, err);
 	return rc;
 }
 
@@ -574,8 +579,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = freeze_catalog(out, &d, repo, w, &sn, &nalias, &winfo, err);
 	bool attached = !rc;
 	if (!rc && w->id[0])
-		rc = staged_files(out, d, repo, work_alias(w), winfo.last_snapshot, nalias,
-				  sn && fdl_since_files_carried(sn) ? w->base_snapshot : -1, err);
+		rc = staged_files(out, d, repo, work_alias(w), winfo.last_snapshot, nalias, sn, w->base_snapshot, err);
 	if (!rc)
 		rc = fdl_catalog_info_read(d, nalias, &out->info, err);
 	if (!rc) {
