@@ -249,17 +249,20 @@ int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_strlist
 
 /* The files of a working catalog (attached raw) that its own folder holds
  * (recorded relative to its data path), begun at or before `upto`, with
- * the sizes the catalog records: a commit's to publish. */
-int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias, int64_t upto,
-			     fdl_error *err);
+ * the sizes the catalog records: a commit's to publish. kinds (NULL: not
+ * asked): [0] whether a data file row is among them, [1] a delete file's. */
+int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, bool *kinds, fdl_duck *d, const char *alias,
+			     int64_t upto, fdl_error *err);
 
 /* ---- published data files in a working catalog (stage.c) ---- */
 
-/* Record every data and delete file of `tables` (attached raw: "alias", or
- * "alias.public" for PostgreSQL) that is recorded relative to the data
- * path, and begun at or before `upto` (-1: all), by its place under `data`
- * instead (the repository's data folder: a path or an s3 URL). */
-int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, fdl_error *err);
+/* Record every data (if `files`) and delete (if `deletes`) file of `tables`
+ * (attached raw: "alias", or "alias.public" for PostgreSQL) that is
+ * recorded relative to the data path, and begun at or before `upto` (-1:
+ * all), by its place under `data` instead (the repository's data folder: a
+ * path or an s3 URL). */
+int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, bool files,
+			       bool deletes, fdl_error *err);
 /* In a frozen catalog: a file begun after `after` (-1: any) recorded under
  * `data` where its table resolves is recorded relative to the data path
  * again; in the data file rows if `files`, the delete file rows if

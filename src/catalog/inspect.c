@@ -396,9 +396,10 @@ static const char ALL_FILES_SQL[] =
 /* The rows of ALL_FILES_SQL: every one into `all` (NULL: none), those
  * begun at or after added_from (-1: any) into `added` (NULL: none), and
  * with staged_upto >= 0 only those recorded relative to the data path and
- * begun at or before it. */
-static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, fdl_duck *d, const char *alias,
-		       int64_t added_from, int64_t staged_upto, fdl_error *err)
+ * begun at or before it; kinds[0] set when a data file row is among them,
+ * kinds[1] when a delete file row is (NULL: not asked). */
+static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, bool *kinds, fdl_duck *d,
+		       const char *alias, int64_t added_from, int64_t staged_upto, fdl_error *err)
 {
 	fdl_buf sql = {0};
 	int rc = fdl_sql_with_db(&sql, ALL_FILES_SQL, alias, err);
@@ -422,6 +423,8 @@ static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, 
 		if (!all && !is_added)
 			continue;
 		char *path = NULL, *what = fdl_rows_str(&r, 7, i);
+		if (kinds && what)
+			kinds[strncmp(what, "delete file ", 12) == 0] = true;
 		rc = fdl_catalog_resolve_path(&path, &r, i, 0, what ? what : "a file the catalog references", err);
 		duckdb_free(what);
 		if (!rc && all)
@@ -439,20 +442,22 @@ static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, 
 
 int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
 {
-	return files_where(added_from < 0 ? out : NULL, NULL, added_from < 0 ? NULL : out, d, alias, added_from, -1,
-			   err);
+	return files_where(added_from < 0 ? out : NULL, NULL, added_from < 0 ? NULL : out, NULL, d, alias, added_from,
+			   -1, err);
 }
 
 int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_strlist *added, fdl_duck *d,
 				const char *alias, int64_t added_from, fdl_error *err)
 {
-	return files_where(out, sizes, added, d, alias, added_from, -1, err);
+	return files_where(out, sizes, added, NULL, d, alias, added_from, -1, err);
 }
 
-int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, fdl_duck *d, const char *alias, int64_t upto,
-			     fdl_error *err)
+int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, bool *kinds, fdl_duck *d, const char *alias,
+			     int64_t upto, fdl_error *err)
 {
-	return files_where(out, sizes, NULL, d, alias, -1, upto < 0 ? 0 : upto, err);
+	if (kinds)
+		kinds[0] = kinds[1] = false;
+	return files_where(out, sizes, NULL, kinds, d, alias, -1, upto < 0 ? 0 : upto, err);
 }
 
 /* Every schema and table row, ended or not: a path another snapshot would

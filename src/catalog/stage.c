@@ -81,10 +81,11 @@ static int move_paths(fdl_duck *d, const char *tables, const char *data, bool ab
 	return rc;
 }
 
-int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, fdl_error *err)
+int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, bool files,
+			       bool deletes, fdl_error *err)
 {
-	const bool both[2] = {true, true};
-	return move_paths(d, tables, data, true, -1, upto, both, err);
+	const bool which[2] = {files, deletes};
+	return move_paths(d, tables, data, true, -1, upto, which, err);
 }
 
 /* Any absolute path not under `data` stays, and the reader's checks refuse it. */

@@ -302,7 +302,7 @@ static int keep_published(fdl_duck *d, fdl_repo *repo, const fdl_work *w, const 
 	char *data = NULL;
 	int rc = fdl_work_data_location(&data, repo, err);
 	if (!rc)
-		rc = fdl_catalog_paths_absolute(d, alias, data, -1, err);
+		rc = fdl_catalog_paths_absolute(d, alias, data, -1, true, true, err);
 	if (!rc && w->postgres)
 		rc = fdl_catalog_keep_published_pg(d, "fdl_work", err);
 	free(data);

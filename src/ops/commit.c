@@ -162,7 +162,8 @@ static int publish_staged(fdl_repo *repo, const fdl_work *w, const frozen *fz, f
  * and, with `sweep` (after a commit was killed in here), any other copy
  * there that it no longer records as its own and that the data folder
  * holds. A file the data folder does not hold is a writer's, not yet in
- * the catalog, and stays. */
+ * the catalog, and stays. The rows recorded relative are those the freeze
+ * listed as staged: a table with none of them is not updated. */
 static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool sweep, fdl_error *err)
 {
 	if (!w->id[0])
@@ -177,7 +178,8 @@ static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool swe
 			rc = fdl_catalog_attach_raw(fz->duck, "fdl_work", w->catalog,
 						    w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, false, err);
 		if (!rc)
-			rc = fdl_catalog_paths_absolute(fz->duck, tables, data, fz->info.last_snapshot, err);
+			rc = fdl_catalog_paths_absolute(fz->duck, tables, data, fz->info.last_snapshot,
+							fz->staged_kinds[0], fz->staged_kinds[1], err);
 	}
 	if (!rc && sweep) /* a commit killed in here left copies: look for them */
 		rc = fdl_store_list(repo->store, dir, &listed, err);
@@ -187,7 +189,7 @@ static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool swe
 		free(key);
 	}
 	if (!rc && listed.len)
-		rc = fdl_catalog_staged_files(&own, NULL, fz->duck, tables, INT64_MAX, err);
+		rc = fdl_catalog_staged_files(&own, NULL, NULL, fz->duck, tables, INT64_MAX, err);
 	fdl_strlist_sort(&own);
 	size_t skip = strlen(dir ? dir : "") + 1;
 	for (size_t i = 0; i < listed.len && !rc; i++) {

@@ -386,7 +386,7 @@ static int build_description(frozen *out, fdl_repo *repo, const fdl_work *w, con
 static int staged_files(frozen *out, fdl_duck *d, fdl_repo *repo, const char *work, int64_t upto, const char *alias,
 			const fdl_since *sn, int64_t b, fdl_error *err)
 {
-	int rc = fdl_catalog_staged_files(&out->staged, &out->staged_sizes, d, work, upto, err);
+	int rc = fdl_catalog_staged_files(&out->staged, &out->staged_sizes, out->staged_kinds, d, work, upto, err);
 	fdl_strlist_sort(&out->staged);
 	bool carried = sn && fdl_since_files_carried(sn);
 	bool files = !carried || fdl_since_grown(sn, "ducklake_data_file"),

@@ -35,6 +35,7 @@ typedef struct frozen {
 	 * catalog records: commit publishes them into the data folder */
 	fdl_strlist staged;
 	fdl_strmap staged_sizes;
+	bool staged_kinds[2]; /* among them: a data file's row, a delete file's */
 	fdl_duck *duck; /* the freeze's DuckDB, the working catalog attached raw as "fdl_work" */
 } frozen;
 
