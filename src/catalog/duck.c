@@ -252,6 +252,14 @@ int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err)
 	return fdl_duck_exec(d, sql, err);
 }
 
+int fdl_duck_lean(fdl_duck *d, fdl_error *err)
+{
+	int rc = fdl_duck_threads(d, 1, err);
+	/* DuckDB's allocator keeps freed blocks for reuse; past this size it
+	 * returns a bulk free to the system when it happens */
+	return rc ? rc : fdl_duck_exec(d, "SET allocator_bulk_deallocation_flush_threshold = '1MB'", err);
+}
+
 int fdl_duck_use(fdl_duck *d, const char *alias, fdl_error *err)
 {
 	fdl_buf sql = {0};

@@ -410,7 +410,12 @@ static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool la
 	const char *scanner = w->postgres ? "postgres_scanner" : "sqlite_scanner";
 	const char *exts[] = {scanner, lake ? "ducklake" : NULL, NULL};
 	int rc = fdl_duck_new_loading(d, exts, err);
-	if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
+	/* a commit's statements read and write metadata, never data: DuckDB's
+	 * worker threads only add hand-offs, and what its allocator keeps
+	 * cached was 30 of the 116 MiB a commit held at 10,000 snapshots */
+	if (!rc && (rc = fdl_duck_lean(*d, err)))
+		fdl_duck_free(*d);
+	else if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
 		fdl_duck_free(*d);
 		*d = NULL;
 	}
@@ -616,6 +621,10 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (!rc) /* after the changes: a description follows the renames among them */
 		rc = build_description(out, repo, w, tables, err);
 	json_decref(tables);
+	/* the base's catalog is read: its buffers go before the checkpoint
+	 * below needs its own (2 MB and more at 10,000 snapshots) */
+	if (sn)
+		fdl_catalog_detach(d, "fdl_base", NULL);
 	/* DuckDB writes the frozen file while the new data files are looked
 	 * at: the store is not used by this thread until the other one is
 	 * joined */

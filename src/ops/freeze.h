@@ -9,7 +9,7 @@
 
 typedef struct frozen {
 	fdl_catalog_info info;
-	json_t *files_json;
+	json_t *files_json; /* freed by fdl_data_hashes_add once files_text holds it */
 	char *files_text; /* files.json serialised as published (compact), by fdl_data_hashes_add */
 	size_t files_len;
 	json_t *dataset_json;

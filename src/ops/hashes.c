@@ -14,14 +14,20 @@
 #include <string.h>
 
 /* The sha256 the base version's files.json records for each file (NULL:
- * none, for a first version or one written before fdl hashed data). */
-static int base_hashes(json_t **files, fdl_repo *repo, const frozen *fz, fdl_error *err)
+ * none, for a first version or one written before fdl hashed data). Only
+ * that map is kept: the rest of the document, as big again at 10,000
+ * files, is freed before the new version's map is built. */
+static int base_hashes(json_t **map, fdl_repo *repo, const frozen *fz, fdl_error *err)
 {
-	*files = NULL;
-	int rc = fz->base ? fdl_version_load_json(files, repo, fz->base, "files", err) : 0;
+	json_t *files = NULL;
+	*map = NULL;
+	int rc = fz->base ? fdl_version_load_json(&files, repo, fz->base, "files", err) : 0;
 	if (rc)
-		fdl_error_prefix(err, "reading the base version's " FDL_FILES_JSON " for the sha256 of its data files");
-	return rc;
+		return fdl_error_prefix(err, "reading the base version's " FDL_FILES_JSON " for the sha256 of its data "
+					"files");
+	*map = json_incref(json_object_get(files, FDL_FILES_SHA256));
+	json_decref(files);
+	return 0;
 }
 
 /* Hash one file the catalog references, checking its size on the way: at
@@ -65,26 +71,24 @@ static int hash_one(char hex[65], fdl_repo *repo, const char *staging, const cha
 
 int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_error *err)
 {
-	json_t *base = NULL, *map = json_object();
-	int rc = map ? base_hashes(&base, repo, fz, err) : fdl_oom(err);
-	const json_t *known = json_object_get(base, FDL_FILES_SHA256);
+	json_t *known = NULL, *map = json_object();
+	int rc = map ? base_hashes(&known, repo, fz, err) : fdl_oom(err);
 	for (size_t i = 0; !rc && i < fz->all_files.len; i++) {
 		const char *path = fz->all_files.items[i];
 		if (i && !strcmp(path, fz->all_files.items[i - 1]))
 			continue;
-		const char *had = json_string_value(json_object_get(known, path));
+		json_t *had = json_object_get(known, path);
 		char hex[65];
 		int64_t recorded = -1;
 		fdl_strmap_get(&fz->all_sizes, path, &recorded);
-		if (had)
-			snprintf(hex, sizeof hex, "%s", had);
-		else
-			rc = hash_one(hex, repo, staging && fdl_strlist_has_sorted(&fz->staged, path) ? staging : NULL,
-				      path, recorded, err);
-		if (!rc && json_object_set_new(map, path, json_string(hex)))
+		if (json_is_string(had)) /* the base's value itself: one string for both */
+			rc = json_object_set(map, path, had) ? fdl_oom(err) : 0;
+		else if (!(rc = hash_one(hex, repo, staging && fdl_strlist_has_sorted(&fz->staged, path) ? staging : NULL,
+					 path, recorded, err)) &&
+			 json_object_set_new(map, path, json_string(hex)))
 			rc = fdl_oom(err);
 	}
-	json_decref(base);
+	json_decref(known);
 	if (!rc && json_object_set_new(fz->files_json, FDL_FILES_SHA256, map))
 		rc = fdl_oom(err);
 	else if (rc)
@@ -93,6 +97,10 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_err
 		free(fz->files_text);
 		fz->files_text = NULL;
 		rc = fdl_json_dump_as(&fz->files_text, &fz->files_len, fz->files_json, true, err);
+	}
+	if (!rc) { /* its text is what is written: the tree goes now, not at the commit's end */
+		json_decref(fz->files_json);
+		fz->files_json = NULL;
 	}
 	return rc;
 }

@@ -11,7 +11,8 @@
  * (its size checked against the catalog's record): a file of fz->staged from
  * `staging` (the working catalog's own folder, work/<id>; NULL: none), where
  * it is until commit publishes it, any other from the data folder;
- * fz->files_json and fz->files_text get it. */
+ * fz->files_text gets files.json with it, and fz->files_json (its tree) is
+ * freed. */
 int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_error *err);
 
 /* Each key hashed once however many threads and versions ask for it: the
