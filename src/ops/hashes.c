@@ -8,6 +8,7 @@
  */
 #include "hashes.h"
 #include "../layout/layout.h"
+#include "../util/pool.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -69,25 +70,80 @@ static int hash_one(char hex[65], fdl_repo *repo, const char *staging, const cha
 	return rc;
 }
 
+/* The files no base records a hash of, hashed on the pool: each worker
+ * with its own store handle (worker 0 the caller's), each job's digest in
+ * its slot, so the map is built in the files' order on any number of
+ * cores and the error reported is the first file's. A first version of
+ * 10,000 files, or a table of a few big ones, is hashed on every core. */
+typedef struct hash_pool {
+	fdl_repo *repo;
+	const char *staging;
+	const frozen *fz;
+	const char **paths;
+	char (*hex)[65];
+} hash_pool;
+
+static int hash_init(void *ctx, size_t worker, void **state, fdl_error *err)
+{
+	hash_pool *p = ctx;
+	fdl_repo *own = NULL;
+	int rc = worker ? fdl_repo_open(&own, p->repo->root, err) : 0;
+	*state = own;
+	return rc;
+}
+
+static int hash_job(void *ctx, void *state, size_t k, fdl_error *err)
+{
+	hash_pool *p = ctx;
+	const char *path = p->paths[k];
+	int64_t recorded = -1;
+	fdl_strmap_get(&p->fz->all_sizes, path, &recorded);
+	bool staged = p->staging && fdl_strlist_has_sorted(&p->fz->staged, path);
+	return hash_one(p->hex[k], state ? state : p->repo, staged ? p->staging : NULL, path, recorded, err);
+}
+
+static void hash_fini(void *ctx, size_t worker, void *state)
+{
+	(void)ctx;
+	(void)worker;
+	fdl_repo_free(state);
+}
+
+/* The sha256 of each of `n` paths into hex[i]. */
+static int hash_new(fdl_repo *repo, const frozen *fz, const char *staging, const char **paths, char (*hex)[65],
+		    size_t n, fdl_error *err)
+{
+	hash_pool p = {repo, staging, fz, paths, hex};
+	fdl_pool_task t = {.jobs = n, .threads = fdl_pool_threads(8, "FDL_HASH_THREADS"), .ctx = &p,
+			   .init = hash_init, .job = hash_job, .fini = hash_fini};
+	return fdl_pool_run(&t, err);
+}
+
 int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_error *err)
 {
 	json_t *known = NULL, *map = json_object();
-	int rc = map ? base_hashes(&known, repo, fz, err) : fdl_oom(err);
-	for (size_t i = 0; !rc && i < fz->all_files.len; i++) {
+	size_t n = fz->all_files.len, todo = 0;
+	const char **paths = calloc(n + 1, sizeof *paths);
+	char(*hex)[65] = calloc(n + 1, sizeof *hex);
+	int rc = map && paths && hex ? base_hashes(&known, repo, fz, err) : fdl_oom(err);
+	for (size_t i = 0; !rc && i < n; i++) /* sorted: a repeat follows its first */
+		if ((!i || strcmp(fz->all_files.items[i], fz->all_files.items[i - 1])) &&
+		    !json_is_string(json_object_get(known, fz->all_files.items[i])))
+			paths[todo++] = fz->all_files.items[i];
+	if (!rc && todo)
+		rc = hash_new(repo, fz, staging, paths, hex, todo, err);
+	for (size_t i = 0, k = 0; !rc && i < n; i++) {
 		const char *path = fz->all_files.items[i];
 		if (i && !strcmp(path, fz->all_files.items[i - 1]))
 			continue;
 		json_t *had = json_object_get(known, path);
-		char hex[65];
-		int64_t recorded = -1;
-		fdl_strmap_get(&fz->all_sizes, path, &recorded);
 		if (json_is_string(had)) /* the base's value itself: one string for both */
 			rc = json_object_set(map, path, had) ? fdl_oom(err) : 0;
-		else if (!(rc = hash_one(hex, repo, staging && fdl_strlist_has_sorted(&fz->staged, path) ? staging : NULL,
-					 path, recorded, err)) &&
-			 json_object_set_new(map, path, json_string(hex)))
+		else if (json_object_set_new(map, path, json_string(hex[k++])))
 			rc = fdl_oom(err);
 	}
+	free(paths);
+	free(hex);
 	json_decref(known);
 	if (!rc && json_object_set_new(fz->files_json, FDL_FILES_SHA256, map))
 		rc = fdl_oom(err);
