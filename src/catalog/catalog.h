@@ -99,6 +99,16 @@ int fdl_catalog_create_attached(fdl_duck *d, const char *path, const char *alias
  * size and storage version of fdl_catalog_create_attached, no WAL. */
 int fdl_catalog_create_plain(fdl_duck *d, const char *path, const char *alias, fdl_error *err);
 
+/* fdl_catalog_create_plain, holding the tables and rows of `tmpl`: an empty
+ * catalog DuckLake made in a DuckDB file (fdl_catalog_template_write), so a
+ * full freeze gets every metadata table of the format without loading
+ * DuckLake. Its ducklake_metadata 'version' must be `format` (else
+ * FDL_ECONFLICT); on any failure nothing is left attached or made. */
+int fdl_catalog_create_from(fdl_duck *d, const char *path, const char *alias, const char *tmpl, const char *format,
+			    fdl_error *err);
+/* Write that template at `path`: DuckLake's empty catalog (DuckLake loaded). */
+int fdl_catalog_template_write(fdl_duck *d, const char *path, const char *data_path, fdl_error *err);
+
 /* The DuckDB storage tag of a finished catalog file ("duckdb-v1.5.0"), as
  * DuckDB reads it: DuckLake raises the tag the empty file was created with,
  * so it is read once the file is written. */

@@ -90,6 +90,40 @@ int fdl_catalog_create_plain(fdl_duck *d, const char *path, const char *alias, f
 	return rc;
 }
 
+int fdl_catalog_template_write(fdl_duck *d, const char *path, const char *data_path, fdl_error *err)
+{
+	int rc = fdl_catalog_create_attached(d, path, "fdl_template", data_path, err);
+	if (!rc)
+		rc = fdl_catalog_detach(d, "fdl_template", err);
+	if (rc)
+		remove(path);
+	return rc;
+}
+
+int fdl_catalog_create_from(fdl_duck *d, const char *path, const char *alias, const char *tmpl, const char *format,
+			    fdl_error *err)
+{
+	fdl_catalog_info t;
+	int rc = fdl_catalog_attach_raw(d, "fdl_template", tmpl, FDL_CAT_DUCKDB, true, err);
+	bool open = !rc, made = false;
+	if (!rc && !(rc = fdl_catalog_info_read(d, "fdl_template", &t, err)) && strcmp(t.format, format))
+		rc = fdl_fail(err, FDL_ECONFLICT, "%s holds DuckLake format %s, the working catalog %s", tmpl, t.format,
+			      format);
+	if (!rc)
+		made = !(rc = fdl_catalog_create_plain(d, path, alias, err));
+	char sql[256];
+	snprintf(sql, sizeof sql, "COPY FROM DATABASE fdl_template TO %s", alias);
+	if (!rc)
+		rc = fdl_duck_exec(d, sql, err);
+	if (open)
+		fdl_catalog_detach(d, "fdl_template", NULL);
+	if (rc && made)
+		fdl_catalog_detach(d, alias, NULL);
+	if (rc && made)
+		remove(path);
+	return rc;
+}
+
 int fdl_catalog_meta_add(fdl_duck *d, const char *tables, const char *key, const char *value, fdl_error *err)
 {
 	fdl_buf sql = {0};

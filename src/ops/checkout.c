@@ -350,6 +350,18 @@ int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 	return rc;
 }
 
+/* The empty catalog a full freeze copies instead of loading DuckLake
+ * (FDL_WORK_TEMPLATE), made while DuckLake is loaded here anyway. */
+static int write_template(fdl_duck *d, const fdl_work *w, fdl_error *err)
+{
+	char *path = fdl_asprintf("%s/" FDL_WORK_TEMPLATE, w->dir);
+	int rc = path ? fdl_catalog_template_write(d, path, w->data_path, err) : fdl_oom(err);
+	if (rc)
+		fdl_error_prefix(err, "writing %s", path ? path : FDL_WORK_TEMPLATE);
+	free(path);
+	return rc;
+}
+
 int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err)
 {
 	fdl_work w = {0};
@@ -425,6 +437,8 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 		rc = fdl_duck_use_store(d, repo->store, err);
 		if (!rc)
 			rc = fdl_checkout_seed(d, repo, &w, err);
+		if (!rc && !w.postgres)
+			rc = write_template(d, &w, err);
 		fdl_duck_free(d);
 	}
 	if (!rc && !w.postgres) /* no DuckDB holds the file any more */

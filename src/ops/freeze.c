@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 
 /* The frozen catalog's metadata tables, while it is being written. */
@@ -509,6 +510,37 @@ static int freeze_full(fdl_duck *d, frozen *out, fdl_repo *repo, const fdl_work 
 	return rc;
 }
 
+/* The working folder's template (FDL_WORK_TEMPLATE), when it has one: a
+ * regular file (not a symlink); NULL for PostgreSQL. */
+static char *template_of(const fdl_work *w)
+{
+	struct stat st;
+	char *path = w->postgres ? NULL : fdl_asprintf("%s/" FDL_WORK_TEMPLATE, w->dir);
+	if (path && (lstat(path, &st) || !S_ISREG(st.st_mode))) {
+		free(path);
+		path = NULL;
+	}
+	return path;
+}
+
+/* The full freeze without DuckLake: the new catalog made from the working
+ * folder's template, then filled as freeze_full fills it. *used false
+ * (nothing made, FDL_TRACE says why) when the template cannot serve. */
+static int freeze_template(bool *used, fdl_duck *d, frozen *out, const fdl_work *w, const char *tmpl,
+			   const char *format, const fdl_copy_options *o, fdl_error *err)
+{
+	fdl_error why;
+	*used = !fdl_catalog_create_from(d, out->catalog_file, "fdl_new", tmpl, format, &why);
+	if (!*used) {
+		fdl_duck_trace(d, "freeze: the template is not used (%s)", why.message);
+		return 0;
+	}
+	int rc = fdl_catalog_copy(d, work_alias(w), "fdl_new", o, err);
+	if (rc)
+		fdl_catalog_detach(d, "fdl_new", NULL);
+	return rc;
+}
+
 /* The frozen catalog, left attached as "fdl_new" (written at its detach):
  * incremental from the base when it can be, else in full. *alias names
  * its metadata tables; *sn is the incremental freeze's state (NULL when
@@ -519,7 +551,8 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 	const char *mode = getenv("FDL_FREEZE");
 	bool full_only = mode && !strcmp(mode, "full");
 	bool since = out->base && w->base_snapshot >= 0 && !full_only;
-	int rc = open_session(d, repo, w, !since, err);
+	char *tmpl = template_of(w);
+	int rc = open_session(d, repo, w, !since && !tmpl, err);
 	if (!rc && since)
 		rc = read_since_base(sn, *d, repo, out, w, err);
 	if (!rc)
@@ -528,26 +561,30 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 		rc = read_snapshot(winfo, out, *d, w, err);
 	fdl_copy_options o = {.upto = rc ? -1 : winfo->last_snapshot, .data_path = repo->data_url,
 			      .refuse_inlined = true, .src_sqlite = !w->postgres};
-	bool done = false;
-	if (!rc && since && !(rc = freeze_since(&done, *sn, out, *d, w, &o, err)) && !done) {
+	bool done = false, plain = false;
+	if (!rc && since && !(rc = freeze_since(&done, *sn, out, *d, w, &o, err)) && !done)
+		fdl_catalog_detach(*d, "fdl_base", NULL);
+	if (!rc && !done && !since)
+		fdl_duck_trace(*d, "freeze: full (%s)", !out->base ? "a first version"
+							: full_only ? "FDL_FREEZE=full"
+								    : "the working catalog records no base snapshot");
+	if (!rc && !done && tmpl)
+		rc = freeze_template(&plain, *d, out, w, tmpl, winfo->format, &o, err);
+	if (!rc && !done && !plain && (since || tmpl)) {
 		/* DuckLake must be loaded before any other statement: a new session */
 		fdl_duck_free(*d);
 		rc = open_session(d, repo, w, true, err);
 		if (!rc)
 			rc = attach_work(*d, w, err);
 	}
-	if (!rc && !done) {
-		if (!since)
-			fdl_duck_trace(*d, "freeze: full (%s)", !out->base ? "a first version"
-								: full_only ? "FDL_FREEZE=full"
-									    : "the working catalog records no base snapshot");
+	if (!rc && !done && !plain)
 		rc = freeze_full(*d, out, repo, w, &o, err);
-	}
-	*alias = done ? "fdl_new" : FROZEN;
+	*alias = done || plain ? "fdl_new" : FROZEN;
 	if (!done) {
 		fdl_since_free(*sn);
 		*sn = NULL;
 	}
+	free(tmpl);
 	return rc;
 }
 
@@ -638,7 +675,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 			rc = fdl_error_prefix(err, "writing the frozen catalog %s", out->catalog_file);
 		/* DuckLake raises the tag of the file it created: read it once
 		 * written; a plain file's (incremental) was read with the info */
-		if (!rc && !sn)
+		if (!rc && !strcmp(nalias, FROZEN))
 			rc = fdl_catalog_storage(d, out->catalog_file, out->info.storage, err);
 	}
 	fdl_pool_side_join(side);

@@ -9,6 +9,10 @@
 #define FDL_WORK_FILE "fdl-work.json"
 #define FDL_WORK_CATALOG "ducklake.sqlite"
 #define FDL_WORK_LOCK "fdl-work.lock"
+/* DuckLake's empty catalog in a DuckDB file, written by checkout (which
+ * loads DuckLake anyway): a full freeze copies its tables instead of
+ * loading DuckLake to create them (docs/decisions.md). */
+#define FDL_WORK_TEMPLATE "fdl-template.duckdb"
 
 /* WORK is a folder, or "postgres:<libpq connection string>" (empty: the
  * PG* environment variables), a team's DuckLake catalog in PostgreSQL whose

@@ -58,9 +58,39 @@ def metadata(path):
     return out, cons, tags
 
 
-def both_ways(repo, work, msg, expect="incremental"):
-    """Commit the working catalog incrementally and in full; compare; leave
-    the incremental version as the branch's tip."""
+def same_version(repo, a, b, msg):
+    """Two versions' frozen catalogs hold the same rows in every table, and
+    their files.json and dataset.json are the same bytes."""
+    a, b = repo.root / "versions" / a, repo.root / "versions" / b
+    ma, mb = metadata(a / "ducklake.duckdb"), metadata(b / "ducklake.duckdb")
+    for t in ma[0]:
+        assert ma[0][t] == mb[0][t], (msg, t)
+    assert ma == mb, msg
+    for name in ("files.json", "dataset.json"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), (msg, name)
+
+
+def full_commit(repo, work, msg, lake=False):
+    """A full freeze: from the working folder's template (fdl-template.duckdb,
+    written by checkout: DuckLake is not loaded), or, with `lake`, the
+    template moved away, from the catalog DuckLake creates. Its trace line."""
+    tmpl, hidden = work / "fdl-template.duckdb", work.parent / "template-aside"
+    if lake:
+        tmpl.rename(hidden)
+    try:
+        p = fdl("commit", work, "-m", msg, env={"FDL_FREEZE": "full", "FDL_TRACE": "1"})
+    finally:
+        if lake:
+            hidden.rename(tmpl)
+    loads = [l for l in p.stderr.splitlines() if "LOAD" in l and "ducklake.duckdb_extension" in l]
+    assert len(loads) == (1 if lake else 0), (msg, lake, loads)
+    return repo.head()
+
+
+def both_ways(repo, work, msg, expect="incremental", lake=False):
+    """Commit the working catalog incrementally and in full (with `lake`,
+    also in full from DuckLake's own new catalog); compare; leave the
+    incremental version as the branch's tip."""
     before = save(repo, work)
     p = fdl("commit", work, "-m", msg, env={"FDL_TRACE": "1"})
     line = [l for l in p.stderr.splitlines() if "fdl trace: freeze:" in l]
@@ -68,16 +98,12 @@ def both_ways(repo, work, msg, expect="incremental"):
     inc = repo.head()
     after = save(repo, work)
     restore(repo, work, before)
-    fdl("commit", work, "-m", msg, env={"FDL_FREEZE": "full"})
-    full = repo.head()
+    full = full_commit(repo, work, msg)
     assert full != inc
-    a, b = repo.root / "versions" / inc, repo.root / "versions" / full
-    ma, mb = metadata(a / "ducklake.duckdb"), metadata(b / "ducklake.duckdb")
-    for t in ma[0]:
-        assert ma[0][t] == mb[0][t], (msg, t)
-    assert ma == mb, msg
-    for name in ("files.json", "dataset.json"):
-        assert (a / name).read_bytes() == (b / name).read_bytes(), (msg, name)
+    same_version(repo, inc, full, msg)
+    if lake:
+        restore(repo, work, before)
+        same_version(repo, full, full_commit(repo, work, msg, lake=True), msg + " (DuckLake's new catalog)")
     restore(repo, work, after)
     return line[0]
 
@@ -128,7 +154,7 @@ def test_incremental_equals_full(tmp_path, n):
             else:
                 con.execute(sql)
         frozen.add(con.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0])
-        line = both_ways(repo, work, name, "full (a first version)" if first else "incremental")
+        line = both_ways(repo, work, name, "full (a first version)" if first else "incremental", lake=n == 40)
         if name == "snapshots expired":  # rows of the base's past went: those tables are copied whole
             assert "copied whole" in line and "ducklake_snapshot" in line, line
         first = False
@@ -173,3 +199,38 @@ def test_many_small_files_warned_and_compacted(tmp_path):
     old = repo.open_version(before)
     assert old.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (60, sum(range(60)))
     assert fdl("verify", repo.root, "--all", check=False).returncode == 0
+
+
+def test_template_of_another_format_or_a_symlink_is_not_used(tmp_path):
+    """A full freeze copies the working folder's template (fdl-template.duckdb,
+    DuckLake's empty catalog written by checkout) instead of loading DuckLake.
+    A template of another DuckLake format than the working catalog's, or one
+    that is a symlink, is not used: DuckLake creates the catalog, as it does
+    for a working folder checked out before templates were written."""
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t AS SELECT range AS k FROM range(5)")
+    tmpl = work / "fdl-template.duckdb"
+    assert tmpl.is_file()
+    t = duckdb.connect()
+    t.execute(f"ATTACH '{tmpl}' AS t")
+    t.execute("UPDATE t.ducklake_metadata SET value = '0.9' WHERE key = 'version' AND scope IS NULL")
+    t.close()
+    p = fdl("commit", work, "-m", "first", env={"FDL_TRACE": "1"})
+    assert "freeze: the template is not used (" in p.stderr and "holds DuckLake format 0.9" in p.stderr, p.stderr
+    assert "ducklake.duckdb_extension" in p.stderr  # DuckLake made the catalog
+    v = repo.open_version("main")
+    assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (5, 10)
+    # a symlink to a good template is not followed
+    good = tmp_path / "other"
+    repo.checkout(good).close()
+    con.execute("INSERT INTO lake.t VALUES (5)")
+    (good / "fdl-template.duckdb").rename(tmp_path / "good.duckdb")
+    tmpl.unlink()
+    tmpl.symlink_to(tmp_path / "good.duckdb")
+    p = fdl("commit", work, "-m", "full again", env={"FDL_TRACE": "1", "FDL_FREEZE": "full"})
+    assert "fdl_template" not in p.stderr and "ducklake.duckdb_extension" in p.stderr, p.stderr
+    v = repo.open_version("main")
+    assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (6, 15)
+    assert fdl("verify", repo.root, check=False).returncode == 0
