@@ -157,7 +157,8 @@ def test_two_checkouts_into_one_folder_one_wins_and_nothing_is_mixed(repo, tmp_p
         assert sorted(r[0] for r in results) == [0, 9], results
         loser = next(r for r in results if r[0] == 9)
         assert "not empty" in loser[2] and "Failed to initialize" not in loser[2], loser
-        assert sorted(p.name for p in work.iterdir()) == ["dataset.yml", "ducklake.sqlite", "fdl-work.json"]
+        assert sorted(p.name for p in work.iterdir()) == ["dataset.yml", "ducklake.sqlite", "fdl-template.duckdb",
+                                                        "fdl-work.json"]
         assert not [p for p in tmp_path.iterdir() if ".fdl-checkout-" in p.name]
         from conftest import connect
         c = connect()
