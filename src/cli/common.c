@@ -284,11 +284,14 @@ int cli_verify(const char *root, const fdl_verify_options *check, cli_verify_out
 	return rc;
 }
 
-/* The output of `git config --get KEY` run in `dir` (so a Git repository's
- * own config counts, as in Git), trimmed; "" when git or the key is absent. */
-static void git_config(char *out, size_t size, const char *dir, const char *key)
+/* user.name and user.email as `git config` run in `dir` finds them (so a
+ * Git repository's own config counts, as in Git), in one run of git (each
+ * costs ~6 ms): the last value of each wins, as in Git; "" when git or the
+ * key is absent. */
+static void git_identity(char *name, size_t nsz, char *email, size_t esz, const char *dir)
 {
-	out[0] = '\0';
+	char out[4096];
+	name[0] = email[0] = '\0';
 	int fds[2];
 	if (pipe(fds) != 0)
 		return;
@@ -301,13 +304,13 @@ static void git_config(char *out, size_t size, const char *dir, const char *key)
 			dup2(null, STDERR_FILENO);
 		if (dir && chdir(dir) != 0 && chdir("/") != 0)
 			_exit(127);
-		execlp("git", "git", "config", "--get", key, (char *)NULL);
+		execlp("git", "git", "config", "--get-regexp", "^user\\.(name|email)$", (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
 	size_t n = 0;
 	ssize_t got;
-	while (pid > 0 && n + 1 < size && (got = read(fds[0], out + n, size - 1 - n)) > 0)
+	while (pid > 0 && n + 1 < sizeof out && (got = read(fds[0], out + n, sizeof out - 1 - n)) > 0)
 		n += (size_t)got;
 	close(fds[0]);
 	int status = 0;
@@ -315,9 +318,19 @@ static void git_config(char *out, size_t size, const char *dir, const char *key)
 		waitpid(pid, &status, 0);
 	if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		n = 0;
-	while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
-		n--;
 	out[n] = '\0';
+	for (char *line = out, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		size_t len = strlen(line);
+		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+			line[--len] = '\0';
+		if (!strncmp(line, "user.name ", 10))
+			snprintf(name, nsz, "%s", line + 10);
+		else if (!strncmp(line, "user.email ", 11))
+			snprintf(email, esz, "%s", line + 11);
+	}
 }
 
 /* Who the author is, as Git finds it: --author "Name <email>" (or "Name"),
@@ -346,9 +359,7 @@ bool cli_author(const char *spec, const char *work, char *name, size_t nsz, char
 			return true;
 		}
 	}
-	git_config(name, nsz, work, "user.name");
-	if (name[0])
-		git_config(email, esz, work, "user.email");
+	git_identity(name, nsz, email, esz, work);
 	return name[0] != '\0';
 }
 
