@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import stat
+import shutil
 import subprocess
 
 import pytest
@@ -275,6 +276,15 @@ def test_author_from_git_config_or_refused(two, tmp_path, ledger):
     assert p.returncode == 0, p.stderr
     ledger.published(p.stdout)
     assert two.version(p.stdout.strip())["author"] == {"name": "Ada Lovelace", "email": "ada@example.org"}
+    # a Git repository's own config, read after the global one, wins (as in Git)
+    subprocess.run(["git", "init", "-q", str(work)], env=base, check=True)
+    subprocess.run(["git", "-C", str(work), "config", "user.name", "Ada (this repository)"], env=base, check=True)
+    con.execute("INSERT INTO lake.t VALUES (75)")
+    p = subprocess.run([FDL, "commit", str(work), "-m", "local", "-q"], capture_output=True, text=True, env=base)
+    assert p.returncode == 0, p.stderr
+    ledger.published(p.stdout)
+    assert two.version(p.stdout.strip())["author"] == {"name": "Ada (this repository)", "email": "ada@example.org"}
+    shutil.rmtree(work / ".git")
     con.execute("INSERT INTO lake.t VALUES (8)")
     p = subprocess.run([FDL, "commit", str(work), "-m", "env wins", "-q"], capture_output=True, text=True,
                        env=dict(base, GIT_AUTHOR_NAME="Grace", GIT_AUTHOR_EMAIL="grace@example.org"))
