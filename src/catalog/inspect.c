@@ -386,11 +386,11 @@ static const char ALL_FILES_SQL[] =
 	" t AS (SELECT DISTINCT ON (table_id) table_id, schema_id, path, path_is_relative, table_name"
 	"       FROM {db}.ducklake_table ORDER BY table_id, begin_snapshot DESC)"
 	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, f.path_is_relative, f.begin_snapshot,"
-	"  'data file ' || f.data_file_id || ' of table ' || t.table_name, f.file_size_bytes"
+	"  false, f.data_file_id, t.table_name, f.file_size_bytes"
 	" FROM {db}.ducklake_data_file f JOIN t USING (table_id) JOIN s USING (schema_id)"
 	" UNION ALL"
 	" SELECT s.path, s.path_is_relative, t.path, t.path_is_relative, d.path, d.path_is_relative, d.begin_snapshot,"
-	"  'delete file ' || d.delete_file_id || ' of table ' || t.table_name, d.file_size_bytes"
+	"  true, d.delete_file_id, t.table_name, d.file_size_bytes"
 	" FROM {db}.ducklake_delete_file d JOIN t USING (table_id) JOIN s USING (schema_id)";
 
 /* The rows of ALL_FILES_SQL: every one into `all` (NULL: none), those
@@ -406,7 +406,7 @@ static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, 
 	if (!rc && staged_upto >= 0) {
 		char *inner = fdl_buf_detach(&sql);
 		rc = inner ? fdl_buf_printf(&sql, err,
-					    "SELECT * FROM (%s) q(sp, sr, tp, tr, fp, fr, b, what, size)"
+					    "SELECT * FROM (%s) q(sp, sr, tp, tr, fp, fr, b, is_delete, id, tname, size)"
 					    " WHERE CAST(fr AS BOOLEAN) AND b <= %lld",
 					    inner, (long long)staged_upto)
 			   : fdl_oom(err);
@@ -422,18 +422,22 @@ static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, 
 		bool is_added = added && (added_from < 0 || fdl_rows_int(&r, 6, i) >= added_from);
 		if (!all && !is_added)
 			continue;
-		char *path = NULL, *what = fdl_rows_str(&r, 7, i);
-		if (kinds && what)
-			kinds[strncmp(what, "delete file ", 12) == 0] = true;
-		rc = fdl_catalog_resolve_path(&path, &r, i, 0, what ? what : "a file the catalog references", err);
-		duckdb_free(what);
+		bool is_delete = fdl_rows_int(&r, 7, i) != 0;
+		if (kinds)
+			kinds[is_delete] = true;
+		/* named for the messages: "data file 12 of table t" */
+		char *path = NULL, *table = fdl_rows_str(&r, 9, i), what[512];
+		snprintf(what, sizeof what, "%s file %lld of table %s", is_delete ? "delete" : "data",
+			 (long long)fdl_rows_int(&r, 8, i), table ? table : "?");
+		duckdb_free(table);
+		rc = fdl_catalog_resolve_path(&path, &r, i, 0, what, err);
 		if (!rc && all)
 			rc = fdl_strlist_add(all, path, err);
 		if (!rc && is_added)
 			rc = fdl_strlist_add(added, path, err);
 		/* the size the catalog records (-1: none) */
 		if (!rc && sizes)
-			rc = fdl_strmap_put(sizes, path, fdl_rows_null(&r, 8, i) ? -1 : fdl_rows_int(&r, 8, i), err);
+			rc = fdl_strmap_put(sizes, path, fdl_rows_null(&r, 10, i) ? -1 : fdl_rows_int(&r, 10, i), err);
 		free(path);
 	}
 	fdl_rows_free(&r);

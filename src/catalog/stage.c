@@ -43,9 +43,10 @@ static int prefix_sql(fdl_buf *sql, const char *tables, const char *data, fdl_er
 
 /* Record the data and delete file rows of `tables` (a catalog attached
  * raw: "alias", or "alias.public" for PostgreSQL; data files if which[0],
- * delete files if which[1]) begun after `after` (-1: any) by their place under `data` (absolute: relative rows begun at or
- * before `upto`, -1 all), or relative to the data path again (the rows
- * under `data` where their table resolves). */
+ * delete files if which[1]) begun after `after` (-1: any) by their place
+ * under `data` (absolute: relative rows begun at or before `upto`, -1
+ * all), or relative to the data path again (the rows under `data` where
+ * their table resolves). */
 static int move_paths(fdl_duck *d, const char *tables, const char *data, bool absolute, int64_t after,
 		      int64_t upto, const bool which[2], fdl_error *err)
 {
