@@ -16,7 +16,7 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import Repo, fdl, read_json
+from conftest import Repo, connect, fdl, read_json
 
 STATE = ("refs", "history")
 
@@ -233,4 +233,39 @@ def test_template_of_another_format_or_a_symlink_is_not_used(tmp_path):
     assert "fdl_template" not in p.stderr and "ducklake.duckdb_extension" in p.stderr, p.stderr
     v = repo.open_version("main")
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (6, 15)
+    assert fdl("verify", repo.root, check=False).returncode == 0
+
+
+def test_row_added_by_absolute_path_is_frozen_relative(tmp_path):
+    """A data file added since the base version and recorded by an absolute
+    path under the repository's data folder (DuckLake's
+    ducklake_add_data_files of a file written there) is recorded relative to
+    the data path in the new frozen catalog, by the incremental freeze as by
+    the full one, and read back by stock DuckDB."""
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t (k BIGINT, s VARCHAR)")
+    con.execute("INSERT INTO lake.t VALUES (1, 'one')")
+    both_ways(repo, work, "first", "full (a first version)")
+    extra = repo.root / "data" / "main" / "t" / "added-by-hand.parquet"
+    con.execute(f"COPY (SELECT range + 100 AS k, 'added' AS s FROM range(3)) TO '{extra}' (FORMAT parquet)")
+    con.execute(f"CALL ducklake_add_data_files('lake', 't', '{extra}')")
+    w = connect()
+    w.execute(f"ATTACH '{work / 'ducklake.sqlite'}' AS w (TYPE sqlite, READ_ONLY)")
+    assert w.execute("SELECT path, path_is_relative FROM w.ducklake_data_file WHERE path LIKE '%added-by-hand%'"
+                     ).fetchall() == [(str(extra), 0)]
+    w.close()
+    both_ways(repo, work, "a file added by its absolute path")
+    frozen = duckdb.connect()
+    frozen.execute(f"ATTACH '{repo.root / 'versions' / repo.head() / 'ducklake.duckdb'}' AS f (READ_ONLY)")
+    assert frozen.execute("SELECT path, path_is_relative FROM f.ducklake_data_file WHERE path LIKE '%added-by-hand%'"
+                          ).fetchall() == [("added-by-hand.parquet", True)]
+    assert frozen.execute("SELECT count(*) FROM f.ducklake_data_file WHERE NOT path_is_relative OR path LIKE '/%'"
+                          ).fetchone() == (0,)
+    frozen.close()
+    files = read_json(repo.root / "versions" / repo.head() / "files.json")
+    assert "main/t/added-by-hand.parquet" in files["sha256"], files["sha256"]
+    v = repo.open_version("main")
+    assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (4, 1 + 100 + 101 + 102)
     assert fdl("verify", repo.root, check=False).returncode == 0
