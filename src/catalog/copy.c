@@ -117,10 +117,10 @@ int fdl_catalog_create_from(fdl_duck *d, const char *path, const char *alias, co
 		rc = fdl_duck_exec(d, sql, err);
 	if (open)
 		fdl_catalog_detach(d, "fdl_template", NULL);
-	if (rc && made)
+	if (rc && made) {
 		fdl_catalog_detach(d, alias, NULL);
-	if (rc && made)
 		remove(path);
+	}
 	return rc;
 }
 

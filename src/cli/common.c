@@ -286,11 +286,12 @@ int cli_verify(const char *root, const fdl_verify_options *check, cli_verify_out
 
 /* user.name and user.email as `git config` run in `dir` finds them (so a
  * Git repository's own config counts, as in Git), in one run of git (each
- * costs ~6 ms): the last value of each wins, as in Git; "" when git or the
- * key is absent. */
+ * costs ~6 ms): records "key\nvalue\0" (-z: a value may hold a newline),
+ * the last value of each key winning, as in Git; "" when git or the key is
+ * absent. Output past the buffer is read and dropped, so git ends well. */
 static void git_identity(char *name, size_t nsz, char *email, size_t esz, const char *dir)
 {
-	char out[4096];
+	char out[8192], drop[512];
 	name[0] = email[0] = '\0';
 	int fds[2];
 	if (pipe(fds) != 0)
@@ -304,32 +305,35 @@ static void git_identity(char *name, size_t nsz, char *email, size_t esz, const 
 			dup2(null, STDERR_FILENO);
 		if (dir && chdir(dir) != 0 && chdir("/") != 0)
 			_exit(127);
-		execlp("git", "git", "config", "--get-regexp", "^user\\.(name|email)$", (char *)NULL);
+		execlp("git", "git", "config", "-z", "--get-regexp", "^user\\.(name|email)$", (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
 	size_t n = 0;
-	ssize_t got;
-	while (pid > 0 && n + 1 < sizeof out && (got = read(fds[0], out + n, sizeof out - 1 - n)) > 0)
-		n += (size_t)got;
+	for (ssize_t got = 1; pid > 0 && got > 0;) {
+		if (n + 1 < sizeof out) {
+			if ((got = read(fds[0], out + n, sizeof out - 1 - n)) > 0)
+				n += (size_t)got;
+		} else
+			got = read(fds[0], drop, sizeof drop);
+	}
 	close(fds[0]);
 	int status = 0;
 	if (pid > 0)
 		waitpid(pid, &status, 0);
 	if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		n = 0;
-	out[n] = '\0';
-	for (char *line = out, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		size_t len = strlen(line);
-		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
-			line[--len] = '\0';
-		if (!strncmp(line, "user.name ", 10))
-			snprintf(name, nsz, "%s", line + 10);
-		else if (!strncmp(line, "user.email ", 11))
-			snprintf(email, esz, "%s", line + 11);
+	for (size_t at = 0; at < n;) {
+		const char *rec = out + at, *nl = memchr(rec, '\n', n - at), *end = memchr(rec, '\0', n - at);
+		if (!end)
+			break;
+		at = (size_t)(end - out) + 1;
+		if (!nl || nl > end)
+			continue; /* a key with no value */
+		if ((size_t)(nl - rec) == 9 && !memcmp(rec, "user.name", 9))
+			snprintf(name, nsz, "%s", nl + 1);
+		else if ((size_t)(nl - rec) == 10 && !memcmp(rec, "user.email", 10))
+			snprintf(email, esz, "%s", nl + 1);
 	}
 }
 

@@ -351,11 +351,15 @@ int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 }
 
 /* The empty catalog a full freeze copies instead of loading DuckLake
- * (FDL_WORK_TEMPLATE), made while DuckLake is loaded here anyway. */
-static int write_template(fdl_duck *d, const fdl_work *w, fdl_error *err)
+ * (FDL_WORK_TEMPLATE), made while DuckLake is loaded here anyway; its
+ * sha256 goes into the record. */
+static int write_template(fdl_duck *d, fdl_work *w, fdl_error *err)
 {
-	char *path = fdl_asprintf("%s/" FDL_WORK_TEMPLATE, w->dir);
+	char *path = fdl_work_template_path(w);
+	int64_t n = 0;
 	int rc = path ? fdl_catalog_template_write(d, path, w->data_path, err) : fdl_oom(err);
+	if (!rc)
+		rc = fdl_sha256_file(w->template_sha256, &n, path, err);
 	if (rc)
 		fdl_error_prefix(err, "writing %s", path ? path : FDL_WORK_TEMPLATE);
 	free(path);

@@ -413,10 +413,11 @@ static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool la
 	int rc = fdl_duck_new_loading(d, exts, err);
 	/* a commit's statements read and write metadata, never data: DuckDB's
 	 * worker threads only add hand-offs, and what its allocator keeps
-	 * cached was 30 of the 116 MiB a commit held at 10,000 snapshots */
-	if (!rc && (rc = fdl_duck_lean(*d, err)))
+	 * cached was 20 of the 116 MiB a commit held at 10,000 snapshots */
+	if (!rc && (rc = fdl_duck_lean(*d, err))) {
 		fdl_duck_free(*d);
-	else if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
+		*d = NULL;
+	} else if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
 		fdl_duck_free(*d);
 		*d = NULL;
 	}
@@ -510,17 +511,28 @@ static int freeze_full(fdl_duck *d, frozen *out, fdl_repo *repo, const fdl_work 
 	return rc;
 }
 
-/* The working folder's template (FDL_WORK_TEMPLATE), when it has one: a
- * regular file (not a symlink); NULL for PostgreSQL. */
-static char *template_of(const fdl_work *w)
+/* The working folder's template (FDL_WORK_TEMPLATE) when it can serve: a
+ * regular file (not a symlink) with the sha256 checkout recorded, so
+ * exactly the catalog DuckLake wrote; else NULL and, when there is a
+ * template, why it is not used. NULL for PostgreSQL. */
+static char *template_of(const fdl_work *w, char why[200])
 {
 	struct stat st;
-	char *path = w->postgres ? NULL : fdl_asprintf("%s/" FDL_WORK_TEMPLATE, w->dir);
+	char *path = fdl_work_template_path(w), hex[65];
+	int64_t n = 0;
+	fdl_error e;
+	why[0] = '\0';
 	if (path && (lstat(path, &st) || !S_ISREG(st.st_mode))) {
-		free(path);
-		path = NULL;
-	}
-	return path;
+		if (!lstat(path, &st))
+			snprintf(why, 200, "%s is not a regular file", FDL_WORK_TEMPLATE);
+	} else if (path && !w->template_sha256[0])
+		snprintf(why, 200, "%s records no sha256 of it", FDL_WORK_FILE);
+	else if (path && (fdl_sha256_file(hex, &n, path, &e) || strcmp(hex, w->template_sha256)))
+		snprintf(why, 200, "it changed since checkout wrote it");
+	else
+		return path;
+	free(path);
+	return NULL;
 }
 
 /* The full freeze without DuckLake: the new catalog made from the working
@@ -551,8 +563,11 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 	const char *mode = getenv("FDL_FREEZE");
 	bool full_only = mode && !strcmp(mode, "full");
 	bool since = out->base && w->base_snapshot >= 0 && !full_only;
-	char *tmpl = template_of(w);
+	char why[200];
+	char *tmpl = template_of(w, why);
 	int rc = open_session(d, repo, w, !since && !tmpl, err);
+	if (!rc && why[0])
+		fdl_duck_trace(*d, "freeze: the template is not used (%s)", why);
 	if (!rc && since)
 		rc = read_since_base(sn, *d, repo, out, w, err);
 	if (!rc)
@@ -573,6 +588,7 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 	if (!rc && !done && !plain && (since || tmpl)) {
 		/* DuckLake must be loaded before any other statement: a new session */
 		fdl_duck_free(*d);
+		*d = NULL;
 		rc = open_session(d, repo, w, true, err);
 		if (!rc)
 			rc = attach_work(*d, w, err);
@@ -674,7 +690,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		if (!rc && drc)
 			rc = fdl_error_prefix(err, "writing the frozen catalog %s", out->catalog_file);
 		/* DuckLake raises the tag of the file it created: read it once
-		 * written; a plain file's (incremental) was read with the info */
+		 * written; a plain file's (incremental, or from the template) was
+		 * read with the info */
 		if (!rc && !strcmp(nalias, FROZEN))
 			rc = fdl_catalog_storage(d, out->catalog_file, out->info.storage, err);
 	}

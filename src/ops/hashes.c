@@ -124,12 +124,14 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_err
 	json_t *known = NULL, *map = json_object();
 	size_t n = fz->all_files.len, todo = 0;
 	const char **paths = calloc(n + 1, sizeof *paths);
-	char(*hex)[65] = calloc(n + 1, sizeof *hex);
-	int rc = map && paths && hex ? base_hashes(&known, repo, fz, err) : fdl_oom(err);
+	char(*hex)[65] = NULL;
+	int rc = map && paths ? base_hashes(&known, repo, fz, err) : fdl_oom(err);
 	for (size_t i = 0; !rc && i < n; i++) /* sorted: a repeat follows its first */
 		if ((!i || strcmp(fz->all_files.items[i], fz->all_files.items[i - 1])) &&
 		    !json_is_string(json_object_get(known, fz->all_files.items[i])))
 			paths[todo++] = fz->all_files.items[i];
+	if (!rc && !(hex = calloc(todo + 1, sizeof *hex)))
+		rc = fdl_oom(err);
 	if (!rc && todo)
 		rc = hash_new(repo, fz, staging, paths, hex, todo, err);
 	for (size_t i = 0, k = 0; !rc && i < n; i++) {

@@ -111,6 +111,9 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 	if (!rc && !(rc = fdl_json_get_string(&s, j, "names_at", false, path, "names_at", err)) && s &&
 	    fdl_id_is_valid(s))
 		memcpy(w->names_at, s, FDL_ID_LEN + 1);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "template_sha256", false, path, "template_sha256", err)) && s &&
+	    strlen(s) == 64)
+		memcpy(w->template_sha256, s, 65);
 	if (!rc && !(rc = fdl_json_get_int(&n, &present, j, "base_snapshot", false, path, "base_snapshot", err)) &&
 	    present)
 		w->base_snapshot = n;
@@ -124,6 +127,11 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 	if (rc)
 		fdl_work_free(w);
 	return rc;
+}
+
+char *fdl_work_template_path(const fdl_work *w)
+{
+	return w->postgres ? NULL : fdl_asprintf("%s/" FDL_WORK_TEMPLATE, w->dir);
 }
 
 int fdl_work_save(fdl_work *w, fdl_error *err)
@@ -146,6 +154,8 @@ int fdl_work_save(fdl_work *w, fdl_error *err)
 		json_object_set_new(j, "names_sha256", json_string(w->names_sha256));
 		json_object_set_new(j, "names_at", json_string(w->names_at));
 	}
+	if (w->template_sha256[0])
+		json_object_set_new(j, "template_sha256", json_string(w->template_sha256));
 	char *text = NULL;
 	size_t len = 0;
 	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);

@@ -48,12 +48,17 @@ typedef struct fdl_work {
 	 * so a rename since is followed from there */
 	char names_sha256[65];
 	char names_at[FDL_ID_LEN + 1];
+	/* sha256 of FDL_WORK_TEMPLATE as checkout wrote it ("" if none): a
+	 * full freeze copies the template only while it still has it */
+	char template_sha256[65];
 	/* PostgreSQL: the record as last read or written; saves are a
 	 * compare-and-swap against it, since many committers share it */
 	char *record;
 } fdl_work;
 
 int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err);
+/* WORK/FDL_WORK_TEMPLATE (NULL for PostgreSQL, or out of memory). */
+char *fdl_work_template_path(const fdl_work *w);
 /* The record JSON of a PostgreSQL working catalog; FDL_ENOTFOUND if none. */
 int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err);
 /* Write the record; for PostgreSQL only if nobody changed it since it was

@@ -201,28 +201,36 @@ def test_many_small_files_warned_and_compacted(tmp_path):
     assert fdl("verify", repo.root, "--all", check=False).returncode == 0
 
 
-def test_template_of_another_format_or_a_symlink_is_not_used(tmp_path):
+def test_template_changed_or_a_symlink_is_not_used(tmp_path):
     """A full freeze copies the working folder's template (fdl-template.duckdb,
-    DuckLake's empty catalog written by checkout) instead of loading DuckLake.
-    A template of another DuckLake format than the working catalog's, or one
-    that is a symlink, is not used: DuckLake creates the catalog, as it does
-    for a working folder checked out before templates were written."""
+    DuckLake's empty catalog written by checkout, its sha256 in
+    fdl-work.json) instead of loading DuckLake. A template changed since
+    (here: a table and a view planted in it, which the copy would publish),
+    or one that is a symlink, is not used: DuckLake creates the catalog, as
+    it does for a working folder checked out before templates were written."""
     repo = Repo(tmp_path)
     work = tmp_path / "w"
     con = repo.checkout(work)
     con.execute("CREATE TABLE lake.t AS SELECT range AS k FROM range(5)")
     tmpl = work / "fdl-template.duckdb"
-    assert tmpl.is_file()
+    assert len(read_json(work / "fdl-work.json")["template_sha256"]) == 64
     t = duckdb.connect()
     t.execute(f"ATTACH '{tmpl}' AS t")
-    t.execute("UPDATE t.ducklake_metadata SET value = '0.9' WHERE key = 'version' AND scope IS NULL")
+    t.execute("CREATE TABLE t.evil AS SELECT 1 AS x")
+    t.execute("CREATE VIEW t.ducklake_v AS SELECT 2 AS y")
     t.close()
     p = fdl("commit", work, "-m", "first", env={"FDL_TRACE": "1"})
-    assert "freeze: the template is not used (" in p.stderr and "holds DuckLake format 0.9" in p.stderr, p.stderr
+    assert "freeze: the template is not used (it changed since checkout wrote it)" in p.stderr, p.stderr
     assert "ducklake.duckdb_extension" in p.stderr  # DuckLake made the catalog
+    f = duckdb.connect()
+    f.execute(f"ATTACH '{repo.root / 'versions' / repo.head() / 'ducklake.duckdb'}' AS f (READ_ONLY)")
+    assert f.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'f' AND table_name = 'evil'"
+                     ).fetchone() == (0,)
+    assert f.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = 'f' AND NOT internal").fetchone() == (0,)
+    f.close()
     v = repo.open_version("main")
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (5, 10)
-    # a symlink to a good template is not followed
+    # a symlink to an untouched template (another checkout's) is not followed
     good = tmp_path / "other"
     repo.checkout(good).close()
     con.execute("INSERT INTO lake.t VALUES (5)")
@@ -230,6 +238,7 @@ def test_template_of_another_format_or_a_symlink_is_not_used(tmp_path):
     tmpl.unlink()
     tmpl.symlink_to(tmp_path / "good.duckdb")
     p = fdl("commit", work, "-m", "full again", env={"FDL_TRACE": "1", "FDL_FREEZE": "full"})
+    assert "the template is not used (fdl-template.duckdb is not a regular file)" in p.stderr, p.stderr
     assert "fdl_template" not in p.stderr and "ducklake.duckdb_extension" in p.stderr, p.stderr
     v = repo.open_version("main")
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (6, 15)
