@@ -563,11 +563,10 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 	const char *mode = getenv("FDL_FREEZE");
 	bool full_only = mode && !strcmp(mode, "full");
 	bool since = out->base && w->base_snapshot >= 0 && !full_only;
-	char why[200];
-	char *tmpl = template_of(w, why);
+	/* the template is looked at (and hashed) only for a full freeze */
+	char why[200] = "";
+	char *tmpl = since ? NULL : template_of(w, why);
 	int rc = open_session(d, repo, w, !since && !tmpl, err);
-	if (!rc && why[0])
-		fdl_duck_trace(*d, "freeze: the template is not used (%s)", why);
 	if (!rc && since)
 		rc = read_since_base(sn, *d, repo, out, w, err);
 	if (!rc)
@@ -583,6 +582,10 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 		fdl_duck_trace(*d, "freeze: full (%s)", !out->base ? "a first version"
 							: full_only ? "FDL_FREEZE=full"
 								    : "the working catalog records no base snapshot");
+	if (!rc && !done && since)
+		tmpl = template_of(w, why);
+	if (!rc && !done && why[0])
+		fdl_duck_trace(*d, "freeze: the template is not used (%s)", why);
 	if (!rc && !done && tmpl)
 		rc = freeze_template(&plain, *d, out, w, tmpl, winfo->format, &o, err);
 	if (!rc && !done && !plain && (since || tmpl)) {
