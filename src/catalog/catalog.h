@@ -239,6 +239,8 @@ typedef struct fdl_data_file {
 	int64_t rows, bytes, footer_bytes; /* footer_bytes -1 when not recorded */
 	char *delete_path;                 /* NULL without deletes */
 	int64_t delete_rows, delete_bytes;
+	int64_t begin_snapshot;
+	char *unreadable; /* the least reason the file keeps a reader without the catalog out; NULL: none */
 } fdl_data_file;
 
 typedef struct fdl_data_files {

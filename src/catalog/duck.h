@@ -85,7 +85,15 @@ int fdl_attach_run(fdl_duck *d, const char *prefix, const char *target, const ch
  * (reading.c): loaded once, then files.json's "columns", "schema_changed"
  * and "unreadable" added to a table's object. */
 typedef struct fdl_reading fdl_reading;
-int fdl_reading_load(fdl_reading **out, fdl_duck *d, const char *alias, fdl_error *err);
+/* How the tables of the catalog attached as `alias` read without DuckLake,
+ * from its column rows and its live data files (fdl_catalog_data_files,
+ * kept by the caller while the reading lives). */
+int fdl_reading_load(fdl_reading **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
+		     fdl_error *err);
+/* Whether a column of the table had two names over the history. */
+bool fdl_reading_renamed(const fdl_reading *rd, int64_t table_id);
+/* {name: column_id} of the table's live top-level columns, in order. */
+int fdl_reading_field_ids(json_t **out, fdl_reading *rd, int64_t table_id, fdl_error *err);
 int fdl_reading_describe(fdl_reading *rd, json_t *table, int64_t table_id, fdl_error *err);
 void fdl_reading_free(fdl_reading *rd);
 

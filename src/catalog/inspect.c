@@ -13,6 +13,7 @@ void fdl_data_files_free(fdl_data_files *f)
 		free(f->items[i].table_key);
 		free(f->items[i].path);
 		free(f->items[i].delete_path);
+		free(f->items[i].unreadable);
 	}
 	free(f->items);
 	memset(f, 0, sizeof *f);
@@ -67,8 +68,23 @@ static const char FILES_SQL[] =
 	" s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, f.path_is_relative,"
 	" f.record_count, f.file_size_bytes, f.footer_size,"
 	" s.path, s.path_is_relative, t.path, t.path_is_relative, d.path, d.path_is_relative,"
-	" d.delete_count, d.file_size_bytes, d.data_file_id IS NOT NULL"
+	" d.delete_count, d.file_size_bytes, d.data_file_id IS NOT NULL, f.begin_snapshot,"
+	/* the least reason a reader without the catalog cannot read the file
+	 * as DuckLake does (files.json's "unreadable", reading.c) */
+	" least(CASE WHEN f.mapping_id IS NOT NULL THEN 'its data file ' || f.path || ' has no Parquet field ids"
+	" (it was added with ducklake_add_data_files and the catalog maps its columns by name)' END,"
+	"  CASE WHEN f.encryption_key IS NOT NULL THEN 'its data file ' || f.path || ' is encrypted with a key kept"
+	" in the catalog' END,"
+	"  CASE WHEN f.partial_max > snap.s THEN 'its data file ' || f.path || ' holds rows of snapshots after this"
+	" version''s' END,"
+	"  CASE WHEN coalesce(d.format, 'parquet') <> 'parquet' THEN 'its delete file ' || d.path || ' is ' ||"
+	" d.format || ', not Parquet' END,"
+	"  CASE WHEN d.encryption_key IS NOT NULL THEN 'its delete file ' || d.path || ' is encrypted with a key"
+	" kept in the catalog' END,"
+	"  CASE WHEN d.partial_max > snap.s THEN 'its delete file ' || d.path || ' holds deletes of snapshots after"
+	" this version''s' END)"
 	" FROM {db}.ducklake_data_file f"
+	" CROSS JOIN (SELECT max(snapshot_id) AS s FROM {db}.ducklake_snapshot) snap"
 	" JOIN {db}.ducklake_table t ON t.table_id = f.table_id AND t.end_snapshot IS NULL"
 	" JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL"
 	" LEFT JOIN {db}.ducklake_delete_file d ON d.data_file_id = f.data_file_id AND d.end_snapshot IS NULL"
@@ -107,6 +123,11 @@ int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, 
 			f->delete_rows = fdl_rows_null(&r, 17, i) ? 0 : fdl_rows_int(&r, 17, i);
 			f->delete_bytes = fdl_rows_null(&r, 18, i) ? 0 : fdl_rows_int(&r, 18, i);
 		}
+		f->begin_snapshot = fdl_rows_int(&r, 20, i);
+		char *why = fdl_rows_str(&r, 21, i);
+		if (why && !(f->unreadable = fdl_strdup(why)))
+			rc = fdl_oom(err);
+		duckdb_free(why);
 		if (!rc && !f->table_key)
 			rc = fdl_oom(err);
 	}
@@ -116,12 +137,9 @@ int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, 
 	return rc;
 }
 
-/* Live tables in catalog order: key, table_id, schema, name, renamed. */
+/* Live tables in catalog order: key, table_id, schema, name. */
 static const char TABLES_SQL[] =
-	"SELECT s.schema_name || '.' || t.table_name, t.table_id, s.schema_name, t.table_name,"
-	/* a column that had two names (uncorrelated: 40% faster than EXISTS) */
-	" t.table_id IN (SELECT table_id FROM {db}.ducklake_column"
-	"                GROUP BY table_id, column_id HAVING min(column_name) <> max(column_name))"
+	"SELECT s.schema_name || '.' || t.table_name, t.table_id, s.schema_name, t.table_name"
 	" FROM {db}.ducklake_table t"
 	" JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL"
 	" WHERE t.end_snapshot IS NULL ORDER BY t.table_id";
@@ -140,40 +158,13 @@ static int file_json(json_t **out, const fdl_data_file *f)
 	return o ? 0 : -1;
 }
 
-/* The Parquet field id (DuckLake's column_id) of each live top-level column
- * of a table, by its current name: what a reader without the catalog needs to
- * read files written before a rename (fdl's addition to files.json). */
-static int field_ids(json_t **out, fdl_duck *d, const char *alias, int64_t table_id, fdl_error *err)
-{
-	fdl_buf sql = {0};
-	int rc = fdl_sql_with_db(&sql, "SELECT column_name, column_id FROM {db}.ducklake_column WHERE table_id = ", alias, err);
-	if (!rc)
-		rc = fdl_buf_printf(&sql, err, "%lld AND end_snapshot IS NULL AND parent_column IS NULL ORDER BY column_order",
-				    (long long)table_id);
-	fdl_rows r;
-	if ((rc = fdl_duck_query_built(d, &r, &sql, rc, err)))
-		return rc;
-	json_t *ids = json_object();
-	for (size_t i = 0; ids && i < fdl_rows_count(&r); i++) {
-		char *name = fdl_rows_str(&r, 0, i);
-		if (!name || json_object_set_new(ids, name, json_integer(fdl_rows_int(&r, 1, i)))) {
-			json_decref(ids);
-			ids = NULL;
-		}
-		duckdb_free(name);
-	}
-	fdl_rows_free(&r);
-	*out = ids;
-	return ids ? 0 : fdl_oom(err);
-}
-
 /* One table's object of files.json: its files, renamed_columns, field_ids
  * when renamed, and what a reader without the catalog needs (reading.c). */
-static int table_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
-			    fdl_reading *rd, fdl_rows *r, size_t i, fdl_error *err)
+static int table_files_json(json_t **out, const fdl_data_files *files, fdl_reading *rd, fdl_rows *r, size_t i,
+			    fdl_error *err)
 {
 	int64_t id = fdl_rows_int(r, 1, i);
-	bool renamed = fdl_rows_int(r, 4, i) != 0;
+	bool renamed = fdl_reading_renamed(rd, id);
 	json_t *list = json_array();
 	for (size_t k = 0; k < files->len && list; k++) {
 		json_t *fj;
@@ -187,7 +178,10 @@ static int table_files_json(json_t **out, fdl_duck *d, const char *alias, const 
 	json_t *t = list ? json_pack("{s:o, s:b}", "files", list, "renamed_columns", (int)renamed) : NULL;
 	json_t *ids = NULL;
 	int rc = t ? 0 : fdl_oom(err);
-	if (!rc && renamed && (rc = field_ids(&ids, d, alias, id, err)) == 0)
+	/* the Parquet field id (DuckLake's column_id) of each live top-level
+	 * column by its current name: what a reader without the catalog needs
+	 * to read files written before a rename (fdl's addition) */
+	if (!rc && renamed && (rc = fdl_reading_field_ids(&ids, rd, id, err)) == 0)
 		json_object_set_new(t, "field_ids", ids);
 	if (!rc)
 		rc = fdl_reading_describe(rd, t, id, err);
@@ -208,7 +202,7 @@ int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const f
 	fdl_rows r;
 	if ((rc = fdl_duck_query_built(d, &r, &sql, rc, err)))
 		return fdl_error_prefix(err, "listing the catalog's tables");
-	if ((rc = fdl_reading_load(&rd, d, alias, err))) {
+	if ((rc = fdl_reading_load(&rd, d, alias, files, err))) {
 		fdl_rows_free(&r);
 		return rc;
 	}
@@ -217,7 +211,7 @@ int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const f
 	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
 		char *key = fdl_rows_str(&r, 0, i);
 		json_t *t = NULL;
-		rc = key ? table_files_json(&t, d, alias, files, rd, &r, i, err) : fdl_oom(err);
+		rc = key ? table_files_json(&t, files, rd, &r, i, err) : fdl_oom(err);
 		if (rc && key)
 			fdl_error_prefix(err, "describing %s for the list of data files", key);
 		else if (json_object_set_new(tables, key, t))

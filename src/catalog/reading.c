@@ -10,73 +10,125 @@
 #include <string.h>
 
 struct fdl_reading {
-	fdl_rows cols;  /* live columns: table_id, column_id, name, type, initial_default, parent_column */
-	fdl_rows facts; /* tables with data files: table_id, schema_changed, reason or NULL */
+	/* every column row, ended or not: table_id, column_id, name, type,
+	 * initial_default, parent_column, begin_snapshot, end_snapshot */
+	fdl_rows cols;
+	const fdl_data_files *files; /* the live data files, with their first reason (FILES_SQL) */
+	int64_t *renamed;            /* tables with a column that had two names, sorted */
+	size_t nrenamed;
 };
 
-static const char COLUMNS_SQL[] =
-	"SELECT table_id, column_id, column_name, column_type, initial_default, parent_column"
-	" FROM {db}.ducklake_column WHERE end_snapshot IS NULL ORDER BY table_id, column_order";
+enum { C_TABLE, C_ID, C_NAME, C_TYPE, C_DEFAULT, C_PARENT, C_BEGIN, C_END };
 
-/* Per table with live data files: whether a top-level column began after
- * its first file (added, renamed, retyped, re-added: each file's columns
- * must be mapped by field id), and the first reason a reader without the
- * catalog cannot read it as DuckLake does. */
-static const char FACTS_SQL[] =
-	"WITH snap AS (SELECT max(snapshot_id) AS s FROM {db}.ducklake_snapshot),"
-	" f AS (SELECT table_id, min(begin_snapshot) AS first FROM {db}.ducklake_data_file"
-	"       WHERE end_snapshot IS NULL GROUP BY table_id),"
-	" live AS (SELECT * FROM {db}.ducklake_data_file WHERE end_snapshot IS NULL),"
-	" dels AS (SELECT * FROM {db}.ducklake_delete_file WHERE end_snapshot IS NULL),"
-	" why AS ("
-	"  SELECT table_id, 'its data file ' || path || ' has no Parquet field ids (it was added with"
-	" ducklake_add_data_files and the catalog maps its columns by name)' AS reason FROM live WHERE mapping_id IS NOT NULL"
-	"  UNION ALL SELECT table_id, 'its data file ' || path || ' is encrypted with a key kept in the catalog'"
-	"   FROM live WHERE encryption_key IS NOT NULL"
-	"  UNION ALL SELECT table_id, 'its data file ' || path || ' holds rows of snapshots after this version''s'"
-	"   FROM live, snap WHERE partial_max > snap.s"
-	"  UNION ALL SELECT table_id, 'its delete file ' || path || ' is ' || format || ', not Parquet'"
-	"   FROM dels WHERE coalesce(format, 'parquet') <> 'parquet'"
-	"  UNION ALL SELECT table_id, 'its delete file ' || path || ' is encrypted with a key kept in the catalog'"
-	"   FROM dels WHERE encryption_key IS NOT NULL"
-	"  UNION ALL SELECT table_id, 'its delete file ' || path || ' holds deletes of snapshots after this version''s'"
-	"   FROM dels, snap WHERE partial_max > snap.s"
-	"  UNION ALL SELECT c.table_id, 'the field ' || c.column_name || ' of a nested column was added, dropped,"
-	" renamed or retyped after some of its data files were written'"
-	"   FROM {db}.ducklake_column c JOIN f ON f.table_id = c.table_id"
-	"   WHERE c.parent_column IS NOT NULL AND (c.begin_snapshot > f.first OR c.end_snapshot > f.first)"
-	"   AND c.parent_column IN (SELECT column_id FROM {db}.ducklake_column p"
-	"                           WHERE p.table_id = c.table_id AND p.end_snapshot IS NULL))"
-	" SELECT f.table_id,"
-	"  EXISTS (SELECT 1 FROM {db}.ducklake_column c WHERE c.table_id = f.table_id AND c.parent_column IS NULL"
-	"          AND c.end_snapshot IS NULL AND c.begin_snapshot > f.first),"
-	"  (SELECT min(reason) FROM why WHERE why.table_id = f.table_id)"
-	" FROM f ORDER BY f.table_id";
+/* Ordered within a table by position, then id and age: the live rows keep
+ * the order they have alone, and ties among ended rows are settled. */
+static const char COLUMNS_SQL[] =
+	"SELECT table_id, column_id, column_name, column_type, initial_default, parent_column, begin_snapshot,"
+	" end_snapshot FROM {db}.ducklake_column ORDER BY table_id, column_order, column_id, begin_snapshot";
+
+static bool live(fdl_rows *c, size_t i)
+{
+	return fdl_rows_null(c, C_END, i);
+}
 
 void fdl_reading_free(fdl_reading *rd)
 {
 	if (!rd)
 		return;
 	fdl_rows_free(&rd->cols);
-	fdl_rows_free(&rd->facts);
+	free(rd->renamed);
 	free(rd);
 }
 
-int fdl_reading_load(fdl_reading **out, fdl_duck *d, const char *alias, fdl_error *err)
+typedef struct col_name {
+	int64_t table, id;
+	char *name;
+} col_name;
+
+static int by_column(const void *a, const void *b)
+{
+	const col_name *x = a, *y = b;
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The tables where one column_id had two names over the history: each
+ * file's columns must be found by field id (files.json's renamed_columns). */
+static int find_renamed(fdl_reading *rd, fdl_error *err)
+{
+	size_t n = fdl_rows_count(&rd->cols);
+	col_name *c = n ? calloc(n, sizeof *c) : NULL;
+	rd->renamed = n ? calloc(n, sizeof *rd->renamed) : NULL;
+	int rc = n && (!c || !rd->renamed) ? fdl_oom(err) : 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		c[i] = (col_name){fdl_rows_int(&rd->cols, C_TABLE, i), fdl_rows_int(&rd->cols, C_ID, i),
+				  fdl_rows_str(&rd->cols, C_NAME, i)};
+		if (!c[i].name && !fdl_rows_null(&rd->cols, C_NAME, i))
+			rc = fdl_oom(err);
+	}
+	if (!rc && n)
+		qsort(c, n, sizeof *c, by_column);
+	/* as GROUP BY table_id, column_id HAVING min(name) <> max(name) */
+	const char *first = NULL;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!i || c[i].table != c[i - 1].table || c[i].id != c[i - 1].id)
+			first = NULL;
+		if (!first)
+			first = c[i].name;
+		else if (c[i].name && strcmp(first, c[i].name) &&
+			 (!rd->nrenamed || rd->renamed[rd->nrenamed - 1] != c[i].table))
+			rd->renamed[rd->nrenamed++] = c[i].table;
+	}
+	for (size_t i = 0; i < n && c; i++)
+		duckdb_free(c[i].name);
+	free(c);
+	return rc;
+}
+
+int fdl_reading_load(fdl_reading **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
+		     fdl_error *err)
 {
 	fdl_reading *rd = calloc(1, sizeof *rd);
 	if (!rd)
 		return fdl_oom(err);
+	rd->files = files;
 	fdl_buf sql = {0};
 	int rc = fdl_duck_query_built(d, &rd->cols, &sql, fdl_sql_with_db(&sql, COLUMNS_SQL, alias, err), err);
 	if (!rc)
-		rc = fdl_duck_query_built(d, &rd->facts, &sql, fdl_sql_with_db(&sql, FACTS_SQL, alias, err), err);
+		rc = find_renamed(rd, err);
 	if (rc) {
 		fdl_reading_free(rd);
 		return fdl_error_prefix(err, "reading how the catalog's tables read as plain Parquet");
 	}
 	*out = rd;
 	return 0;
+}
+
+bool fdl_reading_renamed(const fdl_reading *rd, int64_t table_id)
+{
+	for (size_t i = 0; i < rd->nrenamed; i++)
+		if (rd->renamed[i] == table_id)
+			return true;
+	return false;
+}
+
+int fdl_reading_field_ids(json_t **out, fdl_reading *rd, int64_t table_id, fdl_error *err)
+{
+	json_t *ids = json_object();
+	for (size_t i = 0; ids && i < fdl_rows_count(&rd->cols); i++) {
+		if (fdl_rows_int(&rd->cols, C_TABLE, i) != table_id || !live(&rd->cols, i) ||
+		    !fdl_rows_null(&rd->cols, C_PARENT, i))
+			continue;
+		char *name = fdl_rows_str(&rd->cols, C_NAME, i);
+		if (!name || json_object_set_new(ids, name, json_integer(fdl_rows_int(&rd->cols, C_ID, i)))) {
+			json_decref(ids);
+			ids = NULL;
+		}
+		duckdb_free(name);
+	}
+	*out = ids;
+	return ids ? 0 : fdl_oom(err);
 }
 
 /* DuckLake's name of a primitive type as DuckDB SQL (both engines the
@@ -124,7 +176,8 @@ static int sql_type(fdl_buf *b, fdl_rows *c, size_t row, fdl_error *err)
 			b->data[k] = (char)toupper((unsigned char)b->data[k]);
 	}
 	for (size_t i = 0; (st || list || map) && !rc && i < fdl_rows_count(c); i++) {
-		if (fdl_rows_int(c, 0, i) != table || fdl_rows_null(c, 5, i) || fdl_rows_int(c, 5, i) != id)
+		if (fdl_rows_int(c, C_TABLE, i) != table || fdl_rows_null(c, C_PARENT, i) ||
+		    fdl_rows_int(c, C_PARENT, i) != id || !live(c, i))
 			continue;
 		if (n++)
 			rc = fdl_buf_puts(b, ", ", err);
@@ -166,12 +219,77 @@ static int column_json(json_t *cols, fdl_rows *c, size_t i, fdl_error *err)
 	return rc;
 }
 
+/* A live column of `table` with id `id`. */
+static bool live_column(fdl_rows *c, int64_t table, int64_t id)
+{
+	for (size_t i = 0; i < fdl_rows_count(c); i++)
+		if (fdl_rows_int(c, C_TABLE, i) == table && fdl_rows_int(c, C_ID, i) == id && live(c, i))
+			return true;
+	return false;
+}
+
+/* Keep in *why the least of it and `reason` (bytewise, as DuckDB's min()),
+ * taking `reason` (malloc'd) in. */
+static int least_reason(char **why, char *reason, fdl_error *err)
+{
+	if (!reason)
+		return fdl_oom(err);
+	if (!*why || strcmp(reason, *why) < 0) {
+		free(*why);
+		*why = reason;
+	} else
+		free(reason);
+	return 0;
+}
+
+/* For a table with live data files: whether a top-level column began
+ * after its first one (added, renamed, retyped, re-added: each file's
+ * columns must be mapped by field id), and the first reason a reader
+ * without the catalog cannot read it as DuckLake does (*why, NULL: none):
+ * a file's own (FILES_SQL), or a field of a nested column that changed
+ * after the first file. */
+static int table_facts(fdl_reading *rd, int64_t table_id, bool *changed, char **why, fdl_error *err)
+{
+	const fdl_data_files *f = rd->files;
+	bool any = false;
+	int64_t first = 0;
+	int rc = 0;
+	*changed = false;
+	*why = NULL;
+	for (size_t k = 0; f && k < f->len && !rc; k++) {
+		if (f->items[k].table_id != table_id)
+			continue;
+		first = any && first < f->items[k].begin_snapshot ? first : f->items[k].begin_snapshot;
+		any = true;
+		if (f->items[k].unreadable)
+			rc = least_reason(why, fdl_strdup(f->items[k].unreadable), err);
+	}
+	fdl_rows *c = &rd->cols;
+	for (size_t i = 0; any && !rc && i < fdl_rows_count(c); i++) {
+		if (fdl_rows_int(c, C_TABLE, i) != table_id)
+			continue;
+		bool top = fdl_rows_null(c, C_PARENT, i), late = fdl_rows_int(c, C_BEGIN, i) > first;
+		if (top && live(c, i) && late)
+			*changed = true;
+		if (top || !(late || (!live(c, i) && fdl_rows_int(c, C_END, i) > first)) ||
+		    !live_column(c, table_id, fdl_rows_int(c, C_PARENT, i)))
+			continue;
+		char *field = fdl_rows_str(c, C_NAME, i);
+		rc = least_reason(why, fdl_asprintf("the field %s of a nested column was added, dropped, renamed or "
+						    "retyped after some of its data files were written", field ? field : ""),
+				  err);
+		duckdb_free(field);
+	}
+	return rc;
+}
+
 int fdl_reading_describe(fdl_reading *rd, json_t *table, int64_t table_id, fdl_error *err)
 {
 	json_t *cols = json_array();
 	int rc = cols ? 0 : fdl_oom(err);
 	for (size_t i = 0; !rc && i < fdl_rows_count(&rd->cols); i++)
-		if (fdl_rows_int(&rd->cols, 0, i) == table_id && fdl_rows_null(&rd->cols, 5, i))
+		if (fdl_rows_int(&rd->cols, C_TABLE, i) == table_id && fdl_rows_null(&rd->cols, C_PARENT, i) &&
+		    live(&rd->cols, i))
 			rc = column_json(cols, &rd->cols, i, err);
 	if (rc) {
 		json_decref(cols);
@@ -180,15 +298,11 @@ int fdl_reading_describe(fdl_reading *rd, json_t *table, int64_t table_id, fdl_e
 	if (json_object_set_new(table, "columns", cols))
 		return fdl_oom(err);
 	bool changed = false;
-	for (size_t i = 0; !rc && i < fdl_rows_count(&rd->facts); i++) {
-		if (fdl_rows_int(&rd->facts, 0, i) != table_id)
-			continue;
-		changed = fdl_rows_int(&rd->facts, 1, i) != 0;
-		char *why = fdl_rows_str(&rd->facts, 2, i);
-		if (why && json_object_set_new(table, "unreadable", json_string(why)))
-			rc = fdl_oom(err);
-		duckdb_free(why);
-	}
+	char *why = NULL;
+	rc = table_facts(rd, table_id, &changed, &why, err);
+	if (!rc && why && json_object_set_new(table, "unreadable", json_string(why)))
+		rc = fdl_oom(err);
+	free(why);
 	if (!rc && json_object_set_new(table, "schema_changed", json_boolean(changed)))
 		rc = fdl_oom(err);
 	return rc;
