@@ -253,6 +253,17 @@ typedef struct fdl_data_files {
 int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, fdl_error *err);
 void fdl_data_files_free(fdl_data_files *f);
 
+/* A catalog's schemas, tables, data and delete files, live or ended, read
+ * by one statement (listing.c): its live data files (as
+ * fdl_catalog_data_files) and every file any snapshot references (as
+ * fdl_catalog_all_files_sized) come from the same rows. */
+typedef struct fdl_listing fdl_listing;
+int fdl_listing_read(fdl_listing **out, fdl_duck *d, const char *alias, fdl_error *err);
+int fdl_listing_live(fdl_listing *l, fdl_data_files *out, fdl_error *err);
+int fdl_listing_all(fdl_listing *l, fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, int64_t added_from,
+		    fdl_error *err);
+void fdl_listing_free(fdl_listing *l);
+
 /* Every data and delete file any row of the catalog references (relative
  * to the data path), ended or not; with added_from >= 0 only those whose
  * begin_snapshot >= added_from. May hold duplicates. */

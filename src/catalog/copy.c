@@ -21,30 +21,42 @@ int fdl_catalog_create(fdl_duck *d, const char *path, fdl_cat_kind kind, const c
 	return rc;
 }
 
-/* The storage tag DuckDB keeps for an attached DuckDB file ("v1.5.0+"),
- * as "duckdb-v1.5.0"; empty when DuckDB names none. */
+/* DuckDB's storage tag of a DuckDB file ("v1.5.0+") as "duckdb-v1.5.0";
+ * empty when DuckDB names none (NULL). */
+static void storage_name(char storage[64], const char *tag)
+{
+	storage[0] = '\0';
+	if (tag) {
+		size_t n = strlen(tag);
+		snprintf(storage, 64, "duckdb-%.*s", (int)(n && tag[n - 1] == '+' ? n - 1 : n), tag);
+	}
+}
+
+/* The query for the storage tag of the file attached as `alias`, into sql
+ * (a scalar subquery); "NULL" for DuckLake's metadata database, which
+ * DuckDB does not list. */
+static void storage_sql(char *sql, size_t size, const char *alias)
+{
+	if (!strncmp(alias, FDL_DUCKLAKE_META_PREFIX, strlen(FDL_DUCKLAKE_META_PREFIX)))
+		snprintf(sql, size, "NULL");
+	else
+		snprintf(sql, size,
+			 "(SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = '%s' AND "
+			 "type = 'duckdb')",
+			 alias);
+}
+
 static int storage_tag(fdl_duck *d, const char *alias, char storage[64], fdl_error *err)
 {
-	char sql[512];
+	char sub[256], sql[300];
 	fdl_rows r;
-	storage[0] = '\0';
-	/* DuckDB lists no DuckLake metadata database: nothing to ask */
-	if (!strncmp(alias, FDL_DUCKLAKE_META_PREFIX, strlen(FDL_DUCKLAKE_META_PREFIX)))
-		return 0;
-	snprintf(sql, sizeof sql,
-		 "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = '%s' AND type = "
-		 "'duckdb'",
-		 alias);
+	storage_sql(sub, sizeof sub, alias);
+	snprintf(sql, sizeof sql, "SELECT %s", sub);
 	int rc = fdl_duck_query(d, &r, sql, err);
 	if (rc)
 		return rc;
 	char *s = fdl_rows_count(&r) ? fdl_rows_str(&r, 0, 0) : NULL;
-	if (s) {
-		size_t n = strlen(s);
-		if (n && s[n - 1] == '+')
-			s[n - 1] = '\0';
-		snprintf(storage, 64, "duckdb-%s", s);
-	}
+	storage_name(storage, s);
 	duckdb_free(s);
 	fdl_rows_free(&r);
 	return 0;
@@ -442,14 +454,15 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 int fdl_catalog_info_read(fdl_duck *d, const char *alias, fdl_catalog_info *info, fdl_error *err)
 {
 	memset(info, 0, sizeof *info);
-	char sql[512];
+	char sql[1024], sub[256];
 	fdl_rows r;
+	storage_sql(sub, sizeof sub, alias);
 	/* one statement: each costs DuckDB a millisecond or more */
 	snprintf(sql, sizeof sql,
 		 "SELECT (SELECT min(snapshot_id) FROM %1$s.ducklake_snapshot), (SELECT max(snapshot_id) FROM "
 		 "%1$s.ducklake_snapshot), (SELECT value FROM %1$s.ducklake_metadata WHERE key = 'version' AND "
-		 "scope IS NULL LIMIT 1)",
-		 alias);
+		 "scope IS NULL LIMIT 1), %2$s",
+		 alias, sub);
 	int rc = fdl_duck_query(d, &r, sql, err);
 	if (rc)
 		return fdl_error_prefix(err, "reading the catalog's snapshots");
@@ -460,17 +473,17 @@ int fdl_catalog_info_read(fdl_duck *d, const char *alias, fdl_catalog_info *info
 		info->last_snapshot = fdl_rows_int(&r, 1, 0);
 	}
 	char *v = !rc && !fdl_rows_null(&r, 2, 0) ? fdl_rows_str(&r, 2, 0) : NULL;
+	char *tag = !rc && !fdl_rows_null(&r, 3, 0) ? fdl_rows_str(&r, 3, 0) : NULL;
 	fdl_rows_free(&r);
-	if (rc)
-		return rc;
-	if (!v)
+	if (!rc && !v)
 		rc = fdl_fail(err, FDL_EINVALID, "the catalog's ducklake_metadata has no 'version'");
-	else
+	else if (!rc)
 		snprintf(info->format, sizeof info->format, "%s", v);
+	/* DuckDB files carry a storage version tag, e.g. "v1.5.0+" */
+	if (!rc)
+		storage_name(info->storage, tag);
 	duckdb_free(v);
-	if (rc)
-		return rc;
-	/* DuckDB files carry a storage version tag, e.g. "v1.5.0+". */
-	return storage_tag(d, alias, info->storage, err);
+	duckdb_free(tag);
+	return rc;
 }
 

@@ -119,6 +119,9 @@ int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error
  * col0.. : each path and its path_is_relative) the way DuckLake resolves
  * them; refuses an absolute or unclean result, naming `what`. */
 int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err);
+int fdl_catalog_join_path(char **out, const char *const parts[3], const bool rel[3], const char *what,
+			  fdl_error *err);
+
 /* ducklake_table_stats and ducklake_table_column_stats of the catalog
  * attached raw as `dst` (cut at its snapshot), recomputed from its live
  * data files (stats.c). */

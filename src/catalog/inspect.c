@@ -20,23 +20,22 @@ void fdl_data_files_free(fdl_data_files *f)
 }
 
 /* Join schema path, table path and file path the way DuckLake resolves
- * them (ducklake-format.md 4.4); refuses absolute components. */
-int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err)
+ * them (ducklake-format.md 4.4); refuses absolute components. parts[k]
+ * NULL: none. */
+int fdl_catalog_join_path(char **out, const char *const parts[3], const bool rel[3], const char *what,
+			  fdl_error *err)
 {
 	fdl_buf b = {0};
 	int rc = 0;
-	/* columns: schema path, rel, table path, rel, file path, rel */
 	for (size_t k = 0; k < 3 && !rc; k++) {
-		char *p = fdl_rows_str(r, col0 + 2 * k, row);
-		bool rel = fdl_rows_null(r, col0 + 2 * k + 1, row) || fdl_rows_int(r, col0 + 2 * k + 1, row) != 0;
-		if (p && *p && !rel)
+		const char *p = parts[k];
+		if (p && *p && !rel[k])
 			rc = fdl_fail(err, FDL_EINVALID,
 				      "%s: the catalog records an absolute path '%s'; every data file of a version must "
 				      "lie under data_dir, recorded relative to the data path",
 				      what, p);
 		else if (p)
 			rc = fdl_buf_puts(&b, p, err);
-		duckdb_free(p);
 	}
 	if (!rc)
 		rc = fdl_path_check_relative(b.data ? b.data : "", what, err);
@@ -46,6 +45,21 @@ int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, c
 	}
 	*out = fdl_buf_detach(&b);
 	return 0;
+}
+
+int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err)
+{
+	/* columns: schema path, rel, table path, rel, file path, rel */
+	char *parts[3];
+	bool rel[3];
+	for (size_t k = 0; k < 3; k++) {
+		parts[k] = fdl_rows_str(r, col0 + 2 * k, row);
+		rel[k] = fdl_rows_null(r, col0 + 2 * k + 1, row) || fdl_rows_int(r, col0 + 2 * k + 1, row) != 0;
+	}
+	int rc = fdl_catalog_join_path(out, (const char *const *)parts, rel, what, err);
+	for (size_t k = 0; k < 3; k++)
+		duckdb_free(parts[k]);
+	return rc;
 }
 
 /* Expand a query template: every {db} becomes the attached alias. */
@@ -63,77 +77,13 @@ int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error
 	return rc;
 }
 
-static const char FILES_SQL[] =
-	"SELECT s.schema_name || '.' || t.table_name, t.table_id,"
-	" s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, f.path_is_relative,"
-	" f.record_count, f.file_size_bytes, f.footer_size,"
-	" s.path, s.path_is_relative, t.path, t.path_is_relative, d.path, d.path_is_relative,"
-	" d.delete_count, d.file_size_bytes, d.data_file_id IS NOT NULL, f.begin_snapshot,"
-	/* the least reason a reader without the catalog cannot read the file
-	 * as DuckLake does (files.json's "unreadable", reading.c) */
-	" least(CASE WHEN f.mapping_id IS NOT NULL THEN 'its data file ' || f.path || ' has no Parquet field ids"
-	" (it was added with ducklake_add_data_files and the catalog maps its columns by name)' END,"
-	"  CASE WHEN f.encryption_key IS NOT NULL THEN 'its data file ' || f.path || ' is encrypted with a key kept"
-	" in the catalog' END,"
-	"  CASE WHEN f.partial_max > snap.s THEN 'its data file ' || f.path || ' holds rows of snapshots after this"
-	" version''s' END,"
-	"  CASE WHEN coalesce(d.format, 'parquet') <> 'parquet' THEN 'its delete file ' || d.path || ' is ' ||"
-	" d.format || ', not Parquet' END,"
-	"  CASE WHEN d.encryption_key IS NOT NULL THEN 'its delete file ' || d.path || ' is encrypted with a key"
-	" kept in the catalog' END,"
-	"  CASE WHEN d.partial_max > snap.s THEN 'its delete file ' || d.path || ' holds deletes of snapshots after"
-	" this version''s' END)"
-	" FROM {db}.ducklake_data_file f"
-	" CROSS JOIN (SELECT max(snapshot_id) AS s FROM {db}.ducklake_snapshot) snap"
-	" JOIN {db}.ducklake_table t ON t.table_id = f.table_id AND t.end_snapshot IS NULL"
-	" JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL"
-	" LEFT JOIN {db}.ducklake_delete_file d ON d.data_file_id = f.data_file_id AND d.end_snapshot IS NULL"
-	" WHERE f.end_snapshot IS NULL"
-	" ORDER BY t.table_id, f.file_order NULLS LAST, f.data_file_id";
-
 int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, fdl_error *err)
 {
-	fdl_buf sql = {0};
-	int rc = fdl_sql_with_db(&sql, FILES_SQL, alias, err);
-	fdl_rows r;
+	fdl_listing *l = NULL;
+	int rc = fdl_listing_read(&l, d, alias, err);
 	if (!rc)
-		rc = fdl_duck_query(d, &r, sql.data, err);
-	fdl_buf_free(&sql);
-	if (rc)
-		return fdl_error_prefix(err, "listing the catalog's data files");
-	size_t n = fdl_rows_count(&r);
-	out->items = n ? calloc(n, sizeof *out->items) : NULL;
-	if (n && !out->items)
-		rc = fdl_oom(err);
-	for (size_t i = 0; i < n && !rc; i++) {
-		fdl_data_file *f = &out->items[out->len++];
-		char *key = fdl_rows_str(&r, 0, i);
-		f->table_key = fdl_strdup(key ? key : "");
-		duckdb_free(key);
-		f->table_id = fdl_rows_int(&r, 1, i);
-		char what[600];
-		snprintf(what, sizeof what, "data file of table %s", f->table_key);
-		rc = fdl_catalog_resolve_path(&f->path, &r, i, 2, what, err);
-		f->rows = fdl_rows_null(&r, 8, i) ? 0 : fdl_rows_int(&r, 8, i);
-		f->bytes = fdl_rows_null(&r, 9, i) ? 0 : fdl_rows_int(&r, 9, i);
-		f->footer_bytes = fdl_rows_null(&r, 10, i) ? -1 : fdl_rows_int(&r, 10, i);
-		if (!rc && fdl_rows_int(&r, 19, i)) {
-			snprintf(what, sizeof what, "delete file of table %s", f->table_key);
-			rc = fdl_catalog_resolve_path(&f->delete_path, &r, i, 11, what, err);
-			f->delete_rows = fdl_rows_null(&r, 17, i) ? 0 : fdl_rows_int(&r, 17, i);
-			f->delete_bytes = fdl_rows_null(&r, 18, i) ? 0 : fdl_rows_int(&r, 18, i);
-		}
-		f->begin_snapshot = fdl_rows_int(&r, 20, i);
-		char *why = fdl_rows_str(&r, 21, i);
-		if (why && !(f->unreadable = fdl_strdup(why)))
-			rc = fdl_oom(err);
-		duckdb_free(why);
-		if (!rc && !f->table_key)
-			rc = fdl_oom(err);
-	}
-	fdl_rows_free(&r);
-	if (rc)
-		fdl_data_files_free(out);
+		rc = fdl_listing_live(l, out, err);
+	fdl_listing_free(l);
 	return rc;
 }
 
@@ -370,10 +320,11 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 	return 0;
 }
 
-/* Every data and delete file any row references, live or ended (time
- * travel inside a frozen catalog still needs the ended ones), resolved and
- * checked like the live ones; `added_from` >= 0 keeps only files whose
- * begin_snapshot is at least that (the files a version added). */
+/* Every data and delete file any row of a working catalog references,
+ * live or ended, resolved and checked like the live ones: the staged
+ * files of a commit. The catalog may be SQLite's or PostgreSQL's, read
+ * through their scanners: one join, not listing.c's union of scans whose
+ * column types each backend spells its own way. */
 static const char ALL_FILES_SQL[] =
 	"WITH s AS (SELECT DISTINCT ON (schema_id) schema_id, path, path_is_relative FROM {db}.ducklake_schema"
 	"           ORDER BY schema_id, begin_snapshot DESC),"
@@ -438,16 +389,21 @@ static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, 
 	return rc;
 }
 
-int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
-{
-	return files_where(added_from < 0 ? out : NULL, NULL, added_from < 0 ? NULL : out, NULL, d, alias, added_from,
-			   -1, err);
-}
-
 int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_strlist *added, fdl_duck *d,
 				const char *alias, int64_t added_from, fdl_error *err)
 {
-	return files_where(out, sizes, added, NULL, d, alias, added_from, -1, err);
+	fdl_listing *l = NULL;
+	int rc = fdl_listing_read(&l, d, alias, err);
+	if (!rc)
+		rc = fdl_listing_all(l, out, sizes, added, added_from, err);
+	fdl_listing_free(l);
+	return rc;
+}
+
+int fdl_catalog_all_files(fdl_strlist *out, fdl_duck *d, const char *alias, int64_t added_from, fdl_error *err)
+{
+	return fdl_catalog_all_files_sized(added_from < 0 ? out : NULL, NULL, added_from < 0 ? NULL : out, d, alias,
+					   added_from, err);
 }
 
 int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, bool *kinds, fdl_duck *d, const char *alias,

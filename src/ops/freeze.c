@@ -634,6 +634,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = fdl_oom(err);
 	fdl_catalog_info winfo;
 	fdl_data_files files = {0};
+	fdl_listing *listing = NULL; /* the new catalog's files, live and all */
 	fdl_since *sn = NULL; /* the incremental freeze's, when it was the one */
 	const char *nalias = FROZEN;
 	if (!rc)
@@ -650,8 +651,10 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
 		if (out->info.first_snapshot > out->info.last_snapshot)
 			out->info.first_snapshot = out->info.last_snapshot;
-		rc = fdl_catalog_data_files(d, nalias, &files, err);
+		rc = fdl_listing_read(&listing, d, nalias, err);
 	}
+	if (!rc)
+		rc = fdl_listing_live(listing, &files, err);
 	fdl_strlist added = {0};
 	if (!rc)
 		rc = small_files(&out->warnings, &files, err);
@@ -661,8 +664,10 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	 * folder, all of them are looked at) */
 	bool listed = w->base_snapshot >= 0 || w->id[0];
 	if (!rc)
-		rc = fdl_catalog_all_files_sized(&out->all_files, &out->all_sizes, listed ? &added : NULL, d, nalias,
-						 w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
+		rc = fdl_listing_all(listing, &out->all_files, &out->all_sizes, listed ? &added : NULL,
+				     w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
+	fdl_listing_free(listing);
+	listing = NULL;
 	fdl_strlist_sort(&out->all_files);
 	fdl_strlist_sort(&added);
 	if (!rc && w->id[0])

@@ -182,11 +182,12 @@ static bool files_agree(json_t *derived, const char *sha, const json_t *written)
 }
 
 /* What a live catalog attached as `alias` must agree with: version.json's
- * snapshot_id, and files.json (its local copy; NULL: not checked). Its live
- * data files are left in *files, and files.json as written in *written
- * (may be NULL); false when the files could not be listed. */
+ * snapshot_id, and files.json (its local copy; NULL: not checked). Its
+ * files are left in *listing (the caller frees it, even on false) and the
+ * live data files in *files, and files.json as written in *written (may
+ * be NULL); false when the files could not be listed. */
 static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const vdir *d, const char *key,
-			    const char *files_local, fdl_data_files *files, json_t **written)
+			    const char *files_local, fdl_data_files *files, json_t **written, fdl_listing **listing)
 {
 	const fdl_version *v = d->v;
 	fdl_error e;
@@ -196,7 +197,7 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 	else if (info.last_snapshot != fdl_version_snapshot_id(v))
 		problem(r, key, "holds snapshots up to %lld; " FDL_VERSION_JSON "'s ducklake.snapshot_id is %lld",
 			(long long)info.last_snapshot, (long long)fdl_version_snapshot_id(v));
-	if (fdl_catalog_data_files(duck, alias, files, &e)) {
+	if (fdl_listing_read(listing, duck, alias, &e) || fdl_listing_live(*listing, files, &e)) {
 		problem(r, key, "%s", e.message);
 		return false;
 	}
@@ -225,7 +226,7 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
  * must have the recorded hash. A version without it (written before fdl
  * recorded it, or by another writer) is counted, and not a problem. `bad`
  * (sorted): data keys whose absence or size is reported already. */
-static void check_hashes(report *r, fdl_repo *repo, fdl_duck *duck, const vdir *d, const char *key,
+static void check_hashes(report *r, fdl_repo *repo, fdl_listing *listing, const vdir *d, const char *key,
 			 const json_t *written, const fdl_strlist *bad)
 {
 	const json_t *map = json_object_get(written, FDL_FILES_SHA256);
@@ -237,7 +238,7 @@ static void check_hashes(report *r, fdl_repo *repo, fdl_duck *duck, const vdir *
 	fdl_error e;
 	const char *fpath = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"));
 	char *fkey = fdl_version_key(d->id, fpath ? fpath : FDL_FILES_JSON);
-	if (fdl_catalog_all_files(&all, duck, "fdl_verify", -1, &e))
+	if (fdl_listing_all(listing, &all, NULL, NULL, -1, &e))
 		problem(r, key, "%s", e.message);
 	fdl_strlist_sort(&all);
 	for (size_t i = 0; fkey && i < all.len; i++) {
@@ -286,11 +287,12 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 	fdl_data_files files = {0};
 	fdl_strlist bad = {0};
 	json_t *written = NULL;
+	fdl_listing *listing = NULL;
 	if (!local || fdl_catalog_attach_raw(duck, "fdl_verify", local, FDL_CAT_DUCKDB, true, &e)) {
 		problem(r, key ? key : d->id, "cannot be opened by DuckDB: %s", local ? e.message : "no local path");
 		goto out;
 	}
-	if (catalog_content(r, duck, "fdl_verify", d, key, files_local, &files, &written)) {
+	if (catalog_content(r, duck, "fdl_verify", d, key, files_local, &files, &written, &listing)) {
 		for (size_t i = 0; i < files.len; i++) {
 			for (int k = 0; k < 2; k++) {
 				const char *p = k ? files.items[i].delete_path : files.items[i].path;
@@ -324,10 +326,11 @@ static void check_catalog(report *r, fdl_repo *repo, fdl_duck *duck, const vdir 
 			}
 		}
 		fdl_strlist_sort(&bad);
-		check_hashes(r, repo, duck, d, key, written, &bad);
+		check_hashes(r, repo, listing, d, key, written, &bad);
 	}
 	fdl_catalog_detach(duck, "fdl_verify", NULL);
 out:
+	fdl_listing_free(listing);
 	json_decref(written);
 	fdl_strlist_free(&bad);
 	fdl_data_files_free(&files);
@@ -440,7 +443,9 @@ int fdl_verify_catalog_attached(fdl_verify_report *out, fdl_duck *duck, const ch
 	char *key = fdl_version_key(d->id, fdl_version_catalog_path(d->v));
 	if (!key)
 		return fdl_oom(err);
-	catalog_content(&r, duck, alias, d, key, files_local, &files, &written);
+	fdl_listing *listing = NULL;
+	catalog_content(&r, duck, alias, d, key, files_local, &files, &written, &listing);
+	fdl_listing_free(listing);
 	json_decref(written);
 	fdl_data_files_free(&files);
 	free(key);
