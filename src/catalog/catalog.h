@@ -239,7 +239,7 @@ typedef struct fdl_data_file {
 	int64_t rows, bytes, footer_bytes; /* footer_bytes -1 when not recorded */
 	char *delete_path;                 /* NULL without deletes */
 	int64_t delete_rows, delete_bytes;
-	int64_t begin_snapshot;
+	int64_t id, begin_snapshot; /* data_file_id */
 	char *unreadable; /* the least reason the file keeps a reader without the catalog out; NULL: none */
 } fdl_data_file;
 
@@ -344,8 +344,9 @@ int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *pa
  * reading a file (a table with no row deleted) that no live data file's
  * statistics hold, one message each appended to `problems` (table, column,
  * which bound, value, what it means): a catalog attached raw, cut at its
- * snapshot. */
-int fdl_catalog_stats_check(fdl_strlist *problems, fdl_duck *d, const char *alias, fdl_error *err);
+ * snapshot, whose live data files are `live` (fdl_catalog_data_files). */
+int fdl_catalog_stats_check(fdl_strlist *problems, fdl_duck *d, const char *alias, const fdl_data_files *live,
+			    fdl_error *err);
 
 /* files.json's content (docs/format.md, "files.json"). */
 int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,

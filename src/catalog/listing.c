@@ -212,6 +212,7 @@ static int add_live(fdl_listing *l, fdl_data_files *out, const lrow *s, const lr
 	duckdb_free(sn);
 	duckdb_free(tn);
 	it->table_id = f->owner;
+	it->id = f->id;
 	it->begin_snapshot = f->begin;
 	fdl_rows *r = &l->r;
 	it->rows = fdl_rows_null(r, L_N, f->row) ? 0 : fdl_rows_int(r, L_N, f->row);

@@ -212,7 +212,7 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 	json_decref(derived);
 	free(fkey);
 	fdl_strlist bad = {0};
-	if (fdl_catalog_stats_check(&bad, duck, alias, &e))
+	if (fdl_catalog_stats_check(&bad, duck, alias, files, &e))
 		problem(r, key, "%s", e.message);
 	for (size_t i = 0; i < bad.len; i++)
 		problem(r, key, "%s", bad.items[i]);
