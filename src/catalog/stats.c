@@ -183,12 +183,16 @@ static int unheld_order(const void *a, const void *b)
 	return x->which - y->which;
 }
 
-static bool is_live_file(const fdl_data_files *live, int64_t id)
+static int by_value(const void *a, const void *b)
 {
-	for (size_t i = 0; i < live->len; i++)
-		if (live->items[i].id == id)
-			return true;
-	return false;
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* ids: the live data files' ids, sorted */
+static bool is_live_file(const int64_t *ids, size_t n, int64_t id)
+{
+	return n && bsearch(&id, ids, n, sizeof *ids, by_value);
 }
 
 /* Whether table `t` records exactly its live rows (no row deleted since
@@ -208,12 +212,13 @@ static bool exact(fdl_rows *r, const fdl_data_files *live, int64_t t)
 
 /* Whether a row of `kind` names table t, column c (and holds bound `which`
  * of a live file, for kind 2). */
-static bool has_row(fdl_rows *r, int kind, int64_t t, int64_t c, int which, const fdl_data_files *live)
+static bool has_row(fdl_rows *r, int kind, int64_t t, int64_t c, int which, const int64_t *ids, size_t nids)
 {
 	for (size_t i = 0; i < fdl_rows_count(r); i++)
 		if (fdl_rows_int(r, S_KIND, i) == kind && fdl_rows_int(r, S_TABLE, i) == t &&
 		    fdl_rows_int(r, S_COLUMN, i) == c &&
-		    (kind != 2 || ((fdl_rows_int(r, S_N, i) >> which & 1) && is_live_file(live, fdl_rows_int(r, S_FILE, i)))))
+		    (kind != 2 ||
+		     ((fdl_rows_int(r, S_N, i) >> which & 1) && is_live_file(ids, nids, fdl_rows_int(r, S_FILE, i)))))
 			return true;
 	return false;
 }
@@ -223,19 +228,28 @@ static bool has_row(fdl_rows *r, int kind, int64_t t, int64_t c, int which, cons
 static int find_unheld(unheld **out, size_t *n, fdl_rows *r, const fdl_data_files *live, fdl_error *err)
 {
 	size_t rows = fdl_rows_count(r);
+	int64_t *ids = live->len ? malloc(live->len * sizeof *ids) : NULL;
 	*n = 0;
 	*out = rows ? calloc(2 * rows, sizeof **out) : NULL;
-	if (rows && !*out)
+	if ((rows && !*out) || (live->len && !ids)) {
+		free(ids);
 		return fdl_oom(err);
+	}
+	for (size_t i = 0; i < live->len; i++)
+		ids[i] = live->items[i].id;
+	if (live->len)
+		qsort(ids, live->len, sizeof *ids, by_value);
 	for (size_t i = 0; i < rows; i++) {
 		if (fdl_rows_int(r, S_KIND, i) != 1)
 			continue;
 		int64_t t = fdl_rows_int(r, S_TABLE, i), c = fdl_rows_int(r, S_COLUMN, i);
+		if (!has_row(r, 3, t, c, 0, ids, live->len) || !exact(r, live, t))
+			continue;
 		for (int which = 0; which < 2; which++)
-			if (!fdl_rows_null(r, which ? S_HI : S_LO, i) && !has_row(r, 2, t, c, which, live) &&
-			    has_row(r, 3, t, c, 0, live) && exact(r, live, t))
+			if (!fdl_rows_null(r, which ? S_HI : S_LO, i) && !has_row(r, 2, t, c, which, ids, live->len))
 				(*out)[(*n)++] = (unheld){t, c, which, i};
 	}
+	free(ids);
 	if (*n)
 		qsort(*out, *n, sizeof **out, unheld_order);
 	return 0;
