@@ -183,44 +183,108 @@ static int unheld_order(const void *a, const void *b)
 	return x->which - y->which;
 }
 
-static int by_value(const void *a, const void *b)
+/* (table, column) keys with a value, sorted for lookups: a catalog may
+ * hold thousands of tables, columns and files, and this runs on every
+ * version verify reads. */
+typedef struct key {
+	int64_t table, column, value;
+} key;
+
+typedef struct keys {
+	key *k;
+	size_t n;
+} keys;
+
+static int key_order(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
+	const key *x = a, *y = b;
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	return x->column < y->column ? -1 : x->column > y->column;
 }
 
-/* ids: the live data files' ids, sorted */
-static bool is_live_file(const int64_t *ids, size_t n, int64_t id)
+/* Sort, and fold the keys that are equal into one: their values summed
+ * (sum) or OR'd. */
+static void keys_fold(keys *ks, bool sum)
 {
-	return n && bsearch(&id, ids, n, sizeof *ids, by_value);
+	if (!ks->n)
+		return;
+	qsort(ks->k, ks->n, sizeof *ks->k, key_order);
+	size_t w = 0;
+	for (size_t i = 1; i < ks->n; i++)
+		if (!key_order(&ks->k[i], &ks->k[w]))
+			ks->k[w].value = sum ? ks->k[w].value + ks->k[i].value : ks->k[w].value | ks->k[i].value;
+		else
+			ks->k[++w] = ks->k[i];
+	ks->n = w + 1;
 }
 
-/* Whether table `t` records exactly its live rows (no row deleted since
- * its bounds were taken): DuckLake then answers min() and max() from them. */
-static bool exact(fdl_rows *r, const fdl_data_files *live, int64_t t)
+static const key *keys_find(const keys *ks, int64_t table, int64_t column)
 {
-	int64_t net = 0;
-	for (size_t i = 0; i < live->len; i++)
-		if (live->items[i].table_id == t)
-			net += live->items[i].rows - live->items[i].delete_rows;
-	for (size_t i = 0; i < fdl_rows_count(r); i++)
-		if (fdl_rows_int(r, S_KIND, i) == 0 && fdl_rows_int(r, S_TABLE, i) == t && !fdl_rows_null(r, S_N, i) &&
-		    fdl_rows_int(r, S_N, i) == net)
-			return true;
-	return false;
+	key want = {table, column, 0};
+	return ks->n ? bsearch(&want, ks->k, ks->n, sizeof *ks->k, key_order) : NULL;
 }
 
-/* Whether a row of `kind` names table t, column c (and holds bound `which`
- * of a live file, for kind 2). */
-static bool has_row(fdl_rows *r, int kind, int64_t t, int64_t c, int which, const int64_t *ids, size_t nids)
+static int keys_add(keys *ks, size_t cap, int64_t table, int64_t column, int64_t value)
 {
-	for (size_t i = 0; i < fdl_rows_count(r); i++)
-		if (fdl_rows_int(r, S_KIND, i) == kind && fdl_rows_int(r, S_TABLE, i) == t &&
-		    fdl_rows_int(r, S_COLUMN, i) == c &&
-		    (kind != 2 ||
-		     ((fdl_rows_int(r, S_N, i) >> which & 1) && is_live_file(ids, nids, fdl_rows_int(r, S_FILE, i)))))
-			return true;
-	return false;
+	if (ks->n >= cap)
+		return -1;
+	ks->k[ks->n++] = (key){table, column, value};
+	return 0;
+}
+
+/* The keys the check looks up: exact, the tables that record exactly
+ * their live rows (no row deleted since the bounds were taken: DuckLake
+ * then answers min() and max() from them); cols, the live top-level
+ * columns; held, the bounds a live file holds (bit 1 the min, 2 the max). */
+typedef struct facts {
+	keys net, exact, cols, held;
+} facts;
+
+static void facts_free(facts *f)
+{
+	free(f->net.k);
+	free(f->exact.k);
+	free(f->cols.k);
+	free(f->held.k);
+}
+
+static int facts_read(facts *f, fdl_rows *r, const fdl_data_files *live, fdl_error *err)
+{
+	size_t rows = fdl_rows_count(r), cap = rows + live->len + 1;
+	keys ids = {calloc(live->len + 1, sizeof(key)), 0};
+	f->net.k = calloc(live->len + 1, sizeof(key));
+	f->exact.k = calloc(cap, sizeof(key));
+	f->cols.k = calloc(cap, sizeof(key));
+	f->held.k = calloc(cap, sizeof(key));
+	if (!ids.k || !f->net.k || !f->exact.k || !f->cols.k || !f->held.k) {
+		free(ids.k);
+		return fdl_oom(err);
+	}
+	/* the live rows of each table, as the old join summed them: one per
+	 * data file and live delete file pair */
+	for (size_t i = 0; i < live->len; i++) {
+		keys_add(&f->net, cap, live->items[i].table_id, -1, live->items[i].rows - live->items[i].delete_rows);
+		keys_add(&ids, cap, live->items[i].id, 0, 0);
+	}
+	keys_fold(&f->net, true);
+	keys_fold(&ids, false);
+	for (size_t i = 0; i < rows; i++) {
+		int64_t kind = fdl_rows_int(r, S_KIND, i), t = fdl_rows_int(r, S_TABLE, i);
+		if (kind == 0 && !fdl_rows_null(r, S_N, i)) {
+			const key *net = keys_find(&f->net, t, -1);
+			if (fdl_rows_int(r, S_N, i) == (net ? net->value : 0))
+				keys_add(&f->exact, cap, t, -1, 0);
+		} else if (kind == 2 && keys_find(&ids, fdl_rows_int(r, S_FILE, i), 0))
+			keys_add(&f->held, cap, t, fdl_rows_int(r, S_COLUMN, i), fdl_rows_int(r, S_N, i));
+		else if (kind == 3)
+			keys_add(&f->cols, cap, t, fdl_rows_int(r, S_COLUMN, i), 0);
+	}
+	free(ids.k);
+	keys_fold(&f->exact, false);
+	keys_fold(&f->cols, false);
+	keys_fold(&f->held, false);
+	return 0;
 }
 
 /* The bounds of kind-1 rows no live file holds, in the order of the
@@ -228,31 +292,23 @@ static bool has_row(fdl_rows *r, int kind, int64_t t, int64_t c, int which, cons
 static int find_unheld(unheld **out, size_t *n, fdl_rows *r, const fdl_data_files *live, fdl_error *err)
 {
 	size_t rows = fdl_rows_count(r);
-	int64_t *ids = live->len ? malloc(live->len * sizeof *ids) : NULL;
+	facts f = {0};
 	*n = 0;
 	*out = rows ? calloc(2 * rows, sizeof **out) : NULL;
-	if ((rows && !*out) || (live->len && !ids)) {
-		free(ids);
-		return fdl_oom(err);
-	}
-	for (size_t i = 0; i < live->len; i++)
-		ids[i] = live->items[i].id;
-	if (live->len)
-		qsort(ids, live->len, sizeof *ids, by_value);
-	for (size_t i = 0; i < rows; i++) {
-		if (fdl_rows_int(r, S_KIND, i) != 1)
-			continue;
+	int rc = rows && !*out ? fdl_oom(err) : facts_read(&f, r, live, err);
+	for (size_t i = 0; i < rows && !rc; i++) {
 		int64_t t = fdl_rows_int(r, S_TABLE, i), c = fdl_rows_int(r, S_COLUMN, i);
-		if (!has_row(r, 3, t, c, 0, ids, live->len) || !exact(r, live, t))
+		if (fdl_rows_int(r, S_KIND, i) != 1 || !keys_find(&f.cols, t, c) || !keys_find(&f.exact, t, -1))
 			continue;
+		const key *h = keys_find(&f.held, t, c);
 		for (int which = 0; which < 2; which++)
-			if (!fdl_rows_null(r, which ? S_HI : S_LO, i) && !has_row(r, 2, t, c, which, ids, live->len))
+			if (!fdl_rows_null(r, which ? S_HI : S_LO, i) && !(h && (h->value >> which & 1)))
 				(*out)[(*n)++] = (unheld){t, c, which, i};
 	}
-	free(ids);
-	if (*n)
+	facts_free(&f);
+	if (!rc && *n)
 		qsort(*out, *n, sizeof **out, unheld_order);
-	return 0;
+	return rc;
 }
 
 /* The names of table `t` and its column `c` in the catalog attached as alias. */
