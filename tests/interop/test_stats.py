@@ -158,3 +158,39 @@ def test_verify_names_a_version_whose_bounds_no_file_holds(tmp_path):
     assert len(named) == 1, p.stdout + p.stderr
     assert f"versions/{bad}/" in named[0] and "table main.t, column k" in named[0] and "max is 238" in named[0]
     assert good not in p.stdout + p.stderr
+
+
+def test_verify_checks_each_table_and_column_of_a_wide_catalog(tmp_path):
+    """Among several tables of several columns, verify names exactly the
+    bound no live file holds (table t2, column c3, min), and not a wrong
+    bound of a table with a deleted row: DuckLake reads the files of such
+    a table for min() and max(), so its statistics answer nothing."""
+    import sqlite3
+    repo = Repo(tmp_path)
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    cols = ", ".join(f"c{j} BIGINT" for j in range(6))
+    for t in range(4):
+        con.execute(f"CREATE TABLE lake.t{t} ({cols})")
+        for i in range(3):
+            con.execute(f"INSERT INTO lake.t{t} VALUES ({', '.join(str(100 * t + 10 * i + j) for j in range(6))})")
+    con.execute("DELETE FROM lake.t1 WHERE c0 = 110")
+    con.close()
+    db = sqlite3.connect(work / "ducklake.sqlite")
+    table_id = {name: tid for name, tid in db.execute("SELECT table_name, table_id FROM ducklake_table")}
+    col_id = {name: cid for name, cid in db.execute(
+        f"SELECT column_name, column_id FROM ducklake_column WHERE table_id = {table_id['t2']}")}
+    db.execute(f"UPDATE ducklake_table_column_stats SET min_value = '-7' WHERE table_id = {table_id['t2']}"
+               f" AND column_id = {col_id['c3']}")
+    db.execute(f"UPDATE ducklake_table_column_stats SET max_value = '999' WHERE table_id = {table_id['t1']}")
+    db.commit()
+    db.close()
+    fdl("commit", work, "-m", "wide")
+    v = repo.open_version("main")
+    assert v.execute("SELECT min(c3) FROM lake.t2").fetchone() == (-7,)  # what stock DuckDB answers
+    assert v.execute("SELECT max(c2) FROM lake.t1").fetchone() == (122,)  # read from the files
+    p = fdl("verify", repo.root, "--all", check=False)
+    assert p.returncode != 0
+    named = [line for line in (p.stdout + p.stderr).splitlines() if "none of its data files holds" in line]
+    assert len(named) == 1, p.stdout + p.stderr
+    assert "table main.t2, column c3" in named[0] and "the min is -7" in named[0], named[0]
