@@ -258,7 +258,9 @@ void fdl_data_files_free(fdl_data_files *f);
  * fdl_catalog_data_files) and every file any snapshot references (as
  * fdl_catalog_all_files_sized) come from the same rows. */
 typedef struct fdl_listing fdl_listing;
-int fdl_listing_read(fdl_listing **out, fdl_duck *d, const char *alias, fdl_error *err);
+/* reasons: each live file's reason for files.json's "unreadable", which
+ * needs DuckLake 0.4's columns (fdl_data_file.unreadable; NULL without). */
+int fdl_listing_read(fdl_listing **out, fdl_duck *d, const char *alias, bool reasons, fdl_error *err);
 int fdl_listing_live(fdl_listing *l, fdl_data_files *out, fdl_error *err);
 int fdl_listing_all(fdl_listing *l, fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, int64_t added_from,
 		    fdl_error *err);

@@ -80,7 +80,7 @@ int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error
 int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, fdl_error *err)
 {
 	fdl_listing *l = NULL;
-	int rc = fdl_listing_read(&l, d, alias, err);
+	int rc = fdl_listing_read(&l, d, alias, true, err);
 	if (!rc)
 		rc = fdl_listing_live(l, out, err);
 	fdl_listing_free(l);
@@ -393,7 +393,7 @@ int fdl_catalog_all_files_sized(fdl_strlist *out, fdl_strmap *sizes, fdl_strlist
 				const char *alias, int64_t added_from, fdl_error *err)
 {
 	fdl_listing *l = NULL;
-	int rc = fdl_listing_read(&l, d, alias, err);
+	int rc = fdl_listing_read(&l, d, alias, false, err);
 	if (!rc)
 		rc = fdl_listing_all(l, out, sizes, added, added_from, err);
 	fdl_listing_free(l);

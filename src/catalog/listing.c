@@ -14,7 +14,10 @@ enum { K_SCHEMA, K_TABLE, K_DATA, K_DELETE, K_KINDS };
 
 /* owner: a table's schema, a file's table; link: a delete file's data
  * file. why: the least reason the file keeps a reader without the catalog
- * out (files.json's "unreadable", reading.c), for a live file. */
+ * out (files.json's "unreadable", reading.c), asked only where files.json
+ * is derived: its columns (partial_max, format) are DuckLake 0.4's, and a
+ * reader's check of another writer's catalog must not need them. The two
+ * %s are the reasons of data files and of delete files, or NULL. */
 static const char LISTING_SQL[] =
 	"SELECT 0 AS kind, schema_id AS id, NULL::BIGINT AS owner, NULL::BIGINT AS link, path, path_is_relative,"
 	" begin_snapshot, end_snapshot, schema_name AS name, NULL::BIGINT AS n, NULL::BIGINT AS bytes,"
@@ -22,23 +25,27 @@ static const char LISTING_SQL[] =
 	" UNION ALL SELECT 1, table_id, schema_id, NULL, path, path_is_relative, begin_snapshot, end_snapshot,"
 	" table_name, NULL, NULL, NULL, NULL, NULL FROM {db}.ducklake_table"
 	" UNION ALL SELECT 2, data_file_id, table_id, NULL, path, path_is_relative, begin_snapshot, end_snapshot,"
-	" NULL, record_count, file_size_bytes, footer_size, file_order,"
-	" least(CASE WHEN mapping_id IS NOT NULL THEN 'its data file ' || path || ' has no Parquet field ids"
+	" NULL, record_count, file_size_bytes, footer_size, file_order, %s FROM {db}.ducklake_data_file"
+	" UNION ALL SELECT 3, delete_file_id, table_id, data_file_id, path, path_is_relative, begin_snapshot,"
+	" end_snapshot, NULL, delete_count, file_size_bytes, NULL, NULL, %s FROM {db}.ducklake_delete_file";
+
+#define LAST_SNAPSHOT "(SELECT max(snapshot_id) FROM {db}.ducklake_snapshot)"
+
+static const char DATA_WHY[] =
+	"least(CASE WHEN mapping_id IS NOT NULL THEN 'its data file ' || path || ' has no Parquet field ids"
 	" (it was added with ducklake_add_data_files and the catalog maps its columns by name)' END,"
 	"  CASE WHEN encryption_key IS NOT NULL THEN 'its data file ' || path || ' is encrypted with a key kept"
 	" in the catalog' END,"
-	"  CASE WHEN partial_max > snap.s THEN 'its data file ' || path || ' holds rows of snapshots after this"
-	" version''s' END)"
-	" FROM {db}.ducklake_data_file, (SELECT max(snapshot_id) AS s FROM {db}.ducklake_snapshot) snap"
-	" UNION ALL SELECT 3, delete_file_id, table_id, data_file_id, path, path_is_relative, begin_snapshot,"
-	" end_snapshot, NULL, delete_count, file_size_bytes, NULL, NULL,"
-	" least(CASE WHEN coalesce(format, 'parquet') <> 'parquet' THEN 'its delete file ' || path || ' is ' ||"
+	"  CASE WHEN partial_max > " LAST_SNAPSHOT " THEN 'its data file ' || path || ' holds rows of snapshots"
+	" after this version''s' END)";
+
+static const char DELETE_WHY[] =
+	"least(CASE WHEN coalesce(format, 'parquet') <> 'parquet' THEN 'its delete file ' || path || ' is ' ||"
 	" format || ', not Parquet' END,"
 	"  CASE WHEN encryption_key IS NOT NULL THEN 'its delete file ' || path || ' is encrypted with a key"
 	" kept in the catalog' END,"
-	"  CASE WHEN partial_max > snap.s THEN 'its delete file ' || path || ' holds deletes of snapshots after"
-	" this version''s' END)"
-	" FROM {db}.ducklake_delete_file, (SELECT max(snapshot_id) AS s FROM {db}.ducklake_snapshot) snap";
+	"  CASE WHEN partial_max > " LAST_SNAPSHOT " THEN 'its delete file ' || path || ' holds deletes of"
+	" snapshots after this version''s' END)";
 
 typedef struct lrow {
 	size_t row;
@@ -79,13 +86,17 @@ static int by_link(const void *a, const void *b)
 	return x->row < y->row ? -1 : x->row > y->row;
 }
 
-int fdl_listing_read(fdl_listing **out, fdl_duck *d, const char *alias, fdl_error *err)
+int fdl_listing_read(fdl_listing **out, fdl_duck *d, const char *alias, bool reasons, fdl_error *err)
 {
 	fdl_listing *l = calloc(1, sizeof *l);
 	if (!l)
 		return fdl_oom(err);
-	fdl_buf sql = {0};
-	int rc = fdl_duck_query_built(d, &l->r, &sql, fdl_sql_with_db(&sql, LISTING_SQL, alias, err), err);
+	fdl_buf tmpl = {0}, sql = {0};
+	int rc = fdl_buf_printf(&tmpl, err, LISTING_SQL, reasons ? DATA_WHY : "NULL", reasons ? DELETE_WHY : "NULL");
+	if (!rc)
+		rc = fdl_sql_with_db(&sql, tmpl.data, alias, err);
+	fdl_buf_free(&tmpl);
+	rc = fdl_duck_query_built(d, &l->r, &sql, rc, err);
 	if (rc) {
 		free(l);
 		return fdl_error_prefix(err, "listing the catalog's files");

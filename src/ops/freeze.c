@@ -651,7 +651,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		out->info.first_snapshot = w->base_snapshot >= 0 ? w->base_snapshot + 1 : winfo.first_snapshot;
 		if (out->info.first_snapshot > out->info.last_snapshot)
 			out->info.first_snapshot = out->info.last_snapshot;
-		rc = fdl_listing_read(&listing, d, nalias, err);
+		rc = fdl_listing_read(&listing, d, nalias, true, err);
 	}
 	if (!rc)
 		rc = fdl_listing_live(listing, &files, err);

@@ -197,7 +197,7 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 	else if (info.last_snapshot != fdl_version_snapshot_id(v))
 		problem(r, key, "holds snapshots up to %lld; " FDL_VERSION_JSON "'s ducklake.snapshot_id is %lld",
 			(long long)info.last_snapshot, (long long)fdl_version_snapshot_id(v));
-	if (fdl_listing_read(listing, duck, alias, &e) || fdl_listing_live(*listing, files, &e)) {
+	if (fdl_listing_read(listing, duck, alias, true, &e) || fdl_listing_live(*listing, files, &e)) {
 		problem(r, key, "%s", e.message);
 		return false;
 	}
