@@ -338,25 +338,23 @@ static const char ALL_FILES_SQL[] =
 	"  true, d.delete_file_id, t.table_name, d.file_size_bytes"
 	" FROM {db}.ducklake_delete_file d JOIN t USING (table_id) JOIN s USING (schema_id)";
 
-/* The rows of ALL_FILES_SQL: every one into `all` (NULL: none), those
- * begun at or after added_from (-1: any) into `added` (NULL: none), and
- * with staged_upto >= 0 only those recorded relative to the data path and
- * begun at or before it; kinds[0] set when a data file row is among them,
- * kinds[1] when a delete file row is (NULL: not asked). */
-static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, bool *kinds, fdl_duck *d,
-		       const char *alias, int64_t added_from, int64_t staged_upto, fdl_error *err)
+/* The rows of ALL_FILES_SQL recorded relative to the data path and begun
+ * at or before `upto`, into `out`, with the size the catalog records for
+ * each in `sizes` (NULL: none); kinds[0] set when a data file row is among
+ * them, kinds[1] when a delete file row is (NULL: not asked). */
+static int staged_rows(fdl_strlist *out, fdl_strmap *sizes, bool *kinds, fdl_duck *d, const char *alias,
+		       int64_t upto, fdl_error *err)
 {
 	fdl_buf sql = {0};
 	int rc = fdl_sql_with_db(&sql, ALL_FILES_SQL, alias, err);
-	if (!rc && staged_upto >= 0) {
-		char *inner = fdl_buf_detach(&sql);
+	char *inner = rc ? NULL : fdl_buf_detach(&sql);
+	if (!rc)
 		rc = inner ? fdl_buf_printf(&sql, err,
 					    "SELECT * FROM (%s) q(sp, sr, tp, tr, fp, fr, b, is_delete, id, tname, size)"
 					    " WHERE CAST(fr AS BOOLEAN) AND b <= %lld",
-					    inner, (long long)staged_upto)
+					    inner, (long long)upto)
 			   : fdl_oom(err);
-		free(inner);
-	}
+	free(inner);
 	fdl_rows r;
 	if (!rc)
 		rc = fdl_duck_query(d, &r, sql.data, err);
@@ -364,9 +362,6 @@ static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, 
 	if (rc)
 		return fdl_error_prefix(err, "listing the files the catalog references");
 	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
-		bool is_added = added && (added_from < 0 || fdl_rows_int(&r, 6, i) >= added_from);
-		if (!all && !is_added)
-			continue;
 		bool is_delete = fdl_rows_int(&r, 7, i) != 0;
 		if (kinds)
 			kinds[is_delete] = true;
@@ -376,10 +371,8 @@ static int files_where(fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, 
 			 (long long)fdl_rows_int(&r, 8, i), table ? table : "?");
 		duckdb_free(table);
 		rc = fdl_catalog_resolve_path(&path, &r, i, 0, what, err);
-		if (!rc && all)
-			rc = fdl_strlist_add(all, path, err);
-		if (!rc && is_added)
-			rc = fdl_strlist_add(added, path, err);
+		if (!rc)
+			rc = fdl_strlist_add(out, path, err);
 		/* the size the catalog records (-1: none) */
 		if (!rc && sizes)
 			rc = fdl_strmap_put(sizes, path, fdl_rows_null(&r, 10, i) ? -1 : fdl_rows_int(&r, 10, i), err);
@@ -411,7 +404,7 @@ int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, bool *kinds, f
 {
 	if (kinds)
 		kinds[0] = kinds[1] = false;
-	return files_where(out, sizes, NULL, kinds, d, alias, -1, upto < 0 ? 0 : upto, err);
+	return staged_rows(out, sizes, kinds, d, alias, upto < 0 ? 0 : upto, err);
 }
 
 /* Every schema and table row, ended or not: a path another snapshot would
