@@ -118,11 +118,9 @@ int fdl_listing_read(fdl_listing **out, fdl_duck *d, const char *alias, bool rea
 			    !fdl_rows_null(r, L_ORDER, i),
 			    fdl_rows_null(r, L_ORDER, i) ? 0 : fdl_rows_int(r, L_ORDER, i)};
 	}
-	if (!rc) {
-		qsort(l->rows[K_SCHEMA], l->n[K_SCHEMA], sizeof(lrow), by_id);
-		qsort(l->rows[K_TABLE], l->n[K_TABLE], sizeof(lrow), by_id);
-		qsort(l->rows[K_DELETE], l->n[K_DELETE], sizeof(lrow), by_link);
-	}
+	for (int k = 0; k < K_KINDS && !rc; k++)
+		if (l->n[k] && k != K_DATA) /* data files stay in catalog order */
+			qsort(l->rows[k], l->n[k], sizeof(lrow), k == K_DELETE ? by_link : by_id);
 	if (rc) {
 		fdl_listing_free(l);
 		return rc;
