@@ -14,7 +14,7 @@ enum { K_SCHEMA, K_TABLE, K_DATA, K_DELETE, K_KINDS };
 
 /* owner: a table's schema, a file's table; link: a delete file's data
  * file. why: the least reason the file keeps a reader without the catalog
- * out (files.json's "unreadable", reading.c), asked only where files.json
+ * out (files.json's unreadable, reading.c), asked only where files.json
  * is derived: its columns (partial_max, format) are DuckLake 0.4's, and a
  * reader's check of another writer's catalog must not need them. The two
  * %s are the reasons of data files and of delete files, or NULL. */
