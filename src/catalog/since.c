@@ -365,22 +365,6 @@ static int source_of(source *s, const char *alias, bool sqlite)
 	return s->fn ? 0 : -1;
 }
 
-/* The base's own objects are its tables alone (another writer's file may
- * hold more, which COPY FROM DATABASE would carry). */
-static int only_tables(fdl_duck *d, const char *base, bool *only, fdl_error *err)
-{
-	char sql[512];
-	snprintf(sql, sizeof sql,
-		 "SELECT (SELECT count(*) FROM duckdb_views() WHERE database_name = '%1$s' AND NOT internal) +"
-		 " (SELECT count(*) FROM duckdb_sequences() WHERE database_name = '%1$s') +"
-		 " (SELECT count(*) FROM duckdb_indexes() WHERE database_name = '%1$s')",
-		 base);
-	int64_t n = 0;
-	int rc = fdl_duck_int(d, &n, 0, sql, err);
-	*only = n == 0;
-	return rc;
-}
-
 /* Everything after the summaries: the copy of the base, each table, the
  * statistics at the cut. */
 static int build(fdl_duck *d, const source *s, const char *base, const char *dst, const meta_schema *bs,
@@ -426,6 +410,48 @@ static int give_up(fdl_since *sn, const char *what, const fdl_error *err)
 	return 0;
 }
 
+/* The base's DuckLake tables (sn->bs) and those with no row (sn->empty):
+ * its tables and whatever else it holds (views, sequences, indexes, a
+ * table outside main: *only false), which another writer's file may hold
+ * and COPY FROM DATABASE would carry, in one statement; then their
+ * columns. estimated_size counts rows, deleted ones too: 0 is empty. */
+static int base_schema(fdl_since *sn, fdl_duck *d, bool *only, fdl_error *err)
+{
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+		 "SELECT 1 AS k, schema_name, table_name, estimated_size = 0 FROM duckdb_tables()"
+		 " WHERE database_name = '%1$s'"
+		 " UNION ALL SELECT 2, schema_name, view_name, NULL FROM duckdb_views()"
+		 " WHERE database_name = '%1$s' AND NOT internal"
+		 " UNION ALL SELECT 2, schema_name, sequence_name, NULL FROM duckdb_sequences() WHERE database_name = '%1$s'"
+		 " UNION ALL SELECT 2, schema_name, index_name, NULL FROM duckdb_indexes() WHERE database_name = '%1$s'"
+		 " ORDER BY 1, 3",
+		 sn->base);
+	fdl_rows r;
+	fdl_strlist tables = {0};
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return rc;
+	*only = true;
+	for (size_t i = 0; !rc && i < fdl_rows_count(&r); i++) {
+		char *schema = fdl_rows_str(&r, 1, i), *t = fdl_rows_str(&r, 2, i);
+		if (!schema || !t)
+			rc = fdl_oom(err);
+		else if (fdl_rows_int(&r, 0, i) == 2 || strcmp(schema, "main") != 0)
+			*only = false;
+		else if (!(rc = fdl_strlist_add(&tables, t, err)) && fdl_rows_int(&r, 3, i))
+			rc = fdl_strlist_add(&sn->empty, t, err);
+		duckdb_free(schema);
+		duckdb_free(t);
+	}
+	fdl_rows_free(&r);
+	fdl_strlist_sort(&sn->empty);
+	if (!rc && *only)
+		rc = meta_schema_read(d, sn->base, &tables, false, &sn->bs, err);
+	fdl_strlist_free(&tables);
+	return rc;
+}
+
 int fdl_since_base(fdl_since **out, fdl_duck *d, const char *base, int64_t base_snapshot, fdl_error *err)
 {
 	fdl_since *sn = calloc(1, sizeof *sn);
@@ -437,32 +463,8 @@ int fdl_since_base(fdl_since **out, fdl_duck *d, const char *base, int64_t base_
 	fdl_buf q = {0};
 	bool only = true;
 	fdl_error e;
-	/* its tables, then their columns by name: duckdb_columns() would list
-	 * every column of DuckDB's own catalogs too */
-	fdl_strlist tables = {0};
-	char sql[200];
-	/* estimated_size counts rows, deleted ones too: 0 is empty */
-	snprintf(sql, sizeof sql,
-		 "SELECT table_name, estimated_size = 0 FROM duckdb_tables() WHERE database_name = '%s' ORDER BY 1", base);
-	fdl_rows r;
-	int trc = fdl_duck_query(d, &r, sql, &e);
-	for (size_t i = 0; !trc && i < fdl_rows_count(&r); i++) {
-		char *t = fdl_rows_str(&r, 0, i);
-		trc = !t ? fdl_oom(&e) : fdl_strlist_add(&tables, t, &e);
-		if (!trc && fdl_rows_int(&r, 1, i))
-			trc = fdl_strlist_add(&sn->empty, t, &e);
-		duckdb_free(t);
-	}
-	if (!trc)
-		fdl_rows_free(&r);
-	fdl_strlist_sort(&sn->empty);
-	if (!trc)
-		trc = meta_schema_read(d, base, &tables, false, &sn->bs, &e);
-	fdl_strlist_free(&tables);
-	if (trc)
+	if (base_schema(sn, d, &only, &e))
 		return give_up(sn, "the base catalog's tables could not be read", &e);
-	if (only_tables(d, base, &only, &e))
-		return give_up(sn, "the base catalog could not be listed", &e);
 	if (!only) {
 		snprintf(sn->why, sizeof sn->why, "the base catalog holds more than DuckLake's tables");
 		return 0;
