@@ -377,7 +377,7 @@ static int commit_publish(commit_job *c, const fdl_commit_options *opts, fdl_err
 	 * is: not yet published, in the working catalog's own folder) */
 	if (w->id[0] && !(c->staging = fdl_workrec_staging(w->id)))
 		return fdl_oom(err);
-	if ((rc = fdl_data_hashes_add(&c->fz, c->repo, c->staging, err)))
+	if ((rc = fdl_data_hashes_add(&c->fz, c->repo, w, c->staging, err)))
 		return rc;
 	/* The freeze and hashing took a while: if the branch moved meanwhile, stop before
 	 * writing a version that could only lose the compare-and-swap. */
@@ -451,6 +451,9 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 				 id, c->key);
 		return rc;
 	}
+	/* the next commit's copy of this version's sha256 map: derived, so a
+	 * failure only makes that commit read files.json instead */
+	fdl_work_hashes_save(w, &c->fz.hashes_text, &ierr);
 	memcpy(out_id, id, FDL_ID_LEN + 1);
 	for (size_t i = 0; opts->warning && i < c->fz.warnings.len; i++)
 		opts->warning(c->fz.warnings.items[i], opts->warning_payload);

@@ -24,6 +24,7 @@ void fdl_frozen_free(frozen *f)
 {
 	json_decref(f->files_json);
 	free(f->files_text);
+	fdl_buf_free(&f->hashes_text);
 	json_decref(f->dataset_json);
 	json_decref(f->changes);
 	free(f->catalog_file);

@@ -12,6 +12,9 @@ typedef struct frozen {
 	json_t *files_json; /* freed by fdl_data_hashes_add once files_text holds it */
 	char *files_text; /* files.json serialised as published (compact), by fdl_data_hashes_add */
 	size_t files_len;
+	/* the working folder's copy of its sha256 map (FDL_WORK_HASHES), by
+	 * fdl_data_hashes_add; written once the version is published */
+	fdl_buf hashes_text;
 	json_t *dataset_json;
 	json_t *changes; /* NULL for a first version */
 	char *catalog_file; /* local temp path */

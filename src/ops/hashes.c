@@ -15,14 +15,26 @@
 #include <string.h>
 
 /* The sha256 the base version's files.json records for each file (NULL:
- * none, for a first version or one written before fdl hashed data). Only
- * that map is kept: the rest of the document, as big again at 10,000
- * files, is freed before the new version's map is built. */
-static int base_hashes(json_t **map, fdl_repo *repo, const frozen *fz, fdl_error *err)
+ * none, for a first version or one written before fdl hashed data): from
+ * the working folder's copy (FDL_WORK_HASHES) when it copies that very
+ * files.json, else from files.json itself. Only that map is kept: the
+ * rest of the document, as big again at 10,000 files, is freed before
+ * the new version's map is built. */
+static int base_hashes(json_t **map, fdl_repo *repo, const frozen *fz, const fdl_work *w, fdl_error *err)
 {
 	json_t *files = NULL;
 	*map = NULL;
-	int rc = fz->base ? fdl_version_load_json(&files, repo, fz->base, "files", err) : 0;
+	const json_t *ref = fz->base ? json_object_get(fdl_version_json(fz->base), "files") : NULL;
+	const char *sha = json_string_value(json_object_get(ref, "sha256"));
+	char why[160] = "";
+	int rc = w && sha ? fdl_work_hashes_read(map, w, sha, why, err) : 0;
+	if (!rc && *map)
+		fdl_duck_trace(fz->duck, "commit: the base's sha256 map from %s", FDL_WORK_HASHES);
+	if (rc || *map)
+		return rc;
+	if (why[0])
+		fdl_duck_trace(fz->duck, "commit: the base's sha256 map from its %s (%s)", FDL_FILES_JSON, why);
+	rc = fz->base ? fdl_version_load_json(&files, repo, fz->base, "files", err) : 0;
 	if (rc)
 		return fdl_error_prefix(err, "reading the base version's " FDL_FILES_JSON " for the sha256 of its data "
 					"files");
@@ -119,13 +131,13 @@ static int hash_new(fdl_repo *repo, const frozen *fz, const char *staging, const
 	return fdl_pool_run(&t, err);
 }
 
-int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_error *err)
+int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const char *staging, fdl_error *err)
 {
 	json_t *known = NULL, *map = json_object();
 	size_t n = fz->all_files.len, todo = 0;
 	const char **paths = calloc(n + 1, sizeof *paths);
 	char(*hex)[65] = NULL;
-	int rc = map && paths ? base_hashes(&known, repo, fz, err) : fdl_oom(err);
+	int rc = map && paths ? base_hashes(&known, repo, fz, w, err) : fdl_oom(err);
 	for (size_t i = 0; !rc && i < n; i++) /* sorted: a repeat follows its first */
 		if ((!i || strcmp(fz->all_files.items[i], fz->all_files.items[i - 1])) &&
 		    !json_is_string(json_object_get(known, fz->all_files.items[i])))
@@ -147,15 +159,18 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_err
 	free(paths);
 	free(hex);
 	json_decref(known);
-	if (!rc && json_object_set_new(fz->files_json, FDL_FILES_SHA256, map))
+	if (!rc && json_object_set(fz->files_json, FDL_FILES_SHA256, map))
 		rc = fdl_oom(err);
-	else if (rc)
-		json_decref(map);
 	if (!rc) {
 		free(fz->files_text);
 		fz->files_text = NULL;
 		rc = fdl_json_dump_as(&fz->files_text, &fz->files_len, fz->files_json, true, err);
 	}
+	/* the working folder's copy of the map, for the next commit */
+	char sha[65];
+	if (!rc && w && !w->postgres && !(rc = fdl_sha256_mem(sha, fz->files_text, fz->files_len, err)))
+		rc = fdl_work_hashes_text(&fz->hashes_text, map, sha, err);
+	json_decref(map);
 	if (!rc) { /* its text is what is written: the tree goes now, not at the commit's end */
 		json_decref(fz->files_json);
 		fz->files_json = NULL;

@@ -13,7 +13,7 @@
  * it is until commit publishes it, any other from the data folder;
  * fz->files_text gets files.json with it, and fz->files_json (its tree) is
  * freed. */
-int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const char *staging, fdl_error *err);
+int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const char *staging, fdl_error *err);
 
 /* Each key hashed once however many threads and versions ask for it: the
  * first asker streams it from its own store (a store handle is one

@@ -13,6 +13,9 @@
  * loads DuckLake anyway): a full freeze copies its tables instead of
  * loading DuckLake to create them (docs/decisions.md). */
 #define FDL_WORK_TEMPLATE "fdl-template.duckdb"
+/* The base version's sha256 map, as the commit that published it wrote it
+ * (work_hashes.c): the next commit carries the hashes over from it. */
+#define FDL_WORK_HASHES "fdl-hashes.txt"
 
 /* WORK is a folder, or "postgres:<libpq connection string>" (empty: the
  * PG* environment variables), a team's DuckLake catalog in PostgreSQL whose
@@ -59,6 +62,17 @@ typedef struct fdl_work {
 int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err);
 /* WORK/FDL_WORK_TEMPLATE (NULL for PostgreSQL, or out of memory). */
 char *fdl_work_template_path(const fdl_work *w);
+/* The sha256 map (path -> hex) of the files.json whose sha256 is
+ * files_sha256, from WORK/FDL_WORK_HASHES; *map NULL, and `why` saying
+ * why, when that file cannot stand for it (absent, another files.json's,
+ * changed, a PostgreSQL catalog). Errors only for memory. */
+int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha256, char why[160], fdl_error *err);
+/* Its text for `map`, the sha256 map of the files.json whose sha256 is
+ * files_sha256 (out empty when a path cannot be written on a line). */
+int fdl_work_hashes_text(fdl_buf *out, const json_t *map, const char *files_sha256, fdl_error *err);
+/* Replace WORK/FDL_WORK_HASHES with `text` (removed when text is empty;
+ * nothing for PostgreSQL). */
+int fdl_work_hashes_save(const fdl_work *w, const fdl_buf *text, fdl_error *err);
 /* The record JSON of a PostgreSQL working catalog; FDL_ENOTFOUND if none. */
 int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err);
 /* Write the record; for PostgreSQL only if nobody changed it since it was

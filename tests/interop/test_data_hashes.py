@@ -179,3 +179,55 @@ def test_a_commit_on_a_bucket_reads_only_its_new_data_files(s3_server, tmp_path,
         assert r.fdl("verify", r.root, "--all").returncode == 0
     finally:
         proxy.stop()
+
+
+def traced_map(p):
+    return [l.split("commit: ", 1)[1] for l in p.stderr.splitlines() if "the base's sha256 map" in l]
+
+
+def test_the_working_folders_copy_of_the_map_serves_only_the_files_json_it_copies(repo, tmp_path, ledger):
+    """Each commit leaves WORK/fdl-hashes.txt, the new files.json's sha256
+    map; the next commit carries the hashes over from it instead of parsing
+    files.json, but only while it copies that very files.json (named by its
+    sha256) and its lines are as written. A symlink, another version's copy,
+    a changed line or a malformed file: files.json is read, and the hashes
+    published are the files' own."""
+    con, v1, v2 = amounts(repo, tmp_path)
+    work = tmp_path / "w"
+    cache = work / "fdl-hashes.txt"
+    files_sha = read_json(repo.root / "versions" / v2 / "version.json")["files"]["sha256"]
+    head, *lines = cache.read_text().splitlines()
+    assert head.split()[:3] == ["fdl-hashes", "1", files_sha]
+    assert hashlib.sha256("".join(l + "\n" for l in lines).encode()).hexdigest() == head.split()[3]
+    assert dict(reversed(l.split(" ", 1)) for l in lines) == hashes(repo, v2)
+
+    def commit(k):
+        con.execute(f"INSERT INTO lake.pay VALUES ({k}, 'AMOUNT:{k:06d}')")
+        p = fdl("commit", work, "-m", f"v{k}", env={"FDL_TRACE": "1"})
+        data = {str(f.relative_to(repo.root / "data")): sha(f) for f in (repo.root / "data").rglob("*.parquet")}
+        assert hashes(repo, repo.head()) == data
+        return traced_map(p)
+
+    assert commit(10) == ["the base's sha256 map from fdl-hashes.txt"]
+    text = cache.read_text()
+    k = text.index("\n") + 1
+    cache.write_text(text[:k] + ("0" if text[k] != "0" else "1") + text[k + 1:])  # one hash changed
+    assert commit(11) == ["the base's sha256 map from its files.json (fdl-hashes.txt changed since a commit wrote it)"]
+    old = cache.read_text()
+    assert commit(12) == ["the base's sha256 map from fdl-hashes.txt"]
+    cache.write_text(old)  # the copy of an earlier version's files.json
+    assert commit(13) == ["the base's sha256 map from its files.json (fdl-hashes.txt copies another files.json)"]
+    real = tmp_path / "elsewhere.txt"
+    cache.rename(real)
+    cache.symlink_to(real)
+    assert commit(14) == ["the base's sha256 map from its files.json (no fdl-hashes.txt)"]
+    assert not cache.is_symlink()  # replaced by the commit's own copy
+    head = cache.read_text().split("\n", 1)[0].split()
+    body = "0" * 63 + "x main/pay/a.parquet\n"  # well sealed, but no hash
+    cache.write_text(f"fdl-hashes 1 {head[2]} {hashlib.sha256(body.encode()).hexdigest()}\n{body}")
+    assert commit(15) == ["the base's sha256 map from its files.json (fdl-hashes.txt is malformed)"]
+    cache.write_text(cache.read_text()[:100])
+    assert commit(16) == ["the base's sha256 map from its files.json (fdl-hashes.txt is malformed)"]
+    assert commit(17) == ["the base's sha256 map from fdl-hashes.txt"]
+    p = fdl("verify", repo.root, "--all")
+    assert p.returncode == 0, p.stdout + p.stderr

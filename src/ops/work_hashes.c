@@ -1,0 +1,125 @@
+/* The working folder's copy of its base version's sha256 map (FDL_WORK_HASHES):
+ * what files.json's sha256 map holds, as the commit that published the
+ * version left it, so the next commit carries each file's hash over
+ * without parsing the whole files.json (2.4 MB at 10,000 files, most of
+ * a commit's time there). A cache, like Git's index: it names the
+ * files.json it copies by that file's sha256 (which the base's
+ * version.json records) and its own lines by theirs; any mismatch, or no
+ * such regular file, and the commit reads files.json as before.
+ *
+ *   fdl-hashes 1 <files.json sha256> <sha256 of the lines below>
+ *   <64 hex digits> <path>
+ *   ...
+ */
+#include "work.h"
+
+#include <sys/stat.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER "fdl-hashes 1 "
+#define HEADER_LEN (sizeof HEADER - 1 + 64 + 1 + 64 + 1)
+
+static char *hashes_path(const fdl_work *w)
+{
+	return w->postgres ? NULL : fdl_asprintf("%s/" FDL_WORK_HASHES, w->dir);
+}
+
+/* The lines of a body into map; false at the first malformed one (a key
+ * jansson refuses, which a files.json could not hold, included). */
+static bool body_lines(json_t *map, char *p, char *end, bool *oom)
+{
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl || nl - p < 66 || p[64] != ' ' || strspn(p, "0123456789abcdef") != 64)
+			return false;
+		*nl = '\0';
+		json_t *hex = json_stringn(p, 64);
+		*oom = !hex;
+		if (!hex || json_object_set_new(map, p + 65, hex))
+			return false;
+		p = nl + 1;
+	}
+	return true;
+}
+
+int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha256, char why[160], fdl_error *err)
+{
+	*map = NULL;
+	char *path = hashes_path(w), body[65];
+	struct stat st;
+	fdl_buf b = {0};
+	int rc = 0;
+	snprintf(why, 160, "no %s", FDL_WORK_HASHES);
+	if (!path || !files_sha256 || strlen(files_sha256) != 64 || lstat(path, &st) || !S_ISREG(st.st_mode)) {
+		free(path);
+		return 0;
+	}
+	if (fdl_file_read(&b, path, SIZE_MAX, err)) {
+		fdl_error_clear(err);
+		snprintf(why, 160, "%s could not be read", FDL_WORK_HASHES);
+	} else if (b.len < HEADER_LEN) {
+		snprintf(why, 160, "%s is malformed", FDL_WORK_HASHES);
+	} else if (memcmp(b.data, HEADER, sizeof HEADER - 1) || memcmp(b.data + sizeof HEADER - 1, files_sha256, 64) ||
+		   b.data[HEADER_LEN - 66] != ' ' || b.data[HEADER_LEN - 1] != '\n') {
+		snprintf(why, 160, "%s copies another " FDL_FILES_JSON, FDL_WORK_HASHES);
+	} else if ((rc = fdl_sha256_mem(body, b.data + HEADER_LEN, b.len - HEADER_LEN, err)) == 0 &&
+		   memcmp(b.data + HEADER_LEN - 65, body, 64)) {
+		snprintf(why, 160, "%s changed since a commit wrote it", FDL_WORK_HASHES);
+	} else if (!rc) {
+		bool oom = false;
+		json_t *m = json_object();
+		if (m && body_lines(m, b.data + HEADER_LEN, b.data + b.len, &oom))
+			*map = m;
+		else {
+			json_decref(m);
+			rc = !m || oom ? fdl_oom(err) : 0;
+			snprintf(why, 160, "%s is malformed", FDL_WORK_HASHES);
+		}
+	}
+	fdl_buf_free(&b);
+	free(path);
+	return rc;
+}
+
+int fdl_work_hashes_text(fdl_buf *out, const json_t *map, const char *files_sha256, fdl_error *err)
+{
+	fdl_buf body = {0};
+	const char *key;
+	json_t *v;
+	int rc = 0;
+	memset(out, 0, sizeof *out);
+	json_object_foreach((json_t *)map, key, v) {
+		const char *hex = json_string_value(v);
+		if (!hex || strlen(hex) != 64 || strpbrk(key, "\n\r") || !*key) {
+			fdl_buf_free(&body);
+			return 0; /* a path no line can hold: no cache */
+		}
+		if ((rc = fdl_buf_printf(&body, err, "%s %s\n", hex, key)))
+			break;
+	}
+	char sum[65];
+	if (!rc)
+		rc = fdl_sha256_mem(sum, body.data ? body.data : "", body.len, err);
+	if (!rc)
+		rc = fdl_buf_printf(out, err, HEADER "%s %s\n", files_sha256, sum);
+	if (!rc && body.len)
+		rc = fdl_buf_add(out, body.data, body.len, err);
+	fdl_buf_free(&body);
+	if (rc)
+		fdl_buf_free(out);
+	return rc;
+}
+
+int fdl_work_hashes_save(const fdl_work *w, const fdl_buf *text, fdl_error *err)
+{
+	char *path = hashes_path(w);
+	if (!path)
+		return w->postgres ? 0 : fdl_oom(err);
+	int rc = text->len ? fdl_file_write_atomic(path, text->data, text->len, err) : 0;
+	if (!text->len) /* no cache can stand for this version's: none is left */
+		remove(path);
+	free(path);
+	return rc;
+}
