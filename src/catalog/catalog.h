@@ -292,6 +292,10 @@ int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, bool *kinds, f
  * path or an s3 URL). */
 int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, bool files,
 			       bool deletes, fdl_error *err);
+/* The same in the SQLite file `path` itself, which no DuckDB of this
+ * process has open (sqlite.c). */
+int fdl_catalog_paths_absolute_sqlite(const char *path, const char *data, int64_t upto, bool files, bool deletes,
+				      fdl_error *err);
 /* In a frozen catalog: a file begun after `after` (-1: any) recorded under
  * `data` where its table resolves is recorded relative to the data path
  * again; in the data file rows if `files`, the delete file rows if

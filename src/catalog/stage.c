@@ -89,6 +89,53 @@ int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data
 	return move_paths(d, tables, data, true, -1, upto, which, err);
 }
 
+/* The same in SQLite's own SQL, both tables in one transaction: SQLite
+ * scans 10,000 file rows in a millisecond where DuckDB's scanner, reading
+ * them all across, took 12. Table and schema rows resolve as prefix_sql's
+ * do: each id's latest row. */
+int fdl_catalog_paths_absolute_sqlite(const char *path, const char *data, int64_t upto, bool files, bool deletes,
+				      fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "BEGIN;", err);
+	for (int k = 0; k < 2 && !rc; k++) {
+		if (!(k ? deletes : files))
+			continue;
+		rc = fdl_buf_printf(&sql, err,
+				    " WITH tb AS (SELECT table_id, schema_id, path, path_is_relative FROM ducklake_table t"
+				    "  WHERE NOT EXISTS (SELECT 1 FROM ducklake_table n WHERE n.table_id = t.table_id AND"
+				    "  n.begin_snapshot > t.begin_snapshot)),"
+				    " s AS (SELECT schema_id, path, path_is_relative FROM ducklake_schema t"
+				    "  WHERE NOT EXISTS (SELECT 1 FROM ducklake_schema n WHERE n.schema_id = t.schema_id AND"
+				    "  n.begin_snapshot > t.begin_snapshot)),"
+				    " p AS (SELECT tb.table_id, CASE"
+				    "  WHEN NOT coalesce(tb.path_is_relative, 1) THEN coalesce(tb.path, '')"
+				    "  WHEN NOT coalesce(s.path_is_relative, 1) THEN coalesce(s.path, '') || coalesce(tb.path, '')"
+				    "  ELSE ");
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, data, err);
+		if (!rc)
+			rc = fdl_buf_printf(&sql, err,
+					    " || coalesce(s.path, '') || coalesce(tb.path, '') END AS prefix"
+					    "  FROM tb JOIN s ON s.schema_id = tb.schema_id)"
+					    " UPDATE %1$s SET path = (SELECT prefix FROM p WHERE p.table_id = %1$s.table_id) || path,"
+					    " path_is_relative = 0 WHERE path_is_relative AND table_id IN (SELECT table_id FROM p)",
+					    k ? "ducklake_delete_file" : "ducklake_data_file");
+		if (!rc && upto >= 0)
+			rc = fdl_buf_printf(&sql, err, " AND begin_snapshot <= %lld", (long long)upto);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, ";", err);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(&sql, " COMMIT;", err);
+	if (!rc)
+		rc = fdl_catalog_sqlite_exec_once(path, NULL, sql.data, err);
+	fdl_buf_free(&sql);
+	if (rc)
+		fdl_error_prefix(err, "recording the published data files by their place in the data folder");
+	return rc;
+}
+
 /* Any absolute path not under `data` stays, and the reader's checks refuse it. */
 int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, int64_t after, bool files,
 			       bool deletes, fdl_error *err)

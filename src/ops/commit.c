@@ -172,17 +172,25 @@ static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool swe
 	char *data = NULL, *dir = fdl_workrec_staging(w->id);
 	fdl_strlist listed = {0}, own = {0}, gone = {0};
 	int rc = dir ? fdl_work_data_location(&data, repo, err) : fdl_oom(err);
+	bool attached = true; /* the freeze left it attached read-only */
 	if (!rc && fz->staged.len) {
 		rc = fdl_catalog_detach(fz->duck, "fdl_work", err);
-		if (!rc)
-			rc = fdl_catalog_attach_raw(fz->duck, "fdl_work", w->catalog,
-						    w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, false, err);
-		if (!rc)
+		attached = false;
+		/* SQLite's own engine, once DuckDB's copy has let go of the file */
+		if (!rc && !w->postgres)
+			rc = fdl_catalog_paths_absolute_sqlite(w->catalog, data, fz->info.last_snapshot,
+							       fz->staged_kinds[0], fz->staged_kinds[1], err);
+		else if (!rc && !(rc = fdl_catalog_attach_raw(fz->duck, "fdl_work", w->catalog, FDL_CAT_POSTGRES, false,
+							       err)))
 			rc = fdl_catalog_paths_absolute(fz->duck, tables, data, fz->info.last_snapshot,
 							fz->staged_kinds[0], fz->staged_kinds[1], err);
+		attached = !rc && w->postgres;
 	}
 	if (!rc && sweep) /* a commit killed in here left copies: look for them */
 		rc = fdl_store_list(repo->store, dir, &listed, err);
+	if (!rc && listed.len && !attached)
+		rc = fdl_catalog_attach_raw(fz->duck, "fdl_work", w->catalog,
+					    w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true, err);
 	for (size_t i = 0; i < fz->staged.len && !rc && !sweep; i++) {
 		char *key = fdl_asprintf("%s/%s", dir, fz->staged.items[i]);
 		rc = key ? fdl_strlist_add(&gone, key, err) : fdl_oom(err);
