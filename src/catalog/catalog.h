@@ -292,6 +292,11 @@ int fdl_catalog_staged_files(fdl_strlist *out, fdl_strmap *sizes, bool *kinds, f
  * path or an s3 URL). */
 int fdl_catalog_paths_absolute(fdl_duck *d, const char *tables, const char *data, int64_t upto, bool files,
 			       bool deletes, fdl_error *err);
+/* Of the file tables which[0] (data) and which[1] (delete) names, those
+ * holding a row begun after `after` recorded by an absolute path: one
+ * count, where paths_relative's join of every table and schema row cost 4
+ * of a one-row commit's ms to find none. */
+int fdl_catalog_paths_absolute_after(fdl_duck *d, const char *tables, int64_t after, bool which[2], fdl_error *err);
 /* The same in the SQLite file `path` itself, which no DuckDB of this
  * process has open (sqlite.c). */
 int fdl_catalog_paths_absolute_sqlite(const char *path, const char *data, int64_t upto, bool files, bool deletes,

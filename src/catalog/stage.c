@@ -136,6 +136,23 @@ int fdl_catalog_paths_absolute_sqlite(const char *path, const char *data, int64_
 	return rc;
 }
 
+int fdl_catalog_paths_absolute_after(fdl_duck *d, const char *tables, int64_t after, bool which[2], fdl_error *err)
+{
+	char sql[512];
+	snprintf(sql, sizeof sql,
+		 "SELECT (SELECT count(*) FROM %1$s.ducklake_data_file WHERE begin_snapshot > %2$lld AND NOT path_is_relative),"
+		 " (SELECT count(*) FROM %1$s.ducklake_delete_file WHERE begin_snapshot > %2$lld AND NOT path_is_relative)",
+		 tables, (long long)after);
+	fdl_rows r;
+	int rc = fdl_duck_query(d, &r, sql, err);
+	if (rc)
+		return fdl_error_prefix(err, "looking for the new files recorded by an absolute path");
+	which[0] = which[0] && fdl_rows_int(&r, 0, 0) > 0;
+	which[1] = which[1] && fdl_rows_int(&r, 1, 0) > 0;
+	fdl_rows_free(&r);
+	return 0;
+}
+
 /* Any absolute path not under `data` stays, and the reader's checks refuse it. */
 int fdl_catalog_paths_relative(fdl_duck *d, const char *tables, const char *data, int64_t after, bool files,
 			       bool deletes, fdl_error *err)

@@ -391,10 +391,13 @@ static int staged_files(frozen *out, fdl_duck *d, fdl_repo *repo, const char *wo
 	int rc = fdl_catalog_staged_files(&out->staged, &out->staged_sizes, out->staged_kinds, d, work, upto, err);
 	fdl_strlist_sort(&out->staged);
 	bool carried = sn && fdl_since_files_carried(sn);
-	bool files = !carried || fdl_since_grown(sn, "ducklake_data_file"),
-	     deletes = !carried || fdl_since_grown(sn, "ducklake_delete_file");
-	if (!rc && (files || deletes))
-		rc = fdl_catalog_paths_relative(d, alias, repo->data_url, carried ? b : -1, files, deletes, err);
+	bool which[2] = {!carried || fdl_since_grown(sn, "ducklake_data_file"),
+			 !carried || fdl_since_grown(sn, "ducklake_delete_file")};
+	/* the new rows are mostly the staged files, relative already */
+	if (!rc && carried && (which[0] || which[1]))
+		rc = fdl_catalog_paths_absolute_after(d, alias, b, which, err);
+	if (!rc && (which[0] || which[1]))
+		rc = fdl_catalog_paths_relative(d, alias, repo->data_url, carried ? b : -1, which[0], which[1], err);
 	return rc;
 }
 
