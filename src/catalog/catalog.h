@@ -264,6 +264,9 @@ int fdl_listing_read(fdl_listing **out, fdl_duck *d, const char *alias, bool rea
 int fdl_listing_live(fdl_listing *l, fdl_data_files *out, fdl_error *err);
 int fdl_listing_all(fdl_listing *l, fdl_strlist *all, fdl_strmap *sizes, fdl_strlist *added, int64_t added_from,
 		    fdl_error *err);
+/* Its live tables in catalog order (table_id), each of a live schema:
+ * keys "schema.table", ids[i] keys[i]'s table_id (caller frees both). */
+int fdl_listing_tables(fdl_listing *l, fdl_strlist *keys, int64_t **ids, fdl_error *err);
 void fdl_listing_free(fdl_listing *l);
 
 /* Every data and delete file any row of the catalog references (relative
@@ -359,9 +362,11 @@ int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *pa
 int fdl_catalog_stats_check(fdl_strlist *problems, fdl_duck *d, const char *alias, const fdl_data_files *live,
 			    fdl_error *err);
 
-/* files.json's content (docs/format.md, "files.json"). */
-int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
-			   fdl_error *err);
+/* files.json's content (docs/format.md, "files.json"): its tables from
+ * `l` (the catalog's listing, read with reasons), their live files
+ * `files` (fdl_listing_live of it). */
+int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, fdl_listing *l,
+			   const fdl_data_files *files, fdl_error *err);
 
 /* One data file of a table, local paths: the file and its delete file
  * (NULL when none). */

@@ -87,13 +87,6 @@ int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, 
 	return rc;
 }
 
-/* Live tables in catalog order: key, table_id, schema, name. */
-static const char TABLES_SQL[] =
-	"SELECT s.schema_name || '.' || t.table_name, t.table_id, s.schema_name, t.table_name"
-	" FROM {db}.ducklake_table t"
-	" JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL"
-	" WHERE t.end_snapshot IS NULL ORDER BY t.table_id";
-
 static int file_json(json_t **out, const fdl_data_file *f)
 {
 	json_t *o = json_pack("{s:s, s:I, s:I}", "path", f->path, "rows", (json_int_t)f->rows, "bytes",
@@ -109,18 +102,24 @@ static int file_json(json_t **out, const fdl_data_file *f)
 }
 
 /* One table's object of files.json: its files, renamed_columns, field_ids
- * when renamed, and what a reader without the catalog needs (reading.c). */
-static int table_files_json(json_t **out, const fdl_data_files *files, fdl_reading *rd, fdl_rows *r, size_t i,
-			    fdl_error *err)
+ * when renamed, and what a reader without the catalog needs (reading.c).
+ * by_table: the indexes of `files` ordered by table_id. */
+static int table_files_json(json_t **out, const fdl_data_files *files, const size_t *by_table, int64_t id,
+			    fdl_reading *rd, fdl_error *err)
 {
-	int64_t id = fdl_rows_int(r, 1, i);
 	bool renamed = fdl_reading_renamed(rd, id);
 	json_t *list = json_array();
-	for (size_t k = 0; k < files->len && list; k++) {
+	size_t lo = 0, hi = files->len;
+	while (lo < hi) { /* the first of the table's files */
+		size_t mid = lo + (hi - lo) / 2;
+		if (files->items[by_table[mid]].table_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < files->len && list && files->items[by_table[k]].table_id == id; k++) {
 		json_t *fj;
-		if (files->items[k].table_id != id)
-			continue;
-		if (file_json(&fj, &files->items[k]) || json_array_append_new(list, fj)) {
+		if (file_json(&fj, &files->items[by_table[k]]) || json_array_append_new(list, fj)) {
 			json_decref(list);
 			list = NULL;
 		}
@@ -143,32 +142,65 @@ static int table_files_json(json_t **out, const fdl_data_files *files, fdl_readi
 	return 0;
 }
 
-int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, const fdl_data_files *files,
-			   fdl_error *err)
+typedef struct by_table_key {
+	int64_t table;
+	size_t index;
+} by_table_key;
+
+static int by_table_order(const void *a, const void *b)
 {
-	fdl_buf sql = {0};
+	const by_table_key *x = a, *y = b;
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The indexes of files' items ordered by table_id, each table's in their
+ * order in `files` (catalog order). */
+static size_t *files_by_table(const fdl_data_files *files)
+{
+	by_table_key *keys = calloc(files->len + 1, sizeof *keys);
+	size_t *order = calloc(files->len + 1, sizeof *order);
+	for (size_t i = 0; keys && order && i < files->len; i++)
+		keys[i] = (by_table_key){files->items[i].table_id, i};
+	if (keys && order && files->len)
+		qsort(keys, files->len, sizeof *keys, by_table_order);
+	for (size_t i = 0; keys && order && i < files->len; i++)
+		order[i] = keys[i].index;
+	if (!keys) {
+		free(order);
+		order = NULL;
+	}
+	free(keys);
+	return order;
+}
+
+int fdl_catalog_files_json(json_t **out, fdl_duck *d, const char *alias, fdl_listing *l,
+			   const fdl_data_files *files, fdl_error *err)
+{
 	fdl_reading *rd = NULL;
-	int rc = fdl_sql_with_db(&sql, TABLES_SQL, alias, err);
-	fdl_rows r;
-	if ((rc = fdl_duck_query_built(d, &r, &sql, rc, err)))
-		return fdl_error_prefix(err, "listing the catalog's tables");
-	if ((rc = fdl_reading_load(&rd, d, alias, files, err))) {
-		fdl_rows_free(&r);
-		return rc;
-	}
-	json_t *tables = json_object();
-	rc = tables ? 0 : fdl_oom(err);
-	for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
-		char *key = fdl_rows_str(&r, 0, i);
+	fdl_strlist keys = {0};
+	int64_t *ids = NULL;
+	size_t *by_table = NULL;
+	int rc = fdl_listing_tables(l, &keys, &ids, err);
+	if (!rc && !(by_table = files_by_table(files)))
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = fdl_reading_load(&rd, d, alias, files, err);
+	json_t *tables = rc ? NULL : json_object();
+	if (!rc && !tables)
+		rc = fdl_oom(err);
+	for (size_t i = 0; i < keys.len && !rc; i++) {
 		json_t *t = NULL;
-		rc = key ? table_files_json(&t, files, rd, &r, i, err) : fdl_oom(err);
-		if (rc && key)
-			fdl_error_prefix(err, "describing %s for the list of data files", key);
-		else if (json_object_set_new(tables, key, t))
+		rc = table_files_json(&t, files, by_table, ids[i], rd, err);
+		if (rc)
+			fdl_error_prefix(err, "describing %s for the list of data files", keys.items[i]);
+		else if (json_object_set_new(tables, keys.items[i], t))
 			rc = fdl_oom(err);
-		duckdb_free(key);
 	}
-	fdl_rows_free(&r);
+	fdl_strlist_free(&keys);
+	free(ids);
+	free(by_table);
 	fdl_reading_free(rd);
 	if (rc) {
 		json_decref(tables);

@@ -313,3 +313,24 @@ int fdl_listing_all(fdl_listing *l, fdl_strlist *all, fdl_strmap *sizes, fdl_str
 		}
 	return rc;
 }
+
+int fdl_listing_tables(fdl_listing *l, fdl_strlist *keys, int64_t **ids, fdl_error *err)
+{
+	*ids = calloc(l->n[K_TABLE] + 1, sizeof **ids);
+	int rc = *ids ? 0 : fdl_oom(err);
+	size_t n = 0;
+	for (size_t i = 0; i < l->n[K_TABLE] && !rc; i++) {
+		const lrow *t = &l->rows[K_TABLE][i], *s = t->live ? find(l, K_SCHEMA, t->owner, true) : NULL;
+		if (!s)
+			continue;
+		char *schema = fdl_rows_str(&l->r, L_NAME, s->row), *name = fdl_rows_str(&l->r, L_NAME, t->row);
+		char *key = schema && name ? fdl_asprintf("%s.%s", schema, name) : NULL;
+		rc = key ? fdl_strlist_add(keys, key, err) : fdl_oom(err);
+		if (!rc)
+			(*ids)[n++] = t->id;
+		free(key);
+		duckdb_free(schema);
+		duckdb_free(name);
+	}
+	return rc;
+}

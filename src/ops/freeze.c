@@ -670,14 +670,14 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (!rc)
 		rc = fdl_listing_all(listing, &out->all_files, &out->all_sizes, listed ? &added : NULL,
 				     w->base_snapshot >= 0 ? w->base_snapshot + 1 : -1, err);
-	fdl_listing_free(listing);
-	listing = NULL;
 	fdl_strlist_sort(&out->all_files);
 	fdl_strlist_sort(&added);
 	if (!rc && w->id[0])
 		rc = keep_unstaged(&added, &out->staged, err);
 	if (!rc)
-		rc = fdl_catalog_files_json(&out->files_json, d, nalias, &files, err);
+		rc = fdl_catalog_files_json(&out->files_json, d, nalias, listing, &files, err);
+	fdl_listing_free(listing);
+	listing = NULL;
 	json_t *tables = NULL;
 	if (!rc)
 		rc = fdl_catalog_tables_json(&tables, d, nalias, &files, err);

@@ -7,12 +7,14 @@
 
 /* files.json's "sha256" (fdl's field, docs/format.md): the sha256 of every
  * file in fz->all_files, carried over from the base version's files.json
- * where it records one, else computed by streaming the file from the store
+ * where it records one (through the working folder's copy of that map, `w`'s
+ * FDL_WORK_HASHES, when it copies that files.json; w may be NULL), else
+ * computed by streaming the file from the store
  * (its size checked against the catalog's record): a file of fz->staged from
  * `staging` (the working catalog's own folder, work/<id>; NULL: none), where
  * it is until commit publishes it, any other from the data folder;
- * fz->files_text gets files.json with it, and fz->files_json (its tree) is
- * freed. */
+ * fz->files_text gets files.json with it, fz->hashes_text the working
+ * folder's next copy of the map, and fz->files_json (its tree) is freed. */
 int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const char *staging, fdl_error *err);
 
 /* Each key hashed once however many threads and versions ask for it: the

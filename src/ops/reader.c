@@ -365,11 +365,15 @@ static int catalog_files_doc(json_t **out, fdl_reader *r, fdl_error *err)
 	int rc = fdl_duck_new(&d, false, err);
 	if (rc)
 		return rc;
+	fdl_listing *l = NULL;
 	rc = fdl_catalog_attach_raw(d, "fdl_v", r->catalog, FDL_CAT_DUCKDB, true, err);
 	if (!rc)
-		rc = fdl_catalog_data_files(d, "fdl_v", &files, err);
+		rc = fdl_listing_read(&l, d, "fdl_v", true, err);
 	if (!rc)
-		rc = fdl_catalog_files_json(out, d, "fdl_v", &files, err);
+		rc = fdl_listing_live(l, &files, err);
+	if (!rc)
+		rc = fdl_catalog_files_json(out, d, "fdl_v", l, &files, err);
+	fdl_listing_free(l);
 	fdl_data_files_free(&files);
 	fdl_duck_free(d);
 	return rc;

@@ -206,7 +206,7 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 	char *fkey = fpath ? fdl_version_key(d->id, fpath) : NULL;
 	json_t *derived = NULL;
 	*written = files_local ? files_written(files_local) : NULL;
-	if (files_local && !fdl_catalog_files_json(&derived, duck, alias, files, &e) &&
+	if (files_local && !fdl_catalog_files_json(&derived, duck, alias, *listing, files, &e) &&
 	    !files_agree(derived, json_string_value(json_object_get(fref, "sha256")), *written))
 		problem(r, fkey, "does not agree with the catalog (the catalog is right)");
 	json_decref(derived);
