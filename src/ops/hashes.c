@@ -27,7 +27,9 @@ static int base_hashes(json_t **map, fdl_repo *repo, const frozen *fz, const fdl
 	const json_t *ref = fz->base ? json_object_get(fdl_version_json(fz->base), "files") : NULL;
 	const char *sha = json_string_value(json_object_get(ref, "sha256"));
 	char why[160] = "";
-	int rc = w && sha ? fdl_work_hashes_read(map, w, sha, why, err) : 0;
+	int rc = w && sha ? fdl_work_hashes_read(map, w, sha, (int64_t)json_integer_value(json_object_get(ref, "bytes")),
+						why, err)
+			  : 0;
 	if (!rc && *map)
 		fdl_duck_trace(fz->duck, "commit: the base's sha256 map from %s", FDL_WORK_HASHES);
 	if (rc || *map)
@@ -131,6 +133,14 @@ static int hash_new(fdl_repo *repo, const frozen *fz, const char *staging, const
 	return fdl_pool_run(&t, err);
 }
 
+/* Whether path's hash is carried over from the base's map: never for a
+ * file still in the working catalog's own folder, which this commit
+ * publishes (whatever a copy of the map says of it). */
+static bool carried(const json_t *known, const frozen *fz, const char *path)
+{
+	return json_is_string(json_object_get(known, path)) && !fdl_strlist_has_sorted(&fz->staged, path);
+}
+
 int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const char *staging, fdl_error *err)
 {
 	json_t *known = NULL, *map = json_object();
@@ -140,7 +150,7 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const cha
 	int rc = map && paths ? base_hashes(&known, repo, fz, w, err) : fdl_oom(err);
 	for (size_t i = 0; !rc && i < n; i++) /* sorted: a repeat follows its first */
 		if ((!i || strcmp(fz->all_files.items[i], fz->all_files.items[i - 1])) &&
-		    !json_is_string(json_object_get(known, fz->all_files.items[i])))
+		    !carried(known, fz, fz->all_files.items[i]))
 			paths[todo++] = fz->all_files.items[i];
 	if (!rc && !(hex = calloc(todo + 1, sizeof *hex)))
 		rc = fdl_oom(err);
@@ -150,8 +160,8 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const cha
 		const char *path = fz->all_files.items[i];
 		if (i && !strcmp(path, fz->all_files.items[i - 1]))
 			continue;
-		json_t *had = json_object_get(known, path);
-		if (json_is_string(had)) /* the base's value itself: one string for both */
+		json_t *had = carried(known, fz, path) ? json_object_get(known, path) : NULL;
+		if (had) /* the base's value itself: one string for both */
 			rc = json_object_set(map, path, had) ? fdl_oom(err) : 0;
 		else if (json_object_set_new(map, path, json_string(hex[k++])))
 			rc = fdl_oom(err);
@@ -168,8 +178,9 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const cha
 	}
 	/* the working folder's copy of the map, for the next commit */
 	char sha[65];
-	if (!rc && w && !w->postgres && !(rc = fdl_sha256_mem(sha, fz->files_text, fz->files_len, err)))
-		rc = fdl_work_hashes_text(&fz->hashes_text, map, sha, err);
+	fdl_error ignore; /* derived: without it, the next commit reads files.json */
+	if (!rc && w && !w->postgres && !fdl_sha256_mem(sha, fz->files_text, fz->files_len, &ignore))
+		fdl_work_hashes_text(&fz->hashes_text, map, sha);
 	json_decref(map);
 	if (!rc) { /* its text is what is written: the tree goes now, not at the commit's end */
 		json_decref(fz->files_json);

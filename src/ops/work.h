@@ -63,13 +63,17 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err);
 /* WORK/FDL_WORK_TEMPLATE (NULL for PostgreSQL, or out of memory). */
 char *fdl_work_template_path(const fdl_work *w);
 /* The sha256 map (path -> hex) of the files.json whose sha256 is
- * files_sha256, from WORK/FDL_WORK_HASHES; *map NULL, and `why` saying
- * why, when that file cannot stand for it (absent, another files.json's,
- * changed, a PostgreSQL catalog). Errors only for memory. */
-int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha256, char why[160], fdl_error *err);
+ * files_sha256 (and size files_bytes, which bounds what is read), from
+ * WORK/FDL_WORK_HASHES, opened with no symlink followed; *map NULL, and
+ * `why` saying why, when that file cannot stand for it (absent, not a
+ * regular file, another files.json's, changed, a PostgreSQL catalog).
+ * Errors only for memory. */
+int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha256, int64_t files_bytes,
+			 char why[160], fdl_error *err);
 /* Its text for `map`, the sha256 map of the files.json whose sha256 is
- * files_sha256 (out empty when a path cannot be written on a line). */
-int fdl_work_hashes_text(fdl_buf *out, const json_t *map, const char *files_sha256, fdl_error *err);
+ * files_sha256 (out empty when a path cannot be written on a line, or
+ * memory ran out: a derived copy is never worth failing a commit). */
+void fdl_work_hashes_text(fdl_buf *out, const json_t *map, const char *files_sha256);
 /* Replace WORK/FDL_WORK_HASHES with `text` (removed when text is empty;
  * nothing for PostgreSQL). */
 int fdl_work_hashes_save(const fdl_work *w, const fdl_buf *text, fdl_error *err);

@@ -14,6 +14,8 @@
 #include "work.h"
 
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,21 +46,43 @@ static bool body_lines(json_t *map, char *p, char *end, bool *oom)
 	return true;
 }
 
-int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha256, char why[160], fdl_error *err)
+/* The file, opened with no symlink followed (and without waiting on a
+ * FIFO), read whole up to max_bytes: 0 and why[0] NUL when read. */
+static int read_file(fdl_buf *b, const fdl_work *w, size_t max_bytes, char why[160])
+{
+	fdl_error e;
+	struct stat st;
+	int fd = fdl_open_beneath(w->dir, FDL_WORK_HASHES, O_RDONLY | O_NONBLOCK, &e);
+	if (fd < 0) {
+		snprintf(why, 160, fd == FDL_ENOTFOUND ? "no %s" : "%s is not a regular file", FDL_WORK_HASHES);
+		return -1;
+	}
+	bool regular = !fstat(fd, &st) && S_ISREG(st.st_mode);
+	if (!regular || (size_t)st.st_size > max_bytes) {
+		snprintf(why, 160, regular ? "%s is larger than the map it would copy" : "%s is not a regular file",
+			 FDL_WORK_HASHES);
+		close(fd);
+		return -1;
+	}
+	if (fdl_fd_read(b, fd, FDL_WORK_HASHES, max_bytes, &e)) { /* which closes fd */
+		snprintf(why, 160, "%s could not be read", FDL_WORK_HASHES);
+		return -1;
+	}
+	return 0;
+}
+
+int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha256, int64_t files_bytes,
+			 char why[160], fdl_error *err)
 {
 	*map = NULL;
-	char *path = hashes_path(w), body[65];
-	struct stat st;
+	char body[65];
 	fdl_buf b = {0};
 	int rc = 0;
 	snprintf(why, 160, "no %s", FDL_WORK_HASHES);
-	if (!path || !files_sha256 || strlen(files_sha256) != 64 || lstat(path, &st) || !S_ISREG(st.st_mode)) {
-		free(path);
-		return 0;
-	}
-	if (fdl_file_read(&b, path, SIZE_MAX, err)) {
-		fdl_error_clear(err);
-		snprintf(why, 160, "%s could not be read", FDL_WORK_HASHES);
+	/* a line is shorter than its entry in files.json's map */
+	if (w->postgres || !files_sha256 || strlen(files_sha256) != 64 || files_bytes <= 0 ||
+	    read_file(&b, w, (size_t)files_bytes + HEADER_LEN, why)) {
+		/* why says */
 	} else if (b.len < HEADER_LEN) {
 		snprintf(why, 160, "%s is malformed", FDL_WORK_HASHES);
 	} else if (memcmp(b.data, HEADER, sizeof HEADER - 1) || memcmp(b.data + sizeof HEADER - 1, files_sha256, 64) ||
@@ -79,37 +103,36 @@ int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha2
 		}
 	}
 	fdl_buf_free(&b);
-	free(path);
 	return rc;
 }
 
-int fdl_work_hashes_text(fdl_buf *out, const json_t *map, const char *files_sha256, fdl_error *err)
+void fdl_work_hashes_text(fdl_buf *out, const json_t *map, const char *files_sha256)
 {
 	fdl_buf body = {0};
 	const char *key;
 	json_t *v;
+	fdl_error e;
 	int rc = 0;
 	memset(out, 0, sizeof *out);
 	json_object_foreach((json_t *)map, key, v) {
 		const char *hex = json_string_value(v);
-		if (!hex || strlen(hex) != 64 || strpbrk(key, "\n\r") || !*key) {
-			fdl_buf_free(&body);
-			return 0; /* a path no line can hold: no cache */
-		}
-		if ((rc = fdl_buf_printf(&body, err, "%s %s\n", hex, key)))
+		if (!hex || strlen(hex) != 64 || strpbrk(key, "\n\r") || !*key)
+			rc = -1; /* a path no line can hold: no copy */
+		else
+			rc = fdl_buf_printf(&body, &e, "%s %s\n", hex, key);
+		if (rc)
 			break;
 	}
 	char sum[65];
 	if (!rc)
-		rc = fdl_sha256_mem(sum, body.data ? body.data : "", body.len, err);
+		rc = fdl_sha256_mem(sum, body.data ? body.data : "", body.len, &e);
 	if (!rc)
-		rc = fdl_buf_printf(out, err, HEADER "%s %s\n", files_sha256, sum);
+		rc = fdl_buf_printf(out, &e, HEADER "%s %s\n", files_sha256, sum);
 	if (!rc && body.len)
-		rc = fdl_buf_add(out, body.data, body.len, err);
+		rc = fdl_buf_add(out, body.data, body.len, &e);
 	fdl_buf_free(&body);
 	if (rc)
 		fdl_buf_free(out);
-	return rc;
 }
 
 int fdl_work_hashes_save(const fdl_work *w, const fdl_buf *text, fdl_error *err)

@@ -220,7 +220,7 @@ def test_the_working_folders_copy_of_the_map_serves_only_the_files_json_it_copie
     real = tmp_path / "elsewhere.txt"
     cache.rename(real)
     cache.symlink_to(real)
-    assert commit(14) == ["the base's sha256 map from its files.json (no fdl-hashes.txt)"]
+    assert commit(14) == ["the base's sha256 map from its files.json (fdl-hashes.txt is not a regular file)"]
     assert not cache.is_symlink()  # replaced by the commit's own copy
     head = cache.read_text().split("\n", 1)[0].split()
     body = "0" * 63 + "x main/pay/a.parquet\n"  # well sealed, but no hash
@@ -229,5 +229,17 @@ def test_the_working_folders_copy_of_the_map_serves_only_the_files_json_it_copie
     cache.write_text(cache.read_text()[:100])
     assert commit(16) == ["the base's sha256 map from its files.json (fdl-hashes.txt is malformed)"]
     assert commit(17) == ["the base's sha256 map from fdl-hashes.txt"]
+    # a well-sealed copy naming a file this commit publishes: hashed anyway
+    con.execute("INSERT INTO lake.pay VALUES (18, 'AMOUNT:000018')")
+    wid = read_json(work / "fdl-work.json")["id"]
+    staged = [str(f.relative_to(repo.root / "work" / wid)) for f in (repo.root / "work" / wid).rglob("*.parquet")]
+    assert len(staged) == 1
+    head, *lines = cache.read_text().splitlines()
+    body = "".join(l + "\n" for l in lines) + "0" * 64 + " " + staged[0] + "\n"
+    fsha = head.split()[2]
+    cache.write_text(f"fdl-hashes 1 {fsha} {hashlib.sha256(body.encode()).hexdigest()}\n{body}")
+    p = fdl("commit", work, "-m", "v18", env={"FDL_TRACE": "1"})
+    assert traced_map(p) == ["the base's sha256 map from fdl-hashes.txt"]
+    assert hashes(repo, repo.head())[staged[0]] == sha(repo.root / "data" / staged[0])
     p = fdl("verify", repo.root, "--all")
     assert p.returncode == 0, p.stdout + p.stderr
