@@ -115,6 +115,9 @@ char *fdl_duck_vector_string(duckdb_vector vec, idx_t row);
 
 /* Expand a query template: every {db} becomes `alias` (inspect.c). */
 int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err);
+/* Appends `<fn>('<db>', '<native>')`: a statement run in the attached
+ * database's own engine (fn: sqlite_query or postgres_query), quoted. */
+int fdl_sql_native(fdl_buf *sql, const char *fn, const char *db, const char *native, fdl_error *err);
 /* Join the schema path, table path and file path of row `row` (columns
  * col0.. : each path and its path_is_relative) the way DuckLake resolves
  * them; refuses an absolute or unclean result, naming `what`. */

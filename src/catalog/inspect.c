@@ -63,6 +63,14 @@ int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, c
 }
 
 /* Expand a query template: every {db} becomes the attached alias. */
+int fdl_sql_native(fdl_buf *sql, const char *fn, const char *db, const char *native, fdl_error *err)
+{
+	int rc = fdl_buf_printf(sql, err, "%s('%s', ", fn, db);
+	if (!rc)
+		rc = fdl_buf_sql_str(sql, native, err);
+	return rc ? rc : fdl_buf_puts(sql, ")", err);
+}
+
 int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err)
 {
 	int rc = 0;
@@ -262,11 +270,9 @@ static int staged_sql(fdl_buf *sql, const char *alias, int64_t upto, fdl_error *
 	if (!strchr(alias, '.')) {
 		rc = fdl_buf_printf(&inner, err, STAGED_SQLITE_SQL, (long long)upto);
 		if (!rc)
-			rc = fdl_buf_printf(sql, err, "SELECT * FROM sqlite_query('%s', ", alias);
+			rc = fdl_buf_puts(sql, "SELECT * FROM ", err);
 		if (!rc)
-			rc = fdl_buf_sql_str(sql, inner.data, err);
-		if (!rc)
-			rc = fdl_buf_puts(sql, ")", err);
+			rc = fdl_sql_native(sql, "sqlite_query", alias, inner.data, err);
 	} else {
 		rc = fdl_sql_with_db(&inner, ALL_FILES_SQL, alias, err);
 		if (!rc)

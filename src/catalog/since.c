@@ -46,12 +46,8 @@ typedef struct source {
 /* ` FROM <fn>('<db>', '<native>')` */
 static int native_from(fdl_buf *sql, const source *s, const char *native, fdl_error *err)
 {
-	int rc = fdl_buf_printf(sql, err, " FROM %s('%s', ", s->fn, s->db);
-	if (!rc)
-		rc = fdl_buf_sql_str(sql, native, err);
-	if (!rc)
-		rc = fdl_buf_puts(sql, ")", err);
-	return rc;
+	int rc = fdl_buf_puts(sql, " FROM ", err);
+	return rc ? rc : fdl_sql_native(sql, s->fn, s->db, native, err);
 }
 
 /* The rows of table t (kind k) the cut at `from` < snapshot <= `to` adds
