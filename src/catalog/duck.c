@@ -239,9 +239,11 @@ void fdl_duck_trace(fdl_duck *d, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
+	flockfile(stderr); /* one line, whichever thread writes beside it */
 	fputs("fdl trace: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 	va_end(ap);
 }
 

@@ -248,7 +248,7 @@ static int settled(fdl_repo *repo, const fdl_work *w, frozen *fz, bool sweep, fd
 typedef struct commit_job {
 	fdl_work w;
 	fdl_repo *repo;
-	char *key, *tmpdir, *staging;
+	char *key, *tmpdir;
 	frozen fz;
 	fdl_workrec_seen seen;
 	json_t *inputs;
@@ -329,7 +329,7 @@ static int commit_freeze(commit_job *c, const fdl_commit_options *opts, fdl_erro
 		return rc;
 	if (opts->compact && (rc = compact_work(w, c->repo, err)))
 		return rc;
-	if ((rc = fdl_freeze(&c->fz, c->repo, w, c->tmpdir, err))) {
+	if ((rc = fdl_freeze(&c->fz, c->repo, w, c->tmpdir, true, err))) {
 		/* DuckDB and SQLite say "disk I/O error" for a full disk: say
 		 * which one is full, as any other write fdl makes does */
 		const char *tmpdir = c->tmpdir;
@@ -375,18 +375,14 @@ static int commit_unchanged(commit_job *c, char out_id[FDL_ID_LEN + 1], int *rc,
 	return 1;
 }
 
-/* Hash the new data files, look at the branch once more, write the version
- * and move the branch to it (compare-and-swap). */
+/* Look at the branch once more, write the version and move the branch to
+ * it (compare-and-swap). The freeze hashed the new data files, each read
+ * once (where it is: not yet published, in the working catalog's own
+ * folder). */
 static int commit_publish(commit_job *c, const fdl_commit_options *opts, fdl_error *err)
 {
 	fdl_work *w = &c->w;
 	int rc;
-	/* each new data file read once, here, for files.json's sha256 (where it
-	 * is: not yet published, in the working catalog's own folder) */
-	if (w->id[0] && !(c->staging = fdl_workrec_staging(w->id)))
-		return fdl_oom(err);
-	if ((rc = fdl_data_hashes_add(&c->fz, c->repo, w, c->staging, err)))
-		return rc;
 	/* The freeze and hashing took a while: if the branch moved meanwhile, stop before
 	 * writing a version that could only lose the compare-and-swap. */
 	char again[FDL_ID_LEN + 1] = "";
@@ -482,7 +478,6 @@ static void commit_job_free(commit_job *c)
 	}
 	fdl_frozen_free(&c->fz);
 	json_decref(c->inputs);
-	free(c->staging);
 	free(c->key);
 	fdl_repo_free(c->repo);
 	fdl_work_free(&c->w);

@@ -21,7 +21,7 @@ int fdl_describe(char **out, const char *work, fdl_error *err)
 	if (!rc)
 		rc = fdl_tempdir(&tmpdir, "describe", err);
 	if (!rc)
-		rc = fdl_freeze(&fz, repo, &w, tmpdir, err);
+		rc = fdl_freeze(&fz, repo, &w, tmpdir, false, err);
 	if (!rc)
 		rc = fdl_json_dump(out, NULL, fz.dataset_json, err);
 	if (tmpdir) {

@@ -9,6 +9,7 @@
  * version. Writes nothing to the repository.
  */
 #include "freeze.h"
+#include "hashes.h"
 #include "../layout/dataset.h"
 #include "../util/pool.h"
 
@@ -133,11 +134,16 @@ static int small_files(fdl_strlist *warnings, const fdl_data_files *files, fdl_e
 	return rc;
 }
 
-/* What runs beside DuckDB's write of the frozen file. */
+/* What runs beside DuckDB's write of the frozen file: the new data files
+ * looked at, then (commit: `hash`) files.json's sha256 of them and its
+ * text, which at 10,000 files take as long as that write. */
 typedef struct side_job {
 	fdl_repo *repo;
 	const fdl_data_files *files;
 	const fdl_strlist *added;
+	frozen *out;
+	const fdl_work *w;
+	bool hash;
 	int rc;
 	fdl_error err;
 } side_job;
@@ -146,6 +152,15 @@ static void side_run(void *arg)
 {
 	side_job *j = arg;
 	j->rc = check_data_files(j->repo, j->files, j->added, &j->err);
+	if (j->rc || !j->hash)
+		return;
+	/* a new file is read where it still is: the working catalog's folder */
+	char *staging = j->w->id[0] ? fdl_workrec_staging(j->w->id) : NULL;
+	if (j->w->id[0] && !staging)
+		j->rc = fdl_oom(&j->err);
+	else
+		j->rc = fdl_data_hashes_add(j->out, j->repo, j->w, staging, &j->err);
+	free(staging);
 }
 
 /* A base version that expired or was withdrawn since the checkout may have
@@ -627,7 +642,7 @@ static int keep_unstaged(fdl_strlist *added, const fdl_strlist *staged, fdl_erro
 	return rc;
 }
 
-int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err)
+int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, bool hash, fdl_error *err)
 {
 	fdl_duck *d = NULL;
 	int rc = read_base(out, repo, w, err);
@@ -691,9 +706,12 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	if (sn)
 		fdl_catalog_detach(d, "fdl_base", NULL);
 	/* DuckDB writes the frozen file while the new data files are looked
-	 * at: the store is not used by this thread until the other one is
-	 * joined */
-	side_job job = {repo, &files, listed ? &added : NULL, 0, {0}};
+	 * at and hashed: the store is not used by this thread until the other
+	 * one is joined, which reads `out` but what the detach below writes
+	 * (out->info.storage), and DuckDB only for its trace */
+	if (!rc)
+		out->duck = d; /* commit settles the working catalog's files in it */
+	side_job job = {repo, &files, listed ? &added : NULL, out, w, hash, 0, {0}};
 	fdl_pool_side *side = rc ? NULL : fdl_pool_side_start(side_run, &job);
 	if (!rc && !side)
 		side_run(&job);
@@ -715,10 +733,10 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	fdl_strlist_free(&added);
 	fdl_data_files_free(&files);
 	fdl_since_free(sn);
-	if (!rc)
-		out->duck = d; /* commit settles the working catalog's files in it */
-	else
+	if (rc) {
+		out->duck = NULL;
 		fdl_duck_free(d);
+	}
 	return rc;
 }
 

@@ -46,8 +46,10 @@ typedef struct frozen {
  * and derive files.json, dataset.json and changes from it. A catalog with
  * no new snapshot since the base is frozen too (out->same_snapshot set):
  * its description may have changed, and a broken one must fail as it
- * would with new data. */
-int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, fdl_error *err);
+ * would with new data. With `hash` (commit), files.json's sha256 of the
+ * data files and its text too (fdl_data_hashes_add, hashes.h), made while
+ * DuckDB writes the frozen file. */
+int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, bool hash, fdl_error *err);
 void fdl_frozen_free(frozen *f);
 
 #endif
