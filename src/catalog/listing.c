@@ -52,6 +52,11 @@ typedef struct lrow {
 	int64_t id, owner, link, begin;
 	bool live, has_order;
 	int64_t order;
+	/* a file's path once resolved under table row `under_t` and schema
+	 * row `under_s` (resolved): the live files' and every file's lists
+	 * take each path once */
+	char *path;
+	const struct lrow *under_s, *under_t;
 } lrow;
 
 struct fdl_listing {
@@ -65,8 +70,11 @@ void fdl_listing_free(fdl_listing *l)
 	if (!l)
 		return;
 	fdl_rows_free(&l->r);
-	for (int k = 0; k < K_KINDS; k++)
+	for (int k = 0; k < K_KINDS; k++) {
+		for (size_t i = 0; k >= K_DATA && i < l->n[k]; i++)
+			free(l->rows[k][i].path);
 		free(l->rows[k]);
+	}
 	free(l);
 }
 
@@ -116,7 +124,10 @@ int fdl_listing_read(fdl_listing **out, fdl_duck *d, const char *alias, bool rea
 			    fdl_rows_int(r, L_BEGIN, i),
 			    fdl_rows_null(r, L_END, i),
 			    !fdl_rows_null(r, L_ORDER, i),
-			    fdl_rows_null(r, L_ORDER, i) ? 0 : fdl_rows_int(r, L_ORDER, i)};
+			    fdl_rows_null(r, L_ORDER, i) ? 0 : fdl_rows_int(r, L_ORDER, i),
+			    NULL,
+			    NULL,
+			    NULL};
 	}
 	for (int k = 0; k < K_KINDS && !rc; k++)
 		if (l->n[k] && k != K_DATA) /* data files stay in catalog order */
@@ -150,9 +161,10 @@ static const lrow *find(const fdl_listing *l, int kind, int64_t id, bool live)
 	return hit;
 }
 
-/* The path of file row `f` under table row `t` and schema row `s`. */
-static int resolve(char **out, fdl_listing *l, const lrow *s, const lrow *t, const lrow *f, const char *what,
-		   fdl_error *err)
+/* The path of file row `f` under table row `t` and schema row `s`; `what`
+ * names the file in the message when it is not a clean relative path. */
+static int join(char **out, fdl_listing *l, const lrow *s, const lrow *t, const lrow *f, const char *what,
+		fdl_error *err)
 {
 	char *parts[3];
 	bool rel[3];
@@ -167,12 +179,36 @@ static int resolve(char **out, fdl_listing *l, const lrow *s, const lrow *t, con
 	return rc;
 }
 
-static char *name_of(fdl_listing *l, const lrow *x)
+/* The path of file row `f` (of kind `kind`) under table row `t` and schema
+ * row `s`, owned by the listing: resolved once for those rows. Its name
+ * in a message ("data file 12 of table t") is made only for one. */
+static int resolve(const char **out, fdl_listing *l, const lrow *s, const lrow *t, lrow *f, int kind,
+		   fdl_error *err)
 {
-	char *n = fdl_rows_str(&l->r, L_NAME, x->row);
-	char *copy = fdl_strdup(n ? n : "?");
-	duckdb_free(n);
-	return copy;
+	if (f->path && f->under_s == s && f->under_t == t) {
+		*out = f->path;
+		return 0;
+	}
+	char *path = NULL, what[600];
+	fdl_error e;
+	int rc = join(&path, l, s, t, f, "a file", &e);
+	if (rc == FDL_EINVALID) {
+		char *table = fdl_rows_str(&l->r, L_NAME, t->row);
+		snprintf(what, sizeof what, "%s file %lld of table %s", kind == K_DELETE ? "delete" : "data",
+			 (long long)f->id, table ? table : "?");
+		duckdb_free(table);
+		rc = join(&path, l, s, t, f, what, &e);
+	}
+	if (rc) {
+		*err = e;
+		return rc;
+	}
+	free(f->path);
+	f->path = path;
+	f->under_s = s;
+	f->under_t = t;
+	*out = path;
+	return 0;
 }
 
 /* The live data files in catalog order: by table, file_order (NULLS
@@ -203,7 +239,7 @@ static int least_why(char **out, fdl_listing *l, const lrow *f, const lrow *x, f
 
 /* One item: data file f of table t in schema s, with its delete file x
  * (NULL: none). */
-static int add_live(fdl_listing *l, fdl_data_files *out, const lrow *s, const lrow *t, const lrow *f, const lrow *x,
+static int add_live(fdl_listing *l, fdl_data_files *out, const lrow *s, const lrow *t, lrow *f, lrow *x,
 		    fdl_error *err)
 {
 	if (out->len == out->cap) {
@@ -216,7 +252,8 @@ static int add_live(fdl_listing *l, fdl_data_files *out, const lrow *s, const lr
 	}
 	fdl_data_file *it = &out->items[out->len];
 	memset(it, 0, sizeof *it);
-	char *sn = fdl_rows_str(&l->r, L_NAME, s->row), *tn = fdl_rows_str(&l->r, L_NAME, t->row), what[600];
+	char *sn = fdl_rows_str(&l->r, L_NAME, s->row), *tn = fdl_rows_str(&l->r, L_NAME, t->row);
+	const char *path = NULL;
 	it->table_key = sn && tn ? fdl_asprintf("%s.%s", sn, tn) : fdl_strdup("");
 	duckdb_free(sn);
 	duckdb_free(tn);
@@ -228,13 +265,11 @@ static int add_live(fdl_listing *l, fdl_data_files *out, const lrow *s, const lr
 	it->bytes = fdl_rows_null(r, L_BYTES, f->row) ? 0 : fdl_rows_int(r, L_BYTES, f->row);
 	it->footer_bytes = fdl_rows_null(r, L_FOOTER, f->row) ? -1 : fdl_rows_int(r, L_FOOTER, f->row);
 	int rc = it->table_key ? 0 : fdl_oom(err);
-	if (!rc) {
-		snprintf(what, sizeof what, "data file of table %s", it->table_key);
-		rc = resolve(&it->path, l, s, t, f, what, err);
-	}
+	if (!rc && !(rc = resolve(&path, l, s, t, f, K_DATA, err)) && !(it->path = fdl_strdup(path)))
+		rc = fdl_oom(err);
 	if (!rc && x) {
-		snprintf(what, sizeof what, "delete file of table %s", it->table_key);
-		rc = resolve(&it->delete_path, l, s, t, x, what, err);
+		if (!(rc = resolve(&path, l, s, t, x, K_DELETE, err)) && !(it->delete_path = fdl_strdup(path)))
+			rc = fdl_oom(err);
 		it->delete_rows = fdl_rows_null(r, L_N, x->row) ? 0 : fdl_rows_int(r, L_N, x->row);
 		it->delete_bytes = fdl_rows_null(r, L_BYTES, x->row) ? 0 : fdl_rows_int(r, L_BYTES, x->row);
 	}
@@ -247,19 +282,21 @@ static int add_live(fdl_listing *l, fdl_data_files *out, const lrow *s, const lr
 int fdl_listing_live(fdl_listing *l, fdl_data_files *out, fdl_error *err)
 {
 	size_t nd = l->n[K_DATA], n = 0;
-	const lrow **pick = calloc(nd + 1, sizeof *pick);
+	lrow **pick = calloc(nd + 1, sizeof *pick);
 	int rc = pick ? 0 : fdl_oom(err);
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < nd && !rc; i++) {
-		const lrow *f = &l->rows[K_DATA][i], *t = f->live ? find(l, K_TABLE, f->owner, true) : NULL;
+		lrow *f = &l->rows[K_DATA][i];
+		const lrow *t = f->live ? find(l, K_TABLE, f->owner, true) : NULL;
 		if (t && find(l, K_SCHEMA, t->owner, true))
 			pick[n++] = f;
 	}
 	if (n)
 		qsort(pick, n, sizeof *pick, live_order);
-	const lrow *dels = l->rows[K_DELETE];
+	lrow *dels = l->rows[K_DELETE];
 	for (size_t i = 0; i < n && !rc; i++) {
-		const lrow *f = pick[i], *t = find(l, K_TABLE, f->owner, true), *s = find(l, K_SCHEMA, t->owner, true);
+		lrow *f = pick[i];
+		const lrow *t = find(l, K_TABLE, f->owner, true), *s = find(l, K_SCHEMA, t->owner, true);
 		size_t lo = 0, hi = l->n[K_DELETE], added = 0;
 		while (lo < hi) { /* the first delete file of f */
 			size_t mid = lo + (hi - lo) / 2;
@@ -286,19 +323,13 @@ int fdl_listing_all(fdl_listing *l, fdl_strlist *all, fdl_strmap *sizes, fdl_str
 	int rc = 0;
 	for (int kind = K_DATA; kind <= K_DELETE && !rc; kind++)
 		for (size_t i = 0; i < l->n[kind] && !rc; i++) {
-			const lrow *f = &l->rows[kind][i], *t = find(l, K_TABLE, f->owner, false),
-				   *s = t ? find(l, K_SCHEMA, t->owner, false) : NULL;
+			lrow *f = &l->rows[kind][i];
+			const lrow *t = find(l, K_TABLE, f->owner, false), *s = t ? find(l, K_SCHEMA, t->owner, false) : NULL;
 			bool is_added = added && (added_from < 0 || f->begin >= added_from);
 			if (!s || (!all && !is_added))
 				continue;
-			/* named for the messages: "data file 12 of table t" */
-			char *table = name_of(l, t), *path = NULL, what[512];
-			if (!table)
-				return fdl_oom(err);
-			snprintf(what, sizeof what, "%s file %lld of table %s", kind == K_DELETE ? "delete" : "data",
-				 (long long)f->id, table);
-			free(table);
-			rc = resolve(&path, l, s, t, f, what, err);
+			const char *path = NULL;
+			rc = resolve(&path, l, s, t, f, kind, err);
 			if (!rc && all)
 				rc = fdl_strlist_add(all, path, err);
 			if (!rc && is_added)
@@ -309,7 +340,6 @@ int fdl_listing_all(fdl_listing *l, fdl_strlist *all, fdl_strmap *sizes, fdl_str
 						    fdl_rows_null(&l->r, L_BYTES, f->row) ? -1
 											 : fdl_rows_int(&l->r, L_BYTES, f->row),
 						    err);
-			free(path);
 		}
 	return rc;
 }
