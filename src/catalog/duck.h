@@ -72,6 +72,16 @@ int64_t fdl_rows_int(fdl_rows *rows, size_t col, size_t row);
 /* Cell as text; NULL for SQL NULL. Caller frees with duckdb_free. */
 char *fdl_rows_str(fdl_rows *rows, size_t col, size_t row);
 
+/* One statement run beside the caller's (beside.c; fdl_duck_new_sharing): on a connection of
+ * its own to d's database, on a thread of its own, seeing what d attached
+ * before the start. The caller goes on with d and joins it where it needs
+ * the answer: its rows into *rows (NULL: dropped; the caller frees them),
+ * its error into err. Join before d is freed, and before d touches a
+ * catalog the statement writes. Joining NULL returns 0. */
+typedef struct fdl_duck_beside fdl_duck_beside;
+int fdl_duck_beside_start(fdl_duck_beside **out, fdl_duck *d, const char *sql, fdl_error *err);
+int fdl_duck_beside_join(fdl_duck_beside *b, fdl_rows *rows, fdl_error *err);
+
 /* The one ATTACH statement builder (attach.c): appends
  * `ATTACH '<prefix><target>' AS <alias> (<before>DATA_PATH '<data_path>'<after>)`,
  * without the DATA_PATH part when data_path is NULL: `(<before><after>)`. */

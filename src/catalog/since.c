@@ -222,6 +222,7 @@ struct fdl_since {
 	int64_t b;           /* its snapshot */
 	meta_schema bs;      /* its tables, columns and types */
 	fdl_rows sum;        /* its summary: table, fp */
+	fdl_duck_beside *summing; /* that summary, until joined (base_summed) */
 	bool summed;
 	char why[600];       /* empty: usable so far */
 	fdl_strlist whole;   /* tables copied whole */
@@ -229,6 +230,32 @@ struct fdl_since {
 	fdl_strlist empty;   /* its tables with no row (sorted) */
 	bool schema_same;    /* no schema change in the working catalog since b */
 };
+
+/* Why a step failed, kept for the caller's trace; 0: the full freeze
+ * will say what is wrong, or succeed. */
+static int give_up(fdl_since *sn, const char *what, const fdl_error *err)
+{
+	snprintf(sn->why, sizeof sn->why, "%s: %.500s", what, err->message);
+	return 0;
+}
+
+/* The base's summary, summed up beside the caller since fdl_since_base:
+ * joined once, and its last snapshot checked against the version's. */
+static void base_summed(fdl_since *sn)
+{
+	if (!sn->summing)
+		return;
+	fdl_error e;
+	if (fdl_duck_beside_join(sn->summing, &sn->sum, &e))
+		give_up(sn, "the base catalog could not be summed up", &e);
+	else
+		sn->summed = true;
+	sn->summing = NULL;
+	char *last = sn->summed ? named(&sn->sum, "#last", NULL) : NULL;
+	if (sn->summed && (!last || atoll(last) != sn->b))
+		snprintf(sn->why, sizeof sn->why, "the base catalog does not stop at its version's snapshot");
+	free(last);
+}
 
 /* The working catalog's summary against the base's: lines[i] for
  * bs->tables.items[i]. NULL when the base can be carried, else why not. */
@@ -246,6 +273,11 @@ static const char *compare(fdl_since *sn, fdl_duck *d, const source *s, int64_t 
 		*rc = fdl_duck_query(d, &rw, q.data, err);
 	fdl_buf_free(&w);
 	fdl_buf_free(&q);
+	base_summed(sn); /* the base's, summed up meanwhile */
+	if (sn->why[0]) { /* it says why */
+		fdl_rows_free(&rw);
+		return NULL;
+	}
 	for (size_t i = 0; !*rc && i < sn->bs.tables.len; i++) {
 		size_t row = 0;
 		char *fp = named(&rw, sn->bs.tables.items[i], &row);
@@ -363,13 +395,12 @@ static int source_of(source *s, const char *alias, bool sqlite)
 
 /* Everything after the summaries: the copy of the base, each table, the
  * statistics at the cut. */
-static int build(fdl_duck *d, const source *s, const char *base, const char *dst, const meta_schema *bs,
+static int build(fdl_duck *d, const source *s, fdl_duck_beside **copying, const char *dst, const meta_schema *bs,
 		 const meta_schema *ws, const tline *lines, int64_t b, const fdl_copy_options *o, fdl_strlist *whole,
 		 fdl_error *err)
 {
-	char sql[256];
-	snprintf(sql, sizeof sql, "COPY FROM DATABASE %s TO %s", base, dst);
-	int rc = fdl_duck_exec(d, sql, err);
+	int rc = fdl_duck_beside_join(*copying, NULL, err);
+	*copying = NULL;
 	if (!rc)
 		rc = fdl_duck_exec(d, "BEGIN TRANSACTION", err);
 	for (size_t i = 0; !rc && i < bs->tables.len; i++)
@@ -398,13 +429,6 @@ static int build(fdl_duck *d, const source *s, const char *base, const char *dst
 	return rc;
 }
 
-/* Why a step failed, kept for the caller's trace; 0: the full freeze
- * will say what is wrong, or succeed. */
-static int give_up(fdl_since *sn, const char *what, const fdl_error *err)
-{
-	snprintf(sn->why, sizeof sn->why, "%s: %.500s", what, err->message);
-	return 0;
-}
 
 /* The base's DuckLake tables (sn->bs) and those with no row (sn->empty):
  * its tables and whatever else it holds (views, sequences, indexes, a
@@ -465,16 +489,12 @@ int fdl_since_base(fdl_since **out, fdl_duck *d, const char *base, int64_t base_
 		snprintf(sn->why, sizeof sn->why, "the base catalog holds more than DuckLake's tables");
 		return 0;
 	}
+	/* summed up beside what follows: attaching and reading the working
+	 * catalog */
 	int rc = summary_sql(&q, NULL, base, &sn->bs, base_snapshot, -1, err);
-	if (!rc && fdl_duck_query(d, &sn->sum, q.data, &e))
+	if (!rc && fdl_duck_beside_start(&sn->summing, d, q.data, &e))
 		give_up(sn, "the base catalog could not be summed up", &e);
-	else if (!rc)
-		sn->summed = true;
 	fdl_buf_free(&q);
-	char *last = rc || !sn->summed ? NULL : named(&sn->sum, "#last", NULL);
-	if (!rc && sn->summed && (!last || atoll(last) != base_snapshot))
-		snprintf(sn->why, sizeof sn->why, "the base catalog does not stop at its version's snapshot");
-	free(last);
 	return rc;
 }
 
@@ -486,6 +506,14 @@ int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst,
 	source s;
 	meta_schema ws = {0};
 	tline *lines = NULL;
+	/* the base copied beside the reading of the working catalog; when the
+	 * incremental freeze is given up, the new file goes with it */
+	char sql[256];
+	fdl_duck_beside *copying = NULL;
+	fdl_error ce;
+	snprintf(sql, sizeof sql, "COPY FROM DATABASE %s TO %s", sn->base, dst);
+	if (fdl_duck_beside_start(&copying, d, sql, &ce))
+		return give_up(sn, "the base catalog could not be copied", &ce);
 	const char *why = source_of(&s, src, o->src_sqlite) ? "the working catalog is not SQLite or PostgreSQL" : NULL;
 	if (!why && o->upto < sn->b)
 		why = "the working catalog is not past its base";
@@ -502,8 +530,9 @@ int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst,
 		if (rc && rc != FDL_ERROR) /* not an allocation: a summary the engine could not answer */
 			rc = give_up(sn, "the summaries failed", err);
 	}
-	if (!rc && !why && !sn->why[0] && build(d, &s, sn->base, dst, &sn->bs, &ws, lines, sn->b, o, &sn->whole, err))
+	if (!rc && !why && !sn->why[0] && build(d, &s, &copying, dst, &sn->bs, &ws, lines, sn->b, o, &sn->whole, err))
 		rc = give_up(sn, "the incremental copy failed", err);
+	fdl_duck_beside_join(copying, NULL, NULL); /* not built: its file is given up */
 	if (why)
 		snprintf(sn->why, sizeof sn->why, "%s", why);
 	for (size_t i = 0; !rc && !sn->why[0] && lines && i < sn->bs.tables.len; i++)
@@ -549,6 +578,7 @@ void fdl_since_free(fdl_since *sn)
 {
 	if (!sn)
 		return;
+	fdl_duck_beside_join(sn->summing, NULL, NULL);
 	meta_schema_free(&sn->bs);
 	fdl_rows_free(&sn->sum);
 	fdl_strlist_free(&sn->whole);

@@ -608,7 +608,10 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 	if (!rc && !done && tmpl)
 		rc = freeze_template(&plain, *d, out, w, tmpl, winfo->format, &o, err);
 	if (!rc && !done && !plain && (since || tmpl)) {
-		/* DuckLake must be loaded before any other statement: a new session */
+		/* DuckLake must be loaded before any other statement: a new
+		 * session, once nothing runs beside this one */
+		fdl_since_free(*sn);
+		*sn = NULL;
 		fdl_duck_free(*d);
 		*d = NULL;
 		rc = open_session(d, repo, w, true, err);

@@ -156,7 +156,35 @@ static void unsigned_loads_locked(t_ctx *t)
 	free(dir);
 }
 
+/* A statement beside the caller's (the incremental freeze's summary and
+ * copy of the base): it sees the tables made before its start, the caller
+ * goes on with its own connection meanwhile, and its answer or its own
+ * error comes back at the join. */
+static void statement_beside(t_ctx *t)
+{
+	fdl_duck d;
+	fdl_error err = {0};
+	CHECK(t, fdl_duck_open(&d, &err) == 0);
+	CHECK(t, fdl_duck_exec(&d, "CREATE TABLE t AS SELECT range AS i FROM range(1000)", &err) == 0);
+	fdl_duck_beside *sum = NULL, *bad = NULL, *dropped = NULL;
+	CHECK(t, fdl_duck_beside_start(&sum, &d, "SELECT CAST(sum(i) AS BIGINT) FROM t", &err) == 0);
+	CHECK(t, fdl_duck_beside_start(&bad, &d, "SELECT * FROM no_such_table", &err) == 0);
+	CHECK(t, fdl_duck_beside_start(&dropped, &d, "SELECT * FROM t", &err) == 0);
+	CHECK(t, count(&d, "SELECT count(*) FROM range(7)") == 7); /* the caller's own, meanwhile */
+	fdl_rows r;
+	CHECK(t, fdl_duck_beside_join(sum, &r, &err) == 0);
+	CHECK(t, fdl_rows_count(&r) == 1 && fdl_rows_int(&r, 0, 0) == 499500);
+	fdl_rows_free(&r);
+	CHECK(t, fdl_duck_beside_join(bad, &r, &err) == FDL_EDUCKDB);
+	CHECK_CONTAINS(t, err.message, "no_such_table");
+	CHECK(t, !r.live); /* no rows to free */
+	CHECK(t, fdl_duck_beside_join(dropped, NULL, &err) == 0);
+	CHECK(t, fdl_duck_beside_join(NULL, &r, &err) == 0);
+	fdl_duck_close(&d);
+}
+
 const t_case catalog_tests[] = {
+	{"catalog: a statement beside answers at its join, or fails with its own error", statement_beside},
 	{"catalog: nothing unsigned loads after fdl's own extensions", unsigned_loads_locked},
 	{"catalog: a copy up to a past snapshot holds nothing after it", copy_upto_past_snapshot},
 	{"catalog: a missing extension names the file expected", missing_extension_named},
