@@ -239,6 +239,19 @@ static int give_up(fdl_since *sn, const char *what, const fdl_error *err)
 	return 0;
 }
 
+/* Nothing runs beside the caller any more: what did not serve is waited
+ * for and dropped (`copying`: fdl_since_copy's), before the caller
+ * detaches the base or the new file. */
+static void quiet(fdl_since *sn, fdl_duck_beside **copying)
+{
+	fdl_duck_beside_join(sn->summing, NULL, NULL);
+	sn->summing = NULL;
+	if (copying) {
+		fdl_duck_beside_join(*copying, NULL, NULL);
+		*copying = NULL;
+	}
+}
+
 /* The base's summary, summed up beside the caller since fdl_since_base:
  * joined once, and its last snapshot checked against the version's. */
 static void base_summed(fdl_since *sn)
@@ -501,8 +514,10 @@ int fdl_since_base(fdl_since **out, fdl_duck *d, const char *base, int64_t base_
 int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst, const fdl_copy_options *o,
 		   fdl_error *err)
 {
-	if (sn->why[0])
+	if (sn->why[0]) {
+		quiet(sn, NULL);
 		return 0;
+	}
 	source s;
 	meta_schema ws = {0};
 	tline *lines = NULL;
@@ -532,7 +547,7 @@ int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst,
 	}
 	if (!rc && !why && !sn->why[0] && build(d, &s, &copying, dst, &sn->bs, &ws, lines, sn->b, o, &sn->whole, err))
 		rc = give_up(sn, "the incremental copy failed", err);
-	fdl_duck_beside_join(copying, NULL, NULL); /* not built: its file is given up */
+	quiet(sn, &copying); /* given up: the new file goes, and the base may be detached */
 	if (why)
 		snprintf(sn->why, sizeof sn->why, "%s", why);
 	for (size_t i = 0; !rc && !sn->why[0] && lines && i < sn->bs.tables.len; i++)
@@ -578,7 +593,7 @@ void fdl_since_free(fdl_since *sn)
 {
 	if (!sn)
 		return;
-	fdl_duck_beside_join(sn->summing, NULL, NULL);
+	quiet(sn, NULL);
 	meta_schema_free(&sn->bs);
 	fdl_rows_free(&sn->sum);
 	fdl_strlist_free(&sn->whole);
