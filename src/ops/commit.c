@@ -20,7 +20,7 @@
  * FDL_ENOCHANGE when it is the same. */
 static int description_changed(const fdl_work *w, const frozen *fz, fdl_error *err)
 {
-	if (fz->base_dataset && json_equal(fz->base_dataset, fz->dataset_json))
+	if (fdl_frozen_unchanged(fz))
 		return fdl_fail(err, FDL_ENOCHANGE,
 				"nothing to commit: the working catalog's latest snapshot (%lld) is the one version %s "
 				"froze, and the description is unchanged",

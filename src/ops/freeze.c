@@ -40,6 +40,11 @@ void fdl_frozen_free(frozen *f)
 	memset(f, 0, sizeof *f);
 }
 
+bool fdl_frozen_unchanged(const frozen *f)
+{
+	return f->same_snapshot && f->base_dataset && json_equal(f->base_dataset, f->dataset_json);
+}
+
 /* Every data and delete file the frozen catalog references must exist
  * under data_dir with the size the catalog records. Only the files added
  * since the base version (`added`, sorted; NULL: all, for a first version)
@@ -152,8 +157,8 @@ static void side_run(void *arg)
 {
 	side_job *j = arg;
 	j->rc = check_data_files(j->repo, j->files, j->added, &j->err);
-	if (j->rc || !j->hash)
-		return;
+	if (j->rc || !j->hash || fdl_frozen_unchanged(j->out))
+		return; /* nothing to publish: nothing to hash */
 	/* a new file is read where it still is: the working catalog's folder */
 	char *staging = j->w->id[0] ? fdl_workrec_staging(j->w->id) : NULL;
 	if (j->w->id[0] && !staging)

@@ -51,5 +51,8 @@ typedef struct frozen {
  * DuckDB writes the frozen file. */
 int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, bool hash, fdl_error *err);
 void fdl_frozen_free(frozen *f);
+/* No snapshot since the base and the base's description: nothing to
+ * publish (commit says so, exit 1). */
+bool fdl_frozen_unchanged(const frozen *f);
 
 #endif

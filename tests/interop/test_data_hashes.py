@@ -243,3 +243,21 @@ def test_the_working_folders_copy_of_the_map_serves_only_the_files_json_it_copie
     assert hashes(repo, repo.head())[staged[0]] == sha(repo.root / "data" / staged[0])
     p = fdl("verify", repo.root, "--all")
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_nothing_to_commit_hashes_nothing(repo, tmp_path, ledger):
+    """A commit that ends with "nothing to commit" publishes nothing, so it
+    reads no map and hashes no file (the freeze's hashing is skipped when
+    the snapshot and the description are the base's): a second commit
+    with no change says so without touching files.json or the data."""
+    con, v1, v2 = amounts(repo, tmp_path)
+    con.close()
+    p = fdl("commit", tmp_path / "w", "-m", "again", check=False, env={"FDL_TRACE": "1"})
+    assert p.returncode == 8 and "nothing to commit" in p.stderr, (p.returncode, p.stderr)
+    assert "sha256 map" not in p.stderr, p.stderr
+    assert repo.head() == v2
+    # a description alone is something to publish: hashed as any version
+    (tmp_path / "w" / "dataset.yml").write_text("name: pay\ntitle: Payments\n")
+    p = fdl("commit", tmp_path / "w", "-m", "described", env={"FDL_TRACE": "1"})
+    assert "commit: the base's sha256 map from" in p.stderr, p.stderr
+    assert hashes(repo, repo.head()) == hashes(repo, v2)
