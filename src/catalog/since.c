@@ -527,8 +527,10 @@ int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst,
 	fdl_duck_beside *copying = NULL;
 	fdl_error ce;
 	snprintf(sql, sizeof sql, "COPY FROM DATABASE %s TO %s", sn->base, dst);
-	if (fdl_duck_beside_start(&copying, d, sql, &ce))
+	if (fdl_duck_beside_start(&copying, d, sql, &ce)) {
+		quiet(sn, NULL);
 		return give_up(sn, "the base catalog could not be copied", &ce);
+	}
 	const char *why = source_of(&s, src, o->src_sqlite) ? "the working catalog is not SQLite or PostgreSQL" : NULL;
 	if (!why && o->upto < sn->b)
 		why = "the working catalog is not past its base";
