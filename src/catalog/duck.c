@@ -163,6 +163,9 @@ int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error 
 	}
 	if (d->trace)
 		fprintf(stderr, "fdl trace: %8.1f ms  open DuckDB\n", now_ms() - t0);
+	fdl_duck_trace(d, "libduckdb: %s", fdl_duck_deep_bound()
+						  ? "its own symbols bound first (RTLD_DEEPBIND)"
+						  : "bound in the process's order (malloc is not libc's)");
 	int rc = 0;
 	for (size_t i = 0; extensions && extensions[i] && !rc; i++)
 		rc = fdl_duck_load(d, extensions[i], err);

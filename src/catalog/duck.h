@@ -43,6 +43,9 @@ int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error 
 /* Load libduckdb (duckapi.c) if it is not yet: fdl_duck_open does; FDL_EDUCKDB
  * when it cannot be found. */
 int fdl_duck_load_library(fdl_error *err);
+/* Whether libduckdb is (or will be) loaded with RTLD_DEEPBIND: not when
+ * the process's malloc is not libc's (duckapi.c says why). */
+bool fdl_duck_deep_bound(void);
 /* What `make install` puts beside libfdl: <libdir>/fdl/<name>, found from
  * where this code was loaded (the shared library, or a program linked with
  * the static one; also <bindir>/../lib/fdl/<name>). NULL when neither

@@ -107,36 +107,51 @@ char *fdl_duck_beside_libfdl(const char *name)
  * RTLD_DEEPBIND: libduckdb's ~40,000 references to its own symbols (its
  * vtables, type info, inline functions) are found in libduckdb first,
  * rather than after every library already loaded (libcrypto, libcurl,
- * ...): its load took ~10 ms in fdl's process, ~5.5 ms so. It also keeps
- * a program that links another DuckDB (or loaded one) from lending it its
- * own. AddressSanitizer refuses it (it must see every allocation): there
- * the global order stays. */
-#if defined(__SANITIZE_ADDRESS__)
-#define DUCKDB_DLOPEN_FLAGS (RTLD_LAZY | RTLD_LOCAL)
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DUCKDB_DLOPEN_FLAGS (RTLD_LAZY | RTLD_LOCAL)
+ * ...): its load took ~10 ms in fdl's process, ~5.5 ms so. Not when the
+ * process's malloc or free is not libc's (a sanitizer's, or an allocator
+ * the program links or preloads): libduckdb would then free with libc's
+ * what libc's own functions allocated through the other one, and the
+ * sanitizers refuse the flag. A pure function of the process: the same
+ * answer at every call. */
+bool fdl_duck_deep_bound(void)
+{
+#ifdef RTLD_DEEPBIND
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	bool plain = libc && dlsym(libc, "malloc") == dlsym(RTLD_DEFAULT, "malloc") &&
+		     dlsym(libc, "free") == dlsym(RTLD_DEFAULT, "free");
+	if (libc)
+		dlclose(libc);
+	return plain;
+#else
+	return false;
 #endif
+}
+
+static int dlopen_flags(void)
+{
+#ifdef RTLD_DEEPBIND
+	if (fdl_duck_deep_bound())
+		return RTLD_LAZY | RTLD_LOCAL | RTLD_DEEPBIND;
 #endif
-#ifndef DUCKDB_DLOPEN_FLAGS
-#define DUCKDB_DLOPEN_FLAGS (RTLD_LAZY | RTLD_LOCAL | RTLD_DEEPBIND)
-#endif
+	return RTLD_LAZY | RTLD_LOCAL;
+}
 
 static void *open_library(const char **tried)
 {
+	int flags = dlopen_flags();
 	const char *env = getenv("FDL_DUCKDB_LIBRARY");
 	if (env && *env) {
 		*tried = env;
-		return dlopen(env, DUCKDB_DLOPEN_FLAGS);
+		return dlopen(env, flags);
 	}
 	char *beside = fdl_duck_beside_libfdl("libduckdb.so");
-	void *lib = beside ? dlopen(beside, DUCKDB_DLOPEN_FLAGS) : NULL;
+	void *lib = beside ? dlopen(beside, flags) : NULL;
 	free(beside);
 	if (lib)
 		return lib;
-	lib = dlopen("libduckdb.so", DUCKDB_DLOPEN_FLAGS);
+	lib = dlopen("libduckdb.so", flags);
 	*tried = FDL_DEFAULT_DUCKDB_LIBRARY;
-	return lib ? lib : dlopen(FDL_DEFAULT_DUCKDB_LIBRARY, DUCKDB_DLOPEN_FLAGS);
+	return lib ? lib : dlopen(FDL_DEFAULT_DUCKDB_LIBRARY, flags);
 }
 
 /* dlopen() of the first of those that loads; `tried` names the last one

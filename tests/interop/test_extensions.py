@@ -5,10 +5,11 @@ were checked: DuckDB refuses it whenever it checks."""
 import os
 import pathlib
 import shutil
+import subprocess
 
 import pytest
 
-from conftest import EXT, fdl
+from conftest import EXT, FDL, fdl
 
 
 @pytest.fixture
@@ -68,3 +69,41 @@ def test_user_sql_cannot_load_unsigned(repo, tmp_path):
     fdl("commit", tmp_path / "work", "-m", "one")
     p = fdl("query", repo.root, "SELECT current_setting('allow_unsigned_extensions') AS u")
     assert p.stdout.split()[-1] == "false"
+
+
+PLAIN = pathlib.Path(__file__).resolve().parents[2] / "build" / "fdl"
+
+
+def commit_traced(binary, work, msg):
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org",
+               FDL_TRACE="1")
+    p = subprocess.run([str(binary), "commit", str(work), "-m", msg], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_libduckdb_binds_itself_first_unless_malloc_is_interposed(repo, tmp_path, ledger):
+    """The release build loads libduckdb with RTLD_DEEPBIND, its own symbols
+    bound first (docs/decisions.md); a build whose malloc is not libc's (the
+    sanitizer build's is AddressSanitizer's, which refuses the flag) loads
+    it in the process's order. Either way the commit publishes what stock
+    DuckDB reads."""
+    assert PLAIN.exists(), "make interop builds build/fdl beside the sanitizer build"
+    work = tmp_path / "w"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
+    con.close()
+    p = commit_traced(PLAIN, work, "release build")
+    ledger.published(p.stdout)
+    assert "libduckdb: its own symbols bound first (RTLD_DEEPBIND)" in p.stderr, p.stderr
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    con.close()
+    sanitized = b"__asan_init" in pathlib.Path(FDL).read_bytes()
+    p = commit_traced(FDL, tmp_path / "w2", "this build")
+    ledger.published(p.stdout)
+    want = "bound in the process's order (malloc is not libc's)" if sanitized else "RTLD_DEEPBIND"
+    assert "libduckdb: " in p.stderr and want in p.stderr, p.stderr
+    con = repo.open_version("main")
+    assert sorted(r[0] for r in con.execute("SELECT a FROM lake.t").fetchall()) == [1, 2]
+    con.close()
