@@ -193,9 +193,10 @@ static int resolve(const char **out, fdl_listing *l, const lrow *s, const lrow *
 	fdl_error e;
 	int rc = join(&path, l, s, t, f, "a file", &e);
 	if (rc == FDL_EINVALID) {
-		char *table = fdl_rows_str(&l->r, L_NAME, t->row);
-		snprintf(what, sizeof what, "%s file %lld of table %s", kind == K_DELETE ? "delete" : "data",
-			 (long long)f->id, table ? table : "?");
+		char *schema = fdl_rows_str(&l->r, L_NAME, s->row), *table = fdl_rows_str(&l->r, L_NAME, t->row);
+		snprintf(what, sizeof what, "%s file %lld of table %s.%s", kind == K_DELETE ? "delete" : "data",
+			 (long long)f->id, schema ? schema : "?", table ? table : "?");
+		duckdb_free(schema);
 		duckdb_free(table);
 		rc = join(&path, l, s, t, f, what, &e);
 	}

@@ -77,6 +77,10 @@ def test_an_absolute_data_file_path_is_refused_by_every_reader(repo, tmp_path, s
     run_readers(repo, tmp_path, "absolute path")
     p = fdl("diff", repo.root, vid, vid, "--rows", check=False)
     assert p.returncode == 5 and "absolute path" in p.stderr, p.stderr
+    # verify names the file, its table and the table's schema
+    p = fdl("verify", repo.root, check=False)
+    assert p.returncode != 0 and "absolute path" in p.stdout + p.stderr, (p.stdout, p.stderr)
+    assert "data file 0 of table main.t:" in p.stdout + p.stderr, (p.stdout, p.stderr)
 
 
 def test_a_table_path_that_climbs_out_is_refused(repo, tmp_path, secret, ledger):
