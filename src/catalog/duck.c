@@ -163,7 +163,8 @@ int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error 
 	}
 	if (d->trace)
 		fprintf(stderr, "fdl trace: %8.1f ms  open DuckDB\n", now_ms() - t0);
-	fdl_duck_trace(d, "libduckdb: %s", fdl_duck_deep_bound()
+	if (d->trace) /* asked only for the trace */
+		fdl_duck_trace(d, "libduckdb: %s", fdl_duck_deep_bound()
 						  ? "its own symbols bound first (RTLD_DEEPBIND)"
 						  : "bound in the process's order (malloc is not libc's)");
 	int rc = 0;

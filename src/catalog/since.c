@@ -442,7 +442,6 @@ static int build(fdl_duck *d, const source *s, fdl_duck_beside **copying, const 
 	return rc;
 }
 
-
 /* The base's DuckLake tables (sn->bs) and those with no row (sn->empty):
  * its tables and whatever else it holds (views, sequences, indexes, a
  * table outside main: *only false), which another writer's file may hold
