@@ -653,17 +653,21 @@ def test_time_travel_before_a_widening_reads_every_column(spark, repo, tmp_path)
     in the view the commit built on its parent's as in the one written from
     nothing. Spark's vectorized reader fails on an int file read as long
     (apache/iceberg#16341): the view turns it off for the table and fdl
-    iceberg names the column; float and decimal need nothing."""
+    iceberg names the column; float and decimal need nothing. A change
+    Iceberg cannot promote (INTEGER to DOUBLE) keeps the column in the
+    snapshots before it and leaves it out, named, from the change on."""
     con = repo.checkout(tmp_path / "w1")
     con.execute("CREATE TABLE lake.t (id INTEGER, v INTEGER, f FLOAT, d DECIMAL(9, 2))")
     con.execute("INSERT INTO lake.t VALUES (1, 10, 1.5, 1.25), (2, -20, 2.5, 2.5)")
+    con.execute("CREATE TABLE lake.u AS SELECT 1 AS id, 7 AS w")
     con.close()
     fdl("commit", tmp_path / "w1", "-m", "narrow")
     fdl("iceberg", repo.root)  # the next version's view is its commit's, built on this one
     con = repo.checkout(tmp_path / "w2")
     for sql in ["ALTER TABLE lake.t ALTER v TYPE BIGINT", "ALTER TABLE lake.t ALTER f TYPE DOUBLE",
                 "ALTER TABLE lake.t ALTER d TYPE DECIMAL(18, 2)",
-                "INSERT INTO lake.t VALUES (3, 30000000000, 3.25, 1234567890123.45)"]:
+                "INSERT INTO lake.t VALUES (3, 30000000000, 3.25, 1234567890123.45)",
+                "ALTER TABLE lake.u ALTER w TYPE DOUBLE", "INSERT INTO lake.u VALUES (2, 2.5)"]:
         con.execute(sql)
     con.close()
     fdl("commit", tmp_path / "w2", "-m", "wide")
@@ -682,6 +686,14 @@ def test_time_travel_before_a_widening_reads_every_column(spark, repo, tmp_path)
     assert line.strip().startswith("main.t.v (int64)") and "Spark" in line and \
         "read.parquet.vectorization.enabled=false" in line, p.stderr
     assert meta["properties"]["read.parquet.vectorization.enabled"] == "false"
+    [line] = [x for x in p.stderr.splitlines() if x.strip().startswith("main.u.")]
+    assert line.strip().startswith("main.u.w (float64)") and "cannot read from the older files" in line, p.stderr
+    u = json.loads(p.stdout)["main.u"]
+    assert "read.parquet.vectorization.enabled" not in read_json(u[len("file://"):])["properties"]
+    assert Readers(None).pyiceberg_rows(u, ["id", "w"], snapshot_id=sid_of(repo, "main:1")) == normalised([(1, 7)])
+    assert Readers(None).pyiceberg_rows(u, ["id"]) == normalised([(1,), (2,)])
+    with pytest.raises(Exception):
+        Readers(None).pyiceberg_rows(u, ["id", "w"])
     r = Readers(spark)
     one = sid_of(repo, "main:1")
     cols, want = expected(repo, "main:1", "t")
