@@ -301,6 +301,9 @@ def test_time_travel_by_snapshot_and_tag(spark, folder_repo):
         assert spark_sql_rows(r, uri, cols, f"VERSION AS OF {snap}") == want
         assert r.spark_rows(uri, current_names(meta, snap, cols), **{"snapshot-id": str(snap)}) == want
         assert r.pyiceberg_rows(uri, cols, snapshot_id=snap) == want
+    name = r.register(uri)  # the lookup docs/iceberg.md gives: a seq's snapshot id
+    found = r.spark.sql(f"SELECT snapshot_id, summary['fdl.seq'] AS seq FROM {name}.snapshots").collect()
+    assert {x["seq"]: x["snapshot_id"] for x in found} == {str(n): sid_of(folder_repo, f"main:{n}") for n in (1, 2, 3)}
     cols, want = expected(folder_repo, "t2", "people")
     assert spark_sql_rows(r, uri, cols, "VERSION AS OF 't2'") == want
     assert r.spark_rows(uri, current_names(meta, sid_of(folder_repo, "t2"), cols), tag="t2") == want
