@@ -59,6 +59,17 @@ int fdl_iceberg_location_id(char lid[FDL_ICEBERG_LID_LEN + 1], const char *locat
 	return rc;
 }
 
+int fdl_iceberg_snapshot_id(int64_t *out, const char *version_id, fdl_error *err)
+{
+	char hex[65];
+	int rc = fdl_sha256_mem(hex, version_id, strlen(version_id), err);
+	uint64_t v = 0;
+	for (int i = 0; i < 16 && !rc; i++)
+		v = v << 4 | (uint64_t)(hex[i] <= '9' ? hex[i] - '0' : hex[i] - 'a' + 10);
+	*out = rc ? 0 : (int64_t)((v & 0x3fffffffffffffffu) | 0x4000000000000000u);
+	return rc;
+}
+
 static bool alnum(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');

@@ -39,6 +39,18 @@ int fdl_iceberg_location_check(char **out, const char *uri, fdl_error *err);
 /* The location's id (FDL_ICEBERG_LID_LEN hex digits). */
 int fdl_iceberg_location_id(char lid[FDL_ICEBERG_LID_LEN + 1], const char *location, fdl_error *err);
 
+/* The format of view.json (its "fdl_iceberg"): 2 since snapshot ids are
+ * derived from version ids; a view of an older format (1: snapshot id =
+ * seq) is read and verified, never built upon, and written again by the
+ * hooks that touch it. */
+#define FDL_ICEBERG_VIEW_FORMAT 2
+/* The Iceberg snapshot id of version `version_id` in every view of every
+ * table: the first 16 hex digits of the sha256 of the id (its 36
+ * characters) as a number, its top two bits set to 01, so that it is
+ * positive, unique for ever (no version id is used twice, whatever the
+ * seq) and never a seq, which older views used. */
+int fdl_iceberg_snapshot_id(int64_t *out, const char *version_id, fdl_error *err);
+
 /* A schema or table name as one path segment: itself when it is
  * [A-Za-z0-9][A-Za-z0-9_-]* (at most 100 bytes), else "_<id>". Caller frees. */
 char *fdl_iceberg_segment(const char *name, int64_t id);

@@ -2,7 +2,8 @@
  *
  * Every live table of the version becomes an Iceberg v2 table whose
  * snapshots are the live versions of its first-parent history that hold
- * it (snapshot id and sequence number = the version's seq), over the
+ * it (sequence number = the version's seq, snapshot id derived from its
+ * id: fdl_iceberg_snapshot_id), over the
  * repository's own data files, DuckLake's delete files rewritten as
  * position deletes, all read from the version's one frozen catalog (it
  * keeps every earlier snapshot's rows). Manifests group the files by the
@@ -136,6 +137,15 @@ static int chain_from_parent(ice_run *r, const fdl_version *v, fdl_error *err)
 	return 0;
 }
 
+/* Each version's snapshot id, from its id. */
+static int chain_ids(ice_run *r, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < r->nchain && !rc; i++)
+		rc = fdl_iceberg_snapshot_id(&r->chain[i].sid, r->chain[i].id, err);
+	return rc;
+}
+
 /* ---- one table -------------------------------------------------------- */
 
 static bool table_at(const fdl_lake *l, int64_t tid, int64_t snap)
@@ -184,6 +194,7 @@ static int schema_id(json_t *schemas, json_t *schema)
 
 typedef struct table_meta {
 	json_t *snapshots, *log, *schemas, *specs, *refs;
+	json_t *properties; /* beside fdl's own: FDL_ICE_ROWWISE when it is needed */
 	json_t *manifests; /* keys of the version's own snapshot's manifests */
 	json_t *doc;       /* the parent's metadata.json, whose arrays these are */
 	int64_t max_id, last;
@@ -212,8 +223,8 @@ static int table_snapshot(table_meta *t, ice_run *r, int64_t tid, const char *ke
 		if (!rc) {
 			json_array_append_new(t->snapshots, snap);
 			json_array_append_new(t->log, json_pack("{s:I, s:I}", "timestamp-ms", (json_int_t)c->ms,
-								"snapshot-id", (json_int_t)c->seq));
-			t->last = c->seq;
+								"snapshot-id", (json_int_t)c->sid));
+			t->last = c->sid;
 			t->current_schema = sid;
 		}
 	}
@@ -271,6 +282,9 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 		    !json_is_integer(json_object_get(x, "snapshot-id")))
 			rc = 1;
 	}
+	/* its current snapshot is the parent's (a snapshot id derived from its id) */
+	if (!rc && (r->nchain < 2 || json_integer_value(json_object_get(doc, "current-snapshot-id")) != r->chain[r->nchain - 2].sid))
+		rc = 1;
 	if (!rc && (!json_is_array(json_object_get(doc, "schemas")) || !json_is_array(json_object_get(doc, "snapshot-log")) ||
 		    !json_is_array(json_object_get(doc, "partition-specs")) || !json_array_size(json_object_get(doc, "snapshots")) ||
 		    strcmp(json_string_value(json_object_get(doc, "table-uuid")) ? json_string_value(json_object_get(doc, "table-uuid")) : "", tb->uuid)))
@@ -317,9 +331,9 @@ static void tag_refs(table_meta *t, const ice_run *r)
 			json_t *s;
 			json_array_foreach(t->snapshots, j, s)
 			if (!strcmp(r->chain[k].id, r->tags[i].target) &&
-			    json_integer_value(json_object_get(s, "snapshot-id")) == r->chain[k].seq)
+			    json_integer_value(json_object_get(s, "snapshot-id")) == r->chain[k].sid)
 				json_object_set_new(t->refs, r->tags[i].name,
-						    json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)r->chain[k].seq, "type", "tag"));
+						    json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)r->chain[k].sid, "type", "tag"));
 		}
 	}
 }
@@ -370,16 +384,15 @@ static json_t *metadata_json(const table_meta *t, const ice_run *r, const fdl_la
 	}
 	json_t *last = json_array_get(t->snapshots, json_array_size(t->snapshots) - 1);
 	json_t *m = json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:i, s:O, s:i, s:o, s:I, s:i, s:[{s:i, s:[]}],"
-			      " s:{s:s, s:s, s:s}, s:I, s:O, s:O, s:O, s:[]}",
+			      " s:O, s:I, s:O, s:O, s:O, s:[]}",
 			      "format-version", 2, "table-uuid", tb->uuid, "location", loc ? loc : "",
 			      "last-sequence-number", (json_int_t)v->seq, "last-updated-ms", (json_int_t)v->ms,
 			      "last-column-id", (json_int_t)t->max_id, "current-schema-id",
 			      (int)json_integer_value(json_object_get(last, "schema-id")), "schemas", t->schemas,
 			      "default-spec-id", 0, "partition-specs", specs, "last-partition-id", (json_int_t)last_pid,
-			      "default-sort-order-id", 0, "sort-orders", "order-id", 0, "fields", "properties", "fdl.version",
-			      v->id, "fdl.location", r->location, "fdl.note",
-			      "an fdl view of one version: read only, rewritten by fdl", "current-snapshot-id",
-			      (json_int_t)v->seq, "refs", t->refs, "snapshots", t->snapshots, "snapshot-log", t->log,
+			      "default-sort-order-id", 0, "sort-orders", "order-id", 0, "fields", "properties", t->properties,
+			      "current-snapshot-id", (json_int_t)v->sid, "refs", t->refs, "snapshots", t->snapshots,
+			      "snapshot-log", t->log,
 			      "metadata-log");
 	free(loc);
 	return m;
@@ -414,6 +427,10 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 	if (!rc) {
 		tag_refs(&t, r);
 		json_object_set_new(t.refs, "main", json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)t.last, "type", "branch"));
+		t.properties = json_pack("{s:s, s:s, s:s}", "fdl.version", v->id, "fdl.location", r->location, "fdl.note",
+					 "an fdl view of one version: read only, rewritten by fdl");
+		if (t.properties && fdl_ice_widened_from_int(r->lake, tb->id)) /* every snapshot: time travel too */
+			json_object_set_new(t.properties, FDL_ICE_ROWWISE, json_string("false"));
 	}
 	json_t *m = rc ? NULL : metadata_json(&t, r, tb, dir);
 	char *text = NULL;
@@ -436,6 +453,7 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 	json_decref(t.schemas);
 	json_decref(t.specs);
 	json_decref(t.refs);
+	json_decref(t.properties);
 	json_decref(t.manifests);
 	json_decref(t.doc);
 	free(key);
@@ -474,7 +492,8 @@ static int write_view_json(ice_run *r, fdl_error *err)
 	for (size_t i = 0; chain && i < r->nchain; i++)
 		json_array_append_new(chain, json_pack("[I, I, I, s]", (json_int_t)r->chain[i].seq,
 						       (json_int_t)r->chain[i].snap, (json_int_t)r->chain[i].ms, r->chain[i].id));
-	json_t *doc = chain ? json_pack("{s:i, s:s, s:I, s:s, s:O, s:O, s:O, s:o, s:O}", "fdl_iceberg", 1, "version", v->id,
+	json_t *doc = chain ? json_pack("{s:i, s:s, s:I, s:s, s:O, s:O, s:O, s:o, s:O}", "fdl_iceberg",
+					FDL_ICEBERG_VIEW_FORMAT, "version", v->id,
 					"seq", (json_int_t)v->seq, "location", r->location, "tables", r->tables, "deletes",
 					r->deletes, "notices", r->notices, "chain", chain, "manifest_sigs", r->msigs)
 			    : NULL;
@@ -511,8 +530,10 @@ static void parent_manifests(ice_run *r)
 }
 
 /* The first parent's view.json for this location, when it has one that
- * says what it is (r->parent stays NULL otherwise); its known delete files
- * are this view's too. */
+ * says what it is, of this format (r->parent stays NULL otherwise: an older
+ * view's snapshot ids are seqs, and its older snapshots' schemas may lack
+ * a column widened later, so the view is built from the history); its
+ * known delete files are this view's too. */
 static int parent_view(ice_run *r, const fdl_version *v, fdl_error *err)
 {
 	const char *pid = fdl_version_parent(v, 0);
@@ -523,7 +544,7 @@ static int parent_view(ice_run *r, const fdl_version *v, fdl_error *err)
 	json_t *doc = NULL;
 	if (key && fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) == 0 &&
 	    fdl_json_parse(&doc, b.data, b.len, key, &e) == 0 &&
-	    json_integer_value(json_object_get(doc, "fdl_iceberg")) == 1 &&
+	    json_integer_value(json_object_get(doc, "fdl_iceberg")) == FDL_ICEBERG_VIEW_FORMAT &&
 	    !strcmp(json_string_value(json_object_get(doc, "version")) ? json_string_value(json_object_get(doc, "version")) : "", pid) &&
 	    !strcmp(json_string_value(json_object_get(doc, "location")) ? json_string_value(json_object_get(doc, "location")) : "", r->location) &&
 	    json_is_object(json_object_get(doc, "tables")) && json_is_object(json_object_get(doc, "deletes"))) {
@@ -567,6 +588,8 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 		rc = from;
 	if (!rc && (!r->nchain || strcmp(r->chain[r->nchain - 1].id, id)))
 		rc = fdl_fail(err, FDL_EINVALID, "the history of %s does not end at it", id);
+	if (!rc)
+		rc = chain_ids(r, err);
 	if (!rc) /* built on the parent's view, this version's snapshot needs only its live files */
 		rc = open_catalog(r, v, r->parent != NULL, err);
 	if (!rc)

@@ -90,6 +90,18 @@ const char *fdl_ice_primitive(const char *ducklake_type, const char **why, const
  * reason}) under `key` ("schema.table"). *max_id gets the highest field id. */
 int fdl_ice_schema(json_t **out, int64_t *max_id, const fdl_lake *l, int64_t tid, int64_t snap, const char *key,
 		   json_t *notices, fdl_error *err);
+/* Whether a top-level column of table `tid` became an Iceberg long after
+ * being an int in its history: Spark's vectorized Parquet reader (Iceberg
+ * 1.10, apache/iceberg#16341) fails on the older files, which its row
+ * reader reads right, so the table's view turns vectorized reads off
+ * (FDL_ICE_ROWWISE) and fdl_ice_schema names each such column. */
+bool fdl_ice_widened_from_int(const fdl_lake *l, int64_t tid);
+#define FDL_ICE_ROWWISE "read.parquet.vectorization.enabled"
+#define FDL_ICE_SPARK_WIDENED                                                                                  \
+	"widened from an int: Spark's vectorized Parquet reader (Iceberg 1.10) fails on the files written "   \
+	"before (apache/iceberg#16341), so the view sets " FDL_ICE_ROWWISE "=false and Spark reads the table " \
+	"row by row; a session setting spark.sql.iceberg.vectorization.enabled=true overrides it and fails"
+
 /* The Iceberg type (JSON) of field `column_id` in a struct made by
  * fdl_ice_schema (NULL: not there). */
 const json_t *fdl_ice_field_type(const json_t *schema, int64_t column_id);
@@ -107,6 +119,7 @@ typedef struct fdl_ice_entry {
 	const char *uri;               /* the file's URI */
 	const char *data_uri;          /* a delete's data file's URI */
 	int64_t rows, bytes, seq;      /* a delete: positions, its rewritten size */
+	int64_t snapshot;              /* the snapshot id of the version that added it (seq: its seq) */
 	bool is_delete;
 } fdl_ice_entry;
 
@@ -130,7 +143,8 @@ int fdl_ice_manifest(fdl_buf *out, const fdl_ice_entry *e, size_t n, const json_
 /* One manifest as a manifest list names it. */
 typedef struct fdl_ice_listed {
 	char *uri;
-	int64_t length, seq, min_seq, added_snapshot, files, rows;
+	int64_t length, seq, min_seq, files, rows;
+	int64_t added_snapshot; /* the snapshot id of the version of `seq` */
 	int spec_id;
 	bool deletes;
 } fdl_ice_listed;

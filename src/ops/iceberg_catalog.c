@@ -137,7 +137,9 @@ static int add_file(cat_build *b, const char *path, bool folder, json_t *doc, fd
 }
 
 /* The view.json of version `id` at this location when it says what the
- * catalog needs (each table's schema, name and metadata); NULL otherwise. */
+ * catalog needs (each table's schema, name and metadata) and, when the
+ * build writes, is of this fdl's format (an older view is written again:
+ * its snapshot ids are seqs); NULL otherwise. */
 static json_t *view_read(cat_build *b, const char *id)
 {
 	char *dir = fdl_iceberg_view_dir(b->lid, id);
@@ -147,8 +149,10 @@ static json_t *view_read(cat_build *b, const char *id)
 	json_t *doc = NULL;
 	if (key && fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &buf, NULL, &e) == 0)
 		fdl_json_parse(&doc, buf.data, buf.len, key, &e);
+	json_int_t format = json_integer_value(json_object_get(doc, "fdl_iceberg"));
 	bool ok = doc && !strcmp(fdl_ice_str(doc, "version"), id) && !strcmp(fdl_ice_str(doc, "location"), b->location) &&
-		  json_is_object(json_object_get(doc, "tables"));
+		  json_is_object(json_object_get(doc, "tables")) &&
+		  (format == FDL_ICEBERG_VIEW_FORMAT || (format == 1 && !b->write_views));
 	const char *k;
 	const json_t *t;
 	json_object_foreach(ok ? json_object_get(doc, "tables") : NULL, k, t)
@@ -168,7 +172,8 @@ static json_t *view_read(cat_build *b, const char *id)
 }
 
 /* The view of version `id`, written first when it has none (or one from
- * before the catalog) and the build may write. NULL when there is none. */
+ * before the catalog, or of an older format) and the build may write. NULL
+ * when there is none. */
 static int view_of(json_t **out, cat_build *b, const char *id, fdl_error *err)
 {
 	int rc = 0;

@@ -1,6 +1,8 @@
 /* What fdl verify says about the Iceberg views (docs/format.md "Iceberg
  * views"): each view is of a live version, every snapshot of a live
- * version of its history with its seq, every location in it inside the
+ * version of its history with its snapshot id (derived from the version's
+ * id; a view of format 1, written by an older fdl, its seq, with a
+ * warning), every location in it inside the
  * repository at the view's location, and the current snapshot's manifests
  * list exactly the version's live files with their recorded sizes and
  * delete files holding the same positions as DuckLake's. Read back with
@@ -148,9 +150,9 @@ static int check_current(ice_check *c, const char *mkey, const char *list_uri, c
 	return rc;
 }
 
-/* One table's metadata.json. */
+/* One table's metadata.json; `ids`: each version's snapshot id. */
 static int check_table(ice_check *c, const char *vdir, const char *table, const json_t *t, const json_t *files,
-		       const json_t *seqs, fdl_error *err)
+		       const json_t *ids, fdl_error *err)
 {
 	const char *rel = json_string_value(json_object_get(t, "metadata"));
 	char *key = rel ? fdl_asprintf("%s/%s", vdir, rel) : NULL;
@@ -177,8 +179,9 @@ static int check_table(ice_check *c, const char *vdir, const char *table, const 
 			break;
 		if (!vid || !is_live(c, vid))
 			rc = note(c->problems, key, "snapshot %lld is of version %s, which is gone", (long long)sid, vid ? vid : "(none)");
-		else if (json_integer_value(json_object_get(seqs, vid)) != sid)
-			rc = note(c->problems, key, "snapshot %lld is of version %s, whose seq is not %lld", (long long)sid, vid, (long long)sid);
+		else if (!json_is_integer(json_object_get(ids, vid)) || json_integer_value(json_object_get(ids, vid)) != sid)
+			rc = note(c->problems, key, "snapshot %lld is of version %s, whose snapshot id is not %lld", (long long)sid,
+				  vid, (long long)sid);
 		if (sid == json_integer_value(json_object_get(m, "current-snapshot-id")))
 			cur = s;
 	}
@@ -199,10 +202,10 @@ static int check_view(ice_check *c, const char *id, const char *key, fdl_error *
 		return note(c->problems, key, "a view of version %s, which is gone (expired or withdrawn): fdl gc writes "
 			    "the views again", id);
 	fdl_buf b = {0};
-	json_t *view = NULL, *files = NULL, *seqs = json_object();
+	json_t *view = NULL, *files = NULL, *ids = json_object();
 	fdl_version *v = NULL;
 	fdl_error e;
-	int rc = seqs ? 0 : fdl_oom(err);
+	int rc = ids ? 0 : fdl_oom(err);
 	if (!rc && (fdl_store_get(c->repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
 		    fdl_json_parse(&view, b.data, b.len, key, &e) ||
 		    strcmp(json_string_value(json_object_get(view, "version")) ? json_string_value(json_object_get(view, "version")) : "", id) ||
@@ -210,23 +213,38 @@ static int check_view(ice_check *c, const char *id, const char *key, fdl_error *
 		rc = note(c->problems, key, "is not the view.json of version %s for %s", id, c->location);
 	else if (!rc && (rc = fdl_version_read(&v, c->repo, id, err)) == 0)
 		rc = fdl_version_load_json(&files, c->repo, v, "files", err);
+	json_int_t format = json_integer_value(json_object_get(view, "fdl_iceberg"));
+	if (!rc && files && format != FDL_ICEBERG_VIEW_FORMAT)
+		rc = format == 1 ? note(c->warnings, key, "was written by an older fdl: its snapshot ids are seqs, which a "
+					"branch moved back gives to other versions, and its earlier snapshots may lack "
+					"a column widened since (fdl iceberg ROOT@%s writes it again)", id)
+				 : note(c->problems, key, "has format %lld, which this fdl does not know", (long long)format);
 	size_t i;
 	const json_t *x;
-	json_array_foreach(rc ? NULL : json_object_get(view, "chain"), i, x)
-	json_object_set_new(seqs, json_string_value(json_array_get(x, 3)) ? json_string_value(json_array_get(x, 3)) : "",
-			    json_integer(json_integer_value(json_array_get(x, 0))));
+	json_array_foreach(rc || !files ? NULL : json_object_get(view, "chain"), i, x)
+	{
+		const char *vid = json_string_value(json_array_get(x, 3));
+		int64_t sid = json_integer_value(json_array_get(x, 0)); /* format 1: the seq */
+		if (vid && format != 1)
+			rc = fdl_iceberg_snapshot_id(&sid, vid, err);
+		if (!rc && vid && json_object_set_new(ids, vid, json_integer(sid)))
+			rc = fdl_oom(err);
+		if (rc)
+			break;
+	}
 	char *vdir = fdl_iceberg_view_dir(c->lid, id);
 	const char *table;
 	json_t *t;
-	json_object_foreach(rc || !files ? NULL : json_object_get(view, "tables"), table, t)
+	json_object_foreach(rc || !files || (format != 1 && format != FDL_ICEBERG_VIEW_FORMAT) ? NULL
+			    : json_object_get(view, "tables"), table, t)
 	{
-		if ((rc = vdir ? check_table(c, vdir, table, t, files_of(files, table), seqs, err) : fdl_oom(err)))
+		if ((rc = vdir ? check_table(c, vdir, table, t, files_of(files, table), ids, err) : fdl_oom(err)))
 			break;
 	}
 	free(vdir);
 	json_decref(view);
 	json_decref(files);
-	json_decref(seqs);
+	json_decref(ids);
 	fdl_version_free(v);
 	fdl_buf_free(&b);
 	return rc;

@@ -282,7 +282,7 @@ static int entry(fdl_buf *b, const fdl_ice_entry *e, const json_t *schema, const
 	for (int k = 0; k < 3 && !rc; k++) { /* snapshot_id, sequence_number, file_sequence_number */
 		rc = fdl_avro_union(b, 1, err);
 		if (!rc)
-			rc = fdl_avro_long(b, e->seq, err);
+			rc = fdl_avro_long(b, k ? e->seq : e->snapshot, err);
 	}
 	if (!rc)
 		rc = fdl_avro_long(b, e->is_delete ? 1 : 0, err);

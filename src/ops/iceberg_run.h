@@ -12,6 +12,7 @@
 typedef struct ice_version {
 	char id[FDL_ID_LEN + 1];
 	int64_t seq, snap, ms;
+	int64_t sid; /* its Iceberg snapshot id (fdl_iceberg_snapshot_id) */
 	bool live;
 } ice_version;
 

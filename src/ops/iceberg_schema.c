@@ -105,14 +105,16 @@ static int add_notice(json_t *notices, const char *key, const fdl_lake_column *c
 	return n ? json_array_append_new(notices, n) : -1;
 }
 
-/* Whether every type column `c` ever had reads as its current one in
- * Iceberg (int -> long, float -> double, a wider decimal): a data file
- * written before the change holds the older type. */
+/* Whether every type column `c` had before reads as its type in Iceberg
+ * (int -> long, float -> double, a wider decimal): a data file written
+ * before a change holds the older type. Only the older types count: a
+ * snapshot's schema is the one of its own time (its files were written
+ * with it, or with older types), whatever the column became later. */
 static bool promotions_ok(const fdl_lake *l, const fdl_lake_column *c)
 {
 	for (size_t i = 0; i < l->ncolumns; i++) {
 		const fdl_lake_column *o = &l->columns[i];
-		if (o->table_id != c->table_id || o->id != c->id || !strcmp(o->type, c->type))
+		if (o->table_id != c->table_id || o->id != c->id || o->begin >= c->begin || !strcmp(o->type, c->type))
 			continue;
 		const char *w1, *e1, *w2, *e2;
 		const char *a = fdl_ice_primitive(o->type, &w1, &e1), *b = fdl_ice_primitive(c->type, &w2, &e2);
@@ -126,6 +128,31 @@ static bool promotions_ok(const fdl_lake *l, const fdl_lake_column *c)
 			return false;
 	}
 	return true;
+}
+
+/* Whether column c, an Iceberg long, was an Iceberg int before (an
+ * int -> long promotion, older files holding 32 bits or fewer). */
+static bool widened_from_int(const fdl_lake *l, const fdl_lake_column *c)
+{
+	const char *why, *engines;
+	const char *t = fdl_ice_primitive(c->type, &why, &engines);
+	for (size_t i = 0; t && !strcmp(t, "long") && i < l->ncolumns; i++) {
+		const fdl_lake_column *o = &l->columns[i];
+		const char *ot = o->table_id == c->table_id && o->id == c->id && o->begin < c->begin
+					 ? fdl_ice_primitive(o->type, &why, &engines)
+					 : NULL;
+		if (ot && !strcmp(ot, "int"))
+			return true;
+	}
+	return false;
+}
+
+bool fdl_ice_widened_from_int(const fdl_lake *l, int64_t tid)
+{
+	for (size_t i = 0; i < l->ncolumns; i++)
+		if (l->columns[i].table_id == tid && l->columns[i].parent < 0 && widened_from_int(l, &l->columns[i]))
+			return true;
+	return false;
 }
 
 /* A live data file of the table written before column c existed: DuckLake
@@ -236,6 +263,8 @@ int fdl_ice_schema(json_t **out, int64_t *max_id, const fdl_lake *l, int64_t tid
 		if (json_is_string(t))
 			fdl_ice_primitive(c->type, &why, &engines);
 		if (engines && add_notice(notices, key, c, engines))
+			rc = fdl_oom(err);
+		if (!rc && widened_from_int(l, c) && add_notice(notices, key, c, FDL_ICE_SPARK_WIDENED))
 			rc = fdl_oom(err);
 		json_array_append_new(fields, json_pack("{s:I, s:s, s:b, s:o}", "id", (json_int_t)c->id, "name", c->name,
 							"required", 0, "type", t));

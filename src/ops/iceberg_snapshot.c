@@ -9,14 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The seq of the first version of the chain whose snapshot has a row that
- * began at `begin`: the version that added it. */
-static int64_t born(const ice_run *r, int64_t begin)
+/* The first version of the chain whose snapshot has a row that began at
+ * `begin`: the version that added it. */
+static const ice_version *born(const ice_run *r, int64_t begin)
 {
 	for (size_t i = 0; i < r->nchain; i++)
 		if (r->chain[i].snap >= begin)
-			return r->chain[i].seq;
-	return r->chain[r->nchain - 1].seq;
+			return &r->chain[i];
+	return &r->chain[r->nchain - 1];
 }
 
 /* ---- writing ---------------------------------------------------------- */
@@ -258,7 +258,8 @@ static int collect(snap_files *s, ice_run *r, int64_t tid, const ice_version *c,
 		if (f->table_id != tid || !ice_live_at(f->begin, f->end, c->snap))
 			continue;
 		size_t sp = 0;
-		ice_item it = {.e = {.data = f, .rows = f->rows, .bytes = f->bytes, .seq = born(r, f->begin)}};
+		const ice_version *b = born(r, f->begin);
+		ice_item it = {.e = {.data = f, .rows = f->rows, .bytes = f->bytes, .seq = b->seq, .snapshot = b->sid}};
 		rc = spec_index(&sp, s, r, f, schema, err);
 		it.spec = (int)sp;
 		it.group = group_of(it.e.seq, c->seq);
@@ -279,7 +280,9 @@ static int collect(snap_files *s, ice_run *r, int64_t tid, const ice_version *c,
 				d = &s->items[k];
 		if (!d)
 			continue; /* its data file is gone at this snapshot */
-		ice_item it = {.e = {.data = d->e.data, .data_uri = d->uri, .is_delete = true, .seq = born(r, x->begin)},
+		const ice_version *b = born(r, x->begin);
+		ice_item it = {.e = {.data = d->e.data, .data_uri = d->uri, .is_delete = true, .seq = b->seq,
+				     .snapshot = b->sid},
 			       .spec = d->spec};
 		it.group = group_of(it.e.seq, c->seq);
 		rc = delete_file(&it.uri, &it.e.bytes, &it.e.rows, r, x, d->e.data, c->snap, err);
@@ -291,7 +294,7 @@ static int collect(snap_files *s, ice_run *r, int64_t tid, const ice_version *c,
 }
 
 /* What the manifest of these entries holds, as the sha256 (hex) of their
- * files (URI, sequence, size, rows) under the table's schema id and the
+ * files (URI, sequence, snapshot, size, rows) under the table's schema id and the
  * spec: a data file's statistics never change, so the same signature is
  * the same manifest. */
 static int manifest_sig(char hex[65], const fdl_ice_entry *e, size_t n, const json_t *schema, const fdl_ice_spec *spec,
@@ -303,8 +306,8 @@ static int manifest_sig(char hex[65], const fdl_ice_entry *e, size_t n, const js
 					    spec_text)
 			   : fdl_oom(err);
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = fdl_buf_printf(&sig, err, " %s:%lld:%lld:%lld", e[i].uri, (long long)e[i].seq, (long long)e[i].bytes,
-				    (long long)e[i].rows);
+		rc = fdl_buf_printf(&sig, err, " %s:%lld:%lld:%lld:%lld", e[i].uri, (long long)e[i].seq,
+				    (long long)e[i].snapshot, (long long)e[i].bytes, (long long)e[i].rows);
 	if (!rc)
 		rc = fdl_sha256_mem(hex, sig.data, sig.len, err);
 	free(spec_text);
@@ -400,7 +403,10 @@ static int write_manifests(fdl_ice_listed **out, size_t *n, snap_files *s, ice_r
 		m->min_seq = INT64_MAX;
 		for (size_t k = i; k < ends[g]; k++) {
 			m->rows += s->items[k].e.rows;
-			m->seq = s->items[k].e.seq > m->seq ? s->items[k].e.seq : m->seq;
+			if (s->items[k].e.seq > m->seq) { /* the newest version adding to it added it */
+				m->seq = s->items[k].e.seq;
+				m->added_snapshot = s->items[k].e.snapshot;
+			}
 			m->min_seq = s->items[k].e.seq < m->min_seq ? s->items[k].e.seq : m->min_seq;
 		}
 		const fdl_ice_spec *spec = &s->specs[s->items[i].spec];
@@ -412,7 +418,6 @@ static int write_manifests(fdl_ice_listed **out, size_t *n, snap_files *s, ice_r
 		m->files = (int64_t)(ends[g] - i);
 		m->spec_id = spec->id;
 		m->deletes = s->items[i].e.is_delete;
-		m->added_snapshot = m->seq;
 	}
 	free(ents);
 	free(ends);
@@ -436,7 +441,7 @@ int fdl_ice_snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c
 	for (size_t i = 0; names && i < n && !rc; i++) /* the keys of this snapshot's manifests */
 		json_array_append_new(names, json_string(m[i].uri + strlen(r->location) + 1));
 	if (!rc)
-		rc = fdl_ice_manifest_list(&list, m, n, c->seq, parent, c->seq, err);
+		rc = fdl_ice_manifest_list(&list, m, n, c->sid, parent, c->seq, err);
 	if (!rc)
 		rc = put_avro(&list_uri, r, &list, err);
 	for (size_t i = 0; i < s.nspecs && !rc; i++) {
@@ -451,13 +456,14 @@ int fdl_ice_snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c
 			files++;
 		}
 	if (!rc) {
-		char nrows[32], nfiles[32];
+		char nrows[32], nfiles[32], seq[32];
 		snprintf(nrows, sizeof nrows, "%lld", (long long)rows);
 		snprintf(nfiles, sizeof nfiles, "%lld", (long long)files);
-		*out = json_pack("{s:I, s:I, s:I, s:s, s:{s:s, s:s, s:s, s:s}, s:I}", "snapshot-id", (json_int_t)c->seq,
+		snprintf(seq, sizeof seq, "%lld", (long long)c->seq);
+		*out = json_pack("{s:I, s:I, s:I, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:I}", "snapshot-id", (json_int_t)c->sid,
 				 "sequence-number", (json_int_t)c->seq, "timestamp-ms", (json_int_t)c->ms, "manifest-list",
-				 list_uri, "summary", "operation", "overwrite", "fdl.version", c->id, "total-data-files",
-				 nfiles, "total-records", nrows, "schema-id",
+				 list_uri, "summary", "operation", "overwrite", "fdl.version", c->id, "fdl.seq", seq,
+				 "total-data-files", nfiles, "total-records", nrows, "schema-id",
 				 json_integer_value(json_object_get(schema, "schema-id")));
 		if (*out && parent >= 0)
 			json_object_set_new(*out, "parent-snapshot-id", json_integer(parent));

@@ -14,6 +14,7 @@ import os
 import pathlib
 import shutil
 
+import duckdb
 import pytest
 
 from conftest import EXT, ROOT, Repo, S3Repo, connect, fdl, host_stops, read_json
@@ -203,6 +204,25 @@ def build(repo):
     fdl("commit", w3, "-m", "v3", env=repo.env)
 
 
+def sid(vid):
+    """A version's Iceberg snapshot id (docs/iceberg.md): the first 16 hex
+    digits of the sha256 of its id, the top two bits 01."""
+    return int(hashlib.sha256(vid.encode()).hexdigest()[:16], 16) & (2**62 - 1) | 2**62
+
+
+def sid_of(repo, ref):
+    """The snapshot id of the version a ref (main:N, a tag) names."""
+    return sid(json.loads(fdl("show", f"{repo.root}@{ref}", "--json", env=repo.env).stdout)["id"])
+
+
+def snap_seqs(meta):
+    """The seqs of a metadata.json's snapshots, oldest first, each snapshot's
+    id checked to be its version's."""
+    for s in meta["snapshots"]:
+        assert s["snapshot-id"] == sid(s["summary"]["fdl.version"]), s
+    return [int(s["summary"]["fdl.seq"]) for s in meta["snapshots"]]
+
+
 def views_json(repo, ref=None):
     target = f"{repo.root}@{ref}" if ref else str(repo.root)
     p = fdl("iceberg", target, "--json", env=repo.env)
@@ -264,24 +284,32 @@ def test_partitions_where_the_meaning_is_the_same(folder_repo):
 
 
 def test_time_travel_by_snapshot_and_tag(spark, folder_repo):
-    """The latest view's snapshots are the branch's versions: snapshot id N
-    and tag t2 read what fdl query ROOT@main:N reads, in SQL and through
-    DataFrame options, in Spark and pyiceberg."""
+    """The latest view's snapshots are the branch's versions, each with the
+    snapshot id of its version id and its seq in the summary: the snapshot
+    of main:N and tag t2 read what fdl query ROOT@main:N reads, in SQL and
+    through DataFrame options, in Spark and pyiceberg."""
     r = Readers(spark)
     uri = views_json(folder_repo)["main.people"]
     meta = read_json(uri[len("file://"):])
-    assert [s["snapshot-id"] for s in meta["snapshots"]] == [1, 2, 3]
-    assert meta["refs"]["t2"] == {"snapshot-id": 2, "type": "tag"}
+    assert snap_seqs(meta) == [1, 2, 3]
+    assert [s["sequence-number"] for s in meta["snapshots"]] == [1, 2, 3]
+    assert meta["refs"]["t2"] == {"snapshot-id": sid_of(folder_repo, "t2"), "type": "tag"}
+    assert meta["current-snapshot-id"] == sid_of(folder_repo, "main")
     for seq in (1, 2):
         cols, want = expected(folder_repo, f"main:{seq}", "people")
-        assert spark_sql_rows(r, uri, cols, f"VERSION AS OF {seq}") == want
-        assert r.spark_rows(uri, current_names(meta, seq, cols), **{"snapshot-id": str(seq)}) == want
-        assert r.pyiceberg_rows(uri, cols, snapshot_id=seq) == want
+        snap = sid_of(folder_repo, f"main:{seq}")
+        assert spark_sql_rows(r, uri, cols, f"VERSION AS OF {snap}") == want
+        assert r.spark_rows(uri, current_names(meta, snap, cols), **{"snapshot-id": str(snap)}) == want
+        assert r.pyiceberg_rows(uri, cols, snapshot_id=snap) == want
+    name = r.register(uri)  # the lookup docs/iceberg.md gives: a seq's snapshot id
+    found = r.spark.sql(f"SELECT snapshot_id, summary['fdl.seq'] AS seq FROM {name}.snapshots").collect()
+    assert {x["seq"]: x["snapshot_id"] for x in found} == {str(n): sid_of(folder_repo, f"main:{n}") for n in (1, 2, 3)}
     cols, want = expected(folder_repo, "t2", "people")
     assert spark_sql_rows(r, uri, cols, "VERSION AS OF 't2'") == want
-    assert r.spark_rows(uri, current_names(meta, 2, cols), tag="t2") == want
+    assert r.spark_rows(uri, current_names(meta, sid_of(folder_repo, "t2"), cols), tag="t2") == want
     q = fdl("query", f"{folder_repo.root}@main:1", "SELECT count(*) AS n FROM people", "--format", "csv").stdout
-    assert r.spark.read.option("snapshot-id", "1").table(r.register(uri)).count() == int(q.split()[-1])
+    one = str(sid_of(folder_repo, "main:1"))
+    assert r.spark.read.option("snapshot-id", one).table(r.register(uri)).count() == int(q.split()[-1])
     # TIMESTAMP AS OF a snapshot's own time reads that snapshot
     ts = meta["snapshots"][0]["timestamp-ms"]
     cols, want = expected(folder_repo, "main:1", "people")
@@ -350,12 +378,13 @@ def test_every_commit_writes_its_view(spark, repo, tmp_path):
     views = list((repo.root / "iceberg").glob(f"*/versions/{vid}/main/t/metadata/00004-{vid}.metadata.json"))
     assert len(views) == 1, "the commit wrote the new version's view"
     meta = read_json(views[0])
-    assert [s["snapshot-id"] for s in meta["snapshots"]] == [1, 2, 3, 4]
+    assert snap_seqs(meta) == [1, 2, 3, 4]
     r = Readers(spark)
     for seq in (4, 3, 2):
         cols, want = expected(repo, f"main:{seq}", "t")
-        assert r.pyiceberg_rows(f"file://{views[0]}", cols, snapshot_id=seq) == want
-        assert spark_sql_rows(r, f"file://{views[0]}", cols, f"VERSION AS OF {seq}") == want
+        snap = sid_of(repo, f"main:{seq}")
+        assert r.pyiceberg_rows(f"file://{views[0]}", cols, snapshot_id=snap) == want
+        assert spark_sql_rows(r, f"file://{views[0]}", cols, f"VERSION AS OF {snap}") == want
     cols, want = expected(repo, "main", "t")
     assert r.duckdb_rows(f"file://{views[0]}", cols) == want
     # asking again writes nothing new; from nothing, the same view (the
@@ -380,7 +409,7 @@ def test_every_commit_writes_its_view(spark, repo, tmp_path):
     assert read_json(views[0])["snapshots"][-1]["manifest-list"] == tip_list
     for seq in (4, 3, 2, 1):
         cols, want = expected(repo, f"main:{seq}", "t")
-        assert r.pyiceberg_rows(f"file://{views[0]}", cols, snapshot_id=seq) == want
+        assert r.pyiceberg_rows(f"file://{views[0]}", cols, snapshot_id=sid_of(repo, f"main:{seq}")) == want
 
 
 def test_columns_iceberg_cannot_hold_are_named_and_left_out(spark, repo, tmp_path):
@@ -504,7 +533,7 @@ def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
             fdl("iceberg", repo.root)
     tip = repo.head()
     [uri] = [f"file://{p}" for p in (repo.root / "iceberg").glob(f"*/versions/{tip}/main/t/metadata/*.json")]
-    assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [1, 2, 3]
+    assert snap_seqs(read_json(uri[len("file://"):])) == [1, 2, 3]
     for i in range(3):  # a working catalog keeps its base from expiry: done with them
         fdl("checkout", "--abandon", tmp_path / f"w{i}")
     cfg = read_json(repo.root / "fdl.json")
@@ -512,7 +541,7 @@ def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
     (repo.root / "fdl.json").write_text(json.dumps(cfg))
     fdl("expire", repo.root)
     for p in (repo.root / "iceberg").rglob("*.metadata.json"):
-        assert [s["snapshot-id"] for s in read_json(p)["snapshots"]] == [3], p
+        assert snap_seqs(read_json(p)) == [3], p
     fdl("gc", repo.root, "--grace", "0s")
     cols, want = expected(repo, "main", "t")
     assert Readers(None).pyiceberg_rows(uri, cols) == want
@@ -564,7 +593,9 @@ def test_verify_checks_each_view_against_its_version(repo, tmp_path):
     doc["snapshots"][0]["summary"]["fdl.version"] = "01234567-89ab-7def-8123-456789abcdef"
     meta.write_text(json.dumps(doc))
     p = fdl("verify", repo.root, check=False)
-    assert p.returncode == 5 and "snapshot 1 is of version 01234567-89ab-7def-8123-456789abcdef" in p.stdout, p.stdout
+    first = doc["snapshots"][0]["snapshot-id"]
+    assert p.returncode == 5 and f"snapshot {first} is of version 01234567-89ab-7def-8123-456789abcdef" in p.stdout, \
+        p.stdout
 
 
 def test_init_iceberg_and_tags_keep_the_tips_view(tmp_path):
@@ -587,7 +618,8 @@ def test_init_iceberg_and_tags_keep_the_tips_view(tmp_path):
     [meta] = list(root.glob(f"iceberg/*/versions/{tip}/main/t/metadata/*.metadata.json"))
     assert "first" not in read_json(meta)["refs"]
     fdl("tag", root, "first", "main:1")
-    assert read_json(meta)["refs"]["first"] == {"snapshot-id": 1, "type": "tag"}
+    first = sid((root / "refs" / "tags" / "first").read_text().strip())
+    assert read_json(meta)["refs"]["first"] == {"snapshot-id": first, "type": "tag"}
     fdl("tag", root, "--delete", "first")
     assert "first" not in read_json(meta)["refs"]
 
@@ -610,9 +642,133 @@ def test_a_version_iceberg_cannot_show_is_named(repo, tmp_path):
     p = fdl("iceberg", repo.root, "--json")
     assert "main.t: version 1 is not a snapshot" in p.stderr, p.stderr
     uri = json.loads(p.stdout)["main.t"]
-    assert [s["snapshot-id"] for s in read_json(uri[len("file://"):])["snapshots"]] == [2]
+    assert snap_seqs(read_json(uri[len("file://"):])) == [2]
     cols, want = expected(repo, "main", "t")
     assert Readers(None).pyiceberg_rows(uri, cols) == want
+
+
+def test_time_travel_before_a_widening_reads_every_column(spark, repo, tmp_path):
+    """Issue 53: INTEGER, FLOAT and DECIMAL(9,2) columns widened to BIGINT,
+    DOUBLE and DECIMAL(18,2). Each snapshot has the schema of its own time,
+    so time travel to the version before the widening reads every column
+    with its rows in pyiceberg, DuckDB and Spark (SQL: the snapshot's
+    schema; the DataFrame option: the current one, over the older files),
+    in the view the commit built on its parent's as in the one written from
+    nothing. Spark's vectorized reader fails on an int file read as long
+    (apache/iceberg#16341): the view turns it off for the table and fdl
+    iceberg names the column; float and decimal need nothing. A change
+    Iceberg cannot promote (INTEGER to DOUBLE) keeps the column in the
+    snapshots before it and leaves it out, named, from the change on."""
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t (id INTEGER, v INTEGER, f FLOAT, d DECIMAL(9, 2))")
+    con.execute("INSERT INTO lake.t VALUES (1, 10, 1.5, 1.25), (2, -20, 2.5, 2.5)")
+    con.execute("CREATE TABLE lake.u AS SELECT 1 AS id, 7 AS w")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "narrow")
+    fdl("iceberg", repo.root)  # the next version's view is its commit's, built on this one
+    con = repo.checkout(tmp_path / "w2")
+    for sql in ["ALTER TABLE lake.t ALTER v TYPE BIGINT", "ALTER TABLE lake.t ALTER f TYPE DOUBLE",
+                "ALTER TABLE lake.t ALTER d TYPE DECIMAL(18, 2)",
+                "INSERT INTO lake.t VALUES (3, 30000000000, 3.25, 1234567890123.45)",
+                "ALTER TABLE lake.u ALTER w TYPE DOUBLE", "INSERT INTO lake.u VALUES (2, 2.5)"]:
+        con.execute(sql)
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "wide")
+    [path] = (repo.root / "iceberg").glob(f"*/versions/{repo.head()}/main/t/metadata/*.metadata.json")
+    by_commit = read_json(path)
+    shutil.rmtree(repo.root / "iceberg")
+    p = fdl("iceberg", repo.root, "--json")
+    uri = json.loads(p.stdout)["main.t"]
+    meta = read_json(uri[len("file://"):])
+    assert meta == by_commit, "the commit's view is the one written from nothing"
+    assert [[(f["name"], f["type"]) for f in x["fields"]] for x in meta["schemas"]] == [
+        [("id", "int"), ("v", "int"), ("f", "float"), ("d", "decimal(9,2)")],
+        [("id", "int"), ("v", "long"), ("f", "double"), ("d", "decimal(18,2)")]]
+    assert [x["schema-id"] for x in meta["snapshots"]] == [0, 1]
+    [line] = [x for x in p.stderr.splitlines() if x.strip().startswith("main.t.")]
+    assert line.strip().startswith("main.t.v (int64)") and "Spark" in line and \
+        "read.parquet.vectorization.enabled=false" in line, p.stderr
+    assert meta["properties"]["read.parquet.vectorization.enabled"] == "false"
+    [line] = [x for x in p.stderr.splitlines() if x.strip().startswith("main.u.")]
+    assert line.strip().startswith("main.u.w (float64)") and "cannot read from the older files" in line, p.stderr
+    u = json.loads(p.stdout)["main.u"]
+    assert "read.parquet.vectorization.enabled" not in read_json(u[len("file://"):])["properties"]
+    assert Readers(None).pyiceberg_rows(u, ["id", "w"], snapshot_id=sid_of(repo, "main:1")) == normalised([(1, 7)])
+    assert Readers(None).pyiceberg_rows(u, ["id"]) == normalised([(1,), (2,)])
+    with pytest.raises(Exception):
+        Readers(None).pyiceberg_rows(u, ["id", "w"])
+    r = Readers(spark)
+    one = sid_of(repo, "main:1")
+    cols, want = expected(repo, "main:1", "t")
+    assert cols == ["id", "v", "f", "d"] and len(want) == 2
+    assert r.pyiceberg_rows(uri, cols, snapshot_id=one) == want
+    con = connect()
+    con.execute("LOAD iceberg")
+    assert normalised(duck_rows(con, f"iceberg_scan('{uri}', snapshot_from_id => {one})", cols)) == want
+    assert spark_sql_rows(r, uri, cols, f"VERSION AS OF {one}") == want
+    assert r.spark_rows(uri, cols, **{"snapshot-id": str(one)}) == want
+    check_all(r, repo, "main", {"main.t": uri})  # Spark as the session is: vectorized reads on
+    # the view of main:1 alone: nothing was widened there, nothing to say
+    p = fdl("iceberg", f"{repo.root}@main:1", "--json")
+    assert "main.t." not in p.stderr, p.stderr
+    assert "read.parquet.vectorization.enabled" not in read_json(json.loads(p.stdout)["main.t"][7:])["properties"]
+
+
+def older_fdl_view(view_json):
+    """Make a view what fdl wrote before issue 53 (view.json format 1,
+    snapshot id = seq), as a repository upgraded from it holds."""
+    view = read_json(view_json)
+    view["fdl_iceberg"] = 1
+    view_json.write_text(json.dumps(view))
+    for p in view_json.parent.rglob("*.metadata.json"):
+        m = read_json(p)
+        seq = {x["snapshot-id"]: int(x["summary"]["fdl.seq"]) for x in m["snapshots"]}
+        for x in m["snapshots"]:
+            x["snapshot-id"] = seq[x["snapshot-id"]]
+            if "parent-snapshot-id" in x:
+                x["parent-snapshot-id"] = seq[x["parent-snapshot-id"]]
+        for x in [*m["snapshot-log"], *m["refs"].values()]:
+            x["snapshot-id"] = seq[x["snapshot-id"]]
+        m["current-snapshot-id"] = seq[m["current-snapshot-id"]]
+        p.write_text(json.dumps(m))
+
+
+def test_views_of_an_older_fdl_are_verified_and_written_again(repo, tmp_path):
+    """A view from before issue 53 (snapshot id = seq) still verifies, with a
+    warning naming it; a commit never builds on it (every snapshot of the
+    next view has its version's id), and the catalog writes it again."""
+    for i in range(2):
+        con = repo.checkout(tmp_path / f"w{i}")
+        con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(3)" if i == 0 else
+                    "INSERT INTO lake.t VALUES (10)")
+        con.close()
+        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
+    fdl("tag", repo.root, "t2")
+    catalog_json(repo)
+    old = repo.head()
+    [view] = (repo.root / "iceberg").glob(f"*/versions/{old}/view.json")
+    older_fdl_view(view)
+    p = fdl("verify", repo.root)
+    assert "0 problems" in p.stdout, p.stdout
+    warned = [x for x in (p.stdout + p.stderr).splitlines() if "older fdl" in x]
+    assert len(warned) == 1 and f"versions/{old}/view.json" in warned[0] and "seqs" in warned[0], p.stdout
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (20)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "v2")
+    [meta] = (repo.root / "iceberg").glob(f"*/versions/{repo.head()}/main/t/metadata/*.metadata.json")
+    assert snap_seqs(read_json(meta)) == [1, 2, 3]
+    assert read_json(view)["fdl_iceberg"] == 1  # the tag t2's namespace still leads to it
+    fdl("iceberg", repo.root, "--catalog")
+    assert read_json(view)["fdl_iceberg"] == 2
+    [meta] = view.parent.glob("main/t/metadata/*.metadata.json")
+    assert snap_seqs(read_json(meta)) == [1, 2]
+    p = fdl("verify", repo.root)
+    assert "0 problems" in p.stdout and "older fdl" not in p.stdout + p.stderr, p.stdout
+    cols, want = expected(repo, "t2", "t")
+    tag_answer = next((repo.root / "iceberg").glob("*/catalog/v1/namespaces/t2/tables/t"))
+    assert read_json(tag_answer)["metadata"]["current-snapshot-id"] == sid_of(repo, "t2")
+    assert Readers(None).pyiceberg_rows(f"file://{meta}", cols) == want
 
 
 # ---- the REST catalog with no server (fdl iceberg ROOT --catalog) ------------
@@ -766,10 +922,10 @@ def catalog_round(spark, repo, tmp_path, uri, path, s3=None):
     expect_rows(clients, repo, "t2", ("t2",), "people")
     expect_rows(clients, repo, "main", ("main", "geo"), "towns")
     expect_rows(clients, repo, "feature/x", ("feature/x",), "people")
-    # time travel: a branch's table holds its earlier versions (snapshot id = seq)
+    # time travel: a branch's table holds its earlier versions
     for seq in (1, 2):
         cols, want = expected(repo, f"main:{seq}", "people")
-        for client, got in clients.rows_at(("main",), "people", cols, seq).items():
+        for client, got in clients.rows_at(("main",), "people", cols, sid_of(repo, f"main:{seq}")).items():
             assert got == want, f"{client}: main.people at snapshot {seq} differs from main:{seq}"
     # a commit and a tag: the catalog follows with no other command
     con = repo.checkout(tmp_path / "w4")
@@ -836,6 +992,72 @@ def test_catalog_of_a_folder_on_a_plain_static_host(spark, tmp_path, ledger):
     try:
         ledger.reader(host.url)  # the static host serves the repository too
         catalog_round(spark, repo, tmp_path, f"{host.url}/{cat['path']}", cat["path"])
+    finally:
+        host.stop()
+
+
+def test_a_snapshot_id_never_comes_to_mean_other_rows(spark, tmp_path, ledger):
+    """Issue 53: v1..v3 in a catalog, main moved back to main:2 and v3'
+    committed. The table keeps its table-uuid (as after Iceberg's own
+    rollback), v1 and v2 keep their snapshot ids and rows, v3' has an id of
+    its own, and v3's id is no snapshot of the branch any more: a client
+    that cached the metadata refreshes without error and no longer finds it,
+    an incremental read from it is refused, Spark and DuckDB refuse the
+    pinned id; the view of v3 itself still reads v3's rows under it."""
+    from pyiceberg.table.snapshots import ancestors_of
+    repo = Repo(tmp_path)
+    for i, row in enumerate(["(1, 'A')", "(2, 'B')", "(3, 'C-bad')"]):
+        con = repo.checkout(tmp_path / f"w{i}")
+        if i == 0:
+            con.execute("CREATE TABLE lake.t (id INTEGER, s VARCHAR)")
+        con.execute(f"INSERT INTO lake.t VALUES {row}")
+        con.close()
+        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i + 1}")
+    v3 = repo.head()
+    cat = catalog_json(repo)
+    host = StaticHost(repo.root, tmp_path / "http.log")
+    try:
+        ledger.reader(host.url)
+        clients = CatalogClients(spark, f"{host.url}/{cat['path']}")
+        cached = clients.pyiceberg().load_table(("main", "t"))
+
+        def rows(table, snap):
+            return normalised(tuple(r.values()) for r in table.scan(snapshot_id=snap).to_arrow().to_pylist())
+        before = {x.snapshot_id: rows(cached, x.snapshot_id) for x in cached.metadata.snapshots}
+        bad = cached.metadata.current_snapshot_id
+        assert bad == sid(v3) and before[bad] == normalised([(1, "A"), (2, "B"), (3, "C-bad")])
+        fdl("branch", repo.root, "main", "main:2", "--force")
+        con = repo.checkout(tmp_path / "w3")
+        con.execute("INSERT INTO lake.t VALUES (30, 'C-prime')")
+        con.close()
+        fdl("commit", tmp_path / "w3", "-m", "v3'")
+        fresh = clients.pyiceberg().load_table(("main", "t"))
+        assert fresh.metadata.table_uuid == cached.metadata.table_uuid
+        now = {x.snapshot_id: rows(fresh, x.snapshot_id) for x in fresh.metadata.snapshots}
+        assert fresh.metadata.current_snapshot_id == sid(repo.head()) != bad
+        assert bad not in now and set(before) - {bad} < set(now)
+        for snap, got in now.items():
+            assert before.get(snap, got) == got, f"snapshot {snap} reads other rows"
+        assert now[sid(repo.head())] == normalised([(1, "A"), (2, "B"), (30, "C-prime")])
+        assert [x.sequence_number for x in fresh.metadata.snapshots] == [1, 2, 3]
+        cached.refresh()  # the same table: no "Table UUID does not match"
+        assert cached.metadata.snapshot_by_id(bad) is None
+        assert bad not in {x.snapshot_id for x in ancestors_of(cached.current_snapshot(), cached.metadata)}
+        with pytest.raises(ValueError, match="not a parent ancestor"):
+            list(cached.incremental_append_scan(from_snapshot_id_exclusive=bad).plan_files())
+        with pytest.raises(Exception, match=str(bad)):
+            spark.sql(f"SELECT * FROM `{clients.spark_name}`.`main`.`t` VERSION AS OF {bad}").collect()
+        con = clients.duck()
+        with pytest.raises(duckdb.Error):
+            con.execute(f"SELECT * FROM fdl.main.t AT (VERSION => {bad})").fetchall()
+        con.close()
+        expect_rows(clients, repo, "main", ("main",), "t")
+        for seq in (1, 2):
+            cols, want = expected(repo, f"main:{seq}", "t")
+            for client, got in clients.rows_at(("main",), "t", cols, sid_of(repo, f"main:{seq}")).items():
+                assert got == want, f"{client}: main.t at main:{seq}"
+        old = views_json(repo, v3)["main.t"]  # v3 is still a version: its own view
+        assert Readers(None).pyiceberg_rows(old, ["id", "s"], snapshot_id=bad) == before[bad]
     finally:
         host.stop()
 
@@ -1086,14 +1308,14 @@ def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_
         fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
     cat = catalog_json(repo)
     answer = repo.root / cat["path"] / "v1" / "namespaces" / "main" / "tables" / "t"
-    assert [s["snapshot-id"] for s in read_json(answer)["metadata"]["snapshots"]] == [1, 2, 3]
+    assert snap_seqs(read_json(answer)["metadata"]) == [1, 2, 3]
     for i in range(3):  # a working catalog keeps its base from expiry: done with them
         fdl("checkout", "--abandon", tmp_path / f"w{i}")
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
     (repo.root / "fdl.json").write_text(json.dumps(cfg))
     fdl("expire", repo.root)
-    assert [s["snapshot-id"] for s in read_json(answer)["metadata"]["snapshots"]] == [3]
+    assert snap_seqs(read_json(answer)["metadata"]) == [3]
     assert fdl("verify", repo.root).returncode == 0
     copy = tmp_path / "copy"
     fdl("clone", repo.root, copy, "-q")

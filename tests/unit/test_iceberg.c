@@ -90,6 +90,19 @@ static void prune(t_ctx *t)
 	free(outside);
 }
 
+/* A version's snapshot id: the sha256 of its id, top bits 01 (the values
+ * Python's hashlib gives), positive and above every seq. */
+static void snapshot_ids(t_ctx *t)
+{
+	fdl_error err;
+	int64_t a = 0, b = 0;
+	CHECK(t, fdl_iceberg_snapshot_id(&a, "01a24cd4-c3f3-774d-bc7d-184d465b2c5c", &err) == 0);
+	CHECK(t, a == INT64_C(8816408134552094459)); /* fa5a2c7caed786fb */
+	CHECK(t, fdl_iceberg_snapshot_id(&b, "00000000-0000-7000-8000-000000000000", &err) == 0);
+	CHECK(t, b == INT64_C(6833529864787088010)); /* 1ed59334d8a8528a: the top bit set */
+	CHECK(t, a >= INT64_C(0x4000000000000000) && b >= INT64_C(0x4000000000000000));
+}
+
 static void targets(t_ctx *t)
 {
 	CHECK(t, fdl_http_uri_check("/iceberg/x/catalog/v1/namespaces/main%1Fgeo/tables") == 0);
@@ -106,5 +119,6 @@ const t_case iceberg_tests[] = {
 	{"store keys may hold the unit separator, no other control character", unit_separator},
 	{"folder store: empty folders pruned, none followed through a symlink", prune},
 	{"serve: %1F in a path, never raw or in a query", targets},
+	{"iceberg views: a version's snapshot id from its id", snapshot_ids},
 	{NULL, NULL},
 };
