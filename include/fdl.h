@@ -660,8 +660,10 @@ typedef struct fdl_verify_options {
 	unsigned int version;        /* FDL_VERIFY_OPTIONS_VERSION */
 	int reachable_only;          /* only versions reachable from refs (versions_unchecked counts the others);
 					0: every version directory, as fdl verify does */
-	const char *allowed_signers; /* an OpenSSH allowed_signers file: every checked version must carry a
-					valid version.json.sig by a listed key; NULL: signatures not checked */
+	const char *allowed_signers; /* an OpenSSH allowed_signers file: every version.json.sig of a checked
+					version must be valid by a listed key, and every version a branch or
+					tag names must carry one (an older version without one is a warning);
+					NULL: signatures not checked */
 } fdl_verify_options;
 #define FDL_VERIFY_OPTIONS_VERSION 1
 #define FDL_VERIFY_OPTIONS_INIT {.version = FDL_VERIFY_OPTIONS_VERSION}
