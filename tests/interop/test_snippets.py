@@ -319,9 +319,16 @@ def run_page(page, session, ledger=None, before=None):
 
 
 def record(ledger, session, n):
+    """Tell the ledger what the block published: the folder repositories
+    the reader made (a folder holding fdl.json under /srv or /tmp), then the
+    versions its commits printed."""
     out = session.log / f"{n}.out"
     if out.exists() and "Committed version" in out.read_text():
-        ledger.published(out.read_text())
+        for top in ("srv", "tmp"):
+            for cfg in (session.sandbox / top).glob("**/fdl.json"):
+                if str(cfg.parent) not in ledger.roots and "/versions/" not in str(cfg):
+                    ledger.root(str(cfg.parent), aws(session.env))
+        ledger.published(out.read_text(), aws(session.env))
 
 
 # ---- the pages ---------------------------------------------------------------------------------------
@@ -444,3 +451,23 @@ def test_iceberg(reader, ledger, s3_server):
                       "sql" if engine == "DuckDB" else "python", {}, code, "", None)
             err = s.run(b, code, fresh=True)
             assert err is None, err
+
+
+def test_integrations(reader, ledger):
+    """docs/integrations.md: dbt and dlt through fdl run (deps/pipelines-venv),
+    and main~1."""
+    run_page("docs/integrations.md", reader, ledger)
+
+
+def test_teams(reader, ledger, s3_server):
+    """docs/teams.md: two publishers on one bucket, the loser's rebase."""
+    s = reader
+    env, sb = s.env, s.sandbox
+    env.update(s3_server.env())
+    s3_server.client().create_bucket(Bucket="data")
+    fdl_in(env, "init", "s3://data/pop")
+    ledger.root("s3://data/pop", aws(env))
+    v = publish(env, "s3://data/pop", sb / "tmp" / "setup", CENSUS.format(csv=ROOT / "examples" / "population-2024.csv"),
+                "Census 2024")
+    ledger.record("s3://data/pop", v, aws(env))
+    run_page("docs/teams.md", s, ledger)
