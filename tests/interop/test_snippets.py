@@ -252,8 +252,9 @@ def sandbox_for(tmp_path):
     os.symlink(FDL, fdl_dir / "build" / "fdl")
     if (ROOT / "build" / "web").exists():
         os.symlink(ROOT / "build" / "web", fdl_dir / "build" / "web")
-    for name in ("deps", "examples", "bindings"):
+    for name in ("deps", "bindings"):
         os.symlink(ROOT / name, fdl_dir / name)
+    shutil.copytree(ROOT / "examples", fdl_dir / "examples")  # dbt writes target/ and logs/ into its project
     for d in ("home", "srv", "tmp"):
         (sb / d).mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "FDL_")) and k != "HOME"}
