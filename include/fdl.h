@@ -172,7 +172,10 @@ FDL_EXTERN int fdl_repo_head_branch(char **out, fdl_repo *repo, fdl_error *err);
  * version id, "<seq>" (that seq on HEAD's branch, following first
  * parents), "<branch-or-tag>:<seq>", or a unique prefix of a version id
  * (at least 4 characters; needs a store that can be listed, not a static
- * HTTP host). A name that is a branch or tag wins over a seq or a prefix.
+ * HTTP host), each optionally followed by Git's suffixes: "~N" (N first
+ * parents back, "~" = "~1") and "^N" (the Nth parent, "^" = "^1"), in any
+ * number ("main~2", "HEAD^", "v2025~1^"). A name that is a branch or tag
+ * wins over a seq or a prefix.
  * FDL_ENOTFOUND when it names nothing (or an unborn branch),
  * FDL_EAMBIGUOUS when a prefix matches several versions, FDL_EINVALID when
  * it cannot be a ref at all. */
@@ -657,8 +660,10 @@ typedef struct fdl_verify_options {
 	unsigned int version;        /* FDL_VERIFY_OPTIONS_VERSION */
 	int reachable_only;          /* only versions reachable from refs (versions_unchecked counts the others);
 					0: every version directory, as fdl verify does */
-	const char *allowed_signers; /* an OpenSSH allowed_signers file: every checked version must carry a
-					valid version.json.sig by a listed key; NULL: signatures not checked */
+	const char *allowed_signers; /* an OpenSSH allowed_signers file: every version.json.sig of a checked
+					version must be valid by a listed key, and every version a branch or
+					tag names must carry one (an older version without one is a warning);
+					NULL: signatures not checked */
 } fdl_verify_options;
 #define FDL_VERIFY_OPTIONS_VERSION 1
 #define FDL_VERIFY_OPTIONS_INIT {.version = FDL_VERIFY_OPTIONS_VERSION}

@@ -121,6 +121,15 @@ if [ "$(cat "$venv/.requirements-iceberg" 2>/dev/null)" != "$ireq_sum" ]; then
   echo "$ireq_sum" > "$venv/.requirements-iceberg"
 fi
 
+# --- 4a'. Spark with Iceberg: deps/venv's Spark loads the pinned jars ----------
+# (what an Iceberg-enabled Spark cluster is), so the PySpark lines
+# `fdl iceberg` prints run as printed; docs/iceberg.md names deps/jars too.
+sconf=$(echo "$venv"/lib/python3*/site-packages/pyspark)/conf
+if [ -d "$(dirname "$sconf")" ]; then
+  mkdir -p "$sconf"
+  printf 'spark.jars %s\n' "$(ls "$deps"/jars/*.jar | paste -sd, -)" > "$sconf/spark-defaults.conf"
+fi
+
 # --- 4b. The pipeline tools the interop tests run (docs/integrations.md) -------
 # dbt (dbt-core + dbt-duckdb) and dlt, in a venv of their own so their
 # dependencies never meet the test venv's; every wheel pinned by sha256.

@@ -91,7 +91,7 @@ static int data_access_sql(fdl_buf *b, const fdl_lake_script *s, fdl_error *err)
 	if (s->data_path[0] == '/')
 		return 0;
 	if (is_http(s->data_path))
-		return fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+		return fdl_buf_puts(b, "LOAD httpfs;\n", err);
 	return s->store ? fdl_duck_store_sql(b, s->store, err) : 0;
 }
 
@@ -117,6 +117,23 @@ static int confine_comment(fdl_buf *b, const fdl_lake_script *s, fdl_error *err)
 	return rc;
 }
 
+/* fdl's own extensions after the user's own folder (issue 62): LOAD finds
+ * the very builds fdl uses with nothing downloaded, in any DuckDB client,
+ * and the user's INSTALLs still go to their own folder, the first one.
+ * INSTALL looks in that first folder alone, so the script LOADs (never
+ * INSTALLs) each extension it needs, a dependency before what needs it. */
+static int extension_dirs_sql(fdl_buf *b, fdl_error *err)
+{
+	char *dir = fdl_duck_extension_dir();
+	int rc = dir ? fdl_buf_puts(b, "SET extension_directories = ['~/.duckdb/extensions', ", err) : fdl_oom(err);
+	if (!rc)
+		rc = fdl_buf_sql_str(b, dir, err);
+	if (!rc)
+		rc = fdl_buf_puts(b, "]; -- fdl's own DuckDB extensions, after yours: nothing to download\n", err);
+	free(dir);
+	return rc;
+}
+
 int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *err)
 {
 	fdl_buf b = {0};
@@ -124,6 +141,8 @@ int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *e
 	int rc = 0;
 	if (s->comment)
 		rc = fdl_buf_printf(&b, err, "-- %s\n", s->comment);
+	if (!rc)
+		rc = extension_dirs_sql(&b, err);
 	if (!rc && frozen) {
 		rc = data_access_sql(&b, s, err);
 		if (!rc)

@@ -50,7 +50,8 @@ int fdl_duck_use_store(fdl_duck *d, struct fdl_store *store, fdl_error *err);
  * httpfs for a URL (and the store's secret for a bucket); nothing for a
  * folder. */
 int fdl_duck_use_data(fdl_duck *d, const char *data_url, struct fdl_store *store, fdl_error *err);
-/* The statements a stock DuckDB runs for the same (INSTALL and LOAD httpfs,
+/* The statements a stock DuckDB runs for the same (LOAD httpfs, from fdl's own
+ * extensions as the attach script sets them up, and
  * CREATE SECRET), appended to b; nothing for folders and HTTP hosts. */
 int fdl_duck_store_sql(fdl_buf *b, struct fdl_store *store, fdl_error *err);
 /* DuckDB's `CREATE OR REPLACE SECRET <name> (TYPE s3, ...)` for a bucket,
@@ -67,7 +68,9 @@ int fdl_duck_use(fdl_duck *d, const char *alias, fdl_error *err);
  * line). */
 int fdl_duck_stream(fdl_duck *d, const char *sql, fdl_format fmt, FILE *out, fdl_error *err);
 /* Write table "schema.table" of the lake attached as `alias`, as DuckLake
- * reads it, into one Parquet file. */
+ * reads it, into one Parquet file: `to` itself, with no temporary file of
+ * DuckDB's beside it (USE_TMP_FILE false; the caller makes `to` a
+ * temporary file of its own and renames it). */
 int fdl_catalog_export_table(fdl_duck *d, const char *alias, const char *table, const char *to, fdl_error *err);
 
 typedef enum { FDL_CAT_SQLITE, FDL_CAT_DUCKDB, FDL_CAT_POSTGRES } fdl_cat_kind;
@@ -378,7 +381,8 @@ typedef struct fdl_plain_file {
  * `to`, read from its data files alone through what files.json records of
  * it (`table`: "columns", "unreadable"; docs/format.md): columns by field
  * id, each file's missing columns as their initial default, deletes
- * applied, hive partitioning off. FDL_EINVALID with files.json's reason for
+ * applied, hive partitioning off; `to` itself, as fdl_catalog_export_table
+ * writes it. FDL_EINVALID with files.json's reason for
  * a table a plain reader cannot read right. */
 int fdl_catalog_read_plain(fdl_duck *d, const json_t *table, const fdl_plain_file *files, size_t n, const char *to,
 			   fdl_error *err);

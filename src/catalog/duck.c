@@ -494,7 +494,7 @@ int fdl_duck_store_sql(fdl_buf *b, fdl_store *store, fdl_error *err)
 	fdl_s3_access a;
 	if (!fdl_store_s3_access(store, &a))
 		return 0;
-	int rc = fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+	int rc = fdl_buf_puts(b, "LOAD httpfs;\n", err);
 	return rc ? rc : fdl_duck_secret_sql(b, &a, "fdl_s3", err);
 }
 

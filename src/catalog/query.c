@@ -195,7 +195,7 @@ static int copy_to_parquet(fdl_duck *d, fdl_buf *sql, const char *to, fdl_error 
 	if (!rc)
 		rc = fdl_buf_sql_str(sql, to, err);
 	if (!rc)
-		rc = fdl_buf_puts(sql, " (FORMAT parquet)", err);
+		rc = fdl_buf_puts(sql, " (FORMAT parquet, USE_TMP_FILE false)", err);
 	return rc ? rc : fdl_duck_exec(d, sql->data, err);
 }
 

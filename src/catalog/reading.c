@@ -411,7 +411,7 @@ int fdl_catalog_read_plain(fdl_duck *d, const json_t *table, const fdl_plain_fil
 	if (!rc)
 		rc = fdl_buf_sql_str(&sql, to, err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, " (FORMAT parquet)", err);
+		rc = fdl_buf_puts(&sql, " (FORMAT parquet, USE_TMP_FILE false)", err);
 	if (!rc)
 		rc = fdl_duck_exec(d, sql.data, err);
 	fdl_buf_free(&sql);

@@ -18,7 +18,8 @@
 	"REF or VERSION, in every command: a branch or tag (a branch first), `HEAD` (the\n"          \
 	"default), `refs/heads/NAME` or `refs/tags/NAME`, a version id, a unique start of one\n"    \
 	"(at least 4 characters, as Git abbreviates), a seq on HEAD's branch (`12`) or on a\n"     \
-	"branch or tag (`main:12`).\n"
+	"branch or tag (`main:12`); any of them followed, as in Git, by `~N` (N first parents\n"  \
+	"back: `main~1` is the version before main's tip) or `^N` (the Nth parent; `^` = `^1`).\n"
 
 typedef struct cli_opt {
 	const char *name;   /* long name without "--" */

@@ -171,8 +171,12 @@ const cli_doc doc_commit = {
 		"Interrupted (Ctrl-C, SIGTERM, SIGHUP), it says so, removes its temporary\n"
 		"folder and exits 128 + the signal: a version is published whole or not at\n"
 		"all, and the same `fdl commit` run again finishes the job.",
-	.examples = "fdl commit work -m \"Add the final 2025 figures\" --author \"Example City <data@example.org>\" \\\n"
-		    "  --input census:2025=https://example.org/population-2025.csv\n"
+	.examples = "fdl checkout /srv/population work > attach.sql\n"
+		    "duckdb -init attach.sql -c \"INSERT INTO lake.population FROM 'examples/population-2025.csv'\"\n"
+		    "fdl commit work -m \"Add the final 2025 figures\" --author \"Example City <data@example.org>\" \\\n"
+		    "  --input census:2025=examples/population-2025.csv\n"
+		    "duckdb -init attach.sql -c \"UPDATE lake.population SET people = people + 1 WHERE town_code = (SELECT min(town_code) FROM lake.population)\"\n"
+		    "echo 'Corrections from the town office' > release-notes.txt\n"
 		    "fdl commit work -F release-notes.txt\n",
 	.min = 1,
 	.max = 1,

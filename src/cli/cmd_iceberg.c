@@ -2,6 +2,7 @@
  * read it. Parses its arguments, calls libfdl and prints what it returns. */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const cli_doc doc_iceberg = {
@@ -69,19 +70,36 @@ const cli_doc doc_iceberg = {
 	.max = 1,
 };
 
+/* The lines that make a stock DuckDB load fdl's own extensions, after the
+ * user's (LOAD finds them with nothing downloaded; INSTALL would look in
+ * the first folder alone, so each extension is LOADed, its dependencies
+ * first), as fdl checkout and fdl attach print them. */
+static void print_duckdb_loads(const char *extensions)
+{
+	char *dir = fdl_extension_dir();
+	printf("  SET extension_directories = ['~/.duckdb/extensions', '");
+	for (const char *c = dir ? dir : ""; *c; c++)
+		printf(*c == '\'' ? "''" : "%c", *c);
+	printf("'];\n  %s\n", extensions);
+	fdl_free(dir);
+}
+
+/* Each block starts with its "# engine" or "-- engine" line and runs as
+ * printed (tests/interop/test_snippets.py runs the PySpark, pyiceberg and
+ * DuckDB ones). */
 static void print_snippets(const fdl_iceberg_table *t)
 {
-	const char *dot = strchr(t->name, '.');
 	printf("\nRead %s with:\n", t->name);
-	printf("  # PySpark (iceberg-spark-runtime on the classpath; any Iceberg catalog can register it)\n");
-	printf("  spark.sql(\"CREATE NAMESPACE IF NOT EXISTS cat.fdl\")\n");
-	printf("  spark.sql(\"CALL cat.system.register_table(table => 'fdl.%s', metadata_file => '%s')\")\n",
-	       dot ? dot + 1 : t->name, t->metadata);
-	printf("  spark.table(\"cat.fdl.%s\").show()\n", dot ? dot + 1 : t->name);
+	printf("  # PySpark (Spark 4.0 with Iceberg's runtime jar: spark.jars.packages\n"
+	       "  # org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0; make setup puts it in deps/jars)\n");
+	printf("  from pyspark.sql import SparkSession\n");
+	printf("  spark = SparkSession.builder.getOrCreate()\n");
+	printf("  spark.read.format(\"iceberg\").load(\"%s\").show()\n", t->metadata);
 	printf("  # pyiceberg\n");
 	printf("  from pyiceberg.table import StaticTable\n");
-	printf("  StaticTable.from_metadata(\"%s\").scan().to_arrow()\n", t->metadata);
-	printf("  -- DuckDB (INSTALL iceberg; LOAD iceberg;)\n");
+	printf("  print(StaticTable.from_metadata(\"%s\").scan().to_arrow())\n", t->metadata);
+	printf("  -- DuckDB (fdl's own extensions: nothing downloaded)\n");
+	print_duckdb_loads("LOAD avro; LOAD iceberg;");
 	printf("  SELECT * FROM iceberg_scan('%s');\n", t->metadata);
 }
 
@@ -97,29 +115,53 @@ static void print_notices(FILE *f, const fdl_iceberg_notice *notices, size_t n, 
 			fprintf(f, "  %s: %s\n", notices[i].table, notices[i].reason);
 }
 
-/* The snippets that attach the catalog at `uri`. */
-static void print_catalog_snippets(const char *uri, bool bucket)
+/* The snippets that attach the catalog at `uri`: `ns`.`table` is a table
+ * of HEAD's branch (NULL: none yet). Each block runs as printed, as the
+ * view's do. */
+static void print_catalog_snippets(const char *uri, bool bucket, const char *ns, const char *table)
 {
+	const char *n = ns ? ns : "main", *tb = table ? table : "<table>";
 	printf("\nAttach it with:\n");
-	printf("  # PySpark (iceberg-spark-runtime on the classpath)\n");
-	printf("  .config(\"spark.sql.catalog.fdl\", \"org.apache.iceberg.spark.SparkCatalog\")\n");
-	printf("  .config(\"spark.sql.catalog.fdl.type\", \"rest\")\n");
-	printf("  .config(\"spark.sql.catalog.fdl.uri\", \"%s\")\n", uri);
+	printf("  # PySpark (Spark 4.0 with Iceberg's runtime jar, as for a view)\n");
+	printf("  from pyspark.sql import SparkSession\n");
+	printf("  spark = (SparkSession.builder\n");
+	printf("    .config(\"spark.sql.catalog.fdl\", \"org.apache.iceberg.spark.SparkCatalog\")\n");
+	printf("    .config(\"spark.sql.catalog.fdl.type\", \"rest\")\n");
+	printf("    .config(\"spark.sql.catalog.fdl.uri\", \"%s\")\n", uri);
 	if (bucket)
-		printf("  .config(\"spark.sql.catalog.fdl.io-impl\", \"org.apache.iceberg.aws.s3.S3FileIO\")  # + s3.* settings\n");
-	printf("  spark.sql(\"SELECT * FROM fdl.main.population\")   # fdl.<branch or tag>.<table>, fdl.main.<schema>.<table>\n");
+		printf("    .config(\"spark.sql.catalog.fdl.io-impl\", \"org.apache.iceberg.aws.s3.S3FileIO\")  # + s3.* settings\n");
+	printf("    .getOrCreate())\n");
+	printf("  spark.sql(\"SELECT * FROM fdl.%s.%s\").show()   # fdl.<branch or tag>.<table>, fdl.%s.<schema>.<table>\n",
+	       n, tb, n);
 	printf("  # pyiceberg\n");
 	printf("  from pyiceberg.catalog import load_catalog\n");
 	printf("  cat = load_catalog(\"fdl\", type=\"rest\", uri=\"%s\")\n", uri);
-	printf("  cat.load_table((\"main\", \"population\")).scan().to_arrow()\n");
-	printf("  -- DuckDB (INSTALL iceberg; LOAD iceberg;%s)\n", bucket ? " and the CREATE SECRET of fdl attach" : "");
+	printf("  print(cat.load_table((\"%s\", \"%s\")).scan().to_arrow())\n", n, tb);
+	printf("  -- DuckDB (fdl's own extensions: nothing downloaded%s)\n",
+	       bucket ? "; first the CREATE SECRET of fdl attach" : "");
+	print_duckdb_loads("LOAD httpfs; LOAD avro; LOAD iceberg;");
 	printf("  ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '%s', AUTHORIZATION_TYPE 'none', DEFAULT_SCHEMA 'main');\n", uri);
-	printf("  SELECT * FROM fdl.main.population;                  -- another schema: fdl.\"main.geo\".towns\n");
+	printf("  SELECT * FROM fdl.%s.%s;                  -- another schema: fdl.\"%s.geo\".towns\n", n, tb, n);
 	printf("  # Trino (not tested): a catalog file etc/catalog/fdl.properties\n");
 	printf("  connector.name=iceberg\n  iceberg.catalog.type=rest\n  iceberg.rest-catalog.uri=%s\n", uri);
 	printf("  -- Snowflake (not tested): a catalog integration\n");
 	printf("  CREATE CATALOG INTEGRATION fdl CATALOG_SOURCE = ICEBERG_REST TABLE_FORMAT = ICEBERG\n"
 	       "    REST_CONFIG = (CATALOG_URI = '%s') ...;\n", uri);
+}
+
+/* A table of HEAD's branch for the snippets: the first of DuckLake's
+ * schema main, else the first (*ns gets the branch, *table the name). */
+static void example_table(fdl_repo *repo, const char *location, char **ns, char **table)
+{
+	fdl_error err = {0};
+	fdl_iceberg_report *v = NULL;
+	*ns = *table = NULL;
+	if (fdl_repo_head_branch(ns, repo, &err) || fdl_iceberg_write(&v, repo, NULL, location, &err))
+		return fdl_iceberg_report_free(v);
+	for (size_t i = 0; i < v->table_count && !*table; i++)
+		if (!strncmp(v->tables[i].name, "main.", 5))
+			*table = strdup(v->tables[i].name + 5);
+	fdl_iceberg_report_free(v);
 }
 
 static int run_catalog(fdl_repo *repo, const char *root, const char *location, bool json)
@@ -150,7 +192,11 @@ static int run_catalog(fdl_repo *repo, const char *root, const char *location, b
 			printf("\nServe the folder with any static host (no rewrite rules), and attach\n"
 			       "<host>/%s; with `fdl serve %s` that is %s\n",
 			       r->path, root, example);
-		print_catalog_snippets(folder ? example : r->uri, !strncmp(r->location, "s3://", 5));
+		char *ns = NULL, *table = NULL;
+		example_table(repo, location, &ns, &table);
+		print_catalog_snippets(folder ? example : r->uri, !strncmp(r->location, "s3://", 5), ns, table);
+		fdl_free(ns);
+		free(table);
 	}
 	fdl_iceberg_catalog_report_free(r);
 	return rc;

@@ -36,7 +36,7 @@ const cli_doc doc_rebase = {
 		"catalog and DuckLake orders their transactions; `fdl rebase` on one says\n"
 		"so (exit 5). `fdl commit --rebase` rebases and commits again by itself.",
 	.examples = "fdl rebase work\n"
-		    "fdl rebase work --onto main:12 --json\n",
+		    "fdl rebase work --onto main --json\n",
 	.min = 1,
 	.max = 1,
 };

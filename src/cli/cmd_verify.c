@@ -19,8 +19,11 @@ const cli_doc doc_verify = {
 		"Every version is checked, as `git fsck` checks every object, those no ref\n"
 		"reaches too (a branch moved back, a deleted branch); `--reachable` checks\n"
 		"only the versions reachable from refs, and the summary says how many it\n"
-		"left out. With `--signatures`, every checked version must carry a good\n"
-		"`version.json.sig` by a key in the allowed signers file. Versions are\n"
+		"left out. With `--signatures`, every signature a checked version carries\n"
+		"must be good, by a key in the allowed signers file, and every version a\n"
+		"branch or tag names must carry one (sign each new tip: `fdl sign ROOT\n"
+		"main`); an older version without one is named in a warning, as `git log\n"
+		"--show-signature` notes a commit with none. Versions are\n"
 		"checked on every core (at most 8; `FDL_VERIFY_THREADS=N` sets how many);\n"
 		"the report is the same, in the same order. Exit 0 only when clean, 5\n"
 		"otherwise.",
@@ -38,7 +41,7 @@ int cmd_verify(int argc, char **argv)
 		{.name = "reachable", .flag = &reachable, .help = "only the versions reachable from refs"},
 		{.name = "all", .flag = &all, .help = "every version directory (the default; kept for scripts)"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
-		{.name = "signatures", .flag = &sigs, .help = "also require a good version.json.sig on every version"},
+		{.name = "signatures", .flag = &sigs, .help = "also check every version.json.sig, and require one on what a branch or tag names"},
 		{.name = "allowed-signers", .value = &allowed, .arg = "FILE", .help = "OpenSSH allowed_signers file (with --signatures)"},
 		{0},
 	};

@@ -145,9 +145,15 @@ const char *fdl_ref_spec_name(const char *spec, size_t *len)
 {
 	if (!spec || !*spec || !strcmp(spec, "HEAD") || !strcmp(spec, "@") || fdl_id_is_valid(spec))
 		return NULL;
-	const char *colon = strrchr(spec, ':');
-	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (n == 0 || (n == 4 && !strncmp(spec, "HEAD", 4)))
+	/* the name ends at ":SEQ" or at a ~N/^N suffix (main:3~1, main~2) */
+	size_t n = strcspn(spec, "~^");
+	const char *colon = NULL;
+	for (const char *p = spec; p < spec + n; p++)
+		if (*p == ':')
+			colon = p;
+	if (colon)
+		n = (size_t)(colon - spec);
+	if (n == 0 || (n == 4 && !strncmp(spec, "HEAD", 4)) || (n == 1 && spec[0] == '@'))
 		return NULL;
 	size_t skip = (size_t)(fdl_ref_short(spec, NULL) - spec);
 	if (skip < n) { /* "refs/heads/" alone is a name, if a poor one */

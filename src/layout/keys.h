@@ -85,9 +85,10 @@ char *fdl_head_content(const char *branch);
  * NONE) or "refs/tags" (TAG). */
 const char *fdl_ref_dir(fdl_ref_kind kind);
 /* The branch or tag name a ref spec starts from (the grammar
- * fdl_ref_resolve reads): "main", "refs/heads/main", "main:12" -> "main";
+ * fdl_ref_resolve reads): "main", "refs/heads/main", "main:12", "main~2",
+ * "main:3^" -> "main";
  * *len bytes from the returned pointer, which points into spec. NULL for
- * what starts from HEAD ("", "HEAD", "@", ":3", "HEAD:3") and for a
+ * what starts from HEAD ("", "HEAD", "@", ":3", "HEAD:3", "HEAD~1") and for a
  * version id. A seq alone ("12") is returned as it stands: only the
  * lookup tells a seq from a name. */
 const char *fdl_ref_spec_name(const char *spec, size_t *len);

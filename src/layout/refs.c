@@ -285,7 +285,8 @@ static int resolve_prefix(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const cha
 	return fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version '%s' in %s%s", prefix, repo->root, meant);
 }
 
-int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err)
+/* Everything but Git's ~N and ^N suffixes. */
+static int resolve_base(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err)
 {
 	if (!spec || !strcmp(spec, "HEAD") || !strcmp(spec, "@"))
 		return resolve_head(out_id, repo, err);
@@ -356,4 +357,82 @@ int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spe
 	char meant[300];
 	fdl_ref_suggest(meant, sizeof meant, repo, spec);
 	return fdl_fail(err, FDL_ENOTFOUND, "no branch, tag or version '%s' in %s%s", spec, repo->root, meant);
+}
+
+/* One step of a suffix: `~N` walks N first parents (through the history
+ * index, as BRANCH:SEQ does: seq falls by one per first parent), `^N` takes
+ * the Nth parent (`^` is `^1`, `^0` the version itself), as in Git. */
+static int suffix_step(char id[FDL_ID_LEN + 1], fdl_repo *repo, const char *hint, char op, long long n,
+		       const char *spec, fdl_error *err)
+{
+	if (n == 0)
+		return 0;
+	fdl_version *v;
+	int rc = fdl_version_read(&v, repo, id, err);
+	if (rc)
+		return rc;
+	long long seq = (long long)fdl_version_seq(v);
+	const char *parent = fdl_version_parent(v, op == '^' ? (size_t)(n - 1) : 0);
+	if (op == '^' || n == 1) {
+		if (parent)
+			memcpy(id, parent, FDL_ID_LEN + 1);
+		else if (op == '^' && n > 1)
+			rc = fdl_fail(err, FDL_ENOTFOUND, "%s: version %s (seq %lld) has no parent %lld", spec, id, seq,
+				      n);
+		else
+			rc = fdl_fail(err, FDL_ENOTFOUND, "%s: version %s (seq %lld) has no parent: it is the first "
+							   "of its history",
+				      spec, id, seq);
+		fdl_version_free(v);
+		return rc;
+	}
+	fdl_version_free(v);
+	if (n >= seq)
+		return fdl_fail(err, FDL_ENOTFOUND, "%s: version %s is seq %lld, %lld first parents from its branch's "
+						   "first version; ~%lld goes past it",
+				spec, id, seq, seq - 1, n);
+	char tip[FDL_ID_LEN + 1];
+	memcpy(tip, id, sizeof tip);
+	return walk_to_seq(id, repo, hint, tip, seq - n, spec, err);
+}
+
+int fdl_ref_resolve(char out_id[FDL_ID_LEN + 1], fdl_repo *repo, const char *spec, fdl_error *err)
+{
+	/* REF~N and REF^N, any number of them (main~2^, HEAD^^): ref names
+	 * cannot hold '~' or '^', so the first one ends the base */
+	size_t base_len = spec ? strcspn(spec, "~^") : 0;
+	if (!spec || !spec[base_len])
+		return resolve_base(out_id, repo, spec, err);
+	if (strlen(spec) > 1024)
+		return fdl_fail(err, FDL_EINVALID, "'%.40s...' is not a ref", spec);
+	char *base = strndup(spec, base_len);
+	if (!base)
+		return fdl_oom(err);
+	int rc = !*base ? fdl_fail(err, FDL_EINVALID, "'%s' is not a ref: '%c' follows a ref, as in main~1 or HEAD^",
+				  spec, spec[0])
+			: resolve_base(out_id, repo, base, err);
+	size_t hint_len = 0;
+	const char *name = rc ? NULL : fdl_ref_spec_name(base, &hint_len);
+	char *hint = name ? strndup(name, hint_len) : NULL;
+	for (const char *p = spec + base_len; !rc && *p;) {
+		char op = *p++;
+		if (op != '~' && op != '^') {
+			rc = fdl_fail(err, FDL_EINVALID, "'%s' is not a ref: after a suffix comes ~N or ^N, as in main~2^",
+				      spec);
+			break;
+		}
+		size_t digits = strspn(p, "0123456789");
+		long long n = 1;
+		if (digits > 9) {
+			rc = fdl_fail(err, FDL_EINVALID, "'%s': %.*s is too many steps back", spec, (int)digits, p);
+			break;
+		}
+		if (digits)
+			n = strtoll(p, NULL, 10);
+		p += digits;
+		rc = suffix_step(out_id, repo, hint, op, n, spec, err);
+	}
+	free(hint);
+	free(base);
+	return rc;
 }

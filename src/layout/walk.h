@@ -10,6 +10,7 @@ typedef struct vdir {
 	fdl_strlist files;  /* names relative to versions/<id>/ */
 	fdl_version *v;     /* set by the caller once version.json is read */
 	bool reachable;
+	bool named; /* a branch or tag names it (verify) */
 	char sha256[65]; /* of version.json's bytes when known (the history index), else "" */
 } vdir;
 

@@ -464,19 +464,46 @@ static int as_published_check(const json_t *t, const char *key, fdl_error *err)
 	return 0;
 }
 
+/* One FILE.parquet is written whole or not at all: DuckDB writes a
+ * temporary file of fdl's beside it (named by its writer, swept when that
+ * process died), the one path a confined DuckDB may write, and fdl renames
+ * it over FILE.parquet; DuckDB's own temporary file beside an existing
+ * one (tmp_FILE.parquet) is outside the confinement (issue 62). */
+static int export_begin(fdl_atomic_file *a, const char *to, fdl_error *err)
+{
+	char *abs = NULL;
+	int rc = fdl_path_absolute(&abs, to, err);
+	if (!rc)
+		rc = fdl_atomic_begin(a, abs, err);
+	free(abs);
+	return rc;
+}
+
+static int export_end(fdl_atomic_file *a, int rc, fdl_error *err)
+{
+	if (rc) {
+		fdl_atomic_abort(a);
+		return rc;
+	}
+	return fdl_atomic_commit(a, err);
+}
+
 static int export_applied(fdl_reader *r, const char *key, const char *to, fdl_error *err)
 {
 	if (!ends_with(to, ".parquet"))
 		return fdl_fail(err, FDL_EINVALID, "--apply writes one file: give --to FILE.parquet");
-	fdl_duck *d = NULL;
-	int rc = fdl_duck_new(&d, false, err);
+	fdl_atomic_file a;
+	int rc = export_begin(&a, to, err);
 	if (rc)
 		return rc;
-	rc = reader_attach(r, d, "lake", to, err);
+	fdl_duck *d = NULL;
+	rc = fdl_duck_new(&d, false, err);
 	if (!rc)
-		rc = fdl_catalog_export_table(d, "lake", key, to, err);
+		rc = reader_attach(r, d, "lake", a.tmp, err);
+	if (!rc)
+		rc = fdl_catalog_export_table(d, "lake", key, a.tmp, err);
 	fdl_duck_free(d);
-	return rc;
+	return export_end(&a, rc, err);
 }
 
 /* Copy one file of the table (data_dir/path) to dir/<its name>, checked
@@ -518,11 +545,14 @@ static int export_read(fdl_reader *r, const json_t *t, const char *tmpdir, const
 		parts[i].deletes = dels;
 	}
 	fdl_duck *d = NULL;
-	if (!rc)
+	fdl_atomic_file a;
+	if (!rc && !(rc = export_begin(&a, to, err))) {
 		rc = fdl_duck_new(&d, false, err);
-	if (!rc)
-		rc = fdl_catalog_read_plain(d, t, parts, n, to, err);
-	fdl_duck_free(d);
+		if (!rc)
+			rc = fdl_catalog_read_plain(d, t, parts, n, a.tmp, err);
+		fdl_duck_free(d);
+		rc = export_end(&a, rc, err);
+	}
 	for (size_t i = 0; parts && i < n; i++) {
 		free((char *)parts[i].data);
 		free((char *)parts[i].deletes);

@@ -346,8 +346,14 @@ static void check_signature(report *r, fdl_repo *repo, const vdir *d)
 	char *signer = NULL;
 	if (!vkey || !skey)
 		problem(r, d->id, "out of memory");
+	else if (!fdl_vdir_has(d, FDL_VERSION_SIG) && d->named)
+		problem(r, vkey, "is not signed (no " FDL_VERSION_SIG "), and a branch or tag names it: what a ref "
+			"names must carry a good signature (fdl sign)");
 	else if (!fdl_vdir_has(d, FDL_VERSION_SIG))
-		problem(r, vkey, "is not signed (no " FDL_VERSION_SIG ")");
+		/* an older version, signed or not when it was the tip: a note, as
+		 * git log --show-signature notes a commit with none (issue 62) */
+		warning(r, vkey, "has no signature (no " FDL_VERSION_SIG "): no branch or tag names it, so none is "
+			"required, and no signature covers its data");
 	else if (fdl_store_get(repo->store, vkey, FDL_META_MAX_BYTES, &msg, NULL, &e) ||
 		 fdl_store_get(repo->store, skey, 1 << 20, &sig, NULL, &e) ||
 		 fdl_sshsig_verify(&signer, sig.data, sig.len, msg.data, msg.len, r->allowed_signers, "signature", &e))
@@ -487,10 +493,12 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 			continue;
 		}
 		vdir *d = fdl_vdirs_find(dirs, id);
-		if (!d || !d->v)
+		if (!d || !d->v) {
 			problem(r, refs.items[i], "points at %s, which is not a readable version", id);
-		else
+		} else {
+			d->named = true;
 			mark_reachable(dirs, id);
+		}
 	}
 	fdl_strlist_free(&refs);
 	char *head = NULL;

@@ -120,8 +120,9 @@ def test_one_ref_syntax_everywhere(two, tmp_path):
     fdl("branch", root, "side", v1)
     (root / "refs" / "tags").mkdir(exist_ok=True)
     (root / "refs" / "tags" / "first").write_text(v1 + "\n")
-    forms = {v1: ["1", "main:1", "HEAD:1", "side", "side:1", "first", "refs/tags/first", "first:1", v1, v1[:-4]],
-             v2: ["2", "main:2", "main", "HEAD", "refs/heads/main", v2, v2[-36:-6]]}
+    forms = {v1: ["1", "main:1", "HEAD:1", "side", "side:1", "first", "refs/tags/first", "first:1", v1, v1[:-4],
+                  "main~1", "HEAD^", "main~", "2~1", "main:2^1", v2 + "~1"],  # Git's suffixes (issue 62)
+             v2: ["2", "main:2", "main", "HEAD", "refs/heads/main", v2, v2[-36:-6], "main~0", "main^0"]}
     # the shortest prefix that tells the two apart (UUIDv7 ids start with the time)
     common = os.path.commonprefix([v1, v2])
     forms[v1].append(v1[:len(common) + 1])

@@ -279,6 +279,15 @@ def test_export_plain_parquet(published, tmp_path):
     fdl("export", root, "pop", "--to", tmp_path / "pop-applied.parquet", "--apply")
     assert con.execute(f"SELECT count(*) FROM '{tmp_path}/pop-applied.parquet'").fetchone()[0] == 990
     assert fdl("export", root, "nosuch", "--to", tmp_path / "x", check=False).returncode == 3
+    # README's two examples in turn, each over the other's file, from a relative path (issue 62: the
+    # confined --apply exited 10 on DuckDB's own tmp_pop.parquet); nothing else is left in the folder
+    out = tmp_path / "again"
+    out.mkdir()
+    for apply in ([], ["--apply"], ["--apply"], []):
+        subprocess.run([FDL, "export", str(root), "pop", "--to", "pop.parquet", *apply], cwd=out, check=True,
+                       capture_output=True)
+        assert con.execute(f"SELECT count(*) FROM '{out}/pop.parquet'").fetchone()[0] == 990
+    assert sorted(os.listdir(out)) == ["pop.parquet"]
 
 
 def test_export_after_compaction_and_rename(published, tmp_path):

@@ -78,12 +78,42 @@ def test_unknown_signer_wrong_namespace_unsigned(signed_repo, tmp_path):
     msgs = " ".join(p["problem"] for p in rep["problems"])
     assert "not in" in msgs and "namespace 'git'" in msgs
     (repo.root / "versions" / first / "version.json.sig").unlink()
+    (repo.root / "versions" / head / "version.json.sig").unlink()
     rep = json.loads(fdl("verify", repo.root, "--signatures", "--allowed-signers", allowed, "--json",
                          check=False).stdout)
-    assert any("not signed" in p["problem"] for p in rep["problems"])
+    assert [p["where"] for p in rep["problems"] if "not signed" in p["problem"]] == \
+        [f"versions/{head}/version.json"]  # the tip main names
+    assert [w["where"] for w in rep["warnings"] if "no signature" in w["warning"]] == \
+        [f"versions/{first}/version.json"]  # an older version: a note
     # an encrypted key is refused with the reason
     enc = tmp_path / "enc"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "secret", "-f", str(enc)], check=True)
     p = fdl("sign", repo.root, first, "--key", enc, check=False)
     assert p.returncode == 5 and "passphrase" in p.stderr
     assert fdl("verify", repo.root, "--signatures", check=False).returncode == 2
+
+
+def test_readme_flow_signing_each_tip(signed_repo, tmp_path):
+    """README's sign flow (issue 62: it exited 5): sign the tip, verify with
+    --signatures; the older, unsigned version is a warning. A new commit's
+    tip is unsigned until signed (exit 5), a tag's version too."""
+    repo, key, allowed = signed_repo
+    first = repo.version(repo.head())["parents"][0]
+    sigs = ["--signatures", "--allowed-signers", allowed]
+    fdl("sign", repo.root, "main", "--key", key)
+    p = fdl("verify", repo.root, *sigs)
+    assert p.returncode == 0 and first in p.stdout, p.stdout
+    rep = json.loads(fdl("verify", repo.root, *sigs, "--json").stdout)
+    assert rep["ok"] and [w["where"] for w in rep["warnings"]] == [f"versions/{first}/version.json"]
+    fdl("tag", repo.root, "v1", first)
+    p = fdl("verify", repo.root, *sigs, check=False)
+    assert p.returncode == 5 and "a branch or tag names it" in p.stdout
+    fdl("sign", repo.root, "v1", "--key", key)
+    assert fdl("verify", repo.root, *sigs).returncode == 0
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (2)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "three")
+    assert fdl("verify", repo.root, *sigs, check=False).returncode == 5
+    fdl("sign", repo.root, "main", "--key", key)
+    assert fdl("verify", repo.root, *sigs).returncode == 0

@@ -104,7 +104,7 @@ static void s3_urls_and_secrets(t_ctx *t)
 	free(url);
 	fdl_buf b = {0};
 	CHECK(t, secret_of(&b, "s3://my-bucket/a/b//") == 0);
-	CHECK_CONTAINS(t, b.data, "INSTALL httpfs;\nLOAD httpfs;\nCREATE OR REPLACE SECRET");
+	CHECK_CONTAINS(t, b.data, "LOAD httpfs;\nCREATE OR REPLACE SECRET");
 	CHECK_CONTAINS(t, b.data, "KEY_ID 'AKIDEXAMPLE', SECRET 'it''s secret', SESSION_TOKEN 'tok', REGION 'eu-central-1'");
 	CHECK_CONTAINS(t, b.data, "URL_STYLE 'vhost', SCOPE 's3://my-bucket/');");
 	CHECK(t, !strstr(b.data, "ENDPOINT"));

@@ -445,7 +445,65 @@ static void an_edited_head_is_caught_where_it_matters(t_ctx *t)
 	teardown(&c);
 }
 
+/* Git's ~N and ^N after any ref (issue 62: docs/integrations.md's
+ * `fdl attach ROOT@main~1` exited 5), with the history index and without
+ * it: the same versions, and the end of the chain named. */
+static void git_suffixes_walk_first_parents(t_ctx *t)
+{
+	chain c;
+	if (setup(&c, t))
+		return teardown(&c);
+	fdl_repo *repo = NULL;
+	fdl_error err;
+	CHECK(t, grow(&c, 10) == 0);
+	CHECK(t, fdl_repo_open(&repo, c.root, &err) == 0);
+	const struct {
+		const char *spec;
+		int want; /* index into c.ids */
+	} ok[] = {
+		{"main~1", 8}, {"main~", 8}, {"main^", 8}, {"main^1", 8}, {"main^^", 7}, {"main~2^", 6},
+		{"HEAD~3", 6}, {"@~9", 0}, {"main:5~2", 2}, {"5^", 3}, {"main~0", 9}, {"main^0", 9},
+		{"main~1~1~1", 6}, {"refs/heads/main~4", 5},
+	};
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) /* now through the history index */
+			CHECK(t, repo && fdl_history_update(repo, "main", -1, &err) == 0);
+		for (size_t i = 0; repo && i < sizeof ok / sizeof *ok; i++) {
+			char id[FDL_ID_LEN + 1] = "";
+			int rc = fdl_ref_resolve(id, repo, ok[i].spec, &err);
+			bool good = rc == 0 && !strcmp(id, c.ids[ok[i].want]);
+			CHECK(t, good);
+			if (!good)
+				fprintf(stderr, "    %s: rc %d, %s (%s)\n", ok[i].spec, rc, id, rc ? err.message : "");
+		}
+	}
+	char spec[FDL_ID_LEN + 8], id[FDL_ID_LEN + 1];
+	snprintf(spec, sizeof spec, "%s~2", c.ids[5]);
+	CHECK(t, repo && fdl_ref_resolve(id, repo, spec, &err) == 0 && !strcmp(id, c.ids[3]));
+	const struct {
+		const char *spec;
+		int rc;
+		const char *says;
+	} bad[] = {
+		{"main~10", FDL_ENOTFOUND, "goes past"}, {"main^2", FDL_ENOTFOUND, "has no parent 2"},
+		{"1^", FDL_ENOTFOUND, "first of its history"}, {"~1", FDL_EINVALID, "follows a ref"},
+		{"main~x", FDL_EINVALID, "~N or ^N"}, {"nobranch~1", FDL_ENOTFOUND, "nobranch"},
+		{"main~9999999999", FDL_EINVALID, "too many"},
+	};
+	for (size_t i = 0; repo && i < sizeof bad / sizeof *bad; i++) {
+		int rc = fdl_ref_resolve(id, repo, bad[i].spec, &err);
+		CHECK(t, rc == bad[i].rc);
+		if (rc == bad[i].rc)
+			CHECK_CONTAINS(t, err.message, bad[i].says);
+		else
+			fprintf(stderr, "    %s: rc %d\n", bad[i].spec, rc);
+	}
+	fdl_repo_free(repo);
+	teardown(&c);
+}
+
 const t_case hindex_tests[] = {
+	{"refs: Git's ~N and ^N suffixes walk parents, with the history index and without", git_suffixes_walk_first_parents},
 	{"history index: 16 to max(32, sqrt n) inline, one pack, old packs removed, at any length", bounded_shape_at_any_length},
 	{"history index: behind its branch or forked from, completed from version.json", stale_and_forked_are_completed},
 	{"history index: a seq it names is checked against that version.json", a_seq_is_checked_against_its_version},

@@ -89,7 +89,8 @@ static void spec_names(t_ctx *t)
 		{"main", "main"}, {"main:12", "main"}, {"refs/heads/main", "main"}, {"refs/heads/main:3", "main"},
 		{"refs/tags/v1", "v1"}, {"feature/x:2", "feature/x"}, {"12", "12"}, {"refs/heads/:2", "refs/heads/"},
 		{NULL, NULL}, {"", NULL}, {"HEAD", NULL}, {"@", NULL}, {":4", NULL}, {"HEAD:4", NULL},
-		{"019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c", NULL},
+		{"019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c", NULL}, {"main~2", "main"}, {"main:3^", "main"},
+		{"feature/x^2", "feature/x"}, {"HEAD~1", NULL}, {"@~1", NULL}, {"~1", NULL},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		size_t n = 0;
