@@ -145,7 +145,9 @@ int fdl_open_beneath(const char *root, const char *rel, int flags, fdl_error *er
 		return fdl_fail(err, FDL_EINVALID,
 				"%s/%s is a symlink or passes through one; fdl follows no symlink inside a repository",
 				root, rel);
-	return fdl_fail(err, e == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s/%s: %s", root, rel, strerror(e));
+	/* a file on the way where a folder would be: no such key, as a bucket says */
+	return fdl_fail(err, e == ENOENT || e == ENOTDIR ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s/%s: %s", root, rel,
+			strerror(e));
 }
 
 int fdl_fsync_parent(const char *path)
