@@ -727,6 +727,14 @@ typedef struct fdl_withdraw_left {
 	int64_t rows;              /* how many of them it returns */
 } fdl_withdraw_left;
 
+/* Rows a withdrawn version added to one of its tables: those the
+ * statements in `cleanup` (and fdl_withdraw_clean_rows) delete. */
+typedef struct fdl_withdraw_rows {
+	char from[FDL_ID_LEN + 1]; /* the withdrawn version that added them */
+	char *table;               /* "schema.table", as `from` names it */
+	int64_t rows;              /* how many */
+} fdl_withdraw_rows;
+
 typedef struct fdl_withdraw_report {
 	int dry_run;
 	char withdrawn[FDL_ID_LEN + 1]; /* the first version named */
@@ -744,6 +752,12 @@ typedef struct fdl_withdraw_report {
 	 * `fdl_parent`), delete the rows the versions added: the first step of
 	 * publishing a version without them; NULL when there are none */
 	char *cleanup;
+	/* the rows the named versions added, per table: from fdl_withdraw, as
+	 * each version returns them; from fdl_withdraw_clean_rows, those the
+	 * working catalog held and the clean-up deleted (would delete, in a
+	 * dry run) */
+	fdl_withdraw_rows *added;
+	size_t added_count;
 } fdl_withdraw_report;
 
 typedef struct fdl_withdraw_options {
@@ -769,7 +783,7 @@ FDL_EXTERN int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const cha
 			    const fdl_withdraw_options *o, fdl_error *err);
 FDL_EXTERN void fdl_withdraw_report_free(fdl_withdraw_report *r);
 /* {"dry_run", "withdrawn", "versions": [{"id", "removed"}], "data_files", "refs", "still_returned":
- * [{"id", "from", "table", "rows"}], "refused", "cleanup"} */
+ * [{"id", "from", "table", "rows"}], "refused", "cleanup", "added": [{"from", "table", "rows"}]} */
 FDL_EXTERN int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r, fdl_error *err);
 
 /* In the working catalog `work`, delete the rows versions `ids` added (as
@@ -778,6 +792,14 @@ FDL_EXTERN int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r
  * version that holds none of them; then a withdrawal of `ids` leaves the
  * branch readable. Writes nothing to the repository. */
 FDL_EXTERN int fdl_withdraw_clean(fdl_repo *repo, const char *const *ids, size_t n, const char *work, fdl_error *err);
+/* fdl_withdraw_clean, saying in *out (`added`, `cleanup`) how many rows of
+ * each table it deleted and the statements it ran; with o->dry_run (the
+ * only option it reads; o may be NULL) it counts them and changes nothing.
+ * The rows are known by where they are (DuckLake's row ids), never by
+ * value: a row equal to one of them that another version added stays. WORK
+ * must descend from every version named (FDL_EINVALID otherwise). */
+FDL_EXTERN int fdl_withdraw_clean_rows(fdl_withdraw_report **out, fdl_repo *repo, const char *const *ids, size_t n,
+				       const char *work, const fdl_withdraw_options *o, fdl_error *err);
 
 /* A working catalog the repository knows (its record work/<id>.json), or a
  * folder of one it no longer knows, as gc found it. */

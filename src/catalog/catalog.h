@@ -324,24 +324,37 @@ int fdl_catalog_sqlite_exec_once(const char *path, const char *probe, const char
 
 /* ---- what a withdrawal takes away (withdrawn.c) ---- */
 
-/* Versions attached through DuckLake: v, its first parent p (NULL: none).
- * The rows v added are those it returns and p does not (EXCEPT ALL, over
- * v's columns; a column another version lacks reads as NULL there). */
+/* A withdrawn version v and its first parent p (NULL: none), attached
+ * through DuckLake, and the snapshots v added (version.json's
+ * ducklake.snapshots). The rows v added are known by where they are, never
+ * by value (withdrawn.c): their DuckLake row ids, and the snapshot that
+ * wrote them. Only a descendant of v (a version after it on its branch, a
+ * working catalog checked out from one) may be asked about them: row ids
+ * and snapshot ids mean the same rows along one history only. */
+typedef struct fdl_wd_version {
+	const char *v, *p;
+	int64_t from, to;
+} fdl_wd_version;
 /* The tables ("schema.table", v's names) where v added rows, among those
- * with a live data file begun at or after `added_from`. */
-int fdl_catalog_new_row_tables(fdl_strlist *out, fdl_duck *d, const char *v, const char *p, int64_t added_from,
+ * with a live data file begun at or after w->from; `counts` (may be NULL)
+ * gets how many rows v added to each. */
+int fdl_catalog_new_row_tables(fdl_strlist *out, fdl_strmap *counts, fdl_duck *d, const fdl_wd_version *w,
 			       fdl_error *err);
-/* How many of the rows v added to table `key` version l (attached the same
- * way) returns beyond p's: the table found in l by v's table id. */
-int fdl_catalog_rows_left(int64_t *n, fdl_duck *d, const char *v, const char *p, const char *l, const char *key,
+/* How many of the rows v added to table `key` version l (a descendant,
+ * attached the same way) returns: the table found in l by v's table id. */
+int fdl_catalog_rows_left(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char *l, const char *key,
 			  fdl_error *err);
+/* How many of them the working catalog attached through DuckLake as `work`
+ * holds (its table of v's names). */
+int fdl_catalog_clean_count(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
+			    fdl_error *err);
 /* Append the statements that, in a working catalog attached through
  * DuckLake as `work` (with v and p attached beside it), delete the rows v
  * added to table `key` and rewrite the table's files without them. */
-int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const char *v, const char *p, const char *work,
-			  const char *key, fdl_error *err);
+int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
+			  fdl_error *err);
 /* Run them. */
-int fdl_catalog_clean(fdl_duck *d, const char *v, const char *p, const char *work, const char *key, fdl_error *err);
+int fdl_catalog_clean(fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key, fdl_error *err);
 /* Expire every snapshot of the lake attached as `work` but its latest. */
 int fdl_catalog_expire_before_latest(fdl_duck *d, const char *work, fdl_error *err);
 

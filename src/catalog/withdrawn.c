@@ -1,12 +1,20 @@
-/* The rows a withdrawal takes away, and where else they are still
- * returned. The rows version v added are those it returns and its first
- * parent p does not (EXCEPT ALL over v's columns); another version l still
- * returns them when the rows it returns beyond p's hold one of them (a
- * CHECKPOINT or ducklake_merge_adjacent_files copied them into a new file).
+/* The rows a withdrawal takes away, by where they are, never by value: a
+ * row is known by DuckLake's row id (its row lineage, kept when a merge,
+ * a rewrite or an UPDATE moves the row to another file) and by the
+ * snapshot that wrote it (DuckLake's snapshot_id virtual column, kept by
+ * merges). The rows version v added are those it returns that one of its
+ * own snapshots wrote, unless its first parent p returns the same row id
+ * with the same values (a row v only rewrote or merged); an UPDATE in v
+ * counts, the row goes whole. In a descendant of v (another version, a
+ * working catalog of the branch) they are the rows with one of those row
+ * ids, and the rows one of v's snapshots wrote that v knows under no row
+ * id of its own (DuckLake 1.5 gives a row an UPDATE wrote a new row id when
+ * a merge moves it). An equal row published before or after v is another
+ * row, and stays.
  * Tables are matched by DuckLake's table id, columns by v's names: a column
- * another version lacks reads as NULL there, one of another type is cast.
- * v, p and l are attached through DuckLake (fdl_catalog_attach_lake), so
- * their metadata is FDL_DUCKLAKE_META_PREFIX<alias>. */
+ * p lacks reads as NULL there, one of another type is cast. v, p and the
+ * others are attached through DuckLake (fdl_catalog_attach_lake), so their
+ * metadata is FDL_DUCKLAKE_META_PREFIX<alias>. */
 #include "duck.h"
 
 #include <stdlib.h>
@@ -88,10 +96,46 @@ static int vtable_find(vtable *out, fdl_duck *d, const char *v, const char *key,
 	return rc;
 }
 
-/* SELECT <v's columns, as x has them> FROM x's table of that id; NULL (no
- * rows) when x has no such table. */
-static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t, const char *x, bool *has,
-		       fdl_error *err)
+/* Whether table schema.table of the lake attached as `alias` has a column
+ * of its own named `name` (as DuckDB compares names): it hides DuckLake's
+ * virtual column of that name. */
+static int has_column(bool *yes, fdl_duck *d, const char *alias, const char *schema, const char *table,
+		      const char *name, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int64_t n = 0;
+	int rc = fdl_buf_puts(&sql, "SELECT count(*) FROM duckdb_columns() WHERE database_name = ", err);
+	const char *vals[] = {alias, schema, table, name};
+	const char *glue[] = {" AND schema_name = ", " AND table_name = ", " AND lower(column_name) = lower(", ")"};
+	for (size_t i = 0; i < 4 && !rc; i++) {
+		rc = fdl_buf_sql_str(&sql, vals[i], err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, glue[i], err);
+	}
+	if (!rc)
+		rc = fdl_duck_int(d, &n, 0, sql.data, err);
+	fdl_buf_free(&sql);
+	*yes = n > 0;
+	return rc;
+}
+
+/* `alias`.`schema`.`table`, quoted. */
+static int table_ref(fdl_buf *out, const char *alias, const char *schema, const char *table, fdl_error *err)
+{
+	int rc = fdl_buf_printf(out, err, "%s.", alias);
+	if (!rc)
+		rc = fdl_buf_sql_ident(out, schema, err);
+	if (!rc)
+		rc = fdl_buf_puts(out, ".", err);
+	if (!rc)
+		rc = fdl_buf_sql_ident(out, table, err);
+	return rc;
+}
+
+/* SELECT <lead><v's columns, as x has them> FROM x's table of that
+ * id<where>; nothing (*has false) when x has no such table. */
+static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t, const char *x, const char *lead,
+		       const char *where, bool *has, fdl_error *err)
 {
 	char *xs = NULL, *xt = NULL;
 	int rc = table_names(&xs, &xt, d, x, t->id, err);
@@ -116,7 +160,7 @@ static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t
 	}
 	fdl_rows r;
 	if (!(rc = fdl_duck_query_built(d, &r, &sql, rc, err))) {
-		rc = fdl_buf_puts(out, "SELECT ", err);
+		rc = fdl_buf_printf(out, err, "SELECT %s", lead);
 		for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
 			char *c = fdl_rows_str(&r, 0, i), *vt = fdl_rows_str(&r, 1, i), *xty = fdl_rows_str(&r, 2, i);
 			bool variant = vt && strstr(vt, "VARIANT");
@@ -144,33 +188,35 @@ static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t
 		fdl_rows_free(&r);
 	}
 	if (!rc)
-		rc = fdl_buf_printf(out, err, " FROM %s.", x);
+		rc = fdl_buf_puts(out, " FROM ", err);
 	if (!rc)
-		rc = fdl_buf_sql_ident(out, xs, err);
+		rc = table_ref(out, x, xs, xt, err);
 	if (!rc)
-		rc = fdl_buf_puts(out, ".", err);
-	if (!rc)
-		rc = fdl_buf_sql_ident(out, xt, err);
+		rc = fdl_buf_puts(out, where, err);
 	free(xs);
 	free(xt);
 	return rc;
 }
 
-/* (rows of x beyond p's): x's rows EXCEPT ALL p's, as v's columns. */
-static int beyond(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t, const char *x, const char *p,
-		  fdl_error *err)
+/* The row ids of the rows v added to t: those one of v's snapshots wrote
+ * (all of them when `snap` is false: a column of the table hides the
+ * snapshot), less those p returns with the same values. */
+static int added_ids(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const vtable *t, bool snap, fdl_error *err)
 {
+	char where[64] = "";
 	bool has = false, phas = false;
-	int rc = fdl_buf_puts(out, "(", err);
+	if (snap)
+		snprintf(where, sizeof where, " WHERE snapshot_id >= %lld", (long long)w->from);
+	int rc = fdl_buf_puts(out, "SELECT rowid FROM (", err);
 	if (!rc)
-		rc = select_as_v(out, d, v, t, x, &has, err);
+		rc = select_as_v(out, d, w->v, t, w->v, "rowid, ", where, &has, err);
 	if (!rc && !has)
-		rc = fdl_fail(err, FDL_ENOTFOUND, "no table %lld in %s", (long long)t->id, x);
-	if (!rc && p) {
+		rc = fdl_fail(err, FDL_ENOTFOUND, "no table %lld in %s", (long long)t->id, w->v);
+	if (!rc && w->p) {
 		fdl_buf minus = {0};
-		rc = select_as_v(&minus, d, v, t, p, &phas, err);
+		rc = select_as_v(&minus, d, w->v, t, w->p, "rowid, ", "", &phas, err);
 		if (!rc && phas)
-			rc = fdl_buf_printf(out, err, " EXCEPT ALL %s", minus.data);
+			rc = fdl_buf_printf(out, err, " EXCEPT %s", minus.data);
 		fdl_buf_free(&minus);
 	}
 	if (!rc)
@@ -178,7 +224,98 @@ static int beyond(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t, con
 	return rc;
 }
 
-int fdl_catalog_new_row_tables(fdl_strlist *out, fdl_duck *d, const char *v, const char *p, int64_t added_from,
+/* The condition, on a table of a descendant of v (or of v itself), that
+ * holds for the rows v added: one of their row ids, or written by one of
+ * v's snapshots under a row id v does not know. */
+static int added_where(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const vtable *t, bool snap, fdl_error *err)
+{
+	int rc = fdl_buf_puts(out, "(rowid IN (", err);
+	if (!rc)
+		rc = added_ids(out, d, w, t, snap, err);
+	if (!rc)
+		rc = fdl_buf_puts(out, ")", err);
+	if (!rc && snap) {
+		rc = fdl_buf_printf(out, err, " OR (snapshot_id BETWEEN %lld AND %lld AND rowid NOT IN (SELECT rowid FROM ",
+				    (long long)w->from, (long long)w->to);
+		if (!rc)
+			rc = table_ref(out, w->v, t->schema, t->table, err);
+		if (!rc)
+			rc = fdl_buf_puts(out, "))", err);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(out, ")", err);
+	return rc;
+}
+
+/* DuckLake's virtual columns, in v's table and x's: a column of the
+ * table's own named rowid leaves nothing to tell rows apart by (refused);
+ * one named snapshot_id leaves the row ids alone (*snap false). */
+static int virtuals(bool *snap, fdl_duck *d, const fdl_wd_version *w, const vtable *t, const char *x,
+		    const char *xs, const char *xt, fdl_error *err)
+{
+	const char *aliases[] = {w->v, x}, *schemas[] = {t->schema, xs}, *tables[] = {t->table, xt};
+	int rc = 0;
+	*snap = true;
+	for (size_t i = 0; i < 2 && !rc; i++) {
+		bool rowid = false, snapshot = false;
+		rc = has_column(&rowid, d, aliases[i], schemas[i], tables[i], "rowid", err);
+		if (!rc)
+			rc = has_column(&snapshot, d, aliases[i], schemas[i], tables[i], "snapshot_id", err);
+		if (!rc && rowid)
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "table %s.%s has a column named rowid, which hides DuckLake's row ids: fdl cannot "
+				      "tell the rows the version added from the others",
+				      schemas[i], tables[i]);
+		*snap = *snap && !snapshot;
+	}
+	return rc;
+}
+
+/* x's table `key` (v's names): found in x by v's table id when `by_id`,
+ * else by v's names; *ref empty when x has none. */
+static int target(fdl_buf *ref, char **xs, char **xt, fdl_duck *d, const char *x, const vtable *t, bool by_id,
+		  fdl_error *err)
+{
+	*xs = *xt = NULL;
+	int rc = by_id ? table_names(xs, xt, d, x, t->id, err) : 0;
+	if (!rc && !by_id && (!(*xs = fdl_strdup(t->schema)) || !(*xt = fdl_strdup(t->table))))
+		rc = fdl_oom(err);
+	if (!rc && *xs)
+		rc = table_ref(ref, x, *xs, *xt, err);
+	return rc;
+}
+
+/* How many rows of table `key` (v's names) of x are rows v added. */
+static int count_in(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char *x, const char *key, bool by_id,
+		    fdl_error *err)
+{
+	vtable t;
+	*n = 0;
+	int rc = vtable_find(&t, d, w->v, key, err);
+	if (rc)
+		return rc;
+	fdl_buf ref = {0}, q = {0};
+	char *xs = NULL, *xt = NULL;
+	bool snap = false;
+	rc = target(&ref, &xs, &xt, d, x, &t, by_id, err);
+	if (!rc && ref.len) {
+		rc = virtuals(&snap, d, w, &t, x, xs, xt, err);
+		if (!rc)
+			rc = fdl_buf_printf(&q, err, "SELECT count(*) FROM %s WHERE ", ref.data);
+		if (!rc)
+			rc = added_where(&q, d, w, &t, snap, err);
+		if (!rc)
+			rc = fdl_duck_int(d, n, 0, q.data, err);
+	}
+	fdl_buf_free(&ref);
+	fdl_buf_free(&q);
+	free(xs);
+	free(xt);
+	vtable_free(&t);
+	return rc;
+}
+
+int fdl_catalog_new_row_tables(fdl_strlist *out, fdl_strmap *counts, fdl_duck *d, const fdl_wd_version *w,
 			       fdl_error *err)
 {
 	char sql[1024];
@@ -188,108 +325,52 @@ int fdl_catalog_new_row_tables(fdl_strlist *out, fdl_duck *d, const char *v, con
 		 " AND t.end_snapshot IS NULL JOIN " FDL_DUCKLAKE_META_PREFIX "%1$s.ducklake_schema s ON s.schema_id ="
 		 " t.schema_id AND s.end_snapshot IS NULL WHERE f.end_snapshot IS NULL AND f.begin_snapshot >= %2$lld"
 		 " ORDER BY 1",
-		 v, (long long)added_from);
+		 w->v, (long long)w->from);
 	fdl_strlist cand = {0};
 	int rc = fdl_duck_strings(d, &cand, sql, err);
 	for (size_t i = 0; i < cand.len && !rc; i++) {
-		vtable t;
-		fdl_buf q = {0};
 		int64_t n = 0;
-		if ((rc = vtable_find(&t, d, v, cand.items[i], err)))
-			break;
-		rc = fdl_buf_puts(&q, "SELECT count(*) FROM ", err);
-		if (!rc)
-			rc = beyond(&q, d, v, &t, v, p, err);
-		if (!rc)
-			rc = fdl_duck_int(d, &n, 0, q.data, err);
+		rc = count_in(&n, d, w, w->v, cand.items[i], false, err);
 		if (!rc && n > 0)
 			rc = fdl_strlist_add(out, cand.items[i], err);
-		fdl_buf_free(&q);
-		vtable_free(&t);
+		if (!rc && n > 0 && counts)
+			rc = fdl_strmap_put(counts, cand.items[i], n, err);
 	}
 	fdl_strlist_free(&cand);
 	return rc;
 }
 
-int fdl_catalog_rows_left(int64_t *n, fdl_duck *d, const char *v, const char *p, const char *l, const char *key,
+int fdl_catalog_rows_left(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char *l, const char *key,
+			  fdl_error *err)
+{
+	return count_in(n, d, w, l, key, true, err);
+}
+
+int fdl_catalog_clean_count(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
+			    fdl_error *err)
+{
+	return count_in(n, d, w, work, key, false, err);
+}
+
+int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
 			  fdl_error *err)
 {
 	vtable t;
-	*n = 0;
-	int rc = vtable_find(&t, d, v, key, err);
+	int rc = vtable_find(&t, d, w->v, key, err);
 	if (rc)
 		return rc;
-	char *ls = NULL, *lt = NULL;
-	rc = table_names(&ls, &lt, d, l, t.id, err);
-	fdl_buf q = {0};
-	if (!rc && ls) {
-		rc = fdl_buf_puts(&q, "SELECT count(*) FROM (FROM ", err);
-		if (!rc)
-			rc = beyond(&q, d, v, &t, l, p, err);
-		if (!rc)
-			rc = fdl_buf_puts(&q, " INTERSECT ALL FROM ", err);
-		if (!rc)
-			rc = beyond(&q, d, v, &t, v, p, err);
-		if (!rc)
-			rc = fdl_buf_puts(&q, ")", err);
-		if (!rc)
-			rc = fdl_duck_int(d, n, 0, q.data, err);
-	}
-	fdl_buf_free(&q);
-	free(ls);
-	free(lt);
-	vtable_free(&t);
-	return rc;
-}
-
-int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const char *v, const char *p, const char *work,
-			  const char *key, fdl_error *err)
-{
-	vtable t;
-	int rc = vtable_find(&t, d, v, key, err);
-	if (rc)
-		return rc;
-	fdl_buf rows = {0}, cols = {0};
-	rc = beyond(&rows, d, v, &t, v, p, err);
-	/* every column of v, compared as NOT DISTINCT (NULL equals NULL) */
-	fdl_buf q = {0};
+	bool snap = false;
+	rc = virtuals(&snap, d, w, &t, work, t.schema, t.table, err);
 	if (!rc)
-		rc = fdl_buf_printf(&q, err, "SELECT column_name FROM duckdb_columns() WHERE database_name = '%s' AND "
-					     "schema_name = ", v);
+		rc = fdl_buf_puts(out, "DELETE FROM ", err);
 	if (!rc)
-		rc = fdl_buf_sql_str(&q, t.schema, err);
+		rc = table_ref(out, work, t.schema, t.table, err);
 	if (!rc)
-		rc = fdl_buf_puts(&q, " AND table_name = ", err);
+		rc = fdl_buf_puts(out, " WHERE ", err);
 	if (!rc)
-		rc = fdl_buf_sql_str(&q, t.table, err);
+		rc = added_where(out, d, w, &t, snap, err);
 	if (!rc)
-		rc = fdl_buf_puts(&q, " ORDER BY column_index", err);
-	fdl_strlist names = {0};
-	if (!rc)
-		rc = fdl_duck_strings(d, &names, q.data, err);
-	fdl_buf_free(&q);
-	for (size_t i = 0; i < names.len && !rc; i++) {
-		rc = fdl_buf_puts(&cols, i ? " AND fdl_x." : "fdl_x.", err);
-		if (!rc)
-			rc = fdl_buf_sql_ident(&cols, names.items[i], err);
-		if (!rc)
-			rc = fdl_buf_puts(&cols, " IS NOT DISTINCT FROM fdl_w.", err);
-		if (!rc)
-			rc = fdl_buf_sql_ident(&cols, names.items[i], err);
-	}
-	if (!rc)
-		rc = fdl_buf_printf(out, err, "DELETE FROM %s.", work);
-	if (!rc)
-		rc = fdl_buf_sql_ident(out, t.schema, err);
-	if (!rc)
-		rc = fdl_buf_puts(out, ".", err);
-	if (!rc)
-		rc = fdl_buf_sql_ident(out, t.table, err);
-	if (!rc)
-		rc = fdl_buf_printf(out, err, " AS fdl_x WHERE EXISTS (SELECT 1 FROM %s fdl_w WHERE %s);\n", rows.data,
-				    cols.data);
-	if (!rc)
-		rc = fdl_buf_printf(out, err, "CALL ducklake_rewrite_data_files('%s', ", work);
+		rc = fdl_buf_printf(out, err, ";\nCALL ducklake_rewrite_data_files('%s', ", work);
 	if (!rc)
 		rc = fdl_buf_sql_str(out, t.table, err);
 	if (!rc)
@@ -298,17 +379,14 @@ int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const char *v, const char *
 		rc = fdl_buf_sql_str(out, t.schema, err);
 	if (!rc)
 		rc = fdl_buf_puts(out, ", delete_threshold => 0);\n", err);
-	fdl_strlist_free(&names);
-	fdl_buf_free(&rows);
-	fdl_buf_free(&cols);
 	vtable_free(&t);
 	return rc;
 }
 
-int fdl_catalog_clean(fdl_duck *d, const char *v, const char *p, const char *work, const char *key, fdl_error *err)
+int fdl_catalog_clean(fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = fdl_catalog_clean_sql(&sql, d, v, p, work, key, err);
+	int rc = fdl_catalog_clean_sql(&sql, d, w, work, key, err);
 	if (!rc)
 		rc = fdl_duck_exec(d, sql.data, err);
 	fdl_buf_free(&sql);

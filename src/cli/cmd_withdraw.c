@@ -25,14 +25,20 @@ const cli_doc doc_withdraw = {
 		"withdraw that version too, or publish a version without the rows first.\n"
 		"`--dry-run` and the refusal list every version it would withdraw, the\n"
 		"branches and tags among them, the data files it would delete, the live\n"
-		"versions still returning the rows, and the DuckDB statements that delete\n"
-		"the rows in a working catalog. `--clean WORK` runs them in the working\n"
-		"catalog WORK (checked out on the branch): the rows the VERSIONs added are\n"
-		"deleted, the tables' files rewritten without them, older snapshots\n"
-		"expired; then `fdl commit WORK` publishes a version without them, the\n"
-		"branch moves past the VERSIONs, and the withdrawal leaves it readable.",
+		"versions still returning the rows, how many rows each VERSION added to\n"
+		"each table, and the DuckDB statements that delete those rows in a\n"
+		"working catalog. `--clean WORK` runs them in the working catalog WORK\n"
+		"(checked out on a branch that holds the VERSIONs) and says how many rows\n"
+		"of each table it deleted (`--dry-run`: would delete, WORK unchanged): the\n"
+		"rows the VERSIONs added are deleted, the tables' files rewritten without\n"
+		"them, older snapshots expired; then `fdl commit WORK` publishes a version\n"
+		"without them, the branch moves past the VERSIONs, and the withdrawal\n"
+		"leaves it readable. Rows are known by where they are (DuckLake's row\n"
+		"ids, which follow a row through merges), never by value: a row equal to\n"
+		"one of them that another version added stays.",
 	.examples = "fdl withdraw /srv/population main:8 --reason \"personal data in a column\" --dry-run\n"
 		    "fdl checkout /srv/population fix --ref main\n"
+		    "fdl withdraw /srv/population main:8 --reason \"personal data in a column\" --clean fix --dry-run\n"
 		    "fdl withdraw /srv/population main:8 --reason \"personal data in a column\" --clean fix\n"
 		    "fdl commit fix -m \"Remove the rows published by mistake in July\"\n"
 		    "fdl withdraw /srv/population main:8 --reason \"personal data in a column\"\n",
@@ -51,19 +57,50 @@ static void print_report(const fdl_withdraw_report *r)
 		       r->left[i].rows == 1 ? "" : "s", r->left[i].table, r->left[i].from, r->left[i].id);
 	if (r->refused && dry)
 		printf("would be refused: %s\n", r->refused);
-	if (r->cleanup && (r->refused || dry))
+	if (r->cleanup && (r->refused || dry)) {
+		for (size_t i = 0; i < r->added_count; i++)
+			printf("added %lld row%s to %s: %s (the statements below delete them)\n", (long long)r->added[i].rows,
+			       r->added[i].rows == 1 ? "" : "s", r->added[i].table, r->added[i].from);
 		printf("%s", r->cleanup);
+	}
+}
+
+/* --clean WORK: the rows deleted (or, with --dry-run, those it would
+ * delete), per table. */
+static int clean(fdl_repo *repo, const char *const *ids, size_t n, const char *work, bool dry, bool json)
+{
+	fdl_withdraw_report *r = NULL;
+	fdl_withdraw_options o = FDL_WITHDRAW_OPTIONS_INIT;
+	o.dry_run = dry;
+	fdl_error err = {0};
+	if (fdl_withdraw_clean_rows(&r, repo, ids, n, work, &o, &err))
+		return cli_fail(&err);
+	int rc = 0;
+	char *text = NULL;
+	if (json)
+		rc = cli_print_json(fdl_withdraw_report_json(&text, r, &err), &text, &err);
+	else {
+		for (size_t i = 0; i < r->added_count; i++)
+			printf("%s %lld row%s of %s that %s added\n", dry ? "would delete" : "deleted",
+			       (long long)r->added[i].rows, r->added[i].rows == 1 ? "" : "s", r->added[i].table,
+			       r->added[i].from);
+	}
+	if (!rc && !dry)
+		fprintf(stderr, "%s no longer holds the rows; publish it (fdl commit %s -m MESSAGE), then withdraw again\n",
+			work, work);
+	fdl_withdraw_report_free(r);
+	return rc;
 }
 
 int cmd_withdraw(int argc, char **argv)
 {
-	const char *pos[1 + MAX_VERSIONS], *reason = NULL, *clean = NULL;
+	const char *pos[1 + MAX_VERSIONS], *reason = NULL, *clean_work = NULL;
 	bool dry = false, json = false, vj = false, force = false;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "reason", .value = &reason, .arg = "TEXT", .help = "why (required): kept in expired.json"},
 		{.name = "force", .flag = &force, .help = "withdraw a branch tip or a tagged version too"},
-		{.name = "clean", .value = &clean, .arg = "WORK", .help = "delete the VERSIONs' rows in the working catalog WORK instead"},
+		{.name = "clean", .value = &clean_work, .arg = "WORK", .help = "delete the VERSIONs' rows in the working catalog WORK instead"},
 		{.name = "remove-version-json", .flag = &vj, .help = "also delete version.json (it carries the withdrawn data)"},
 		{.name = "dry-run", .short_name = 'n', .flag = &dry, .help = "only list every version and file it would touch"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
@@ -83,13 +120,8 @@ int cmd_withdraw(int argc, char **argv)
 			rc = cli_fail(&err);
 	for (int i = 1; i < npos; i++)
 		idp[i - 1] = ids[i - 1];
-	if (!rc && clean) {
-		rc = fdl_withdraw_clean(repo, idp, (size_t)npos - 1, clean, &err) ? cli_fail(&err) : 0;
-		if (!rc)
-			fprintf(stderr,
-				"%s no longer holds the rows; publish it (fdl commit %s -m MESSAGE), then withdraw "
-				"again\n",
-				clean, clean);
+	if (!rc && clean_work) {
+		rc = clean(repo, idp, (size_t)npos - 1, clean_work, dry, json);
 		fdl_repo_free(repo);
 		return rc;
 	}

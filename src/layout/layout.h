@@ -59,10 +59,13 @@ int fdl_ref_update(fdl_repo *repo, const char *key, const char *new_id, const ch
 #define FDL_REFS_LOCK "refs.lock"
 int fdl_refs_lock(fdl_store_lock *l, fdl_repo *repo, const char *command, fdl_error *err);
 
-/* 0 when no ref of the other kind is named `name` (a branch's name for a new
- * tag, a tag's for a new branch; "refs/heads/" or "refs/tags/" may lead);
- * FDL_EEXISTS naming that ref and its version otherwise: a branch and a tag
- * never share a name, which would read as the branch. */
+/* 0 when `name` is free for a new ref of its kind: no ref of the other kind
+ * is named `name` (a branch's name for a new tag, a tag's for a new branch;
+ * "refs/heads/" or "refs/tags/" may lead), and no ref of its kind has it
+ * as a folder or is its folder (main/geo beside main). FDL_EEXISTS naming
+ * that ref and its version otherwise: a branch and a tag never share a
+ * name, which would read as the branch, and refs/heads/main cannot be a
+ * file and a folder at once. */
 int fdl_ref_name_free(fdl_repo *repo, const char *name, bool branch, fdl_error *err);
 
 /* The ref list, history/refs.json (reflist.c; docs/format.md): every

@@ -58,10 +58,48 @@ int fdl_refs_lock(fdl_store_lock *l, fdl_repo *repo, const char *command, fdl_er
 	return fdl_store_lock_take(l, repo->store, FDL_REFS_LOCK, "creating refs and expiring versions", command, err);
 }
 
+/* Whether ref `a` is a folder of ref `b` (a = "main", b = "main/geo"). */
+static bool folder_of(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	return !strncmp(a, b, n) && b[n] == '/';
+}
+
+/* A ref of the same kind whose name is a folder of `name`, or has `name`
+ * as a folder: refs/heads/main and refs/heads/main/geo cannot both be files
+ * of a folder (Git refuses them for that reason), so a bucket holds them
+ * apart no better. Refused as the name taken, before anything is written. */
+static int folder_free(fdl_repo *repo, const char *name, bool branch, fdl_error *err)
+{
+	fdl_ref_kind kind = branch ? FDL_REF_BRANCH : FDL_REF_TAG;
+	const char *dir = fdl_ref_dir(kind), *what = branch ? "branch" : "tag";
+	fdl_strlist keys = {0};
+	int rc = fdl_store_list(repo->store, dir, &keys, err);
+	fdl_strlist_sort(&keys);
+	for (size_t i = 0; i < keys.len && !rc; i++) {
+		const char *other = keys.items[i] + strlen(dir) + 1;
+		char id[FDL_ID_LEN + 1];
+		bool exists = false;
+		fdl_error e;
+		if (fdl_ref_name_check(other, NULL) || !(folder_of(other, name) || folder_of(name, other)) ||
+		    fdl_ref_read(repo, keys.items[i], id, &exists, NULL, &e) || !exists)
+			continue; /* lock files, temp files, foreign names; refs elsewhere */
+		rc = fdl_fail(err, FDL_EEXISTS,
+			      "a %s %s exists (%s, version %s): %s %s cannot be made beside it, since one name would "
+			      "be the other's folder; pick another name",
+			      what, other, keys.items[i], id, what, name);
+	}
+	fdl_strlist_free(&keys);
+	return rc;
+}
+
 int fdl_ref_name_free(fdl_repo *repo, const char *name, bool branch, fdl_error *err)
 {
 	if (fdl_ref_kind_of(name) == (branch ? FDL_REF_BRANCH : FDL_REF_TAG))
 		name = fdl_ref_short(name, NULL);
+	int frc = folder_free(repo, name, branch, err);
+	if (frc)
+		return frc;
 	char *key = fdl_ref_key(branch ? FDL_REF_TAG : FDL_REF_BRANCH, name);
 	char id[FDL_ID_LEN + 1];
 	bool exists = false;

@@ -1,6 +1,7 @@
 /* fdl checkout: a new working catalog holding a branch's tip. */
 #include "../catalog/catalog.h"
 #include "work.h"
+#include "confine.h"
 #include "../layout/dataset.h"
 #include "../layout/keys.h"
 
@@ -263,6 +264,27 @@ static int missing_branch(fdl_repo *repo, const char *branch, fdl_error *err)
 	return rc;
 }
 
+/* A new branch's start passes the one check of what a version may name
+ * (confine.h) before the branch is made: a refused checkout makes nothing.
+ * One that does not resolve is choose_branch's to report. */
+static int start_confined(fdl_repo *repo, const char *start, fdl_error *err)
+{
+	char id[FDL_ID_LEN + 1];
+	fdl_error e;
+	fdl_version *v = NULL;
+	char *catalog = NULL;
+	if (fdl_ref_resolve(id, repo, start, &e) || fdl_version_check_live(repo, id, &e))
+		return 0;
+	int rc = fdl_version_read(&v, repo, id, err);
+	if (!rc)
+		rc = fdl_version_fetch_catalog(&catalog, repo, v, err);
+	if (!rc)
+		rc = fdl_version_confined(repo, v, catalog, NULL, NULL, NULL, err);
+	free(catalog);
+	fdl_version_free(v);
+	return rc;
+}
+
 /* Which branch the working catalog commits to, and its tip: an existing
  * branch (or HEAD's unborn one), or a new one as asked. A new branch from
  * a version is created here, as `git checkout -b` creates it. */
@@ -280,6 +302,8 @@ static int choose_branch(fdl_work *w, char **key, fdl_repo *repo, const fdl_chec
 				w->branch);
 	if (!rc && !exists && !create)
 		rc = missing_branch(repo, w->branch, err);
+	if (!rc && create == FDL_CHECKOUT_NEW)
+		rc = start_confined(repo, opts->start, err);
 	if (!rc && create == FDL_CHECKOUT_NEW)
 		rc = fdl_branch_create(repo, w->branch, opts->start, err);
 	if (!rc && create == FDL_CHECKOUT_NEW)
@@ -334,11 +358,13 @@ int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 	if (!rc)
 		rc = fdl_catalog_attach_raw(d, "fdl_src", frozen, FDL_CAT_DUCKDB, true, err);
 	if (!rc) {
+		/* what the version names, checked before the working catalog
+		 * takes it over and DuckLake reads its files from there */
 		fdl_copy_options o = {.upto = -1, .data_path = w->data_path, .no_inlining = true};
-		rc = fdl_catalog_copy(d, "fdl_src", alias, &o, err);
-		fdl_catalog_detach(d, "fdl_src", NULL);
-		if (rc)
+		rc = fdl_version_confined(repo, v, frozen, d, "fdl_src", NULL, err);
+		if (!rc && (rc = fdl_catalog_copy(d, "fdl_src", alias, &o, err)))
 			fdl_error_prefix(err, "seeding the working catalog from version %s", w->base);
+		fdl_catalog_detach(d, "fdl_src", NULL);
 	}
 	if (!rc)
 		rc = keep_published(d, repo, w, alias, err);

@@ -1,6 +1,7 @@
 /* What changed: schema and row differences between two versions, and the
  * DuckLake snapshots a version froze. */
 #include "../catalog/catalog.h"
+#include "confine.h"
 #include "../layout/dataset.h"
 #include "../layout/layout.h"
 #include "../layout/walk.h"
@@ -59,16 +60,13 @@ static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool
 		rc = fdl_catalog_attach_raw(p->d, "fdl_a", p->a.catalog, FDL_CAT_DUCKDB, true, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(p->d, "fdl_b", p->b.catalog, FDL_CAT_DUCKDB, true, err);
-	/* a reader's guard (see reader.c): nothing the catalogs name leaves
-	 * the repository, and DuckDB is confined to it once they are attached */
-	fdl_strlist files = {0};
+	/* a reader's guard: the one check of what a version may name
+	 * (confine.h), and DuckDB is confined to the repository once they are
+	 * attached */
 	if (!rc)
-		rc = fdl_catalog_check_confined(p->d, "fdl_a", lakes ? &files : NULL, err);
+		rc = fdl_version_confined(repo, p->a.v, p->a.catalog, p->d, "fdl_a", NULL, err);
 	if (!rc)
-		rc = fdl_catalog_check_confined(p->d, "fdl_b", lakes ? &files : NULL, err);
-	if (lakes && !rc && fdl_store_can(repo->store, FDL_STORE_LOCAL))
-		rc = fdl_paths_within(repo->root, repo->data_url, (const char *const *)files.items, files.len, err);
-	fdl_strlist_free(&files);
+		rc = fdl_version_confined(repo, p->b.v, p->b.catalog, p->d, "fdl_b", NULL, err);
 	if (!rc && lakes)
 		rc = fdl_duck_use_data(p->d, repo->data_url, repo->store, err);
 	if (!rc && lakes)

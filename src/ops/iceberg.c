@@ -16,6 +16,7 @@
  * snapshot and its manifests are iceberg_snapshot.c's, the hooks that keep
  * views following the repository iceberg_hooks.c's. */
 #include "iceberg_run.h"
+#include "confine.h"
 #include "../layout/hindex.h"
 #include "../util/avro.h"
 
@@ -475,11 +476,11 @@ static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_er
 		rc = fdl_duck_use_data(r->duck, r->repo->data_url, r->repo->store, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(r->duck, "fdl_ice", r->catalog, FDL_CAT_DUCKDB, true, err);
-	/* every path the view names passes the lake's own check (relative and
-	 * clean, resolved through its schema and table); a catalog the commit
-	 * at hand froze skips the check of every other path too */
+	/* every path the view names passes the one check of what a version
+	 * may name (confine.h: relative and clean, and no symlink on the way
+	 * to a file); a catalog the commit at hand froze skips it */
 	if (!rc && !r->share)
-		rc = fdl_catalog_check_confined(r->duck, "fdl_ice", NULL, err);
+		rc = fdl_version_confined(r->repo, v, r->catalog, r->duck, "fdl_ice", NULL, err);
 	if (!rc)
 		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", live_only, !live_only, err);
 	return rc;

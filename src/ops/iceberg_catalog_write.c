@@ -3,6 +3,7 @@
  * command prints: where a client attaches it and which namespaces it has
  * (docs/format.md "Iceberg REST catalog"). */
 #include "iceberg.h"
+#include "confine.h"
 #include "../store/aws.h"
 #include "../store/s3.h"
 
@@ -76,6 +77,42 @@ static int report_of(fdl_iceberg_catalog_report **out, const char *location, con
 	return rc;
 }
 
+/* Every live version a ref names passes the one check of what a version
+ * may name (confine.h) before the catalog leads a client to it: a view
+ * written before a file was swapped for a symlink is not written again. */
+static int refs_confined(fdl_repo *repo, fdl_error *err)
+{
+	fdl_branch *b = NULL;
+	fdl_tag *t = NULL;
+	size_t nb = 0, nt = 0;
+	fdl_strlist done = {0};
+	int rc = fdl_branch_list(&b, &nb, repo, err);
+	if (!rc)
+		rc = fdl_tag_list(&t, &nt, repo, err);
+	for (size_t i = 0; i < nb + nt && !rc; i++) {
+		const char *id = i < nb ? b[i].tip : t[i - nb].target;
+		fdl_version *v = NULL;
+		char *catalog = NULL;
+		fdl_error e;
+		if (fdl_strlist_has_sorted(&done, id) || fdl_version_check_live(repo, id, &e))
+			continue; /* a ref on a version no longer live gets no namespace */
+		rc = fdl_version_read(&v, repo, id, err);
+		if (!rc)
+			rc = fdl_version_fetch_catalog(&catalog, repo, v, err);
+		if (!rc)
+			rc = fdl_version_confined(repo, v, catalog, NULL, NULL, NULL, err);
+		if (!rc)
+			rc = fdl_strlist_add(&done, id, err);
+		fdl_strlist_sort(&done);
+		free(catalog);
+		fdl_version_free(v);
+	}
+	fdl_strlist_free(&done);
+	fdl_branch_list_free(b);
+	fdl_tag_list_free(t);
+	return rc;
+}
+
 int fdl_iceberg_catalog_write(fdl_iceberg_catalog_report **out, fdl_repo *repo, const char *location, fdl_error *err)
 {
 	char *loc = NULL;
@@ -84,6 +121,8 @@ int fdl_iceberg_catalog_write(fdl_iceberg_catalog_report **out, fdl_repo *repo, 
 	int rc = location ? fdl_iceberg_location_check(&loc, location, err) : fdl_iceberg_own_location(&loc, repo, err);
 	if (!rc)
 		rc = fdl_iceberg_location_id(lid, loc, err);
+	if (!rc)
+		rc = refs_confined(repo, err);
 	if (!rc)
 		rc = fdl_iceberg_views_add(repo, loc, true, err);
 	if (!rc)

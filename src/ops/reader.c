@@ -10,6 +10,7 @@
  * ref, version.json and then the catalog, and a warm one only the ref.
  */
 #include "../catalog/catalog.h"
+#include "confine.h"
 #include "../layout/keys.h"
 #include "../util/pool.h"
 
@@ -238,45 +239,12 @@ static int reader_open(fdl_reader **out, const char *root, const char *ref, unsi
 	return 0;
 }
 
-/* On a folder, nothing a version references may lead out of the root
- * through a symlink: the catalog, the data folder and each file. */
-static int check_local_paths(const fdl_reader *r, const fdl_strlist *files, fdl_error *err)
-{
-	if (!r->local)
-		return 0;
-	const char *mine[] = {r->catalog, r->repo->data_url, NULL};
-	int rc = fdl_paths_within(r->repo->root, NULL, mine, 2, err);
-	if (!rc)
-		rc = fdl_paths_within(r->repo->root, r->repo->data_url, (const char *const *)files->items, files->len, err);
-	return rc;
-}
-
-/* The reader's guard, before DuckLake sees the catalog: its paths are
- * relative and clean (any snapshot's), and on a folder nothing resolves
- * out of the root. Uses `d`, or a DuckDB of its own when d is NULL. */
+/* The reader's guard, before DuckLake sees the catalog: the one check of
+ * what a version may name (confine.h). Uses `d`, or a DuckDB of its own
+ * when d is NULL. */
 static int check_confined(const fdl_reader *r, fdl_duck *d, fdl_error *err)
 {
-	fdl_duck *own = NULL;
-	bool mine = d == NULL;
-	int rc = mine ? fdl_duck_new(&own, false, err) : 0;
-	if (rc)
-		return rc;
-	if (mine)
-		d = own;
-	fdl_strlist files = {0};
-	rc = fdl_catalog_attach_raw(d, "fdl_check", r->catalog, FDL_CAT_DUCKDB, true, err);
-	if (!rc) {
-		rc = fdl_catalog_check_confined(d, "fdl_check", &files, err);
-		int drc = fdl_catalog_detach(d, "fdl_check", rc ? NULL : err);
-		rc = rc ? rc : drc;
-	}
-	if (!rc)
-		rc = check_local_paths(r, &files, err);
-	if (rc)
-		fdl_error_prefix(err, "version %s", fdl_version_id(r->v));
-	fdl_strlist_free(&files);
-	fdl_duck_free(own);
-	return rc;
+	return fdl_version_confined(r->repo, r->v, r->catalog, d, NULL, NULL, err);
 }
 
 /* Attach the version in `d` as `alias`, read only, data where it really

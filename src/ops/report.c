@@ -234,9 +234,25 @@ void fdl_withdraw_report_free(fdl_withdraw_report *r)
 	for (size_t i = 0; i < r->left_count; i++)
 		free(r->left[i].table);
 	free(r->left);
+	for (size_t i = 0; i < r->added_count; i++)
+		free(r->added[i].table);
+	free(r->added);
 	free(r->refused);
 	free(r->cleanup);
 	free(r);
+}
+
+int fdl_withdraw_added_add(fdl_withdraw_report *r, const char *from, const char *table, int64_t rows, fdl_error *err)
+{
+	fdl_withdraw_rows *a = fdl_report_grow((void **)&r->added, r->added_count, sizeof *r->added, err);
+	if (!a)
+		return FDL_ERROR;
+	snprintf(a->from, sizeof a->from, "%s", from);
+	a->rows = rows;
+	if (!(a->table = fdl_strdup(table)))
+		return fdl_oom(err);
+	r->added_count++;
+	return 0;
 }
 
 int fdl_withdraw_left_add(fdl_withdraw_report *r, const char *id, const char *from, const char *table, int64_t rows,
@@ -261,11 +277,15 @@ int fdl_withdraw_report_json(char **out, const fdl_withdraw_report *r, fdl_error
 	for (size_t i = 0; left && i < r->left_count; i++)
 		json_array_append_new(left, json_pack("{s:s, s:s, s:s, s:I}", "id", r->left[i].id, "from", r->left[i].from,
 						      "table", r->left[i].table, "rows", (json_int_t)r->left[i].rows));
-	return dump(out, json_pack("{s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "dry_run", r->dry_run, "withdrawn",
+	json_t *added = json_array();
+	for (size_t i = 0; added && i < r->added_count; i++)
+		json_array_append_new(added, json_pack("{s:s, s:s, s:I}", "from", r->added[i].from, "table",
+						       r->added[i].table, "rows", (json_int_t)r->added[i].rows));
+	return dump(out, json_pack("{s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "dry_run", r->dry_run, "withdrawn",
 				   r->withdrawn, "versions", removals_json(r->versions, r->version_count), "data_files",
 				   fdl_strarray_json(&r->data_files), "refs", fdl_strarray_json(&r->refs), "still_returned",
 				   left, "refused", r->refused ? json_string(r->refused) : json_null(), "cleanup",
-				   r->cleanup ? json_string(r->cleanup) : json_null()),
+				   r->cleanup ? json_string(r->cleanup) : json_null(), "added", added),
 		    err);
 }
 

@@ -29,5 +29,7 @@ int fdl_removals_add(fdl_version_removal **items, size_t *count, const char *id,
 /* A live version that still returns rows a withdrawal takes away. */
 int fdl_withdraw_left_add(fdl_withdraw_report *r, const char *id, const char *from, const char *table, int64_t rows,
 			  fdl_error *err);
+/* Rows a named version added to a table (the clean-up's). */
+int fdl_withdraw_added_add(fdl_withdraw_report *r, const char *from, const char *table, int64_t rows, fdl_error *err);
 
 #endif

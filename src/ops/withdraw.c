@@ -6,6 +6,7 @@
 #include "../layout/hindex.h"
 #include "report.h"
 #include "work.h"
+#include "confine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,8 @@ static int wd_attach(wd_plan *w, const vdir *d, const char *alias, fdl_error *er
 {
 	char *local = NULL;
 	int rc = fdl_version_fetch_catalog(&local, w->repo, d->v, err);
+	if (!rc) /* its rows are read: what it names is checked first */
+		rc = fdl_version_confined(w->repo, d->v, local, w->duck, NULL, NULL, err);
 	if (!rc)
 		rc = fdl_catalog_attach_lake(w->duck, alias, local, w->repo->data_url, err);
 	free(local);
@@ -208,13 +211,14 @@ static void wd_aliases(char v[32], char p[32], size_t k, size_t n)
 }
 
 /* The k-th named version, if live, its first parent if that has a catalog,
- * both attached, and the tables it added rows to. *v NULL: nothing to do. */
-static int wd_open(wd_plan *w, size_t k, const vdir **v, const vdir **p, fdl_strlist *tables, fdl_error *err)
+ * both attached (*wv says so), and the tables it added rows to (`counts`,
+ * may be NULL: how many to each). *v NULL: nothing to do. */
+static int wd_open(wd_plan *w, size_t k, const vdir **v, fdl_wd_version *wv, char va[32], char pa[32],
+		   fdl_strlist *tables, fdl_strmap *counts, fdl_error *err)
 {
-	char va[32], pa[32];
 	wd_aliases(va, pa, k, w->n);
 	*v = fdl_vdirs_find(&w->dirs, w->ids[k]);
-	*p = NULL;
+	memset(wv, 0, sizeof *wv);
 	if (!has_catalog(*v)) {
 		*v = NULL;
 		return 0;
@@ -223,27 +227,38 @@ static int wd_open(wd_plan *w, size_t k, const vdir **v, const vdir **p, fdl_str
 	const vdir *pd = parent ? fdl_vdirs_find(&w->dirs, parent) : NULL;
 	int rc = wd_attach(w, *v, va, err);
 	if (!rc && has_catalog(pd) && !(rc = wd_attach(w, pd, pa, err)))
-		*p = pd;
+		wv->p = pa;
+	wv->v = va;
+	wv->from = fdl_vdirs_added_from(&w->dirs, *v);
+	wv->to = fdl_version_snapshot_id((*v)->v);
 	if (!rc)
-		rc = fdl_catalog_new_row_tables(tables, w->duck, va, *p ? pa : NULL, fdl_vdirs_added_from(&w->dirs, *v),
-						err);
+		rc = fdl_catalog_new_row_tables(tables, counts, w->duck, wv, err);
 	return rc;
+}
+
+static void wd_close(wd_plan *w, const fdl_wd_version *wv)
+{
+	if (wv->v)
+		fdl_catalog_detach(w->duck, wv->v, NULL);
+	if (wv->p)
+		fdl_catalog_detach(w->duck, wv->p, NULL);
 }
 
 /* Honest withdrawal: every live version that descends from a named one and
  * that the withdrawal does not take, asked whether it still returns rows
- * the named one added; and the statements that delete those rows in a
- * working catalog. */
+ * the named one added; the statements that delete those rows in a working
+ * catalog, and how many each table has. */
 static int wd_left(wd_plan *w, fdl_withdraw_report *report, fdl_buf *cleanup, fdl_error *err)
 {
 	bool *desc = calloc(w->dirs.len ? w->dirs.len : 1, sizeof *desc);
 	int rc = desc ? 0 : fdl_oom(err);
 	for (size_t k = 0; k < w->n && !rc; k++) {
-		const vdir *v = NULL, *p = NULL;
+		const vdir *v = NULL;
+		fdl_wd_version wv;
 		fdl_strlist tables = {0};
+		fdl_strmap counts = {0};
 		char va[32], pa[32];
-		wd_aliases(va, pa, k, w->n);
-		rc = wd_open(w, k, &v, &p, &tables, err);
+		rc = wd_open(w, k, &v, &wv, va, pa, &tables, &counts, err);
 		if (!rc && v)
 			rc = wd_descendants(w, v->id, desc, err);
 		for (size_t i = 0; i < w->dirs.len && !rc && v && tables.len; i++) {
@@ -254,19 +269,22 @@ static int wd_left(wd_plan *w, fdl_withdraw_report *report, fdl_buf *cleanup, fd
 				break;
 			for (size_t t = 0; t < tables.len && !rc; t++) {
 				int64_t n = 0;
-				rc = fdl_catalog_rows_left(&n, w->duck, va, p ? pa : NULL, "fdl_live", tables.items[t], err);
+				rc = fdl_catalog_rows_left(&n, w->duck, &wv, "fdl_live", tables.items[t], err);
 				if (!rc && n > 0)
 					rc = fdl_withdraw_left_add(report, l->id, v->id, tables.items[t], n, err);
 			}
 			fdl_catalog_detach(w->duck, "fdl_live", NULL);
 		}
-		for (size_t t = 0; t < tables.len && !rc; t++)
-			rc = fdl_catalog_clean_sql(cleanup, w->duck, va, p ? pa : NULL, "lake", tables.items[t], err);
-		if (v)
-			fdl_catalog_detach(w->duck, va, NULL);
-		if (p)
-			fdl_catalog_detach(w->duck, pa, NULL);
+		for (size_t t = 0; t < tables.len && !rc; t++) {
+			int64_t n = 0;
+			fdl_strmap_get(&counts, tables.items[t], &n);
+			rc = fdl_catalog_clean_sql(cleanup, w->duck, &wv, "lake", tables.items[t], err);
+			if (!rc)
+				rc = fdl_withdraw_added_add(report, v->id, tables.items[t], n, err);
+		}
+		wd_close(w, &wv);
 		fdl_strlist_free(&tables);
+		fdl_strmap_free(&counts);
 	}
 	free(desc);
 	return rc;
@@ -459,20 +477,57 @@ int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *const *i
 	return rc;
 }
 
-int fdl_withdraw_clean(fdl_repo *repo, const char *const *ids, size_t n, const char *work, fdl_error *err)
+/* Whether version `id` is `base` or one of its ancestors (first parents). */
+static bool wd_holds(const vdirs *dirs, const char *base, const char *id)
 {
+	for (size_t hops = 0; base && *base && hops <= dirs->len; hops++) {
+		if (!strcmp(base, id))
+			return true;
+		const vdir *d = fdl_vdirs_find((vdirs *)dirs, base);
+		base = d && d->v ? fdl_version_parent(d->v, 0) : NULL;
+	}
+	return false;
+}
+
+int fdl_withdraw_clean_rows(fdl_withdraw_report **out, fdl_repo *repo, const char *const *ids, size_t n,
+			    const char *work, const fdl_withdraw_options *o, fdl_error *err)
+{
+	*out = NULL;
+	if (o && o->version != FDL_WITHDRAW_OPTIONS_VERSION)
+		return fdl_fail(err, FDL_EINVALID, "fdl_withdraw_clean_rows: options version %u; this libfdl knows %d (FDL_WITHDRAW_OPTIONS_INIT)",
+				o->version, FDL_WITHDRAW_OPTIONS_VERSION);
+	if (!n)
+		return fdl_fail(err, FDL_EINVALID, "a clean-up needs a version");
+	bool dry = o && o->dry_run;
 	fdl_work wk;
 	int rc = fdl_work_load(&wk, work, err);
 	if (rc)
 		return rc;
+	fdl_withdraw_report *report = calloc(1, sizeof *report);
 	wd_plan w = {.repo = repo, .ids = ids, .n = n};
-	if (strcmp(wk.repository, repo->root))
+	fdl_buf sql = {0};
+	if (!report)
+		rc = fdl_oom(err);
+	else {
+		report->dry_run = dry;
+		snprintf(report->withdrawn, sizeof report->withdrawn, "%s", ids[0]);
+	}
+	if (!rc && strcmp(wk.repository, repo->root))
 		rc = fdl_fail(err, FDL_EINVALID, "%s is a working catalog of %s, not of %s", work, wk.repository,
 			      repo->root);
 	if (!rc)
 		rc = fdl_vdirs_list(&w.dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&w.dirs, NULL, repo, err);
+	/* row ids and snapshot ids name the same rows along one history only */
+	for (size_t k = 0; k < n && !rc; k++)
+		if (!fdl_vdirs_find(&w.dirs, ids[k]))
+			rc = fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s", ids[k], repo->root);
+		else if (!wd_holds(&w.dirs, wk.base, ids[k]))
+			rc = fdl_fail(err, FDL_EINVALID,
+				      "%s (branch %s, from version %s) does not descend from version %s: it holds none "
+				      "of the rows that version added; check out the branch that does",
+				      work, wk.branch ? wk.branch : "?", wk.base[0] ? wk.base : "(none)", ids[k]);
 	if (!rc)
 		rc = fdl_duck_new(&w.duck, true, err);
 	if (!rc)
@@ -481,28 +536,49 @@ int fdl_withdraw_clean(fdl_repo *repo, const char *const *ids, size_t n, const c
 		rc = fdl_catalog_attach_work(w.duck, "lake", wk.catalog, wk.postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE,
 					     wk.data_path, err);
 	for (size_t k = 0; k < n && !rc; k++) {
-		const vdir *v = NULL, *p = NULL;
+		const vdir *v = NULL;
+		fdl_wd_version wv;
 		fdl_strlist tables = {0};
 		char va[32], pa[32];
-		wd_aliases(va, pa, k, n);
-		rc = fdl_vdirs_find(&w.dirs, ids[k]) ? wd_open(&w, k, &v, &p, &tables, err)
-						      : fdl_fail(err, FDL_ENOTFOUND, "version %s not found in %s", ids[k],
-								 repo->root);
+		rc = wd_open(&w, k, &v, &wv, va, pa, &tables, NULL, err);
 		if (!rc && !v)
 			rc = fdl_fail(err, FDL_EEXPIRED, "version %s is not live any more: its rows are not known", ids[k]);
-		for (size_t t = 0; t < tables.len && !rc; t++)
-			rc = fdl_catalog_clean(w.duck, va, p ? pa : NULL, "lake", tables.items[t], err);
+		for (size_t t = 0; t < tables.len && !rc; t++) {
+			int64_t rows = 0;
+			rc = fdl_catalog_clean_count(&rows, w.duck, &wv, "lake", tables.items[t], err);
+			if (!rc)
+				rc = fdl_withdraw_added_add(report, v->id, tables.items[t], rows, err);
+			if (!rc)
+				rc = fdl_catalog_clean_sql(&sql, w.duck, &wv, "lake", tables.items[t], err);
+			if (!rc && !dry)
+				rc = fdl_catalog_clean(w.duck, &wv, "lake", tables.items[t], err);
+		}
+		wd_close(&w, &wv);
 		fdl_strlist_free(&tables);
 	}
 	/* the snapshots before, which still hold the rows, go from the catalog
 	 * (their published files stay: fdl keeps DuckLake off them) */
-	if (!rc)
+	if (!rc && !dry)
 		rc = fdl_catalog_expire_before_latest(w.duck, "lake", err);
+	if (!rc && sql.len && !(report->cleanup = fdl_buf_detach(&sql)))
+		rc = fdl_oom(err);
 	if (rc)
 		fdl_error_prefix(err, "cleaning the working catalog %s", work);
+	fdl_buf_free(&sql);
 	fdl_duck_free(w.duck);
 	fdl_vdirs_free(&w.dirs);
 	fdl_work_free(&wk);
+	if (rc)
+		fdl_withdraw_report_free(report);
+	else
+		*out = report;
 	return rc;
 }
 
+int fdl_withdraw_clean(fdl_repo *repo, const char *const *ids, size_t n, const char *work, fdl_error *err)
+{
+	fdl_withdraw_report *r = NULL;
+	int rc = fdl_withdraw_clean_rows(&r, repo, ids, n, work, NULL, err);
+	fdl_withdraw_report_free(r);
+	return rc;
+}

@@ -58,7 +58,13 @@ static int folder_get(fdl_store *s, const char *key, size_t max_bytes, fdl_buf *
 	if (!path)
 		return fdl_oom(err);
 	int fd = fdl_open_beneath(f->root, key, O_RDONLY, err);
-	int rc = fd < 0 ? fd : fdl_fd_read(out, fd, path, max_bytes, err);
+	struct stat st;
+	int rc = fd < 0 ? fd : 0;
+	if (!rc && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) { /* a folder of keys: no such key, as a bucket says */
+		close(fd);
+		rc = fdl_fail(err, FDL_ENOTFOUND, "%s is a folder, not a file", path);
+	} else if (!rc)
+		rc = fdl_fd_read(out, fd, path, max_bytes, err);
 	free(path);
 	if (!rc && etag) {
 		char hex[65];

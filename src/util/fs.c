@@ -145,7 +145,9 @@ int fdl_open_beneath(const char *root, const char *rel, int flags, fdl_error *er
 		return fdl_fail(err, FDL_EINVALID,
 				"%s/%s is a symlink or passes through one; fdl follows no symlink inside a repository",
 				root, rel);
-	return fdl_fail(err, e == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s/%s: %s", root, rel, strerror(e));
+	/* a file on the way where a folder would be: no such key, as a bucket says */
+	return fdl_fail(err, e == ENOENT || e == ENOTDIR ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s/%s: %s", root, rel,
+			strerror(e));
 }
 
 int fdl_fsync_parent(const char *path)
@@ -617,34 +619,6 @@ int fdl_path_absolute(char **out, const char *path, fdl_error *err)
 	}
 	*out = fdl_buf_detach(&b);
 	return 0;
-}
-
-int fdl_paths_within(const char *root, const char *base, const char *const *paths, size_t n, fdl_error *err)
-{
-	char *real_root = realpath(root, NULL);
-	if (!real_root)
-		return fdl_fail(err, FDL_EIO, "cannot resolve %s: %s", root, strerror(errno));
-	size_t len = strlen(real_root);
-	int rc = 0;
-	for (size_t i = 0; !rc && i < n; i++) {
-		char *path = base ? fdl_asprintf("%s%s", base, paths[i]) : fdl_strdup(paths[i]);
-		if (!path) {
-			rc = fdl_oom(err);
-			break;
-		}
-		char *real = realpath(path, NULL);
-		if (!real && errno != ENOENT && errno != ENOTDIR)
-			rc = fdl_fail(err, FDL_EIO, "cannot resolve %s: %s", path, strerror(errno));
-		else if (real && (strncmp(real, real_root, len) != 0 || (real[len] != '/' && real[len] != '\0')))
-			rc = fdl_fail(err, FDL_EINVALID,
-				      "%s leads out of the repository (to %s, through a symlink); fdl follows no "
-				      "symlink out of a repository",
-				      path, real);
-		free(real);
-		free(path);
-	}
-	free(real_root);
-	return rc;
 }
 
 bool fdl_no_space(const char *path)

@@ -138,10 +138,6 @@ int fdl_fd_read(fdl_buf *out, int fd, const char *path, size_t max_bytes, fdl_er
  * RESOLVE_NO_SYMLINKS): a repository never leads fdl out of itself. Returns
  * the fd, or an error code (FDL_EINVALID for a symlink, FDL_ENOTFOUND). */
 int fdl_open_beneath(const char *root, const char *rel, int flags, fdl_error *err);
-/* Each of `paths` (prefixed with `base` when not NULL) must resolve
- * (realpath) inside `root`; a missing one is not checked. FDL_EINVALID
- * names the first that leads out, through a symlink. */
-int fdl_paths_within(const char *root, const char *base, const char *const *paths, size_t n, fdl_error *err);
 
 /* The one way fdl writes a local file, as Git's lockfile does: a fresh
  * temporary file beside it (unique name with its writer in it, created

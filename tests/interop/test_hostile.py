@@ -56,17 +56,22 @@ def secret(tmp_path):
     return s
 
 
-READERS = [("query", "SELECT * FROM t"), ("attach",), ("export", "t", "--to", "out.parquet")]
+# every command that reads a version's rows or hands them on (issue 53.7/8:
+# the Iceberg view and catalog, and a working catalog, took them)
+READERS = [("query", "SELECT * FROM t"), ("attach",), ("export", "t", "--to", "out.parquet"), ("iceberg",),
+           ("iceberg", "--catalog"), ("checkout", "co"), ("checkout", "co", "--new-branch", "b", "--from", "main")]
 
 
 def run_readers(repo, tmp_path, expect_in_stderr):
     for cmd, *args in READERS:
-        args = [a if a != "out.parquet" else str(tmp_path / "out.parquet") for a in args]
+        args = [str(tmp_path / a) if a in ("out.parquet", "co") else a for a in args]
         p = fdl(cmd, repo.root, *args, check=False)
         assert p.returncode == 5, (cmd, p.returncode, p.stdout, p.stderr)
         assert expect_in_stderr in p.stderr, (cmd, p.stderr)
         assert "42" not in p.stdout and "ATTACH" not in p.stdout, (cmd, p.stdout)
-    assert not (tmp_path / "out.parquet").exists()
+    # a refusal makes nothing: no file, no view, no working catalog, no branch
+    assert not (tmp_path / "out.parquet").exists() and not (tmp_path / "co").exists()
+    assert not (repo.root / "iceberg").exists() and not (repo.root / "refs" / "heads" / "b").exists()
 
 
 def test_an_absolute_data_file_path_is_refused_by_every_reader(repo, tmp_path, secret, ledger):
@@ -81,6 +86,14 @@ def test_an_absolute_data_file_path_is_refused_by_every_reader(repo, tmp_path, s
     p = fdl("verify", repo.root, check=False)
     assert p.returncode != 0 and "absolute path" in p.stdout + p.stderr, (p.stdout, p.stderr)
     assert "data file 0 of table main.t:" in p.stdout + p.stderr, (p.stdout, p.stderr)
+
+
+def test_a_data_file_path_that_climbs_out_is_refused(repo, tmp_path, secret, ledger):
+    ledger.waive(repo.root, "the test plants a hostile catalog in its own repository")
+    vid = published(repo, tmp_path)
+    climb = "../" * 12 + str(secret / "secret.parquet").lstrip("/")
+    edit_catalog(repo, vid, f"UPDATE c.ducklake_data_file SET path = '{climb}'")
+    run_readers(repo, tmp_path, f"{climb}' has a '.' or '..' segment")
 
 
 def test_a_table_path_that_climbs_out_is_refused(repo, tmp_path, secret, ledger):
@@ -150,10 +163,18 @@ def test_a_symlinked_data_file_is_not_followed(repo, tmp_path, secret, ledger):
     ledger.waive(repo.root, "the test plants a hostile catalog in its own repository")
     vid = published(repo, tmp_path)
     data = next((repo.root / "data").rglob("*.parquet"))
-    data.unlink()
+    kept = data.rename(tmp_path / "kept.parquet")
     # the same size as the catalog records, so only the symlink gives it away
     os.symlink(secret / "secret.parquet", data)
-    run_readers(repo, tmp_path, "symlink")
+    run_readers(repo, tmp_path, f"{data} leads out of the repository (to {secret / 'secret.parquet'}")
+    # a catalog whose views were written before the file was swapped
+    data.unlink()
+    kept.rename(data)
+    fdl("iceberg", repo.root, "--catalog")
+    data.rename(kept)
+    os.symlink(secret / "secret.parquet", data)
+    p = fdl("iceberg", repo.root, "--catalog", check=False)
+    assert p.returncode == 5 and f"{data} leads out of the repository" in p.stderr, p.stderr
     p = fdl("verify", repo.root, "--all", check=False)
     assert p.returncode != 0 and "symlink" in p.stdout + p.stderr, p.stdout + p.stderr
     p = fdl("clone", repo.root, tmp_path / "copy", check=False)

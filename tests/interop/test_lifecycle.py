@@ -265,3 +265,48 @@ def test_a_forced_withdrawal_of_a_tip_says_so_on_checkout_and_query(repo, tmp_pa
         assert f"{v2} was withdrawn on" in p.stderr and '"personal data in a column"' in p.stderr, p.stderr
     assert "main" in fdl("checkout", repo.root, tmp_path / "again2", check=False).stderr
     assert not (tmp_path / "again").exists()
+
+
+def test_clean_deletes_the_withdrawn_rows_by_where_they_are_not_by_value(repo, tmp_path):
+    """Issue 53.2: v1 = A 10, B 20; v2 adds A 10 again and SECRET 1 and
+    changes B; v3 adds C 30 and merges the files. --clean deleted by value,
+    so v1's A 10 went too. Now the rows v2 wrote go, by their DuckLake row
+    ids (through the merge; B as v2 changed it, whole): v1's A 10 stays, a
+    later equal row stays, and
+    --dry-run counts exactly those rows per table, in the report and in
+    WORK, without changing it."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (k VARCHAR, v INTEGER)")
+    con.execute("CREATE TABLE lake.u (x INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES ('A', 10), ('B', 20)")
+    con.execute("INSERT INTO lake.u VALUES (1)")
+    fdl("commit", tmp_path / "w", "-m", "v1")
+    con.execute("INSERT INTO lake.t VALUES ('A', 10), ('SECRET', 1)")
+    con.execute("UPDATE lake.t SET v = 21 WHERE k = 'B'")
+    con.execute("INSERT INTO lake.u VALUES (1), (2)")
+    fdl("commit", tmp_path / "w", "-m", "v2: a secret")
+    v2 = repo.head()
+    con.execute("INSERT INTO lake.t VALUES ('C', 30), ('A', 10)")
+    con.execute("CHECKPOINT lake")  # v2's rows move into merged files
+    fdl("commit", tmp_path / "w", "-m", "v3")
+    v3 = repo.head()
+    con.close()
+    dry = json.loads(fdl("withdraw", repo.root, "main:2", "--reason", "pii", "--dry-run", "--json").stdout)
+    assert dry["added"] == [{"from": v2, "table": "main.t", "rows": 3}, {"from": v2, "table": "main.u", "rows": 2}]
+    assert "IS NOT DISTINCT FROM" not in dry["cleanup"] and "EXCEPT ALL" not in dry["cleanup"]
+    work = tmp_path / "fix"
+    fdl("checkout", repo.root, work)
+    before = {str(p): p.stat().st_mtime_ns for p in work.rglob("*")}
+    out = fdl("withdraw", repo.root, "main:2", "--reason", "pii", "--clean", work, "--dry-run").stdout
+    assert out == f"would delete 3 rows of main.t that {v2} added\nwould delete 2 rows of main.u that {v2} added\n"
+    assert {str(p): p.stat().st_mtime_ns for p in work.rglob("*")} == before
+    out = fdl("withdraw", repo.root, "main:2", "--reason", "pii", "--clean", work).stdout
+    assert out == f"deleted 3 rows of main.t that {v2} added\ndeleted 2 rows of main.u that {v2} added\n"
+    fdl("commit", work, "-m", "v4: without v2's rows")
+    main = repo.open_version("main")
+    assert sorted(rows(main, "lake.t")) == [("A", 10), ("A", 10), ("C", 30)]  # v1's and v3's A 10 stay
+    assert rows(main, "lake.u") == [(1,)]
+    # the withdrawal then goes ahead, with v3, whose merged files hold v2's rows
+    fdl("withdraw", repo.root, v2, v3, "--reason", "pii")
+    for f in (repo.root / "data").rglob("*.parquet"):
+        assert b"SECRET" not in f.read_bytes(), f

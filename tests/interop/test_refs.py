@@ -47,6 +47,31 @@ def test_a_branch_and_a_tag_never_share_a_name(repo, tmp_path):
     assert fdl("verify", repo.root, "--all").returncode == 0
 
 
+def test_a_ref_is_never_the_folder_of_another(repo, tmp_path):
+    """Issue 53.9: `fdl branch R main/geo main` beside a branch main failed
+    with an I/O error (exit 6, "cannot create the lock .../main/geo.lock:
+    Not a directory"). It is a name conflict: refused, naming the ref, exit
+    9 as a name a tag holds, either way round, for branches and tags, before
+    anything is written."""
+    con, (v1, v2) = history(repo, tmp_path, n=2)
+    fdl("branch", repo.root, "dev/x", v1)
+    fdl("tag", repo.root, "v2025", v1)
+    before = {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")}
+    for args, taken in ((["branch", repo.root, "main/geo", "main"], "branch main exists (refs/heads/main, version " + v2),
+                        (["branch", repo.root, "main/geo/x", v1, "--force"], "branch main exists (refs/heads/main"),
+                        (["branch", repo.root, "dev", v1], "branch dev/x exists (refs/heads/dev/x, version " + v1),
+                        (["tag", repo.root, "v2025/q1", v1], "tag v2025 exists (refs/tags/v2025, version " + v1),
+                        (["checkout", repo.root, tmp_path / "w2", "--new-branch", "dev"], "refs/heads/dev/x"),
+                        (["checkout", repo.root, tmp_path / "w2", "--orphan", "main/geo"], "refs/heads/main,")):
+        p = fdl(*args, check=False)
+        assert p.returncode == 9 and taken in p.stderr and "pick another name" in p.stderr, (args, p.stderr)
+    assert {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")} == before
+    assert not (tmp_path / "w2").exists()
+    # a name beside them, not inside, is free
+    fdl("branch", repo.root, "main-geo", "main")
+    fdl("tag", repo.root, "v2025-q1", v1)
+
+
 def test_no_ref_on_an_expired_or_withdrawn_version(repo, tmp_path):
     con, (v1, v2, v3) = history(repo, tmp_path)
     set_retention(repo, 0, 1)
@@ -139,6 +164,13 @@ def test_refs_on_a_bucket(s3repo, tmp_path):
     r.fdl("tag", r.root, "t5", v1)
     p = r.fdl("branch", r.root, "t5", check=False)
     assert p.returncode == 9 and "refs/tags/t5" in p.stderr
+    # a bucket has no folders, but a ref is never another's folder there either
+    p = r.fdl("branch", r.root, "main/geo", check=False)
+    assert p.returncode == 9 and "refs/heads/main" in p.stderr and "folder" in p.stderr, p.stderr
+    r.fdl("branch", r.root, "dev/x")
+    p = r.fdl("branch", r.root, "dev", check=False)
+    assert p.returncode == 9 and "refs/heads/dev/x" in p.stderr, p.stderr
+    assert not any(k.endswith(("refs/heads/main/geo", "refs/heads/dev")) for k in r.keys())
     lock = "datasets/pop/refs.lock"
     for n in range(1, 10):  # killed at each write until one leaves the lock behind
         p = r.fdl("tag", r.root, "t6", v1, check=False, env={"FDL_CRASH_AT": str(n)})

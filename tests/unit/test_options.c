@@ -51,6 +51,9 @@ static void lifecycle_options_version(t_ctx *t)
 			CHECK_CONTAINS(t, err.message, "FDL_GC_OPTIONS_INIT");
 			CHECK(t, fdl_withdraw(&w, repo, ids, 1, &wo, &err) == FDL_EINVALID && !w);
 			CHECK_CONTAINS(t, err.message, "FDL_WITHDRAW_OPTIONS_INIT");
+			w = NULL;
+			CHECK(t, fdl_withdraw_clean_rows(&w, repo, ids, 1, dir, &wo, &err) == FDL_EINVALID && !w);
+			CHECK_CONTAINS(t, err.message, "FDL_WITHDRAW_OPTIONS_INIT");
 			CHECK(t, fdl_clone(&c, root, copy, &co, &err) == FDL_EINVALID && !c);
 			CHECK_CONTAINS(t, err.message, "FDL_CLONE_OPTIONS_INIT");
 		}
