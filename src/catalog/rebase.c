@@ -264,11 +264,20 @@ static int base_tables(fdl_duck *d, const fdl_rebase_plan *p, const char *base, 
 /* Per object of the base (ids below {cb}), what side {S} (alias {A}) did
  * to it after the base: dropped it, renamed it, changed its columns, its
  * partitioning or sort, its comments, added rows to it, deleted rows from
- * it; and from which of the base's data files it deleted rows (a new
- * delete file, or the data file ended: deleted whole or rewritten). A file
+ * it; and from which of the base's data files it deleted rows or moved
+ * them (a new delete file, or the data file no longer live there). A file
  * is the side's own by its id (at or above {fb}), not by its
  * begin_snapshot: DuckLake writes a delete file that takes over an older
- * one's deletes with that one's begin_snapshot, which may be the base's. */
+ * one's deletes with that one's begin_snapshot, which may be the base's.
+ *
+ * A base data file leaves a side in two ways: its row ends (deleted whole,
+ * ducklake_rewrite_data_files), or its row is removed outright, as
+ * ducklake_merge_adjacent_files (and CHECKPOINT, which runs it) does: the
+ * merged file carries the old files' rows with their snapshot ids, so the
+ * old files need no end_snapshot for time travel. Both are "no longer
+ * live": the base's files (live at {b}, read from the working catalog,
+ * which keeps them: one that compacted is refused) missing a live row on
+ * the side. */
 static const char changes_sql[] =
 	"INSERT INTO fdl_rb_kind"
 	" SELECT '{S}', 'drop', table_id FROM {A}.ducklake_table WHERE table_id < {cb} AND end_snapshot > {b}"
@@ -294,11 +303,17 @@ static const char changes_sql[] =
 	"  AND data_file_id >= {fb}"
 	" UNION SELECT '{S}', 'delete', table_id FROM {A}.ducklake_delete_file WHERE table_id < {cb}"
 	"  AND delete_file_id >= {fb}"
-	" UNION SELECT '{S}', 'delete', table_id FROM {A}.ducklake_data_file WHERE table_id < {cb}"
-	"  AND data_file_id < {fb} AND end_snapshot > {b};"
+	" UNION SELECT '{S}', 'delete', table_id FROM fdl_rb_left;"
 	"INSERT INTO fdl_rb_delfile"
 	" SELECT '{S}', data_file_id FROM {A}.ducklake_delete_file WHERE delete_file_id >= {fb} AND data_file_id < {fb}"
-	" UNION SELECT '{S}', data_file_id FROM {A}.ducklake_data_file WHERE data_file_id < {fb} AND end_snapshot > {b}";
+	" UNION SELECT '{S}', data_file_id FROM fdl_rb_left";
+
+/* The base's data files no longer live on side {A} (see above). */
+static const char left_sql[] =
+	"CREATE OR REPLACE TEMP TABLE fdl_rb_left AS SELECT f.data_file_id, f.table_id FROM {W}.ducklake_data_file f"
+	" WHERE f.data_file_id < {fb} AND f.begin_snapshot <= {b} AND (f.end_snapshot IS NULL OR f.end_snapshot > {b})"
+	" AND NOT EXISTS (SELECT 1 FROM {A}.ducklake_data_file a WHERE a.data_file_id = f.data_file_id"
+	" AND a.end_snapshot IS NULL)";
 
 static int changes(fdl_duck *d, const fdl_rebase_plan *p, fdl_error *err)
 {
@@ -308,7 +323,12 @@ static int changes(fdl_duck *d, const fdl_rebase_plan *p, fdl_error *err)
 			       err);
 	for (int k = 0; k < 2 && !rc; k++) {
 		fdl_buf sql = {0};
-		rc = fdl_rebase_sql(&sql, p, changes_sql, k ? p->onto : p->work, k ? "tip" : "work", err);
+		rc = fdl_rebase_sql(&sql, p, left_sql, k ? p->onto : p->work, NULL, err);
+		if (!rc)
+			rc = fdl_duck_exec(d, sql.data, err);
+		fdl_buf_free(&sql);
+		if (!rc)
+			rc = fdl_rebase_sql(&sql, p, changes_sql, k ? p->onto : p->work, k ? "tip" : "work", err);
 		if (!rc)
 			rc = fdl_duck_exec(d, sql.data, err);
 		fdl_buf_free(&sql);
@@ -356,10 +376,12 @@ static const char rules_sql[] =
 	" LEFT JOIN fdl_rb_name n USING (id)"
 	" QUALIFY row_number() OVER (PARTITION BY hit.id ORDER BY rank) = 1 ORDER BY 1";
 
-/* A delete in a data file the tip also deleted from or rewrote. */
+/* A delete in a data file the tip also deleted from, rewrote or compacted
+ * (DuckLake refuses a delete from a file a concurrent transaction
+ * compacted: the rows are elsewhere now). */
 static const char files_sql[] =
 	"SELECT DISTINCT coalesce(n.name, CAST(f.table_id AS VARCHAR)), 'delete',"
-	" 'rows deleted here from ' || f.path || ', which the tip also deleted from or rewrote'"
+	" 'rows deleted here from ' || f.path || ', which the tip also deleted from, rewrote or compacted'"
 	" FROM fdl_rb_delfile w JOIN fdl_rb_delfile t USING (data_file_id)"
 	" JOIN {W}.ducklake_data_file f USING (data_file_id) LEFT JOIN fdl_rb_name n ON n.id = f.table_id"
 	" WHERE w.side = 'work' AND t.side = 'tip' ORDER BY 1, 3";
