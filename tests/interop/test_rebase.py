@@ -349,6 +349,50 @@ def test_a_change_in_files_the_tip_compacted_conflicts(repo, tmp_path, compactio
     assert got == ([(199, 0, 0)] if change == "delete" else [(200, 1, 1)])
 
 
+RENAMES = {
+    # its name now holds another table: which one the change meant is
+    # ambiguous, a conflict naming it
+    "recreated": ["ALTER TABLE lake.t RENAME TO t_old", "CREATE TABLE lake.t (id INTEGER, v VARCHAR)"],
+    # renamed only: the change follows the table, as in DuckLake and Git
+    "renamed": ["ALTER TABLE lake.t RENAME TO t_old"],
+}
+HERE = ["INSERT INTO lake.t VALUES (1000, 'b')", "DELETE FROM lake.t WHERE id = 7"]
+
+
+@pytest.mark.parametrize("kind", sorted(RENAMES))
+def test_a_table_the_tip_renamed(repo, tmp_path, kind):
+    published(repo, tmp_path, SMALL[:2])
+    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
+    run_sql(a, RENAMES[kind])
+    run_sql(b, HERE)
+    a.close()
+    b.close()
+    fdl("commit", tmp_path / "a", "-m", "a")
+    tip = repo.head()
+    before = snapshot_of(tmp_path / "b")
+    p = fdl("commit", tmp_path / "b", "--rebase", "-m", "b", check=False)
+    names = ["t", "t_old"]
+    if kind == "renamed":
+        assert p.returncode == 0, p.stderr
+        # as redone by hand under the table's new name
+        want = table_rows(reference(tmp_path, SMALL[:2], RENAMES[kind], [s.replace("lake.t ", "lake.t_old ")
+                                                                         for s in HERE]), names)
+        got = table_rows(repo.open_version("main"), names)
+        assert got == want and "t" not in got and (1000, "b") in got["t_old"] and (7, "a7") not in got["t_old"]
+        return
+    assert p.returncode == 4, (p.stdout, p.stderr)
+    assert ("main.t: changed here; the tip renamed it to main.t_old and gave its name to another table or view"
+            " (renamed)") in p.stderr, p.stderr
+    assert snapshot_of(tmp_path / "b") == before and repo.head() == tip
+    report = json.loads(fdl("rebase", tmp_path / "b", "--json", check=False).stdout)
+    assert [(c["table"], c["kind"]) for c in report["conflicts"]] == [("main.t", "renamed")]
+    assert snapshot_of(tmp_path / "b") == before
+    # redone by hand, the row goes to the new t (where the delete finds nothing)
+    redo_by_hand(repo, tmp_path / "r", HERE, [SMALL[:2], RENAMES[kind], HERE], names)
+    con = repo.open_version("main")
+    assert rows(con, "lake.t") == [(1000, "b")] and len(rows(con, "lake.t_old")) == 100
+
+
 def test_an_edited_description_conflicts_with_a_changed_one(repo, tmp_path):
     con = repo.checkout(tmp_path / "base")
     run_sql(con, BASE[:2])
