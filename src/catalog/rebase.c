@@ -264,11 +264,21 @@ static int base_tables(fdl_duck *d, const fdl_rebase_plan *p, const char *base, 
 /* Per object of the base (ids below {cb}), what side {S} (alias {A}) did
  * to it after the base: dropped it, renamed it, changed its columns, its
  * partitioning or sort, its comments, added rows to it, deleted rows from
- * it; and from which of the base's data files it deleted rows (a new
- * delete file, or the data file ended: deleted whole or rewritten). A file
- * is the side's own by its id (at or above {fb}), not by its
- * begin_snapshot: DuckLake writes a delete file that takes over an older
- * one's deletes with that one's begin_snapshot, which may be the base's. */
+ * it, gave its name to another table or view ('taken'); and from which of
+ * the base's data files it deleted rows or moved them (a new delete file,
+ * or the data file no longer live there). A file is the side's own by its
+ * id (at or above {fb}), not by its begin_snapshot: DuckLake writes a
+ * delete file that takes over an older one's deletes with that one's
+ * begin_snapshot, which may be the base's.
+ *
+ * A base data file leaves a side in two ways: its row ends (deleted whole,
+ * ducklake_rewrite_data_files), or its row is removed outright, as
+ * ducklake_merge_adjacent_files (and CHECKPOINT, which runs it) does: the
+ * merged file carries the old files' rows with their snapshot ids, so the
+ * old files need no end_snapshot for time travel. Both are "no longer
+ * live": the base's files (live at {b}, read from the working catalog,
+ * which keeps them: one that compacted is refused) missing a live row on
+ * the side. */
 static const char changes_sql[] =
 	"INSERT INTO fdl_rb_kind"
 	" SELECT '{S}', 'drop', table_id FROM {A}.ducklake_table WHERE table_id < {cb} AND end_snapshot > {b}"
@@ -294,11 +304,32 @@ static const char changes_sql[] =
 	"  AND data_file_id >= {fb}"
 	" UNION SELECT '{S}', 'delete', table_id FROM {A}.ducklake_delete_file WHERE table_id < {cb}"
 	"  AND delete_file_id >= {fb}"
-	" UNION SELECT '{S}', 'delete', table_id FROM {A}.ducklake_data_file WHERE table_id < {cb}"
-	"  AND data_file_id < {fb} AND end_snapshot > {b};"
+	" UNION SELECT '{S}', 'delete', table_id FROM fdl_rb_left"
+	" UNION SELECT '{S}', 'taken', b.id FROM fdl_rb_bobj b"
+	" JOIN (SELECT t.table_id AS id, s.schema_name, t.table_name AS name FROM {A}.ducklake_table t"
+	"  JOIN {A}.ducklake_schema s USING (schema_id) WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL"
+	"  UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM {A}.ducklake_view v"
+	"  JOIN {A}.ducklake_schema s USING (schema_id) WHERE v.end_snapshot IS NULL AND s.end_snapshot IS NULL) a"
+	"  ON lower(a.schema_name) = lower(b.schema_name) AND lower(a.name) = lower(b.name) AND a.id <> b.id;"
 	"INSERT INTO fdl_rb_delfile"
 	" SELECT '{S}', data_file_id FROM {A}.ducklake_delete_file WHERE delete_file_id >= {fb} AND data_file_id < {fb}"
-	" UNION SELECT '{S}', data_file_id FROM {A}.ducklake_data_file WHERE data_file_id < {fb} AND end_snapshot > {b}";
+	" UNION SELECT '{S}', data_file_id FROM fdl_rb_left";
+
+/* The base's data files no longer live on side {A} (see above). */
+static const char left_sql[] =
+	"CREATE OR REPLACE TEMP TABLE fdl_rb_left AS SELECT f.data_file_id, f.table_id FROM {W}.ducklake_data_file f"
+	" WHERE f.data_file_id < {fb} AND f.begin_snapshot <= {b} AND (f.end_snapshot IS NULL OR f.end_snapshot > {b})"
+	" AND NOT EXISTS (SELECT 1 FROM {A}.ducklake_data_file a WHERE a.data_file_id = f.data_file_id"
+	" AND a.end_snapshot IS NULL)";
+/* The base's tables and views by name, as the working catalog had them at
+ * the base: a side that gave one's name to another object 'took' it. */
+static const char bobj_sql[] =
+	"CREATE OR REPLACE TEMP TABLE fdl_rb_bobj AS WITH s AS (SELECT schema_id, schema_name FROM {W}.ducklake_schema"
+	"  WHERE begin_snapshot <= {b} AND (end_snapshot IS NULL OR end_snapshot > {b}))"
+	" SELECT t.table_id AS id, s.schema_name, t.table_name AS name FROM {W}.ducklake_table t JOIN s USING (schema_id)"
+	"  WHERE t.table_id < {cb} AND t.begin_snapshot <= {b} AND (t.end_snapshot IS NULL OR t.end_snapshot > {b})"
+	" UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM {W}.ducklake_view v JOIN s USING (schema_id)"
+	"  WHERE v.view_id < {cb} AND v.begin_snapshot <= {b} AND (v.end_snapshot IS NULL OR v.end_snapshot > {b})";
 
 static int changes(fdl_duck *d, const fdl_rebase_plan *p, fdl_error *err)
 {
@@ -306,9 +337,16 @@ static int changes(fdl_duck *d, const fdl_rebase_plan *p, fdl_error *err)
 			       "CREATE OR REPLACE TEMP TABLE fdl_rb_kind (side VARCHAR, kind VARCHAR, id BIGINT);"
 			       "CREATE OR REPLACE TEMP TABLE fdl_rb_delfile (side VARCHAR, data_file_id BIGINT)",
 			       err);
+	if (!rc)
+		rc = fdl_rebase_exec(d, p, bobj_sql, err);
 	for (int k = 0; k < 2 && !rc; k++) {
 		fdl_buf sql = {0};
-		rc = fdl_rebase_sql(&sql, p, changes_sql, k ? p->onto : p->work, k ? "tip" : "work", err);
+		rc = fdl_rebase_sql(&sql, p, left_sql, k ? p->onto : p->work, NULL, err);
+		if (!rc)
+			rc = fdl_duck_exec(d, sql.data, err);
+		fdl_buf_free(&sql);
+		if (!rc)
+			rc = fdl_rebase_sql(&sql, p, changes_sql, k ? p->onto : p->work, k ? "tip" : "work", err);
 		if (!rc)
 			rc = fdl_duck_exec(d, sql.data, err);
 		fdl_buf_free(&sql);
@@ -330,36 +368,50 @@ static const char names_sql[] =
 	" QUALIFY row_number() OVER (PARTITION BY id ORDER BY since DESC) = 1";
 
 /* DuckLake's rules, per object of the base (the first that applies):
- * dropped on one side and changed on the other; the schema (columns,
- * name, partitioning, sort) changed on both; comments changed on both;
- * rows written here into a table whose columns the tip changed; a view
- * changed on both. Appends on both sides, and changes to different
- * objects, go through. */
+ * dropped on one side and changed on the other; renamed on the tip, its
+ * name given to another table or view there, and changed here (the change
+ * belongs to the object, by id, but its statement named it by that name:
+ * which of the two was meant is ambiguous, as Git finds a file renamed
+ * on one side and a new file at its path); the schema (columns, name,
+ * partitioning, sort) changed on both; comments changed on both; rows
+ * written here into a table whose columns the tip changed; a view changed
+ * on both. Appends on both sides, changes to a table the tip only renamed
+ * (they follow it, as in DuckLake and Git), and changes to different
+ * objects go through. */
 static const char rules_sql[] =
 	"WITH w AS (SELECT DISTINCT kind, id FROM fdl_rb_kind WHERE side = 'work'),"
 	" t AS (SELECT DISTINCT kind, id FROM fdl_rb_kind WHERE side = 'tip'),"
+	" cur AS (SELECT t.table_id AS id, s.schema_name || '.' || t.table_name AS name FROM {N}.ducklake_table t"
+	"  JOIN {N}.ducklake_schema s USING (schema_id) WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL"
+	"  UNION ALL SELECT v.view_id, s.schema_name || '.' || v.view_name FROM {N}.ducklake_view v"
+	"  JOIN {N}.ducklake_schema s USING (schema_id) WHERE v.end_snapshot IS NULL AND s.end_snapshot IS NULL),"
 	" hit AS ("
 	"  SELECT w.id, 1 AS rank, 'dropped' AS kind, 'dropped on the tip, changed here' AS detail"
 	"   FROM w JOIN t USING (id) WHERE t.kind = 'drop'"
 	"  UNION ALL SELECT w.id, 2, 'dropped', 'dropped here, changed on the tip'"
 	"   FROM w JOIN t USING (id) WHERE w.kind = 'drop'"
-	"  UNION ALL SELECT w.id, 3, 'schema', 'its schema changed here and on the tip'"
+	"  UNION ALL SELECT w.id, 3, 'renamed', 'changed here; the tip renamed it to ' || coalesce(cur.name, '?')"
+	"   || ' and gave its name to another table or view' FROM w JOIN t USING (id) LEFT JOIN cur USING (id)"
+	"   WHERE t.kind = 'taken'"
+	"  UNION ALL SELECT w.id, 4, 'schema', 'its schema changed here and on the tip'"
 	"   FROM w JOIN t USING (id) WHERE w.kind IN ('rename', 'columns', 'layout')"
 	"   AND t.kind IN ('rename', 'columns', 'layout')"
-	"  UNION ALL SELECT w.id, 4, 'comment', 'comments on it changed here and on the tip'"
+	"  UNION ALL SELECT w.id, 5, 'comment', 'comments on it changed here and on the tip'"
 	"   FROM w JOIN t USING (id) WHERE w.kind = 'tags' AND t.kind = 'tags'"
-	"  UNION ALL SELECT w.id, 5, 'columns', 'rows written here, with the columns the tip has since changed'"
+	"  UNION ALL SELECT w.id, 6, 'columns', 'rows written here, with the columns the tip has since changed'"
 	"   FROM w JOIN t USING (id) WHERE w.kind IN ('insert', 'delete') AND t.kind = 'columns'"
-	"  UNION ALL SELECT w.id, 6, 'view', 'the view changed here and on the tip'"
+	"  UNION ALL SELECT w.id, 7, 'view', 'the view changed here and on the tip'"
 	"   FROM w JOIN t USING (id) WHERE w.kind = 'view' AND t.kind = 'view')"
 	" SELECT coalesce(n.name, CAST(hit.id AS VARCHAR)), hit.kind, hit.detail FROM hit"
 	" LEFT JOIN fdl_rb_name n USING (id)"
 	" QUALIFY row_number() OVER (PARTITION BY hit.id ORDER BY rank) = 1 ORDER BY 1";
 
-/* A delete in a data file the tip also deleted from or rewrote. */
+/* A delete in a data file the tip also deleted from, rewrote or compacted
+ * (DuckLake refuses a delete from a file a concurrent transaction
+ * compacted: the rows are elsewhere now). */
 static const char files_sql[] =
 	"SELECT DISTINCT coalesce(n.name, CAST(f.table_id AS VARCHAR)), 'delete',"
-	" 'rows deleted here from ' || f.path || ', which the tip also deleted from or rewrote'"
+	" 'rows deleted here from ' || f.path || ', which the tip also deleted from, rewrote or compacted'"
 	" FROM fdl_rb_delfile w JOIN fdl_rb_delfile t USING (data_file_id)"
 	" JOIN {W}.ducklake_data_file f USING (data_file_id) LEFT JOIN fdl_rb_name n ON n.id = f.table_id"
 	" WHERE w.side = 'work' AND t.side = 'tip' ORDER BY 1, 3";

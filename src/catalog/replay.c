@@ -207,6 +207,19 @@ static const char taken_over_sql[] =
 	" AND delete_file_id NOT IN (SELECT delete_file_id FROM {W}.ducklake_delete_file)"
 	" AND data_file_id IN (SELECT data_file_id FROM {W}.ducklake_delete_file WHERE delete_file_id >= {fb})";
 
+/* Every delete file replayed must still name its data file as the working
+ * catalog has it (live, or ended where the working catalog ended it): a
+ * delete into a file the tip no longer holds would be read by nothing,
+ * its rows left in place (a safety net behind the plan's rules). */
+static const char dangling_sql[] =
+	"SELECT DISTINCT coalesce(n.name, CAST(f.table_id AS VARCHAR)), 'delete', 'rows deleted here from ' || f.path"
+	" || ', which the tip no longer holds as the base had it'"
+	" FROM {W}.ducklake_delete_file x JOIN {W}.ducklake_data_file f USING (data_file_id)"
+	" LEFT JOIN fdl_rb_name n ON n.id = f.table_id WHERE x.delete_file_id >= {fb}"
+	" AND NOT EXISTS (SELECT 1 FROM {N}.ducklake_data_file m WHERE m.data_file_id = CASE WHEN f.data_file_id >= {fb}"
+	"  THEN f.data_file_id + {dF} ELSE f.data_file_id END AND m.end_snapshot IS NOT DISTINCT FROM"
+	"  CASE WHEN f.end_snapshot > {b} THEN f.end_snapshot + {dS} ELSE f.end_snapshot END)";
+
 /* ---- statistics and options -------------------------------------------------------- */
 
 /* Column bounds merged by the column's DuckLake type; NULL (unknown, as
@@ -498,6 +511,8 @@ static int replay_rows(fdl_duck *d, fdl_rebase_plan *p, const table_cols *tc, fd
 	}
 	if (!rc)
 		rc = fdl_rebase_exec(d, p, taken_over_sql, err);
+	if (!rc)
+		rc = fdl_rebase_conflicts_from(d, p, dangling_sql, err);
 	if (!rc)
 		rc = fdl_rebase_conflicts_from(d, p, names_sql, err);
 	if (!rc && json_array_size(p->conflicts) > before)

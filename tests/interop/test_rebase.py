@@ -252,7 +252,7 @@ CONFLICTS = {
     "dropped": (["DROP TABLE lake.one"], ["INSERT INTO lake.one VALUES (5)"], "main.one",
                 "dropped on the tip, changed here"),
     "delete": (["DELETE FROM lake.s WHERE a = 1"], ["DELETE FROM lake.s WHERE a = 2"], "main.s",
-               "which the tip also deleted from or rewrote"),
+               "which the tip also deleted from, rewrote or compacted"),
     "name": (["CREATE TABLE lake.n AS SELECT 1 AS x"], ["CREATE VIEW lake.n AS SELECT 2 AS y"], "main.n",
              "two tables or views would have this name"),
     "columns": (["ALTER TABLE lake.s DROP COLUMN b"], ["INSERT INTO lake.s VALUES (3000, 'late')"], "main.s",
@@ -276,6 +276,121 @@ def test_each_conflict_is_named(repo, tmp_path, kind):
     (c,) = json.loads(p.stdout)["conflicts"]
     assert c["table"] == table and c["kind"] == kind and detail in c["detail"], c
     assert snapshot_of(tmp_path / "b") == before
+
+
+# two data files of 100 rows each, for a compaction to merge
+SMALL = ["CREATE TABLE lake.t (id INTEGER, v VARCHAR)",
+         "INSERT INTO lake.t SELECT i, 'a' || i FROM range(100) t(i)",
+         "INSERT INTO lake.t SELECT i, 'b' || i FROM range(100, 200) t(i)"]
+COMPACTIONS = {"merge": ["CALL ducklake_merge_adjacent_files('lake')"], "checkpoint": ["CHECKPOINT lake"]}
+ROW_CHANGES = {"delete": ["DELETE FROM lake.t WHERE id = 150"],
+               "update": ["UPDATE lake.t SET v = 'changed' WHERE id = 150"]}
+
+
+def lost_rebase(work, how):
+    """The loser's way onto the tip: commit --rebase, or rebase then commit
+    (the commit only when the rebase went through)."""
+    if how == "commit --rebase":
+        return fdl("commit", work, "--rebase", "-m", "b", check=False)
+    p = fdl("rebase", work, check=False)
+    return fdl("commit", work, "-m", "b", check=False) if p.returncode == 0 else p
+
+
+def redo_by_hand(repo, tmp_path, statements, ref_steps, names):
+    """What the loser does after a conflict: check the tip out again, redo
+    its statements there in stock DuckDB, commit; the version then holds
+    what the same statements give after the tip's in a reference lake."""
+    tmp_path.mkdir()
+    con, _ = checkout(repo, tmp_path / "redo")
+    run_sql(con, statements)
+    con.close()
+    fdl("commit", tmp_path / "redo", "-m", "redone")
+    assert table_rows(repo.open_version("main"), names) == table_rows(reference(tmp_path, *ref_steps), names)
+
+
+# (compaction on the tip, change here, how the loser gets onto the tip):
+# each compaction and each change meet both ways
+COMPACTED = [("merge", "delete", "commit --rebase"), ("merge", "update", "rebase"),
+             ("checkpoint", "delete", "rebase"), ("checkpoint", "update", "commit --rebase")]
+
+
+@pytest.mark.parametrize("compaction,change,how", COMPACTED)
+def test_a_change_in_files_the_tip_compacted_conflicts(repo, tmp_path, compaction, change, how):
+    """ducklake_merge_adjacent_files (CHECKPOINT runs it) removes the merged
+    files' rows from the catalog rather than ending them; a delete here in
+    one of them used to be replayed into a file the tip no longer reads:
+    the row stayed (a delete) or stood twice (an update). DuckLake refuses
+    such a delete after a concurrent compaction, and so does the rebase."""
+    published(repo, tmp_path, SMALL)
+    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
+    run_sql(a, COMPACTIONS[compaction])
+    run_sql(b, ROW_CHANGES[change])
+    a.close()
+    b.close()
+    fdl("commit", tmp_path / "a", "-m", "a")
+    tip = repo.head()
+    files = read_json(repo.root / "versions" / tip / "files.json")["tables"]["main.t"]["files"]
+    assert len(files) == 1  # the tip's two files are one now
+    before = snapshot_of(tmp_path / "b")
+    p = lost_rebase(tmp_path / "b", how)
+    assert p.returncode == 4, (p.stdout, p.stderr)
+    assert "main.t: rows deleted here from " in p.stderr and "rewrote or compacted (delete)" in p.stderr, p.stderr
+    assert "Nothing in the working catalog changed" in p.stderr
+    assert snapshot_of(tmp_path / "b") == before and repo.head() == tip
+    assert not [f for f in tmp_path.iterdir() if f.name.startswith(".b.fdl-rebase-")]
+    # nothing of it published; redone on the tip, it lands once
+    (tmp_path / "r1").mkdir()
+    want = table_rows(reference(tmp_path / "r1", SMALL, COMPACTIONS[compaction]), ["t"])
+    assert table_rows(repo.open_version("main"), ["t"]) == want
+    redo_by_hand(repo, tmp_path / "r2", ROW_CHANGES[change], [SMALL, COMPACTIONS[compaction], ROW_CHANGES[change]],
+                 ["t"])
+    got = repo.open_version("main").execute("SELECT count(*), count(*) FILTER (id = 150),"
+                                            " count(*) FILTER (v = 'changed') FROM lake.t").fetchall()
+    assert got == ([(199, 0, 0)] if change == "delete" else [(200, 1, 1)])
+
+
+RENAMES = {
+    # its name now holds another table: which one the change meant is
+    # ambiguous, a conflict naming it
+    "recreated": ["ALTER TABLE lake.t RENAME TO t_old", "CREATE TABLE lake.t (id INTEGER, v VARCHAR)"],
+    # renamed only: the change follows the table, as in DuckLake and Git
+    "renamed": ["ALTER TABLE lake.t RENAME TO t_old"],
+}
+HERE = ["INSERT INTO lake.t VALUES (1000, 'b')", "DELETE FROM lake.t WHERE id = 7"]
+
+
+@pytest.mark.parametrize("kind", sorted(RENAMES))
+def test_a_table_the_tip_renamed(repo, tmp_path, kind):
+    published(repo, tmp_path, SMALL[:2])
+    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
+    run_sql(a, RENAMES[kind])
+    run_sql(b, HERE)
+    a.close()
+    b.close()
+    fdl("commit", tmp_path / "a", "-m", "a")
+    tip = repo.head()
+    before = snapshot_of(tmp_path / "b")
+    p = fdl("commit", tmp_path / "b", "--rebase", "-m", "b", check=False)
+    names = ["t", "t_old"]
+    if kind == "renamed":
+        assert p.returncode == 0, p.stderr
+        # as redone by hand under the table's new name
+        want = table_rows(reference(tmp_path, SMALL[:2], RENAMES[kind], [s.replace("lake.t ", "lake.t_old ")
+                                                                         for s in HERE]), names)
+        got = table_rows(repo.open_version("main"), names)
+        assert got == want and "t" not in got and (1000, "b") in got["t_old"] and (7, "a7") not in got["t_old"]
+        return
+    assert p.returncode == 4, (p.stdout, p.stderr)
+    assert ("main.t: changed here; the tip renamed it to main.t_old and gave its name to another table or view"
+            " (renamed)") in p.stderr, p.stderr
+    assert snapshot_of(tmp_path / "b") == before and repo.head() == tip
+    report = json.loads(fdl("rebase", tmp_path / "b", "--json", check=False).stdout)
+    assert [(c["table"], c["kind"]) for c in report["conflicts"]] == [("main.t", "renamed")]
+    assert snapshot_of(tmp_path / "b") == before
+    # redone by hand, the row goes to the new t (where the delete finds nothing)
+    redo_by_hand(repo, tmp_path / "r", HERE, [SMALL[:2], RENAMES[kind], HERE], names)
+    con = repo.open_version("main")
+    assert rows(con, "lake.t") == [(1000, "b")] and len(rows(con, "lake.t_old")) == 100
 
 
 def test_an_edited_description_conflicts_with_a_changed_one(repo, tmp_path):
