@@ -91,7 +91,7 @@ static int data_access_sql(fdl_buf *b, const fdl_lake_script *s, fdl_error *err)
 	if (s->data_path[0] == '/')
 		return 0;
 	if (is_http(s->data_path))
-		return fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+		return fdl_duck_load_sql(b, "httpfs", true, err);
 	return s->store ? fdl_duck_store_sql(b, s->store, err) : 0;
 }
 
@@ -127,12 +127,14 @@ int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *e
 	if (!rc && frozen) {
 		rc = data_access_sql(&b, s, err);
 		if (!rc)
-			rc = fdl_buf_puts(&b, "LOAD ducklake;\n", err);
+			rc = fdl_duck_load_sql(&b, "ducklake", false, err);
 		if (!rc)
 			rc = confine_comment(&b, s, err);
 	} else if (!rc) {
-		rc = fdl_buf_printf(&b, err, "LOAD ducklake;\nLOAD %s;\n",
-				    s->kind == FDL_CAT_POSTGRES ? "postgres_scanner" : "sqlite_scanner");
+		rc = fdl_duck_load_sql(&b, "ducklake", false, err);
+		if (!rc)
+			rc = fdl_duck_load_sql(&b, s->kind == FDL_CAT_POSTGRES ? "postgres_scanner" : "sqlite_scanner",
+					       false, err);
 		if (!rc)
 			rc = data_access_sql(&b, s, err);
 	}

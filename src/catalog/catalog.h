@@ -50,7 +50,7 @@ int fdl_duck_use_store(fdl_duck *d, struct fdl_store *store, fdl_error *err);
  * httpfs for a URL (and the store's secret for a bucket); nothing for a
  * folder. */
 int fdl_duck_use_data(fdl_duck *d, const char *data_url, struct fdl_store *store, fdl_error *err);
-/* The statements a stock DuckDB runs for the same (INSTALL and LOAD httpfs,
+/* The statements a stock DuckDB runs for the same (LOAD httpfs: fdl_duck_load_sql,
  * CREATE SECRET), appended to b; nothing for folders and HTTP hosts. */
 int fdl_duck_store_sql(fdl_buf *b, struct fdl_store *store, fdl_error *err);
 /* DuckDB's `CREATE OR REPLACE SECRET <name> (TYPE s3, ...)` for a bucket,

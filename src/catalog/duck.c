@@ -3,6 +3,7 @@
 #include "duck.h"
 
 #include "../store/store.h"
+#include "../util/dynlib.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ char *fdl_duck_extension_dir(void)
 	const char *dir = getenv("FDL_EXTENSION_DIR");
 	if (dir && *dir)
 		return fdl_strdup(dir);
-	char *installed = fdl_duck_beside_libfdl("extensions");
+	char *installed = fdl_dynlib_beside("extensions");
 	return installed ? installed : fdl_strdup(FDL_DEFAULT_EXTENSION_DIR);
 }
 
@@ -59,6 +60,22 @@ int fdl_duck_extension_path(char **out, const char *name, fdl_error *err)
 	}
 	*out = path;
 	return 0;
+}
+
+int fdl_duck_load_sql(fdl_buf *b, const char *name, bool install, fdl_error *err)
+{
+	char *path = NULL;
+	fdl_error missing;
+	if (fdl_duck_extension_path(&path, name, &missing) != 0)
+		return install ? fdl_buf_printf(b, err, "INSTALL %s;\nLOAD %s;\n", name, name)
+			       : fdl_buf_printf(b, err, "LOAD %s;\n", name);
+	int rc = fdl_buf_puts(b, "LOAD ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(b, path, err);
+	if (!rc)
+		rc = fdl_buf_puts(b, ";\n", err);
+	free(path);
+	return rc;
 }
 
 /* A file DuckDB need not check again: a regular file in a folder, both
@@ -494,7 +511,7 @@ int fdl_duck_store_sql(fdl_buf *b, fdl_store *store, fdl_error *err)
 	fdl_s3_access a;
 	if (!fdl_store_s3_access(store, &a))
 		return 0;
-	int rc = fdl_buf_puts(b, "INSTALL httpfs;\nLOAD httpfs;\n", err);
+	int rc = fdl_duck_load_sql(b, "httpfs", true, err);
 	return rc ? rc : fdl_duck_secret_sql(b, &a, "fdl_s3", err);
 }
 

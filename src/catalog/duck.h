@@ -46,11 +46,6 @@ int fdl_duck_load_library(fdl_error *err);
 /* Whether libduckdb is (or will be) loaded with RTLD_DEEPBIND: not when
  * the process's malloc is not libc's (duckapi.c says why). */
 bool fdl_duck_deep_bound(void);
-/* What `make install` puts beside libfdl: <libdir>/fdl/<name>, found from
- * where this code was loaded (the shared library, or a program linked with
- * the static one; also <bindir>/../lib/fdl/<name>). NULL when neither
- * exists; caller frees. */
-char *fdl_duck_beside_libfdl(const char *name);
 void fdl_duck_close(fdl_duck *d);
 /* Turn allow_unsigned_extensions off (see fdl_duck_open); every way of
  * running SQL here does it first, so a caller preparing statements on
@@ -60,6 +55,12 @@ int fdl_duck_lock_extensions(fdl_duck *d, fdl_error *err);
 /* The path of an extension file; FDL_ENOTFOUND (naming the file expected)
  * when it is missing. Caller frees. */
 int fdl_duck_extension_path(char **out, const char *name, fdl_error *err);
+/* The LOAD of extension `name` in SQL a stock DuckDB on this machine is
+ * given (fdl checkout, attach, run): the very file fdl loads, by its path,
+ * so that DuckDB loads it offline whatever its extension_directory; by
+ * name (after `INSTALL name;` when `install`) when fdl has no such file.
+ * Appended to b. */
+int fdl_duck_load_sql(fdl_buf *b, const char *name, bool install, fdl_error *err);
 const char *fdl_duck_platform(void);
 
 int fdl_duck_exec(fdl_duck *d, const char *sql, fdl_error *err);

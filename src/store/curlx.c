@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static size_t on_body(char *p, size_t size, size_t n, void *user)
 {
@@ -63,6 +64,30 @@ static long timeout_s(void)
 	return v > 0 ? v : 60;
 }
 
+/* The CA certificates HTTPS servers are checked against: libcurl's own
+ * file when it exists, else the first of the places other Linux
+ * distributions keep theirs. The libcurl the wheel and the tarball carry is
+ * Debian's, which names Debian's file; on Fedora, RHEL, SUSE or Alpine that
+ * file is elsewhere. */
+static void ca_file(CURL *c)
+{
+	static const char *const known[] = {
+		"/etc/ssl/certs/ca-certificates.crt",                /* Debian, Ubuntu, Arch, Gentoo */
+		"/etc/pki/tls/certs/ca-bundle.crt",                  /* Fedora, RHEL */
+		"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", /* RHEL, CentOS 7 */
+		"/etc/ssl/ca-bundle.pem",                            /* openSUSE */
+		"/etc/ssl/cert.pem",                                 /* Alpine */
+	};
+	const char *own = NULL;
+	if (curl_easy_getinfo(c, CURLINFO_CAINFO, &own) == CURLE_OK && own && access(own, R_OK) == 0)
+		return;
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+		if (access(known[i], R_OK) == 0) {
+			curl_easy_setopt(c, CURLOPT_CAINFO, known[i]);
+			return;
+		}
+}
+
 void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
 {
 	errbuf[0] = '\0';
@@ -74,6 +99,7 @@ void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
 	char agent[32];
 	snprintf(agent, sizeof agent, "fdl/%s", fdl_libversion()); /* libcurl keeps its own copy */
 	curl_easy_setopt(c, CURLOPT_USERAGENT, agent);
+	ca_file(c);
 }
 
 int fdl_url_sha256(char hex[65], int64_t *bytes, const char *url, fdl_error *err)

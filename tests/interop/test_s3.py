@@ -88,7 +88,7 @@ def test_stock_duckdb_attaches_straight_from_the_bucket(s3repo, tmp_path):
 def test_checkout_prints_a_secret_and_writes_data_to_the_bucket(s3repo, tmp_path):
     r = s3repo
     out = r.fdl("checkout", r.root, tmp_path / "w").stdout
-    assert "LOAD httpfs;" in out and "CREATE OR REPLACE SECRET" in out
+    assert "/httpfs.duckdb_extension';" in out and "CREATE OR REPLACE SECRET" in out
     # DuckDB writes into the working catalog's own folder in the bucket, work/<id>/
     wid = json.loads((tmp_path / "w" / "fdl-work.json").read_text())["id"]
     assert f"DATA_PATH '{r.root}/work/{wid}/'" in out

@@ -104,7 +104,21 @@ static void s3_urls_and_secrets(t_ctx *t)
 	free(url);
 	fdl_buf b = {0};
 	CHECK(t, secret_of(&b, "s3://my-bucket/a/b//") == 0);
+	/* the httpfs fdl loads, by its path (no download in the user's DuckDB);
+	 * by name, after INSTALL, when fdl has none */
+	CHECK_CONTAINS(t, b.data, "/httpfs.duckdb_extension';\nCREATE OR REPLACE SECRET");
+	CHECK(t, !strstr(b.data, "INSTALL"));
+	fdl_buf_free(&b);
+	const char *ext = getenv("FDL_EXTENSION_DIR");
+	char *saved = ext ? strdup(ext) : NULL;
+	setenv("FDL_EXTENSION_DIR", "/nonexistent", 1);
+	CHECK(t, secret_of(&b, "s3://my-bucket/a/b//") == 0);
 	CHECK_CONTAINS(t, b.data, "INSTALL httpfs;\nLOAD httpfs;\nCREATE OR REPLACE SECRET");
+	if (saved)
+		setenv("FDL_EXTENSION_DIR", saved, 1);
+	else
+		unsetenv("FDL_EXTENSION_DIR");
+	free(saved);
 	CHECK_CONTAINS(t, b.data, "KEY_ID 'AKIDEXAMPLE', SECRET 'it''s secret', SESSION_TOKEN 'tok', REGION 'eu-central-1'");
 	CHECK_CONTAINS(t, b.data, "URL_STYLE 'vhost', SCOPE 's3://my-bucket/');");
 	CHECK(t, !strstr(b.data, "ENDPOINT"));
