@@ -22,7 +22,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 import urllib.request
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
@@ -125,9 +124,11 @@ class Session:
         assert not check or p.returncode == 0, f"{command}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
         return p
 
-    def popen(self, command):
-        return subprocess.Popen([*self.env(), "/bin/bash", "-ec", f"exec {command}"], cwd=self.cwd,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def popen(self, command, log):
+        """A command left running (a server): stdout a pipe, stderr into `log`."""
+        with open(log, "w") as err:
+            return subprocess.Popen([*self.env(), "/bin/bash", "-ec", f"exec {command}"], cwd=self.cwd,
+                                    stdout=subprocess.PIPE, stderr=err, text=True)
 
     def seconds(self, first, last):
         """From the start of the first traced command matching `first` to the
@@ -136,8 +137,8 @@ class Session:
                   re.finditer(r"^\++ (\d+\.\d+) (.*)$", self.trace.read_text(), re.M)]
         start = next(t for t, c in stamps if re.search(first, c))
         i = max(i for i, (t, c) in enumerate(stamps) if re.search(last, c))
-        end = stamps[i + 1][0] if i + 1 < len(stamps) else time.time()
-        return end - start
+        assert i + 1 < len(stamps), f"nothing ran after {last!r}: its end is unknown"
+        return stamps[i + 1][0] - start
 
 
 def loaded(ld_dir):
@@ -229,10 +230,11 @@ def tour(sh, install, path_after, version, ledger, s3_server):
         assert sh.sh("fdl --version").stdout.split()[:2] == ["fdl", version]
         assert vid in sh.sh(f"fdl log s3://{BUCKET}/population --json").stdout
         # serve, with its page, and clone from it over HTTP
-        serve = sh.popen("fdl serve population --port 0")
+        log = sh.cwd.parent / "serve.log"
+        serve = sh.popen("fdl serve population --port 0", log)
         try:
             m = re.search(r"http://127\.0\.0\.1:(\d+)/", serve.stdout.readline())
-            assert m, serve.stderr.read()
+            assert m, log.read_text()
             url = f"http://127.0.0.1:{m.group(1)}"
             with urllib.request.urlopen(url + "/", timeout=30) as r:
                 assert b"<html" in r.read(4096).lower()
