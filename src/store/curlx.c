@@ -64,11 +64,18 @@ static long timeout_s(void)
 	return v > 0 ? v : 60;
 }
 
-/* The CA certificates HTTPS servers are checked against: libcurl's own
- * file when it exists, else the first of the places other Linux
- * distributions keep theirs. The libcurl the wheel and the tarball carry is
- * Debian's, which names Debian's file; on Fedora, RHEL, SUSE or Alpine that
- * file is elsewhere. */
+const char *fdl_curl_ca_file(const char *own, const char *const *known, size_t n)
+{
+	if (own && access(own, R_OK) == 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (access(known[i], R_OK) == 0)
+			return known[i];
+	return NULL;
+}
+
+/* libcurl's own CA file, else the first of the places other Linux
+ * distributions keep theirs (fdl_curl_ca_file). */
 static void ca_file(CURL *c)
 {
 	static const char *const known[] = {
@@ -79,13 +86,11 @@ static void ca_file(CURL *c)
 		"/etc/ssl/cert.pem",                                 /* Alpine */
 	};
 	const char *own = NULL;
-	if (curl_easy_getinfo(c, CURLINFO_CAINFO, &own) == CURLE_OK && own && access(own, R_OK) == 0)
+	if (curl_easy_getinfo(c, CURLINFO_CAINFO, &own) != CURLE_OK)
 		return;
-	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
-		if (access(known[i], R_OK) == 0) {
-			curl_easy_setopt(c, CURLOPT_CAINFO, known[i]);
-			return;
-		}
+	const char *other = fdl_curl_ca_file(own, known, sizeof known / sizeof *known);
+	if (other)
+		curl_easy_setopt(c, CURLOPT_CAINFO, other);
 }
 
 void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
