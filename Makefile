@@ -1,9 +1,9 @@
 # fdl: libfdl (shared and static) + the fdl CLI, C17, warnings as errors.
 #   make setup    install dependencies (scripts/setup.sh) and build
 #   make          build build/fdl, build/libfdl.so, the page and the manual pages
-#   make test     install what only the tests need (scripts/setup.sh --tests), then
-#                 unit tests (ASan + UBSan), the ABI and docs checks, the install
-#                 test, and interop tests (pytest, stock DuckDB)
+#   make test     unit tests (ASan + UBSan), the ABI and docs checks, the install
+#                 test, and interop tests (pytest, stock DuckDB), after installing
+#                 what only the tests need (scripts/setup.sh --tests)
 #   make demo     set up, build, and run the example in examples/
 #   make wheel    build/wheel/pyfdl-VERSION-py3-none-manylinux_2_35_x86_64.whl
 #   make dist     build/dist/fdl-VERSION-linux-x86_64.tar.gz, runs wherever unpacked
@@ -235,10 +235,7 @@ interop: build/san/fdl build/fdl web
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=build/interop.xml tests/interop
 
-# first what only the tests need (scripts/setup.sh --tests: at once when it is in place)
-test:
-	bash scripts/setup.sh --tests
-	$(MAKE) unit corpus abi-check docs-check install-check interop
+test: unit corpus abi-check docs-check install-check interop
 
 # `make test-repeat N=5`: make test's suites N times in a row, stopping at
 # the first red run (a test that passes only on a fast machine shows here).
@@ -332,3 +329,11 @@ build/wheel/.made: build/dist/.staged $(wildcard bindings/python/pyfdl/*) bindin
 	@PATH="$(WHEEL_TOOLS):$$PATH" $(WHEEL_TOOLS)/python scripts/package.py wheel $(DIST) build/wheel \
 	  --binding bindings/python --requires "$(DUCKDB_PIN)" --auditwheel $(WHEEL_TOOLS)/auditwheel --policy $(WHEEL_POLICY)
 	@touch $@
+
+# What only the tests need (scripts/setup.sh --tests: PostgreSQL, Chromium,
+# the JDK, Spark's jars, the Iceberg readers, pytest, moto, dbt, dlt; at once
+# when it is in place), before the targets that use it.
+.PHONY: setup-tests
+setup-tests:
+	@bash scripts/setup.sh --tests
+docs-check install-check interop test-races: | setup-tests

