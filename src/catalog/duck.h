@@ -46,11 +46,6 @@ int fdl_duck_load_library(fdl_error *err);
 /* Whether libduckdb is (or will be) loaded with RTLD_DEEPBIND: not when
  * the process's malloc is not libc's (duckapi.c says why). */
 bool fdl_duck_deep_bound(void);
-/* What `make install` puts beside libfdl: <libdir>/fdl/<name>, found from
- * where this code was loaded (the shared library, or a program linked with
- * the static one; also <bindir>/../lib/fdl/<name>). NULL when neither
- * exists; caller frees. */
-char *fdl_duck_beside_libfdl(const char *name);
 void fdl_duck_close(fdl_duck *d);
 /* Turn allow_unsigned_extensions off (see fdl_duck_open); every way of
  * running SQL here does it first, so a caller preparing statements on

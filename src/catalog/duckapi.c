@@ -80,27 +80,6 @@ static union {
 } api;
 _Static_assert(sizeof api.slot == sizeof api.f, "one slot per function");
 
-/* Where libduckdb may be: beside an installed libfdl (<libdir>/fdl/, found
- * from where this code was loaded), the loader's own search, and the build
- * tree's deps/lib. The loader's search alone is not enough: a program run
- * under AddressSanitizer has dlopen called from libasan, whose run path is
- * not ours. */
-char *fdl_duck_beside_libfdl(const char *name)
-{
-	Dl_info info;
-	if (!dladdr((void *)fdl_duck_beside_libfdl, &info) || !info.dli_fname || info.dli_fname[0] != '/')
-		return NULL;
-	const char *slash = strrchr(info.dli_fname, '/');
-	static const char *const rel[] = {"fdl", "../lib/fdl"};
-	for (size_t i = 0; i < 2; i++) {
-		char *path = fdl_asprintf("%.*s/%s/%s", (int)(slash - info.dli_fname), info.dli_fname, rel[i], name);
-		if (path && access(path, F_OK) == 0)
-			return path;
-		free(path);
-	}
-	return NULL;
-}
-
 /* RTLD_LAZY: libduckdb's own calls bind on first use; binding all of them
  * up front (RTLD_NOW) costs ~5 ms of every command that opens DuckDB. The
  * functions fdl calls are looked up (and checked) by dlsym at load.
@@ -144,11 +123,14 @@ static void *open_library(const char **tried)
 		*tried = env;
 		return dlopen(env, flags);
 	}
-	char *beside = fdl_duck_beside_libfdl("libduckdb.so");
+	char *beside = fdl_dynlib_beside("libduckdb.so");
 	void *lib = beside ? dlopen(beside, flags) : NULL;
 	free(beside);
 	if (lib)
 		return lib;
+	/* the loader's own search is not enough: a program run under
+	 * AddressSanitizer has dlopen called from libasan, whose run path is
+	 * not ours; hence the build tree's default after it */
 	lib = dlopen("libduckdb.so", flags);
 	*tried = FDL_DEFAULT_DUCKDB_LIBRARY;
 	return lib ? lib : dlopen(FDL_DEFAULT_DUCKDB_LIBRARY, flags);

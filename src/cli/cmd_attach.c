@@ -9,7 +9,8 @@ const cli_doc doc_attach = {
 		"`DATA_PATH` overridden to where the data is; for an `http(s)://` repository\n"
 		"it adds the `httpfs` lines and DuckDB reads the catalog straight from the\n"
 		"host, and for `s3://` also a `CREATE SECRET` from your AWS configuration.\n"
-		"The catalog's size and sha256 are checked against `version.json` first. A\n"
+		"Extensions load from fdl's own folder (`extension_directories`), as `fdl checkout` prints\n"
+		"them. The catalog's size and sha256 are checked against `version.json` first. A\n"
 		"ref with `/` in its name is given as REF, or in full as\n"
 		"`ROOT@refs/heads/NAME`.",
 	.examples = "fdl attach /srv/population main --as pop | duckdb\n"

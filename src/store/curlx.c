@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static size_t on_body(char *p, size_t size, size_t n, void *user)
 {
@@ -63,6 +64,35 @@ static long timeout_s(void)
 	return v > 0 ? v : 60;
 }
 
+const char *fdl_curl_ca_file(const char *own, const char *const *known, size_t n)
+{
+	if (own && access(own, R_OK) == 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (access(known[i], R_OK) == 0)
+			return known[i];
+	return NULL;
+}
+
+/* libcurl's own CA file, else the first of the places other Linux
+ * distributions keep theirs (fdl_curl_ca_file). */
+static void ca_file(CURL *c)
+{
+	static const char *const known[] = {
+		"/etc/ssl/certs/ca-certificates.crt",                /* Debian, Ubuntu, Arch, Gentoo */
+		"/etc/pki/tls/certs/ca-bundle.crt",                  /* Fedora, RHEL */
+		"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", /* RHEL, CentOS 7 */
+		"/etc/ssl/ca-bundle.pem",                            /* openSUSE */
+		"/etc/ssl/cert.pem",                                 /* Alpine */
+	};
+	const char *own = NULL;
+	if (curl_easy_getinfo(c, CURLINFO_CAINFO, &own) != CURLE_OK)
+		return;
+	const char *other = fdl_curl_ca_file(own, known, sizeof known / sizeof *known);
+	if (other)
+		curl_easy_setopt(c, CURLOPT_CAINFO, other);
+}
+
 void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
 {
 	errbuf[0] = '\0';
@@ -74,6 +104,7 @@ void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
 	char agent[32];
 	snprintf(agent, sizeof agent, "fdl/%s", fdl_libversion()); /* libcurl keeps its own copy */
 	curl_easy_setopt(c, CURLOPT_USERAGENT, agent);
+	ca_file(c);
 }
 
 int fdl_url_sha256(char hex[65], int64_t *bytes, const char *url, fdl_error *err)

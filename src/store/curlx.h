@@ -30,5 +30,11 @@ void fdl_curl_sink(CURL *c, fdl_sink *s);
  * FDL_HTTP_TIMEOUT seconds, default 60), protocols http(s) only, the user
  * agent and the error buffer. */
 void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE]);
+/* The CA file HTTPS servers are checked against, when libcurl's own (`own`,
+ * NULL when it names none) cannot be read: the first of known[0..n) that
+ * can, else NULL (NULL too when `own` can: nothing to change). The libcurl
+ * the wheel and the tarball carry is Debian's, which names Debian's file;
+ * Fedora, RHEL, openSUSE and Alpine keep theirs elsewhere. */
+const char *fdl_curl_ca_file(const char *own, const char *const *known, size_t n);
 
 #endif

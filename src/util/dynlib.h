@@ -22,7 +22,8 @@
 
 /* One library: its soname, what to do when it is missing (the Debian
  * package that has it, for the message), where each of names[0..n) goes
- * once it is loaded, and how to find it (NULL: dlopen(soname); else a
+ * once it is loaded, and how to find it (NULL: the copy beside libfdl,
+ * fdl_dynlib_beside(soname), when there is one, else dlopen(soname); else a
  * function that dlopen()s it and names what it tried last). */
 typedef struct fdl_dynlib {
 	const char *soname;
@@ -79,6 +80,14 @@ typedef struct fdl_dynlib {
 		api.f.name args;                                                                   \
 	}
 #define FDL_DYN_FORWARD_H(ret, name, params)
+
+/* What a package of fdl puts beside libfdl (make install, the wheel, the
+ * tarball: scripts/package.py): <libdir>/fdl/<name>, found from where this
+ * code was loaded (the shared library, or a program linked with the static
+ * one; also <bindir>/../lib/fdl/<name>), so a packaged fdl loads its own
+ * copies, wherever it was unpacked, before the system's. NULL when neither
+ * exists; caller frees. */
+char *fdl_dynlib_beside(const char *name);
 
 /* Load it if nobody has yet (dlopen, then dlsym of every name); FDL_ERROR
  * naming the library and the hint when it cannot be. Thread safe. */

@@ -1,6 +1,7 @@
 /* The folder store's atomic writes and compare-and-swap. */
 #include "test.h"
 #include "../../src/store/store.h"
+#include "../../src/store/curlx.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -365,7 +366,27 @@ static void held_lock(t_ctx *t)
 	done(s, dir);
 }
 
+/* HTTPS on a distribution whose CA file is not where Debian's libcurl
+ * looks: the first readable one of the known places. */
+static void ca_file_elsewhere(t_ctx *t)
+{
+	char *dir = t_tempdir();
+	char *mine = fdl_asprintf("%s/ca-bundle.crt", dir), *gone = fdl_asprintf("%s/ca-certificates.crt", dir);
+	FILE *f = fopen(mine, "w");
+	CHECK(t, f && fputs("-----BEGIN CERTIFICATE-----\n", f) >= 0 && fclose(f) == 0);
+	const char *known[] = {gone, mine};
+	CHECK(t, fdl_curl_ca_file(gone, known, 2) == mine);  /* libcurl's own is missing */
+	CHECK(t, fdl_curl_ca_file(NULL, known, 2) == mine);  /* libcurl names none */
+	CHECK(t, fdl_curl_ca_file(mine, known, 2) == NULL);  /* libcurl's own is there: unchanged */
+	CHECK(t, fdl_curl_ca_file(gone, known, 1) == NULL);  /* none anywhere: libcurl says so */
+	free(mine);
+	free(gone);
+	fdl_rm_rf(dir);
+	free(dir);
+}
+
 const t_case store_tests[] = {
+	{"https: the CA file where the distribution keeps it when libcurl's own is missing", ca_file_elsewhere},
 	{"folder store: put-if-absent never overwrites", put_if_absent},
 	{"folder store: files are streamed in and out", put_file_streams},
 	{"folder store: compare-and-swap", compare_and_swap},

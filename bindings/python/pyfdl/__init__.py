@@ -81,8 +81,15 @@ def _beside_cli() -> Optional[str]:
     return lib if os.path.exists(lib) else None
 
 
+def _own() -> Optional[str]:
+    """The libfdl a wheel of pyfdl carries (pyfdl/lib/libfdl.so.1, with its
+    DuckDB, extensions and C libraries in pyfdl/lib/fdl/)."""
+    lib = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libfdl.so.1")
+    return lib if os.path.exists(lib) else None
+
+
 def _find_library() -> str:
-    path = os.environ.get("FDL_LIBRARY")
+    path = os.environ.get("FDL_LIBRARY") or _own()
     if path:
         return path
     beside = _beside_cli()
