@@ -44,7 +44,7 @@ BUCKET = "my-bucket"
 
 def readme_block(marker):
     """The sh block after README's `<!-- marker` comment."""
-    m = re.search(r"<!-- " + re.escape(marker) + r"\b[^\n]*-->\n```sh\n(.*?)```", README.read_text(), re.S)
+    m = re.search(r"<!-- " + re.escape(marker) + r"\b[^\n]*-->\n```sh[^\n]*\n(.*?)```", README.read_text(), re.S)
     assert m, f"README.md has no sh block after <!-- {marker}"
     return m.group(1)
 
