@@ -9,8 +9,10 @@
  * working catalog of the branch) they are the rows with one of those row
  * ids, and the rows one of v's snapshots wrote that v knows under no row
  * id of its own (DuckLake 1.5 gives a row an UPDATE wrote a new row id when
- * a merge moves it). An equal row published before or after v is another
- * row, and stays.
+ * a merge moves it), and the rows whose row id DuckLake allotted to one of
+ * v's own files (the ids that merge gives them; a rewrite after it keeps
+ * the id but not the snapshot). An equal row published before or after v
+ * is another row, and stays.
  * Tables are matched by DuckLake's table id (in a descendant and in a
  * working catalog to clean: a table renamed, or whose name another table
  * took, after v), columns by v's names: a column
@@ -226,18 +228,33 @@ static int added_ids(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const v
 	return rc;
 }
 
-/* The condition, on a table of a descendant of v (or of v itself), that
- * holds for the rows v added: one of their row ids, or written by one of
- * v's snapshots under a row id v does not know. */
+/* The condition, on a table of a descendant of v (or of v itself) named
+ * fdl_x, that holds for the rows v added: one of their row ids, or written
+ * by one of v's snapshots under a row id v does not know, or one of the
+ * row ids DuckLake allotted to a file v wrote new rows into. An UPDATE's
+ * file keeps the rows' old ids inside it, but DuckLake allots it a range
+ * of its own all the same (next_row_id moves past it), and a merge gives
+ * the rows those ids; a rewrite then keeps the id and gives the row its
+ * own snapshot, so only that range still knows the row as v's. Such files
+ * are v's own (begun by one of its snapshots), no merge of rows of several
+ * snapshots (partial_max) and no rewrite (no row_id_start). */
 static int added_where(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const vtable *t, bool snap, fdl_error *err)
 {
-	int rc = fdl_buf_puts(out, "(rowid IN (", err);
+	int rc = fdl_buf_puts(out, "(fdl_x.rowid IN (", err);
 	if (!rc)
 		rc = added_ids(out, d, w, t, snap, err);
 	if (!rc)
+		rc = fdl_buf_printf(out, err,
+				    ") OR EXISTS (SELECT 1 FROM " FDL_DUCKLAKE_META_PREFIX "%s.ducklake_data_file f WHERE"
+				    " f.table_id = %lld AND f.begin_snapshot BETWEEN %lld AND %lld AND f.partial_max IS NULL"
+				    " AND f.row_id_start IS NOT NULL AND fdl_x.rowid >= f.row_id_start"
+				    " AND fdl_x.rowid < f.row_id_start + f.record_count",
+				    w->v, (long long)t->id, (long long)w->from, (long long)w->to);
+	if (!rc)
 		rc = fdl_buf_puts(out, ")", err);
 	if (!rc && snap) {
-		rc = fdl_buf_printf(out, err, " OR (snapshot_id BETWEEN %lld AND %lld AND rowid NOT IN (SELECT rowid FROM ",
+		rc = fdl_buf_printf(out, err,
+				    " OR (fdl_x.snapshot_id BETWEEN %lld AND %lld AND fdl_x.rowid NOT IN (SELECT rowid FROM ",
 				    (long long)w->from, (long long)w->to);
 		if (!rc)
 			rc = table_ref(out, w->v, t->schema, t->table, err);
@@ -303,7 +320,7 @@ static int count_in(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char
 	if (!rc && ref.len) {
 		rc = virtuals(&snap, d, w, &t, x, xs, xt, err);
 		if (!rc)
-			rc = fdl_buf_printf(&q, err, "SELECT count(*) FROM %s WHERE ", ref.data);
+			rc = fdl_buf_printf(&q, err, "SELECT count(*) FROM %s AS fdl_x WHERE ", ref.data);
 		if (!rc)
 			rc = added_where(&q, d, w, &t, snap, err);
 		if (!rc)
@@ -408,7 +425,7 @@ static int clean_sql(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const c
 	if (!rc && !attached)
 		rc = guard_sql(out, work, &t, err);
 	if (!rc)
-		rc = fdl_buf_printf(out, err, "DELETE FROM %s WHERE ", ref.data);
+		rc = fdl_buf_printf(out, err, "DELETE FROM %s AS fdl_x WHERE ", ref.data);
 	if (!rc)
 		rc = added_where(out, d, w, &t, snap, err);
 	if (!rc)

@@ -359,3 +359,41 @@ def test_clean_finds_the_table_by_its_id_after_a_rename_and_a_new_table_of_its_n
     for f in (repo.root / "data").rglob("*.parquet"):
         assert b"SECRET" not in f.read_bytes(), f
     assert rows(repo.open_version("main"), "lake.t") == [("N0", 0), ("N1", 1), ("N2", 2), ("N3", 3)]
+
+
+def test_a_row_changed_by_the_version_is_found_after_a_merge_and_a_rewrite(repo, tmp_path):
+    """v2 writes SECRET into a row of v1 (UPDATE); v3 only does routine
+    maintenance: ducklake_merge_adjacent_files gives the updated row the
+    row id DuckLake allotted to v2's file (5, where v2 knew it as 1), and
+    ducklake_rewrite_data_files then gives it the rewrite's snapshot; the
+    snapshots before are expired. By row id (1) and by snapshot (v2's) the
+    row was v2's no more: --clean found nothing, and withdrawing v2 went
+    ahead while main returned SECRET. The row ids DuckLake allotted to v2's own files find it."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (k VARCHAR, v VARCHAR)")
+    con.execute("INSERT INTO lake.t SELECT 'r' || i, 'ok' FROM range(5) t(i)")
+    fdl("commit", tmp_path / "w", "-m", "v1")
+    con.execute("UPDATE lake.t SET v = 'SECRET' WHERE k = 'r1'")
+    fdl("commit", tmp_path / "w", "-m", "v2: a secret")
+    v2 = repo.head()
+    con.execute("INSERT INTO lake.t VALUES ('x', 'ok')")
+    con.execute("CALL ducklake_merge_adjacent_files('lake')")
+    con.execute("DELETE FROM lake.t WHERE k = 'x'")
+    con.execute("CALL ducklake_rewrite_data_files('lake', delete_threshold => 0)")
+    con.execute("CALL ducklake_expire_snapshots('lake', older_than => now())")  # v3 shares no file of v2's
+    fdl("commit", tmp_path / "w", "-m", "v3: maintenance")
+    v3 = repo.head()
+    con.close()
+    assert repo.open_version("main").execute("SELECT rowid, snapshot_id FROM lake.t WHERE v = 'SECRET'").fetchall() \
+        not in ([(1, 3)], [])  # neither v2's row id nor v2's snapshot
+    p = fdl("withdraw", repo.root, v2, "--reason", "pii", "--dry-run", check=False)
+    assert f"still returns 1 row of main.t that {v2} added: live version {v3}" in p.stdout, p.stdout
+    work = tmp_path / "fix"
+    fdl("checkout", repo.root, work)
+    out = fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work).stdout
+    assert out == f"deleted 1 row of main.t that {v2} added\n"
+    fdl("commit", work, "-m", "v4: without v2's row")
+    assert rows(repo.open_version("main"), "lake.t") == [("r0", "ok"), ("r2", "ok"), ("r3", "ok"), ("r4", "ok")]
+    fdl("withdraw", repo.root, v2, v3, "--reason", "pii")
+    for f in (repo.root / "data").rglob("*.parquet"):
+        assert b"SECRET" not in f.read_bytes(), f
