@@ -345,14 +345,17 @@ int fdl_catalog_new_row_tables(fdl_strlist *out, fdl_strmap *counts, fdl_duck *d
 int fdl_catalog_rows_left(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char *l, const char *key,
 			  fdl_error *err);
 /* How many of them the working catalog attached through DuckLake as `work`
- * holds (its table of v's names). */
+ * holds (its table of v's table id, whatever its name there). */
 int fdl_catalog_clean_count(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
 			    fdl_error *err);
 /* Append the statements that, in a working catalog attached through
  * DuckLake as `work` (with v and p attached beside it), delete the rows v
- * added to table `key` and rewrite the table's files without them. */
+ * added to table `key` and rewrite the table's files without them. With
+ * `attached`, `work` is attached to d: its table is found by v's table id
+ * (none when it has none); else they name v's table as v does, behind a
+ * statement that fails when that name holds another table in `work`. */
 int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
-			  fdl_error *err);
+			  bool attached, fdl_error *err);
 /* Run them. */
 int fdl_catalog_clean(fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key, fdl_error *err);
 /* Expire every snapshot of the lake attached as `work` but its latest. */

@@ -278,14 +278,20 @@ static int base_tables(fdl_duck *d, const fdl_rebase_plan *p, const char *base, 
  * old files need no end_snapshot for time travel. Both are "no longer
  * live": the base's files (live at {b}, read from the working catalog,
  * which keeps them: one that compacted is refused) missing a live row on
- * the side. */
+ * the side. A dropped table, view or schema is found the same way (live
+ * in the working catalog at {b}, not live on the side), never by its
+ * ended row: ducklake_expire_snapshots removes that row once no snapshot
+ * left sees it, and the tip may have expired its base's snapshots. */
 static const char changes_sql[] =
 	"INSERT INTO fdl_rb_kind"
-	" SELECT '{S}', 'drop', table_id FROM {A}.ducklake_table WHERE table_id < {cb} AND end_snapshot > {b}"
+	" SELECT '{S}', 'drop', table_id FROM {W}.ducklake_table WHERE table_id < {cb} AND begin_snapshot <= {b}"
+	"  AND (end_snapshot IS NULL OR end_snapshot > {b})"
 	"  AND table_id NOT IN (SELECT table_id FROM {A}.ducklake_table WHERE end_snapshot IS NULL)"
-	" UNION SELECT '{S}', 'drop', view_id FROM {A}.ducklake_view WHERE view_id < {cb} AND end_snapshot > {b}"
+	" UNION SELECT '{S}', 'drop', view_id FROM {W}.ducklake_view WHERE view_id < {cb} AND begin_snapshot <= {b}"
+	"  AND (end_snapshot IS NULL OR end_snapshot > {b})"
 	"  AND view_id NOT IN (SELECT view_id FROM {A}.ducklake_view WHERE end_snapshot IS NULL)"
-	" UNION SELECT '{S}', 'drop', schema_id FROM {A}.ducklake_schema WHERE schema_id < {cb} AND end_snapshot > {b}"
+	" UNION SELECT '{S}', 'drop', schema_id FROM {W}.ducklake_schema WHERE schema_id < {cb} AND begin_snapshot <= {b}"
+	"  AND (end_snapshot IS NULL OR end_snapshot > {b})"
 	"  AND schema_id NOT IN (SELECT schema_id FROM {A}.ducklake_schema WHERE end_snapshot IS NULL)"
 	" UNION SELECT '{S}', 'rename', table_id FROM {A}.ducklake_table WHERE table_id < {cb} AND begin_snapshot > {b}"
 	" UNION SELECT '{S}', 'view', view_id FROM {A}.ducklake_view WHERE view_id < {cb}"

@@ -220,6 +220,16 @@ static const char dangling_sql[] =
 	"  THEN f.data_file_id + {dF} ELSE f.data_file_id END AND m.end_snapshot IS NOT DISTINCT FROM"
 	"  CASE WHEN f.end_snapshot > {b} THEN f.end_snapshot + {dS} ELSE f.end_snapshot END)";
 
+/* Every data file replayed must belong to a table the new catalog holds:
+ * rows added to a table the tip no longer has would be read by nothing (a
+ * safety net behind the plan's rules, which name the drop). */
+static const char orphaned_sql[] =
+	"SELECT DISTINCT coalesce(n.name, CAST(f.table_id AS VARCHAR)), 'dropped',"
+	" 'rows added here to a table the tip no longer holds' FROM {W}.ducklake_data_file f"
+	" LEFT JOIN fdl_rb_name n ON n.id = f.table_id WHERE f.data_file_id >= {fb}"
+	" AND NOT EXISTS (SELECT 1 FROM {N}.ducklake_table t WHERE t.table_id = CASE WHEN f.table_id >= {cb}"
+	"  THEN f.table_id + {dC} ELSE f.table_id END)";
+
 /* ---- statistics and options -------------------------------------------------------- */
 
 /* Column bounds merged by the column's DuckLake type; NULL (unknown, as
@@ -513,6 +523,8 @@ static int replay_rows(fdl_duck *d, fdl_rebase_plan *p, const table_cols *tc, fd
 		rc = fdl_rebase_exec(d, p, taken_over_sql, err);
 	if (!rc)
 		rc = fdl_rebase_conflicts_from(d, p, dangling_sql, err);
+	if (!rc)
+		rc = fdl_rebase_conflicts_from(d, p, orphaned_sql, err);
 	if (!rc)
 		rc = fdl_rebase_conflicts_from(d, p, names_sql, err);
 	if (!rc && json_array_size(p->conflicts) > before)

@@ -9,9 +9,13 @@
  * working catalog of the branch) they are the rows with one of those row
  * ids, and the rows one of v's snapshots wrote that v knows under no row
  * id of its own (DuckLake 1.5 gives a row an UPDATE wrote a new row id when
- * a merge moves it). An equal row published before or after v is another
- * row, and stays.
- * Tables are matched by DuckLake's table id, columns by v's names: a column
+ * a merge moves it), and the rows whose row id DuckLake allotted to one of
+ * v's own files (the ids that merge gives them; a rewrite after it keeps
+ * the id but not the snapshot). An equal row published before or after v
+ * is another row, and stays.
+ * Tables are matched by DuckLake's table id (in a descendant and in a
+ * working catalog to clean: a table renamed, or whose name another table
+ * took, after v), columns by v's names: a column
  * p lacks reads as NULL there, one of another type is cast. v, p and the
  * others are attached through DuckLake (fdl_catalog_attach_lake), so their
  * metadata is FDL_DUCKLAKE_META_PREFIX<alias>. */
@@ -224,18 +228,33 @@ static int added_ids(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const v
 	return rc;
 }
 
-/* The condition, on a table of a descendant of v (or of v itself), that
- * holds for the rows v added: one of their row ids, or written by one of
- * v's snapshots under a row id v does not know. */
+/* The condition, on a table of a descendant of v (or of v itself) named
+ * fdl_x, that holds for the rows v added: one of their row ids, or written
+ * by one of v's snapshots under a row id v does not know, or one of the
+ * row ids DuckLake allotted to a file v wrote new rows into. An UPDATE's
+ * file keeps the rows' old ids inside it, but DuckLake allots it a range
+ * of its own all the same (next_row_id moves past it), and a merge gives
+ * the rows those ids; a rewrite then keeps the id and gives the row its
+ * own snapshot, so only that range still knows the row as v's. Such files
+ * are v's own (begun by one of its snapshots), no merge of rows of several
+ * snapshots (partial_max) and no rewrite (no row_id_start). */
 static int added_where(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const vtable *t, bool snap, fdl_error *err)
 {
-	int rc = fdl_buf_puts(out, "(rowid IN (", err);
+	int rc = fdl_buf_puts(out, "(fdl_x.rowid IN (", err);
 	if (!rc)
 		rc = added_ids(out, d, w, t, snap, err);
 	if (!rc)
+		rc = fdl_buf_printf(out, err,
+				    ") OR EXISTS (SELECT 1 FROM " FDL_DUCKLAKE_META_PREFIX "%s.ducklake_data_file f WHERE"
+				    " f.table_id = %lld AND f.begin_snapshot BETWEEN %lld AND %lld AND f.partial_max IS NULL"
+				    " AND f.row_id_start IS NOT NULL AND fdl_x.rowid >= f.row_id_start"
+				    " AND fdl_x.rowid < f.row_id_start + f.record_count",
+				    w->v, (long long)t->id, (long long)w->from, (long long)w->to);
+	if (!rc)
 		rc = fdl_buf_puts(out, ")", err);
 	if (!rc && snap) {
-		rc = fdl_buf_printf(out, err, " OR (snapshot_id BETWEEN %lld AND %lld AND rowid NOT IN (SELECT rowid FROM ",
+		rc = fdl_buf_printf(out, err,
+				    " OR (fdl_x.snapshot_id BETWEEN %lld AND %lld AND fdl_x.rowid NOT IN (SELECT rowid FROM ",
 				    (long long)w->from, (long long)w->to);
 		if (!rc)
 			rc = table_ref(out, w->v, t->schema, t->table, err);
@@ -301,7 +320,7 @@ static int count_in(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char
 	if (!rc && ref.len) {
 		rc = virtuals(&snap, d, w, &t, x, xs, xt, err);
 		if (!rc)
-			rc = fdl_buf_printf(&q, err, "SELECT count(*) FROM %s WHERE ", ref.data);
+			rc = fdl_buf_printf(&q, err, "SELECT count(*) FROM %s AS fdl_x WHERE ", ref.data);
 		if (!rc)
 			rc = added_where(&q, d, w, &t, snap, err);
 		if (!rc)
@@ -349,44 +368,93 @@ int fdl_catalog_rows_left(int64_t *n, fdl_duck *d, const fdl_wd_version *w, cons
 int fdl_catalog_clean_count(int64_t *n, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
 			    fdl_error *err)
 {
-	return count_in(n, d, w, work, key, false, err);
+	return count_in(n, d, w, work, key, true, err);
 }
 
-int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
-			  fdl_error *err)
+/* A statement that stops the script with an error unless the table the
+ * working catalog attached as `work` has under v's names is v's table (by
+ * DuckLake's table id): renamed since, or its name given to another table,
+ * the DELETE would find other rows under the same row ids. */
+static int guard_sql(fdl_buf *out, const char *work, const vtable *t, fdl_error *err)
+{
+	int rc = fdl_buf_puts(out, "SELECT error(", err);
+	char *msg = fdl_asprintf("%s.%s.%s is not the table the withdrawn version added rows to (it was renamed or "
+				 "replaced since): run fdl withdraw --clean WORK, which finds it by its DuckLake table id",
+				 work, t->schema, t->table);
+	rc = rc ? rc : msg ? fdl_buf_sql_str(out, msg, err) : fdl_oom(err);
+	free(msg);
+	if (!rc)
+		rc = fdl_buf_printf(out, err,
+				    ") WHERE NOT EXISTS (SELECT 1 FROM " FDL_DUCKLAKE_META_PREFIX "%1$s.ducklake_table t JOIN "
+				    FDL_DUCKLAKE_META_PREFIX "%1$s.ducklake_schema s ON s.schema_id = t.schema_id AND "
+				    "s.end_snapshot IS NULL WHERE t.end_snapshot IS NULL AND t.table_id = %2$lld AND s.schema_name = ",
+				    work, (long long)t->id);
+	if (!rc)
+		rc = fdl_buf_sql_str(out, t->schema, err);
+	if (!rc)
+		rc = fdl_buf_puts(out, " AND t.table_name = ", err);
+	if (!rc)
+		rc = fdl_buf_sql_str(out, t->table, err);
+	if (!rc)
+		rc = fdl_buf_puts(out, ");\n", err);
+	return rc;
+}
+
+/* The statements for table `key` of v in `work`: attached here (found by
+ * v's table id, under the names `work` gives it; nothing when `work` has
+ * none), or not (v's names, behind a guard that they still name v's
+ * table). */
+static int clean_sql(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
+		     bool attached, fdl_error *err)
 {
 	vtable t;
 	int rc = vtable_find(&t, d, w->v, key, err);
 	if (rc)
 		return rc;
 	bool snap = false;
-	rc = virtuals(&snap, d, w, &t, work, t.schema, t.table, err);
+	fdl_buf ref = {0};
+	char *xs = NULL, *xt = NULL;
+	rc = target(&ref, &xs, &xt, d, work, &t, attached, err);
+	if (!rc && !ref.len) { /* the table is gone from WORK: no rows of v's left there */
+		fdl_buf_free(&ref);
+		vtable_free(&t);
+		return 0;
+	}
 	if (!rc)
-		rc = fdl_buf_puts(out, "DELETE FROM ", err);
+		rc = virtuals(&snap, d, w, &t, work, xs, xt, err);
+	if (!rc && !attached)
+		rc = guard_sql(out, work, &t, err);
 	if (!rc)
-		rc = table_ref(out, work, t.schema, t.table, err);
-	if (!rc)
-		rc = fdl_buf_puts(out, " WHERE ", err);
+		rc = fdl_buf_printf(out, err, "DELETE FROM %s AS fdl_x WHERE ", ref.data);
 	if (!rc)
 		rc = added_where(out, d, w, &t, snap, err);
 	if (!rc)
 		rc = fdl_buf_printf(out, err, ";\nCALL ducklake_rewrite_data_files('%s', ", work);
 	if (!rc)
-		rc = fdl_buf_sql_str(out, t.table, err);
+		rc = fdl_buf_sql_str(out, xt, err);
 	if (!rc)
 		rc = fdl_buf_puts(out, ", schema => ", err);
 	if (!rc)
-		rc = fdl_buf_sql_str(out, t.schema, err);
+		rc = fdl_buf_sql_str(out, xs, err);
 	if (!rc)
 		rc = fdl_buf_puts(out, ", delete_threshold => 0);\n", err);
+	fdl_buf_free(&ref);
+	free(xs);
+	free(xt);
 	vtable_free(&t);
 	return rc;
+}
+
+int fdl_catalog_clean_sql(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key,
+			  bool attached, fdl_error *err)
+{
+	return clean_sql(out, d, w, work, key, attached, err);
 }
 
 int fdl_catalog_clean(fdl_duck *d, const fdl_wd_version *w, const char *work, const char *key, fdl_error *err)
 {
 	fdl_buf sql = {0};
-	int rc = fdl_catalog_clean_sql(&sql, d, w, work, key, err);
+	int rc = clean_sql(&sql, d, w, work, key, true, err);
 	if (!rc)
 		rc = fdl_duck_exec(d, sql.data, err);
 	fdl_buf_free(&sql);

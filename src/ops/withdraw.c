@@ -278,7 +278,7 @@ static int wd_left(wd_plan *w, fdl_withdraw_report *report, fdl_buf *cleanup, fd
 		for (size_t t = 0; t < tables.len && !rc; t++) {
 			int64_t n = 0;
 			fdl_strmap_get(&counts, tables.items[t], &n);
-			rc = fdl_catalog_clean_sql(cleanup, w->duck, &wv, "lake", tables.items[t], err);
+			rc = fdl_catalog_clean_sql(cleanup, w->duck, &wv, "lake", tables.items[t], false, err);
 			if (!rc)
 				rc = fdl_withdraw_added_add(report, v->id, tables.items[t], n, err);
 		}
@@ -549,7 +549,7 @@ int fdl_withdraw_clean_rows(fdl_withdraw_report **out, fdl_repo *repo, const cha
 			if (!rc)
 				rc = fdl_withdraw_added_add(report, v->id, tables.items[t], rows, err);
 			if (!rc)
-				rc = fdl_catalog_clean_sql(&sql, w.duck, &wv, "lake", tables.items[t], err);
+				rc = fdl_catalog_clean_sql(&sql, w.duck, &wv, "lake", tables.items[t], true, err);
 			if (!rc && !dry)
 				rc = fdl_catalog_clean(w.duck, &wv, "lake", tables.items[t], err);
 		}

@@ -3,6 +3,8 @@ import json
 import os
 import time
 
+import duckdb
+
 from conftest import connect, fdl, read_json, rows
 
 
@@ -307,6 +309,91 @@ def test_clean_deletes_the_withdrawn_rows_by_where_they_are_not_by_value(repo, t
     assert sorted(rows(main, "lake.t")) == [("A", 10), ("A", 10), ("C", 30)]  # v1's and v3's A 10 stay
     assert rows(main, "lake.u") == [(1,)]
     # the withdrawal then goes ahead, with v3, whose merged files hold v2's rows
+    fdl("withdraw", repo.root, v2, v3, "--reason", "pii")
+    for f in (repo.root / "data").rglob("*.parquet"):
+        assert b"SECRET" not in f.read_bytes(), f
+
+
+def test_clean_finds_the_table_by_its_id_after_a_rename_and_a_new_table_of_its_name(repo, tmp_path):
+    """v2 adds SECRET to t; v3 renames t to t_old and creates a new t. --clean
+    deleted by v2's names, so the new t lost the row whose row id was
+    SECRET's (('N2', 2), a row v3 added) and t_old kept SECRET. It finds the
+    table by its DuckLake id now; the statements printed for a publisher
+    stop with an error rather than delete in another table."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (k VARCHAR, v INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES ('A', 10), ('B', 20)")
+    fdl("commit", tmp_path / "w", "-m", "v1")
+    v1 = repo.head()
+    con.execute("INSERT INTO lake.t VALUES ('SECRET', 1)")
+    fdl("commit", tmp_path / "w", "-m", "v2: a secret")
+    v2 = repo.head()
+    con.execute("ALTER TABLE lake.t RENAME TO t_old")
+    con.execute("CREATE TABLE lake.t (k VARCHAR, v INTEGER)")
+    con.execute("INSERT INTO lake.t VALUES ('N0', 0), ('N1', 1), ('N2', 2), ('N3', 3)")
+    fdl("commit", tmp_path / "w", "-m", "v3")
+    v3 = repo.head()
+    # the statements printed, run as printed in stock DuckDB: refused, nothing deleted
+    dry = json.loads(fdl("withdraw", repo.root, v2, "--reason", "pii", "--dry-run", "--json").stdout)
+    for v, alias in ((v2, "fdl_withdrawn"), (v1, "fdl_parent")):
+        con.execute(fdl("attach", repo.root, v, "--as", alias).stdout)
+    try:
+        con.execute(dry["cleanup"])
+        raise AssertionError("the printed clean-up ran on another table")
+    except duckdb.Error as e:
+        assert "lake.main.t is not the table the withdrawn version added rows to" in str(e), e
+    assert len(rows(con, "lake.t")) == 4 and len(rows(con, "lake.t_old")) == 3
+    con.close()
+    work = tmp_path / "fix"
+    fdl("checkout", repo.root, work)
+    out = fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work, "--dry-run").stdout
+    assert out == f"would delete 1 row of main.t that {v2} added\n"
+    fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work)
+    fdl("commit", work, "-m", "v4: without v2's row")
+    main = repo.open_version("main")
+    assert rows(main, "lake.t") == [("N0", 0), ("N1", 1), ("N2", 2), ("N3", 3)]
+    assert rows(main, "lake.t_old") == [("A", 10), ("B", 20)]
+    # v3 shares v2's file (t_old): it goes with it; v4 stays, and no file holds SECRET
+    out = fdl("withdraw", repo.root, v2, "--reason", "pii").stdout
+    assert f"withdrew {v2}" in out and f"withdrew {v3}" in out and repo.head() not in out
+    for f in (repo.root / "data").rglob("*.parquet"):
+        assert b"SECRET" not in f.read_bytes(), f
+    assert rows(repo.open_version("main"), "lake.t") == [("N0", 0), ("N1", 1), ("N2", 2), ("N3", 3)]
+
+
+def test_a_row_changed_by_the_version_is_found_after_a_merge_and_a_rewrite(repo, tmp_path):
+    """v2 writes SECRET into a row of v1 (UPDATE); v3 only does routine
+    maintenance: ducklake_merge_adjacent_files gives the updated row the
+    row id DuckLake allotted to v2's file (5, where v2 knew it as 1), and
+    ducklake_rewrite_data_files then gives it the rewrite's snapshot; the
+    snapshots before are expired. By row id (1) and by snapshot (v2's) the
+    row was v2's no more: --clean found nothing, and withdrawing v2 went
+    ahead while main returned SECRET. The row ids DuckLake allotted to v2's own files find it."""
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t (k VARCHAR, v VARCHAR)")
+    con.execute("INSERT INTO lake.t SELECT 'r' || i, 'ok' FROM range(5) t(i)")
+    fdl("commit", tmp_path / "w", "-m", "v1")
+    con.execute("UPDATE lake.t SET v = 'SECRET' WHERE k = 'r1'")
+    fdl("commit", tmp_path / "w", "-m", "v2: a secret")
+    v2 = repo.head()
+    con.execute("INSERT INTO lake.t VALUES ('x', 'ok')")
+    con.execute("CALL ducklake_merge_adjacent_files('lake')")
+    con.execute("DELETE FROM lake.t WHERE k = 'x'")
+    con.execute("CALL ducklake_rewrite_data_files('lake', delete_threshold => 0)")
+    con.execute("CALL ducklake_expire_snapshots('lake', older_than => now())")  # v3 shares no file of v2's
+    fdl("commit", tmp_path / "w", "-m", "v3: maintenance")
+    v3 = repo.head()
+    con.close()
+    assert repo.open_version("main").execute("SELECT rowid, snapshot_id FROM lake.t WHERE v = 'SECRET'").fetchall() \
+        not in ([(1, 3)], [])  # neither v2's row id nor v2's snapshot
+    p = fdl("withdraw", repo.root, v2, "--reason", "pii", "--dry-run", check=False)
+    assert f"still returns 1 row of main.t that {v2} added: live version {v3}" in p.stdout, p.stdout
+    work = tmp_path / "fix"
+    fdl("checkout", repo.root, work)
+    out = fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work).stdout
+    assert out == f"deleted 1 row of main.t that {v2} added\n"
+    fdl("commit", work, "-m", "v4: without v2's row")
+    assert rows(repo.open_version("main"), "lake.t") == [("r0", "ok"), ("r2", "ok"), ("r3", "ok"), ("r4", "ok")]
     fdl("withdraw", repo.root, v2, v3, "--reason", "pii")
     for f in (repo.root / "data").rglob("*.parquet"):
         assert b"SECRET" not in f.read_bytes(), f
