@@ -377,6 +377,7 @@ def test_readme(reader, ledger, s3_server):
     env.update(s3.env())
     client = s3.client()
     for bucket in ("open-data", "data"):
+        s3.empty(bucket)  # the session's server: another test of this file may have used it
         client.create_bucket(Bucket=bucket)
     port = free_port()
     s.fill.update({"127.0.0.1:4001": f"127.0.0.1:{port}", "--port 4001": f"--port {port}"})
@@ -447,6 +448,7 @@ def test_iceberg(reader, ledger, s3_server):
     s = reader
     env, sb = s.env, s.sandbox
     env.update(s3_server.env())
+    s3_server.empty("open-data")  # test_readme may have published there on this server
     s3_server.client().create_bucket(Bucket="open-data")
     root = sb / "srv" / "population"
     ids = history(env, root, sb / "tmp" / "setup-work", 4, tag_at=3, geo=True)
@@ -490,6 +492,7 @@ def test_teams(reader, ledger, s3_server):
     s = reader
     env, sb = s.env, s.sandbox
     env.update(s3_server.env())
+    s3_server.empty("data")  # test_readme may have published there on this server
     s3_server.client().create_bucket(Bucket="data")
     fdl_in(env, "init", "s3://data/pop")
     ledger.root("s3://data/pop", aws(env))
