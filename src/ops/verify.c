@@ -38,6 +38,10 @@ typedef struct report {
 	fdl_strmap *sizes; /* data files already looked up: bytes, or -1 when missing */
 	fdl_hash_cache *hashes; /* data files hashed, shared by every worker */
 	bool unhashed; /* the version's files.json records no sha256 of its data files */
+	bool deep;     /* open every catalog and derive its files again (--deep) */
+	fdl_duck **duck; /* the worker's, made when a catalog is first opened */
+	int duck_rc;     /* it could not be made: the run's error */
+	fdl_error duck_err;
 } report;
 
 /* A local file with the content of `key`: the file itself in a folder
@@ -254,7 +258,7 @@ static void check_hashes(report *r, fdl_repo *repo, fdl_listing *listing, const 
 			problem(r, fkey, "records no sha256 of %s, which the catalog references", dkey);
 		else if (fdl_strlist_has_sorted(bad, dkey))
 			; /* its absence or size is reported */
-		else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, &e)) == FDL_ENOTFOUND)
+		else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, NULL, &e)) == FDL_ENOTFOUND)
 			problem(r, dkey, "is referenced by %s but missing", key);
 		else if (hrc == FDL_EINVALID)
 			problem(r, dkey, "is referenced by %s but is a symlink or not a regular file; fdl follows no "
@@ -406,11 +410,178 @@ static void version_shape(report *r, vdirs *dirs, const vdir *d)
 	free(vkey);
 }
 
-static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
+/* files.json read once, into memory: its bytes and sha256 against
+ * version.json's record (`ref`), then parsed. NULL when it is absent (a
+ * problem unless expired), not the recorded bytes, or not JSON. */
+static json_t *files_checked(report *r, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired)
 {
-	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
-	r->out->versions_checked++;
-	version_shape(r, dirs, d);
+	const char *path = json_string_value(json_object_get(ref, "path"));
+	const char *sha = json_string_value(json_object_get(ref, "sha256"));
+	int64_t bytes = (int64_t)json_integer_value(json_object_get(ref, "bytes"));
+	char *key = path ? fdl_version_key(d->id, path) : NULL;
+	fdl_buf b = {0};
+	json_t *doc = NULL;
+	char hex[65];
+	fdl_error e;
+	if (!key)
+		problem(r, d->id, "out of memory");
+	else if (!fdl_vdir_has(d, path)) {
+		if (!expired)
+			problem(r, key, "is listed in " FDL_VERSION_JSON " but missing");
+	} else if (fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
+		   fdl_sha256_mem(hex, b.data, b.len, &e))
+		problem(r, key, "cannot be read: %s", e.message);
+	else if ((int64_t)b.len != bytes)
+		problem(r, key, "is %lld bytes; " FDL_VERSION_JSON " says %lld", (long long)b.len, (long long)bytes);
+	else if (!sha || strcmp(hex, sha))
+		problem(r, key, "has sha256 %s; " FDL_VERSION_JSON " says %s (the file changed after it was written)", hex,
+			sha ? sha : "none");
+	else if (fdl_json_parse(&doc, b.data, b.len, key, &e) || !json_is_object(doc)) {
+		problem(r, key, "%s", doc ? "is not a JSON object" : e.message);
+		json_decref(doc);
+		doc = NULL;
+	}
+	fdl_buf_free(&b);
+	free(key);
+	return doc;
+}
+
+/* One data or delete file files.json names as live in `table`: there, a
+ * regular file, of the size it records (`want`; 0: none recorded), and
+ * named in its sha256 map. In the words check_catalog uses; a file found
+ * wrong here goes in `bad`, and its hash is not compared again. */
+static void check_live_file(report *r, fdl_repo *repo, const char *ckey, const char *fkey, const json_t *map,
+			    const char *table, const char *path, int64_t want, fdl_strlist *bad)
+{
+	char *dkey = fdl_asprintf("%s/%s", repo->data_dir, path), hex[65];
+	int64_t have = -1;
+	fdl_error e;
+	int hrc = 0;
+	if (!dkey) {
+		r->oom = true;
+		return;
+	}
+	if (fdl_path_check_relative(path, "a data file's path", &e))
+		problem(r, fkey, "%s", e.message);
+	else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, &have, &e)) == FDL_ENOTFOUND)
+		problem(r, dkey, "is referenced by %s (table %s) but missing", ckey, table);
+	else if (hrc == FDL_EINVALID)
+		problem(r, dkey, "is referenced by %s (table %s) but is a symlink or not a regular file; fdl follows no "
+				 "symlink inside a repository", ckey, table);
+	else if (hrc)
+		problem(r, dkey, "cannot be read: %s", e.message);
+	else if (want > 0 && have != want)
+		problem(r, dkey, "is %lld bytes; %s records %lld", (long long)have, fkey, (long long)want);
+	else {
+		if (!json_object_get(map, path))
+			problem(r, fkey, "records no sha256 of %s, which the catalog references", dkey);
+		free(dkey);
+		return;
+	}
+	if (fdl_strlist_add(bad, path, &e))
+		r->oom = true;
+	free(dkey);
+}
+
+/* Every file of files.json's sha256 map (those of every snapshot of the
+ * catalog) has that sha256, each hashed once a run (r->hashes); `bad`
+ * (sorted): paths reported already. */
+static void check_mapped_files(report *r, fdl_repo *repo, const char *ckey, const char *fkey, const json_t *map,
+			       const fdl_strlist *bad)
+{
+	fdl_strlist paths = {0};
+	fdl_error e;
+	const char *path;
+	const json_t *v;
+	json_object_foreach((json_t *)map, path, v) if (fdl_strlist_add(&paths, path, &e)) r->oom = true;
+	fdl_strlist_sort(&paths);
+	for (size_t i = 0; i < paths.len; i++) {
+		path = paths.items[i];
+		const char *want = json_string_value(json_object_get(map, path));
+		char *dkey = fdl_asprintf("%s/%s", repo->data_dir, path), hex[65];
+		int hrc = 0;
+		if (!dkey)
+			r->oom = true;
+		else if (fdl_strlist_has_sorted(bad, path))
+			; /* reported */
+		else if (fdl_path_check_relative(path, "a data file's path", &e))
+			problem(r, fkey, "%s", e.message);
+		else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, NULL, &e)) == FDL_ENOTFOUND)
+			problem(r, dkey, "is referenced by %s but missing", ckey);
+		else if (hrc == FDL_EINVALID)
+			problem(r, dkey, "is referenced by %s but is a symlink or not a regular file; fdl follows no "
+					 "symlink inside a repository", ckey);
+		else if (hrc)
+			problem(r, dkey, "cannot be read: %s", e.message);
+		else if (!want || strcmp(hex, want))
+			problem(r, dkey, "has sha256 %s; %s records %s (the file changed after it was written)", hex,
+				fkey, want ? want : "no string");
+		free(dkey);
+	}
+	fdl_strlist_free(&paths);
+}
+
+/* A live version's data from its files.json alone (its bytes proven by
+ * version.json's sha256): each live file of each table there, of its
+ * recorded size, and every file of the sha256 map with that sha256. What
+ * only the catalog can say (that files.json and the statistics are what
+ * it holds, that the map names every file of every snapshot and no
+ * other) is --deep's. */
+static void check_data_listed(report *r, fdl_repo *repo, const vdir *d, const json_t *written)
+{
+	const json_t *map = json_object_get(written, FDL_FILES_SHA256);
+	const char *fpath = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"));
+	char *fkey = fdl_version_key(d->id, fpath ? fpath : FDL_FILES_JSON);
+	char *ckey = fdl_version_key(d->id, fdl_version_catalog_path(d->v));
+	fdl_strlist bad = {0};
+	const char *table;
+	const json_t *t;
+	if (!fkey || !ckey)
+		r->oom = true;
+	json_object_foreach((json_t *)json_object_get(written, "tables"), table, t)
+	{
+		size_t i;
+		const json_t *f;
+		json_array_foreach(json_object_get(t, "files"), i, f)
+		for (int k = 0; k < 2 && fkey && ckey; k++) {
+			const json_t *one = k ? json_object_get(f, "deletes") : f;
+			const char *path = json_string_value(json_object_get(one, "path"));
+			if (path)
+				check_live_file(r, repo, ckey, fkey, map, table, path,
+						(int64_t)json_integer_value(json_object_get(one, "bytes")), &bad);
+		}
+	}
+	fdl_strlist_sort(&bad);
+	if (fkey && ckey)
+		check_mapped_files(r, repo, ckey, fkey, map, &bad);
+	fdl_strlist_free(&bad);
+	free(fkey);
+	free(ckey);
+}
+
+/* The worker's DuckDB, made the first time it opens a catalog: the
+ * default depth opens none unless a version's files.json cannot say what
+ * its data is. Catalogs are read raw: DuckDB alone, no extension. */
+static fdl_duck *catalog_reader(report *r)
+{
+	fdl_duck **duck = r->duck;
+	if (!*duck && !r->duck_rc) {
+		/* the workers are the parallelism: DuckDB's own threads only add
+		 * hand-offs to statements this small */
+		if ((r->duck_rc = fdl_duck_new_loading(duck, NULL, &r->duck_err)) == 0 &&
+		    (r->duck_rc = fdl_duck_threads(*duck, 1, &r->duck_err)) != 0) {
+			fdl_duck_free(*duck);
+			*duck = NULL;
+		}
+	}
+	return *duck;
+}
+
+/* Every file version.json lists read, checked and opened as today: the
+ * catalog attached and its dataset.json, files.json and statistics derived
+ * again (--deep). */
+static void check_version_deep(report *r, fdl_repo *repo, vdir *d, bool expired)
+{
 	const json_t *doc = fdl_version_json(d->v);
 	const char *keys[] = {"catalog", "dataset", "files"};
 	bool catalog_ok = false;
@@ -427,10 +598,61 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 	if (r->allowed_signers)
 		check_signature(r, repo, d);
 	/* a catalog whose bytes are not the recorded ones is not opened */
-	if (!expired && catalog_ok && copies[0])
+	fdl_duck *duck = !expired && catalog_ok && copies[0] ? catalog_reader(r) : NULL;
+	if (duck)
 		check_catalog(r, repo, duck, d, copies[0], copies[2]);
 	for (size_t i = 0; i < 3; i++)
 		drop_copy(copies[i], downloaded[i]);
+}
+
+/* The default depth: every file version.json lists, each read once (the
+ * catalog streamed through sha256, files.json into memory, checked, then
+ * parsed), and the data files from files.json alone (check_data_listed).
+ * A live version whose files.json is absent or records no sha256 of its
+ * data (written before fdl recorded them, or by another writer) has its
+ * catalog opened as at --deep: nothing else says what its data is. */
+static void check_version_bytes(report *r, fdl_repo *repo, vdir *d, bool expired)
+{
+	const json_t *doc = fdl_version_json(d->v);
+	const json_t *fref = json_object_get(doc, "files"), *cref = json_object_get(doc, "catalog");
+	json_t *written = fref ? files_checked(r, repo, d, fref, expired) : NULL;
+	bool by_catalog = !expired && !json_object_get(written, FDL_FILES_SHA256) && (!fref || written);
+	char *copies[2] = {NULL, NULL};
+	bool downloaded[2] = {false, false};
+	bool catalog_ok = cref ? check_listed(r, repo, d, cref, expired, by_catalog ? &copies[0] : NULL, &downloaded[0])
+			       : true;
+	const json_t *dref = json_object_get(doc, "dataset");
+	bool dataset_downloaded = false;
+	if (dref)
+		check_listed(r, repo, d, dref, false, NULL, &dataset_downloaded);
+	if (r->allowed_signers)
+		check_signature(r, repo, d);
+	if (by_catalog && catalog_ok && copies[0]) {
+		char *key = fref ? fdl_version_key(d->id, json_string_value(json_object_get(fref, "path"))) : NULL;
+		fdl_error e;
+		if (key && !(copies[1] = local_copy(r, repo, key, &downloaded[1], &e)))
+			problem(r, key, "cannot be read: %s", e.message);
+		fdl_duck *duck = !fref || copies[1] ? catalog_reader(r) : NULL;
+		if (duck)
+			check_catalog(r, repo, duck, d, copies[0], copies[1]);
+		free(key);
+	} else if (!expired && written) {
+		check_data_listed(r, repo, d, written);
+	}
+	for (size_t i = 0; i < 2; i++)
+		drop_copy(copies[i], downloaded[i]);
+	json_decref(written);
+}
+
+static void check_version(report *r, fdl_repo *repo, vdirs *dirs, vdir *d)
+{
+	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
+	r->out->versions_checked++;
+	version_shape(r, dirs, d);
+	if (r->deep)
+		check_version_deep(r, repo, d, expired);
+	else
+		check_version_bytes(r, repo, d, expired);
 }
 
 int fdl_verify_shape(fdl_verify_report *out, vdirs *dirs, const vdir *d, fdl_error *err)
@@ -516,6 +738,7 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 typedef struct verify_pool {
 	fdl_repo *repo; /* the caller's, for worker 0 */
 	const char *allowed_signers;
+	bool deep;
 	vdirs *dirs;
 	size_t *todo; /* indexes into dirs, in order */
 	size_t ntodo;
@@ -548,27 +771,25 @@ static int verify_init(void *ctx, size_t index, void **state, fdl_error *err)
 		w->repo = NULL;
 		return rc;
 	}
-	/* catalogs are read raw: DuckDB alone, no extension to load */
-	if (!(rc = fdl_duck_new_loading(&w->duck, NULL, err)))
-		/* the workers are the parallelism: DuckDB's own threads only add
-		 * hand-offs to statements this small */
-		rc = fdl_duck_threads(w->duck, 1, err);
-	return rc;
+	return 0;
 }
 
 static int verify_job(void *ctx, void *state, size_t k, fdl_error *err)
 {
-	(void)err; /* a version's problems are findings, never the pool's error */
+	/* a version's problems are findings, never the pool's error */
 	verify_pool *p = ctx;
 	verify_worker *w = state;
-	report r = {&p->parts[k], false, p->allowed_signers, w->tmpdir, w->downloads, &w->sizes, p->hashes, false};
-	check_version(&r, w->repo, w->duck, p->dirs, &p->dirs->items[p->todo[k]]);
+	report r = {&p->parts[k], false, p->allowed_signers, w->tmpdir, w->downloads, &w->sizes, p->hashes, false,
+		    p->deep, &w->duck, 0, {0}};
+	check_version(&r, w->repo, p->dirs, &p->dirs->items[p->todo[k]]);
 	p->unhashed[k] = r.unhashed;
 	w->tmpdir = r.tmpdir;
 	w->downloads = r.downloads;
 	if (r.oom)
 		atomic_store(&p->oom, true);
-	return 0;
+	if (r.duck_rc) /* no DuckDB to open a catalog with: the run cannot check */
+		*err = r.duck_err;
+	return r.duck_rc;
 }
 
 static void verify_fini(void *ctx, size_t index, void *state)
@@ -663,7 +884,7 @@ static void unhashed_warning(report *r, const vdirs *dirs, const verify_pool *p)
  * same on any number of cores. */
 static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_error *err)
 {
-	verify_pool p = {repo, r->allowed_signers, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL,
+	verify_pool p = {repo, r->allowed_signers, r->deep, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL,
 			 calloc(dirs->len + 1, sizeof(bool)), NULL, false};
 	if (!p.todo || !p.unhashed || fdl_hash_cache_new(&p.hashes, err)) {
 		free(p.todo);
@@ -751,7 +972,8 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 				"from FDL_VERIFY_OPTIONS_INIT)", o->version, (unsigned)FDL_VERIFY_OPTIONS_VERSION);
 	const char *allowed_signers = o->allowed_signers;
 	int all = !o->reachable_only;
-	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL, NULL, false};
+	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL, NULL, false,
+		    o->version >= 2 && o->deep, NULL, 0, {0}};
 	if (!r.out || !(r.out->repository = fdl_strdup(repo->root))) {
 		fdl_verify_report_free(r.out);
 		return fdl_oom(err);
