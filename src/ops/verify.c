@@ -4,11 +4,15 @@
  * at the first. Checks: refs and HEAD; each version's version.json (must
  * fields, id = directory, seq/parents chain); the bytes and sha256 of every
  * file version.json lists; that no file other than the spec's allowed
- * additions is in a version directory; for every live catalog, that it
- * stops at its snapshot, that every data file it references exists under
- * data_dir with its recorded size, that files.json agrees with it, and that
- * the column statistics DuckLake answers min() and max() from are those of
- * its data files.
+ * additions is in a version directory; the history index and the Iceberg
+ * views. Two depths (issue 54): by default a version's data is checked
+ * from its files.json alone (verify_data.c: each live file of its size,
+ * each file of the sha256 map with that sha256), and no catalog is opened
+ * unless files.json records no data hashes; --deep opens every live
+ * catalog: that it stops at its snapshot, that every data file it
+ * references exists under data_dir with its recorded size and sha256, that
+ * files.json agrees with it, and that the column statistics DuckLake
+ * answers min() and max() from are those of its data files.
  * On a store with no local files (S3, HTTP) each listed file is downloaded
  * into a temporary folder, hashed, and deleted once its version is checked:
  * verify checks what the store holds, never a cached copy.
@@ -145,46 +149,6 @@ static json_t *files_written(const char *local)
 	return written;
 }
 
-/* files.json (its bytes already checked against `sha`) says what the
- * catalog does: fdl writes exactly the serialisation of what it derives,
- * so equal hashes settle it; another writer's layout of the same JSON is
- * compared parsed. Its sha256 of the data files is not derived from the
- * catalog but checked against the files themselves (check_hashes): taken
- * as written here. */
-static bool files_agree(json_t *derived, const char *sha, const json_t *written)
-{
-	char *text = NULL, hex[65];
-	size_t len = 0;
-	fdl_error e;
-	json_t *hashes = json_object_get(written, FDL_FILES_SHA256);
-	if (hashes)
-		json_object_set(derived, FDL_FILES_SHA256, hashes);
-	bool same = sha && !fdl_json_dump_as(&text, &len, derived, true, &e) && !fdl_sha256_mem(hex, text, len, &e) &&
-		    !strcmp(hex, sha);
-	free(text);
-	if (same)
-		return true;
-	same = written && json_equal(written, derived);
-	if (written && !same) {
-		/* fdl's optional additions: a files.json written without one
-		 * (before fdl wrote it, or by another writer) agrees */
-		static const char *const optional[] = {"field_ids", "columns", "schema_changed", "unreadable"};
-		json_t *bare = json_deep_copy(derived);
-		const char *name;
-		json_t *t;
-		json_object_foreach(json_object_get(bare, "tables"), name, t)
-		{
-			const json_t *w = json_object_get(json_object_get(written, "tables"), name);
-			for (size_t k = 0; k < sizeof optional / sizeof *optional; k++)
-				if (!json_object_get(w, optional[k]) && !(k == 3 && json_object_get(w, "columns")))
-					json_object_del(t, optional[k]);
-		}
-		same = bare && json_equal(written, bare);
-		json_decref(bare);
-	}
-	return same;
-}
-
 /* What a live catalog attached as `alias` must agree with: version.json's
  * snapshot_id, and files.json (its local copy; NULL: not checked). Its
  * files are left in *listing (the caller frees it, even on false) and the
@@ -211,7 +175,7 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 	json_t *derived = NULL;
 	*written = files_local ? files_written(files_local) : NULL;
 	if (files_local && !fdl_catalog_files_json(&derived, duck, alias, *listing, files, &e) &&
-	    !files_agree(derived, json_string_value(json_object_get(fref, "sha256")), *written))
+	    !fdl_verify_files_agree(derived, json_string_value(json_object_get(fref, "sha256")), *written))
 		problem(r, fkey, "does not agree with the catalog (the catalog is right)");
 	json_decref(derived);
 	free(fkey);
@@ -410,155 +374,6 @@ static void version_shape(report *r, vdirs *dirs, const vdir *d)
 	free(vkey);
 }
 
-/* files.json read once, into memory: its bytes and sha256 against
- * version.json's record (`ref`), then parsed. NULL when it is absent (a
- * problem unless expired), not the recorded bytes, or not JSON. */
-static json_t *files_checked(report *r, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired)
-{
-	const char *path = json_string_value(json_object_get(ref, "path"));
-	const char *sha = json_string_value(json_object_get(ref, "sha256"));
-	int64_t bytes = (int64_t)json_integer_value(json_object_get(ref, "bytes"));
-	char *key = path ? fdl_version_key(d->id, path) : NULL;
-	fdl_buf b = {0};
-	json_t *doc = NULL;
-	char hex[65];
-	fdl_error e;
-	if (!key)
-		problem(r, d->id, "out of memory");
-	else if (!fdl_vdir_has(d, path)) {
-		if (!expired)
-			problem(r, key, "is listed in " FDL_VERSION_JSON " but missing");
-	} else if (fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
-		   fdl_sha256_mem(hex, b.data, b.len, &e))
-		problem(r, key, "cannot be read: %s", e.message);
-	else if ((int64_t)b.len != bytes)
-		problem(r, key, "is %lld bytes; " FDL_VERSION_JSON " says %lld", (long long)b.len, (long long)bytes);
-	else if (!sha || strcmp(hex, sha))
-		problem(r, key, "has sha256 %s; " FDL_VERSION_JSON " says %s (the file changed after it was written)", hex,
-			sha ? sha : "none");
-	else if (fdl_json_parse(&doc, b.data, b.len, key, &e) || !json_is_object(doc)) {
-		problem(r, key, "%s", doc ? "is not a JSON object" : e.message);
-		json_decref(doc);
-		doc = NULL;
-	}
-	fdl_buf_free(&b);
-	free(key);
-	return doc;
-}
-
-/* One data or delete file files.json names as live in `table`: there, a
- * regular file, of the size it records (`want`; 0: none recorded), and
- * named in its sha256 map. In the words check_catalog uses; a file found
- * wrong here goes in `bad`, and its hash is not compared again. */
-static void check_live_file(report *r, fdl_repo *repo, const char *ckey, const char *fkey, const json_t *map,
-			    const char *table, const char *path, int64_t want, fdl_strlist *bad)
-{
-	char *dkey = fdl_asprintf("%s/%s", repo->data_dir, path), hex[65];
-	int64_t have = -1;
-	fdl_error e;
-	int hrc = 0;
-	if (!dkey) {
-		r->oom = true;
-		return;
-	}
-	if (fdl_path_check_relative(path, "a data file's path", &e))
-		problem(r, fkey, "%s", e.message);
-	else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, &have, &e)) == FDL_ENOTFOUND)
-		problem(r, dkey, "is referenced by %s (table %s) but missing", ckey, table);
-	else if (hrc == FDL_EINVALID)
-		problem(r, dkey, "is referenced by %s (table %s) but is a symlink or not a regular file; fdl follows no "
-				 "symlink inside a repository", ckey, table);
-	else if (hrc)
-		problem(r, dkey, "cannot be read: %s", e.message);
-	else if (want > 0 && have != want)
-		problem(r, dkey, "is %lld bytes; %s records %lld", (long long)have, fkey, (long long)want);
-	else {
-		if (!json_object_get(map, path))
-			problem(r, fkey, "records no sha256 of %s, which the catalog references", dkey);
-		free(dkey);
-		return;
-	}
-	if (fdl_strlist_add(bad, path, &e))
-		r->oom = true;
-	free(dkey);
-}
-
-/* Every file of files.json's sha256 map (those of every snapshot of the
- * catalog) has that sha256, each hashed once a run (r->hashes); `bad`
- * (sorted): paths reported already. */
-static void check_mapped_files(report *r, fdl_repo *repo, const char *ckey, const char *fkey, const json_t *map,
-			       const fdl_strlist *bad)
-{
-	fdl_strlist paths = {0};
-	fdl_error e;
-	const char *path;
-	const json_t *v;
-	json_object_foreach((json_t *)map, path, v) if (fdl_strlist_add(&paths, path, &e)) r->oom = true;
-	fdl_strlist_sort(&paths);
-	for (size_t i = 0; i < paths.len; i++) {
-		path = paths.items[i];
-		const char *want = json_string_value(json_object_get(map, path));
-		char *dkey = fdl_asprintf("%s/%s", repo->data_dir, path), hex[65];
-		int hrc = 0;
-		if (!dkey)
-			r->oom = true;
-		else if (fdl_strlist_has_sorted(bad, path))
-			; /* reported */
-		else if (fdl_path_check_relative(path, "a data file's path", &e))
-			problem(r, fkey, "%s", e.message);
-		else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, NULL, &e)) == FDL_ENOTFOUND)
-			problem(r, dkey, "is referenced by %s but missing", ckey);
-		else if (hrc == FDL_EINVALID)
-			problem(r, dkey, "is referenced by %s but is a symlink or not a regular file; fdl follows no "
-					 "symlink inside a repository", ckey);
-		else if (hrc)
-			problem(r, dkey, "cannot be read: %s", e.message);
-		else if (!want || strcmp(hex, want))
-			problem(r, dkey, "has sha256 %s; %s records %s (the file changed after it was written)", hex,
-				fkey, want ? want : "no string");
-		free(dkey);
-	}
-	fdl_strlist_free(&paths);
-}
-
-/* A live version's data from its files.json alone (its bytes proven by
- * version.json's sha256): each live file of each table there, of its
- * recorded size, and every file of the sha256 map with that sha256. What
- * only the catalog can say (that files.json and the statistics are what
- * it holds, that the map names every file of every snapshot and no
- * other) is --deep's. */
-static void check_data_listed(report *r, fdl_repo *repo, const vdir *d, const json_t *written)
-{
-	const json_t *map = json_object_get(written, FDL_FILES_SHA256);
-	const char *fpath = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"));
-	char *fkey = fdl_version_key(d->id, fpath ? fpath : FDL_FILES_JSON);
-	char *ckey = fdl_version_key(d->id, fdl_version_catalog_path(d->v));
-	fdl_strlist bad = {0};
-	const char *table;
-	const json_t *t;
-	if (!fkey || !ckey)
-		r->oom = true;
-	json_object_foreach((json_t *)json_object_get(written, "tables"), table, t)
-	{
-		size_t i;
-		const json_t *f;
-		json_array_foreach(json_object_get(t, "files"), i, f)
-		for (int k = 0; k < 2 && fkey && ckey; k++) {
-			const json_t *one = k ? json_object_get(f, "deletes") : f;
-			const char *path = json_string_value(json_object_get(one, "path"));
-			if (path)
-				check_live_file(r, repo, ckey, fkey, map, table, path,
-						(int64_t)json_integer_value(json_object_get(one, "bytes")), &bad);
-		}
-	}
-	fdl_strlist_sort(&bad);
-	if (fkey && ckey)
-		check_mapped_files(r, repo, ckey, fkey, map, &bad);
-	fdl_strlist_free(&bad);
-	free(fkey);
-	free(ckey);
-}
-
 /* The worker's DuckDB, made the first time it opens a catalog: the
  * default depth opens none unless a version's files.json cannot say what
  * its data is. Catalogs are read raw: DuckDB alone, no extension. */
@@ -615,7 +430,9 @@ static void check_version_bytes(report *r, fdl_repo *repo, vdir *d, bool expired
 {
 	const json_t *doc = fdl_version_json(d->v);
 	const json_t *fref = json_object_get(doc, "files"), *cref = json_object_get(doc, "catalog");
-	json_t *written = fref ? files_checked(r, repo, d, fref, expired) : NULL;
+	json_t *written = NULL;
+	if (fref && fdl_verify_files_json(&written, r->out, repo, d, fref, expired))
+		r->oom = true;
 	bool by_catalog = !expired && !json_object_get(written, FDL_FILES_SHA256) && (!fref || written);
 	char *copies[2] = {NULL, NULL};
 	bool downloaded[2] = {false, false};
@@ -637,7 +454,8 @@ static void check_version_bytes(report *r, fdl_repo *repo, vdir *d, bool expired
 			check_catalog(r, repo, duck, d, copies[0], copies[1]);
 		free(key);
 	} else if (!expired && written) {
-		check_data_listed(r, repo, d, written);
+		if (fdl_verify_data_listed(r->out, repo, r->hashes, d, written))
+			r->oom = true;
 	}
 	for (size_t i = 0; i < 2; i++)
 		drop_copy(copies[i], downloaded[i]);
@@ -810,47 +628,6 @@ static void verify_fini(void *ctx, size_t index, void *state)
 	free(w);
 }
 
-/* Move the findings of `from` to the end of `to`. */
-static int take_findings(fdl_finding **to, size_t *to_n, fdl_finding **from, size_t *from_n)
-{
-	if (!*from_n)
-		return 0;
-	fdl_finding *grown = realloc(*to, (*to_n + *from_n) * sizeof *grown);
-	if (!grown)
-		return -1;
-	memcpy(grown + *to_n, *from, *from_n * sizeof *grown);
-	*to = grown;
-	*to_n += *from_n;
-	free(*from);
-	*from = NULL;
-	*from_n = 0;
-	return 0;
-}
-
-/* One version's findings, after those of the versions before it. */
-static void merge_part(report *r, fdl_verify_report *part)
-{
-	r->out->versions_checked += part->versions_checked;
-	if (take_findings(&r->out->problems, &r->out->problem_count, &part->problems, &part->problem_count) ||
-	    take_findings(&r->out->warnings, &r->out->warning_count, &part->warnings, &part->warning_count))
-		r->oom = true;
-	if (part->signature_count) {
-		fdl_good_signature *g =
-			realloc(r->out->signatures, (r->out->signature_count + part->signature_count) * sizeof *g);
-		if (!g) {
-			r->oom = true;
-		} else {
-			memcpy(g + r->out->signature_count, part->signatures, part->signature_count * sizeof *g);
-			r->out->signatures = g;
-			r->out->signature_count += part->signature_count;
-			free(part->signatures);
-			part->signatures = NULL;
-			part->signature_count = 0;
-		}
-	}
-	fdl_verify_report_free_fields(part);
-}
-
 /* One warning for every live version whose files.json records no sha256
  * of its data files: not a problem (versions written before fdl recorded
  * them, or by another writer), but their data is checked by size only. */
@@ -904,7 +681,8 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 		rc = fdl_pool_run(&t, err);
 	r->oom |= atomic_load(&p.oom);
 	for (size_t k = 0; k < p.ntodo && p.parts; k++)
-		merge_part(r, &p.parts[k]);
+		if (fdl_verify_report_merge(r->out, &p.parts[k]))
+			r->oom = true;
 	unhashed_warning(r, dirs, &p);
 	fdl_hash_cache_free(p.hashes);
 	free(p.unhashed);
