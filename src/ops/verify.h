@@ -32,6 +32,9 @@ bool fdl_verify_files_agree(json_t *derived, const char *sha, const json_t *writ
 int fdl_verify_files_json(json_t **doc, fdl_verify_report *out, fdl_repo *repo, const vdir *d, const json_t *ref,
 			  bool expired);
 
+/* expired.json of `d` read and checked field by field (reason, expired_at). */
+int fdl_verify_expired(fdl_verify_report *out, fdl_repo *repo, const vdir *d);
+
 /* The data of live version `d` from its files.json (`written`, proven by
  * the call above) alone: every live file there of its recorded size, every
  * file of its sha256 map with that sha256, hashed once a run through

@@ -8,6 +8,7 @@
 #include "report.h"
 #include "verify.h"
 #include "../layout/keys.h"
+#include "../layout/layout.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -68,7 +69,8 @@ static json_t *files_checked(sink *k, fdl_repo *repo, const vdir *d, const json_
 		problem(k, key, "%s", doc ? "is not a JSON object" : e.message);
 		json_decref(doc);
 		doc = NULL;
-	}
+	} else if (fdl_files_json_check(doc, key, &e))
+		problem(k, key, "%s", e.message); /* its data is still checked as far as it says */
 	fdl_buf_free(&b);
 	free(key);
 	return doc;
@@ -225,6 +227,33 @@ bool fdl_verify_files_agree(json_t *derived, const char *sha, const json_t *writ
 		json_decref(bare);
 	}
 	return same;
+}
+
+/* expired.json (one of the format's exceptions: added to a version after
+ * it was written, so no hash records it) read and checked field by field. */
+static void check_expired(sink *k, fdl_repo *repo, const vdir *d)
+{
+	char *key = fdl_version_key(d->id, FDL_EXPIRED_JSON);
+	fdl_buf b = {0};
+	json_t *doc = NULL;
+	const char *reason, *when;
+	fdl_error e;
+	if (!key)
+		k->oom = true;
+	else if (fdl_store_get(repo->store, key, 1 << 20, &b, NULL, &e))
+		problem(k, key, "cannot be read: %s", e.message);
+	else if (fdl_json_parse(&doc, b.data, b.len, key, &e) || fdl_expired_parse(&reason, &when, doc, key, &e))
+		problem(k, key, "%s", e.message);
+	json_decref(doc);
+	fdl_buf_free(&b);
+	free(key);
+}
+
+int fdl_verify_expired(fdl_verify_report *out, fdl_repo *repo, const vdir *d)
+{
+	sink k = {out, false, NULL};
+	check_expired(&k, repo, d);
+	return k.oom ? FDL_ERROR : 0;
 }
 
 int fdl_verify_files_json(json_t **doc, fdl_verify_report *out, fdl_repo *repo, const vdir *d, const json_t *ref,
