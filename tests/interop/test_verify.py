@@ -189,3 +189,16 @@ def test_field_ids_are_optional_but_checked(repo, tmp_path, depth):
         assert rc == 5 and any("does not agree with the catalog" in str(p) for p in rep["problems"]), rep
     else:
         assert rc == 0 and rep["problems"] == [], rep
+
+
+@DEPTHS
+def test_a_broken_expired_json_is_named(repo, tmp_path, ledger, depth):
+    """expired.json, added after a version was written (no hash records it),
+    is read and checked field by field at both depths."""
+    ledger.waive(repo.root, "the test damages a version for verify to find")
+    head, first = two_versions(repo, tmp_path)
+    (repo.root / "versions" / first / "expired.json").write_text(
+        '{"reason": "tired", "expired_at": "2026-01-01T00:00:00Z"}')
+    rc, rep = verify(repo.root, *depth)
+    assert rc == 5 and any(p["where"] == f"versions/{first}/expired.json" and "reason" in p["problem"]
+                           for p in rep["problems"]), rep
