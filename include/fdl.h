@@ -665,7 +665,7 @@ typedef struct fdl_verify_options {
 					tag names must carry one (an older version without one is a warning);
 					NULL: signatures not checked */
 	/* version 2 */
-	int deep;                    /* also open every live catalog and derive its dataset.json, files.json
+	int deep;                    /* also open every live catalog and derive its files.json, last snapshot
 					and statistics again (fdl verify --deep); 0: bytes and hashes only */
 } fdl_verify_options;
 #define FDL_VERIFY_OPTIONS_VERSION 2

@@ -11,16 +11,17 @@ const cli_doc doc_verify = {
 		"directory, seq and first parent); the bytes and sha256 of every file it\n"
 		"lists; any file a version may not hold, and anything under `versions/` or\n"
 		"`refs/` that does not belong there (a stray file, a symbolic link:\n"
-		"reported, never followed); `expired.json`, `catalogs/`, the history index\n"
-		"and ref list, and the Iceberg views. Data files come from each version's\n"
-		"`files.json` (its bytes proven by `version.json`): every live file there,\n"
-		"of its recorded size, and every file of its sha256 map with that sha256,\n"
-		"each read once however many versions share it. This default depth reads\n"
-		"each file once, streamed, on every core, and costs about what `sha256sum`\n"
-		"of the same files costs; it opens no catalog, except that of a version\n"
-		"whose `files.json` is absent or records no data hashes (written before fdl\n"
-		"recorded them, or by another writer: named in a warning, its data checked\n"
-		"by size from the catalog).\n"
+		"reported, never followed); `expired.json` field by field, the names under\n"
+		"`catalogs/`, the history index and ref list, and the Iceberg views. Data\n"
+		"files come from each version's `files.json` (its bytes proven by\n"
+		"`version.json`): every live file there, of its recorded size, and every\n"
+		"file of its sha256 map with that sha256, each read once however many\n"
+		"versions share it. This default depth reads each file once, streamed, on\n"
+		"every core, and costs about what `sha256sum` of the same files costs; it\n"
+		"opens no catalog, except that of a version whose `files.json` is absent\n"
+		"or records no data hashes (written before fdl recorded them, or by\n"
+		"another writer: named in a warning, its data checked by size from the\n"
+		"catalog).\n"
 		"\n"
 		"`--deep` also opens every live catalog in DuckDB and derives it again: it\n"
 		"stops at `version.json`'s snapshot, `files.json` says what it holds (the\n"
@@ -58,7 +59,7 @@ int cmd_verify(int argc, char **argv)
 	cli_opt opts[] = {
 		{.name = "reachable", .flag = &reachable, .help = "only the versions reachable from refs"},
 		{.name = "all", .flag = &all, .help = "every version directory (the default; kept for scripts)"},
-		{.name = "deep", .flag = &deep, .help = "also open every catalog and derive its dataset.json, files.json and statistics again"},
+		{.name = "deep", .flag = &deep, .help = "also open every live catalog and derive its files.json, snapshot and statistics again"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
 		{.name = "signatures", .flag = &sigs, .help = "also check every version.json.sig, and require one on what a branch or tag names"},
 		{.name = "allowed-signers", .value = &allowed, .arg = "FILE", .help = "OpenSSH allowed_signers file (with --signatures)"},

@@ -430,10 +430,11 @@ static void check_version_bytes(report *r, fdl_repo *repo, vdir *d, bool expired
 {
 	const json_t *doc = fdl_version_json(d->v);
 	const json_t *fref = json_object_get(doc, "files"), *cref = json_object_get(doc, "catalog");
-	json_t *written = NULL;
-	if (fref && fdl_verify_files_json(&written, r->out, repo, d, fref, expired))
+	fdl_files_scan scan = {0};
+	bool written = false;
+	if (fref && fdl_verify_files_json(&scan, &written, r->out, repo, d, fref, expired))
 		r->oom = true;
-	bool by_catalog = !expired && !json_object_get(written, FDL_FILES_SHA256) && (!fref || written);
+	bool by_catalog = !expired && !scan.has_map && (!fref || written);
 	char *copies[2] = {NULL, NULL};
 	bool downloaded[2] = {false, false};
 	bool catalog_ok = cref ? check_listed(r, repo, d, cref, expired, by_catalog ? &copies[0] : NULL, &downloaded[0])
@@ -454,12 +455,12 @@ static void check_version_bytes(report *r, fdl_repo *repo, vdir *d, bool expired
 			check_catalog(r, repo, duck, d, copies[0], copies[1]);
 		free(key);
 	} else if (!expired && written) {
-		if (fdl_verify_data_listed(r->out, repo, r->hashes, d, written))
+		if (fdl_verify_data_listed(r->out, repo, r->hashes, d, &scan))
 			r->oom = true;
 	}
 	for (size_t i = 0; i < 2; i++)
 		drop_copy(copies[i], downloaded[i]);
-	json_decref(written);
+	fdl_files_scan_free(&scan);
 }
 
 static void check_version(report *r, fdl_repo *repo, vdirs *dirs, vdir *d)

@@ -7,6 +7,7 @@
 #include "hashes.h"
 #include "report.h"
 #include "verify.h"
+#include "../layout/files_scan.h"
 #include "../layout/keys.h"
 #include "../layout/layout.h"
 
@@ -39,10 +40,12 @@ static void problem(sink *k, const char *where, const char *fmt, ...)
 }
 
 /* files.json read once, into memory: its bytes and sha256 against
- * version.json's record (`ref`), then parsed. NULL when it is absent (a
- * problem unless expired), not the recorded bytes, or not JSON. */
-static json_t *files_checked(sink *k, fdl_repo *repo, const vdir *d, const json_t *ref,
-			     bool expired)
+ * version.json's record (`ref`), then its data files read from the text
+ * (fdl_files_scan_text; jansson's parse where the text is not plain).
+ * False when it is absent (a problem unless expired), not the recorded
+ * bytes, or not JSON. */
+static bool files_checked(sink *k, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired,
+			  fdl_files_scan *scan)
 {
 	const char *path = json_string_value(json_object_get(ref, "path"));
 	const char *sha = json_string_value(json_object_get(ref, "sha256"));
@@ -52,6 +55,7 @@ static json_t *files_checked(sink *k, fdl_repo *repo, const vdir *d, const json_
 	json_t *doc = NULL;
 	char hex[65];
 	fdl_error e;
+	int rc = -1;
 	if (!key)
 		problem(k, d->id, "out of memory");
 	else if (!fdl_vdir_has(d, path)) {
@@ -65,22 +69,43 @@ static json_t *files_checked(sink *k, fdl_repo *repo, const vdir *d, const json_
 	else if (!sha || strcmp(hex, sha))
 		problem(k, key, "has sha256 %s; " FDL_VERSION_JSON " says %s (the file changed after it was written)", hex,
 			sha ? sha : "none");
+	else if ((rc = fdl_files_scan_text(scan, b.data, b.len, &e)) < 0)
+		k->oom = true;
+	else if (rc == 0)
+		; /* read plainly */
 	else if (fdl_json_parse(&doc, b.data, b.len, key, &e) || !json_is_object(doc)) {
 		problem(k, key, "%s", doc ? "is not a JSON object" : e.message);
-		json_decref(doc);
-		doc = NULL;
-	} else if (fdl_files_json_check(doc, key, &e))
-		problem(k, key, "%s", e.message); /* its data is still checked as far as it says */
+		rc = -1;
+	} else if ((rc = fdl_files_scan_tree(scan, doc, &e)) != 0)
+		k->oom = true;
+	json_decref(doc);
 	fdl_buf_free(&b);
 	free(key);
-	return doc;
+	return rc == 0;
+}
+
+/* The sha256 files.json's map records for `path`; NULL when none. */
+static const char *map_sha(const fdl_files_scan *s, const char *path)
+{
+	size_t lo = 0, hi = s->nmap;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(fdl_files_str(s, s->map[mid].path), path);
+		if (!c)
+			return fdl_files_str(s, s->map[mid].sha);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 /* One data or delete file files.json names as live in `table`: there, a
  * regular file, of the size it records (`want`; 0: none recorded), and
  * named in its sha256 map. In the words check_catalog uses; a file found
  * wrong here goes in `bad`, and its hash is not compared again. */
-static void check_live_file(sink *k, fdl_repo *repo, const char *ckey, const char *fkey, const json_t *map,
+static void check_live_file(sink *k, fdl_repo *repo, const char *ckey, const char *fkey, const fdl_files_scan *scan,
 			    const char *table, const char *path, int64_t want, fdl_strlist *bad)
 {
 	char *dkey = fdl_asprintf("%s/%s", repo->data_dir, path), hex[65];
@@ -103,7 +128,7 @@ static void check_live_file(sink *k, fdl_repo *repo, const char *ckey, const cha
 	else if (want > 0 && have != want)
 		problem(k, dkey, "is %lld bytes; %s records %lld", (long long)have, fkey, (long long)want);
 	else {
-		if (!json_object_get(map, path))
+		if (!map_sha(scan, path))
 			problem(k, fkey, "records no sha256 of %s, which the catalog references", dkey);
 		free(dkey);
 		return;
@@ -114,20 +139,17 @@ static void check_live_file(sink *k, fdl_repo *repo, const char *ckey, const cha
 }
 
 /* Every file of files.json's sha256 map (those of every snapshot of the
- * catalog) has that sha256, each hashed once a run (k->hashes); `bad`
- * (sorted): paths reported already. */
-static void check_mapped_files(sink *k, fdl_repo *repo, const char *ckey, const char *fkey, const json_t *map,
-			       const fdl_strlist *bad)
+ * catalog; sorted by path) has that sha256, each hashed once a run
+ * (k->hashes); `bad` (sorted): paths reported already. */
+static void check_mapped_files(sink *k, fdl_repo *repo, const char *ckey, const char *fkey,
+			       const fdl_files_scan *scan, const fdl_strlist *bad)
 {
-	fdl_strlist paths = {0};
 	fdl_error e;
-	const char *path;
-	const json_t *v;
-	json_object_foreach((json_t *)map, path, v) if (fdl_strlist_add(&paths, path, &e)) k->oom = true;
-	fdl_strlist_sort(&paths);
-	for (size_t i = 0; i < paths.len; i++) {
-		path = paths.items[i];
-		const char *want = json_string_value(json_object_get(map, path));
+	for (size_t i = 0; i < scan->nmap; i++) {
+		const char *path = fdl_files_str(scan, scan->map[i].path);
+		const char *want = fdl_files_str(scan, scan->map[i].sha);
+		if (i && !strcmp(path, fdl_files_str(scan, scan->map[i - 1].path)))
+			continue; /* a key written twice: the first */
 		char *dkey = fdl_asprintf("%s/%s", repo->data_dir, path), hex[65];
 		int hrc = 0;
 		if (!dkey)
@@ -143,12 +165,11 @@ static void check_mapped_files(sink *k, fdl_repo *repo, const char *ckey, const 
 					 "symlink inside a repository", ckey);
 		else if (hrc)
 			problem(k, dkey, "cannot be read: %s", e.message);
-		else if (!want || strcmp(hex, want))
+		else if (strcmp(hex, want))
 			problem(k, dkey, "has sha256 %s; %s records %s (the file changed after it was written)", hex,
-				fkey, want ? want : "no string");
+				fkey, *want ? want : "no sha256");
 		free(dkey);
 	}
-	fdl_strlist_free(&paths);
 }
 
 /* A live version's data from its files.json alone (its bytes proven by
@@ -157,33 +178,20 @@ static void check_mapped_files(sink *k, fdl_repo *repo, const char *ckey, const 
  * only the catalog can say (that files.json and the statistics are what
  * it holds, that the map names every file of every snapshot and no
  * other) is --deep's. */
-static void check_data_listed(sink *k, fdl_repo *repo, const vdir *d, const json_t *written)
+static void check_data_listed(sink *k, fdl_repo *repo, const vdir *d, const fdl_files_scan *scan)
 {
-	const json_t *map = json_object_get(written, FDL_FILES_SHA256);
 	const char *fpath = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"));
 	char *fkey = fdl_version_key(d->id, fpath ? fpath : FDL_FILES_JSON);
 	char *ckey = fdl_version_key(d->id, fdl_version_catalog_path(d->v));
 	fdl_strlist bad = {0};
-	const char *table;
-	const json_t *t;
 	if (!fkey || !ckey)
 		k->oom = true;
-	json_object_foreach((json_t *)json_object_get(written, "tables"), table, t)
-	{
-		size_t i;
-		const json_t *f;
-		json_array_foreach(json_object_get(t, "files"), i, f)
-		for (int del = 0; del < 2 && fkey && ckey; del++) {
-			const json_t *one = del ? json_object_get(f, "deletes") : f;
-			const char *path = json_string_value(json_object_get(one, "path"));
-			if (path)
-				check_live_file(k, repo, ckey, fkey, map, table, path,
-						(int64_t)json_integer_value(json_object_get(one, "bytes")), &bad);
-		}
-	}
+	for (size_t i = 0; i < scan->nlive && fkey && ckey; i++)
+		check_live_file(k, repo, ckey, fkey, scan, fdl_files_str(scan, scan->live[i].table),
+				fdl_files_str(scan, scan->live[i].path), scan->live[i].bytes, &bad);
 	fdl_strlist_sort(&bad);
 	if (fkey && ckey)
-		check_mapped_files(k, repo, ckey, fkey, map, &bad);
+		check_mapped_files(k, repo, ckey, fkey, scan, &bad);
 	fdl_strlist_free(&bad);
 	free(fkey);
 	free(ckey);
@@ -256,18 +264,18 @@ int fdl_verify_expired(fdl_verify_report *out, fdl_repo *repo, const vdir *d)
 	return k.oom ? FDL_ERROR : 0;
 }
 
-int fdl_verify_files_json(json_t **doc, fdl_verify_report *out, fdl_repo *repo, const vdir *d, const json_t *ref,
-			  bool expired)
+int fdl_verify_files_json(fdl_files_scan *scan, bool *ok, fdl_verify_report *out, fdl_repo *repo, const vdir *d,
+			  const json_t *ref, bool expired)
 {
 	sink k = {out, false, NULL};
-	*doc = files_checked(&k, repo, d, ref, expired);
+	*ok = files_checked(&k, repo, d, ref, expired, scan);
 	return k.oom ? FDL_ERROR : 0;
 }
 
 int fdl_verify_data_listed(fdl_verify_report *out, fdl_repo *repo, fdl_hash_cache *hashes, const vdir *d,
-			   const json_t *written)
+			   const fdl_files_scan *scan)
 {
 	sink k = {out, false, hashes};
-	check_data_listed(&k, repo, d, written);
+	check_data_listed(&k, repo, d, scan);
 	return k.oom ? FDL_ERROR : 0;
 }
