@@ -468,12 +468,8 @@ static void check_version(report *r, fdl_repo *repo, vdirs *dirs, vdir *d)
 	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
 	r->out->versions_checked++;
 	version_shape(r, dirs, d);
-	if (expired && fdl_verify_expired(r->out, repo, d))
-		r->oom = true;
-	if (r->deep)
-		check_version_deep(r, repo, d, expired);
-	else
-		check_version_bytes(r, repo, d, expired);
+	r->oom |= expired && fdl_verify_expired(r->out, repo, d);
+	(r->deep ? check_version_deep : check_version_bytes)(r, repo, d, expired);
 }
 
 int fdl_verify_shape(fdl_verify_report *out, vdirs *dirs, const vdir *d, fdl_error *err)

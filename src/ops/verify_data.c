@@ -1,9 +1,10 @@
-/* fdl verify's default depth for one version (docs/decisions.md, "fdl
- * verify"): files.json read once and proven by version.json's sha256, then
- * the version's data from it alone, as bytes and hashes can prove it: each
- * live file of its recorded size, each file of its sha256 map with that
- * sha256 (each data file hashed once a run, however many versions share
- * it). Findings in the words the deep check (verify.c) uses. */
+/* fdl verify's default depth for one version (docs/decisions.md, section
+ * fdl verify): files.json read once and proven by version.json's sha256,
+ * then the version's data from it alone, as bytes and hashes can prove it:
+ * each live file of its recorded size, each file of its sha256 map with
+ * that sha256 (each data file hashed once a run, however many versions
+ * share it); expired.json field by field. Findings in the words the deep
+ * check (verify.c) uses. */
 #include "hashes.h"
 #include "report.h"
 #include "verify.h"
