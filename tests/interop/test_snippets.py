@@ -30,6 +30,7 @@ linked). What a reader substitutes is substituted, and nothing else:
 of the page's repository on a free port, the buckets are the S3 test
 server's, and each `<placeholder>` gets the value a reader would look up
 (the page's FILL)."""
+import inspect
 import json
 import os
 import pathlib
@@ -47,8 +48,7 @@ import pytest
 from conftest import EXT, FDL, ROOT
 
 RUN_LANGS = {"sh", "python", "sql"}
-PAGES = ["README.md", "docs/iceberg.md", "docs/integrations.md", "docs/teams.md", "docs/s3.md", "docs/web.md",
-         "bindings/python/README.md"]
+SHOWN_LANGS = {"text", "json", "yaml"}  # output, a listing or a file: shown, never run
 VENV = ROOT / "deps" / "venv"
 FENCE = re.compile(r"^( *)```(.*)$")
 
@@ -158,9 +158,11 @@ class Session:
         self.log.mkdir(exist_ok=True)
 
     def text(self, block):
+        return self.fill_text(block.code)
+
+    def fill_text(self, code):
         keys = sorted(self.fill, key=len, reverse=True)  # one pass: a value is never substituted again
-        return re.sub("|".join(map(re.escape, keys)), lambda m: self.fill[m.group(0)], block.code) if keys \
-            else block.code
+        return re.sub("|".join(map(re.escape, keys)), lambda m: self.fill[m.group(0)], code) if keys else code
 
     def run(self, block, code=None, fresh=False):
         """Run a block; fresh: a DuckDB session of its own (what fdl printed,
@@ -168,13 +170,15 @@ class Session:
         code = self.text(block) if code is None else code
         self.count += 1
         if block.lang == "sh":
-            return self.sh(code, block.where)
+            return self.sh(code, block.where, block.attrs.get("prints") == "nothing")
         return self.py(code, block.lang, block.where, fresh)
 
-    def sh(self, code, where):
+    def sh(self, code, where, silent=False):
+        """silent: a block a page says prints nothing (greps that find no
+        line, and so exit 1): it passes when it prints nothing at all."""
         n = self.count
         script = self.sandbox / f"block-{n}.sh"
-        script.write_text(f"set -eo pipefail\nsource {shlex.quote(str(self.state))}\n{code}\n"
+        script.write_text(f"{'' if silent else 'set -eo pipefail'}\nsource {shlex.quote(str(self.state))}\n{code}\n"
                           f"export -p > {shlex.quote(str(self.state))}.new\n"
                           f"echo \"cd $(printf %q \"$PWD\")\" >> {shlex.quote(str(self.state))}.new\n")
         out, err = self.log / f"{n}.out", self.log / f"{n}.err"
@@ -186,7 +190,10 @@ class Session:
                 rc = p.wait(timeout=600)  # a safety net: a block that hangs fails
             except subprocess.TimeoutExpired:
                 rc = "hung (600 s)"
-        if rc != 0:
+        if silent and (out.stat().st_size or err.stat().st_size):
+            return f"{where}: printed what the page says it does not\n--- block as run:\n{code}--- stdout:\n" \
+                   f"{tail(out)}--- stderr:\n{tail(err)}"
+        if rc != 0 and not silent:
             return f"{where}: exited {rc}\n--- block as run:\n{code}--- stdout:\n{tail(out)}--- stderr:\n{tail(err)}"
         os.replace(f"{self.state}.new", self.state)
         return None
@@ -213,6 +220,11 @@ class Session:
             self.klog.flush()
             return f"{where}: {res['error']}\n--- block as run:\n{code}--- output:\n{tail(self.log / 'python.log')}"
         return None
+
+    def save(self, name, code):
+        """A file the page shows and the reader saves (README's build.py),
+        into the folder the shell is in."""
+        pathlib.Path(self.shell_env()["FDL_SNIPPET_PWD"], name).write_text(self.fill_text(code))
 
     def shell_env(self):
         """The environment the shell has reached (exports of earlier blocks)."""
@@ -252,7 +264,7 @@ def sandbox_for(tmp_path):
     os.symlink(FDL, fdl_dir / "build" / "fdl")
     if (ROOT / "build" / "web").exists():
         os.symlink(ROOT / "build" / "web", fdl_dir / "build" / "web")
-    for name in ("deps", "bindings"):
+    for name in ("deps", "bindings", "src"):
         os.symlink(ROOT / name, fdl_dir / name)
     shutil.copytree(ROOT / "examples", fdl_dir / "examples")  # dbt writes target/ and logs/ into its project
     for d in ("home", "srv", "tmp"):
@@ -302,18 +314,17 @@ def serve(env, root, port):
     raise AssertionError(f"set-up: fdl serve {root} did not listen on {port}")
 
 
-# Blocks not run yet, by the heading they are under (issue 62, left for a
-# follow-up: README's withdraw flow stops at `fdl commit fix`, nothing to
-# commit, on this page's history; the sections after it were not reached).
-NOT_YET = {"README.md": ("`fdl withdraw", "`fdl gc", "`fdl catalogs", "`fdl sign", "`fdl clone", "`fdl run")}
-
-
-def run_page(page, session, ledger=None, before=None):
-    """Run a page's blocks in order; the first failure ends the page (what
-    follows depends on it, as for a reader)."""
+def run_page(page, session, ledger=None, before=None, saves=None):
+    """Run every runnable block of a page, in order; the first failure ends
+    the page (what follows depends on it, as for a reader). saves: {heading
+    prefix: file name}, a `text` block under that heading is a file the
+    reader saves where the shell is (README's build.py for fdl run)."""
     ran = []
     for b in blocks(page):
-        if not b.runs or b.heading.startswith(NOT_YET.get(page, ("\0",))):
+        for prefix, name in (saves or {}).items():
+            if b.lang == "text" and b.heading.startswith(prefix) and b.code.startswith("import "):
+                session.save(name, b.code)
+        if not b.runs:
             continue
         if before:
             before(b)
@@ -500,3 +511,79 @@ def test_teams(reader, ledger, s3_server):
                 "Census 2024")
     ledger.record("s3://data/pop", v, aws(env))
     run_page("docs/teams.md", s, ledger)
+
+
+def test_web(reader, ledger):
+    """docs/web.md: the page copied beside a repository; fdl still finds
+    nothing amiss there (verify, which looks only at the layout's files)."""
+    s = reader
+    root = s.sandbox / "srv" / "population"
+    for v in history(s.env, root, s.sandbox / "tmp" / "setup-work", 1):
+        ledger.record(str(root), v)
+    run_page("docs/web.md", s, ledger)
+    assert (root / "index.html").is_file()
+    fdl_in(s.env, "verify", root)
+
+
+def test_architecture(reader):
+    """docs/architecture.md: the greps that check the walls, run in the
+    fdl folder, print nothing."""
+    assert len(run_page("docs/architecture.md", reader)) == 3
+
+
+def test_pyfdl(reader, ledger):
+    """bindings/python/README.md: pyfdl as pip installs it (the package from
+    bindings/python over this build's libfdl.so.1), on /srv/population with
+    two versions, and the reader's census-2026.csv."""
+    s = reader
+    lib = ROOT / "build" / "libfdl.so.1"
+    assert lib.exists(), f"{lib}: make build/libfdl.so first (make snippets does)"
+    s.env.update(PYTHONPATH=str(ROOT / "bindings" / "python"), FDL_LIBRARY=str(lib))
+    root = s.sandbox / "srv" / "population"
+    for v in history(s.env, root, s.sandbox / "tmp" / "setup-work", 2):
+        ledger.record(str(root), v)
+    fdl_in(s.env, "checkout", "--abandon", s.sandbox / "tmp" / "setup-work")
+    shutil.copy(ROOT / "examples" / "population-2025.csv", s.cwd / "census-2026.csv")
+    run_page("bindings/python/README.md", s, ledger)
+    log = fdl_in(s.env, "log", root, "--json").splitlines()
+    assert len(log) == 3 and json.loads(log[0])["message"] == "census 2026", log
+    ledger.record(str(root), json.loads(log[0])["id"])
+
+
+# ---- every page is covered ---------------------------------------------------------------------------
+
+# The test that runs each page holding a block that runs.
+PAGE_TESTS = {"README.md": test_readme, "docs/iceberg.md": test_iceberg, "docs/integrations.md": test_integrations,
+              "docs/teams.md": test_teams, "docs/web.md": test_web, "docs/architecture.md": test_architecture,
+              "bindings/python/README.md": test_pyfdl}
+
+
+def doc_pages():
+    return ["README.md", "bindings/python/README.md"] + sorted(str(p.relative_to(ROOT)) for p in
+                                                                (ROOT / "docs").glob("*.md"))
+
+
+def test_every_page_covered():
+    """A page added with a block that runs, and no test here running it,
+    fails: so does a fence that names no language (is it a command or an
+    output?), one in a language this file neither runs nor shows, and a
+    no-run without its reason."""
+    problems = []
+    for page in doc_pages():
+        bs = blocks(page)
+        for b in bs:
+            if b.lang not in RUN_LANGS | SHOWN_LANGS:
+                problems.append(f"{b.where}: ```{b.lang}: a fence names its language: sh, python or sql (run), "
+                                f"text, json or yaml (shown)")
+            for k, v in b.attrs.items():
+                if k not in ("no-run", "prints") or not v or (k == "prints" and v != "nothing"):
+                    problems.append(f"{b.where}: {{{k}: {v}}}: the attributes are {{no-run: why}} and "
+                                    f"{{prints: nothing}}")
+        runs = [b for b in bs if b.runs]
+        if runs and page not in PAGE_TESTS:
+            problems.append(f"{page}: {len(runs)} blocks run (the first at line {runs[0].line}) and no test "
+                            f"of test_snippets.py runs the page: add one and name it in PAGE_TESTS")
+    for page, test in PAGE_TESTS.items():
+        if f'"{page}"' not in inspect.getsource(test):
+            problems.append(f"PAGE_TESTS: {test.__name__} does not run {page}")
+    assert not problems, "\n".join(problems)
