@@ -425,12 +425,48 @@ def test_readme(reader, ledger, s3_server):
         if h.startswith("`fdl attach") and "s3" not in state:
             s3root = "s3://open-data/population"
             ledger.root(s3root, aws(env))
+            state["s3ids"] = []
             for i in range(3):
                 state["s3"] = publish(env, s3root, sb / "tmp" / "s3-work", CENSUS.format(
                     csv=ROOT / "examples" / "population-2024.csv"), f"s3 {i + 1}")
                 ledger.record(s3root, state["s3"], aws(env))
+                state["s3ids"].append(state["s3"])
+        if h.startswith("`fdl withdraw") and "withdraw" not in state:
+            # main:8 is the version published by mistake, and main alone
+            # holds it: the refs the sections above made on later versions
+            # (which hold main:8's rows too) go, as the refusal tells a reader
+            state["withdraw"] = True
+            fdl_in(env, "branch", root, "--delete", "fixes")
+            fdl_in(env, "tag", root, "--delete", "v2025")
+        if h.startswith("`fdl sign") and "sign" not in state:
+            # main is the one ref: verify --signatures wants a good signature
+            # on what every branch and tag names, and the checkout example's
+            # branch correction names an unsigned version (a problem, exit 5)
+            state["sign"] = True
+            fdl_in(env, "branch", root, "--delete", "correction")
+        if h.startswith("`fdl sign"):
+            s.fill["<id>"] = json.loads(fdl_in(env, "show", root, "main", "--json"))["id"]  # the one signed
+        if h.startswith("`fdl clone") and "clone" not in state:
+            # the bucket the S3 examples above filled is the clone's empty destination
+            state["clone"] = True
+            ledger.forget(*state["s3ids"])
+            s3.empty("open-data")
+            client.create_bucket(Bucket="open-data")
+        if h.startswith("`fdl run") and "run" not in state:
+            state["run"] = True  # the reader's census.csv, beside the build.py the section shows
+            shutil.copy(ROOT / "examples" / "population-2025.csv", pathlib.Path(s.shell_env()["FDL_SNIPPET_PWD"],
+                                                                               "census.csv"))
 
-    run_page("README.md", s, ledger, before)
+    try:
+        run_page("README.md", s, ledger, before, saves={"`fdl run": "build.py"})
+    finally:
+        ledger.gone(*withdrawn(root))
+    assert withdrawn(root), "README's withdraw example withdrew nothing"
+
+
+def withdrawn(root):
+    return [d.name for d in (root / "versions").iterdir() if (d / "expired.json").exists()
+            and json.loads((d / "expired.json").read_text()).get("reason") == "withdrawn"]
 
 
 
