@@ -221,6 +221,11 @@ class Session:
             return f"{where}: {res['error']}\n--- block as run:\n{code}--- output:\n{tail(self.log / 'python.log')}"
         return None
 
+    def unset(self, *names):
+        """The reader's shell has none of these (from the next block on)."""
+        with open(self.state, "a") as f:
+            f.write(f"unset {' '.join(names)}\n")
+
     def save(self, name, code):
         """A file the page shows and the reader saves (README's build.py),
         into the folder the shell is in."""
@@ -456,6 +461,25 @@ def test_readme(reader, ledger, s3_server):
             state["run"] = True  # the reader's census.csv, beside the build.py the section shows
             shutil.copy(ROOT / "examples" / "population-2025.csv", pathlib.Path(s.shell_env()["FDL_SNIPPET_PWD"],
                                                                                "census.csv"))
+        if h == "Repositories on S3" and "r2" not in state:
+            # the reader's publisher profile in ~/.aws (the S3 test server's
+            # key), none in the shell; <account>'s endpoint is the server;
+            # the bucket empty again (the clone above filled it) and the
+            # working folder of the command section abandoned
+            state["r2"] = True
+            aws_dir = sb / "home" / ".aws"
+            aws_dir.mkdir(exist_ok=True)
+            (aws_dir / "credentials").write_text(f"[publisher]\naws_access_key_id = {s3.key_id}\n"
+                                                 f"aws_secret_access_key = {s3.secret}\n")
+            (aws_dir / "config").write_text("[profile publisher]\nregion = us-east-1\n")
+            s.unset("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_CONFIG_FILE",
+                    "AWS_SHARED_CREDENTIALS_FILE", "AWS_ENDPOINT_URL", "AWS_REGION")
+            s.fill["https://<account>.r2.cloudflarestorage.com"] = s3.endpoint
+            s3.empty("open-data")
+            client.create_bucket(Bucket="open-data")
+            work = pathlib.Path(s.shell_env()["FDL_SNIPPET_PWD"], "work")
+            if work.exists():
+                fdl_in(env, "checkout", "--abandon", work)
 
     try:
         run_page("README.md", s, ledger, before, saves={"`fdl run": "build.py"})
