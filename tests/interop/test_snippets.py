@@ -41,6 +41,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -221,6 +222,11 @@ class Session:
             return f"{where}: {res['error']}\n--- block as run:\n{code}--- output:\n{tail(self.log / 'python.log')}"
         return None
 
+    def export(self, **values):
+        """The reader's shell has these (from the next block on)."""
+        with open(self.state, "a") as f:
+            f.write("".join(f"export {k}={shlex.quote(v)}\n" for k, v in values.items()))
+
     def unset(self, *names):
         """The reader's shell has none of these (from the next block on)."""
         with open(self.state, "a") as f:
@@ -354,6 +360,37 @@ def record(ledger, session, n):
         ledger.published(out.read_text(), aws(session.env))
 
 
+class Postgres:
+    """A PostgreSQL 15 server of the test's own (as test_postgres.py starts
+    one): the server runs as the postgres user, trust authentication on
+    127.0.0.1."""
+
+    BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
+
+    def __init__(self):
+        assert (self.BIN / "initdb").exists(), "PostgreSQL 15 is missing: make test's setup installs postgresql-15"
+        self.base = pathlib.Path(tempfile.mkdtemp(prefix="fdl-pg-"))  # postgres cannot enter pytest's folders
+        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+        if self.as_pg:
+            shutil.chown(self.base, "postgres")
+        self.port = free_port()
+        data = self.base / "data"
+        subprocess.run(self.as_pg + [str(self.BIN / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"],
+                       check=True, capture_output=True)
+        subprocess.run(self.as_pg + [str(self.BIN / "pg_ctl"), "-D", str(data), "-w", "-l", str(self.base / "log"),
+                                     "-o", f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1", "start"],
+                       check=True, capture_output=True)
+
+    def sql(self, sql):
+        subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-q", "-c", sql],
+                       check=True, capture_output=True)
+
+    def stop(self):
+        subprocess.run(self.as_pg + [str(self.BIN / "pg_ctl"), "-D", str(self.base / "data"), "-m", "immediate",
+                                     "stop"], capture_output=True)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
 # ---- the pages ---------------------------------------------------------------------------------------
 
 CENSUS = "CREATE OR REPLACE TABLE lake.population AS SELECT * FROM read_csv('{csv}', types={{'town_code': 'VARCHAR'}})"
@@ -480,11 +517,21 @@ def test_readme(reader, ledger, s3_server):
             work = pathlib.Path(s.shell_env()["FDL_SNIPPET_PWD"], "work")
             if work.exists():
                 fdl_in(env, "checkout", "--abandon", work)
+        if h == "Teams" and "pg" not in state:
+            # db.example.org is a PostgreSQL 15 of the test's own, where the
+            # role pipeline may create databases; the reader's shell names
+            # it the libpq way (createdb reads PGHOST, PGPORT, PGUSER)
+            state["pg"] = pg = Postgres()
+            pg.sql("CREATE ROLE pipeline LOGIN CREATEDB")
+            s.export(PGHOST="127.0.0.1", PGPORT=str(pg.port), PGUSER="pipeline")
+            s.fill["host=db.example.org"] = f"host=127.0.0.1 port={pg.port}"
 
     try:
         run_page("README.md", s, ledger, before, saves={"`fdl run": "build.py"})
     finally:
         ledger.gone(*withdrawn(root))
+        if "pg" in state:
+            state["pg"].stop()
     assert withdrawn(root), "README's withdraw example withdrew nothing"
 
 
