@@ -2,8 +2,8 @@
 and Python's doctest run theirs.
 
 Each fenced block of README.md, docs/*.md and bindings/python/README.md
-whose language a user runs (`sh`, `python`, `sql`) is run, page by page, in
-order, as a reader would: the `sh` blocks in one shell (what a block
+whose language a user runs (`sh`, `python`, `sql`) is run (PAGE_TESTS
+names the test of each page), page by page, in order, as a reader would: the `sh` blocks in one shell (what a block
 exports, and where it cds, carries to the next), the `python` blocks in one
 Python (the blocks share their names, as in a notebook; one JVM for every
 PySpark block of a page), the `sql` blocks in one stock DuckDB connection of
@@ -15,16 +15,21 @@ fails, since this machine has none). A block fails on a non-zero exit (`set
 DuckDB blocks and run as printed too; `fdl checkout` and `fdl attach` print
 what the `sh` blocks run.
 
-The convention (tests/README.md): a block a user would run but this suite
-cannot says why in its info string, ```sh {no-run: needs a real AWS
-account}```; any other language (json, yaml, none) is a file or an output,
-shown and not run; a block after `<!-- file: PATH -->` is that file
-(test_pipelines.py compares them). The environment is the one `make demo`
-leaves and README's tour sets up: fdl and deps/venv/bin (Python with stock
+The convention (tests/README.md): every fence names its language. A
+block a user would run but this suite cannot says why in its info string,
+```sh {no-run: needs a real AWS account}```; one that prints nothing when
+all is well (greps that find no line, exit 1) says so, ```sh {prints:
+nothing}```, and passes when it prints nothing; `text`, `json` and `yaml`
+are an output, a listing or a file, shown and not run; a block after
+`<!-- file: PATH -->` is that file (test_pipelines.py compares them).
+test_every_page_covered fails on a fence in no language or another one,
+and on a page with a block that runs and no test here that runs it.
+
+The environment is the one `make demo` leaves and README's tour sets up: fdl and deps/venv/bin (Python with stock
 DuckDB, the `duckdb` command, PySpark) on PATH, FDL_EXTENSION_DIR, an
 author as `git config` would give one, a fresh HOME (no ~/.duckdb), the
-working folder a copy of the fdl folder's layout (build/, deps/, examples/
-linked). What a reader substitutes is substituted, and nothing else:
+working folder a copy of the fdl folder's layout (build/, deps/, src/,
+examples/ linked). What a reader substitutes is substituted, and nothing else:
 `/srv/` and `/tmp/` are folders of the test's own, the example hosts
 (`https://data.example.org`, `http://host`, port 4001) are an `fdl serve`
 of the page's repository on a free port, the buckets are the S3 test
