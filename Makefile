@@ -150,6 +150,9 @@ docs-check: build/fdl man
 	    "(add it to docs/environment.md)" >&2; exit 1; }; \
 	  echo "docs-check: the $$(echo $$vars | wc -w) FDL_* variables libfdl reads are named in docs/"
 	@echo "docs-check: README is current, $$(ls build/man/*.1 | wc -l) manual pages render, no literal backticks"
+	@$(DEPS)/venv/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_snippets.py -k test_every_page_covered \
+	  > build/.snippets-covered 2>&1 || { cat build/.snippets-covered >&2; exit 1; }; \
+	  echo "docs-check: every fence names its language, every page with a block that runs has its test (test_snippets.py)"
 	@bash scripts/walls-check.sh
 
 # Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every
