@@ -473,11 +473,20 @@ def test_readme(reader, ledger, s3_server):
         if h.startswith("`fdl show"):
             s.fill["019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c"] = state["history"][1]  # a version id of the reader's
         if h.startswith("`fdl tag") and "tag" not in state:
-            state["tag"] = True  # the examples make v2025 and v2024 themselves; branch's put main back
+            # the examples make v2025 and v2024 themselves; main goes back
+            # where branch's example moved it from, by the command fdl
+            # printed for that, run as printed
+            state["tag"] = True
             fdl_in(env, "tag", root, "--delete", "v2025")
             fdl_in(env, "branch", root, "--set-head", "main")
-            tip = (root / "refs" / "heads" / "fixes").read_text().strip()
-            fdl_in(env, "branch", root, "main", tip, "--force")
+            printed = (s.log / f"{s.count}.out").read_text()
+            back = re.search(r"^To move it back: (fdl branch .*)$", printed, re.M)
+            assert back, f"fdl branch --force printed no command that moves the branch back:\n{printed}"
+            p = subprocess.run(["bash", "-c", back.group(1)], capture_output=True, text=True, env=env,
+                               cwd=s.shell_env()["FDL_SNIPPET_PWD"])
+            assert p.returncode == 0, f"{back.group(1)}: what fdl printed, run as printed, exited {p.returncode}: " \
+                                      f"{p.stderr}"
+            assert (root / "refs" / "heads" / "main").read_text() == (root / "refs" / "heads" / "fixes").read_text()
         if h.startswith("`fdl attach") and "s3" not in state:
             # the bucket holds a copy of /srv/population
             state["s3"] = fdl_in(env, "clone", root, "s3://open-data/population", "-q")
