@@ -392,9 +392,9 @@ static fdl_duck *catalog_reader(report *r)
 	return *duck;
 }
 
-/* Every file version.json lists read, checked and opened as today: the
- * catalog attached and its dataset.json, files.json and statistics derived
- * again (--deep). */
+/* --deep: every file version.json lists read and checked, and the
+ * catalog attached: its last snapshot, files.json and statistics derived
+ * again and compared (check_catalog), as verify did before issue 54. */
 static void check_version_deep(report *r, fdl_repo *repo, vdir *d, bool expired)
 {
 	const json_t *doc = fdl_version_json(d->v);
