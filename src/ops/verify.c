@@ -104,7 +104,8 @@ static void warning(report *r, const char *where, const char *msg)
 }
 
 /* One listed file: present, with the recorded bytes and sha256. Its local
- * copy is kept in *keep (NULL to drop it) for the checks that follow. */
+ * copy is kept in *keep for the checks that follow; with keep NULL it is
+ * streamed through sha256 from the store, with no copy. */
 static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired, char **keep,
 			 bool *downloaded)
 {
@@ -123,7 +124,8 @@ static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t 
 	else if (!fdl_vdir_has(d, path)) {
 		if (!expired)
 			problem(r, key, "is listed in " FDL_VERSION_JSON " but missing");
-	} else if (!(local = local_copy(r, repo, key, downloaded, &e)) || fdl_sha256_file(hex, &n, local, &e))
+	} else if (keep ? !(local = local_copy(r, repo, key, downloaded, &e)) || fdl_sha256_file(hex, &n, local, &e)
+			: fdl_store_sha256(repo->store, key, hex, &n, &e)) /* not kept: streamed from the store */
 		problem(r, key, "cannot be read: %s", e.message);
 	else if (n != bytes)
 		problem(r, key, "is %lld bytes; " FDL_VERSION_JSON " says %lld", (long long)n, (long long)bytes);
