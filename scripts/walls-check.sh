@@ -32,6 +32,14 @@ files() {
 	grep -rnE '"[^"]*(version|expired|files|dataset)\.json' src --include=*.c | grep -v '^src/layout/\|^src/cli/'
 }
 
+# what derives from the refs (history index, ref list, Iceberg views and
+# catalog) is brought up to date through one seam, src/ops/derived.c
+# (fdl_ref_moved), which every ref-moving operation calls
+seam() {
+	grep -rnE '\b(fdl_history_(update|prepare|remove|drop)|fdl_reflist_(note|note_gone|set|rebuild)|fdl_iceberg_after_[a-z_]*|fdl_ice_catalog_sync[a-z_]*)\(' src --include=*.c |
+		grep -v '^src/layout/\|^src/ops/iceberg\|^src/ops/derived\.c:'
+}
+
 # libyaml only behind util/yaml.c, libcurl only under src/store/
 libs() {
 	grep -rln '<yaml.h>' src | grep -v '^src/util/yaml.c$'
@@ -57,6 +65,7 @@ check "libyaml or libcurl outside its one door" libs
 check "a thread started outside src/util/pool.c and src/serve/" threads
 check "a file over 800 lines or a function over 120" sizes
 check "the key space spelled outside src/layout/ (build keys with src/layout/keys.h)" keys
+check "a derived file brought up to date outside the seam (call fdl_ref_moved, src/ops/derived.h)" seam
 check "a version's file named outside src/layout/ (use the FDL_* names in src/layout/layout.h)" files
-[ $fail = 0 ] && echo "walls-check: no SQL outside src/catalog/, no key of the repository spelled outside src/layout/, libyaml and libcurl behind their doors, threads from the pool, rooms in size"
+[ $fail = 0 ] && echo "walls-check: no SQL outside src/catalog/, no key of the repository spelled outside src/layout/, libyaml and libcurl behind their doors, threads from the pool, rooms in size, derived files behind one seam"
 exit $fail

@@ -13,7 +13,7 @@
  * what HEAD's branch reaches is cloned.
  */
 #include "clone.h"
-#include "iceberg.h"
+#include "derived.h"
 #include "report.h"
 #include "../util/pool.h"
 
@@ -307,9 +307,8 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		rc = copy_ref(&c, &dirs, refs.keys.items[i], refs.ids[i], &moved, err);
 	if (!rc)
 		index_copy(&c, &refs.keys, &dirs);
-	fdl_error ierr; /* derived, as the index: the copy's own views when the source has views */
-	if (!rc)
-		fdl_iceberg_after_clone(c.src, c.dst->url, &ierr);
+	if (!rc) /* the copy's own views when the source has views */
+		fdl_ref_moved(c.src, &(fdl_ref_move){.what = FDL_MOVE_CLONED, .dst_root = c.dst->url}, NULL);
 	if (!rc)
 		rc = make_report(out, &c, &dirs, &moved, err);
 	if (c.tmpdir) {

@@ -2,7 +2,7 @@
  * checked against what the versions record, parents first, then the refs
  * and the copy's derived index. */
 #include "clone.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -385,9 +385,6 @@ void index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs)
 		fdl_store_free(read);
 		return;
 	}
-	for (size_t i = 0; i < refs->len; i++)
-		if (fdl_ref_kind_of(refs->items[i]) == FDL_REF_BRANCH && !strstr(refs->items[i], ".lock"))
-			fdl_history_update(dst, fdl_ref_short(refs->items[i], NULL), -1, &e);
-	fdl_reflist_rebuild(dst, dirs, &e);
+	fdl_ref_moved(dst, &(fdl_ref_move){.what = FDL_MOVE_REINDEX, .refs = refs, .dirs = dirs}, NULL);
 	fdl_repo_free(dst);
 }

@@ -1,7 +1,7 @@
 /* fdl clone's mirroring of expiry: what the source expired or withdrew
  * since the copy was made is removed from the copy too. */
 #include "clone.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -77,7 +77,7 @@ int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 		if (vkey && fdl_store_head(c->dst, vkey, &sz, &e) == 0) {
 			rc = fdl_repo_open(&copy, c->dst->url, err);
 			if (!rc)
-				rc = fdl_history_drop(copy, err);
+				rc = fdl_ref_moved(copy, &(fdl_ref_move){.what = FDL_MOVE_DROP_HISTORY}, err);
 			if (!rc)
 				rc = del_copy(c, vkey, err), vkey = NULL;
 			fdl_repo_free(copy);

@@ -18,6 +18,7 @@
 #include "iceberg_run.h"
 #include "confine.h"
 #include "../layout/hindex.h"
+#include "../layout/keys.h"
 #include "../util/avro.h"
 
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static void run_free(ice_run *r)
 	free(r->location);
 	free(r->view_dir);
 	free(r->chain);
-	fdl_tag_list_free(r->tags);
+	fdl_refs_free(&r->refs);
 	fdl_strmap_free(&r->own_known);
 	json_decref(r->deletes);
 	json_decref(r->notices);
@@ -324,16 +325,18 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 /* fdl's tags on versions that are snapshots of this table. */
 static void tag_refs(table_meta *t, const ice_run *r)
 {
-	for (size_t i = 0; i < r->ntags; i++) {
-		if (!strcmp(r->tags[i].name, "main"))
+	for (size_t i = 0; i < r->refs.names.len; i++) {
+		fdl_ref_kind kind;
+		const char *name = fdl_ref_short(r->refs.names.items[i], &kind);
+		if (kind != FDL_REF_TAG || !strcmp(name, "main"))
 			continue; /* Iceberg's main is the table's current snapshot */
 		for (size_t k = 0; k < r->nchain; k++) {
 			size_t j;
 			json_t *s;
 			json_array_foreach(t->snapshots, j, s)
-			if (!strcmp(r->chain[k].id, r->tags[i].target) &&
+			if (!strcmp(r->chain[k].id, r->refs.ids[i]) &&
 			    json_integer_value(json_object_get(s, "snapshot-id")) == r->chain[k].sid)
-				json_object_set_new(t->refs, r->tags[i].name,
+				json_object_set_new(t->refs, name,
 						    json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)r->chain[k].sid, "type", "tag"));
 		}
 	}
@@ -594,7 +597,7 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 	if (!rc) /* built on the parent's view, this version's snapshot needs only its live files */
 		rc = open_catalog(r, v, r->parent != NULL, err);
 	if (!rc)
-		rc = fdl_tag_list(&r->tags, &r->ntags, r->repo, err);
+		rc = fdl_refs_all(&r->refs, r->repo, true, err);
 	for (size_t i = 0; !rc && i < r->lake->ntables; i++)
 		if (r->lake->tables[i].end == FDL_LAKE_LIVE)
 			rc = table_view(r, &r->lake->tables[i], err);

@@ -33,22 +33,21 @@ typedef struct cat_refs {
 
 static int refs_read(cat_refs *out, fdl_repo *repo, fdl_error *err)
 {
-	fdl_branch *b = NULL;
-	fdl_tag *t = NULL;
-	size_t nb = 0, nt = 0;
-	int rc = fdl_branch_list(&b, &nb, repo, err);
-	if (!rc)
-		rc = fdl_tag_list(&t, &nt, repo, err);
-	if (!rc && !(out->items = calloc(nb + nt + 1, sizeof *out->items)))
+	fdl_refs refs;
+	int rc = fdl_refs_all(&refs, repo, true, err);
+	if (!rc && !(out->items = calloc(refs.names.len + 1, sizeof *out->items)))
 		rc = fdl_oom(err);
-	for (size_t i = 0; !rc && i < nb + nt; i++) {
+	for (size_t i = 0; !rc && i < refs.names.len; i++) {
+		fdl_ref_kind kind;
+		const char *name = fdl_ref_short(refs.names.items[i], &kind);
+		if (strlen(name) >= sizeof out->items[0].name)
+			continue; /* as fdl_branch_list: no name a client could not hold */
 		cat_ref *r = &out->items[out->len++];
-		snprintf(r->name, sizeof r->name, "%s", i < nb ? b[i].name : t[i - nb].name);
-		memcpy(r->target, i < nb ? b[i].tip : t[i - nb].target, sizeof r->target);
-		r->tag = i >= nb;
+		snprintf(r->name, sizeof r->name, "%s", name);
+		memcpy(r->target, refs.ids[i], sizeof r->target);
+		r->tag = kind == FDL_REF_TAG;
 	}
-	fdl_branch_list_free(b);
-	fdl_tag_list_free(t);
+	fdl_refs_free(&refs);
 	return rc;
 }
 

@@ -82,15 +82,11 @@ static int report_of(fdl_iceberg_catalog_report **out, const char *location, con
  * written before a file was swapped for a symlink is not written again. */
 static int refs_confined(fdl_repo *repo, fdl_error *err)
 {
-	fdl_branch *b = NULL;
-	fdl_tag *t = NULL;
-	size_t nb = 0, nt = 0;
+	fdl_refs refs;
 	fdl_strlist done = {0};
-	int rc = fdl_branch_list(&b, &nb, repo, err);
-	if (!rc)
-		rc = fdl_tag_list(&t, &nt, repo, err);
-	for (size_t i = 0; i < nb + nt && !rc; i++) {
-		const char *id = i < nb ? b[i].tip : t[i - nb].target;
+	int rc = fdl_refs_all(&refs, repo, true, err);
+	for (size_t i = 0; i < refs.names.len && !rc; i++) {
+		const char *id = refs.ids[i];
 		fdl_version *v = NULL;
 		char *catalog = NULL;
 		fdl_error e;
@@ -108,8 +104,7 @@ static int refs_confined(fdl_repo *repo, fdl_error *err)
 		fdl_version_free(v);
 	}
 	fdl_strlist_free(&done);
-	fdl_branch_list_free(b);
-	fdl_tag_list_free(t);
+	fdl_refs_free(&refs);
 	return rc;
 }
 

@@ -27,8 +27,7 @@ typedef struct ice_run {
 	char *catalog;
 	ice_version *chain; /* ascending seq; the last is the version viewed */
 	size_t nchain;
-	fdl_tag *tags;
-	size_t ntags;
+	fdl_refs refs; /* every ref with its tip: the tags name snapshots */
 	fdl_strmap *known; /* keys written or found in this run (or a rebuild's) */
 	fdl_strmap own_known;
 	json_t *deletes;  /* {"<DuckLake delete path>": [bytes, positions]} */

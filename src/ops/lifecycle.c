@@ -11,8 +11,7 @@
  * records what is being removed), then the deletions.
  */
 #include "lifecycle.h"
-#include "iceberg.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 #include "report.h"
 #include "work.h"
 
@@ -67,7 +66,12 @@ int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *me
 	fdl_expiry x;
 	fdl_error ierr;
 	if (!rc && list_gone && !fdl_version_expiry(&x, repo, d->id, &ierr) && x.expired)
-		fdl_reflist_note_gone(repo, d->id, x.reason[0] ? x.reason : reason, x.when, &ierr);
+		fdl_ref_moved(repo,
+			      &(fdl_ref_move){.what = FDL_MOVE_GONE,
+					      .id = d->id,
+					      .reason = x.reason[0] ? x.reason : reason,
+					      .when = x.when},
+			      NULL);
 	for (size_t i = 0; i < removed->len && !rc; i++)
 		rc = del_owned(repo, fdl_version_key(d->id, removed->items[i]), err);
 	/* this machine's read cache forgets the catalog at once (other

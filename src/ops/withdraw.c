@@ -2,8 +2,7 @@
  * references it; refused while a live version still returns its rows, and
  * the statements (or --clean) that publish one without them. */
 #include "lifecycle.h"
-#include "iceberg.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 #include "report.h"
 #include "work.h"
 #include "confine.h"
@@ -130,20 +129,12 @@ static bool wd_is_hit(const wd_plan *w, const char *id)
 /* Every branch and tag that names a version the withdrawal takes. */
 static int wd_refs(wd_plan *w, fdl_strlist *out, fdl_error *err)
 {
-	fdl_strlist refs = {0};
-	int rc = fdl_store_list(w->repo->store, "refs", &refs, err);
-	fdl_strlist_sort(&refs);
-	for (size_t i = 0; i < refs.len && !rc; i++) {
-		char id[FDL_ID_LEN + 1];
-		bool exists = false;
-		fdl_error e;
-		if (strstr(refs.items[i], ".lock") || fdl_ref_read(w->repo, refs.items[i], id, &exists, NULL, &e) ||
-		    !exists)
-			continue;
-		if (wd_is_hit(w, id))
-			rc = fdl_strlist_add(out, refs.items[i], err);
-	}
-	fdl_strlist_free(&refs);
+	fdl_refs refs;
+	int rc = fdl_refs_all(&refs, w->repo, true, err);
+	for (size_t i = 0; i < refs.names.len && !rc; i++)
+		if (wd_is_hit(w, refs.ids[i]))
+			rc = fdl_strlist_add(out, refs.names.items[i], err);
+	fdl_refs_free(&refs);
 	return rc;
 }
 
@@ -378,18 +369,19 @@ static int wd_apply(wd_plan *w, fdl_withdraw_report *report, const fdl_withdraw_
 	}
 	json_decref(data);
 	if (!rc && !o->dry_run) /* no view leads to the data, before it goes */
-		rc = fdl_iceberg_after_removal(w->repo, err);
+		rc = fdl_ref_moved(w->repo, &(fdl_ref_move){.what = FDL_MOVE_REMOVAL}, err);
 	for (size_t i = 0; i < w->files.len && !rc && !o->dry_run; i++)
 		rc = del_owned(w->repo, fdl_asprintf("%s/%s", w->repo->data_dir, w->files.items[i]), err);
 	/* the history index holds a copy of every version.json: it goes
 	 * before and after the file itself (a commit in between may have
 	 * written it again) */
 	if (!rc && !o->dry_run && o->remove_version_json) {
-		rc = fdl_history_drop(w->repo, err);
+		const fdl_ref_move drop = {.what = FDL_MOVE_DROP_HISTORY};
+		rc = fdl_ref_moved(w->repo, &drop, err);
 		for (size_t k = 0; k < w->n && !rc; k++)
 			rc = del_owned(w->repo, fdl_version_key(w->ids[k], FDL_VERSION_JSON), err);
 		if (!rc)
-			rc = fdl_history_drop(w->repo, err);
+			rc = fdl_ref_moved(w->repo, &drop, err);
 	}
 	return rc;
 }
