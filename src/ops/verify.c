@@ -21,7 +21,7 @@
 #include "report.h"
 #include "sign.h"
 #include "verify.h"
-#include "iceberg.h"
+#include "../iceberg/iceberg_int.h"
 #include "../util/pool.h"
 #include "../util/strmap.h"
 

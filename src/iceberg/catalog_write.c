@@ -2,8 +2,8 @@
  * written at a location (iceberg_catalog.c keeps it), with the report the
  * command prints: where a client attaches it and which namespaces it has
  * (docs/format.md "Iceberg REST catalog"). */
-#include "iceberg.h"
-#include "confine.h"
+#include "iceberg_int.h"
+#include "../ops/confine.h"
 #include "../store/aws.h"
 #include "../store/s3.h"
 

@@ -5,7 +5,7 @@
 #ifndef FDL_OPS_ICEBERG_RUN_H
 #define FDL_OPS_ICEBERG_RUN_H
 
-#include "iceberg.h"
+#include "iceberg_int.h"
 
 #define ICE_BLOCK 64 /* versions to a merged manifest */
 

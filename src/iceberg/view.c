@@ -16,7 +16,7 @@
  * snapshot and its manifests are iceberg_snapshot.c's, the hooks that keep
  * views following the repository iceberg_hooks.c's. */
 #include "iceberg_run.h"
-#include "confine.h"
+#include "../ops/confine.h"
 #include "../layout/hindex.h"
 #include "../layout/keys.h"
 #include "../util/avro.h"

@@ -8,7 +8,7 @@
  * the refs and views as they are: a pass writes every file that differs,
  * deletes every other file, and runs again while the refs moved under it,
  * so the last writer to finish leaves the catalog of the refs it saw last. */
-#include "iceberg.h"
+#include "iceberg_int.h"
 #include "../layout/keys.h"
 #include "../store/aws.h"
 #include "../store/s3.h"
