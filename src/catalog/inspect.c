@@ -387,6 +387,25 @@ int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *file
 	return rc;
 }
 
+int fdl_catalog_confined(fdl_strlist *files, fdl_duck *d, const char *alias, const char *catalog, fdl_error *err)
+{
+	fdl_duck *own = NULL;
+	int rc = !d && !alias ? fdl_duck_new(&own, false, err) : 0;
+	fdl_duck *use = d ? d : own;
+	const char *as = alias ? alias : "fdl_names";
+	if (!rc && !alias)
+		rc = fdl_catalog_attach_raw(use, as, catalog, FDL_CAT_DUCKDB, true, err);
+	bool attached = !rc && !alias;
+	if (!rc)
+		rc = fdl_catalog_check_confined(use, as, files, err);
+	if (attached) {
+		int drc = fdl_catalog_detach(use, as, rc ? NULL : err);
+		rc = rc ? rc : drc;
+	}
+	fdl_duck_free(own);
+	return rc;
+}
+
 int fdl_duck_confine(fdl_duck *d, const char *const *dirs, const char *const *paths, fdl_error *err)
 {
 	fdl_buf sql = {0};

@@ -3,7 +3,6 @@
  * command prints: where a client attaches it and which namespaces it has
  * (docs/format.md "Iceberg REST catalog"). */
 #include "iceberg_int.h"
-#include "../ops/confine.h"
 #include "../store/aws.h"
 #include "../store/s3.h"
 
@@ -78,7 +77,7 @@ static int report_of(fdl_iceberg_catalog_report **out, const char *location, con
 }
 
 /* Every live version a ref names passes the one check of what a version
- * may name (confine.h) before the catalog leads a client to it: a view
+ * may name (fdl_ice_confined) before the catalog leads a client to it: a view
  * written before a file was swapped for a symlink is not written again. */
 static int refs_confined(fdl_repo *repo, fdl_error *err)
 {
@@ -96,7 +95,7 @@ static int refs_confined(fdl_repo *repo, fdl_error *err)
 		if (!rc)
 			rc = fdl_version_fetch_catalog(&catalog, repo, v, err);
 		if (!rc)
-			rc = fdl_version_confined(repo, v, catalog, NULL, NULL, NULL, err);
+			rc = fdl_ice_confined(repo, v, catalog, NULL, NULL, err);
 		if (!rc)
 			rc = fdl_strlist_add(&done, id, err);
 		fdl_strlist_sort(&done);

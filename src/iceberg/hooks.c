@@ -2,7 +2,7 @@
  * written after a commit, rebuilt after versions or files went, written
  * for a clone's own place, the catalog kept with the refs, and a location
  * enabled. Each a no-op on a repository without iceberg/views.json. */
-#include "iceberg_run.h"
+#include "iceberg_int.h"
 #include "../layout/keys.h"
 #include "../util/pool.h"
 

@@ -2,7 +2,7 @@
  * "Iceberg views"): its data files and DuckLake's delete files rewritten as
  * position deletes, grouped into manifests by the version that added them
  * (named by their sha256, so snapshots share them), and its manifest list. */
-#include "iceberg_run.h"
+#include "iceberg_int.h"
 #include "../util/avro.h"
 
 #include <stdlib.h>

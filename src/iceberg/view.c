@@ -15,8 +15,7 @@
  * metadata.json, view.json, the report and the operation; one table's
  * snapshot and its manifests are iceberg_snapshot.c's, the hooks that keep
  * views following the repository iceberg_hooks.c's. */
-#include "iceberg_run.h"
-#include "../ops/confine.h"
+#include "iceberg_int.h"
 #include "../layout/hindex.h"
 #include "../layout/keys.h"
 #include "../util/avro.h"
@@ -470,6 +469,19 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 
 /* ---- one version ------------------------------------------------------ */
 
+int fdl_ice_confined(fdl_repo *repo, const fdl_version *v, const char *catalog, fdl_duck *d, const char *alias,
+		     fdl_error *err)
+{
+	fdl_strlist all = {0};
+	int rc = fdl_catalog_confined(&all, d, alias, catalog, err);
+	if (!rc)
+		rc = fdl_data_files_confined(repo, &all, err);
+	if (rc)
+		fdl_error_prefix(err, "version %s", fdl_version_id(v));
+	fdl_strlist_free(&all);
+	return rc;
+}
+
 static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_error *err)
 {
 	int rc = fdl_version_fetch_catalog(&r->catalog, r->repo, v, err);
@@ -480,10 +492,10 @@ static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_er
 	if (!rc)
 		rc = fdl_catalog_attach_raw(r->duck, "fdl_ice", r->catalog, FDL_CAT_DUCKDB, true, err);
 	/* every path the view names passes the one check of what a version
-	 * may name (confine.h: relative and clean, and no symlink on the way
+	 * may name (fdl_ice_confined: relative and clean, and no symlink on the way
 	 * to a file); a catalog the commit at hand froze skips it */
 	if (!rc && !r->share)
-		rc = fdl_version_confined(r->repo, v, r->catalog, r->duck, "fdl_ice", NULL, err);
+		rc = fdl_ice_confined(r->repo, v, r->catalog, r->duck, "fdl_ice", err);
 	if (!rc)
 		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", live_only, !live_only, err);
 	return rc;

@@ -2,7 +2,7 @@
  * for every operation that moves a ref, so that one added later cannot
  * forget a derived file. */
 #include "derived.h"
-#include "../iceberg/iceberg_int.h"
+#include "../iceberg/iceberg.h"
 #include "../layout/hindex.h"
 #include "../layout/keys.h"
 

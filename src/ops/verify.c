@@ -21,7 +21,7 @@
 #include "report.h"
 #include "sign.h"
 #include "verify.h"
-#include "../iceberg/iceberg_int.h"
+#include "../iceberg/iceberg.h"
 #include "../util/pool.h"
 #include "../util/strmap.h"
 
