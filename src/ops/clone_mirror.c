@@ -11,7 +11,7 @@
 
 /* A file an expiry deletes, of a version the source has expired: not
  * copied (and not asked for). */
-bool gone_with_expiry(const vdir *d, const char *name)
+bool fdl__gone_with_expiry(const vdir *d, const char *name)
 {
 	return fdl_vdir_has(d, FDL_EXPIRED_JSON) && fdl_version_removable(d->v, name);
 }
@@ -46,7 +46,7 @@ static int del_copy(cloner *c, char *key, fdl_error *err)
  * source did: the version's catalog files, the data files of a withdrawal
  * that no live catalog references, and version.json when the source no
  * longer has it (the copy's history index first, as fdl withdraw does). */
-int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
+int fdl__mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 {
 	char *key = fdl_version_key(d->id, FDL_EXPIRED_JSON);
 	fdl_buf b = {0};

@@ -110,7 +110,7 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options
 		if (days >= 0 && (created < 0 || now - created < days * 86400))
 			continue;
 		fdl_strlist removed = {0};
-		if ((rc = catalog_files(&removed, d, err)))
+		if ((rc = fdl__catalog_files(&removed, d, err)))
 			break;
 		if (expired(d) && removed.len == 0)
 			continue; /* done already */
@@ -118,7 +118,7 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options
 		snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
 			 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
 		if (!dry_run)
-			rc = expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
+			rc = fdl__expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
 		if (!rc)
 			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);

@@ -182,7 +182,7 @@ static int live_files(fdl_strlist *keep, fdl_repo *repo, vdirs *dirs, fdl_error 
 				      "it needs; fix the repository (fdl verify) first",
 				      d->id);
 		else
-			rc = version_files(keep, repo, duck, dirs, d, false, err);
+			rc = fdl__version_files(keep, repo, duck, dirs, d, false, err);
 	}
 	fdl_duck_free(duck);
 	fdl_strlist_sort(keep);

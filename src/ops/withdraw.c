@@ -64,11 +64,11 @@ static int wd_added(wd_plan *w, const vdir *target, fdl_strlist *files, fdl_erro
 		const char *parent = fdl_version_parent(target->v, 0);
 		const vdir *pd = parent ? fdl_vdirs_find(&w->dirs, parent) : NULL;
 		if (!pd || !pd->v || expired(pd) || !fdl_vdir_has(pd, fdl_version_catalog_path(pd->v)))
-			return version_files(files, w->repo, w->duck, &w->dirs, target, true, err);
+			return fdl__version_files(files, w->repo, w->duck, &w->dirs, target, true, err);
 		fdl_strlist mine = {0}, theirs = {0};
-		int rc = version_files(&mine, w->repo, w->duck, &w->dirs, target, false, err);
+		int rc = fdl__version_files(&mine, w->repo, w->duck, &w->dirs, target, false, err);
 		if (!rc)
-			rc = version_files(&theirs, w->repo, w->duck, &w->dirs, pd, false, err);
+			rc = fdl__version_files(&theirs, w->repo, w->duck, &w->dirs, pd, false, err);
 		fdl_strlist_sort(&theirs);
 		for (size_t i = 0; i < mine.len && !rc; i++)
 			if (!fdl_strlist_has_sorted(&theirs, mine.items[i]))
@@ -108,7 +108,7 @@ static int wd_hits(wd_plan *w, fdl_error *err)
 			hit = !strcmp(d->id, w->ids[k]) || withdrawn_with(w->repo, d, w->ids[k]);
 		if (!hit && d->v && !expired(d) && fdl_vdir_has(d, fdl_version_catalog_path(d->v))) {
 			fdl_strlist refs = {0};
-			rc = version_files(&refs, w->repo, w->duck, &w->dirs, d, false, err);
+			rc = fdl__version_files(&refs, w->repo, w->duck, &w->dirs, d, false, err);
 			for (size_t k = 0; k < refs.len && !hit; k++)
 				hit = fdl_strlist_has_sorted(&w->files, refs.items[k]);
 			fdl_strlist_free(&refs);
@@ -342,7 +342,7 @@ static char *wd_refusal(const fdl_withdraw_report *r, int force)
  * the named versions when asked. */
 static int wd_apply(wd_plan *w, fdl_withdraw_report *report, const fdl_withdraw_options *o, fdl_error *err)
 {
-	json_t *data = strlist_json(&w->files);
+	json_t *data = fdl__strlist_json(&w->files);
 	int rc = data ? 0 : fdl_oom(err);
 	for (size_t i = 0; i < w->dirs.len && !rc; i++) {
 		vdir *d = &w->dirs.items[i];
@@ -352,11 +352,11 @@ static int wd_apply(wd_plan *w, fdl_withdraw_report *report, const fdl_withdraw_
 		bool named = false;
 		for (size_t k = 0; k < w->n; k++)
 			named |= !strcmp(d->id, w->ids[k]);
-		rc = catalog_files(&removed, d, err);
+		rc = fdl__catalog_files(&removed, d, err);
 		if (!rc && !o->dry_run) {
 			/* version.json goes last, after everything else of the withdrawal */
 			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", w->ids[0]);
-			rc = extra ? expire_one(w->repo, d, "withdrawn", o->reason, extra, &removed,
+			rc = extra ? fdl__expire_one(w->repo, d, "withdrawn", o->reason, extra, &removed,
 						!(named && o->remove_version_json), err)
 				   : fdl_oom(err);
 			json_decref(extra);
