@@ -161,6 +161,8 @@ typedef struct ice_run {
 	fdl_refs refs; /* every ref with its tip: the tags name snapshots */
 	fdl_strmap *known; /* keys written or found in this run (or a rebuild's) */
 	fdl_strmap own_known;
+	fdl_strmap confined; /* the parent's manifests found to lead only inside (fdl_ice_tree_confined) */
+	bool avro;           /* DuckDB's avro extension loaded in duck, to read them */
 	json_t *deletes;  /* {"<DuckLake delete path>": [bytes, positions]} */
 	json_t *notices;
 	json_t *tables;  /* view.json's tables */
@@ -194,6 +196,17 @@ static inline bool ice_live_at(int64_t begin, int64_t end, int64_t snap)
 {
 	return begin <= snap && snap < end;
 }
+
+/* Whether a table's view by the parent (its metadata.json, `doc`) leads
+ * only where a view of this repository may: each snapshot's manifest list
+ * and every manifest it names under the view's manifests/, every data file
+ * a manifest names under the repository's data folder, relative and clean,
+ * and on a store of local files reached with no symlink on the way
+ * (fdl_data_files_confined, the rule of fdl_version_confined), every
+ * delete file in the view's tree. The files are read as they are, not as
+ * view.json says: 0 when it may be built on, 1 when not (err cleared; the
+ * table's view is then built from the history). trust.c. */
+int fdl_ice_tree_confined(ice_run *r, const json_t *doc, fdl_error *err);
 
 /* The snapshot of table tid at version c: its manifests and manifest list
  * written, *out its entry of metadata.json's snapshots (iceberg_snapshot.c). */

@@ -41,6 +41,7 @@ static void run_free(ice_run *r)
 	free(r->chain);
 	fdl_refs_free(&r->refs);
 	fdl_strmap_free(&r->own_known);
+	fdl_strmap_free(&r->confined);
 	json_decref(r->deletes);
 	json_decref(r->notices);
 	json_decref(r->tables);
@@ -290,6 +291,8 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 		    !json_is_array(json_object_get(doc, "partition-specs")) || !json_array_size(json_object_get(doc, "snapshots")) ||
 		    strcmp(json_string_value(json_object_get(doc, "table-uuid")) ? json_string_value(json_object_get(doc, "table-uuid")) : "", tb->uuid)))
 		rc = 1;
+	if (!rc) /* what it leads to, read as it is: it may have been planted */
+		rc = fdl_ice_tree_confined(r, doc, err);
 	if (!rc) {
 		t->doc = doc;
 		doc = NULL;
@@ -305,9 +308,11 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 		}
 		t->last = json_integer_value(json_object_get(json_array_get(t->snapshots, json_array_size(t->snapshots) - 1),
 							     "snapshot-id"));
-		json_array_foreach(json_object_get(pt, "manifests"), i, x) /* known to be there */
+		json_array_foreach(json_object_get(pt, "manifests"), i, x) /* known to be there, and checked */
 		{
-			if (json_is_string(x) && fdl_strmap_put(r->known, json_string_value(x), 1, err))
+			int64_t was;
+			if (json_is_string(x) && fdl_strmap_get(&r->confined, json_string_value(x), &was) &&
+			    fdl_strmap_put(r->known, json_string_value(x), 1, err))
 				rc = -1;
 		}
 	}
