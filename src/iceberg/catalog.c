@@ -263,7 +263,7 @@ static int namespace_files(cat_build *b, const cat_ref *r, json_t *levels, const
 {
 	const char *ref = json_string_value(json_array_get(levels, 0)), *schema = json_string_value(json_array_get(levels, 1));
 	char *ns_path = schema ? fdl_asprintf("v1/namespaces/%s\x1f%s", ref, schema) : fdl_asprintf("v1/namespaces/%s", ref);
-	char *full = fdl_asprintf("refs/%s/%s", r->tag ? "tags" : "heads", r->name);
+	char *full = fdl_ref_key(r->tag ? FDL_REF_TAG : FDL_REF_BRANCH, r->name);
 	char *tables_path = ns_path ? fdl_asprintf("%s/tables", ns_path) : NULL;
 	fdl_strlist names = {0};
 	json_t *ids = json_array();
@@ -338,8 +338,9 @@ static int group_tables(json_t **out, cat_build *b, const json_t *view, fdl_erro
 /* Every namespace of ref r: [r] and [r, schema] for each other schema. */
 static int ref_namespaces(cat_build *b, const cat_ref *r, fdl_error *err)
 {
-	char what[300];
-	snprintf(what, sizeof what, "refs/%s/%s", r->tag ? "tags" : "heads", r->name);
+	char what[300], *full = fdl_ref_key(r->tag ? FDL_REF_TAG : FDL_REF_BRANCH, r->name);
+	snprintf(what, sizeof what, "%s", full ? full : r->name);
+	free(full);
 	if (!fdl_iceberg_namespace_ok(r->name))
 		return notice(b, what, "not a namespace: a name there is made of A-Z a-z 0-9 . _ - and /, and no part "
 				       "of it is tables or index.html") ? fdl_oom(err) : 0;

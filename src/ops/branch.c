@@ -261,11 +261,11 @@ int fdl_repo_head_set(fdl_repo *repo, const char *branch, fdl_error *err)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "no branch %s in %s: HEAD names a branch with a version", branch,
 			      repo->root);
 	if (!rc)
-		rc = fdl_store_get(repo->store, "HEAD", 4096, &b, etag, err);
-	if (!rc && !(line = fdl_asprintf("ref: %s\n", key)))
+		rc = fdl_store_get(repo->store, FDL_HEAD_KEY, 4096, &b, etag, err);
+	if (!rc && !(line = fdl_head_content(fdl_ref_short(key, NULL))))
 		rc = fdl_oom(err);
 	if (!rc && (b.len != strlen(line) || memcmp(b.data, line, b.len)))
-		rc = fdl_store_put_if_match(repo->store, "HEAD", line, strlen(line), etag, err);
+		rc = fdl_store_put_if_match(repo->store, FDL_HEAD_KEY, line, strlen(line), etag, err);
 	if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
 		rc = fdl_fail(err, FDL_ECONFLICT, "HEAD changed while it was being set; look at it again and retry");
 	fdl_buf_free(&b);

@@ -145,7 +145,7 @@ static int open_copy(cloner *c, fdl_strlist *existing, const char *dst_url, fdl_
 		fdl_strlist_sort(existing);
 		c->dst_keys = existing;
 	}
-	if (listed && existing->len && !(existing->len == 1 && !strcmp(existing->items[0], "HEAD"))) {
+	if (listed && existing->len && !(existing->len == 1 && !strcmp(existing->items[0], FDL_HEAD_KEY))) {
 		int64_t sz;
 		fdl_error e;
 		if (fdl_store_head(c->dst, FDL_CONFIG_FILE, &sz, &e) != 0)
@@ -169,9 +169,9 @@ static int copy_head(cloner *c, const char *only, fdl_error *err)
 	char *head = only ? fdl_head_content(only) : NULL;
 	int rc = only && !head ? fdl_oom(err) : 0;
 	if (!rc && head)
-		rc = fdl__put_small(c, "HEAD", &(fdl_buf){.data = head, .len = strlen(head)}, err);
+		rc = fdl__put_small(c, FDL_HEAD_KEY, &(fdl_buf){.data = head, .len = strlen(head)}, err);
 	else if (!rc)
-		rc = fdl__copy_small(c, "HEAD", false, err);
+		rc = fdl__copy_small(c, FDL_HEAD_KEY, false, err);
 	free(head);
 	if (!rc)
 		rc = fdl__copy_small(c, FDL_CONFIG_FILE, false, err);
