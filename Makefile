@@ -26,7 +26,7 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libfdl.so.$(SOMAJOR)
 SAN     := -DFDL_CRASH_POINTS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/serve/*.c src/ops/*.c)
+LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/iceberg/*.c src/serve/*.c src/ops/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*/*.h)
@@ -157,11 +157,17 @@ docs-check: build/fdl man
 
 # Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every
 # listed one is exported: an unintended export or a removed symbol fails.
-abi-check: build/libfdl.so.$(VERSION)
+# Every global symbol of libfdl.a starts with fdl_ (internal ones fdl__,
+# the loaded libraries' forwards fdl_lazy_*): a program that links it
+# statically keeps its own names.
+abi-check: build/libfdl.so.$(VERSION) build/libfdl.a
 	@nm -D --defined-only $< | awk '$$2 ~ /^[TDRBWV]$$/ {print $$3}' | sort > build/abi.symbols
 	@diff -u abi/libfdl.symbols build/abi.symbols || \
 	  { echo "abi-check: the exports differ from abi/libfdl.symbols (- listed, + exported)" >&2; exit 1; }
-	@echo "abi-check: $$(wc -l < build/abi.symbols) exported symbols, as listed"
+	@bad=$$(nm -g --defined-only build/libfdl.a | awk 'NF == 3 && $$3 !~ /^fdl_/ {print $$3}' | sort -u); \
+	  test -z "$$bad" || { echo "abi-check: global symbols of libfdl.a without the fdl_ prefix (a static link" \
+	    "would collide with a program's own; name an internal one fdl__NAME):" $$bad >&2; exit 1; }
+	@echo "abi-check: $$(wc -l < build/abi.symbols) exported symbols, as listed; every global symbol of libfdl.a starts with fdl_"
 
 # Install into a fresh prefix, build the examples with nothing but
 # pkg-config, run them, run the Python binding's tests, uninstall.

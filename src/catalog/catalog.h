@@ -367,6 +367,11 @@ int fdl_catalog_expire_before_latest(fdl_duck *d, const char *work, fdl_error *e
  * the row otherwise. `files` (may be NULL) gets every resolved file path. */
 int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *files, fdl_error *err);
 
+/* fdl_catalog_check_confined of the catalog file `catalog` attached raw
+ * as `alias` in `d`; alias NULL: attached here (in d, or in a DuckDB of
+ * its own when d is NULL too) and detached again. */
+int fdl_catalog_confined(fdl_strlist *files, fdl_duck *d, const char *alias, const char *catalog, fdl_error *err);
+
 /* Confine `d` to what it must read: these directories (prefixes, local or
  * URLs) and these exact paths, external access off and the configuration
  * locked, so SQL in a catalog (a view's read_csv) cannot reach anything

@@ -25,7 +25,7 @@
 #include "report.h"
 #include "sign.h"
 #include "verify.h"
-#include "iceberg.h"
+#include "../iceberg/iceberg.h"
 #include "../util/pool.h"
 #include "../util/strmap.h"
 
@@ -525,7 +525,7 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 	for (size_t i = 0; i < refs.len; i++) {
 		char id[FDL_ID_LEN + 1];
 		bool exists = false;
-		if (strstr(refs.items[i], ".lock")) {
+		if (fdl_key_classify(NULL, refs.items[i]) == FDL_KEY_LOCK) {
 			warning(r, refs.items[i], "a ref lock is held (a writer is running, or died: remove it then)");
 			continue;
 		}
@@ -544,7 +544,7 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 	fdl_strlist_free(&refs);
 	char *head = NULL;
 	if (fdl_repo_head_branch(&head, repo, &e))
-		problem(r, "HEAD", "%s", e.message);
+		problem(r, FDL_HEAD_KEY, "%s", e.message);
 	free(head);
 }
 

@@ -321,29 +321,22 @@ static char *refs_json(const fdl_server *s)
 {
 	fdl_repo *repo = NULL;
 	fdl_error e;
-	char *out = NULL, *head = NULL;
+	char *out = NULL;
 	json_t *doc = json_pack("{s:o, s:o}", "branches", json_object(), "tags", json_object());
-	fdl_strlist refs = {0};
-	if (!doc || fdl_repo_open(&repo, s->root, &e) || fdl_store_list(repo->store, FDL_REFS_DIR, &refs, &e))
+	fdl_refs refs = {0};
+	if (!doc || fdl_repo_open(&repo, s->root, &e) || fdl_refs_all(&refs, repo, true, &e))
 		goto out;
-	if (fdl_repo_head_branch(&head, repo, &e) == 0)
-		json_object_set_new(doc, "head", json_string(head));
-	for (size_t i = 0; i < refs.len; i++) {
-		const char *k = refs.items[i];
+	if (refs.head)
+		json_object_set_new(doc, "head", json_string(refs.head));
+	for (size_t i = 0; i < refs.names.len; i++) {
 		fdl_ref_kind kind;
-		const char *name = fdl_ref_short(k, &kind);
-		char id[FDL_ID_LEN + 1];
-		bool exists = false;
-		if (!kind || fdl_key_classify(repo, k) != FDL_KEY_MOVING ||
-		    fdl_ref_read(repo, k, id, &exists, NULL, &e) || !exists)
-			continue;
+		const char *name = fdl_ref_short(refs.names.items[i], &kind);
 		json_object_set_new(json_object_get(doc, kind == FDL_REF_BRANCH ? "branches" : "tags"), name,
-				    json_string(id));
+				    json_string(refs.ids[i]));
 	}
 	fdl_json_dump(&out, NULL, doc, &e);
 out:
-	fdl_strlist_free(&refs);
-	fdl_free(head);
+	fdl_refs_free(&refs);
 	json_decref(doc);
 	fdl_repo_free(repo);
 	return out;

@@ -1,45 +1,21 @@
-/* Iceberg views inside libfdl (src/ops/iceberg*.c): the hooks commit,
- * clone, verify and the lifecycle call, and what the view's files share.
- * The format: docs/format.md "Iceberg views"; the reasons:
- * docs/decisions.md "Iceberg views". */
-#ifndef FDL_OPS_ICEBERG_H
-#define FDL_OPS_ICEBERG_H
+/* What the Iceberg wing's files share (the .c files of src/iceberg/ only; the rest of
+ * libfdl includes iceberg.h): a run writing a version's view, the REST
+ * catalog, schemas, bounds and manifests. */
+#ifndef FDL_ICEBERG_INT_H
+#define FDL_ICEBERG_INT_H
 
+#include "iceberg.h"
 #include "../catalog/iceberg.h"
 #include "../layout/iceberg.h"
 
-/* ---- hooks (each a no-op on a repository without iceberg/views.json) ---- */
+/* ---- shared by the wing's files ---- */
 
-/* After a commit moved `branch` to `id`: the version's view for every
- * location views.json names, and the branch's namespaces in each catalog.
- * Best effort for the caller: the view is derived, and a failure leaves
- * the repository as correct as before. */
-int fdl_iceberg_after_commit(fdl_repo *repo, const char *branch, const char *id, fdl_error *err);
-/* The same beside the caller, on a thread of its own with its own handle
- * on the repository (*out NULL and nothing started when it has no views),
- * reading through a connection of its own to `share`'s database (NULL: a
- * DuckDB of its own); the caller goes on with `repo` and `share` and joins
- * before it frees either. The join returns the hook's result. */
-typedef struct fdl_iceberg_job fdl_iceberg_job;
-int fdl_iceberg_after_commit_start(fdl_iceberg_job **out, fdl_repo *repo, const char *branch, const char *id,
-				   fdl_duck *share, fdl_error *err);
-int fdl_iceberg_after_commit_join(fdl_iceberg_job *job, fdl_error *err);
-/* After versions left (expired, withdrawn) or data files went (gc): the
- * views of every live branch tip and tag target are written again from
- * their histories as they now are, and every other file of the views is
- * deleted (a view of another version is written again on demand), so no
- * view leads a reader to data that is gone. */
-int fdl_iceberg_after_removal(fdl_repo *repo, fdl_error *err);
-/* After a clone of a repository that has views: the copy's own views (its
- * location), for its branch tips and tags. */
-int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err);
-/* After a tag or branch was made or deleted: the views of the branch tips
- * that have one written again, with the tags as they now are. */
-int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err);
-/* What fdl verify says about the views ("key\tmessage" findings). */
-int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
-
-/* ---- shared by iceberg*.c ---- */
+/* The one check of what a version may name (src/ops/confine.h), as the
+ * wing applies it below the operations: the catalog's paths
+ * (fdl_catalog_confined) and, on a store of local files, every file they
+ * name reached inside the repository (fdl_data_files_confined). */
+int fdl_ice_confined(fdl_repo *repo, const fdl_version *v, const char *catalog, fdl_duck *d, const char *alias,
+		     fdl_error *err);
 
 /* Write `key` with `text` unless it already holds exactly that (a
  * compare-and-swap on what was read: FDL_ECONFLICT when another writer got
@@ -159,5 +135,86 @@ static inline const char *fdl_ice_str(const json_t *o, const char *k)
 	const char *s = json_string_value(json_object_get(o, k));
 	return s ? s : "";
 }
+
+/* ---- a run writing one version's view (view.c, snapshot.c, hooks.c) ---- */
+
+#define ICE_BLOCK 64 /* versions to a merged manifest */
+
+typedef struct ice_version {
+	char id[FDL_ID_LEN + 1];
+	int64_t seq, snap, ms;
+	int64_t sid; /* its Iceberg snapshot id (fdl_iceberg_snapshot_id) */
+	bool live;
+} ice_version;
+
+typedef struct ice_run {
+	fdl_repo *repo;
+	char *location;
+	char lid[FDL_ICEBERG_LID_LEN + 1];
+	char *view_dir; /* iceberg/<lid>/versions/<id> */
+	fdl_duck *duck;
+	fdl_duck *share; /* a database to open a connection on (a commit's own), not one of the run's own */
+	fdl_lake *lake;
+	char *catalog;
+	ice_version *chain; /* ascending seq; the last is the version viewed */
+	size_t nchain;
+	fdl_refs refs; /* every ref with its tip: the tags name snapshots */
+	fdl_strmap *known; /* keys written or found in this run (or a rebuild's) */
+	fdl_strmap own_known;
+	fdl_strmap confined; /* the parent's manifests found to lead only inside (fdl_ice_tree_confined) */
+	bool avro;           /* DuckDB's avro extension loaded in duck, to read them */
+	json_t *deletes;  /* {"<DuckLake delete path>": [bytes, positions]} */
+	json_t *notices;
+	json_t *tables;  /* view.json's tables */
+	json_t *parent;  /* the first parent's view.json, when it has one: a commit builds on it */
+	json_t *mcache;  /* a manifest's signature -> [uri, bytes]: made once per run, or by the parent's view */
+	json_t *msigs;   /* the viewed version's manifests, signature -> [uri, bytes]: view.json's manifest_sigs */
+	bool whole;      /* build from the history even when the parent has a view */
+	bool liveness;   /* chain[].live is known */
+	char *tmpdir;
+	int64_t written;
+} ice_run;
+
+/* How a view is written: `known` (NULL: the run's own) collects every key
+ * the view uses; `whole` builds it from the history, not the parent's view;
+ * `share` (may be NULL) a DuckDB whose database the run uses instead of
+ * starting one. */
+typedef struct ice_opts {
+	fdl_strmap *known;
+	bool whole;
+	fdl_duck *share; /* a DuckDB to share (its database, a connection of the run's own) */
+} ice_opts;
+
+/* The URL of `key` under the view's location. Caller frees. */
+static inline char *ice_uri_of(const ice_run *r, const char *key)
+{
+	return fdl_asprintf("%s/%s", r->location, key);
+}
+
+/* A row that began at `begin` and ended at `end` is live at `snap`. */
+static inline bool ice_live_at(int64_t begin, int64_t end, int64_t snap)
+{
+	return begin <= snap && snap < end;
+}
+
+/* Whether a table's view by the parent (its metadata.json, `doc`) leads
+ * only where a view of this repository may: each snapshot's manifest list
+ * and every manifest it names under the view's manifests/, every data file
+ * a manifest names under the repository's data folder, relative and clean,
+ * and on a store of local files reached with no symlink on the way
+ * (fdl_data_files_confined, the rule of fdl_version_confined), every
+ * delete file in the view's tree. The files are read as they are, not as
+ * view.json says: 0 when it may be built on, 1 when not (err cleared; the
+ * table's view is then built from the history). trust.c. */
+int fdl_ice_tree_confined(ice_run *r, const json_t *doc, fdl_error *err);
+
+/* The snapshot of table tid at version c: its manifests and manifest list
+ * written, *out its entry of metadata.json's snapshots (iceberg_snapshot.c). */
+int fdl_ice_snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c, int64_t parent,
+		     const json_t *schema, json_t *specs, json_t *names, fdl_error *err);
+/* Write version id's view at `location` (iceberg.c); *out, when not NULL,
+ * its report; o NULL: the run's own keys, built on the parent's view. */
+int fdl_ice_write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, const char *location,
+		      const ice_opts *o, fdl_error *err);
 
 #endif

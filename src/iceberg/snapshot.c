@@ -2,7 +2,7 @@
  * "Iceberg views"): its data files and DuckLake's delete files rewritten as
  * position deletes, grouped into manifests by the version that added them
  * (named by their sha256, so snapshots share them), and its manifest list. */
-#include "iceberg_run.h"
+#include "iceberg_int.h"
 #include "../util/avro.h"
 
 #include <stdlib.h>
@@ -21,8 +21,27 @@ static const ice_version *born(const ice_run *r, int64_t begin)
 
 /* ---- writing ---------------------------------------------------------- */
 
+/* An existing `key` where this run writes `data`: kept when it holds
+ * those bytes, written over otherwise (a file is named by its sha256, so a
+ * file under the name with other bytes was planted or damaged, and a
+ * reader must not be led by it). */
+static int keep_or_replace(ice_run *r, const char *key, const void *data, size_t len, fdl_error *err)
+{
+	fdl_buf b = {0};
+	char etag[FDL_ETAG_MAX] = "";
+	int rc = fdl_store_get(r->repo->store, key, len + 1, &b, etag, err);
+	if (rc == FDL_EINVALID || (!rc && (b.len != len || memcmp(b.data, data, len)))) {
+		fdl_error_clear(err);
+		rc = fdl_store_put_if_match(r->repo->store, key, data, len, etag[0] ? etag : NULL, err);
+		if (!rc)
+			r->written++;
+	}
+	fdl_buf_free(&b);
+	return rc;
+}
+
 /* Create `key` unless this run knows it is there; an existing one is kept
- * (the same name holds the same bytes). */
+ * when it holds the same bytes (keep_or_replace). */
 static int put_new(ice_run *r, const char *key, const void *data, size_t len, fdl_error *err)
 {
 	int64_t seen;
@@ -31,7 +50,7 @@ static int put_new(ice_run *r, const char *key, const void *data, size_t len, fd
 	int rc = fdl_store_put_if_absent(r->repo->store, key, data, len, err);
 	if (rc == FDL_EEXISTS) {
 		fdl_error_clear(err);
-		rc = 0;
+		rc = keep_or_replace(r, key, data, len, err);
 	} else if (!rc)
 		r->written++;
 	return rc ? rc : fdl_strmap_put(r->known, key, 1, err);

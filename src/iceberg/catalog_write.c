@@ -2,8 +2,7 @@
  * written at a location (iceberg_catalog.c keeps it), with the report the
  * command prints: where a client attaches it and which namespaces it has
  * (docs/format.md "Iceberg REST catalog"). */
-#include "iceberg.h"
-#include "confine.h"
+#include "iceberg_int.h"
 #include "../store/aws.h"
 #include "../store/s3.h"
 
@@ -78,19 +77,15 @@ static int report_of(fdl_iceberg_catalog_report **out, const char *location, con
 }
 
 /* Every live version a ref names passes the one check of what a version
- * may name (confine.h) before the catalog leads a client to it: a view
+ * may name (fdl_ice_confined) before the catalog leads a client to it: a view
  * written before a file was swapped for a symlink is not written again. */
 static int refs_confined(fdl_repo *repo, fdl_error *err)
 {
-	fdl_branch *b = NULL;
-	fdl_tag *t = NULL;
-	size_t nb = 0, nt = 0;
+	fdl_refs refs;
 	fdl_strlist done = {0};
-	int rc = fdl_branch_list(&b, &nb, repo, err);
-	if (!rc)
-		rc = fdl_tag_list(&t, &nt, repo, err);
-	for (size_t i = 0; i < nb + nt && !rc; i++) {
-		const char *id = i < nb ? b[i].tip : t[i - nb].target;
+	int rc = fdl_refs_all(&refs, repo, true, err);
+	for (size_t i = 0; i < refs.names.len && !rc; i++) {
+		const char *id = refs.ids[i];
 		fdl_version *v = NULL;
 		char *catalog = NULL;
 		fdl_error e;
@@ -100,7 +95,7 @@ static int refs_confined(fdl_repo *repo, fdl_error *err)
 		if (!rc)
 			rc = fdl_version_fetch_catalog(&catalog, repo, v, err);
 		if (!rc)
-			rc = fdl_version_confined(repo, v, catalog, NULL, NULL, NULL, err);
+			rc = fdl_ice_confined(repo, v, catalog, NULL, NULL, err);
 		if (!rc)
 			rc = fdl_strlist_add(&done, id, err);
 		fdl_strlist_sort(&done);
@@ -108,8 +103,7 @@ static int refs_confined(fdl_repo *repo, fdl_error *err)
 		fdl_version_free(v);
 	}
 	fdl_strlist_free(&done);
-	fdl_branch_list_free(b);
-	fdl_tag_list_free(t);
+	fdl_refs_free(&refs);
 	return rc;
 }
 

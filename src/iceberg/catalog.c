@@ -8,7 +8,7 @@
  * the refs and views as they are: a pass writes every file that differs,
  * deletes every other file, and runs again while the refs moved under it,
  * so the last writer to finish leaves the catalog of the refs it saw last. */
-#include "iceberg.h"
+#include "iceberg_int.h"
 #include "../layout/keys.h"
 #include "../store/aws.h"
 #include "../store/s3.h"
@@ -33,22 +33,21 @@ typedef struct cat_refs {
 
 static int refs_read(cat_refs *out, fdl_repo *repo, fdl_error *err)
 {
-	fdl_branch *b = NULL;
-	fdl_tag *t = NULL;
-	size_t nb = 0, nt = 0;
-	int rc = fdl_branch_list(&b, &nb, repo, err);
-	if (!rc)
-		rc = fdl_tag_list(&t, &nt, repo, err);
-	if (!rc && !(out->items = calloc(nb + nt + 1, sizeof *out->items)))
+	fdl_refs refs;
+	int rc = fdl_refs_all(&refs, repo, true, err);
+	if (!rc && !(out->items = calloc(refs.names.len + 1, sizeof *out->items)))
 		rc = fdl_oom(err);
-	for (size_t i = 0; !rc && i < nb + nt; i++) {
+	for (size_t i = 0; !rc && i < refs.names.len; i++) {
+		fdl_ref_kind kind;
+		const char *name = fdl_ref_short(refs.names.items[i], &kind);
+		if (strlen(name) >= sizeof out->items[0].name)
+			continue; /* as fdl_branch_list: no name a client could not hold */
 		cat_ref *r = &out->items[out->len++];
-		snprintf(r->name, sizeof r->name, "%s", i < nb ? b[i].name : t[i - nb].name);
-		memcpy(r->target, i < nb ? b[i].tip : t[i - nb].target, sizeof r->target);
-		r->tag = i >= nb;
+		snprintf(r->name, sizeof r->name, "%s", name);
+		memcpy(r->target, refs.ids[i], sizeof r->target);
+		r->tag = kind == FDL_REF_TAG;
 	}
-	fdl_branch_list_free(b);
-	fdl_tag_list_free(t);
+	fdl_refs_free(&refs);
 	return rc;
 }
 
@@ -264,7 +263,7 @@ static int namespace_files(cat_build *b, const cat_ref *r, json_t *levels, const
 {
 	const char *ref = json_string_value(json_array_get(levels, 0)), *schema = json_string_value(json_array_get(levels, 1));
 	char *ns_path = schema ? fdl_asprintf("v1/namespaces/%s\x1f%s", ref, schema) : fdl_asprintf("v1/namespaces/%s", ref);
-	char *full = fdl_asprintf("refs/%s/%s", r->tag ? "tags" : "heads", r->name);
+	char *full = fdl_ref_key(r->tag ? FDL_REF_TAG : FDL_REF_BRANCH, r->name);
 	char *tables_path = ns_path ? fdl_asprintf("%s/tables", ns_path) : NULL;
 	fdl_strlist names = {0};
 	json_t *ids = json_array();
@@ -339,8 +338,9 @@ static int group_tables(json_t **out, cat_build *b, const json_t *view, fdl_erro
 /* Every namespace of ref r: [r] and [r, schema] for each other schema. */
 static int ref_namespaces(cat_build *b, const cat_ref *r, fdl_error *err)
 {
-	char what[300];
-	snprintf(what, sizeof what, "refs/%s/%s", r->tag ? "tags" : "heads", r->name);
+	char what[300], *full = fdl_ref_key(r->tag ? FDL_REF_TAG : FDL_REF_BRANCH, r->name);
+	snprintf(what, sizeof what, "%s", full ? full : r->name);
+	free(full);
 	if (!fdl_iceberg_namespace_ok(r->name))
 		return notice(b, what, "not a namespace: a name there is made of A-Z a-z 0-9 . _ - and /, and no part "
 				       "of it is tables or index.html") ? fdl_oom(err) : 0;

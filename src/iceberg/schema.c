@@ -3,7 +3,7 @@
  * are the Iceberg field ids; types Iceberg v2 cannot hold, and columns whose
  * old rows Iceberg would read otherwise than DuckLake, are left out and
  * named (docs/iceberg.md "What a view cannot say"). */
-#include "iceberg.h"
+#include "iceberg_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

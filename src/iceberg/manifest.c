@@ -1,7 +1,7 @@
 /* Iceberg v2 manifests and manifest lists as Avro files (the Iceberg
  * spec's "Manifests", "Manifest Lists" and Appendix A's field ids), and the
  * single-value encoding of column bounds (Appendix D). */
-#include "iceberg.h"
+#include "iceberg_int.h"
 #include "../util/avro.h"
 
 #include <math.h>

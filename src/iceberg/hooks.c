@@ -2,7 +2,8 @@
  * written after a commit, rebuilt after versions or files went, written
  * for a clone's own place, the catalog kept with the refs, and a location
  * enabled. Each a no-op on a repository without iceberg/views.json. */
-#include "iceberg_run.h"
+#include "iceberg_int.h"
+#include "../layout/keys.h"
 #include "../util/pool.h"
 
 #include <stdio.h>
@@ -112,22 +113,17 @@ int fdl_iceberg_after_commit_join(fdl_iceberg_job *j, fdl_error *err)
 /* Every branch tip and tag target that is live. */
 static int live_tips(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
 {
-	fdl_branch *b = NULL;
-	fdl_tag *t = NULL;
-	size_t nb = 0, nt = 0;
-	int rc = fdl_branch_list(&b, &nb, repo, err);
-	if (!rc)
-		rc = fdl_tag_list(&t, &nt, repo, err);
-	for (size_t i = 0; i < nb + nt && !rc; i++) {
-		const char *id = i < nb ? b[i].tip : t[i - nb].target;
+	fdl_refs refs;
+	int rc = fdl_refs_all(&refs, repo, true, err);
+	for (size_t i = 0; i < refs.names.len && !rc; i++) {
+		const char *id = refs.ids[i];
 		fdl_error e;
 		if (!fdl_strlist_has_sorted(out, id) && fdl_version_check_live(repo, id, &e) == 0) {
 			rc = fdl_strlist_add(out, id, err);
 			fdl_strlist_sort(out);
 		}
 	}
-	fdl_branch_list_free(b);
-	fdl_tag_list_free(t);
+	fdl_refs_free(&refs);
 	return rc;
 }
 
@@ -211,11 +207,10 @@ int fdl_iceberg_after_clone(fdl_repo *src, const char *dst_root, fdl_error *err)
 int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err)
 {
 	json_t *views = NULL;
-	fdl_branch *b = NULL;
-	size_t nb = 0;
+	fdl_refs refs = {0};
 	int rc = fdl_iceberg_views_read(&views, repo, err);
 	if (!rc && json_array_size(json_object_get(views, "views")))
-		rc = fdl_branch_list(&b, &nb, repo, err);
+		rc = fdl_refs_all(&refs, repo, true, err);
 	size_t i;
 	json_t *v;
 	json_array_foreach(rc ? NULL : json_object_get(views, "views"), i, v)
@@ -223,13 +218,16 @@ int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err)
 		const char *location = json_string_value(json_object_get(v, "location"));
 		char lid[FDL_ICEBERG_LID_LEN + 1];
 		rc = fdl_iceberg_location_id(lid, location, err);
-		for (size_t k = 0; k < nb && !rc; k++) {
-			char *dir = fdl_iceberg_view_dir(lid, b[k].tip);
+		for (size_t k = 0; k < refs.names.len && !rc; k++) {
+			if (fdl_ref_kind_of(refs.names.items[k]) != FDL_REF_BRANCH)
+				continue;
+			const char *tip = refs.ids[k];
+			char *dir = fdl_iceberg_view_dir(lid, tip);
 			char *key = dir ? fdl_asprintf("%s/" FDL_ICEBERG_VIEW_JSON, dir) : NULL;
 			int64_t size;
 			fdl_error e;
 			if (key && fdl_store_head(repo->store, key, &size, &e) == 0) /* a tip with a view: its tags */
-				rc = fdl_ice_write_for(NULL, repo, b[k].tip, location, NULL, err);
+				rc = fdl_ice_write_for(NULL, repo, tip, location, NULL, err);
 			free(dir);
 			free(key);
 		}
@@ -238,7 +236,7 @@ int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err)
 		if (rc)
 			break;
 	}
-	fdl_branch_list_free(b);
+	fdl_refs_free(&refs);
 	json_decref(views);
 	return rc;
 }

@@ -7,7 +7,7 @@
  * list exactly the version's live files with their recorded sizes and
  * delete files holding the same positions as DuckLake's. Read back with
  * DuckDB's avro extension. Findings are "key\tmessage". */
-#include "iceberg.h"
+#include "iceberg_int.h"
 #include "../layout/keys.h"
 
 #include <stdlib.h>

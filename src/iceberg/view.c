@@ -15,9 +15,9 @@
  * metadata.json, view.json, the report and the operation; one table's
  * snapshot and its manifests are iceberg_snapshot.c's, the hooks that keep
  * views following the repository iceberg_hooks.c's. */
-#include "iceberg_run.h"
-#include "confine.h"
+#include "iceberg_int.h"
 #include "../layout/hindex.h"
+#include "../layout/keys.h"
 #include "../util/avro.h"
 
 #include <stdlib.h>
@@ -39,8 +39,9 @@ static void run_free(ice_run *r)
 	free(r->location);
 	free(r->view_dir);
 	free(r->chain);
-	fdl_tag_list_free(r->tags);
+	fdl_refs_free(&r->refs);
 	fdl_strmap_free(&r->own_known);
+	fdl_strmap_free(&r->confined);
 	json_decref(r->deletes);
 	json_decref(r->notices);
 	json_decref(r->tables);
@@ -290,6 +291,8 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 		    !json_is_array(json_object_get(doc, "partition-specs")) || !json_array_size(json_object_get(doc, "snapshots")) ||
 		    strcmp(json_string_value(json_object_get(doc, "table-uuid")) ? json_string_value(json_object_get(doc, "table-uuid")) : "", tb->uuid)))
 		rc = 1;
+	if (!rc) /* what it leads to, read as it is: it may have been planted */
+		rc = fdl_ice_tree_confined(r, doc, err);
 	if (!rc) {
 		t->doc = doc;
 		doc = NULL;
@@ -305,9 +308,11 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 		}
 		t->last = json_integer_value(json_object_get(json_array_get(t->snapshots, json_array_size(t->snapshots) - 1),
 							     "snapshot-id"));
-		json_array_foreach(json_object_get(pt, "manifests"), i, x) /* known to be there */
+		json_array_foreach(json_object_get(pt, "manifests"), i, x) /* known to be there, and checked */
 		{
-			if (json_is_string(x) && fdl_strmap_put(r->known, json_string_value(x), 1, err))
+			int64_t was;
+			if (json_is_string(x) && fdl_strmap_get(&r->confined, json_string_value(x), &was) &&
+			    fdl_strmap_put(r->known, json_string_value(x), 1, err))
 				rc = -1;
 		}
 	}
@@ -324,16 +329,18 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 /* fdl's tags on versions that are snapshots of this table. */
 static void tag_refs(table_meta *t, const ice_run *r)
 {
-	for (size_t i = 0; i < r->ntags; i++) {
-		if (!strcmp(r->tags[i].name, "main"))
+	for (size_t i = 0; i < r->refs.names.len; i++) {
+		fdl_ref_kind kind;
+		const char *name = fdl_ref_short(r->refs.names.items[i], &kind);
+		if (kind != FDL_REF_TAG || !strcmp(name, "main"))
 			continue; /* Iceberg's main is the table's current snapshot */
 		for (size_t k = 0; k < r->nchain; k++) {
 			size_t j;
 			json_t *s;
 			json_array_foreach(t->snapshots, j, s)
-			if (!strcmp(r->chain[k].id, r->tags[i].target) &&
+			if (!strcmp(r->chain[k].id, r->refs.ids[i]) &&
 			    json_integer_value(json_object_get(s, "snapshot-id")) == r->chain[k].sid)
-				json_object_set_new(t->refs, r->tags[i].name,
+				json_object_set_new(t->refs, name,
 						    json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)r->chain[k].sid, "type", "tag"));
 		}
 	}
@@ -467,6 +474,19 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 
 /* ---- one version ------------------------------------------------------ */
 
+int fdl_ice_confined(fdl_repo *repo, const fdl_version *v, const char *catalog, fdl_duck *d, const char *alias,
+		     fdl_error *err)
+{
+	fdl_strlist all = {0};
+	int rc = fdl_catalog_confined(&all, d, alias, catalog, err);
+	if (!rc)
+		rc = fdl_data_files_confined(repo, &all, err);
+	if (rc)
+		fdl_error_prefix(err, "version %s", fdl_version_id(v));
+	fdl_strlist_free(&all);
+	return rc;
+}
+
 static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_error *err)
 {
 	int rc = fdl_version_fetch_catalog(&r->catalog, r->repo, v, err);
@@ -477,10 +497,10 @@ static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_er
 	if (!rc)
 		rc = fdl_catalog_attach_raw(r->duck, "fdl_ice", r->catalog, FDL_CAT_DUCKDB, true, err);
 	/* every path the view names passes the one check of what a version
-	 * may name (confine.h: relative and clean, and no symlink on the way
+	 * may name (fdl_ice_confined: relative and clean, and no symlink on the way
 	 * to a file); a catalog the commit at hand froze skips it */
 	if (!rc && !r->share)
-		rc = fdl_version_confined(r->repo, v, r->catalog, r->duck, "fdl_ice", NULL, err);
+		rc = fdl_ice_confined(r->repo, v, r->catalog, r->duck, "fdl_ice", err);
 	if (!rc)
 		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", live_only, !live_only, err);
 	return rc;
@@ -594,7 +614,7 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 	if (!rc) /* built on the parent's view, this version's snapshot needs only its live files */
 		rc = open_catalog(r, v, r->parent != NULL, err);
 	if (!rc)
-		rc = fdl_tag_list(&r->tags, &r->ntags, r->repo, err);
+		rc = fdl_refs_all(&r->refs, r->repo, true, err);
 	for (size_t i = 0; !rc && i < r->lake->ntables; i++)
 		if (r->lake->tables[i].end == FDL_LAKE_LIVE)
 			rc = table_view(r, &r->lake->tables[i], err);
