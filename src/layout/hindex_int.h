@@ -45,6 +45,9 @@ char *hix_pack_key(const char *name);
 bool hix_entries_link(const fdl_hentry *older, const fdl_hentry *newer);
 int hix_load(hindex *ix, fdl_repo *repo, const char *branch, bool want_etag, fdl_error *err);
 bool hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo);
+/* The parsers under hix_load and hix_pack_load, of bytes as read (fuzzed). */
+int hix_pointer_parse(hindex *ix, const char *data, size_t len);
+bool hix_pack_parse(hindex *ix, hpack *p, const char *data, size_t len, const char *key);
 const fdl_hentry *hix_index_at(hindex *ix, fdl_repo *repo, int64_t seq);
 
 #endif

@@ -67,6 +67,10 @@ static inline bool ice_live_at(int64_t begin, int64_t end, int64_t snap)
 
 /* The snapshot of table tid at version c: its manifests and manifest list
  * written, *out its entry of metadata.json's snapshots (iceberg_snapshot.c). */
+/* Whether a parent view's metadata.json, read back, is one fdl wrote for
+ * the table (its manifest lists under `prefix`, its current snapshot
+ * `current`, table-uuid `uuid`): else the view is built from scratch. */
+bool fdl_ice_parent_meta_ok(const json_t *doc, const char *prefix, int64_t current, const char *uuid);
 int fdl_ice_snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c, int64_t parent,
 		     const json_t *schema, json_t *specs, json_t *names, fdl_error *err);
 /* Write version id's view at `location` (iceberg.c); *out, when not NULL,
