@@ -594,9 +594,7 @@ int fdl_ice_namespaces_old(json_t *keep, json_t *nested, const char *data, size_
 {
 	fdl_error e;
 	json_t *doc = NULL;
-	int rc = 0;
-	if (fdl_json_parse(&doc, data, len, key, &e) || !json_is_array(json_object_get(doc, "namespaces")))
-		rc = 1;
+	int rc = fdl_json_parse(&doc, data, len, key, &e) || !json_is_array(json_object_get(doc, "namespaces"));
 	size_t i;
 	const json_t *x;
 	json_array_foreach(rc ? NULL : json_object_get(doc, "namespaces"), i, x)
@@ -623,10 +621,9 @@ static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], js
 	fdl_error e;
 	json_t *list = json_array();
 	int rc = key && list ? 0 : fdl_oom(err);
-	if (!rc && fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &old, etag, &e))
-		rc = 1;
-	if (!rc)
-		rc = fdl_ice_namespaces_old(list, nested, old.data, old.len, name, key, err);
+	if (!rc) /* 1 when there is none */
+		rc = fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &old, etag, &e)
+			     ? 1 : fdl_ice_namespaces_old(list, nested, old.data, old.len, name, key, err);
 	size_t i;
 	const json_t *x;
 	json_array_foreach(rc ? NULL : b->list, i, x)
