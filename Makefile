@@ -230,7 +230,7 @@ build/fuzz/fuzz-cli: build/fuzz/tests/fuzz/fuzz_cli.o build/fuzz/src/cli/options
 	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
 # every libFuzzer binary, built (make test): clang's warnings are not gcc's
-.PHONY: fuzz-build fuzz-long
+.PHONY: fuzz-build fuzz-long fuzz-min
 fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
 
 fuzz: fuzz-build
@@ -238,6 +238,11 @@ fuzz: fuzz-build
 
 fuzz-long: fuzz-build
 	@for t in $(FUZZ_TARGETS); do bash scripts/fuzz.sh $$t $(FUZZ_LONG_SECONDS) || exit 1; done
+
+# before committing what fuzz found: each corpus down to its named seeds and
+# the fewest inputs that reach the same coverage
+fuzz-min: fuzz-build
+	@for t in $(FUZZ_TARGETS); do bash scripts/fuzz.sh $$t min || exit 1; done
 
 # --- tests ---------------------------------------------------------------------
 unit: build/san/unit-tests

@@ -5,6 +5,10 @@
 # corpus stays small. Prints the runs, coverage and time; exits 1 at a
 # crash, leak, timeout or sanitizer report, whose input it keeps in
 # build/fuzz/crash-TARGET-* (run it with build/san/fuzz-TARGET FILE).
+#
+# scripts/fuzz.sh TARGET min (make fuzz-min): shrink tests/corpus/TARGET/ to
+# its named seeds (seed*, real-*, hostile-*: kept whatever they reach) and
+# the fewest other inputs that reach the same coverage (-merge=1).
 set -uo pipefail
 t=$1 secs=$2
 bin=build/fuzz/fuzz-$t corpus=tests/corpus/$t new=build/fuzz/new/$t log=build/fuzz/log/$t.txt
@@ -13,6 +17,17 @@ mkdir -p "$corpus" "$new" "$(dirname "$log")"
 # inputs up to 8 KiB, or the largest seed (a real pointer or metadata.json is larger)
 max_len=$(find "$corpus" -type f -printf '%s\n' | sort -n | tail -1)
 [ "${max_len:-0}" -gt 8192 ] || max_len=8192
+if [ "$secs" = min ]; then
+  min=build/fuzz/min/$t
+  rm -rf "$min" && mkdir -p "$min"
+  find "$corpus" -maxdepth 1 -type f \( -name 'seed*' -o -name 'real-*' -o -name 'hostile-*' \) -exec cp {} "$min/" \;
+  before=$(ls "$corpus" | wc -l)
+  "$bin" -merge=1 -max_len="$max_len" -timeout=10 "$min" "$corpus" > "$log.min" 2>&1 || {
+    echo "fuzz $t: minimising failed; see $log.min" >&2; exit 1; }
+  rm -rf "$corpus" && mv "$min" "$corpus"
+  echo "fuzz $t: corpus $before -> $(ls "$corpus" | wc -l) files"
+  exit 0
+fi
 start=$(date +%s)
 "$bin" -max_total_time="$secs" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="build/fuzz/crash-$t-" "$new" "$corpus" > "$log" 2>&1
