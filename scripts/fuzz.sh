@@ -8,7 +8,8 @@
 #
 # scripts/fuzz.sh TARGET min (make fuzz-min): shrink tests/corpus/TARGET/ to
 # its named seeds (seed*, real-*, hostile-*: kept whatever they reach) and
-# the fewest other inputs that reach the same coverage (-merge=1).
+# the fewest other inputs that reach the same edges (-merge=1, hit counts
+# not counted: -use_counters=0).
 set -uo pipefail
 t=$1 secs=$2
 bin=build/fuzz/fuzz-$t corpus=tests/corpus/$t new=build/fuzz/new/$t log=build/fuzz/log/$t.txt
@@ -22,7 +23,7 @@ if [ "$secs" = min ]; then
   rm -rf "$min" && mkdir -p "$min"
   find "$corpus" -maxdepth 1 -type f \( -name 'seed*' -o -name 'real-*' -o -name 'hostile-*' \) -exec cp {} "$min/" \;
   before=$(ls "$corpus" | wc -l)
-  "$bin" -merge=1 -max_len="$max_len" -timeout=10 "$min" "$corpus" > "$log.min" 2>&1 || {
+  "$bin" -merge=1 -use_counters=0 -max_len="$max_len" -timeout=10 "$min" "$corpus" > "$log.min" 2>&1 || {
     echo "fuzz $t: minimising failed; see $log.min" >&2; exit 1; }
   rm -rf "$corpus" && mv "$min" "$corpus"
   echo "fuzz $t: corpus $before -> $(ls "$corpus" | wc -l) files"
