@@ -589,6 +589,27 @@ static bool has_levels(const json_t *list, const json_t *levels)
 	return false;
 }
 
+int fdl_ice_namespaces_old(json_t *keep, json_t *nested, const char *data, size_t len, const char *name,
+			   const char *key, fdl_error *err)
+{
+	fdl_error e;
+	json_t *doc = NULL;
+	int rc = fdl_json_parse(&doc, data, len, key, &e) || !json_is_array(json_object_get(doc, "namespaces"));
+	size_t i;
+	const json_t *x;
+	json_array_foreach(rc ? NULL : json_object_get(doc, "namespaces"), i, x)
+	{
+		const char *first = json_string_value(json_array_get(x, 0));
+		if (!first || !levels_plain(x))
+			rc = 1; /* not what fdl writes: the whole catalog again */
+		else if (strcmp(first, name) ? json_array_append(keep, (json_t *)x)
+					     : json_array_size(x) > 1 && json_array_append(nested, (json_t *)x))
+			rc = fdl_oom(err);
+	}
+	json_decref(doc);
+	return rc;
+}
+
 /* v1/namespaces as it is, with the namespaces of branch `name` replaced by
  * those in b->list, added to b (last); *etag what the list had; `nested`
  * gets the [name, schema] namespaces of both. 1 when there is no list to
@@ -598,22 +619,13 @@ static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], js
 	char *key = fdl_iceberg_catalog_key(b->lid, "v1/namespaces", true, b->index);
 	fdl_buf old = {0};
 	fdl_error e;
-	json_t *doc = NULL, *list = json_array();
+	json_t *list = json_array();
 	int rc = key && list ? 0 : fdl_oom(err);
-	if (!rc && (fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &old, etag, &e) ||
-		    fdl_json_parse(&doc, old.data, old.len, key, &e) || !json_is_array(json_object_get(doc, "namespaces"))))
-		rc = 1;
+	if (!rc) /* 1 when there is none */
+		rc = fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &old, etag, &e)
+			     ? 1 : fdl_ice_namespaces_old(list, nested, old.data, old.len, name, key, err);
 	size_t i;
 	const json_t *x;
-	json_array_foreach(rc ? NULL : json_object_get(doc, "namespaces"), i, x)
-	{
-		const char *first = json_string_value(json_array_get(x, 0));
-		if (!first || !levels_plain(x))
-			rc = 1; /* not what fdl writes: the whole catalog again */
-		else if (strcmp(first, name) ? json_array_append(list, (json_t *)x)
-					     : json_array_size(x) > 1 && json_array_append(nested, (json_t *)x))
-			rc = fdl_oom(err);
-	}
 	json_array_foreach(rc ? NULL : b->list, i, x)
 	{
 		if (!rc && json_array_append(list, (json_t *)x))
@@ -624,7 +636,6 @@ static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], js
 	if (!rc)
 		rc = add_list(b, list, err);
 	json_decref(list);
-	json_decref(doc);
 	fdl_buf_free(&old);
 	free(key);
 	return rc;

@@ -47,6 +47,12 @@ int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *locat
 /* The same after a commit moved `branch`: its namespaces and the list of
  * namespaces only (the whole catalog when it has none yet). */
 int fdl_ice_catalog_sync_branch(fdl_repo *repo, const char *location, const char *branch, fdl_error *err);
+/* An old v1/namespaces list's bytes, read back before a branch's pass: the
+ * namespaces not of branch `name` appended to keep, its [name, schema]
+ * ones to nested; 1 when it is not a list fdl writes (then the whole
+ * catalog is written again), an error only for memory. */
+int fdl_ice_namespaces_old(json_t *keep, json_t *nested, const char *data, size_t len, const char *name,
+			   const char *key, fdl_error *err);
 /* fdl verify's findings about the catalog of `location`: a file that leads
  * to a file not in `present` (the keys under iceberg/<lid>/) or to a
  * version that is not live is a problem; one behind the refs, missing or
@@ -210,6 +216,10 @@ int fdl_ice_tree_confined(ice_run *r, const json_t *doc, fdl_error *err);
 
 /* The snapshot of table tid at version c: its manifests and manifest list
  * written, *out its entry of metadata.json's snapshots (iceberg_snapshot.c). */
+/* Whether a parent view's metadata.json, read back, is one fdl wrote for
+ * the table (its manifest lists under `prefix`, its current snapshot
+ * `current`, table-uuid `uuid`): else the view is built from scratch. */
+bool fdl_ice_parent_meta_ok(const json_t *doc, const char *prefix, int64_t current, const char *uuid);
 int fdl_ice_snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c, int64_t parent,
 		     const json_t *schema, json_t *specs, json_t *names, fdl_error *err);
 /* Write version id's view at `location` (iceberg.c); *out, when not NULL,

@@ -255,6 +255,27 @@ static int table_snapshots(table_meta *t, ice_run *r, int64_t tid, const char *k
 	return rc;
 }
 
+/* Whether a parent view's metadata.json is one fdl wrote for this table:
+ * each snapshot's manifest list under `prefix` (no "/../"), its current
+ * snapshot `current`, its arrays there, the table's uuid. */
+bool fdl_ice_parent_meta_ok(const json_t *doc, const char *prefix, int64_t current, const char *uuid)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(doc, "snapshots"), i, x)
+	{
+		const char *ml = json_string_value(json_object_get(x, "manifest-list"));
+		if (!ml || strncmp(ml, prefix, strlen(prefix)) || strstr(ml, "/../") ||
+		    !json_is_integer(json_object_get(x, "snapshot-id")))
+			return false;
+	}
+	const char *tu = json_string_value(json_object_get(doc, "table-uuid"));
+	return json_integer_value(json_object_get(doc, "current-snapshot-id")) == current &&
+	       json_is_array(json_object_get(doc, "schemas")) && json_is_array(json_object_get(doc, "snapshot-log")) &&
+	       json_is_array(json_object_get(doc, "partition-specs")) && json_array_size(json_object_get(doc, "snapshots")) &&
+	       !strcmp(tu ? tu : "", uuid);
+}
+
 /* The parent's view of the table (its metadata.json, checked: every
  * manifest list in this view's tree), as the start of this one: 1 when it
  * cannot be used. */
@@ -275,22 +296,11 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 	if (!rc && fdl_json_parse(&doc, b.data, b.len, key, err))
 		rc = 1;
 	char *prefix = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/manifests/", r->location, r->lid);
+	/* its current snapshot is the parent's (a snapshot id derived from its id) */
+	if (!rc && (!prefix || r->nchain < 2 || !fdl_ice_parent_meta_ok(doc, prefix, r->chain[r->nchain - 2].sid, tb->uuid)))
+		rc = 1;
 	size_t i;
 	json_t *x;
-	json_array_foreach(rc ? NULL : json_object_get(doc, "snapshots"), i, x)
-	{
-		const char *ml = json_string_value(json_object_get(x, "manifest-list"));
-		if (!prefix || !ml || strncmp(ml, prefix, strlen(prefix)) || strstr(ml, "/../") ||
-		    !json_is_integer(json_object_get(x, "snapshot-id")))
-			rc = 1;
-	}
-	/* its current snapshot is the parent's (a snapshot id derived from its id) */
-	if (!rc && (r->nchain < 2 || json_integer_value(json_object_get(doc, "current-snapshot-id")) != r->chain[r->nchain - 2].sid))
-		rc = 1;
-	if (!rc && (!json_is_array(json_object_get(doc, "schemas")) || !json_is_array(json_object_get(doc, "snapshot-log")) ||
-		    !json_is_array(json_object_get(doc, "partition-specs")) || !json_array_size(json_object_get(doc, "snapshots")) ||
-		    strcmp(json_string_value(json_object_get(doc, "table-uuid")) ? json_string_value(json_object_get(doc, "table-uuid")) : "", tb->uuid)))
-		rc = 1;
 	if (!rc) /* what it leads to, read as it is: it may have been planted */
 		rc = fdl_ice_tree_confined(r, doc, err);
 	if (!rc) {

@@ -45,6 +45,9 @@ char *fdl__hix_pack_key(const char *name);
 bool fdl__hix_entries_link(const fdl_hentry *older, const fdl_hentry *newer);
 int fdl__hix_load(hindex *ix, fdl_repo *repo, const char *branch, bool want_etag, fdl_error *err);
 bool fdl__hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo);
+/* The parsers under fdl__hix_load and fdl__hix_pack_load, of bytes as read (fuzzed). */
+int fdl__hix_pointer_parse(hindex *ix, const char *data, size_t len);
+bool fdl__hix_pack_parse(hindex *ix, hpack *p, const char *data, size_t len, const char *key);
 const fdl_hentry *fdl__hix_index_at(hindex *ix, fdl_repo *repo, int64_t seq);
 
 #endif

@@ -167,11 +167,13 @@ static int unusable(hindex *ix, const char *why, const char *detail)
 	return 0;
 }
 
-static int pointer_parse(hindex *ix, const fdl_buf *b)
+/* Parse a pointer's bytes into ix (ix->key names it in messages): ix->usable
+ * says whether it holds together, ix->why why not. */
+int fdl__hix_pointer_parse(hindex *ix, const char *data, size_t len)
 {
 	json_t *doc = NULL;
 	fdl_error e;
-	if (fdl_json_parse(&doc, b->data, b->len, ix->key, &e))
+	if (fdl_json_parse(&doc, data, len, ix->key, &e))
 		return unusable(ix, e.message, NULL);
 	const char *tip = json_string_value(json_object_get(doc, "tip"));
 	json_int_t seq = json_integer_value(json_object_get(doc, "seq"));
@@ -267,7 +269,7 @@ int fdl__hix_load(hindex *ix, fdl_repo *repo, const char *branch, bool want_etag
 		return rc;
 	}
 	ix->exists = true;
-	pointer_parse(ix, &b);
+	fdl__hix_pointer_parse(ix, b.data, b.len);
 	fdl_buf_free(&b);
 	return 0;
 }
@@ -361,29 +363,25 @@ static int pack_part_job(void *ctx, void *state, size_t job, fdl_error *err)
  * almost all of what a long `fdl log` costs. */
 #define PACK_SPLIT_BYTES (1u << 20)
 
-/* Load a pack's entries (once); false when it cannot be used. */
-bool fdl__hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo)
+/* Parse a pack's bytes into p's entries (p->first to p->last, each linked
+ * to the one before); false when it does not hold them (ix->why says). */
+bool fdl__hix_pack_parse(hindex *ix, hpack *p, const char *data, size_t len, const char *key)
 {
-	if (p->e)
-		return true;
-	char *key = fdl__hix_pack_key(p->name);
-	fdl_buf b = {0};
-	fdl_error e;
 	size_t want = (size_t)(p->last - p->first + 1);
-	bool ok = key && !fdl_store_get(repo->store, key, (size_t)p->bytes, &b, NULL, &e) && (int64_t)b.len == p->bytes;
 	pack_part part[2] = {{.key = key, .cap = want, .format = ix->format, .whole = ix->whole},
 			     {.key = key, .cap = want, .format = ix->format, .whole = ix->whole}};
-	part[0].items = ok ? calloc(want, sizeof(fdl_hentry)) : NULL;
-	ok = ok && part[0].items;
+	part[0].items = calloc(want, sizeof(fdl_hentry));
+	bool ok = part[0].items != NULL;
 	/* split after the line that crosses the middle */
-	const char *mid = ok && b.len > PACK_SPLIT_BYTES ? memchr(b.data + b.len / 2, '\n', b.len - b.len / 2) : NULL;
-	part[0].data = b.data;
-	part[0].len = mid ? (size_t)(mid + 1 - b.data) : b.len;
-	part[1].data = b.data + part[0].len;
-	part[1].len = b.len - part[0].len;
+	const char *mid = ok && len > PACK_SPLIT_BYTES ? memchr(data + len / 2, '\n', len - len / 2) : NULL;
+	part[0].data = data;
+	part[0].len = mid ? (size_t)(mid + 1 - data) : len;
+	part[1].data = data + part[0].len;
+	part[1].len = len - part[0].len;
 	if (ok && part[1].len && !(part[1].items = calloc(want, sizeof(fdl_hentry))))
 		ok = false;
 	fdl_pool_task t = {.jobs = part[1].len ? 2 : 1, .threads = 2, .ctx = part, .job = pack_part_job};
+	fdl_error e;
 	if (ok)
 		fdl_pool_run(&t, &e); /* the jobs only record what they parse */
 	ok = ok && part[0].ok && (!part[1].len || part[1].ok) && part[0].n + part[1].n == want;
@@ -408,6 +406,22 @@ bool fdl__hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo)
 		p->e = part[0].items;
 		p->n = want;
 	}
+	return ok;
+}
+
+/* Load a pack's entries (once); false when it cannot be used. */
+bool fdl__hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo)
+{
+	if (p->e)
+		return true;
+	char *key = fdl__hix_pack_key(p->name);
+	fdl_buf b = {0};
+	fdl_error e;
+	bool ok = key && !fdl_store_get(repo->store, key, (size_t)p->bytes, &b, NULL, &e) && (int64_t)b.len == p->bytes;
+	if (ok)
+		ok = fdl__hix_pack_parse(ix, p, b.data, b.len, key);
+	else
+		unusable(ix, "a pack is missing or does not hold what the pointer says", p->name);
 	fdl_buf_free(&b);
 	free(key);
 	return ok;

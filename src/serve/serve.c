@@ -51,7 +51,10 @@ struct fdl_server {
 	char marks[4];
 };
 
-/* libmicrohttpd's error log (MHD_OPTION_EXTERNAL_LOGGER). */
+/* libmicrohttpd's error log (MHD_OPTION_EXTERNAL_LOGGER). The format
+ * attribute says fmt is printf's, so clang's -Wformat-nonliteral checks
+ * the callers' formats instead of refusing the vsnprintf below. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) FDL_PRINTF(2, 0);
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	fdl_server *s = cls;
