@@ -981,6 +981,14 @@ typedef struct fdl_serve_options {
 	/* the repository page (the folder `make web` builds), served at / and
 	 * /_fdl/; NULL = no page */
 	const char *web_dir;
+	/* a token file (`NAME TOKEN` a line, mode 600): every path but the
+	 * page's static files then needs `Authorization: Bearer TOKEN` (or TOKEN
+	 * as a Basic password), else 401; NULL = a public repository */
+	const char *token_file;
+	/* PEM files of the certificate (chain) and its key: HTTPS; NULL = HTTP */
+	const char *tls_cert, *tls_key;
+	/* allow tokens over plain HTTP on an address other than loopback */
+	int insecure;
 } fdl_serve_options;
 
 /* Serve the folder repository `root` over HTTP in background threads: GET
@@ -991,6 +999,9 @@ typedef struct fdl_serve_options {
  * symlinks, encoded traversal) and never lists folders. */
 FDL_EXTERN int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err);
 FDL_EXTERN int fdl_server_port(const fdl_server *s);
+/* Read the token file again (SIGHUP): the new tokens take effect at once,
+ * requests being answered go on; on an error the old ones stay. */
+FDL_EXTERN int fdl_server_reload_tokens(fdl_server *s, fdl_error *err);
 FDL_EXTERN void fdl_server_stop(fdl_server *s);
 
 #ifdef __cplusplus

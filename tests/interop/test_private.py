@@ -1,0 +1,222 @@
+"""Private repositories (issue 57): `fdl serve` with a token file and TLS (a
+CA the test makes with openssl), fdl reading through FDL_TOKEN, the
+credentials file and netrc, stock DuckDB after the printed secret, a hostile
+host's redirect, and the token in no output and no file."""
+import hashlib
+import http.client
+import http.server
+import os
+import pathlib
+import re
+import secrets
+import signal
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import EXT, FDL, connect, fdl, host_stops
+from test_reader import published  # noqa: F401 (the fixture)
+
+
+# --- a CA, a certificate for 127.0.0.1 and a token file -------------------------
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pki")
+
+    def ssl_(*args):
+        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
+
+    ssl_("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d / "ca.key", "-out", d / "ca.pem",
+         "-days", "2", "-subj", "/CN=fdl test CA")
+    ssl_("req", "-newkey", "rsa:2048", "-nodes", "-keyout", d / "host.key", "-out", d / "host.csr",
+         "-subj", "/CN=127.0.0.1")
+    (d / "ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    ssl_("x509", "-req", "-in", d / "host.csr", "-CA", d / "ca.pem", "-CAkey", d / "ca.key", "-CAcreateserial",
+         "-out", d / "host.pem", "-days", "2", "-extfile", d / "ext")
+    (d / "host.key").chmod(0o600)
+    return d
+
+
+def token_file(path, **tokens):
+    path.write_text("# name token\n" + "".join(f"{n} {t}\n" for n, t in tokens.items()))
+    path.chmod(0o600)
+    return path
+
+
+class Private:
+    """fdl serve ROOT with a token file (and TLS unless plain)."""
+
+    def __init__(self, root, tmp, pki, tokens, plain=False, extra=()):
+        self.tokens_path = token_file(tmp / f"tokens-{time.monotonic_ns()}", **tokens)
+        self.log_path = tmp / f"serve-{time.monotonic_ns()}.log"
+        self.log = open(self.log_path, "w")
+        tls = [] if plain else ["--tls-cert", pki / "host.pem", "--tls-key", pki / "host.key"]
+        self.p = subprocess.Popen([FDL, "serve", str(root), "--port", "0", "--token-file", self.tokens_path,
+                                   *map(str, tls), *extra], stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                  env=dict(os.environ, FDL_EXTENSION_DIR=EXT))
+        line = self.p.stdout.readline()
+        m = re.search(r"(https?)://[0-9.]+:(\d+)/", line)
+        assert m, line + self.log_path.read_text()
+        self.port = int(m.group(2))
+        self.url = f"{m.group(1)}://127.0.0.1:{self.port}"
+        self.ctx = None if plain else ssl.create_default_context(cafile=str(pki / "ca.pem"))
+
+    def request(self, path, headers=None, method="GET", conn=None):
+        c = conn or self.connection()
+        c.request(method, "/" + path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        if conn is None:
+            c.close()
+        return r.status, dict(r.getheaders()), body
+
+    def connection(self):
+        if self.url.startswith("https"):
+            return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=60)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+
+    def lines(self):
+        self.log.flush()
+        return [l for l in self.log_path.read_text().splitlines() if l.startswith("fdl serve:")]
+
+    def stop(self):
+        host_stops(self.url)
+        self.p.terminate()
+        self.p.wait(timeout=10)
+        self.log.close()
+
+
+@pytest.fixture
+def secret():
+    return secrets.token_hex(24)
+
+
+@pytest.fixture
+def private(published, tmp_path, pki, secret):  # noqa: F811
+    fdl("iceberg", published.root, "--catalog")  # the Iceberg views and REST catalog are private too
+    s = Private(published.root, tmp_path, pki, {"alice": secret, "bob": secrets.token_hex(24)})
+    yield s
+    s.stop()
+
+
+def repository_paths(root):
+    """One path of each kind the repository serves."""
+    root = pathlib.Path(root)
+    head = (root / "refs" / "heads" / "main").read_text().strip()
+    rel = lambda p: str(p.relative_to(root))  # noqa: E731
+    data = next(p for p in (root / "data").rglob("*.parquet"))
+    hist = next(p for p in (root / "history").rglob("*") if p.is_file())
+    meta = next(p for p in (root / "iceberg").rglob("*.metadata.json"))
+    config = next(p for p in (root / "iceberg").rglob("v1/config"))
+    return ["fdl.json", "HEAD", "refs/heads/main", f"versions/{head}/version.json",
+            f"versions/{head}/ducklake.duckdb", rel(data), rel(hist), rel(meta), rel(config)]
+
+
+# --- the server ---------------------------------------------------------------
+
+def test_without_a_valid_token_every_repository_path_is_401_and_says_nothing(private, published, secret):  # noqa: F811
+    paths = repository_paths(published.root)
+    nope = ["versions/not-there/version.json", "no/such/file", "../etc/passwd", "refs/heads/nope"]
+    first = None
+    for path in paths + nope:
+        for headers in ({}, {"Authorization": "Bearer " + "0" * 48}, {"Authorization": f"Bearer {secret}x"},
+                        {"Authorization": "Basic dXNlcjp3cm9uZw=="}, {"Authorization": secret}):
+            for method in ("GET", "HEAD"):
+                status, h, body = private.request(path, headers, method)
+                assert status == 401, (path, headers, method, status)
+                assert h.get("WWW-Authenticate", "").startswith("Bearer")
+                if method == "GET":
+                    # the same bytes whatever the path: nothing of the repository, no hint of what exists
+                    first = first or body
+                    assert body == first, (path, body)
+    content = b"".join((pathlib.Path(published.root) / p).read_bytes() for p in paths)
+    assert first not in content and b"versions" not in first and len(first) < 80
+    # with the token, each path is there (the 401s above hid real files)
+    for path in paths:
+        status, h, body = private.request(path, {"Authorization": f"Bearer {secret}"})
+        assert status == 200, path
+        assert body == (pathlib.Path(published.root) / path).read_bytes()
+        assert "public" not in h.get("Cache-Control", "")  # never kept by a shared cache
+    # the token as a Basic password (netrc-style clients)
+    import base64
+    basic = base64.b64encode(f"anyone:{secret}".encode()).decode()
+    assert private.request("HEAD", {"Authorization": f"Basic {basic}"})[0] == 200
+    # a preflight needs no token and says Authorization may be sent
+    status, h, _ = private.request("fdl.json", {"Origin": "https://x", "Access-Control-Request-Method": "GET",
+                                                "Access-Control-Request-Headers": "authorization"}, "OPTIONS")
+    assert status == 204 and "Authorization" in h["Access-Control-Allow-Headers"]
+    # one log line a request, naming the token, never holding it
+    lines = private.lines()
+    assert any(l.endswith(" 200 " + str(len(b"ref: refs/heads/main\n")) + " alice") for l in lines), lines[-5:]
+    assert any(re.search(r" 401 \d+ -$", l) for l in lines)
+    assert secret not in private.log_path.read_text()
+
+
+def test_a_token_file_others_can_read_is_refused(published, tmp_path, secret):  # noqa: F811
+    f = token_file(tmp_path / "tokens", alice=secret)
+    f.chmod(0o640)
+    p = fdl("serve", published.root, "--port", "0", "--token-file", f, check=False, timeout=60)
+    assert p.returncode != 0 and "chmod 600" in p.stderr and secret not in p.stderr + p.stdout
+    f.chmod(0o600)
+    f.write_text(f"alice {secret}\nbob tiny9\n")
+    p = fdl("serve", published.root, "--port", "0", "--token-file", f, check=False, timeout=60)
+    assert p.returncode != 0 and ":2:" in p.stderr and "tiny9" not in p.stderr
+
+
+def test_tokens_over_plain_http_beyond_loopback_need_insecure(published, tmp_path, secret):  # noqa: F811
+    f = token_file(tmp_path / "tokens", alice=secret)
+    p = fdl("serve", published.root, "--port", "0", "--bind", "0.0.0.0", "--token-file", f, check=False,
+            timeout=60)
+    assert p.returncode != 0 and "--insecure" in p.stderr and "--tls-cert" in p.stderr
+    # told --insecure, it serves (and still wants the token)
+    s = Private(published.root, tmp_path, None, {"alice": secret}, plain=True,
+                extra=["--bind", "0.0.0.0", "--insecure"])
+    try:
+        assert s.request("HEAD")[0] == 401
+        assert s.request("HEAD", {"Authorization": f"Bearer {secret}"})[0] == 200
+    finally:
+        s.p.terminate()
+        s.p.wait(timeout=10)
+        s.log.close()
+
+
+def test_a_rotated_token_file_takes_effect_on_sighup_without_dropping_a_request(published, tmp_path, pki):  # noqa: F811
+    # a data file large enough that its answer is still being sent while the tokens change
+    con = published.checkout(tmp_path / "w2")
+    con.execute("CREATE TABLE lake.big AS SELECT i, md5(i::VARCHAR) AS h FROM range(400000) t(i)")
+    fdl("commit", tmp_path / "w2", "-m", "big")
+    con.close()
+    big = max((pathlib.Path(published.root) / "data").rglob("*.parquet"), key=lambda p: p.stat().st_size)
+    old, new = secrets.token_hex(24), secrets.token_hex(24)
+    s = Private(published.root, tmp_path, pki, {"old": old})
+    try:
+        rel = str(big.relative_to(published.root))
+        c = s.connection()
+        c.request("GET", "/" + rel, headers={"Authorization": f"Bearer {old}"})
+        r = c.getresponse()
+        assert r.status == 200
+        got = r.read(1)
+        token_file(s.tokens_path, new=new)
+        s.p.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 60  # a safety net: the log line is the event waited for
+        while not any("read " in l and "again" in l for l in s.lines()):
+            assert time.monotonic() < deadline, s.lines()
+            time.sleep(0.05)
+        got += r.read()
+        c.close()
+        assert hashlib.sha256(got).hexdigest() == hashlib.sha256(big.read_bytes()).hexdigest()
+        assert s.request("HEAD", {"Authorization": f"Bearer {old}"})[0] == 401
+        assert s.request("HEAD", {"Authorization": f"Bearer {new}"})[0] == 200
+        # a broken file keeps the tokens there were
+        s.tokens_path.write_text("new\n")
+        s.p.send_signal(signal.SIGHUP)
+        while not any("were not changed" in l for l in s.lines()):
+            assert time.monotonic() < deadline, s.lines()
+            time.sleep(0.05)
+        assert s.request("HEAD", {"Authorization": f"Bearer {new}"})[0] == 200
+    finally:
+        s.stop()
