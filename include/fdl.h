@@ -620,6 +620,11 @@ FDL_EXTERN int fdl_reader_export(fdl_reader *r, const char *table, const char *t
  * DATA_PATH overridden to where the data is (and the httpfs lines an HTTP
  * repository needs). `alias` NULL = "lake". Caller frees. */
 FDL_EXTERN int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err);
+/* The same; for a private host (one fdl has a token for) the SQL first
+ * creates DuckDB's http secret, its BEARER_TOKEN getenv('FDL_TOKEN') (the
+ * reader's own) unless show_token, which writes the token itself. */
+FDL_EXTERN int fdl_reader_attach_sql_token(char **out, const fdl_reader *r, const char *alias, int show_token,
+					   fdl_error *err);
 
 /* ---- checking [stable] -------------------------------------------- */
 

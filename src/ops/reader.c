@@ -299,6 +299,11 @@ int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, 
 
 int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err)
 {
+	return fdl_reader_attach_sql_token(out, r, alias, false, err);
+}
+
+int fdl_reader_attach_sql_token(char **out, const fdl_reader *r, const char *alias, int show_token, fdl_error *err)
+{
 	/* the SQL is only printed if the catalog passes the reader's guard */
 	int rc = check_confined(r, NULL, err);
 	/* a local catalog is attached in place; a remote one straight from the
@@ -314,7 +319,8 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 			     .catalog = where,
 			     .data_path = r->repo->data_url,
 			     .alias = alias,
-			     .store = r->repo->store};
+			     .store = r->repo->store,
+			     .show_token = show_token != 0};
 	if (!rc)
 		rc = fdl_catalog_attach_script(out, &s, err);
 	free(comment);

@@ -220,3 +220,162 @@ def test_a_rotated_token_file_takes_effect_on_sighup_without_dropping_a_request(
         assert s.request("HEAD", {"Authorization": f"Bearer {new}"})[0] == 200
     finally:
         s.stop()
+
+
+# --- fdl as a client ----------------------------------------------------------
+
+def reader_env(tmp_path, pki, **more):
+    """A reader's own HOME, config and cache (every file fdl writes lands in tmp_path), the test's CA."""
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
+           "NETRC": "", "FDL_CA_FILE": str(pki / "ca.pem"), "FDL_TRACE": "1"}
+    env.update(more)
+    return env
+
+
+def give_token(how, env, url, secret):
+    """The token where a reader keeps it: FDL_TOKEN, the credentials file or ~/.netrc."""
+    home = pathlib.Path(env["HOME"])
+    host, port = re.match(r"https?://([^:/]+):(\d+)", url).groups()
+    if how == "env":
+        env["FDL_TOKEN"] = secret
+    elif how == "credentials":
+        f = home / ".config" / "fdl" / "credentials"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(f"# HOST[:PORT] TOKEN\nexample.org {'0' * 32}\n{host}:{port} {secret}\n")
+        f.chmod(0o600)
+    else:
+        f = home / ".netrc"
+        f.write_text(f"machine example.org login x password {'0' * 32}\nmachine {host} login reader password {secret}\n")
+        f.chmod(0o600)
+
+
+def files_holding(folder, needle):
+    return [str(p) for p in pathlib.Path(folder).rglob("*")
+            if p.is_file() and not p.is_symlink() and needle.encode() in p.read_bytes()]
+
+
+@pytest.mark.parametrize("how", ["env", "credentials", "netrc"])
+def test_fdl_reads_a_private_host_with_the_token_and_never_shows_it(private, published, tmp_path, pki, secret,
+                                                                     how):  # noqa: F811
+    env = reader_env(tmp_path, pki)
+    # without a token: a 401 that says where a token goes
+    p = fdl("log", private.url, env=env, check=False)
+    assert p.returncode != 0 and "HTTP 401" in p.stderr and "FDL_TOKEN" in p.stderr
+    give_token(how, env, private.url, secret)
+    outputs = []
+    log = fdl("log", private.url, env=env)
+    assert "two" in log.stdout and "one" in log.stdout
+    show = fdl("show", private.url, env=env)
+    dest = tmp_path / "clone"
+    fdl("clone", private.url, dest, env=env)
+    assert (dest / "refs" / "heads" / "main").read_text() == (published.root / "refs" / "heads" / "main").read_text()
+    fdl("verify", dest, env=env)  # what was cloned is whole
+    q = fdl("query", private.url, "SELECT count(*) AS n FROM pop", "--format", "csv", env=env)
+    assert q.stdout.split() == ["n", "990"]
+    q1 = fdl("query", f"{private.url}@main~1", "SELECT count(*) AS n FROM pop", "--format", "csv", env=env)
+    assert q1.stdout.split() == ["n", "1000"]
+    att = fdl("attach", private.url, env=env)
+    outputs += [log, show, q, q1, att]
+    assert "getenv('FDL_TOKEN')" in att.stdout
+    for p in outputs:
+        assert secret not in p.stdout + p.stderr, p.args
+    assert any("values not shown" in p.stderr for p in outputs)  # FDL_TRACE=1 was on
+    # no file fdl wrote holds it, beyond the one the reader wrote
+    written = files_holding(tmp_path, secret)
+    assert all(w.endswith(("credentials", ".netrc")) or "tokens-" in w for w in written), written
+    # every request fdl made carried the token
+    assert not any(re.search(r" 401 \d+ -$", l) for l in private.lines()[-20:])
+
+
+def test_a_credentials_file_others_can_read_is_refused(private, tmp_path, pki, secret):
+    env = reader_env(tmp_path, pki)
+    give_token("credentials", env, private.url, secret)
+    f = pathlib.Path(env["XDG_CONFIG_HOME"]) / "fdl" / "credentials"
+    f.chmod(0o644)
+    p = fdl("log", private.url, env=env, check=False)
+    assert p.returncode != 0 and "chmod 600" in p.stderr and secret not in p.stdout + p.stderr
+
+
+def test_stock_duckdb_reads_a_version_after_the_printed_secret(private, published, tmp_path, pki, secret):  # noqa: F811
+    env = reader_env(tmp_path, pki, FDL_TOKEN=secret)
+    env.pop("FDL_TRACE")
+    sql = fdl("attach", private.url, "--show-token", env=env).stdout
+    secret_at = sql.index("CREATE OR REPLACE SECRET fdl_http (TYPE http, BEARER_TOKEN")
+    assert secret_at < sql.index("ATTACH 'ducklake:")
+    con = connect()
+    con.execute(sql)
+    assert con.execute("SELECT count(*) FROM lake.pop").fetchone() == (990,)
+    # the same SQL without a token is refused by the host
+    con2 = connect()
+    with pytest.raises(Exception):
+        con2.execute(sql.replace(secret, "0" * 48))
+        con2.execute("SELECT count(*) FROM lake.pop").fetchone()
+
+
+# --- a hostile host -----------------------------------------------------------
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers every request with `answer(handler)`, recording its headers."""
+    seen = None
+    answer = None
+
+    def do_GET(self):
+        type(self).seen.append((self.path, dict(self.headers)))
+        self.answer()
+
+    do_HEAD = do_GET
+
+    def log_message(self, *a):
+        pass
+
+
+def recorder(answer):
+    seen = []
+    cls = type("R", (Recorder,), {"seen": seen, "answer": answer})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), cls)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, seen
+
+
+def test_a_redirect_to_another_host_drops_the_token(published, tmp_path, pki, secret):  # noqa: F811
+    # the second server: records what it is sent, and serves the repository so the reads go on
+    def serve_file(h):
+        f = pathlib.Path(published.root) / h.path.lstrip("/")
+        if f.is_file():
+            body = f.read_bytes()
+            h.send_response(200)
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            if h.command == "GET":
+                h.wfile.write(body)
+        else:
+            h.send_response(404)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+    second, seen2 = recorder(serve_file)
+    # the hostile host: every path is a 302 to the second server (another host name, another port)
+    to = f"http://localhost:{second.server_address[1]}"
+
+    def redirect(h):
+        h.send_response(302)
+        h.send_header("Location", to + h.path)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+    hostile, seen1 = recorder(redirect)
+    url = f"http://127.0.0.1:{hostile.server_address[1]}"
+    try:
+        for how in ("env", "credentials", "netrc"):
+            env = reader_env(tmp_path / how, pki)
+            give_token(how, env, url, secret)
+            p = fdl("log", url, env=env, check=False)
+            assert secret not in p.stdout + p.stderr
+            fdl("clone", url, tmp_path / how / "clone", env=env, check=False)
+        assert seen1 and all(h.get("Authorization") == f"Bearer {secret}" for _, h in seen1)  # it was sent there
+        assert seen2, "the redirect was followed"
+        assert not [(p, h) for p, h in seen2 if "Authorization" in h or secret in str(h)]
+    finally:
+        host_stops(url)
+        hostile.shutdown()
+        second.shutdown()
