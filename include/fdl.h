@@ -152,6 +152,9 @@ FDL_EXTERN int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl
 /* Open the repository at `root` (a folder, file:// URL, http(s):// URL of
  * any static host, or s3://bucket[/prefix]); reads and checks fdl.json. */
 FDL_EXTERN int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err);
+/* The same for a private http(s):// host, with the token to send it (instead
+ * of FDL_TOKEN, the credentials file or ~/.netrc); NULL = fdl_repo_open. */
+FDL_EXTERN int fdl_repo_open_token(fdl_repo **out, const char *root, const char *token, fdl_error *err);
 FDL_EXTERN void fdl_repo_free(fdl_repo *repo);
 
 /* The root as given, normalised (absolute path for folders). */
@@ -583,6 +586,10 @@ FDL_EXTERN int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *
 /* The same with ROOT and REF apart (REF NULL = HEAD), for a ref with '/'
  * in it, which "ROOT@REF" takes only in full ("ROOT@refs/heads/a/b"). */
 FDL_EXTERN int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err);
+/* The same for a private http(s):// host, with the token to send it
+ * (fdl_repo_open_token); NULL = fdl_reader_open_ref. */
+FDL_EXTERN int fdl_reader_open_token(fdl_reader **out, const char *root, const char *ref, const char *token,
+				     fdl_error *err);
 /* fdl_reader_open with flags: FDL_READER_WARM opens DuckDB on a second
  * thread while the version and its catalog are fetched, for the first
  * fdl_reader_query (over a network both waits overlap); without a query,

@@ -240,3 +240,18 @@ const char *fdl_store_http_token(const fdl_store *st)
 {
 	return st && st->ops == &http_ops ? ((const http_store *)st)->token : NULL;
 }
+
+int fdl_store_http_set_token(fdl_store *st, const char *token, fdl_error *err)
+{
+	if (st->ops != &http_ops)
+		return fdl_fail(err, FDL_EINVALID, "%s: a token is for an http(s):// repository", st->url);
+	http_store *h = (http_store *)st;
+	char *copy = fdl_strdup(token);
+	if (!copy)
+		return fdl_oom(err);
+	if (h->token)
+		OPENSSL_cleanse(h->token, strlen(h->token));
+	free(h->token);
+	h->token = copy;
+	return 0;
+}

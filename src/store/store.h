@@ -140,6 +140,9 @@ int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err);
  * in ~/.netrc ($NETRC). *out is NULL when there is none. Either file
  * readable by others is an error (chmod 600). Caller frees. */
 int fdl_http_token(char **out, const char *url, fdl_error *err);
+/* Send `token` (copied) instead of the one fdl_http_token found;
+ * FDL_EINVALID for a store that is not an HTTP one. */
+int fdl_store_http_set_token(fdl_store *s, const char *token, fdl_error *err);
 /* The token an HTTP store sends, NULL when none (or not an HTTP store). */
 const char *fdl_store_http_token(const fdl_store *s);
 /* Reads from `dir`, a local folder of copies laid out by key that the

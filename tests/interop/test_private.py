@@ -379,3 +379,37 @@ def test_a_redirect_to_another_host_drops_the_token(published, tmp_path, pki, se
         host_stops(url)
         hostile.shutdown()
         second.shutdown()
+
+
+def test_duckdbs_command_line_reads_the_printed_sql_with_its_own_fdl_token(private, tmp_path, pki, secret):
+    """As printed (no --show-token): the secret reads getenv('FDL_TOKEN') where DuckDB runs."""
+    env = reader_env(tmp_path, pki, FDL_TOKEN=secret)
+    env.pop("FDL_TRACE")
+    sql = fdl("attach", private.url, env=env).stdout
+    assert secret not in sql and "getenv('FDL_TOKEN')" in sql
+    cli = pathlib.Path(os.sys.executable).parent / "duckdb"
+    run = lambda e: subprocess.run([str(cli), "-csv", "-noheader"], input=sql + "SELECT count(*) FROM lake.pop;\n",  # noqa: E731
+                                   capture_output=True, text=True, env=dict(os.environ, **e), timeout=300)
+    p = run({"FDL_TOKEN": secret})
+    assert p.stdout.strip().splitlines()[-1] == "990", p.stderr
+    p = run({"FDL_TOKEN": "0" * 48})
+    assert "990" not in p.stdout
+
+
+def test_pyfdl_repository_with_a_token_connects(private, tmp_path, pki, secret):
+    from conftest import ROOT
+    env = dict(os.environ, **reader_env(tmp_path, pki), FDL_LIBRARY=str(ROOT / "build" / "libfdl.so.1"),
+               PYTHONPATH=str(ROOT / "bindings" / "python"), FDL_EXTENSION_DIR=EXT)
+    env.pop("FDL_TRACE")
+    code = ("import sys, pyfdl\n"
+            "url, token = sys.argv[1], sys.stdin.read().strip()\n"
+            "try:\n    pyfdl.Repository(url).versions()\nexcept pyfdl.Error as e:\n    print('refused', 'HTTP 401' in str(e))\n"
+            "repo = pyfdl.Repository(url, token=token)\n"
+            "print(len(repo.versions()), repr(repo))\n"
+            "con = repo.connect()\n"
+            "print(con.execute('SELECT count(*) FROM pop').fetchone()[0])\n")
+    p = subprocess.run([os.sys.executable, "-c", code, private.url], input=secret, capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split("\n")[:3] == ["refused True", f"2 Repository('{private.url}')", "990"], p.stdout
+    assert secret not in p.stdout + p.stderr
