@@ -142,6 +142,12 @@ static void print_catalog_snippets(const char *uri, bool bucket, const char *ns,
 	print_duckdb_loads("LOAD httpfs; LOAD avro; LOAD iceberg;");
 	printf("  ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '%s', AUTHORIZATION_TYPE 'none', DEFAULT_SCHEMA 'main');\n", uri);
 	printf("  SELECT * FROM fdl.%s.%s;                  -- another schema: fdl.\"%s.geo\".towns\n", n, tb, n);
+	printf("  # A private host (fdl serve --token-file, docs/private.md): the token with each client\n");
+	printf("  #   Spark:     .config(\"spark.sql.catalog.fdl.token\", os.environ[\"FDL_TOKEN\"])\n");
+	printf("  #   pyiceberg: load_catalog(\"fdl\", type=\"rest\", uri=\"%s\", token=os.environ[\"FDL_TOKEN\"])\n", uri);
+	printf("  #   DuckDB:    CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN getenv('FDL_TOKEN'));\n"
+	       "  #              ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '%s', SECRET fdl_iceberg, DEFAULT_SCHEMA 'main');\n",
+	       uri);
 	printf("  # Trino (not tested): a catalog file etc/catalog/fdl.properties\n");
 	printf("  connector.name=iceberg\n  iceberg.catalog.type=rest\n  iceberg.rest-catalog.uri=%s\n", uri);
 	printf("  -- Snowflake (not tested): a catalog integration\n");

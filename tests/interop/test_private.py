@@ -413,3 +413,57 @@ def test_pyfdl_repository_with_a_token_connects(private, tmp_path, pki, secret):
     assert p.returncode == 0, p.stderr
     assert p.stdout.split("\n")[:3] == ["refused True", f"2 Repository('{private.url}')", "990"], p.stdout
     assert secret not in p.stdout + p.stderr
+
+
+# --- the Iceberg REST catalog -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def spark_rest(tmp_path_factory):
+    from pyspark.sql import SparkSession
+    from test_iceberg import JARS, SPARK_JARS
+    s = (SparkSession.builder.master("local[1]").appName("fdl-private")
+         .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
+         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+         .config("spark.sql.session.timeZone", "UTC")
+         .config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "1")
+         .getOrCreate())
+    yield s
+    s.stop()
+
+
+def test_iceberg_clients_read_the_catalog_of_a_private_host_with_the_token(published, tmp_path, spark_rest, secret):  # noqa: F811
+    """pyiceberg (token=), Spark (spark.sql.catalog.x.token) and DuckDB's
+    iceberg (a secret's TOKEN), as fdl iceberg --catalog prints them, through
+    fdl serve with a token file (plain HTTP on loopback: the JVM's trust store
+    is its own; TLS is the server's, tested above)."""
+    import json
+    printed = fdl("iceberg", published.root, "--catalog").stdout
+    assert 'spark.sql.catalog.fdl.token' in printed and 'token=os.environ["FDL_TOKEN"]' in printed
+    assert "TYPE iceberg, TOKEN getenv('FDL_TOKEN')" in printed
+    path = json.loads(fdl("iceberg", published.root, "--catalog", "--json").stdout)["path"]
+    s = Private(published.root, tmp_path, None, {"alice": secret}, plain=True)
+    try:
+        uri = f"{s.url}/{path}"
+        from pyiceberg.catalog import load_catalog
+        from pyiceberg.exceptions import UnauthorizedError
+        with pytest.raises(UnauthorizedError):
+            load_catalog("nope", type="rest", uri=uri).list_namespaces()
+        t = load_catalog("fdl", type="rest", uri=uri, token=secret).load_table(("main", "pop"))
+        assert t.scan().to_arrow().num_rows == 990
+        con = connect()
+        con.execute("LOAD iceberg")
+        con.execute(f"CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN '{secret}')")
+        con.execute(f"ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '{uri}', SECRET fdl_iceberg, DEFAULT_SCHEMA 'main')")
+        assert con.execute("SELECT count(*) FROM fdl.main.pop").fetchone() == (990,)
+        for k, v in {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": uri, ".token": secret,
+                     ".cache-enabled": "false"}.items():
+            spark_rest.conf.set(f"spark.sql.catalog.priv{k}", v)
+        assert spark_rest.sql("SELECT count(*) AS n FROM priv.main.pop").collect()[0]["n"] == 990
+        lines = s.lines()
+        assert not [l for l in lines if " 401 " in l and not l.endswith(" -")]  # every 401 was a request without one
+        assert sum(l.endswith(" alice") for l in lines) >= 6 and secret not in s.log_path.read_text()
+    finally:
+        s.p.terminate()
+        s.p.wait(timeout=10)
+        s.log.close()
