@@ -467,3 +467,48 @@ def test_iceberg_clients_read_the_catalog_of_a_private_host_with_the_token(publi
         s.p.terminate()
         s.p.wait(timeout=10)
         s.log.close()
+
+
+# --- the page -----------------------------------------------------------------
+
+def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_query(repo, tmp_path, secret):
+    import json
+    from conftest import ROOT
+    from test_web import ARTIFACTS, NODE_SCRIPT, build_repo
+    build_repo(repo, tmp_path)
+    s = Private(repo.root, tmp_path, None, {"reader": secret}, plain=True)
+    try:
+        # the page's own files are public, the repository's are not
+        assert s.request("")[0] == 200 and s.request("_fdl/app.js", method="HEAD")[0] == 200
+        assert s.request("_fdl/refs.json")[0] == 401 and s.request("fdl.json")[0] == 401
+        plan = {"queries": [{"seq": 1, "sql": "SELECT count(*) AS n FROM population"}],
+                "cardQueries": ["SELECT count(*) AS n, sum(people) AS people FROM population"]}
+        before = len(s.lines())
+        p = subprocess.run(["node", str(NODE_SCRIPT), s.url + "/", str(ARTIFACTS / "private"), json.dumps(plan)],
+                           capture_output=True, text=True, timeout=600, cwd=ROOT / "web",
+                           env=dict(os.environ, FDL_PAGE_TOKEN=secret))
+        assert p.returncode == 0, p.stderr[-4000:]
+        seen = json.loads(p.stdout.strip().splitlines()[-1])
+        lines = s.lines()[before:]
+    finally:
+        s.p.terminate()
+        s.p.wait(timeout=10)
+        s.log.close()
+    assert "A private repository" in seen["askedForToken"]
+    # the browser logs the first 401 (the one that made the page ask); nothing else
+    first = [e for e in seen["consoleErrors"] if "status of 401" in e]
+    assert len(first) == 1 and len(seen["consoleErrors"]) == 1, seen["consoleErrors"]
+    assert seen["title"] == "Population by town"
+    con = connect()
+    con.execute(fdl("attach", repo.root).stdout)
+    n, people = con.execute("SELECT count(*), sum(people) FROM lake.population").fetchone()
+    assert seen["cardQueries"][0]["rows"] == [[str(n), str(people)]]
+    assert seen["queries"][0]["rows"] == [["250"]]
+    # asked once: every later request carried it, DuckDB-Wasm's range reads of the data included
+    data = [l for l in lines if " /data/" in l]
+    assert data and all(l.endswith(" reader") for l in data), data[:3]
+    assert sum(" 401 " in l for l in lines) == 1, [l for l in lines if " 401 " in l]
+    # kept for the tab only, never in the URL
+    assert seen["storage"]["session"] == ["fdl-token"] and seen["storage"]["local"] == []
+    assert secret not in seen["storage"]["url"] and "ATTACH" in seen["card"]["duckdb"]
+    assert secret not in json.dumps(seen)

@@ -3,6 +3,7 @@
 // query typed in the SQL box and run. Prints what it saw as one JSON object;
 // the pytest side (tests/interop/test_web.py) checks it against stock DuckDB.
 //   node e2e.mjs BASE_URL ARTIFACT_DIR PLAN_JSON
+// FDL_PAGE_TOKEN (environment): the token to type when the page asks for one.
 // PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population", "csv": true}, ...],
 //             "viewers": [{"seq": 2, "table": "main.towns", "stats": true}, ...],  (optional)
 //             "compares": [2, ...],  (optional: "Compare with the parent" on these versions)
@@ -80,6 +81,12 @@ try {
   page.on('pageerror', (e) => seen.consoleErrors.push(String(e)));
 
   await page.goto(base, { waitUntil: 'load' });
+  if (process.env.FDL_PAGE_TOKEN) { // a private host: the page asks once, as a reader answers
+    await page.waitForSelector('#token', { timeout: 30000 });
+    seen.askedForToken = await page.textContent('#token-form');
+    await page.fill('#token', process.env.FDL_PAGE_TOKEN);
+    await page.click('#token-go');
+  }
   await page.waitForSelector('body[data-ready="#/"]', { timeout: 30000 });
   seen.title = await page.textContent('#title');
   seen.history = await page.$$eval('#history tr.version', (rows) => rows.map((r) => ({
@@ -172,6 +179,8 @@ try {
     seen.queries.push(got);
   }
   seen.pages = [];
+  seen.storage = await page.evaluate(() => ({ session: Object.keys(sessionStorage), local: Object.keys(localStorage),
+    url: location.href }));
   for (const pg of plan.pages || []) {
     // from one version's page to another only the fragment changes: the
     // document stays, so wait for this version's own ready mark
