@@ -439,8 +439,9 @@ def test_iceberg_clients_read_the_catalog_of_a_private_host_with_the_token(publi
     is its own; TLS is the server's, tested above)."""
     import json
     printed = fdl("iceberg", published.root, "--catalog").stdout
-    assert 'spark.sql.catalog.fdl.token' in printed and 'token=os.environ["FDL_TOKEN"]' in printed
-    assert "TYPE iceberg, TOKEN getenv('FDL_TOKEN')" in printed
+    assert '.config("spark.sql.catalog.fdl.token", os.environ["FDL_TOKEN"])' in printed
+    assert 'token=os.environ["FDL_TOKEN"]' in printed
+    assert "CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN getenv('FDL_TOKEN'))" in printed
     path = json.loads(fdl("iceberg", published.root, "--catalog", "--json").stdout)["path"]
     s = Private(published.root, tmp_path, None, {"alice": secret}, plain=True)
     try:
