@@ -372,8 +372,12 @@ def test_a_redirect_to_another_host_drops_the_token(published, tmp_path, pki, se
             p = fdl("log", url, env=env, check=False)
             assert secret not in p.stdout + p.stderr
             fdl("clone", url, tmp_path / how / "clone", env=env, check=False)
+            # DuckDB's reads of the data (its http secret scoped to the hostile host) follow the same redirect
+            q = fdl("query", url, "SELECT count(*) AS n FROM pop", "--format", "csv", env=env, check=False)
+            assert secret not in q.stdout + q.stderr
         assert seen1 and all(h.get("Authorization") == f"Bearer {secret}" for _, h in seen1)  # it was sent there
         assert seen2, "the redirect was followed"
+        assert any("/data/" in p for p, _ in seen2), "DuckDB followed it to the data"
         assert not [(p, h) for p, h in seen2 if "Authorization" in h or secret in str(h)]
     finally:
         host_stops(url)
