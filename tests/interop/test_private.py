@@ -285,6 +285,8 @@ def test_fdl_reads_a_private_host_with_the_token_and_never_shows_it(private, pub
     # no file fdl wrote holds it, beyond the one the reader wrote
     written = files_holding(tmp_path, secret)
     assert all(w.endswith(("credentials", ".netrc")) or "tokens-" in w for w in written), written
+    # what the private host answered is cached for this user alone
+    assert (pathlib.Path(env["XDG_CACHE_HOME"]) / "fdl" / "read").stat().st_mode & 0o077 == 0
     # every request fdl made carried the token
     assert not any(re.search(r" 401 \d+ -$", l) for l in private.lines()[-20:])
 
