@@ -544,7 +544,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	else
 		ret = reply_get(s, c, method, &rel, &index, &status, &sent);
 	if (s->log) {
-		fprintf(s->log, "fdl serve: %s /%s %u %lld %s\n", method, rel, status, (long long)sent, who);
+		/* with tokens, the name of the one the request carried ("-": none) */
+		fprintf(s->log, "fdl serve: %s /%s %u %lld%s%s\n", method, rel, status, (long long)sent,
+			s->tokens ? " " : "", s->tokens ? who : "");
 		fflush(s->log);
 	}
 	free(index);
