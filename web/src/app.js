@@ -96,6 +96,20 @@ importScripts(${JSON.stringify(url)});`;
   return w;
 }
 
+// A link to one of the repository's files: with a token, a click fetches it
+// with the token and saves it (a plain link would go without it).
+function fileLink(url, text) {
+  return h('a', { href: url, onclick: async (ev) => {
+    if (!token) return;
+    ev.preventDefault();
+    const r = await request(url);
+    if (!r.ok) return;
+    const a = h('a', { href: URL.createObjectURL(await r.blob()), download: url.split('/').pop() });
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+  } }, text);
+}
+
 async function get(path, kind = 'json') {
   const r = await request(new URL(path, base).href, { cache: 'no-cache' });
   if (!r.ok) {
@@ -547,7 +561,7 @@ function tableSection(t, filesJson, dataDir, why, open) {
     open && !why ? viewer(t, open) : null,
     entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
       h('div', { class: 'scroll' }, h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
-        h('td', { class: 'path' }, h('a', { href: fileUrl(base, dataDir, f.path) }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
+        h('td', { class: 'path' }, fileLink(fileUrl(base, dataDir, f.path), f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
         h('td', { class: 'num' }, bytes(f.bytes)), h('td', {}, f.deletes ? `deletes: ${f.deletes.rows} rows` : ''))))))) : null);
 }
 
