@@ -489,6 +489,7 @@ def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_quer
         assert s.request("")[0] == 200 and s.request("_fdl/app.js", method="HEAD")[0] == 200
         assert s.request("_fdl/refs.json")[0] == 401 and s.request("fdl.json")[0] == 401
         plan = {"queries": [{"seq": 1, "sql": "SELECT count(*) AS n FROM population"}],
+                "downloads": [{"seq": 1, "table": "main.towns"}],
                 "cardQueries": ["SELECT count(*) AS n, sum(people) AS people FROM population"]}
         before = len(s.lines())
         p = subprocess.run(["node", str(NODE_SCRIPT), s.url + "/", str(ARTIFACTS / "private"), json.dumps(plan)],
@@ -519,3 +520,6 @@ def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_quer
     assert seen["storage"]["session"] == ["fdl-token"] and seen["storage"]["local"] == []
     assert secret not in seen["storage"]["url"] and "ATTACH" in seen["card"]["duckdb"]
     assert secret not in json.dumps(seen)
+    # a data file's link saves the file itself, fetched with the token
+    [d] = seen["downloads"]
+    assert d["bytes"] == (repo.root / "data" / d["path"]).stat().st_size > 0, d

@@ -7,6 +7,7 @@
 // PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population", "csv": true}, ...],
 //             "viewers": [{"seq": 2, "table": "main.towns", "stats": true}, ...],  (optional)
 //             "compares": [2, ...],  (optional: "Compare with the parent" on these versions)
+//             "downloads": [{"seq": 1, "table": "main.towns"}, ...],  (optional: a data file's link clicked)
 //             "cardQueries": ["SELECT ...", ...],  (optional: the landing card's SQL box)
 //             "pages": [{"id": "<version id>", "name": "withdrawn"}, ...]}  (optional: opened by id)
 // The browser runs in the time zone FDL_TEST_TZ (default Asia/Tokyo, never
@@ -154,6 +155,19 @@ try {
       error: await section.locator('.error').allTextContents() });
     await page.screenshot({ path: `${artifacts}/viewer-${w.seq}.png`, fullPage: true });
     await phoneShot(`viewer-${w.seq}`);
+  }
+
+  // "downloads": [{"seq": 1, "table": "main.population"}]: a data file's link clicked, what was saved
+  seen.downloads = [];
+  for (const d of plan.downloads || []) {
+    await openVersion(d.seq);
+    const section = page.locator(`section.table[data-table="${d.table}"]`);
+    await section.locator('details summary', { hasText: 'Files' }).click();
+    const link = section.locator('td.path a').first();
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const { readFileSync } = await import('node:fs');
+    seen.downloads.push({ ...d, name: download.suggestedFilename(), path: await link.textContent(),
+      bytes: readFileSync(await download.path()).length });
   }
 
   seen.compares = [];
