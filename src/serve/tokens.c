@@ -106,14 +106,15 @@ static int load(token_list *l, const char *path, fdl_error *err)
 {
 	fdl_buf b = {0};
 	int rc = fdl_private_file_read(&b, path, TOKEN_FILE_MAX, err);
-	char *save = NULL;
 	int lineno = 0;
-	for (char *line = rc ? NULL : strtok_r(b.data, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save)) {
+	for (char *line = rc ? NULL : b.data, *next; line && !rc; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
 		size_t n = strlen(line);
 		if (n && line[n - 1] == '\r')
 			line[n - 1] = '\0';
-		lineno++;
-		rc = parse_line(l, line, path, lineno, err);
+		rc = parse_line(l, line, path, ++lineno, err);
 	}
 	if (!rc && l->n == 0)
 		rc = fdl_fail(err, FDL_EINVALID, "%s holds no token (a line is `NAME TOKEN`)", path);

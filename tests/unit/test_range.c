@@ -55,6 +55,9 @@ static void token_file(t_ctx *t)
 	free(p);
 	const char *bad[] = {"alice\n", "alice short\n", "a 0123456789abcdef0123\na 0123456789abcdef0124\n",
 			     "a 0123456789abcdef0123 write\n", "# nothing\n", NULL};
+	p = write_tokens(dir, "# readers\n\nalice 0123456789abcdef0123\n\nbob tiny\n", 0600);
+	CHECK(t, fdl_serve_tokens_new(&tk, p, &e) == FDL_EINVALID && strstr(e.message, "tokens:5:")); /* blank lines count */
+	free(p);
 	for (const char **b = bad; *b; b++) {
 		p = write_tokens(dir, *b, 0600);
 		CHECK(t, fdl_serve_tokens_new(&tk, p, &e) == FDL_EINVALID && !strstr(e.message, "0123456789abcdef"));
