@@ -33,7 +33,7 @@ HDRS    := $(wildcard include/*.h src/*/*.h)
 
 
 .PHONY: test-repeat test-races
-.PHONY: all setup test unit interop corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
+.PHONY: all setup test unit interop snippets corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
 	readme install-check bindings-test
 all: build/fdl build/libfdl.so build/libfdl.a web man
 
@@ -150,6 +150,9 @@ docs-check: build/fdl man
 	    "(add it to docs/environment.md)" >&2; exit 1; }; \
 	  echo "docs-check: the $$(echo $$vars | wc -w) FDL_* variables libfdl reads are named in docs/"
 	@echo "docs-check: README is current, $$(ls build/man/*.1 | wc -l) manual pages render, no literal backticks"
+	@$(DEPS)/venv/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_snippets.py -k test_every_page_covered \
+	  > build/.snippets-covered 2>&1 || { cat build/.snippets-covered >&2; exit 1; }; \
+	  echo "docs-check: every fence names its language, every page with a block that runs has its test (test_snippets.py)"
 	@bash scripts/walls-check.sh
 
 # Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every
@@ -236,6 +239,13 @@ interop: build/san/fdl build/fdl web
 	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=build/interop.xml tests/interop
 
 test: unit corpus abi-check docs-check install-check interop
+
+# `make snippets`: tests/interop/test_snippets.py alone, every block of README,
+# docs/ and bindings/python/README.md that a user runs, run as written, and
+# what fdl prints for a user to paste (part of interop; -k NAME narrows it).
+snippets: build/san/fdl build/fdl build/libfdl.so web
+	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
+	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist load tests/interop/test_snippets.py $(if $(K),-k "$(K)")
 
 # `make test-repeat N=5`: make test's suites N times in a row, stopping at
 # the first red run (a test that passes only on a fast machine shows here).
@@ -336,4 +346,4 @@ build/wheel/.made: build/dist/.staged $(wildcard bindings/python/pyfdl/*) bindin
 .PHONY: setup-tests
 setup-tests:
 	@bash scripts/setup.sh --tests
-docs-check install-check interop test-races: | setup-tests
+docs-check install-check interop snippets test-races: | setup-tests
