@@ -21,8 +21,7 @@ const cli_doc doc_attach = {
 		"writes the token itself into the SQL.",
 	.examples = "fdl attach /srv/population main --as pop | duckdb\n"
 		    "fdl attach https://data.example.org/population | duckdb\n"
-		    "fdl attach s3://open-data/population@main:3 | duckdb\n"
-		    "FDL_TOKEN=$(cat ~/.sales-token) fdl attach https://data.example.org/sales | duckdb\n",
+		    "fdl attach s3://open-data/population@main:3 | duckdb\n",
 	.min = 1,
 	.max = 2,
 };

@@ -84,7 +84,6 @@ const cli_doc doc_serve = {
 		"them in `share/fdl/web`, where `fdl serve` looks first); copied beside a\n"
 		"repository on any static host, it works there too, showing HEAD's branch.",
 	.examples = "fdl serve /srv/population --port 4001 --verify &\n"
-		    "fdl serve /srv/sales --bind 0.0.0.0 --token-file /etc/fdl/tokens --tls-cert cert.pem --tls-key key.pem\n"
 		    "fdl attach http://127.0.0.1:4001 | duckdb   # once it listens\n",
 	.min = 1,
 	.max = 1,
