@@ -234,7 +234,7 @@ fuzz:
 unit: build/san/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests
 
-interop: build/san/fdl build/fdl web
+interop: build/san/fdl build/fdl web build/bench/sqlrun
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=build/interop.xml tests/interop
 

@@ -676,8 +676,11 @@ typedef struct fdl_verify_options {
 					version must be valid by a listed key, and every version a branch or
 					tag names must carry one (an older version without one is a warning);
 					NULL: signatures not checked */
+	/* version 2 */
+	int deep;                    /* also open every live catalog and derive its files.json, last snapshot
+					and statistics again (fdl verify --deep); 0: bytes and hashes only */
 } fdl_verify_options;
-#define FDL_VERIFY_OPTIONS_VERSION 1
+#define FDL_VERIFY_OPTIONS_VERSION 2
 #define FDL_VERIFY_OPTIONS_INIT {.version = FDL_VERIFY_OPTIONS_VERSION}
 
 /* Check a repository the way git fsck does and report every problem, as
