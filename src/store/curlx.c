@@ -98,6 +98,45 @@ static void ca_file(CURL *c)
 		curl_easy_setopt(c, CURLOPT_CAINFO, other);
 }
 
+/* Whether a header line carries a credential (its value is never printed). */
+static bool secret_header(const char *line, size_t len)
+{
+	static const char *const names[] = {"authorization:", "proxy-authorization:", "x-amz-security-token:",
+					    "cookie:", "set-cookie:"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		size_t n = strlen(names[i]);
+		if (len >= n && !strncasecmp(line, names[i], n))
+			return true;
+	}
+	return false;
+}
+
+/* FDL_CURL_VERBOSE: libcurl's account of each request and answer on
+ * stderr, as CURLOPT_VERBOSE prints it but with the value of every header
+ * that carries a credential left out; bodies are not printed. */
+static int on_debug(CURL *c, curl_infotype type, char *data, size_t size, void *user)
+{
+	(void)c, (void)user;
+	const char *mark = type == CURLINFO_TEXT ? "* " : type == CURLINFO_HEADER_OUT ? "> " :
+			   type == CURLINFO_HEADER_IN ? "< " : NULL;
+	for (size_t off = 0; mark && off < size;) {
+		const char *nl = memchr(data + off, '\n', size - off);
+		size_t len = nl ? (size_t)(nl - (data + off)) + 1 : size - off;
+		const char *line = data + off;
+		const char *who = type == CURLINFO_TEXT ? memmem(line, len, "with user '", 11) : NULL;
+		if (type != CURLINFO_TEXT && secret_header(line, len)) {
+			const char *colon = memchr(line, ':', len);
+			fprintf(stderr, "%s%.*s <not shown>\n", mark, (int)(colon - line + 1), line);
+		} else if (who) { /* libcurl names the key id it signs with */
+			fprintf(stderr, "%s%.*s<not shown>\n", mark, (int)(who + 10 - line), line);
+		} else if (len > 2 || (len && line[0] != '\r' && line[0] != '\n')) {
+			fprintf(stderr, "%s%.*s%s", mark, (int)len, line, nl ? "" : "\n");
+		}
+		off += len;
+	}
+	return 0;
+}
+
 void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
 {
 	errbuf[0] = '\0';
@@ -110,6 +149,10 @@ void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
 	snprintf(agent, sizeof agent, "fdl/%s", fdl_libversion()); /* libcurl keeps its own copy */
 	curl_easy_setopt(c, CURLOPT_USERAGENT, agent);
 	ca_file(c);
+	if (getenv("FDL_CURL_VERBOSE")) {
+		curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, on_debug);
+		curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
+	}
 }
 
 int fdl_url_sha256(char hex[65], int64_t *bytes, const char *url, fdl_error *err)

@@ -28,7 +28,8 @@ size_t fdl_sink_write(fdl_sink *s, const char *p, size_t len);
 void fdl_curl_sink(CURL *c, fdl_sink *s);
 /* Timeouts (connect 30 s; abandon a transfer slower than 1 byte/s for
  * FDL_HTTP_TIMEOUT seconds, default 60), protocols http(s) only, the user
- * agent and the error buffer. */
+ * agent and the error buffer; with FDL_CURL_VERBOSE set, libcurl's account
+ * of the exchange on stderr, credentials left out. */
 void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE]);
 /* The CA file HTTPS servers are checked against, when libcurl's own (`own`,
  * NULL when it names none) cannot be read: the first of known[0..n) that

@@ -157,7 +157,6 @@ static int perform_once(s3_req *r, const char *url, CURLcode *cc, fdl_error *err
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_FILETIME, 1L);
-	if (getenv("FDL_CURL_VERBOSE")) curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
 	if (s->userpwd) {
 		curl_easy_setopt(c, CURLOPT_AWS_SIGV4, s->sigv4);
 		curl_easy_setopt(c, CURLOPT_USERPWD, s->userpwd);

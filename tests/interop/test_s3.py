@@ -446,3 +446,12 @@ def test_clone_into_a_bucket_does_not_read_the_copy_back(s3_server, repo, tmp_pa
     assert [json.loads(line)["id"] for line in dst.fdl("log", dst.root, "--json").stdout.splitlines()] == \
         [json.loads(line)["id"] for line in fdl("log", repo.root, "--json").stdout.splitlines()]
     assert dst.keys("datasets/pop/history/heads/")  # the copy's own history index
+
+
+def test_curl_verbose_shows_no_credential(s3repo, tmp_path):
+    """FDL_CURL_VERBOSE prints libcurl's account of each exchange, but the
+    signed Authorization header (the key id, the signature) never."""
+    r = s3repo
+    p = r.fdl("log", r.root, env={"FDL_CURL_VERBOSE": "1"}, check=False)  # no version yet: exit 3
+    assert "> GET " in p.stderr and "Authorization: <not shown>" in p.stderr, p.stderr[-2000:]
+    assert r.server.key_id not in p.stderr + p.stdout and "Signature=" not in p.stderr
