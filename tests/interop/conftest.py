@@ -91,6 +91,24 @@ class Repo:
         return con
 
 
+def commits(repo, work, *steps, close=True):
+    """The setup most modules start from: check `work` out of `repo` and
+    publish one version per step, a step being (message, SQL statements run
+    in stock DuckDB through the ATTACH checkout printed). Returns the ids of
+    the new versions, oldest first, and the connection to the working
+    catalog (closed unless close=False). Works on Repo and S3Repo."""
+    con = repo.checkout(work)
+    ids = []
+    for message, statements in steps:
+        for sql in statements:
+            con.execute(sql)
+        fdl("commit", work, "-m", message, env=repo.env)
+        ids.append(repo.head())
+    if close:
+        con.close()
+    return ids, con
+
+
 @pytest.fixture(autouse=True)
 def ledger():
     """Every test's ledger (tests/interop/ledger.py says what it does and
@@ -110,6 +128,17 @@ def ledger():
 @pytest.fixture
 def repo(tmp_path):
     return Repo(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def histories(tmp_path_factory):
+    """Histories of N versions of one table, built once for the session
+    (all workers) and copied into each test: histories.copy(n, root)."""
+    from histories import Histories
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # one cache for every worker of the run
+    return Histories(shared / "histories", LEDGER_FDL, LEDGER_FDL, EXT)  # the release build, when there is one
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,8 @@ What a test must tell the ledger, because it cannot see it:
   must then answer "expired or withdrawn" (exit 7), not other rows.
 - `with ledger.deferred():` around a publish whose requests the test counts
   (the ledger's own reads come after the block).
+- `ledger.adopt(root, sums)`: versions copied in with their checksums
+  (the session's histories, histories.py); read again like the others.
 - `ledger.forget(*vids)`: the test took these away on purpose (restored a
   repository from a copy made before them).
 - `ledger.waive(root_or_vid, reason)`: the test damages a repository or a
@@ -68,6 +70,14 @@ class Ledger:
 
     def gone(self, *vids):
         self.gone_ids.update(vids)
+
+    def adopt(self, root, sums):
+        """Versions the test did not publish but copied in (a session's
+        history, histories.py), with the checksums stock DuckDB took when
+        they were published: read again through `root` at the end."""
+        self.root(root)
+        for vid, s in sums.items():
+            self.entries[vid] = (str(root), s)
 
     def forget(self, *vids):
         """The test took these versions away on purpose (it restores a

@@ -2,17 +2,14 @@
 import json
 import subprocess
 
-from conftest import EXT, FDL, fdl, read_json
+from conftest import EXT, FDL, commits, fdl, read_json
 
 
 def two_versions(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    con.execute("INSERT INTO lake.t VALUES (1), (2)")
-    fdl("commit", tmp_path / "w", "-m", "one")
-    con.execute("DELETE FROM lake.t WHERE a = 1")
-    fdl("commit", tmp_path / "w", "-m", "two")
-    return repo.head(), repo.version(repo.head())["parents"][0]
+    (first, head), _ = commits(repo, tmp_path / "w",
+                               ("one", ["CREATE TABLE lake.t (a INTEGER)", "INSERT INTO lake.t VALUES (1), (2)"]),
+                               ("two", ["DELETE FROM lake.t WHERE a = 1"]))
+    return head, first
 
 
 def publish_files(repo, vdir, text):

@@ -229,13 +229,13 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     assert (ARTIFACTS / "static" / "overview.png").stat().st_size > 10000
 
 
-def test_the_page_reads_the_history_from_the_index(repo, tmp_path):
+def test_the_page_reads_the_history_from_the_index(repo, tmp_path, histories):
     """60 versions on a plain static host that counts requests: the first page
     of the history (50 rows) comes from the history index, a handful of
     files, where without the index it is one version.json per row."""
     import shutil
     from test_hindex import CountingHost, Versions, walk
-    Versions(repo, tmp_path, 60)
+    Versions(repo, tmp_path, 60, histories)
     truth = walk(repo.root)
     seen, fetched = {}, {}
     for name in ("index", "none"):
