@@ -4,6 +4,7 @@ Environment (set by `make interop`):
   FDL_BIN            the fdl binary under test (default: build/fdl)
   FDL_EXTENSION_DIR  where the pinned DuckDB extensions live (deps/extensions)
 """
+import collections
 import json
 import os
 import pathlib
@@ -206,3 +207,33 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from schedule import LongestFileFirst
     return LongestFileFirst(config, log)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "quick: one test of a behaviour family, run by `make check` (tests/README.md)")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The test-time report after every run: the slowest 10 files and tests
+    (setup, call and teardown together; a module's shared fixtures count in
+    the test that set them up), so a slow test shows itself when it lands."""
+    per_test = collections.Counter()
+    for reports in terminalreporter.stats.values():
+        for r in reports:
+            if isinstance(r, pytest.TestReport):
+                per_test[r.nodeid] += r.duration
+    if not per_test:
+        return
+    per_file, count = collections.Counter(), collections.Counter()
+    for nodeid, secs in per_test.items():
+        per_file[nodeid.split("::")[0]] += secs
+        count[nodeid.split("::")[0]] += 1
+    write = terminalreporter.write_line
+    terminalreporter.section("test times (workers together)")
+    write(f"slowest files of {len(per_file)}:")
+    for f, secs in per_file.most_common(10):
+        write(f"{secs:8.1f} s {count[f]:4d} tests  {f}")
+    write(f"slowest tests of {len(per_test)}:")
+    for t, secs in per_test.most_common(10):
+        write(f"{secs:8.1f} s  {t}")
+    write(f"{sum(per_test.values()):8.1f} s  in all")

@@ -32,6 +32,7 @@ def source(repo, tmp_path):
     return repo
 
 
+@pytest.mark.quick
 def test_clone_is_identical(source, tmp_path):
     dst = tmp_path / "copy"
     out = fdl("clone", source.root, dst).stdout

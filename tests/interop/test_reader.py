@@ -74,6 +74,7 @@ def raw(port, path, method="GET"):
     return int(data.split(b" ", 2)[1])
 
 
+@pytest.mark.quick
 def test_query_formats_and_refs(published):
     root = published.root
     out = fdl("query", root, "SELECT count(*) AS n, sum(people) AS s FROM pop", "--format", "csv").stdout

@@ -134,6 +134,7 @@ def own_files(repo, work):
     return {str(p.relative_to(own)) for p in own.rglob("*.parquet")}
 
 
+@pytest.mark.quick
 def test_the_loser_rebases_and_commits_both_changes(repo, tmp_path):
     work = two_publishers(repo, tmp_path)
     winner = repo.head()

@@ -7,6 +7,8 @@ import os
 import pathlib
 import subprocess
 
+import pytest
+
 from conftest import ROOT, connect, fdl
 from test_reader import Server, get
 
@@ -261,6 +263,7 @@ def test_the_page_reads_the_history_from_the_index(repo, tmp_path, histories):
     assert len(truth) == 60
 
 
+@pytest.mark.quick
 def test_the_card_renders_markdown_safely_and_labels_a_description_only_version(repo, tmp_path):
     """A description written in Markdown is rendered, and whatever HTML or
     script it holds is shown as text: no script, no javascript: link, no
