@@ -16,6 +16,24 @@ NODE_SCRIPT = ROOT / "web" / "test" / "e2e.mjs"  # beside web/node_modules
 ARTIFACTS = pathlib.Path(os.environ.get("FDL_ARTIFACTS", ROOT / "build" / "artifacts")) / "web"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def browser():
+    """One Chromium for the module's runs of e2e.mjs on this worker
+    (web/test/browser.mjs): each run connects to it (FDL_TEST_BROWSER) and
+    opens its own browser context."""
+    proc = subprocess.Popen(["node", str(ROOT / "web" / "test" / "browser.mjs")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT / "web")
+    endpoint = proc.stdout.readline().strip()
+    assert endpoint.startswith("ws://"), f"web/test/browser.mjs printed {endpoint!r} (exit {proc.poll()})"
+    os.environ["FDL_TEST_BROWSER"] = endpoint
+    try:
+        yield endpoint
+    finally:
+        del os.environ["FDL_TEST_BROWSER"]
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
 def build_repo(repo, tmp_path):
     """Three versions: a described dataset; more rows and a delete in `towns`;
     a renamed column in `towns` (a breaking change)."""
