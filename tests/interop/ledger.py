@@ -35,12 +35,14 @@ What a test must tell the ledger, because it cannot see it:
 Roots come from `fdl init` and `fdl clone` (with the env of that call); a
 commit's new version is found in whichever known root holds it.
 """
+import concurrent.futures
 import contextlib
 import json
 import os
 import pathlib
 import re
 import subprocess
+import threading
 
 import duckdb
 
@@ -48,6 +50,10 @@ UUID = re.compile(r"\b([0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
 PUBLISH = {"commit", "run"}
 READS = {"attach", "query", "export", "verify"}  # commands that read tables (log and show read none)
 CURRENT = [None]  # the ledger of the test running in this process (set by the fixture)
+# the reads of a check at once: each is mostly waiting on `fdl attach` and
+# DuckDB opening the version's catalog, so two overlap; each reading thread
+# has its own cursor on the ledger's one DuckDB and attaches as its own name
+READERS = 2
 
 
 class Ledger:
@@ -59,6 +65,9 @@ class Ledger:
         self.lifecycle = False  # the test ran expire or withdraw
         self.waived = {}    # root or vid -> reason
         self.con = None
+        self.pool = None    # READERS threads, made for the first check with more than one read
+        self.local = threading.local()  # a reading thread's cursor and ATTACH name
+        self.names = iter(range(1, 1 << 30))
         self.queue = None   # publishes waiting for the end of a deferred() block
 
     # --- what tests and conftest.fdl tell the ledger --------------------------
@@ -153,30 +162,42 @@ class Ledger:
                              f"(known: {list(self.roots)}); call ledger.record(root, vid)")
 
     # --- checksums with stock DuckDB ------------------------------------------
-    def _attach(self, root, vid, env):
+    def _attach(self, root, vid, env, name="ledger"):
         e = dict(os.environ, FDL_EXTENSION_DIR=self.ext, **env)
-        return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", "ledger"], capture_output=True,
+        return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", name], capture_output=True,
                               text=True, env=e)
 
-    def _sums(self, root, vid, env):
-        """The version's table sums, or a string saying why it cannot be read."""
-        p = self._attach(root, vid, env)
-        if p.returncode != 0:
-            return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
+    def _connection(self):
         if self.con is None:
             self.con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
                                               "autoload_known_extensions": True})
             self.con.execute("SET enable_external_file_cache = false")  # every read goes to the store
+        return self.con
+
+    def _sums(self, root, vid, env):
+        """The version's table sums, or a string saying why it cannot be read."""
+        con = getattr(self.local, "cur", None) or self._connection()
+        name = getattr(self.local, "name", "ledger")
+        p = self._attach(root, vid, env, name)
+        if p.returncode != 0:
+            return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
         try:
-            self.con.execute(p.stdout)
-            return table_sums(self.con, "ledger")
+            con.execute(p.stdout)
+            return table_sums(con, name)
         except duckdb.Error as e:
             return f"stock DuckDB: {e}"
         finally:
             try:
-                self.con.execute("DETACH DATABASE IF EXISTS ledger")
+                con.execute(f"DETACH DATABASE IF EXISTS {name}")
             except duckdb.Error:
                 pass
+
+    def _check_in_thread(self, check):
+        if getattr(self.local, "cur", None) is None:
+            self.local.cur = self.con.cursor()
+            self.local.name = f"ledger{next(self.names)}"
+        root, env, vid, sums, must_have = check
+        return self._check_one(root, env, vid, sums, must_have)
 
     # --- the check --------------------------------------------------------------
     def closing(self, where):
@@ -192,16 +213,24 @@ class Ledger:
 
     def problems(self, only=None, vids=None):
         """What differs now (roots: `only`, default all; versions: `vids`,
-        default every recorded one), as a list of sentences."""
-        out = []
+        default every recorded one), as a list of sentences, in the order
+        of the versions and roots (READERS read at once)."""
+        checks = []
         for vid, (home, sums) in self.entries.items():
             if vid in self.waived or home in self.waived or (vids is not None and vid not in vids):
                 continue
             for root, env in list(self.roots.items()):
                 if root in self.waived or (only is not None and root not in only):
                     continue
-                out += self._check_one(root, env, vid, sums, must_have=(root == home))
-        return out
+                checks.append((root, env, vid, sums, root == home))
+        if len(checks) < 2:
+            found = [self._check_one(*c) for c in checks]
+        else:
+            self._connection()
+            if self.pool is None:
+                self.pool = concurrent.futures.ThreadPoolExecutor(READERS, thread_name_prefix="ledger")
+            found = self.pool.map(self._check_in_thread, checks)
+        return [line for lines in found for line in lines]
 
     def _check_one(self, root, env, vid, sums, must_have):
         now = self._sums(root, vid, env)
@@ -250,6 +279,9 @@ class Ledger:
         return missing
 
     def close(self):
+        if self.pool is not None:
+            self.pool.shutdown()  # the threads' cursors go with them
+            self.pool = None
         if self.con is not None:
             self.con.close()
             self.con = None
