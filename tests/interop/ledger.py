@@ -50,10 +50,13 @@ UUID = re.compile(r"\b([0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
 PUBLISH = {"commit", "run"}
 READS = {"attach", "query", "export", "verify"}  # commands that read tables (log and show read none)
 CURRENT = [None]  # the ledger of the test running in this process (set by the fixture)
-# the reads of a check at once: each is mostly waiting on `fdl attach` and
-# DuckDB opening the version's catalog, so two overlap; each reading thread
-# has its own cursor on the ledger's one DuckDB and attaches as its own name
+# the reads of a check of at least PARALLEL_FROM reads go READERS at once:
+# each is mostly waiting on `fdl attach` and DuckDB opening the version's
+# catalog, so two overlap. Each reading thread has a DuckDB of its own
+# (DuckLake attached in two cursors of one database at once loses track of
+# its metadata catalog: "Catalog __ducklake_metadata_... does not exist").
 READERS = 2
+PARALLEL_FROM = 6
 
 
 class Ledger:
@@ -64,10 +67,9 @@ class Ledger:
         self.gone_ids = set()
         self.lifecycle = False  # the test ran expire or withdraw
         self.waived = {}    # root or vid -> reason
-        self.con = None
-        self.pool = None    # READERS threads, made for the first check with more than one read
-        self.local = threading.local()  # a reading thread's cursor and ATTACH name
-        self.names = iter(range(1, 1 << 30))
+        self.local = threading.local()  # each thread's DuckDB (the test's, and READERS)
+        self.cons = []
+        self.pool = None    # READERS threads, made for the first check of PARALLEL_FROM reads or more
         self.queue = None   # publishes waiting for the end of a deferred() block
 
     # --- what tests and conftest.fdl tell the ledger --------------------------
@@ -162,42 +164,41 @@ class Ledger:
                              f"(known: {list(self.roots)}); call ledger.record(root, vid)")
 
     # --- checksums with stock DuckDB ------------------------------------------
-    def _attach(self, root, vid, env, name="ledger"):
+    def _attach(self, root, vid, env):
         e = dict(os.environ, FDL_EXTENSION_DIR=self.ext, **env)
-        return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", name], capture_output=True,
+        return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", "ledger"], capture_output=True,
                               text=True, env=e)
 
+    def _connect(self):
+        con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
+                                     "autoload_known_extensions": True})
+        con.execute("SET enable_external_file_cache = false")  # every read goes to the store
+        return con
+
     def _connection(self):
-        if self.con is None:
-            self.con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
-                                              "autoload_known_extensions": True})
-            self.con.execute("SET enable_external_file_cache = false")  # every read goes to the store
-        return self.con
+        """This thread's DuckDB, made when first needed."""
+        con = getattr(self.local, "con", None)
+        if con is None:
+            con = self.local.con = self._connect()
+            self.cons.append(con)
+        return con
 
     def _sums(self, root, vid, env):
         """The version's table sums, or a string saying why it cannot be read."""
-        con = getattr(self.local, "cur", None) or self._connection()
-        name = getattr(self.local, "name", "ledger")
-        p = self._attach(root, vid, env, name)
+        p = self._attach(root, vid, env)
         if p.returncode != 0:
             return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
+        con = self._connection()
         try:
             con.execute(p.stdout)
-            return table_sums(con, name)
+            return table_sums(con, "ledger")
         except duckdb.Error as e:
             return f"stock DuckDB: {e}"
         finally:
             try:
-                con.execute(f"DETACH DATABASE IF EXISTS {name}")
+                con.execute("DETACH DATABASE IF EXISTS ledger")
             except duckdb.Error:
                 pass
-
-    def _check_in_thread(self, check):
-        if getattr(self.local, "cur", None) is None:
-            self.local.cur = self.con.cursor()
-            self.local.name = f"ledger{next(self.names)}"
-        root, env, vid, sums, must_have = check
-        return self._check_one(root, env, vid, sums, must_have)
 
     # --- the check --------------------------------------------------------------
     def closing(self, where):
@@ -223,13 +224,12 @@ class Ledger:
                 if root in self.waived or (only is not None and root not in only):
                     continue
                 checks.append((root, env, vid, sums, root == home))
-        if len(checks) < 2:
+        if len(checks) < PARALLEL_FROM:
             found = [self._check_one(*c) for c in checks]
         else:
-            self._connection()
             if self.pool is None:
                 self.pool = concurrent.futures.ThreadPoolExecutor(READERS, thread_name_prefix="ledger")
-            found = self.pool.map(self._check_in_thread, checks)
+            found = self.pool.map(lambda c: self._check_one(*c), checks)
         return [line for lines in found for line in lines]
 
     def _check_one(self, root, env, vid, sums, must_have):
@@ -280,11 +280,12 @@ class Ledger:
 
     def close(self):
         if self.pool is not None:
-            self.pool.shutdown()  # the threads' cursors go with them
+            self.pool.shutdown()
             self.pool = None
-        if self.con is not None:
-            self.con.close()
-            self.con = None
+        for con in self.cons:
+            con.close()
+        self.cons = []
+        self.local = threading.local()
 
 
 def host_stops(url):
