@@ -35,7 +35,7 @@ HDRS    := $(wildcard include/*.h src/*/*.h)
 
 
 .PHONY: test-repeat test-races
-.PHONY: all setup test check unit interop corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
+.PHONY: all setup test check unit interop snippets corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
 	readme install-check bindings-test
 all: build/fdl build/libfdl.so build/libfdl.a web man
 
@@ -156,6 +156,9 @@ docs-check: build/fdl man
 	  grep -q "^| \`$$(basename $$f)\` |" tests/README.md || echo "$$f"; done); \
 	  test -z "$$missing" || { echo "docs-check: tests/README.md has no row for" $$missing >&2; exit 1; }; \
 	  echo "docs-check: tests/README.md has a row for each of the $$(ls tests/unit/test_*.c tests/interop/test_*.py | wc -l) test files"
+	@$(DEPS)/venv/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_snippets.py -k test_every_page_covered \
+	  > build/.snippets-covered 2>&1 || { cat build/.snippets-covered >&2; exit 1; }; \
+	  echo "docs-check: every fence names its language, every page with a block that runs has its test (test_snippets.py)"
 	@bash scripts/walls-check.sh
 
 # Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every
@@ -250,6 +253,13 @@ test: unit corpus abi-check docs-check install-check interop
 check: unit build/san/fdl build/fdl web
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile -m quick tests/interop
+
+# `make snippets`: tests/interop/test_snippets.py alone, every block of README,
+# docs/ and bindings/python/README.md that a user runs, run as written, and
+# what fdl prints for a user to paste (part of interop; -k NAME narrows it).
+snippets: build/san/fdl build/fdl build/libfdl.so web
+	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
+	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist load tests/interop/test_snippets.py $(if $(K),-k "$(K)")
 
 # `make test-repeat N=5`: make test's suites N times in a row, stopping at
 # the first red run (a test that passes only on a fast machine shows here).
@@ -350,4 +360,4 @@ build/wheel/.made: build/dist/.staged $(wildcard bindings/python/pyfdl/*) bindin
 .PHONY: setup-tests
 setup-tests:
 	@bash scripts/setup.sh --tests
-docs-check install-check interop check test-races: | setup-tests
+docs-check install-check interop check snippets test-races: | setup-tests

@@ -236,7 +236,7 @@ static void md_para(FILE *f, const char *p, size_t n, bool literal)
 		fprintf(f, "%.*s\n\n", (int)n, p);
 		return;
 	}
-	fputs("```\n", f);
+	fputs("```text\n", f); /* shown, not run (tests/interop/test_snippets.py) */
 	for (const char *line = p, *end = p + n; line < end;) { /* without the two spaces */
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t len = nl ? (size_t)(nl - line) : (size_t)(end - line);

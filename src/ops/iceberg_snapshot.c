@@ -378,7 +378,8 @@ static int write_manifests(fdl_ice_listed **out, size_t *n, snap_files *s, ice_r
 			   json_t *record, fdl_error *err)
 {
 	int rc = 0;
-	qsort(s->items, s->len, sizeof *s->items, item_cmp);
+	if (s->len) /* a snapshot whose tables hold no file: items may be NULL */
+		qsort(s->items, s->len, sizeof *s->items, item_cmp);
 	size_t cap = s->len ? s->len : 1, ngroups = 0;
 	*out = calloc(cap, sizeof **out);
 	*n = 0;

@@ -26,7 +26,7 @@ from xdist.scheduler import LoadFileScheduling
 DURATIONS = pathlib.Path(__file__).with_name("durations.json")
 # long files whose tests use function fixtures only (and conftest's session
 # ones): handed out test by test
-SPLIT = {"test_hindex.py", "test_clone.py", "test_rebase.py", "test_freeze.py", "test_web.py",
+SPLIT = {"test_snippets.py", "test_hindex.py", "test_clone.py", "test_rebase.py", "test_freeze.py", "test_web.py",
          "test_mistakes.py"}
 
 

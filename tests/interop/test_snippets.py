@@ -2,8 +2,8 @@
 and Python's doctest run theirs.
 
 Each fenced block of README.md, docs/*.md and bindings/python/README.md
-whose language a user runs (`sh`, `python`, `sql`) is run, page by page, in
-order, as a reader would: the `sh` blocks in one shell (what a block
+whose language a user runs (`sh`, `python`, `sql`) is run (PAGE_TESTS
+names the test of each page), page by page, in order, as a reader would: the `sh` blocks in one shell (what a block
 exports, and where it cds, carries to the next), the `python` blocks in one
 Python (the blocks share their names, as in a notebook; one JVM for every
 PySpark block of a page), the `sql` blocks in one stock DuckDB connection of
@@ -15,21 +15,27 @@ fails, since this machine has none). A block fails on a non-zero exit (`set
 DuckDB blocks and run as printed too; `fdl checkout` and `fdl attach` print
 what the `sh` blocks run.
 
-The convention (tests/README.md): a block a user would run but this suite
-cannot says why in its info string, ```sh {no-run: needs a real AWS
-account}```; any other language (json, yaml, none) is a file or an output,
-shown and not run; a block after `<!-- file: PATH -->` is that file
-(test_pipelines.py compares them). The environment is the one `make demo`
-leaves and README's tour sets up: fdl and deps/venv/bin (Python with stock
+The convention (tests/README.md): every fence names its language. A
+block a user would run but this suite cannot says why in its info string,
+```sh {no-run: needs a real AWS account}```; one that prints nothing when
+all is well (greps that find no line, exit 1) says so, ```sh {prints:
+nothing}```, and passes when it prints nothing; `text`, `json` and `yaml`
+are an output, a listing or a file, shown and not run; a block after
+`<!-- file: PATH -->` is that file (test_pipelines.py compares them).
+test_every_page_covered fails on a fence in no language or another one,
+and on a page with a block that runs and no test here that runs it.
+
+The environment is the one `make demo` leaves and README's tour sets up: fdl and deps/venv/bin (Python with stock
 DuckDB, the `duckdb` command, PySpark) on PATH, FDL_EXTENSION_DIR, an
 author as `git config` would give one, a fresh HOME (no ~/.duckdb), the
-working folder a copy of the fdl folder's layout (build/, deps/, examples/
-linked). What a reader substitutes is substituted, and nothing else:
+working folder a copy of the fdl folder's layout (build/, deps/, src/,
+examples/ linked). What a reader substitutes is substituted, and nothing else:
 `/srv/` and `/tmp/` are folders of the test's own, the example hosts
 (`https://data.example.org`, `http://host`, port 4001) are an `fdl serve`
 of the page's repository on a free port, the buckets are the S3 test
 server's, and each `<placeholder>` gets the value a reader would look up
 (the page's FILL)."""
+import inspect
 import json
 import os
 import pathlib
@@ -40,15 +46,20 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
 
-from conftest import EXT, FDL, ROOT
+from conftest import EXT, FDL, LEDGER_FDL, ROOT
+
+# The test's own set-up (the histories a page assumes) runs
+# the optimised build where there is one, as the ledger does: the blocks,
+# what is tested, run FDL (the sanitizer build in make test).
+SETUP_FDL = LEDGER_FDL
 
 RUN_LANGS = {"sh", "python", "sql"}
-PAGES = ["README.md", "docs/iceberg.md", "docs/integrations.md", "docs/teams.md", "docs/s3.md", "docs/web.md",
-         "bindings/python/README.md"]
+SHOWN_LANGS = {"text", "json", "yaml"}  # output, a listing or a file: shown, never run
 VENV = ROOT / "deps" / "venv"
 FENCE = re.compile(r"^( *)```(.*)$")
 
@@ -158,9 +169,11 @@ class Session:
         self.log.mkdir(exist_ok=True)
 
     def text(self, block):
+        return self.fill_text(block.code)
+
+    def fill_text(self, code):
         keys = sorted(self.fill, key=len, reverse=True)  # one pass: a value is never substituted again
-        return re.sub("|".join(map(re.escape, keys)), lambda m: self.fill[m.group(0)], block.code) if keys \
-            else block.code
+        return re.sub("|".join(map(re.escape, keys)), lambda m: self.fill[m.group(0)], code) if keys else code
 
     def run(self, block, code=None, fresh=False):
         """Run a block; fresh: a DuckDB session of its own (what fdl printed,
@@ -168,13 +181,15 @@ class Session:
         code = self.text(block) if code is None else code
         self.count += 1
         if block.lang == "sh":
-            return self.sh(code, block.where)
+            return self.sh(code, block.where, block.attrs.get("prints") == "nothing")
         return self.py(code, block.lang, block.where, fresh)
 
-    def sh(self, code, where):
+    def sh(self, code, where, silent=False):
+        """silent: a block a page says prints nothing (greps that find no
+        line, and so exit 1): it passes when it prints nothing at all."""
         n = self.count
         script = self.sandbox / f"block-{n}.sh"
-        script.write_text(f"set -eo pipefail\nsource {shlex.quote(str(self.state))}\n{code}\n"
+        script.write_text(f"{'' if silent else 'set -eo pipefail'}\nsource {shlex.quote(str(self.state))}\n{code}\n"
                           f"export -p > {shlex.quote(str(self.state))}.new\n"
                           f"echo \"cd $(printf %q \"$PWD\")\" >> {shlex.quote(str(self.state))}.new\n")
         out, err = self.log / f"{n}.out", self.log / f"{n}.err"
@@ -186,7 +201,10 @@ class Session:
                 rc = p.wait(timeout=600)  # a safety net: a block that hangs fails
             except subprocess.TimeoutExpired:
                 rc = "hung (600 s)"
-        if rc != 0:
+        if silent and (out.stat().st_size or err.stat().st_size):
+            return f"{where}: printed what the page says it does not\n--- block as run:\n{code}--- stdout:\n" \
+                   f"{tail(out)}--- stderr:\n{tail(err)}"
+        if rc != 0 and not silent:
             return f"{where}: exited {rc}\n--- block as run:\n{code}--- stdout:\n{tail(out)}--- stderr:\n{tail(err)}"
         os.replace(f"{self.state}.new", self.state)
         return None
@@ -213,6 +231,21 @@ class Session:
             self.klog.flush()
             return f"{where}: {res['error']}\n--- block as run:\n{code}--- output:\n{tail(self.log / 'python.log')}"
         return None
+
+    def export(self, **values):
+        """The reader's shell has these (from the next block on)."""
+        with open(self.state, "a") as f:
+            f.write("".join(f"export {k}={shlex.quote(v)}\n" for k, v in values.items()))
+
+    def unset(self, *names):
+        """The reader's shell has none of these (from the next block on)."""
+        with open(self.state, "a") as f:
+            f.write(f"unset {' '.join(names)}\n")
+
+    def save(self, name, code):
+        """A file the page shows and the reader saves (README's build.py),
+        into the folder the shell is in."""
+        pathlib.Path(self.shell_env()["FDL_SNIPPET_PWD"], name).write_text(self.fill_text(code))
 
     def shell_env(self):
         """The environment the shell has reached (exports of earlier blocks)."""
@@ -252,7 +285,7 @@ def sandbox_for(tmp_path):
     os.symlink(FDL, fdl_dir / "build" / "fdl")
     if (ROOT / "build" / "web").exists():
         os.symlink(ROOT / "build" / "web", fdl_dir / "build" / "web")
-    for name in ("deps", "bindings"):
+    for name in ("deps", "bindings", "src"):
         os.symlink(ROOT / name, fdl_dir / name)
     shutil.copytree(ROOT / "examples", fdl_dir / "examples")  # dbt writes target/ and logs/ into its project
     for d in ("home", "srv", "tmp"):
@@ -272,7 +305,7 @@ def aws(env):
 
 
 def fdl_in(env, *args, cwd=None):
-    p = subprocess.run([FDL, *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd)
+    p = subprocess.run([SETUP_FDL, *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd)
     assert p.returncode == 0, f"set-up: fdl {' '.join(map(str, args))} exited {p.returncode}: {p.stderr}"
     return p.stdout
 
@@ -302,22 +335,25 @@ def serve(env, root, port):
     raise AssertionError(f"set-up: fdl serve {root} did not listen on {port}")
 
 
-# Blocks not run yet, by the heading they are under (issue 62, left for a
-# follow-up: README's withdraw flow stops at `fdl commit fix`, nothing to
-# commit, on this page's history; the sections after it were not reached).
-NOT_YET = {"README.md": ("`fdl withdraw", "`fdl gc", "`fdl catalogs", "`fdl sign", "`fdl clone", "`fdl run")}
-
-
-def run_page(page, session, ledger=None, before=None):
-    """Run a page's blocks in order; the first failure ends the page (what
-    follows depends on it, as for a reader)."""
+def run_page(page, session, ledger=None, before=None, saves=None):
+    """Run every runnable block of a page, in order; the first failure ends
+    the page (what follows depends on it, as for a reader). saves: {heading
+    prefix: file name}, a `text` block under that heading is a file the
+    reader saves where the shell is (README's build.py for fdl run)."""
     ran = []
     for b in blocks(page):
-        if not b.runs or b.heading.startswith(NOT_YET.get(page, ("\0",))):
+        for prefix, name in (saves or {}).items():
+            if b.lang == "text" and b.heading.startswith(prefix) and b.code.startswith("import "):
+                session.save(name, b.code)
+        if not b.runs:
             continue
+        t0 = time.monotonic()
         if before:
             before(b)
+        t1 = time.monotonic()
         err = session.run(b)
+        with open(os.environ.get("SNIPPET_TIMES", os.devnull), "a") as f:
+            f.write(f"{b.where} set-up {t1 - t0:.1f} s, block {time.monotonic() - t1:.1f} s\n")
         ran.append(b)
         if ledger is not None and b.lang == "sh":
             record(ledger, session, session.count)
@@ -336,6 +372,37 @@ def record(ledger, session, n):
                 if str(cfg.parent) not in ledger.roots and "/versions/" not in str(cfg):
                     ledger.root(str(cfg.parent), aws(session.env))
         ledger.published(out.read_text(), aws(session.env))
+
+
+class Postgres:
+    """A PostgreSQL 15 server of the test's own (as test_postgres.py starts
+    one): the server runs as the postgres user, trust authentication on
+    127.0.0.1."""
+
+    BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
+
+    def __init__(self):
+        assert (self.BIN / "initdb").exists(), "PostgreSQL 15 is missing: make test's setup installs postgresql-15"
+        self.base = pathlib.Path(tempfile.mkdtemp(prefix="fdl-pg-"))  # postgres cannot enter pytest's folders
+        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+        if self.as_pg:
+            shutil.chown(self.base, "postgres")
+        self.port = free_port()
+        data = self.base / "data"
+        subprocess.run(self.as_pg + [str(self.BIN / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"],
+                       check=True, capture_output=True)
+        subprocess.run(self.as_pg + [str(self.BIN / "pg_ctl"), "-D", str(data), "-w", "-l", str(self.base / "log"),
+                                     "-o", f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1", "start"],
+                       check=True, capture_output=True)
+
+    def sql(self, sql):
+        subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-q", "-c", sql],
+                       check=True, capture_output=True)
+
+    def stop(self):
+        subprocess.run(self.as_pg + [str(self.BIN / "pg_ctl"), "-D", str(self.base / "data"), "-m", "immediate",
+                                     "stop"], capture_output=True)
+        shutil.rmtree(self.base, ignore_errors=True)
 
 
 # ---- the pages ---------------------------------------------------------------------------------------
@@ -406,20 +473,89 @@ def test_readme(reader, ledger, s3_server):
         if h.startswith("`fdl show"):
             s.fill["019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c"] = state["history"][1]  # a version id of the reader's
         if h.startswith("`fdl tag") and "tag" not in state:
-            state["tag"] = True  # the examples make v2025 and v2024 themselves; branch's put main back
+            # the examples make v2025 and v2024 themselves; main goes back
+            # where branch's example moved it from, by the command fdl
+            # printed for that, run as printed
+            state["tag"] = True
             fdl_in(env, "tag", root, "--delete", "v2025")
             fdl_in(env, "branch", root, "--set-head", "main")
-            tip = (root / "refs" / "heads" / "fixes").read_text().strip()
-            fdl_in(env, "branch", root, "main", tip, "--force")
+            printed = (s.log / f"{s.count}.out").read_text()
+            back = re.search(r"^To move it back: (fdl branch .*)$", printed, re.M)
+            assert back, f"fdl branch --force printed no command that moves the branch back:\n{printed}"
+            p = subprocess.run(["bash", "-c", back.group(1)], capture_output=True, text=True, env=env,
+                               cwd=s.shell_env()["FDL_SNIPPET_PWD"])
+            assert p.returncode == 0, f"{back.group(1)}: what fdl printed, run as printed, exited {p.returncode}: " \
+                                      f"{p.stderr}"
+            assert (root / "refs" / "heads" / "main").read_text() == (root / "refs" / "heads" / "fixes").read_text()
         if h.startswith("`fdl attach") and "s3" not in state:
-            s3root = "s3://open-data/population"
-            ledger.root(s3root, aws(env))
-            for i in range(3):
-                state["s3"] = publish(env, s3root, sb / "tmp" / "s3-work", CENSUS.format(
-                    csv=ROOT / "examples" / "population-2024.csv"), f"s3 {i + 1}")
-                ledger.record(s3root, state["s3"], aws(env))
+            # the bucket holds a copy of /srv/population
+            state["s3"] = fdl_in(env, "clone", root, "s3://open-data/population", "-q")
+        if h.startswith("`fdl withdraw") and "withdraw" not in state:
+            # main:8 is the version published by mistake, and main alone
+            # holds it: the refs the sections above made on later versions
+            # (which hold main:8's rows too) go, as the refusal tells a reader
+            state["withdraw"] = True
+            fdl_in(env, "branch", root, "--delete", "fixes")
+            fdl_in(env, "tag", root, "--delete", "v2025")
+        if h.startswith("`fdl sign") and "sign" not in state:
+            # main is the one ref: verify --signatures wants a good signature
+            # on what every branch and tag names, and the checkout example's
+            # branch correction names an unsigned version (a problem, exit 5)
+            state["sign"] = True
+            fdl_in(env, "branch", root, "--delete", "correction")
+        if h.startswith("`fdl sign"):
+            s.fill["<id>"] = json.loads(fdl_in(env, "show", root, "main", "--json"))["id"]  # the one signed
+        if h.startswith("`fdl clone") and "clone" not in state:
+            # the clone's destination is an empty bucket (the copy above
+            # holds the fdl.json of before the config examples)
+            state["clone"] = True
+            s3.empty("open-data")
+            client.create_bucket(Bucket="open-data")
+        if h.startswith("`fdl run") and "run" not in state:
+            state["run"] = True  # the reader's census.csv, beside the build.py the section shows
+            shutil.copy(ROOT / "examples" / "population-2025.csv", pathlib.Path(s.shell_env()["FDL_SNIPPET_PWD"],
+                                                                               "census.csv"))
+        if h == "Repositories on S3" and "r2" not in state:
+            # the reader's publisher profile in ~/.aws (the S3 test server's
+            # key), none in the shell; <account>'s endpoint is the server;
+            # the bucket empty again (the clone above filled it) and the
+            # working folder of the command section abandoned
+            state["r2"] = True
+            aws_dir = sb / "home" / ".aws"
+            aws_dir.mkdir(exist_ok=True)
+            (aws_dir / "credentials").write_text(f"[publisher]\naws_access_key_id = {s3.key_id}\n"
+                                                 f"aws_secret_access_key = {s3.secret}\n")
+            (aws_dir / "config").write_text("[profile publisher]\nregion = us-east-1\n")
+            s.unset("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_CONFIG_FILE",
+                    "AWS_SHARED_CREDENTIALS_FILE", "AWS_ENDPOINT_URL", "AWS_REGION")
+            s.fill["https://<account>.r2.cloudflarestorage.com"] = s3.endpoint
+            s3.empty("open-data")
+            client.create_bucket(Bucket="open-data")
+            ledger.root("s3://open-data/population", aws(env))
+            work = pathlib.Path(s.shell_env()["FDL_SNIPPET_PWD"], "work")
+            if work.exists():
+                fdl_in(env, "checkout", "--abandon", work)
+        if h == "Teams" and "pg" not in state:
+            # db.example.org is a PostgreSQL 15 of the test's own, where the
+            # role pipeline may create databases; the reader's shell names
+            # it the libpq way (createdb reads PGHOST, PGPORT, PGUSER)
+            state["pg"] = pg = Postgres()
+            pg.sql("CREATE ROLE pipeline LOGIN CREATEDB")
+            s.export(PGHOST="127.0.0.1", PGPORT=str(pg.port), PGUSER="pipeline")
+            s.fill["host=db.example.org"] = f"host=127.0.0.1 port={pg.port}"
 
-    run_page("README.md", s, ledger, before)
+    try:
+        run_page("README.md", s, ledger, before, saves={"`fdl run": "build.py"})
+    finally:
+        ledger.gone(*withdrawn(root))
+        if "pg" in state:
+            state["pg"].stop()
+    assert withdrawn(root), "README's withdraw example withdrew nothing"
+
+
+def withdrawn(root):
+    return [d.name for d in (root / "versions").iterdir() if (d / "expired.json").exists()
+            and json.loads((d / "expired.json").read_text()).get("reason") == "withdrawn"]
 
 
 
@@ -500,3 +636,79 @@ def test_teams(reader, ledger, s3_server):
                 "Census 2024")
     ledger.record("s3://data/pop", v, aws(env))
     run_page("docs/teams.md", s, ledger)
+
+
+def test_web(reader, ledger):
+    """docs/web.md: the page copied beside a repository; fdl still finds
+    nothing amiss there (verify, which looks only at the layout's files)."""
+    s = reader
+    root = s.sandbox / "srv" / "population"
+    for v in history(s.env, root, s.sandbox / "tmp" / "setup-work", 1):
+        ledger.record(str(root), v)
+    run_page("docs/web.md", s, ledger)
+    assert (root / "index.html").is_file()
+    fdl_in(s.env, "verify", root)
+
+
+def test_architecture(reader):
+    """docs/architecture.md: the greps that check the walls, run in the
+    fdl folder, print nothing."""
+    assert len(run_page("docs/architecture.md", reader)) == 3
+
+
+def test_pyfdl(reader, ledger):
+    """bindings/python/README.md: pyfdl as pip installs it (the package from
+    bindings/python over this build's libfdl.so.1), on /srv/population with
+    two versions, and the reader's census-2026.csv."""
+    s = reader
+    lib = ROOT / "build" / "libfdl.so.1"
+    assert lib.exists(), f"{lib}: make build/libfdl.so first (make snippets does)"
+    s.env.update(PYTHONPATH=str(ROOT / "bindings" / "python"), FDL_LIBRARY=str(lib))
+    root = s.sandbox / "srv" / "population"
+    for v in history(s.env, root, s.sandbox / "tmp" / "setup-work", 2):
+        ledger.record(str(root), v)
+    fdl_in(s.env, "checkout", "--abandon", s.sandbox / "tmp" / "setup-work")
+    shutil.copy(ROOT / "examples" / "population-2025.csv", s.cwd / "census-2026.csv")
+    run_page("bindings/python/README.md", s, ledger)
+    log = fdl_in(s.env, "log", root, "--json").splitlines()
+    assert len(log) == 3 and json.loads(log[0])["message"] == "census 2026", log
+    ledger.record(str(root), json.loads(log[0])["id"])
+
+
+# ---- every page is covered ---------------------------------------------------------------------------
+
+# The test that runs each page holding a block that runs.
+PAGE_TESTS = {"README.md": test_readme, "docs/iceberg.md": test_iceberg, "docs/integrations.md": test_integrations,
+              "docs/teams.md": test_teams, "docs/web.md": test_web, "docs/architecture.md": test_architecture,
+              "bindings/python/README.md": test_pyfdl}
+
+
+def doc_pages():
+    return ["README.md", "bindings/python/README.md"] + sorted(str(p.relative_to(ROOT)) for p in
+                                                                (ROOT / "docs").glob("*.md"))
+
+
+def test_every_page_covered():
+    """A page added with a block that runs, and no test here running it,
+    fails: so does a fence that names no language (is it a command or an
+    output?), one in a language this file neither runs nor shows, and a
+    no-run without its reason."""
+    problems = []
+    for page in doc_pages():
+        bs = blocks(page)
+        for b in bs:
+            if b.lang not in RUN_LANGS | SHOWN_LANGS:
+                problems.append(f"{b.where}: ```{b.lang}: a fence names its language: sh, python or sql (run), "
+                                f"text, json or yaml (shown)")
+            for k, v in b.attrs.items():
+                if k not in ("no-run", "prints") or not v or (k == "prints" and v != "nothing"):
+                    problems.append(f"{b.where}: {{{k}: {v}}}: the attributes are {{no-run: why}} and "
+                                    f"{{prints: nothing}}")
+        runs = [b for b in bs if b.runs]
+        if runs and page not in PAGE_TESTS:
+            problems.append(f"{page}: {len(runs)} blocks run (the first at line {runs[0].line}) and no test "
+                            f"of test_snippets.py runs the page: add one and name it in PAGE_TESTS")
+    for page, test in PAGE_TESTS.items():
+        if f'"{page}"' not in inspect.getsource(test):
+            problems.append(f"PAGE_TESTS: {test.__name__} does not run {page}")
+    assert not problems, "\n".join(problems)
