@@ -75,8 +75,12 @@ try {
     got.csvLink = (await page.$('#csv')) !== null;
     if (csv && got.csvLink) {
       const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
+      // saved beside the screenshots: path() has no file when the browser
+      // runs in another process (FDL_TEST_BROWSER)
       const { readFileSync } = await import('node:fs');
-      got.csv = readFileSync(await download.path()).toString('base64');
+      const file = `${artifacts}/download-${download.suggestedFilename()}`;
+      await download.saveAs(file);
+      got.csv = readFileSync(file).toString('base64');
     }
     return got;
   };
