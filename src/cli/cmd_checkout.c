@@ -86,6 +86,11 @@ int cmd_checkout(int argc, char **argv)
 		fprintf(stderr, "fdl: missing WORK (or --meta postgres)\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (npos == 2 && meta) {
+		fprintf(stderr, "fdl: give WORK or --meta postgres, not both (--meta postgres makes the catalog the PG* "
+				"variables name; postgres:CONNINFO names one itself)\n");
+		return CLI_EXIT_USAGE;
+	}
 	if ((ref != NULL) + (new_branch != NULL) + (orphan != NULL) > 1 || (from && !new_branch)) {
 		fprintf(stderr, "fdl: give one of --ref BRANCH, --new-branch NAME [--from REF] and --orphan NAME\n");
 		return CLI_EXIT_USAGE;

@@ -39,6 +39,11 @@ int fdl_repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err);
 /* Validate fdl.json's content. */
 int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err);
 
+/* Whether two fdl.json documents lay a repository out the same way (the
+ * format version and the data folder, which every file's place follows);
+ * the rest (retention, formats) `fdl config` may change. */
+bool fdl_config_same_layout(const json_t *a, const json_t *b);
+
 /* ---- refs ---- */
 
 /* "refs/heads/<name>" from a branch name (checked). Caller frees. */

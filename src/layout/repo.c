@@ -33,6 +33,12 @@ int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err)
 	return 0;
 }
 
+bool fdl_config_same_layout(const json_t *a, const json_t *b)
+{
+	return json_equal(json_object_get(a, "fdl"), json_object_get(b, "fdl")) &&
+	       json_equal(json_object_get(a, "data_dir"), json_object_get(b, "data_dir"));
+}
+
 int fdl_repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err)
 {
 	fdl_buf b = {0};

@@ -174,6 +174,43 @@ static int open_copy(cloner *c, fdl_strlist *existing, const char *dst_url, fdl_
 	return rc;
 }
 
+/* The source's fdl.json into the copy. A copy made before the source ran
+ * `fdl config` holds an older one: it follows the source (replaced only if
+ * unchanged since read) where both lay the repository out alike, and is
+ * refused as not a clone where they do not. */
+static int copy_config(cloner *c, fdl_error *err)
+{
+	fdl_buf src = {0}, have = {0};
+	char etag[FDL_ETAG_MAX] = "";
+	json_t *a = NULL, *b = NULL;
+	int rc = fdl_store_get(c->src_store, FDL_CONFIG_FILE, FDL_META_MAX_BYTES, &src, NULL, err);
+	if (!rc && (rc = fdl_store_put_if_absent(c->dst, FDL_CONFIG_FILE, src.data, src.len, err)) == 0)
+		c->copied++;
+	if (rc == FDL_EEXISTS)
+		rc = fdl_store_get(c->dst, FDL_CONFIG_FILE, FDL_META_MAX_BYTES, &have, etag, err);
+	else
+		goto done;
+	if (!rc && have.len == src.len && !memcmp(have.data, src.data, src.len)) {
+		c->skipped++;
+		goto done;
+	}
+	if (!rc)
+		rc = fdl_json_parse(&a, src.data, src.len, FDL_CONFIG_FILE, err);
+	if (!rc)
+		rc = fdl_json_parse(&b, have.data, have.len, FDL_CONFIG_FILE, err);
+	if (!rc && !fdl_config_same_layout(a, b))
+		rc = fdl_fail(err, FDL_EEXISTS, "%s/%s lays the repository out otherwise than %s/%s (fdl, data_dir); "
+			      "not a clone of it", c->dst->url, FDL_CONFIG_FILE, c->src->root, FDL_CONFIG_FILE);
+	if (!rc && (rc = fdl_store_put_if_match(c->dst, FDL_CONFIG_FILE, src.data, src.len, etag, err)) == 0)
+		c->copied++;
+done:
+	json_decref(a);
+	json_decref(b);
+	fdl_buf_free(&src);
+	fdl_buf_free(&have);
+	return rc;
+}
+
 /* HEAD before fdl.json: a folder is a repository once fdl.json is there;
  * a copy of one branch (`only`) names it. */
 static int copy_head(cloner *c, const char *only, fdl_error *err)
@@ -186,7 +223,7 @@ static int copy_head(cloner *c, const char *only, fdl_error *err)
 		rc = copy_small(c, "HEAD", false, err);
 	free(head);
 	if (!rc)
-		rc = copy_small(c, FDL_CONFIG_FILE, false, err);
+		rc = copy_config(c, err);
 	return rc;
 }
 

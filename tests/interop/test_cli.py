@@ -318,3 +318,11 @@ def test_diff_rows_limit_totals_and_streamed_json(repo, tmp_path):
     d = json.loads(fdl("diff", repo.root, a, b, "--json").stdout)
     assert "rows" not in d and d["changes"] == []
     assert fdl("diff", repo.root, a, b, "--rows", "--limit", "-1", check=False).returncode == 2
+
+
+def test_checkout_takes_work_or_meta_postgres_not_both(repo, tmp_path):
+    """`fdl checkout R W --meta postgres` made a SQLite catalog in W and
+    said nothing of --meta; the two name the catalog each their own way."""
+    p = fdl("checkout", repo.root, tmp_path / "w", "--meta", "postgres", check=False)
+    assert p.returncode == 2 and "not both" in p.stderr, p.stderr
+    assert not (tmp_path / "w").exists()

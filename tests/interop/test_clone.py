@@ -45,6 +45,32 @@ def test_clone_is_identical(source, tmp_path):
     assert p.returncode == 9
 
 
+def test_a_copy_follows_the_sources_fdl_config(source, tmp_path):
+    """A copy made before the source ran `fdl config` takes the source's
+    fdl.json on the next clone (retention is the source's word, as
+    expired.json is); a copy whose fdl.json lays the repository out
+    otherwise (another data_dir) is not a clone of it (exit 9), untouched."""
+    dst = tmp_path / "copy"
+    fdl("clone", source.root, dst)
+    fdl("config", source.root, "retention.keep", "5")
+    out = fdl("clone", source.root, dst).stdout
+    assert " 1 files copied" in out or " 1 file copied" in out, out
+    assert (dst / "fdl.json").read_bytes() == (source.root / "fdl.json").read_bytes()
+    assert read_json(dst / "fdl.json")["retention"]["keep"] == 5
+    assert fdl("verify", dst).returncode == 0
+    other = tmp_path / "other"
+    fdl("clone", source.root, other)
+    good = (other / "fdl.json").read_bytes()
+    cfg = read_json(other / "fdl.json")
+    cfg["data_dir"] = "elsewhere"
+    (other / "fdl.json").write_text(json.dumps(cfg))
+    before = (other / "fdl.json").read_bytes()
+    p = fdl("clone", source.root, other, check=False)
+    assert p.returncode == 9 and "not a clone of it" in p.stderr and "data_dir" in p.stderr, p.stderr
+    assert (other / "fdl.json").read_bytes() == before
+    (other / "fdl.json").write_bytes(good)  # the ledger reads every copy again at the end
+
+
 def test_clone_resumes_after_a_crash_at_every_write(source, tmp_path):
     """The san build aborts at the Nth store write (FDL_CRASH_AT); after each
     crash the copy verifies, and rerunning clone makes it identical."""
