@@ -28,7 +28,7 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libfdl.so.$(SOMAJOR)
 SAN     := -DFDL_CRASH_POINTS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/serve/*.c src/ops/*.c)
+LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/iceberg/*.c src/serve/*.c src/ops/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*/*.h)
@@ -163,11 +163,17 @@ docs-check: build/fdl man
 
 # Every symbol libfdl.so exports is listed in abi/libfdl.symbols, and every
 # listed one is exported: an unintended export or a removed symbol fails.
-abi-check: build/libfdl.so.$(VERSION)
+# Every global symbol of libfdl.a starts with fdl_ (internal ones fdl__,
+# the loaded libraries' forwards fdl_lazy_*): a program that links it
+# statically keeps its own names.
+abi-check: build/libfdl.so.$(VERSION) build/libfdl.a
 	@nm -D --defined-only $< | awk '$$2 ~ /^[TDRBWV]$$/ {print $$3}' | sort > build/abi.symbols
 	@diff -u abi/libfdl.symbols build/abi.symbols || \
 	  { echo "abi-check: the exports differ from abi/libfdl.symbols (- listed, + exported)" >&2; exit 1; }
-	@echo "abi-check: $$(wc -l < build/abi.symbols) exported symbols, as listed"
+	@bad=$$(nm -g --defined-only build/libfdl.a | awk 'NF == 3 && $$3 !~ /^fdl_/ {print $$3}' | sort -u); \
+	  test -z "$$bad" || { echo "abi-check: global symbols of libfdl.a without the fdl_ prefix (a static link" \
+	    "would collide with a program's own; name an internal one fdl__NAME):" $$bad >&2; exit 1; }
+	@echo "abi-check: $$(wc -l < build/abi.symbols) exported symbols, as listed; every global symbol of libfdl.a starts with fdl_"
 
 # Install into a fresh prefix, build the examples with nothing but
 # pkg-config, run them, run the Python binding's tests, uninstall.
@@ -194,17 +200,25 @@ deps-check:
 	  { echo "deps/ is missing: run 'make setup' first" >&2; exit 1; }
 
 # --- fuzz targets ----------------------------------------------------------------
-# `make corpus` replays every input kept in tests/corpus/<target>/ through the
-# sanitizer build (part of `make test`); `make fuzz` runs libFuzzer (clang)
-# on each target for FUZZ_SECONDS and adds what it finds to the corpus.
-FUZZ_TARGETS := version config ref dataset records http ini cli
+# One target per parser of bytes a user, a host or a repository hands fdl
+# (tests/fuzz/fuzz_<target>.c). `make corpus` replays every input kept in
+# tests/corpus/<target>/ through the sanitizer build (part of `make test`,
+# which also builds each libFuzzer binary, so neither can rot unseen);
+# `make fuzz` runs libFuzzer (clang, installed by scripts/setup.sh --tests)
+# on each target for FUZZ_SECONDS (FUZZ_TARGETS="a b" for some only), and
+# `make fuzz-long` each for FUZZ_LONG_SECONDS (an hour) in turn; both merge
+# into tests/corpus/<target>/ only the inputs that reach new coverage
+# (scripts/fuzz.sh), and stop at the first crash, leak or sanitizer report.
+FUZZ_TARGETS := version config ref dataset records http ini cli \
+	hindex_pointer hindex_pack reflist s3xml views namespaces icemeta work hashes
 CLANG        ?= clang-14
 FUZZ_SECONDS ?= 60
+FUZZ_LONG_SECONDS ?= 3600
 FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
-build/san/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c build/san/libfdl.a
+build/san/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c tests/fuzz/fuzz.h build/san/libfdl.a
 	@echo "  LD san  $@"
-	@$(CC) $(WARN) $(CPPFLAGS) -O1 -g $(SAN) -o $@ $^ $(LDLIBS)
+	@$(CC) $(WARN) $(CPPFLAGS) -O1 -g $(SAN) -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
 # the CLI's option parser lives outside libfdl
 build/san/fuzz-cli: tests/fuzz/fuzz_cli.c tests/fuzz/driver.c src/cli/options.c build/san/libfdl.a
@@ -214,7 +228,7 @@ build/san/fuzz-cli: tests/fuzz/fuzz_cli.c tests/fuzz/driver.c src/cli/options.c 
 corpus: $(FUZZ_TARGETS:%=build/san/fuzz-%)
 	@for t in $(FUZZ_TARGETS); do ASAN_OPTIONS=detect_leaks=1 ./build/san/fuzz-$$t tests/corpus/$$t || exit 1; done
 
-build/fuzz/%.o: %.c $(HDRS) | deps-check
+build/fuzz/%.o: %.c $(HDRS) | deps-check setup-tests
 	@mkdir -p $(dir $@)
 	@echo "  CC fuzz $<"
 	@$(CLANG) $(WARN) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
@@ -223,28 +237,37 @@ build/fuzz/libfdl.a: $(LIB_SRC:%.c=build/fuzz/%.o)
 	@rm -f $@ && ar rcs $@ $^
 
 build/fuzz/fuzz-%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/libfdl.a
+	@echo "  LD fuzz $@"
 	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
 build/fuzz/fuzz-cli: build/fuzz/tests/fuzz/fuzz_cli.o build/fuzz/src/cli/options.o build/fuzz/libfdl.a
+	@echo "  LD fuzz $@"
 	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
-fuzz:
-	bash scripts/setup-fuzz.sh
-	$(MAKE) $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
-	@for t in $(FUZZ_TARGETS); do mkdir -p tests/corpus/$$t; \
-	  echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; \
-	  ./build/fuzz/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
-	    tests/corpus/$$t 2>&1 | grep -E "stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY" || exit 1; done
+# every libFuzzer binary, built (make test): clang's warnings are not gcc's
+.PHONY: fuzz-build fuzz-long fuzz-min
+fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do bash scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+
+fuzz-long: fuzz-build
+	@for t in $(FUZZ_TARGETS); do bash scripts/fuzz.sh $$t $(FUZZ_LONG_SECONDS) || exit 1; done
+
+# before committing what fuzz found: each corpus down to its named seeds and
+# the fewest inputs that reach the same coverage
+fuzz-min: fuzz-build
+	@for t in $(FUZZ_TARGETS); do bash scripts/fuzz.sh $$t min || exit 1; done
 
 # --- tests ---------------------------------------------------------------------
 unit: build/san/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests
 
-interop: build/san/fdl build/fdl web
+interop: build/san/fdl build/fdl web build/bench/sqlrun
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=build/interop.xml tests/interop
 
-test: unit corpus abi-check docs-check install-check interop
+test: unit corpus fuzz-build abi-check docs-check install-check interop
 
 # `make check`: the inner loop, about two minutes on two cores: the unit tests
 # and the interop tests marked quick, one per behaviour family (reader,

@@ -101,6 +101,7 @@ class Row:
 
 
 CAN_DROP = [None]  # filled once: whether this machine lets us drop caches
+COLD_OFF = [None]  # why cold rows were left out on purpose (--smoke, BENCH_NO_COLD=1)
 
 
 def cold_row(rows, warm, reps, fdl_cmd, peer_cmd, peer_name, prepare=None):
@@ -143,8 +144,23 @@ def new_repo(tmp, name):
     return root
 
 
+CHECKOUTS = {}  # working folder -> the ATTACH `fdl checkout` printed for it
+
+
 def checkout(root, work):
-    return run([FDL, "checkout", root, work])
+    attach = run([FDL, "checkout", root, work])
+    CHECKOUTS[str(work)] = attach
+    return attach
+
+
+def read_only(attach):
+    """The ATTACH `fdl checkout` printed, read-only: how a peer reads the
+    working catalog (its DATA_PATH is the working folder's, under work/<id>/,
+    which DuckLake checks against what the catalog recorded)."""
+    head, sep, rest = attach.partition(" AS lake (")
+    if not sep:
+        raise RuntimeError(f"fdl checkout printed no ATTACH ... AS lake (...): {attach!r}")
+    return f"{head} AS lake (READ_ONLY, {rest}"
 
 
 def connect(attach):
@@ -748,8 +764,10 @@ def bench_query(tmp, made, reps, rows):
     snap = con.execute("SELECT min(snapshot_id) FROM w.ducklake_snapshot_changes WHERE changes_made LIKE "
                        "'%inserted_into_table%'").fetchone()[0]
     tt = tmp / "timetravel.sql"
-    tt.write_text(f"{LOADS} ATTACH 'ducklake:{work}/ducklake.sqlite' AS lake (READ_ONLY, META_TYPE 'sqlite', "
-                  f"DATA_PATH '{root}/data/'); SELECT count(*) FROM lake.t AT (VERSION => {snap});")
+    # the working catalog attached as `fdl checkout` printed it (its
+    # DATA_PATH is the working folder's, under work/<id>/), read-only
+    attach = read_only(stock_sql(CHECKOUTS[str(work)]))
+    tt.write_text(f"{LOADS}{attach}\nSELECT count(*) FROM lake.t AT (VERSION => {snap});")
     # the old version by its id, as `fdl log` shows it; ROOT@1 (a seq) walks
     # the first-parent chain back from the tip, one version.json per step
     vid = next(json.loads(v.read_text())["id"] for v in (root / "versions").glob("*/version.json")
@@ -774,8 +792,7 @@ def bench_query(tmp, made, reps, rows):
             caches[0] += 1
             os.environ["FDL_CACHE_DIR"] = str(tmp / f"cache-{caches[0]}")
         tth = tmp / "timetravel-http.sql"
-        tth.write_text(f"{LOADS} ATTACH 'ducklake:{work}/ducklake.sqlite' AS lake (READ_ONLY, META_TYPE 'sqlite', "
-                       f"DATA_PATH '{root}/data/'); SELECT count(*) FROM lake.t AT (VERSION => {snap});")
+        tth.write_text(f"{LOADS}{attach}\nSELECT count(*) FROM lake.t AT (VERSION => {snap});")
         row = Row("open + query an old version (fdl serve, cold)", f"seq {old} of {h}",
                   "within 1.2x of time travel; <= 3 requests before the catalog")
         alternate(row, reps, [FDL, "query", f"{url}@{vid}", "SELECT count(*) FROM t", "-f", "csv"],
@@ -920,23 +937,28 @@ def bench_clone_s3(tmp, made, reps, rows):
 
 
 def bench_verify(tmp, made, reps, rows):
-    h = max(made)
-    root, _ = made[h]
-    vfiles = [p for p in (root / "versions").rglob("*") if p.is_file()]
-    dfiles = [p for p in (root / "data").rglob("*") if p.is_file()]
-    lst = tmp / "verify-files.txt"
-    lst.write_text("\0".join(map(str, vfiles)) + "\0")
-    row = Row("verify a whole repository", f"{h} versions, {files_bytes(dfiles) >> 20} MiB of Parquet",
-              "<= 1.5x sha256sum of the files it hashes")
-    alternate(row, reps, [FDL, "verify", root, "--all"], ["sh", "-c", f"xargs -0 sha256sum < '{lst}' > /dev/null"],
-              peer_name="sha256sum of versions/ (what verify hashes)")
-    cold_row(rows, row, max(1, reps // 2) + 1, [FDL, "verify", root, "--all"],
-             ["sh", "-c", f"xargs -0 sha256sum < '{lst}' > /dev/null"], "sha256sum of versions/ (what verify hashes)")
-    both = tmp / "verify-all.txt"
-    both.write_text("\0".join(map(str, vfiles + dfiles)) + "\0")
-    s = [measure(["sh", "-c", f"xargs -0 sha256sum < '{both}' > /dev/null"])[0] for _ in range(max(1, reps // 2))]
-    row.extra["sha256sum_including_parquet_s"] = statistics.median(s)
-    rows.append(row)
+    """fdl verify of a whole repository at each history length against
+    sha256sum of the same files (every file of versions/ and data/: what
+    the default depth reads, each once), and --deep (every catalog opened
+    and derived again, issue 54) against the same floor."""
+    for h in sorted(made):
+        if h < 30 and len(made) > 1:
+            continue  # the smallest history adds nothing the others do not show
+        root, _ = made[h]
+        vfiles = [p for p in (root / "versions").rglob("*") if p.is_file()]
+        dfiles = [p for p in (root / "data").rglob("*") if p.is_file()]
+        lst = tmp / f"verify-files-{h}.txt"
+        lst.write_text("\0".join(map(str, vfiles + dfiles)) + "\0")
+        floor = ["sh", "-c", f"xargs -0 sha256sum < '{lst}' > /dev/null"]
+        name = "sha256sum of versions/ and data/ (what verify hashes)"
+        size = f"{h} versions, {files_bytes(vfiles) >> 20} MiB of versions, {files_bytes(dfiles) >> 20} MiB of data"
+        row = Row("verify a whole repository", size, ">= 0.67x sha256sum of the same files")
+        alternate(row, reps, [FDL, "verify", root], floor, peer_name=name)
+        rows.append(row)
+        cold_row(rows, row, max(1, reps // 2) + 1, [FDL, "verify", root], floor, name)
+        deep = Row("verify --deep (every catalog derived again)", size, "no slower than verify was before issue 54")
+        alternate(deep, max(1, reps // 2) + 1, [FDL, "verify", root, "--deep"], floor, peer_name=name)
+        rows.append(deep)
 
 
 # ---- frozen-ducklake 0.11.0, the format author's earlier CLI (issue 28) ----------------
@@ -980,15 +1002,21 @@ def read_sql(attach, table="t0"):
     return f"{LOADS}{attach}\nSELECT count(*) + sum(k) FROM lake.{table};\n"
 
 
-def fdl_attach_sql(target):
-    """`fdl attach`'s SQL, to run in stock DuckDB (sqlrun), which loads the
+def stock_sql(text):
+    """SQL fdl printed, to run in stock DuckDB (sqlrun), which loads the
     pinned extension files itself (LOADS) instead of INSTALL."""
     lines = []
-    for line in run([FDL, "attach", target]).splitlines():
-        for ext in ("httpfs", "ducklake"):
-            line = line.replace(f"INSTALL {ext};", "").replace(f"LOAD {ext};", f"LOAD '{ext_path(ext)}';")
+    for line in text.splitlines():
+        for ext, name in (("httpfs", "httpfs"), ("ducklake", "ducklake"), ("sqlite", "sqlite_scanner")):
+            if f"LOAD {ext};" in line or f"INSTALL {ext};" in line:
+                line = line.replace(f"INSTALL {ext};", "").replace(f"LOAD {ext};", f"LOAD '{ext_path(name)}';")
         lines.append(line)
     return "\n".join(lines)
+
+
+def fdl_attach_sql(target):
+    """`fdl attach`'s SQL, to run in stock DuckDB (sqlrun)."""
+    return stock_sql(run([FDL, "attach", target]))
 
 
 def serve_url(proc):
@@ -1018,19 +1046,22 @@ def bench_peer(tmp, sizes, reps, rows, read_at, big_gib):
     """fdl commit against frozen-ducklake's push after a one-row change, on
     a working catalog of N snapshots; the published latest version read by
     stock DuckDB from each layout, over a folder and over each one's serve;
-    the first publish of a big table."""
-    if not PEER.exists():
-        print("(frozen-ducklake is not installed: run scripts/setup-bench.sh; no peer rows)")
-        return
+    the first publish of a big table. Without frozen-ducklake (not
+    installed: scripts/setup-bench.sh) fdl's commit and its floors still run."""
+    have_peer = PEER.exists()
+    if not have_peer:
+        print("(frozen-ducklake is not installed: run scripts/setup-bench.sh; no frozen-ducklake rows)")
     for n in sizes:
         root = new_repo(tmp, f"peer-fdl-{n}")
         work = tmp / f"peer-fdl-{n}-work"
         ours = connect(checkout(root, work))
         fill_both(ours, n)
         run([FDL, "commit", work, "-m", "first", "-q"])
-        proj, pub, site, theirs = peer_project(tmp, f"peer-fd-{n}")
-        fill_both(theirs, n)
-        run(peer(proj, "push", "default"))
+        theirs = None
+        if have_peer:
+            proj, pub, site, theirs = peer_project(tmp, f"peer-fd-{n}")
+            fill_both(theirs, n)
+            run(peer(proj, "push", "default"))
         k = [10 ** 9]
 
         def one_row(which):
@@ -1038,22 +1069,55 @@ def bench_peer(tmp, sizes, reps, rows, read_at, big_gib):
             (ours if which == "fdl" else theirs).execute(f"INSERT INTO lake.t1 VALUES ({k[0]}, 'one more')")
         row = Row("publish after a one-row change", f"{n} snapshots, 10 tables",
                   "faster than frozen-ducklake's push (which keeps no history)")
-        alternate(row, reps, [FDL, "commit", work, "-m", "one row", "-q"], peer(proj, "push", "default"), one_row,
-                  "frozen-ducklake 0.11.0 fdl push")
-        row.extra["fdl_version_bytes"] = files_bytes(
-            (root / "versions" / (root / "refs/heads/main").read_text().strip()).iterdir())
-        row.extra["peer_catalog_bytes"] = (site / "ducklake.duckdb").stat().st_size
+        alternate(row, reps, [FDL, "commit", work, "-m", "one row", "-q"],
+                  peer(proj, "push", "default") if have_peer else None, one_row, "frozen-ducklake 0.11.0 fdl push")
+        vdir = root / "versions" / (root / "refs/heads/main").read_text().strip()
+        row.extra["fdl_version_bytes"] = files_bytes(vdir.iterdir())
+        if have_peer:
+            row.extra["peer_catalog_bytes"] = (site / "ducklake.duckdb").stat().st_size
         rows.append(row)
-        if n in read_at:
+        commit_floors(tmp, n, vdir, row, rows, reps)
+        if have_peer and n in read_at:
             bench_peer_read(tmp, rows, reps, n, root, proj, pub, site, theirs)
         ours.close()
-        theirs.close()
         shutil.rmtree(root)
         shutil.rmtree(work)
-        shutil.rmtree(proj)
-        shutil.rmtree(pub)
-    if big_gib:
+        if have_peer:
+            theirs.close()
+            shutil.rmtree(proj)
+            shutil.rmtree(pub)
+    if big_gib and have_peer:
         bench_peer_big(tmp, rows, big_gib)
+
+
+def commit_floors(tmp, n, vdir, commit, rows, reps):
+    """Issue 54: the floors of the one-row commit (`commit`, measured just
+    before), measured in the same run: DuckDB's own start with the two
+    extensions a commit loads (sqlrun: LOAD ducklake and sqlite_scanner,
+    SELECT 1), and what stock DuckDB alone needs to copy the version's
+    catalog into a new file and checkpoint it, plus writing its files.json
+    (`vdir`: the version the last commit wrote)."""
+    start = tmp / "floor-start.sql"
+    start.write_text(f"{LOADS}SELECT 1;\n")
+    row = Row("one-row commit floor: DuckDB's start with the two extensions", f"{n} snapshots",
+              "the commit within 1.6x (ratio >= 0.625) at 10 snapshots")
+    alternate(row, reps, None, [SQLRUN, start], peer_name="sqlrun: LOAD ducklake, sqlite_scanner; SELECT 1")
+    row.fdl, row.fdl_rss = commit.fdl[:], commit.fdl_rss[:]
+    rows.append(row)
+    dst = tmp / "floor-copy.duckdb"
+    copy = tmp / "floor-copy.sql"
+    copy.write_text(f"ATTACH '{vdir}/ducklake.duckdb' AS src (READ_ONLY); ATTACH '{dst}' AS dst;\n"
+                    "COPY FROM DATABASE src TO dst; CHECKPOINT dst; DETACH dst;\n")
+    script = (f"rm -f '{dst}' '{dst}.wal' && '{SQLRUN}' '{copy}' && "
+              f"cat '{vdir}/files.json' > '{tmp}/floor-files.json'")
+    row = Row("one-row commit floor: the catalog copied by hand", f"{n} snapshots",
+              "the commit within 1.2x (ratio >= 0.83) at 10,000 snapshots")
+    alternate(row, reps, None, ["sh", "-c", script],
+              peer_name="sqlrun: COPY FROM DATABASE + CHECKPOINT, and files.json written")
+    row.fdl, row.fdl_rss = commit.fdl[:], commit.fdl_rss[:]
+    row.extra["catalog_bytes"] = (vdir / "ducklake.duckdb").stat().st_size
+    row.extra["files_json_bytes"] = (vdir / "files.json").stat().st_size
+    rows.append(row)
 
 
 def bench_peer_read(tmp, rows, reps, n, root, proj, pub, site, theirs):
@@ -1288,8 +1352,8 @@ def report(rows, mode, started):
         lines.append(f"| {d['op']} | {d['size']} | {fmt_s(d['fdl_s'])} | {d['peer']} | {fmt_s(d['peer_s'])} | {ratio} | "
                      f"{d['fdl_rss_mib'] or 0:.0f} MiB | {(d['peer_rss_mib'] or 0):.0f} MiB | {d['target']} |")
     if CAN_DROP[0] is False:
-        lines += ["", "Cold cache: not measured here (dropping the page cache needs root: "
-                  "/proc/sys/vm/drop_caches is not writable)."]
+        lines += ["", "Cold cache: not measured in this run (" + (COLD_OFF[0] or
+                  "dropping the page cache needs root: /proc/sys/vm/drop_caches is not writable") + ")."]
     elif CAN_DROP[0]:
         lines += ["", "Rows marked (cold cache) drop the page cache, dentries and inodes before every run of "
                   "either side; the others run warm."]
@@ -1329,33 +1393,48 @@ def plot(rows, mode):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke test of every row")
-    ap.add_argument("--only", help="run only the rows whose operation contains this")
+    ap.add_argument("--smoke", action="store_true",
+                    help="the smallest sizes, each run once: that every row still runs (tests/interop/test_bench.py)")
+    ap.add_argument("--only", help="run only the rows whose operation contains this (several: comma-separated)")
+    ap.add_argument("--histories", help="the history lengths of the one-row, query, verify and clone rows "
+                    "(comma-separated, e.g. 30,1000)")
+    ap.add_argument("--snapshots", help="the snapshot counts of the publish rows and the commit's floors "
+                    "(comma-separated, e.g. 10,10000)")
+    ap.add_argument("--out", help=f"where the report goes (default: {OUT})")
     a = ap.parse_args()
-    mode = "quick" if a.quick else "full"
-    reps = 3 if a.quick else 5
-    OUT.mkdir(parents=True, exist_ok=True)
+    a.quick = a.quick or a.smoke
+    out = pathlib.Path(a.out) if a.out else OUT
+    if a.smoke or os.environ.get("BENCH_NO_COLD") == "1":
+        # a smoke test, or a machine shared with others: no cache dropped under them
+        CAN_DROP[0] = False
+        COLD_OFF[0] = "--smoke" if a.smoke else "BENCH_NO_COLD=1"
+    mode = "smoke" if a.smoke else "quick" if a.quick else "full"
+    reps = 1 if a.smoke else 3 if a.quick else 5
+    out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     rows = []
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="fdl-bench-"))
-    want = lambda op: not a.only or a.only in op  # noqa: E731
+    want = lambda op: not a.only or any(w and w in op for w in a.only.split(","))  # noqa: E731
+    histories = [int(h) for h in a.histories.split(",")] if a.histories else \
+        [3] if a.smoke else [10, 30] if a.quick else [10, 100, 1000]
     try:
         if want("start"):
             startup(rows, reps * 4, tmp)
         base = None
         if want("freeze"):
-            base = bench_freeze(tmp, [10, 100] if a.quick else [10, 100, 1000, 10000], reps, rows)
+            base = bench_freeze(tmp, [10] if a.smoke else [10, 100] if a.quick else [10, 100, 1000, 10000], reps, rows)
         if want("hash"):
-            bench_hash_commit(tmp, 10 if a.quick else int(os.environ.get("BENCH_HASH_MB", "100")), reps, rows)
+            bench_hash_commit(tmp, 1 if a.smoke else 10 if a.quick else int(os.environ.get("BENCH_HASH_MB", "100")), reps, rows)
         made = {}
         if want("one-row") or want("query") or want("verify") or want("clone") or want("iceberg"):
-            made = bench_one_row(tmp, [10, 30] if a.quick else [10, 100, 1000], reps, rows,
+            made = bench_one_row(tmp, histories, reps, rows,
                                  payload=0 if a.quick else 1 << 20)
         if want("log"):
-            bench_log(tmp, [10, 1000] if a.quick else [10, 1000, 10000], reps, rows)
+            bench_log(tmp, [10] if a.smoke else [10, 1000] if a.quick else [10, 1000, 10000], reps, rows)
         if want("remote"):
-            bench_remote_history(tmp, [100] if a.quick else [100, 1000, 10000], reps, rows)
+            bench_remote_history(tmp, [20] if a.smoke else [100] if a.quick else [100, 1000, 10000], reps, rows)
         if want("checkout"):
-            bench_checkout(tmp, 100 if a.quick else 10000, reps, rows, base)
+            bench_checkout(tmp, 10 if a.smoke else 100 if a.quick else 10000, reps, rows, base)
         if made and want("query"):
             bench_query(tmp, made, reps, rows)
         if made and want("verify"):
@@ -1365,15 +1444,17 @@ def main():
             bench_clone_s3(tmp, made, reps, rows)
         if made and want("iceberg"):
             bench_iceberg(tmp, made, reps, rows)
-        if want("publish") or want("read the latest") or want("big"):
-            bench_peer(tmp, [10] if a.quick else [10, 100, 1000, 10000], reps, rows,
+        if want("publish") or want("read the latest") or want("big") or want("one-row commit floor"):
+            snapshots = [int(n) for n in a.snapshots.split(",")] if a.snapshots else \
+                [10] if a.quick else [10, 100, 1000, 10000]
+            bench_peer(tmp, snapshots, reps, rows,
                        read_at=[10] if a.quick else [10, 1000], big_gib=0 if a.quick else 1)
         baseline = os.environ.get("FDL_BASELINE_BIN")
         if baseline and want("work/<id>"):
             for nfiles in ([1, 100] if a.quick else [1, 100, 1000]):
                 bench_keep_published(tmp, nfiles, reps, rows, baseline)
         if want("rebase"):
-            for history, replayed in ([(100, 10)] if a.quick else [(1000, 10), (1000, 100)]):
+            for history, replayed in ([(10, 2)] if a.smoke else [(100, 10)] if a.quick else [(1000, 10), (1000, 100)]):
                 bench_rebase(tmp, history, replayed, reps, rows)
         if want("page"):
             bench_page(tmp, reps, rows)
@@ -1383,9 +1464,10 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     text = report(rows, mode, started)
     print(text)
-    (OUT / f"{mode}.md").write_text(text)
-    (OUT / f"{mode}.json").write_text(json.dumps([r.as_dict() for r in rows], indent=2))
-    plot(rows, mode)
+    (out / f"{mode}.md").write_text(text)
+    (out / f"{mode}.json").write_text(json.dumps([r.as_dict() for r in rows], indent=2))
+    if not a.smoke:
+        plot(rows, mode)
 
 
 if __name__ == "__main__":

@@ -152,6 +152,9 @@ FDL_EXTERN int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl
 /* Open the repository at `root` (a folder, file:// URL, http(s):// URL of
  * any static host, or s3://bucket[/prefix]); reads and checks fdl.json. */
 FDL_EXTERN int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err);
+/* The same for a private http(s):// host, with the token to send it (instead
+ * of FDL_TOKEN, the credentials file or ~/.netrc); NULL = fdl_repo_open. */
+FDL_EXTERN int fdl_repo_open_token(fdl_repo **out, const char *root, const char *token, fdl_error *err);
 FDL_EXTERN void fdl_repo_free(fdl_repo *repo);
 
 /* The root as given, normalised (absolute path for folders). */
@@ -583,6 +586,10 @@ FDL_EXTERN int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *
 /* The same with ROOT and REF apart (REF NULL = HEAD), for a ref with '/'
  * in it, which "ROOT@REF" takes only in full ("ROOT@refs/heads/a/b"). */
 FDL_EXTERN int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err);
+/* The same for a private http(s):// host, with the token to send it
+ * (fdl_repo_open_token); NULL = fdl_reader_open_ref. */
+FDL_EXTERN int fdl_reader_open_token(fdl_reader **out, const char *root, const char *ref, const char *token,
+				     fdl_error *err);
 /* fdl_reader_open with flags: FDL_READER_WARM opens DuckDB on a second
  * thread while the version and its catalog are fetched, for the first
  * fdl_reader_query (over a network both waits overlap); without a query,
@@ -620,6 +627,11 @@ FDL_EXTERN int fdl_reader_export(fdl_reader *r, const char *table, const char *t
  * DATA_PATH overridden to where the data is (and the httpfs lines an HTTP
  * repository needs). `alias` NULL = "lake". Caller frees. */
 FDL_EXTERN int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err);
+/* The same; for a private host (one fdl has a token for) the SQL first
+ * creates DuckDB's http secret, its BEARER_TOKEN getenv('FDL_TOKEN') (the
+ * reader's own) unless show_token, which writes the token itself. */
+FDL_EXTERN int fdl_reader_attach_sql_token(char **out, const fdl_reader *r, const char *alias, int show_token,
+					   fdl_error *err);
 
 /* ---- checking [stable] -------------------------------------------- */
 
@@ -664,8 +676,11 @@ typedef struct fdl_verify_options {
 					version must be valid by a listed key, and every version a branch or
 					tag names must carry one (an older version without one is a warning);
 					NULL: signatures not checked */
+	/* version 2 */
+	int deep;                    /* also open every live catalog and derive its files.json, last snapshot
+					and statistics again (fdl verify --deep); 0: bytes and hashes only */
 } fdl_verify_options;
-#define FDL_VERIFY_OPTIONS_VERSION 1
+#define FDL_VERIFY_OPTIONS_VERSION 2
 #define FDL_VERIFY_OPTIONS_INIT {.version = FDL_VERIFY_OPTIONS_VERSION}
 
 /* Check a repository the way git fsck does and report every problem, as
@@ -981,6 +996,14 @@ typedef struct fdl_serve_options {
 	/* the repository page (the folder `make web` builds), served at / and
 	 * /_fdl/; NULL = no page */
 	const char *web_dir;
+	/* a token file (`NAME TOKEN` a line, mode 600): every path but the
+	 * page's static files then needs `Authorization: Bearer TOKEN` (or TOKEN
+	 * as a Basic password), else 401; NULL = a public repository */
+	const char *token_file;
+	/* PEM files of the certificate (chain) and its key: HTTPS; NULL = HTTP */
+	const char *tls_cert, *tls_key;
+	/* allow tokens over plain HTTP on an address other than loopback */
+	int insecure;
 } fdl_serve_options;
 
 /* Serve the folder repository `root` over HTTP in background threads: GET
@@ -991,6 +1014,9 @@ typedef struct fdl_serve_options {
  * symlinks, encoded traversal) and never lists folders. */
 FDL_EXTERN int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err);
 FDL_EXTERN int fdl_server_port(const fdl_server *s);
+/* Read the token file again (SIGHUP): the new tokens take effect at once,
+ * requests being answered go on; on an error the old ones stay. */
+FDL_EXTERN int fdl_server_reload_tokens(fdl_server *s, fdl_error *err);
 FDL_EXTERN void fdl_server_stop(fdl_server *s);
 
 #ifdef __cplusplus

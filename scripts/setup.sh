@@ -11,8 +11,9 @@
 #   scripts/setup.sh --tests  (make test runs it first) what only the tests need,
 #                             on top: pytest and an S3 server (moto) in deps/venv,
 #                             PostgreSQL, Chromium, a JDK and Maven, Spark's jars,
-#                             the Iceberg readers, dbt and dlt. Returns at once
-#                             when nothing it installs has changed since its last run.
+#                             the Iceberg readers, dbt and dlt, clang 14 with
+#                             libFuzzer. Returns at once when nothing it
+#                             installs has changed since its last run.
 #
 # Downloads are cached in $FDL_DOWNLOAD_CACHE (default ~/.cache/fdl), outside the
 # clone, and checked against scripts/deps.sha256 and scripts/requirements*.txt
@@ -52,8 +53,10 @@ apt_pkgs=(build-essential pkg-config libjansson-dev libcurl4-openssl-dev
 command -v npm >/dev/null 2>&1 || apt_pkgs+=(nodejs npm)
 # only the tests': the PostgreSQL working catalogs, the page in Chromium, the
 # manual pages rendered (docs-check), ssh-keygen (signatures), Spark's JDK and
-# the Maven that fetches its jars
-[ "$tests" = 1 ] && apt_pkgs=(postgresql-15 chromium man-db openssh-client openjdk-17-jre-headless maven)
+# the Maven that fetches its jars, clang 14 with libFuzzer (make test builds
+# the fuzz targets, make fuzz runs them)
+[ "$tests" = 1 ] && apt_pkgs=(postgresql-15 chromium man-db openssh-client openjdk-17-jre-headless maven
+                             clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -221,7 +224,7 @@ fi
 
 if [ "$tests" = 1 ]; then
   echo "$tests_want" > "$tests_stamp"
-  say "ok: the tests' dependencies (PostgreSQL, Chromium, the JDK, Spark's jars, the Iceberg readers, dbt, dlt)"
+  say "ok: the tests' dependencies (PostgreSQL, Chromium, the JDK, Spark's jars, the Iceberg readers, dbt, dlt, clang)"
   exit 0
 fi
 say "ok: libduckdb $(strings "$deps/lib/libduckdb.so" | grep -m1 -o 'v1\.5\.5' || echo '?'), extensions in $extdir"

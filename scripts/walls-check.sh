@@ -27,9 +27,42 @@ keys() {
 	grep -rnE '"[^"]*(refs/heads/|refs/tags/|versions/|catalogs/|history/)|"ducklake\.duckdb"' src --include=*.c |
 		grep -v '^src/layout/\|^src/cli/'
 }
+# ... and the refs' own spellings: HEAD, a symbolic ref's "ref: ", the refs
+# folder, a ref key put together by hand, a lock file told by its suffix
+# (FDL_HEAD_KEY, fdl_head_content, FDL_REFS_DIR, fdl_ref_key and
+# fdl_key_classify in src/layout/keys.h say each); not an HTTP method HEAD,
+# nor a comment, nor the media types a host gives (util/mime.c, which the
+# store below layout uses)
+refnames() {
+	grep -rnE '"HEAD"|"ref: |"refs/|fdl_store_[a-z_]*\([^;]*"refs"|strstr\([^)]*"\.lock"' src --include=*.c |
+		grep -v '^src/layout/\|^src/cli/\|^src/util/mime\.c:' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*/?\*' |
+		grep -v 'method'
+}
+# the checks above find what they look for: each literal planted in a file
+# of src/ops/ is found (a check that cannot fail is no wall)
+planted() {
+	local tmp plant
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/src/ops"
+	for plant in 'x = "HEAD";' 'line = fdl_asprintf("ref: %s\n", key);' 'fdl_store_list(s, "refs", &l, e);' \
+		'k = fdl_asprintf("refs/%s/%s", kind, name);' 'if (strstr(k, ".lock"))' 'k = "refs/heads/main";' \
+		'k = "versions/x";' 'k = "x/version.json";'; do
+		printf '%s\n' "$plant" >"$tmp/src/ops/probe.c"
+		[ "$(cd "$tmp" && { refnames; keys; files; } | wc -l)" -ge 1 ] || echo "not found when planted: $plant"
+	done
+	rm -rf "$tmp"
+}
 # ... and the names of a version's files (FDL_VERSION_JSON etc. in layout.h)
 files() {
 	grep -rnE '"[^"]*(version|expired|files|dataset)\.json' src --include=*.c | grep -v '^src/layout/\|^src/cli/'
+}
+
+# what derives from the refs (history index, ref list, Iceberg views and
+# catalog) is brought up to date through one seam, src/ops/derived.c
+# (fdl_ref_moved), which every ref-moving operation calls
+seam() {
+	grep -rnE '\b(fdl_history_(update|prepare|remove|drop)|fdl_reflist_(note|note_gone|set|rebuild)|fdl_iceberg_after_[a-z_]*|fdl_ice_catalog_sync[a-z_]*)\(' src --include=*.c |
+		grep -v '^src/layout/\|^src/iceberg/\|^src/ops/derived\.c:'
 }
 
 # libyaml only behind util/yaml.c, libcurl only under src/store/
@@ -57,6 +90,9 @@ check "libyaml or libcurl outside its one door" libs
 check "a thread started outside src/util/pool.c and src/serve/" threads
 check "a file over 800 lines or a function over 120" sizes
 check "the key space spelled outside src/layout/ (build keys with src/layout/keys.h)" keys
+check "a derived file brought up to date outside the seam (call fdl_ref_moved, src/ops/derived.h)" seam
+check "a ref, HEAD or a lock file spelled outside src/layout/ (use src/layout/keys.h)" refnames
+check "the walls check itself (a planted literal it did not find)" planted
 check "a version's file named outside src/layout/ (use the FDL_* names in src/layout/layout.h)" files
-[ $fail = 0 ] && echo "walls-check: no SQL outside src/catalog/, no key of the repository spelled outside src/layout/, libyaml and libcurl behind their doors, threads from the pool, rooms in size"
+[ $fail = 0 ] && echo "walls-check: no SQL outside src/catalog/, no key of the repository, ref, HEAD or lock spelled outside src/layout/ (each planted spelling found), libyaml and libcurl behind their doors, threads from the pool, rooms in size, derived files behind one seam"
 exit $fail

@@ -85,13 +85,45 @@ int fdl_catalog_is_lake(fdl_duck *d, const char *alias, fdl_cat_kind kind, bool 
 
 static bool is_http(const char *url) { return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8); }
 
+/* httpfs ($FDL_CA_FILE as the CA it checks hosts against), and for a
+ * private host (fdl found a token for it) the http secret
+ * a reader creates first: the token itself only when asked, else read from
+ * the reader's own FDL_TOKEN. */
+static int http_access_sql(fdl_buf *b, const fdl_lake_script *s, fdl_error *err)
+{
+	int rc = fdl_buf_puts(b, "LOAD httpfs;\n", err);
+	const char *ca = getenv("FDL_CA_FILE");
+	if (!rc && ca && *ca) {
+		rc = fdl_buf_puts(b, "SET ca_cert_file = ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(b, ca, err);
+		if (!rc)
+			rc = fdl_buf_puts(b, "; -- FDL_CA_FILE: the private CA the host's certificate is signed by\n", err);
+	}
+	/* seen with DuckDB 1.5.5: its default (curl) client answers "database
+	 * does not exist" to the ATTACH of a catalog over https after a HEAD
+	 * and a GET that both succeed; httplib reads it (docs/decisions.md) */
+	if (!rc && !strncmp(s->catalog, "https://", 8))
+		rc = fdl_buf_puts(b, "SET httpfs_client_implementation = 'httplib'; -- DuckDB 1.5's curl client cannot "
+				     "ATTACH a catalog over https\n", err);
+	const char *token = fdl_store_http_token(s->store);
+	if (rc || !token)
+		return rc;
+	if (!s->show_token)
+		rc = fdl_buf_puts(b, "-- a private host: the token from FDL_TOKEN where DuckDB runs "
+				     "(fdl attach --show-token writes it here)\n", err);
+	if (!rc)
+		rc = fdl_duck_http_secret_sql(b, s->store->url, s->show_token ? token : NULL, err);
+	return rc;
+}
+
 /* httpfs (and a bucket's secret) where the data is not on this machine. */
 static int data_access_sql(fdl_buf *b, const fdl_lake_script *s, fdl_error *err)
 {
 	if (s->data_path[0] == '/')
 		return 0;
 	if (is_http(s->data_path))
-		return fdl_buf_puts(b, "LOAD httpfs;\n", err);
+		return http_access_sql(b, s, err);
 	return s->store ? fdl_duck_store_sql(b, s->store, err) : 0;
 }
 

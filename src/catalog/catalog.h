@@ -57,6 +57,10 @@ int fdl_duck_store_sql(fdl_buf *b, struct fdl_store *store, fdl_error *err);
 /* DuckDB's `CREATE OR REPLACE SECRET <name> (TYPE s3, ...)` for a bucket,
  * scoped to it, followed by ";\n". */
 int fdl_duck_secret_sql(fdl_buf *b, const struct fdl_s3_access *a, const char *name, fdl_error *err);
+/* DuckDB's `CREATE OR REPLACE SECRET fdl_http (TYPE http, BEARER_TOKEN ...,
+ * SCOPE 'scope/')` followed by ";\n": the token, or where NULL,
+ * getenv('FDL_TOKEN') for a script that must not hold it. */
+int fdl_duck_http_secret_sql(fdl_buf *b, const char *scope, const char *token, fdl_error *err);
 /* The DuckDB library's version ("v1.5.5"); loads the library. */
 const char *fdl_duck_version(void);
 /* The folder fdl loads extensions from. Caller frees. */
@@ -155,6 +159,7 @@ typedef struct fdl_lake_script {
 	const char *data_path;    /* where the data is: a folder, an http(s) or s3 URL */
 	const char *alias;        /* NULL: "lake" */
 	struct fdl_store *store;  /* the repository's store, for a bucket's secret (may be NULL) */
+	bool show_token;          /* a private host's token in the secret, not getenv('FDL_TOKEN') */
 } fdl_lake_script;
 int fdl_catalog_attach_script(char **out, const fdl_lake_script *s, fdl_error *err);
 
@@ -366,6 +371,11 @@ int fdl_catalog_expire_before_latest(fdl_duck *d, const char *work, fdl_error *e
  * and clean, so nothing it resolves leaves data_dir; FDL_EINVALID naming
  * the row otherwise. `files` (may be NULL) gets every resolved file path. */
 int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *files, fdl_error *err);
+
+/* fdl_catalog_check_confined of the catalog file `catalog` attached raw
+ * as `alias` in `d`; alias NULL: attached here (in d, or in a DuckDB of
+ * its own when d is NULL too) and detached again. */
+int fdl_catalog_confined(fdl_strlist *files, fdl_duck *d, const char *alias, const char *catalog, fdl_error *err);
 
 /* Confine `d` to what it must read: these directories (prefixes, local or
  * URLs) and these exact paths, external access off and the configuration

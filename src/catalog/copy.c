@@ -172,7 +172,7 @@ static int where_db(fdl_buf *sql, const char *alias, fdl_error *err)
 	return rc;
 }
 
-void meta_schema_free(meta_schema *m)
+void fdl__meta_schema_free(meta_schema *m)
 {
 	for (size_t i = 0; i < m->tables.len; i++) {
 		fdl_strlist_free(&m->cols[i]);
@@ -184,19 +184,19 @@ void meta_schema_free(meta_schema *m)
 	memset(m, 0, sizeof *m);
 }
 
-bool meta_working_only(const char *t)
+bool fdl__meta_working_only(const char *t)
 {
 	return !strcmp(t, "ducklake_files_scheduled_for_deletion") || !strcmp(t, "ducklake_inlined_data_tables") ||
 	       !strncmp(t, "ducklake_inlined_data_", 22) || !strncmp(t, "ducklake_inlined_delete_", 24);
 }
 
-bool meta_per_table(const char *t)
+bool fdl__meta_per_table(const char *t)
 {
-	return meta_working_only(t) && strcmp(t, "ducklake_files_scheduled_for_deletion") != 0 &&
+	return fdl__meta_working_only(t) && strcmp(t, "ducklake_files_scheduled_for_deletion") != 0 &&
 	       strcmp(t, "ducklake_inlined_data_tables") != 0;
 }
 
-int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool sqlite, meta_schema *m,
+int fdl__meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool sqlite, meta_schema *m,
 			    fdl_error *err)
 {
 	memset(m, 0, sizeof *m);
@@ -211,7 +211,7 @@ int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool
 	} else if (probe) {
 		const char *sep = "";
 		for (size_t i = 0; i < probe->len && !rc; i++) {
-			if (meta_per_table(probe->items[i]))
+			if (fdl__meta_per_table(probe->items[i]))
 				continue;
 			rc = fdl_buf_printf(&sql, err,
 					    "%sSELECT '%s' AS t, cid, name, type FROM pragma_table_info('%s.main.%s')",
@@ -262,11 +262,11 @@ int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool
 	}
 	fdl_rows_free(&r);
 	if (rc)
-		meta_schema_free(m);
+		fdl__meta_schema_free(m);
 	return rc;
 }
 
-const fdl_strlist *meta_cols(const meta_schema *m, const char *t)
+const fdl_strlist *fdl__meta_cols(const meta_schema *m, const char *t)
 {
 	static const fdl_strlist none = {0};
 	for (size_t i = 0; i < m->tables.len; i++)
@@ -275,7 +275,7 @@ const fdl_strlist *meta_cols(const meta_schema *m, const char *t)
 	return &none;
 }
 
-bool meta_has(const fdl_strlist *l, const char *s)
+bool fdl__meta_has(const fdl_strlist *l, const char *s)
 {
 	for (size_t i = 0; i < l->len; i++)
 		if (!strcmp(l->items[i], s))
@@ -283,16 +283,16 @@ bool meta_has(const fdl_strlist *l, const char *s)
 	return false;
 }
 
-int meta_where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_strlist *cols, int64_t n,
+int fdl__meta_where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_strlist *cols, int64_t n,
 		      fdl_error *err)
 {
 	if (n < 0)
 		return 0;
-	if (meta_has(cols, "snapshot_id") && (!strcmp(t, "ducklake_snapshot") || !strcmp(t, "ducklake_snapshot_changes")))
+	if (fdl__meta_has(cols, "snapshot_id") && (!strcmp(t, "ducklake_snapshot") || !strcmp(t, "ducklake_snapshot_changes")))
 		return fdl_buf_printf(sql, err, " WHERE snapshot_id <= %lld", (long long)n);
-	if (meta_has(cols, "begin_snapshot"))
+	if (fdl__meta_has(cols, "begin_snapshot"))
 		return fdl_buf_printf(sql, err, " WHERE begin_snapshot <= %lld", (long long)n);
-	if (meta_has(cols, "data_file_id") && strcmp(t, "ducklake_data_file") != 0)
+	if (fdl__meta_has(cols, "data_file_id") && strcmp(t, "ducklake_data_file") != 0)
 		return fdl_buf_printf(sql, err,
 				      " WHERE data_file_id IN (SELECT data_file_id FROM %s.ducklake_data_file WHERE "
 				      "begin_snapshot <= %lld)",
@@ -305,7 +305,7 @@ int meta_where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_strl
 	return 0;
 }
 
-int meta_insert_head(fdl_buf *sql, const char *dst, const char *t, const fdl_strlist *dcols,
+int fdl__meta_insert_head(fdl_buf *sql, const char *dst, const char *t, const fdl_strlist *dcols,
 		     const fdl_strlist *dtypes, const fdl_strlist *scols, const fdl_copy_options *o, fdl_error *err)
 {
 	int rc = fdl_buf_printf(sql, err, "INSERT INTO %s.%s (", dst, t);
@@ -319,7 +319,7 @@ int meta_insert_head(fdl_buf *sql, const char *dst, const char *t, const fdl_str
 			rc = fdl_buf_puts(sql, ", ", err);
 		if (rc)
 			break;
-		if (!meta_has(scols, c))
+		if (!fdl__meta_has(scols, c))
 			rc = fdl_buf_puts(sql, "NULL", err);
 		else if (!strcmp(c, "end_snapshot") && o->upto >= 0)
 			rc = fdl_buf_printf(sql, err, dtypes ? "CASE WHEN CAST(end_snapshot AS BIGINT) > %lld THEN NULL ELSE "
@@ -340,7 +340,7 @@ int meta_insert_head(fdl_buf *sql, const char *dst, const char *t, const fdl_str
 	return rc;
 }
 
-int meta_copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_strlist *dcols,
+int fdl__meta_copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_strlist *dcols,
 		    const fdl_strlist *scols, const fdl_copy_options *o, fdl_error *err)
 {
 	fdl_buf sql = {0};
@@ -351,11 +351,11 @@ int meta_copy_table(fdl_duck *d, const char *src, const char *dst, const char *t
 	if (!rc)
 		rc = fdl_buf_printf(&sql, err, "DELETE FROM %s.%s; ", dst, t);
 	if (!rc)
-		rc = meta_insert_head(&sql, dst, t, dcols, NULL, scols, o, err);
+		rc = fdl__meta_insert_head(&sql, dst, t, dcols, NULL, scols, o, err);
 	if (!rc)
 		rc = fdl_buf_printf(&sql, err, " FROM %s.%s", src, t);
 	if (!rc)
-		rc = meta_where_upto(&sql, src, t, scols, o->upto, err);
+		rc = fdl__meta_where_upto(&sql, src, t, scols, o->upto, err);
 	if (!rc && !strcmp(t, "ducklake_metadata") && o->no_inlining) {
 		/* ducklake_metadata has no snapshot columns: no WHERE yet. */
 		rc = fdl_buf_puts(&sql, " WHERE NOT (key = 'data_inlining_row_limit' AND scope IS NULL); INSERT INTO ",
@@ -374,7 +374,7 @@ int meta_copy_table(fdl_duck *d, const char *src, const char *dst, const char *t
 	return rc;
 }
 
-int meta_check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, int64_t upto, fdl_error *err)
+int fdl__meta_check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, int64_t upto, fdl_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; !rc && i < m->tables.len; i++) {
@@ -385,9 +385,9 @@ int meta_check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, int
 			continue;
 		const fdl_strlist *cols = &m->cols[i];
 		char sql[512];
-		const char *begin = meta_has(cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
-		const char *end = meta_has(cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
-		if (data && meta_has(cols, end))
+		const char *begin = fdl__meta_has(cols, "_ducklake_begin_snapshot") ? "_ducklake_begin_snapshot" : "begin_snapshot";
+		const char *end = fdl__meta_has(cols, "_ducklake_end_snapshot") ? "_ducklake_end_snapshot" : "end_snapshot";
+		if (data && fdl__meta_has(cols, end))
 			snprintf(sql, sizeof sql,
 				 "SELECT count(*) FROM %s.\"%s\" WHERE %s <= %lld AND (%s IS NULL OR %s > %lld)", alias,
 				 t, begin, (long long)upto, end, end, (long long)upto);
@@ -411,26 +411,26 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 {
 	meta_schema ds = {0}, ss;
 	bool hidden = !strncmp(dst, FDL_DUCKLAKE_META_PREFIX, strlen(FDL_DUCKLAKE_META_PREFIX));
-	int rc = meta_schema_read(d, src, NULL, o->src_sqlite, &ss, err);
+	int rc = fdl__meta_schema_read(d, src, NULL, o->src_sqlite, &ss, err);
 	if (!rc && ss.tables.len == 0)
 		rc = fdl_fail(err, FDL_EINVALID, "%s has no DuckLake tables: it is not a DuckLake catalog", src);
 	if (!rc && o->refuse_inlined && o->upto >= 0)
-		rc = meta_check_inlined(d, src, &ss, o->upto, err);
+		rc = fdl__meta_check_inlined(d, src, &ss, o->upto, err);
 	if (!rc)
-		rc = meta_schema_read(d, dst, hidden ? &ss.tables : NULL, false, &ds, err);
+		rc = fdl__meta_schema_read(d, dst, hidden ? &ss.tables : NULL, false, &ds, err);
 	if (!rc && ds.tables.len == 0)
 		rc = fdl_fail(err, FDL_EINVALID, "the new catalog has no DuckLake tables");
 	if (!rc)
 		rc = fdl_duck_exec(d, "BEGIN TRANSACTION", err);
 	for (size_t i = 0; i < ds.tables.len && !rc; i++) {
 		const char *t = ds.tables.items[i];
-		if (meta_working_only(t)) {
+		if (fdl__meta_working_only(t)) {
 			char sql[256];
 			snprintf(sql, sizeof sql, "DELETE FROM %s.%s", dst, t);
 			rc = fdl_duck_exec(d, sql, err);
 			continue;
 		}
-		rc = meta_copy_table(d, src, dst, t, &ds.cols[i], meta_cols(&ss, t), o, err);
+		rc = fdl__meta_copy_table(d, src, dst, t, &ds.cols[i], fdl__meta_cols(&ss, t), o, err);
 	}
 	if (!rc && o->upto >= 0) {
 		/* the stats hold the source's latest state: right at the cut
@@ -446,8 +446,8 @@ int fdl_catalog_copy(fdl_duck *d, const char *src, const char *dst, const fdl_co
 		rc = fdl_duck_exec(d, "COMMIT", err);
 	else
 		fdl_duck_exec(d, "ROLLBACK", NULL);
-	meta_schema_free(&ds);
-	meta_schema_free(&ss);
+	fdl__meta_schema_free(&ds);
+	fdl__meta_schema_free(&ss);
 	return rc;
 }
 

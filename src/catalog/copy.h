@@ -22,35 +22,35 @@ typedef struct meta_schema {
  * from), each through pragma_table_info, still in one statement. A SQLite
  * file (`sqlite`) answers from its own sqlite_master in 3 ms where
  * duckdb_columns() takes 15. */
-int meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool sqlite, meta_schema *m,
+int fdl__meta_schema_read(fdl_duck *d, const char *db, const fdl_strlist *probe, bool sqlite, meta_schema *m,
 		     fdl_error *err);
-void meta_schema_free(meta_schema *m);
+void fdl__meta_schema_free(meta_schema *m);
 /* The columns of table t, or an empty list when the database has no such table. */
-const fdl_strlist *meta_cols(const meta_schema *m, const char *t);
-bool meta_has(const fdl_strlist *l, const char *s);
+const fdl_strlist *fdl__meta_cols(const meta_schema *m, const char *t);
+bool fdl__meta_has(const fdl_strlist *l, const char *s);
 
 /* A table only a working catalog has, never copied: inlined rows and
  * deletes (named per table), the queue of files to delete. */
-bool meta_working_only(const char *t);
+bool fdl__meta_working_only(const char *t);
 /* A table named per table of the lake, in a working catalog only. */
-bool meta_per_table(const char *t);
+bool fdl__meta_per_table(const char *t);
 
 /* The WHERE clause that keeps a table's rows up to snapshot N (appended;
  * nothing for a table kept whole). */
-int meta_where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_strlist *cols, int64_t n,
+int fdl__meta_where_upto(fdl_buf *sql, const char *src, const char *t, const fdl_strlist *cols, int64_t n,
 		    fdl_error *err);
 /* "INSERT INTO dst.t (<dst columns>) SELECT <each from the source row, an
  * end_snapshot past o->upto as NULL, the data path rewritten>", appended;
  * the caller adds the FROM. With dtypes (the columns' DuckDB types), each
  * value is cast to its column's type: sqlite_query() types a column by
  * its values, not by its declaration. */
-int meta_insert_head(fdl_buf *sql, const char *dst, const char *t, const fdl_strlist *dcols,
+int fdl__meta_insert_head(fdl_buf *sql, const char *dst, const char *t, const fdl_strlist *dcols,
 		     const fdl_strlist *dtypes, const fdl_strlist *scols, const fdl_copy_options *o, fdl_error *err);
 /* Replace dst.t's rows with src.t's up to o->upto. */
-int meta_copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_strlist *dcols,
+int fdl__meta_copy_table(fdl_duck *d, const char *src, const char *dst, const char *t, const fdl_strlist *dcols,
 		    const fdl_strlist *scols, const fdl_copy_options *o, fdl_error *err);
 /* No inlined row or delete of `alias` (schema m) up to snapshot upto:
  * FDL_EINVALID saying how to flush them otherwise. */
-int meta_check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, int64_t upto, fdl_error *err);
+int fdl__meta_check_inlined(fdl_duck *d, const char *alias, const meta_schema *m, int64_t upto, fdl_error *err);
 
 #endif

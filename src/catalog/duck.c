@@ -5,8 +5,10 @@
 #include "../store/store.h"
 #include "../util/dynlib.h"
 
+#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -290,8 +292,11 @@ static int query_raw(fdl_duck *d, fdl_rows *rows, const char *sql, fdl_error *er
 	memset(rows, 0, sizeof *rows);
 	double t0 = d->trace ? now_ms() : 0;
 	duckdb_state st = duckdb_query(d->con, sql, &rows->res);
+	/* a secret's statement is traced by its kind alone: never its values */
+	bool secret = !strncasecmp(sql, "CREATE OR REPLACE SECRET", 24) || !strncasecmp(sql, "CREATE SECRET", 13);
 	if (d->trace)
-		fprintf(stderr, "fdl trace: %8.1f ms  %.*s%s\n", now_ms() - t0, 160, sql, strlen(sql) > 160 ? " ..." : "");
+		fprintf(stderr, "fdl trace: %8.1f ms  %.*s%s\n", now_ms() - t0, secret ? 24 : 160, sql,
+			secret ? " ... (values not shown)" : strlen(sql) > 160 ? " ..." : "");
 	if (st != DuckDBSuccess) {
 		const char *e = duckdb_result_error(&rows->res);
 		int rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: %s", e ? e : "query failed");
@@ -499,10 +504,52 @@ int fdl_duck_store_sql(fdl_buf *b, fdl_store *store, fdl_error *err)
 	return rc ? rc : fdl_duck_secret_sql(b, &a, "fdl_s3", err);
 }
 
+int fdl_duck_http_secret_sql(fdl_buf *b, const char *scope, const char *token, fdl_error *err)
+{
+	int rc = fdl_buf_puts(b, "CREATE OR REPLACE SECRET fdl_http (TYPE http, BEARER_TOKEN ", err);
+	if (!rc)
+		rc = token ? fdl_buf_sql_str(b, token, err) : fdl_buf_puts(b, "getenv('FDL_TOKEN')", err);
+	if (!rc)
+		rc = fdl_buf_puts(b, ", SCOPE ", err);
+	char *slashed = rc ? NULL : fdl_asprintf("%s/", scope);
+	if (!rc)
+		rc = slashed ? fdl_buf_sql_str(b, slashed, err) : fdl_oom(err);
+	free(slashed);
+	if (!rc)
+		rc = fdl_buf_puts(b, ");\n", err);
+	return rc;
+}
+
+/* httpfs for data on a web host; the store's token as an http secret scoped
+ * to the repository, and $FDL_CA_FILE as the CA httpfs checks against. */
+static int use_http(fdl_duck *d, fdl_store *store, fdl_error *err)
+{
+	int rc = fdl_duck_load(d, "httpfs", err);
+	const char *ca = getenv("FDL_CA_FILE");
+	fdl_buf sql = {0};
+	if (!rc && ca && *ca) {
+		rc = fdl_buf_puts(&sql, "SET ca_cert_file = ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, ca, err);
+		if (!rc)
+			rc = fdl_duck_exec(d, sql.data, err);
+		fdl_buf_free(&sql);
+	}
+	const char *token = fdl_store_http_token(store);
+	if (!rc && token)
+		rc = fdl_duck_http_secret_sql(&sql, store->url, token, err);
+	if (!rc && token)
+		rc = fdl_duck_exec(d, sql.data, err);
+	if (sql.data)
+		OPENSSL_cleanse(sql.data, sql.len);
+	fdl_buf_free(&sql);
+	return rc;
+}
+
 int fdl_duck_use_data(fdl_duck *d, const char *data_url, fdl_store *store, fdl_error *err)
 {
 	if (!strncmp(data_url, "http://", 7) || !strncmp(data_url, "https://", 8))
-		return fdl_duck_load(d, "httpfs", err);
+		return use_http(d, store, err);
 	return fdl_duck_use_store(d, store, err);
 }
 

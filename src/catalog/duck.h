@@ -5,7 +5,7 @@
 #define FDL_DUCK_H
 
 #include "catalog.h"
-#include <duckdb.h>
+#include "lazy_duckdb.h"
 
 struct fdl_duck {
 	duckdb_database db;

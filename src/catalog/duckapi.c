@@ -27,47 +27,8 @@
 #define FDL_DEFAULT_DUCKDB_LIBRARY "/usr/local/lib/fdl/libduckdb.so"
 #endif
 
-/* Every DuckDB C API function libfdl calls, once: as duckdb.h declares it
- * (../util/dynlib.h says how the list is read). In this order dlsym looks
- * them up. duckdb_library_version's forward is written below: it loads the
- * library itself. */
-#define DUCKDB_FUNCTIONS(F, V, H) \
-	V(free, (void *ptr), (ptr)) \
-	H(const char *, library_version, (void)) \
-	V(destroy_result, (duckdb_result *result), (result)) \
-	F(const char *, column_name, (duckdb_result *result, idx_t col), (result, col)) \
-	F(duckdb_state, set_config, (duckdb_config config, const char *name, const char *option), (config, name, option)) \
-	F(const char *, result_error, (duckdb_result *result), (result)) \
-	F(duckdb_state, prepare, (duckdb_connection connection, const char *query, duckdb_prepared_statement *out_prepared_statement), (connection, query, out_prepared_statement)) \
-	V(destroy_prepare, (duckdb_prepared_statement *prepared_statement), (prepared_statement)) \
-	F(duckdb_vector, data_chunk_get_vector, (duckdb_data_chunk chunk, idx_t col_idx), (chunk, col_idx)) \
-	F(idx_t, column_count, (duckdb_result *result), (result)) \
-	F(uint64_t *, vector_get_validity, (duckdb_vector vector), (vector)) \
-	F(bool, value_is_null, (duckdb_result *result, idx_t col, idx_t row), (result, col, row)) \
-	F(bool, validity_row_is_valid, (uint64_t *validity, idx_t row), (validity, row)) \
-	F(const char *, prepare_error, (duckdb_prepared_statement prepared_statement), (prepared_statement)) \
-	V(destroy_config, (duckdb_config *config), (config)) \
-	F(idx_t, data_chunk_get_size, (duckdb_data_chunk chunk), (chunk)) \
-	V(close, (duckdb_database *database), (database)) \
-	F(void *, vector_get_data, (duckdb_vector vector), (vector)) \
-	F(char *, value_varchar, (duckdb_result *result, idx_t col, idx_t row), (result, col, row)) \
-	F(int64_t, value_int64, (duckdb_result *result, idx_t col, idx_t row), (result, col, row)) \
-	F(uint32_t, string_t_length, (duckdb_string_t string), (string)) \
-	F(const char *, string_t_data, (duckdb_string_t *string), (string)) \
-	F(idx_t, row_count, (duckdb_result *result), (result)) \
-	F(duckdb_state, query, (duckdb_connection connection, const char *query, duckdb_result *out_result), (connection, query, out_result)) \
-	F(duckdb_state, open_ext, (const char *path, duckdb_database *out_database, duckdb_config config, char **out_error), (path, out_database, config, out_error)) \
-	F(duckdb_data_chunk, fetch_chunk, (duckdb_result result), (result)) \
-	F(duckdb_state, execute_prepared_streaming, (duckdb_prepared_statement prepared_statement, duckdb_result *out_result), (prepared_statement, out_result)) \
-	V(disconnect, (duckdb_connection *connection), (connection)) \
-	V(destroy_data_chunk, (duckdb_data_chunk *chunk), (chunk)) \
-	F(idx_t, data_chunk_get_column_count, (duckdb_data_chunk chunk), (chunk)) \
-	F(duckdb_state, create_config, (duckdb_config *out_config), (out_config)) \
-	F(duckdb_state, connect, (duckdb_database database, duckdb_connection *out_connection), (database, out_connection)) \
-	F(duckdb_type, column_type, (duckdb_result *result, idx_t col), (result, col))
-
 #define FDL_DYN_SYMBOL(name) "duckdb_" #name
-#define FDL_DYN_FORWARD(name) duckdb_##name
+#define FDL_DYN_FORWARD(name) fdl_lazy_duckdb_##name
 
 static const char *const names[] = {DUCKDB_FUNCTIONS(FDL_DYN_NAME_F, FDL_DYN_NAME_V, FDL_DYN_NAME_H)};
 
@@ -166,7 +127,7 @@ int fdl_duck_load_library(fdl_error *err)
 
 DUCKDB_FUNCTIONS(FDL_DYN_FORWARD_F, FDL_DYN_FORWARD_V, FDL_DYN_FORWARD_H)
 
-const char *duckdb_library_version(void)
+const char *fdl_lazy_duckdb_library_version(void)
 {
 	fdl_error e;
 	return fdl_dynlib_load(&lib, &e) == 0 ? api.f.library_version() : "(DuckDB not loaded)";

@@ -7,84 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void fdl_data_files_free(fdl_data_files *f)
-{
-	for (size_t i = 0; i < f->len; i++) {
-		free(f->items[i].table_key);
-		free(f->items[i].path);
-		free(f->items[i].delete_path);
-		free(f->items[i].unreadable);
-	}
-	free(f->items);
-	memset(f, 0, sizeof *f);
-}
-
-/* Join schema path, table path and file path the way DuckLake resolves
- * them (ducklake-format.md 4.4); refuses absolute components. parts[k]
- * NULL: none. */
-int fdl_catalog_join_path(char **out, const char *const parts[3], const bool rel[3], const char *what,
-			  fdl_error *err)
-{
-	fdl_buf b = {0};
-	int rc = 0;
-	for (size_t k = 0; k < 3 && !rc; k++) {
-		const char *p = parts[k];
-		if (p && *p && !rel[k])
-			rc = fdl_fail(err, FDL_EINVALID,
-				      "%s: the catalog records an absolute path '%s'; every data file of a version must "
-				      "lie under data_dir, recorded relative to the data path",
-				      what, p);
-		else if (p)
-			rc = fdl_buf_puts(&b, p, err);
-	}
-	if (!rc)
-		rc = fdl_path_check_relative(b.data ? b.data : "", what, err);
-	if (rc) {
-		fdl_buf_free(&b);
-		return rc;
-	}
-	*out = fdl_buf_detach(&b);
-	return 0;
-}
-
-int fdl_catalog_resolve_path(char **out, fdl_rows *r, size_t row, size_t col0, const char *what, fdl_error *err)
-{
-	/* columns: schema path, rel, table path, rel, file path, rel */
-	char *parts[3];
-	bool rel[3];
-	for (size_t k = 0; k < 3; k++) {
-		parts[k] = fdl_rows_str(r, col0 + 2 * k, row);
-		rel[k] = fdl_rows_null(r, col0 + 2 * k + 1, row) || fdl_rows_int(r, col0 + 2 * k + 1, row) != 0;
-	}
-	int rc = fdl_catalog_join_path(out, (const char *const *)parts, rel, what, err);
-	for (size_t k = 0; k < 3; k++)
-		duckdb_free(parts[k]);
-	return rc;
-}
-
-/* Expand a query template: every {db} becomes the attached alias. */
-int fdl_sql_native(fdl_buf *sql, const char *fn, const char *db, const char *native, fdl_error *err)
-{
-	int rc = fdl_buf_printf(sql, err, "%s('%s', ", fn, db);
-	if (!rc)
-		rc = fdl_buf_sql_str(sql, native, err);
-	return rc ? rc : fdl_buf_puts(sql, ")", err);
-}
-
-int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err)
-{
-	int rc = 0;
-	for (const char *p = tmpl; *p && !rc;) {
-		const char *hit = strstr(p, "{db}");
-		size_t n = hit ? (size_t)(hit - p) : strlen(p);
-		rc = fdl_buf_add(sql, p, n, err);
-		if (!rc && hit)
-			rc = fdl_buf_puts(sql, alias, err);
-		p += n + (hit ? 4 : 0);
-	}
-	return rc;
-}
-
 int fdl_catalog_data_files(fdl_duck *d, const char *alias, fdl_data_files *out, fdl_error *err)
 {
 	fdl_listing *l = NULL;
@@ -384,6 +306,25 @@ int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *file
 	fdl_strlist_free(&none);
 	if (rc)
 		fdl_error_prefix(err, "refusing this catalog");
+	return rc;
+}
+
+int fdl_catalog_confined(fdl_strlist *files, fdl_duck *d, const char *alias, const char *catalog, fdl_error *err)
+{
+	fdl_duck *own = NULL;
+	int rc = !d && !alias ? fdl_duck_new(&own, false, err) : 0;
+	fdl_duck *use = d ? d : own;
+	const char *as = alias ? alias : "fdl_names";
+	if (!rc && !alias)
+		rc = fdl_catalog_attach_raw(use, as, catalog, FDL_CAT_DUCKDB, true, err);
+	bool attached = !rc && !alias;
+	if (!rc)
+		rc = fdl_catalog_check_confined(use, as, files, err);
+	if (attached) {
+		int drc = fdl_catalog_detach(use, as, rc ? NULL : err);
+		rc = rc ? rc : drc;
+	}
+	fdl_duck_free(own);
 	return rc;
 }
 

@@ -365,3 +365,15 @@ int fdl_listing_tables(fdl_listing *l, fdl_strlist *keys, int64_t **ids, fdl_err
 	}
 	return rc;
 }
+
+void fdl_data_files_free(fdl_data_files *f)
+{
+	for (size_t i = 0; i < f->len; i++) {
+		free(f->items[i].table_key);
+		free(f->items[i].path);
+		free(f->items[i].delete_path);
+		free(f->items[i].unreadable);
+	}
+	free(f->items);
+	memset(f, 0, sizeof *f);
+}

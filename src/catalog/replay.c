@@ -10,57 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	fdl_rebase_kind kind;
-	const char *key;
-} TABLES[] = {
-	{"ducklake_metadata", REBASE_META, NULL},
-	{"ducklake_snapshot", REBASE_SNAPSHOT, NULL},
-	{"ducklake_snapshot_changes", REBASE_SNAPSHOT, NULL},
-	{"ducklake_schema", REBASE_VERSIONED, NULL},
-	{"ducklake_table", REBASE_VERSIONED, NULL},
-	{"ducklake_view", REBASE_VERSIONED, NULL},
-	{"ducklake_tag", REBASE_VERSIONED, NULL},
-	{"ducklake_column_tag", REBASE_VERSIONED, NULL},
-	{"ducklake_view_column_tag", REBASE_VERSIONED, NULL},
-	{"ducklake_column", REBASE_VERSIONED, NULL},
-	{"ducklake_data_file", REBASE_VERSIONED, "data_file_id"},
-	{"ducklake_delete_file", REBASE_VERSIONED, "delete_file_id"},
-	{"ducklake_partition_info", REBASE_VERSIONED, NULL},
-	{"ducklake_sort_info", REBASE_VERSIONED, NULL},
-	{"ducklake_macro", REBASE_VERSIONED, NULL},
-	{"ducklake_schema_versions", REBASE_VERSIONED, NULL},
-	{"ducklake_file_column_stats", REBASE_FILE, NULL},
-	{"ducklake_file_variant_stats", REBASE_FILE, NULL},
-	{"ducklake_file_partition_value", REBASE_FILE, NULL},
-	{"ducklake_files_scheduled_for_deletion", REBASE_FILE, NULL},
-	{"ducklake_partition_column", REBASE_CHILD, "partition_id"},
-	{"ducklake_column_mapping", REBASE_CHILD, "mapping_id"},
-	{"ducklake_name_mapping", REBASE_CHILD, "mapping_id"},
-	{"ducklake_macro_impl", REBASE_CHILD, "macro_id"},
-	{"ducklake_macro_parameters", REBASE_CHILD, "macro_id"},
-	{"ducklake_sort_expression", REBASE_CHILD, "sort_id"},
-	{"ducklake_table_stats", REBASE_STATS, NULL},
-	{"ducklake_table_column_stats", REBASE_STATS, NULL},
-	/* which inlined tables a working catalog made: not replayed (the
-	 * tables themselves must be empty, see REBASE_INLINED) */
-	{"ducklake_inlined_data_tables", REBASE_IGNORED, NULL},
-};
-
-fdl_rebase_kind fdl_rebase_table_kind(const char *name, const char **key)
-{
-	*key = NULL;
-	for (size_t i = 0; i < sizeof TABLES / sizeof TABLES[0]; i++)
-		if (!strcmp(TABLES[i].name, name)) {
-			*key = TABLES[i].key;
-			return TABLES[i].kind;
-		}
-	if (!strncmp(name, "ducklake_inlined_data_", 22) || !strncmp(name, "ducklake_inlined_delete_", 24))
-		return REBASE_INLINED;
-	return REBASE_UNKNOWN;
-}
-
 /* ---- one table's rows ----------------------------------------------------------- */
 
 static bool one_of(const char *c, const char *const *names)

@@ -26,11 +26,11 @@ typedef enum { K_WHOLE, K_SNAPSHOT, K_VERSIONED, K_FILE } table_kind;
 /* How meta_where_upto cuts the table, in the same order. */
 static table_kind kind_of(const char *t, const fdl_strlist *cols)
 {
-	if (meta_has(cols, "snapshot_id") && (!strcmp(t, "ducklake_snapshot") || !strcmp(t, "ducklake_snapshot_changes")))
+	if (fdl__meta_has(cols, "snapshot_id") && (!strcmp(t, "ducklake_snapshot") || !strcmp(t, "ducklake_snapshot_changes")))
 		return K_SNAPSHOT;
-	if (meta_has(cols, "begin_snapshot"))
+	if (fdl__meta_has(cols, "begin_snapshot"))
 		return K_VERSIONED;
-	if (meta_has(cols, "data_file_id") && strcmp(t, "ducklake_data_file") != 0)
+	if (fdl__meta_has(cols, "data_file_id") && strcmp(t, "ducklake_data_file") != 0)
 		return K_FILE;
 	return K_WHOLE;
 }
@@ -121,10 +121,10 @@ static const char *schema_differs(const meta_schema *bs, const meta_schema *ws)
 	size_t nw = 0;
 	for (size_t i = 0; i < ws->tables.len; i++) {
 		const char *t = ws->tables.items[i];
-		if (meta_per_table(t))
+		if (fdl__meta_per_table(t))
 			continue;
 		nw++;
-		const fdl_strlist *b = meta_cols(bs, t);
+		const fdl_strlist *b = fdl__meta_cols(bs, t);
 		if (b->len != ws->cols[i].len)
 			return "the base catalog's tables or columns differ from the working catalog's";
 		for (size_t c = 0; c < b->len; c++)
@@ -147,7 +147,7 @@ static int summary_sql(fdl_buf *q, const source *s, const char *base, const meta
 	for (size_t i = 0; !rc && i < bs->tables.len; i++) {
 		const char *t = bs->tables.items[i];
 		table_kind k = kind_of(t, &bs->cols[i]);
-		if (meta_working_only(t))
+		if (fdl__meta_working_only(t))
 			continue;
 		snprintf(from, sizeof from, s ? "%s%s" : "%s.%s", s ? s->prefix : base, t);
 		if (k == K_WHOLE && !s)
@@ -172,7 +172,7 @@ static int summary_sql(fdl_buf *q, const source *s, const char *base, const meta
 			rc = fdl_buf_printf(q, err, ") AS fp, (SELECT count(*) FROM %s WHERE ", from);
 		if (!rc)
 			rc = rows_where(q, s, t, k, b, u, err);
-		if (!rc && k == K_VERSIONED && meta_has(&bs->cols[i], "end_snapshot"))
+		if (!rc && k == K_VERSIONED && fdl__meta_has(&bs->cols[i], "end_snapshot"))
 			rc = fdl_buf_printf(q, err,
 					    ") AS added, (SELECT count(*) FROM %s WHERE begin_snapshot <= %lld AND "
 					    "end_snapshot > %lld AND end_snapshot <= %lld) AS ended",
@@ -366,12 +366,12 @@ static int apply_table(fdl_duck *d, const source *s, const char *dst, const meta
 		       fdl_error *err)
 {
 	const char *t = bs->tables.items[i];
-	const fdl_strlist *scols = meta_cols(ws, t);
+	const fdl_strlist *scols = fdl__meta_cols(ws, t);
 	table_kind k = kind_of(t, &bs->cols[i]);
 	if (k == K_WHOLE && line->empty)
 		return 0; /* nothing in either (macros, sort keys, mappings unused) */
 	if (k == K_WHOLE || !line->fp || strcmp(line->fp, "=")) {
-		int rc = meta_copy_table(d, s->alias, dst, t, &bs->cols[i], scols, o, err);
+		int rc = fdl__meta_copy_table(d, s->alias, dst, t, &bs->cols[i], scols, o, err);
 		return rc || k == K_WHOLE ? rc : fdl_strlist_add(whole, t, err);
 	}
 	int rc = 0;
@@ -381,7 +381,7 @@ static int apply_table(fdl_duck *d, const source *s, const char *dst, const meta
 		if (!rc)
 			rc = rows_where(&native, s, t, k, b, o->upto, err);
 		if (!rc)
-			rc = meta_insert_head(&sql, dst, t, &bs->cols[i], &bs->types[i], scols, o, err);
+			rc = fdl__meta_insert_head(&sql, dst, t, &bs->cols[i], &bs->types[i], scols, o, err);
 		if (!rc)
 			rc = native_from(&sql, s, native.data, err);
 		if (!rc)
@@ -417,7 +417,7 @@ static int build(fdl_duck *d, const source *s, fdl_duck_beside **copying, const 
 	if (!rc)
 		rc = fdl_duck_exec(d, "BEGIN TRANSACTION", err);
 	for (size_t i = 0; !rc && i < bs->tables.len; i++)
-		if (!meta_working_only(bs->tables.items[i]))
+		if (!fdl__meta_working_only(bs->tables.items[i]))
 			rc = apply_table(d, s, dst, bs, ws, i, &lines[i], b, o, whole, err);
 	if (!rc) {
 		/* read last, as the full copy does: a writer past the cut while
@@ -479,7 +479,7 @@ static int base_schema(fdl_since *sn, fdl_duck *d, bool *only, fdl_error *err)
 	fdl_rows_free(&r);
 	fdl_strlist_sort(&sn->empty);
 	if (!rc && *only)
-		rc = meta_schema_read(d, sn->base, &tables, false, &sn->bs, err);
+		rc = fdl__meta_schema_read(d, sn->base, &tables, false, &sn->bs, err);
 	fdl_strlist_free(&tables);
 	return rc;
 }
@@ -533,12 +533,12 @@ int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst,
 	const char *why = source_of(&s, src, o->src_sqlite) ? "the working catalog is not SQLite or PostgreSQL" : NULL;
 	if (!why && o->upto < sn->b)
 		why = "the working catalog is not past its base";
-	int rc = why ? 0 : meta_schema_read(d, src, NULL, o->src_sqlite, &ws, err);
+	int rc = why ? 0 : fdl__meta_schema_read(d, src, NULL, o->src_sqlite, &ws, err);
 	if (!rc && !why)
 		why = schema_differs(&sn->bs, &ws);
 	/* the working catalog's own refusal, as in the full copy */
 	if (!rc && !why && o->refuse_inlined)
-		rc = meta_check_inlined(d, src, &ws, o->upto, err);
+		rc = fdl__meta_check_inlined(d, src, &ws, o->upto, err);
 	if (!rc && !why && !(lines = calloc(sn->bs.tables.len + 1, sizeof *lines)))
 		rc = fdl_oom(err);
 	if (!rc && !why) {
@@ -558,7 +558,7 @@ int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst,
 	for (size_t i = 0; lines && i < sn->bs.tables.len; i++)
 		free(lines[i].fp);
 	free(lines);
-	meta_schema_free(&ws);
+	fdl__meta_schema_free(&ws);
 	return rc;
 }
 
@@ -595,7 +595,7 @@ void fdl_since_free(fdl_since *sn)
 	if (!sn)
 		return;
 	quiet(sn, NULL);
-	meta_schema_free(&sn->bs);
+	fdl__meta_schema_free(&sn->bs);
 	fdl_rows_free(&sn->sum);
 	fdl_strlist_free(&sn->whole);
 	fdl_strlist_free(&sn->grown);

@@ -128,6 +128,7 @@ static void print_catalog_snippets(const char *uri, bool bucket, const char *ns,
 	printf("    .config(\"spark.sql.catalog.fdl\", \"org.apache.iceberg.spark.SparkCatalog\")\n");
 	printf("    .config(\"spark.sql.catalog.fdl.type\", \"rest\")\n");
 	printf("    .config(\"spark.sql.catalog.fdl.uri\", \"%s\")\n", uri);
+	printf("    # a private host (docs/private.md): .config(\"spark.sql.catalog.fdl.token\", os.environ[\"FDL_TOKEN\"])\n");
 	if (bucket)
 		printf("    .config(\"spark.sql.catalog.fdl.io-impl\", \"org.apache.iceberg.aws.s3.S3FileIO\")  # + s3.* settings\n");
 	printf("    .getOrCreate())\n");
@@ -135,11 +136,14 @@ static void print_catalog_snippets(const char *uri, bool bucket, const char *ns,
 	       n, tb, n);
 	printf("  # pyiceberg\n");
 	printf("  from pyiceberg.catalog import load_catalog\n");
-	printf("  cat = load_catalog(\"fdl\", type=\"rest\", uri=\"%s\")\n", uri);
+	printf("  cat = load_catalog(\"fdl\", type=\"rest\", uri=\"%s\")  # a private host: token=os.environ[\"FDL_TOKEN\"]\n",
+	       uri);
 	printf("  print(cat.load_table((\"%s\", \"%s\")).scan().to_arrow())\n", n, tb);
 	printf("  -- DuckDB (fdl's own extensions: nothing downloaded%s)\n",
 	       bucket ? "; first the CREATE SECRET of fdl attach" : "");
 	print_duckdb_loads("LOAD httpfs; LOAD avro; LOAD iceberg;");
+	printf("  -- a private host: CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN getenv('FDL_TOKEN')); and in the\n"
+	       "  -- ATTACH, SECRET fdl_iceberg instead of AUTHORIZATION_TYPE 'none'\n");
 	printf("  ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '%s', AUTHORIZATION_TYPE 'none', DEFAULT_SCHEMA 'main');\n", uri);
 	printf("  SELECT * FROM fdl.%s.%s;                  -- another schema: fdl.\"%s.geo\".towns\n", n, tb, n);
 	printf("  # Trino (not tested): a catalog file etc/catalog/fdl.properties\n");

@@ -44,7 +44,8 @@ static const char *page_dir(const char *given, char *buf, size_t n)
 }
 
 const cli_doc doc_serve = {
-	.usage = "fdl serve ROOT [--port 4001] [--bind 127.0.0.1] [--verify] [--page DIR | --no-page] [-q]",
+	.usage = "fdl serve ROOT [--port 4001] [--bind 127.0.0.1] [--verify] [--page DIR | --no-page]\n"
+		 "                [--token-file FILE] [--tls-cert PEM --tls-key PEM] [--insecure] [-q]",
 	.summary = "serve a repository over HTTP, with its page",
 	.text = "Serves a folder repository over HTTP (libmicrohttpd) until interrupted: GET\n"
 		"and HEAD of the repository's own files only (`fdl.json`, `HEAD`, `refs/`,\n"
@@ -53,7 +54,19 @@ const cli_doc doc_serve = {
 		"path that is not UTF-8 is 400), byte ranges (single and multiple;\n"
 		"206/416), ETags (a version file's sha256) and `If-None-Match` (304), CORS\n"
 		"for browsers, `Cache-Control: immutable` for versions and data, 5 s for\n"
-		"`HEAD`, refs and `fdl.json`. One log line per request on stderr.\n"
+		"`HEAD`, refs and `fdl.json`. One log line per request on stderr (with a\n"
+		"token file, ending with the name of the token it carried, `-` for none).\n"
+		"\n"
+		"A private repository: `--token-file FILE` names a file of tokens, one a\n"
+		"line, `NAME TOKEN` (`openssl rand -hex 32` makes one; the file must be\n"
+		"mode 600, and is read again on SIGHUP with no request dropped). Every path\n"
+		"but the page's static files then answers 401, the same whether it exists\n"
+		"or not, unless the request carries `Authorization: Bearer TOKEN` or TOKEN\n"
+		"as a Basic password (netrc); tokens are compared in constant time.\n"
+		"`--tls-cert` and `--tls-key` serve HTTPS. Tokens over plain HTTP are\n"
+		"refused on an address other than loopback unless `--insecure` (a TLS\n"
+		"proxy in front). Readers give fdl the token through `FDL_TOKEN`, the\n"
+		"credentials file or `~/.netrc` (docs/private.md).\n"
 		"`--verify` runs `fdl verify` first and refuses to start on a repository\n"
 		"that fails it.\n"
 		"\n"
@@ -79,7 +92,8 @@ const cli_doc doc_serve = {
 int cmd_serve(int argc, char **argv)
 {
 	const char *port_s = "4001", *bind = "127.0.0.1", *pos[1], *page = NULL;
-	bool quiet = false, verify = false, no_page = false;
+	const char *token_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+	bool quiet = false, verify = false, no_page = false, insecure = false;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "port", .short_name = 'p', .value = &port_s, .arg = "PORT", .help = "TCP port (default 4001; 0 = any free port)"},
@@ -88,6 +102,10 @@ int cmd_serve(int argc, char **argv)
 		{.name = "verify", .flag = &verify, .help = "run fdl verify first; refuse to start if it finds a problem"},
 		{.name = "page", .value = &page, .arg = "DIR", .help = "the page's folder (default: installed beside fdl, or build/web)"},
 		{.name = "no-page", .flag = &no_page, .help = "serve the repository's files only, no page at /"},
+		{.name = "token-file", .value = &token_file, .arg = "FILE", .help = "tokens (`NAME TOKEN` a line, mode 600): a private repository"},
+		{.name = "tls-cert", .value = &tls_cert, .arg = "PEM", .help = "the certificate (chain) for HTTPS"},
+		{.name = "tls-key", .value = &tls_key, .arg = "PEM", .help = "its private key (mode 600)"},
+		{.name = "insecure", .flag = &insecure, .help = "allow tokens over plain HTTP on an address other than loopback"},
 		{0},
 	};
 	int rc = cli_parse(argc, argv, &doc_serve, opts, pos, &npos);
@@ -111,6 +129,7 @@ int cmd_serve(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	fdl_error err = {0};
 	fdl_server *s = NULL;
@@ -119,13 +138,23 @@ int cmd_serve(int argc, char **argv)
 	if (!web && !no_page)
 		fprintf(stderr, "fdl: no page to serve (no index.html in %s or beside fdl; run `make web` or pass "
 				"--page DIR); serving the repository's files only\n", FDL_DEFAULT_WEB_DIR);
-	fdl_serve_options o = {.bind = bind, .port = (int)port, .log = quiet ? NULL : stderr, .web_dir = web};
+	fdl_serve_options o = {.bind = bind, .port = (int)port, .log = quiet ? NULL : stderr, .web_dir = web,
+			       .token_file = token_file, .tls_cert = tls_cert, .tls_key = tls_key, .insecure = insecure};
 	if (fdl_server_start(&s, pos[0], &o, &err))
 		return cli_fail(&err);
-	printf("Serving %s at http://%s:%d/%s\n", pos[0], bind, fdl_server_port(s), web ? " (the page is at /)" : "");
+	printf("Serving %s at http%s://%s:%d/%s%s\n", pos[0], tls_cert ? "s" : "", bind, fdl_server_port(s),
+	       web ? " (the page is at /)" : "", token_file ? " to holders of a token" : "");
 	fflush(stdout);
 	int sig = 0;
-	sigwait(&set, &sig);
+	while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+		fdl_error e = {0};
+		if (!token_file)
+			continue;
+		if (fdl_server_reload_tokens(s, &e))
+			fprintf(stderr, "fdl serve: %s\n", e.message);
+		else
+			fprintf(stderr, "fdl serve: read %s again\n", token_file);
+	}
 	fdl_server_stop(s);
 	return 0;
 }

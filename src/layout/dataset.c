@@ -199,7 +199,7 @@ static int convert(json_t **out, const fdl_ynode *n, const fspec *f, const char 
 
 /* ---- loading the description files ---------------------------------- */
 
-void ds_desc_free(desc *d)
+void fdl__ds_desc_free(desc *d)
 {
 	json_decref(d->top);
 	free(d->top_src);
@@ -242,7 +242,7 @@ static int add_table(desc *d, json_t *t, const char *src, int line, const fdl_yn
 
 /* The line of field `name` of a described table: its own where known,
  * else the table's. */
-int ds_field_line(const described *dsc, const char *name)
+int fdl__ds_field_line(const described *dsc, const char *name)
 {
 	json_t *l = dsc && name ? json_object_get(dsc->field_lines, name) : NULL;
 	return l ? (int)json_integer_value(l) : dsc ? dsc->line : 0;
@@ -285,7 +285,7 @@ int fdl_desc_files_sha256(char hex[65], const fdl_desc_files *f, fdl_error *err)
 	return rc;
 }
 
-int ds_desc_load(desc *d, const fdl_desc_files *f, fdl_error *err)
+int fdl__ds_desc_load(desc *d, const fdl_desc_files *f, fdl_error *err)
 {
 	memset(d, 0, sizeof *d);
 	int rc = 0;
@@ -320,11 +320,11 @@ int ds_desc_load(desc *d, const fdl_desc_files *f, fdl_error *err)
 		fdl_ynode_free(tn);
 	}
 	if (rc)
-		ds_desc_free(d);
+		fdl__ds_desc_free(d);
 	return rc;
 }
 
-const char *ds_str(const json_t *o, const char *k)
+const char *fdl__ds_str(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
 }
@@ -355,7 +355,7 @@ json_t *fdl_dataset_user_part(const json_t *dataset)
 	const json_t *t;
 	json_array_foreach(json_object_get(dataset, "tables"), i, t)
 	{
-		bool view = ds_str(t, "kind") != NULL;
+		bool view = fdl__ds_str(t, "kind") != NULL;
 		json_t *u = pick(t, TABLE_KEYS);
 		if (view)
 			json_object_del(u, "sql"); /* the catalog's, not the writer's */
@@ -384,7 +384,7 @@ json_t *fdl_dataset_user_part(const json_t *dataset)
 	return top;
 }
 
-int ds_desc_from_base(desc *d, const json_t *base, fdl_error *err)
+int fdl__ds_desc_from_base(desc *d, const json_t *base, fdl_error *err)
 {
 	json_t *u = fdl_dataset_user_part(base);
 	if (!u)
@@ -411,24 +411,24 @@ int ds_desc_from_base(desc *d, const json_t *base, fdl_error *err)
 /* The base version's item for table schema.name, and whether it has a
  * field `col`: what the base described and the catalog has since dropped
  * is dropped from the description, not refused. */
-const json_t *ds_base_table(const json_t *base, const char *schema, const char *name)
+const json_t *fdl__ds_base_table(const json_t *base, const char *schema, const char *name)
 {
 	size_t i;
 	const json_t *t;
 	json_array_foreach(json_object_get(base, "tables"), i, t)
 	{
-		const char *s = ds_str(t, "schema");
-		if (!strcmp(s ? s : "main", schema ? schema : "main") && ds_str(t, "name") && !strcmp(ds_str(t, "name"), name))
+		const char *s = fdl__ds_str(t, "schema");
+		if (!strcmp(s ? s : "main", schema ? schema : "main") && fdl__ds_str(t, "name") && !strcmp(fdl__ds_str(t, "name"), name))
 			return t;
 	}
 	return NULL;
 }
 
-bool ds_base_has_field(const json_t *bt, const char *col)
+bool fdl__ds_base_has_field(const json_t *bt, const char *col)
 {
 	size_t i;
 	const json_t *f;
-	json_array_foreach(json_object_get(bt, "fields"), i, f) if (ds_str(f, "name") && col && !strcmp(ds_str(f, "name"), col))
+	json_array_foreach(json_object_get(bt, "fields"), i, f) if (fdl__ds_str(f, "name") && col && !strcmp(fdl__ds_str(f, "name"), col))
 		return true;
 	return false;
 }
@@ -489,8 +489,8 @@ static const json_t *by_name(const json_t *list, const char *schema, const char 
 	const json_t *t;
 	json_array_foreach(list, i, t)
 	{
-		const char *s = ds_str(t, "schema");
-		if (ds_str(t, "name") && !strcmp(ds_str(t, "name"), name) && (!schema || !strcmp(s ? s : "main", schema)))
+		const char *s = fdl__ds_str(t, "schema");
+		if (fdl__ds_str(t, "name") && !strcmp(fdl__ds_str(t, "name"), name) && (!schema || !strcmp(s ? s : "main", schema)))
 			return t;
 	}
 	return NULL;
@@ -508,14 +508,14 @@ int fdl_dataset_diff(json_t **out, const json_t *a, const json_t *b, fdl_error *
 	/* tables and columns in both: tables added, dropped or renamed are schema changes */
 	json_array_foreach(json_object_get(b, "tables"), i, tb)
 	{
-		const char *schema = ds_str(tb, "schema") ? ds_str(tb, "schema") : "main";
-		const json_t *ta = by_name(json_object_get(a, "tables"), schema, ds_str(tb, "name"));
+		const char *schema = fdl__ds_str(tb, "schema") ? fdl__ds_str(tb, "schema") : "main";
+		const json_t *ta = by_name(json_object_get(a, "tables"), schema, fdl__ds_str(tb, "name"));
 		if (rc || !ta)
 			continue;
 		char full[600];
-		snprintf(full, sizeof full, "%s.%s", schema, ds_str(tb, "name"));
-		const json_t *pa = by_name(json_object_get(ua, "tables"), schema, ds_str(tb, "name"));
-		const json_t *pb = by_name(json_object_get(ub, "tables"), schema, ds_str(tb, "name"));
+		snprintf(full, sizeof full, "%s.%s", schema, fdl__ds_str(tb, "name"));
+		const json_t *pa = by_name(json_object_get(ua, "tables"), schema, fdl__ds_str(tb, "name"));
+		const json_t *pb = by_name(json_object_get(ub, "tables"), schema, fdl__ds_str(tb, "name"));
 		json_t *ea = pa ? json_deep_copy(pa) : json_object(), *eb = pb ? json_deep_copy(pb) : json_object();
 		const char *drop[] = {"schema", "name", "kind", "sql"};
 		for (size_t k = 0; ea && eb && k < 4; k++) {
@@ -529,10 +529,10 @@ int fdl_dataset_diff(json_t **out, const json_t *a, const json_t *b, fdl_error *
 		const json_t *fb;
 		json_array_foreach(json_object_get(tb, "fields"), j, fb)
 		{
-			const json_t *fa = ds_str(fb, "name") ? by_name(json_object_get(ta, "fields"), NULL, ds_str(fb, "name")) : NULL;
+			const json_t *fa = fdl__ds_str(fb, "name") ? by_name(json_object_get(ta, "fields"), NULL, fdl__ds_str(fb, "name")) : NULL;
 			const char *keys[] = {"title", "description", "annotations"};
 			for (size_t k = 0; !rc && fa && k < 3; k++)
-				rc = desc_change(list, full, ds_str(fb, "name"), keys[k], json_object_get(fa, keys[k]),
+				rc = desc_change(list, full, fdl__ds_str(fb, "name"), keys[k], json_object_get(fa, keys[k]),
 						 json_object_get(fb, keys[k]));
 		}
 	}

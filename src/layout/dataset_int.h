@@ -24,12 +24,12 @@ typedef struct desc {
 	size_t ntables;
 } desc;
 
-void ds_desc_free(desc *d);
-int ds_field_line(const described *dsc, const char *name);
-const json_t *ds_base_table(const json_t *base, const char *schema, const char *name);
-const char *ds_str(const json_t *o, const char *k);
-int ds_desc_from_base(desc *d, const json_t *base, fdl_error *err);
-bool ds_base_has_field(const json_t *bt, const char *col);
-int ds_desc_load(desc *d, const fdl_desc_files *f, fdl_error *err);
+void fdl__ds_desc_free(desc *d);
+int fdl__ds_field_line(const described *dsc, const char *name);
+const json_t *fdl__ds_base_table(const json_t *base, const char *schema, const char *name);
+const char *fdl__ds_str(const json_t *o, const char *k);
+int fdl__ds_desc_from_base(desc *d, const json_t *base, fdl_error *err);
+bool fdl__ds_base_has_field(const json_t *bt, const char *col);
+int fdl__ds_desc_load(desc *d, const fdl_desc_files *f, fdl_error *err);
 
 #endif

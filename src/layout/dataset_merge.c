@@ -15,8 +15,8 @@ static described *find_described(desc *d, const char *schema, const char *name, 
 {
 	described *hit = NULL;
 	for (size_t i = 0; i < d->ntables; i++) {
-		const char *s = ds_str(d->tables[i].table, "schema");
-		if (strcmp(s ? s : "main", schema) || strcmp(ds_str(d->tables[i].table, "name"), name))
+		const char *s = fdl__ds_str(d->tables[i].table, "schema");
+		if (strcmp(s ? s : "main", schema) || strcmp(fdl__ds_str(d->tables[i].table, "name"), name))
 			continue;
 		if (hit) {
 			*rc = fdl_fail(err, FDL_EINVALID, "%s.%s is described twice: %s, line %d and %s, line %d", schema,
@@ -55,14 +55,14 @@ static int merge_primary_key(json_t *t, const json_t *w, const json_t *cat, cons
 		bool found = false;
 		size_t j;
 		const json_t *f;
-		json_array_foreach(fields_cat, j, f) found |= !strcmp(ds_str(f, "name"), json_string_value(k));
-		if (!found && !view && (lenient || ds_base_has_field(bt, json_string_value(k))))
+		json_array_foreach(fields_cat, j, f) found |= !strcmp(fdl__ds_str(f, "name"), json_string_value(k));
+		if (!found && !view && (lenient || fdl__ds_base_has_field(bt, json_string_value(k))))
 			return 0; /* the key is gone */
 		if (!found && !view)
 			return fdl_fail(err, FDL_EINVALID,
 					"%s, line %d: primary_key of %s.%s names column '%s', which the table "
 					"does not have",
-					src, dsc->line, ds_str(cat, "schema"), ds_str(cat, "name"), json_string_value(k));
+					src, dsc->line, fdl__ds_str(cat, "schema"), fdl__ds_str(cat, "name"), json_string_value(k));
 	}
 	copy_key(t, w, "primary_key");
 	return 0;
@@ -73,28 +73,28 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 		       fdl_error *err)
 {
 	const json_t *w = dsc ? dsc->table : NULL;
-	bool view = ds_str(cat, "kind") != NULL;
-	if (lenient && w && ds_str(w, "kind") && strcmp(ds_str(w, "kind"), view ? "view" : "table"))
+	bool view = fdl__ds_str(cat, "kind") != NULL;
+	if (lenient && w && fdl__ds_str(w, "kind") && strcmp(fdl__ds_str(w, "kind"), view ? "view" : "table"))
 		w = NULL; /* a table that became a view (or back): its old description goes */
 	const char *src = dsc ? dsc->src : "";
 	json_t *t = json_object();
 	if (!t)
 		return fdl_oom(err);
-	set_str(t, "schema", ds_str(cat, "schema"));
-	set_str(t, "name", ds_str(cat, "name"));
+	set_str(t, "schema", fdl__ds_str(cat, "schema"));
+	set_str(t, "name", fdl__ds_str(cat, "name"));
 	if (view)
 		set_str(t, "kind", "view");
 	if (w) {
-		const char *kind = ds_str(w, "kind");
+		const char *kind = fdl__ds_str(w, "kind");
 		if (kind && strcmp(kind, view ? "view" : "table")) {
 			json_decref(t);
 			return fdl_fail(err, FDL_EINVALID, "%s, line %d: %s.%s is a %s in the catalog, not a %s", src,
-					dsc->line, ds_str(cat, "schema"), ds_str(cat, "name"), view ? "view" : "table", kind);
+					dsc->line, fdl__ds_str(cat, "schema"), fdl__ds_str(cat, "name"), view ? "view" : "table", kind);
 		}
 		copy_key(t, w, "title");
 	}
-	const char *wd = w ? ds_str(w, "description") : NULL;
-	set_str(t, "description", wd ? wd : ds_str(cat, "description"));
+	const char *wd = w ? fdl__ds_str(w, "description") : NULL;
+	set_str(t, "description", wd ? wd : fdl__ds_str(cat, "description"));
 	const json_t *fields_cat = json_object_get(cat, "fields");
 	if (w) {
 		int rc = merge_primary_key(t, w, cat, dsc, view, lenient, bt, err);
@@ -105,7 +105,7 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 		copy_key(t, w, "depends_on");
 	}
 	if (view)
-		set_str(t, "sql", ds_str(cat, "sql"));
+		set_str(t, "sql", fdl__ds_str(cat, "sql"));
 	else if (w)
 		copy_key(t, w, "sql"); /* the SQL that built the table, as the writer gives it */
 	if (!view)
@@ -125,7 +125,7 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 				return fdl_fail(err, FDL_EINVALID,
 						"%s: field '%s' of view %s.%s has a type or nullable; the catalog does not "
 						"record view columns, so a view's fields carry neither",
-						src, ds_str(f, "name"), ds_str(cat, "schema"), ds_str(cat, "name"));
+						src, fdl__ds_str(f, "name"), fdl__ds_str(cat, "schema"), fdl__ds_str(cat, "name"));
 			}
 			json_array_append(fields, f);
 		}
@@ -136,14 +136,14 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 			bool found = false;
 			size_t j;
 			const json_t *c;
-			json_array_foreach(fields_cat, j, c) found |= !strcmp(ds_str(c, "name"), ds_str(f, "name"));
-			if (!found && !lenient && !ds_base_has_field(bt, ds_str(f, "name"))) {
+			json_array_foreach(fields_cat, j, c) found |= !strcmp(fdl__ds_str(c, "name"), fdl__ds_str(f, "name"));
+			if (!found && !lenient && !fdl__ds_base_has_field(bt, fdl__ds_str(f, "name"))) {
 				json_decref(fields);
 				json_decref(t);
 				return fdl_fail(err, FDL_EINVALID,
 						"%s, line %d: %s.%s has no column '%s' in the catalog's last snapshot", src,
-						ds_field_line(dsc, ds_str(f, "name")), ds_str(cat, "schema"), ds_str(cat, "name"),
-						ds_str(f, "name"));
+						fdl__ds_field_line(dsc, fdl__ds_str(f, "name")), fdl__ds_str(cat, "schema"), fdl__ds_str(cat, "name"),
+						fdl__ds_str(f, "name"));
 			}
 		}
 		const json_t *c;
@@ -152,13 +152,13 @@ static int merge_table(json_t **out, const json_t *cat, const described *dsc, bo
 			const json_t *d = NULL;
 			size_t j;
 			json_t *x;
-			json_array_foreach(wf, j, x) if (!strcmp(ds_str(x, "name"), ds_str(c, "name"))) d = x;
+			json_array_foreach(wf, j, x) if (!strcmp(fdl__ds_str(x, "name"), fdl__ds_str(c, "name"))) d = x;
 			json_t *o = json_object();
-			set_str(o, "name", ds_str(c, "name"));
+			set_str(o, "name", fdl__ds_str(c, "name"));
 			if (d)
 				copy_key(o, d, "title");
-			const char *dd = d ? ds_str(d, "description") : NULL;
-			set_str(o, "description", dd ? dd : ds_str(c, "description"));
+			const char *dd = d ? fdl__ds_str(d, "description") : NULL;
+			set_str(o, "description", dd ? dd : fdl__ds_str(c, "description"));
 			json_object_set(o, "type", json_object_get(c, "type"));
 			json_object_set(o, "nullable", json_object_get(c, "nullable"));
 			if (d)
@@ -219,7 +219,7 @@ static const json_t *catalog_table(const json_t *tables, const char *full)
 	json_array_foreach(tables, i, t)
 	{
 		char name[600];
-		snprintf(name, sizeof name, "%s.%s", ds_str(t, "schema") ? ds_str(t, "schema") : "main", ds_str(t, "name") ? ds_str(t, "name") : "");
+		snprintf(name, sizeof name, "%s.%s", fdl__ds_str(t, "schema") ? fdl__ds_str(t, "schema") : "main", fdl__ds_str(t, "name") ? fdl__ds_str(t, "name") : "");
 		if (!strcmp(name, full))
 			return t;
 	}
@@ -230,7 +230,7 @@ static bool has_field(const json_t *table, const char *col)
 {
 	size_t i;
 	const json_t *f;
-	json_array_foreach(json_object_get(table, "fields"), i, f) if (ds_str(f, "name") && !strcmp(ds_str(f, "name"), col))
+	json_array_foreach(json_object_get(table, "fields"), i, f) if (fdl__ds_str(f, "name") && !strcmp(fdl__ds_str(f, "name"), col))
 		return true;
 	return false;
 }
@@ -247,14 +247,14 @@ static void follow(char *tbuf, size_t tsize, char *cbuf, size_t csize, const jso
 	json_array_foreach(renames, i, step)
 	{
 		json_array_foreach(step, j, c) /* a table's rename first: its columns' name it by its new name */
-			if (!strcmp(ds_str(c, "kind") ? ds_str(c, "kind") : "", "rename_table") && ds_str(c, "from") &&
-			    !strcmp(ds_str(c, "from"), tbuf) && ds_str(c, "table"))
-				snprintf(tbuf, tsize, "%s", ds_str(c, "table"));
-		json_array_foreach(step, j, c) if (col && !strcmp(ds_str(c, "kind") ? ds_str(c, "kind") : "", "rename_column") &&
-						   ds_str(c, "table") && !strcmp(ds_str(c, "table"), tbuf) && ds_str(c, "from") &&
-						   !strcmp(ds_str(c, "from"), cbuf) && ds_str(c, "column"))
+			if (!strcmp(fdl__ds_str(c, "kind") ? fdl__ds_str(c, "kind") : "", "rename_table") && fdl__ds_str(c, "from") &&
+			    !strcmp(fdl__ds_str(c, "from"), tbuf) && fdl__ds_str(c, "table"))
+				snprintf(tbuf, tsize, "%s", fdl__ds_str(c, "table"));
+		json_array_foreach(step, j, c) if (col && !strcmp(fdl__ds_str(c, "kind") ? fdl__ds_str(c, "kind") : "", "rename_column") &&
+						   fdl__ds_str(c, "table") && !strcmp(fdl__ds_str(c, "table"), tbuf) && fdl__ds_str(c, "from") &&
+						   !strcmp(fdl__ds_str(c, "from"), cbuf) && fdl__ds_str(c, "column"))
 		{
-			snprintf(cbuf, csize, "%s", ds_str(c, "column"));
+			snprintf(cbuf, csize, "%s", fdl__ds_str(c, "column"));
 			break;
 		}
 	}
@@ -286,19 +286,19 @@ static int follow_renames(desc *d, const fdl_dataset_in *in, fdl_error *err)
 		described *dsc = &d->tables[k];
 		json_t *t = dsc->table;
 		char old[600], now[600], col[300];
-		snprintf(old, sizeof old, "%s.%s", ds_str(t, "schema") ? ds_str(t, "schema") : "main", ds_str(t, "name"));
+		snprintf(old, sizeof old, "%s.%s", fdl__ds_str(t, "schema") ? fdl__ds_str(t, "schema") : "main", fdl__ds_str(t, "name"));
 		follow(now, sizeof now, col, sizeof col, in->renames, old, NULL);
 		const json_t *cat = catalog_table(in->catalog_tables, now);
 		bool moved = strcmp(now, old) && cat && !catalog_table(in->catalog_tables, old);
 		for (size_t o = 0; moved && o < d->ntables; o++) {
 			char other[600];
 			const json_t *ot = d->tables[o].table;
-			snprintf(other, sizeof other, "%s.%s", ds_str(ot, "schema") ? ds_str(ot, "schema") : "main", ds_str(ot, "name"));
+			snprintf(other, sizeof other, "%s.%s", fdl__ds_str(ot, "schema") ? fdl__ds_str(ot, "schema") : "main", fdl__ds_str(ot, "name"));
 			moved = strcmp(other, now) != 0;
 		}
 		if (moved) {
-			json_object_set_new(t, "schema", json_string(ds_str(cat, "schema")));
-			json_object_set_new(t, "name", json_string(ds_str(cat, "name")));
+			json_object_set_new(t, "schema", json_string(fdl__ds_str(cat, "schema")));
+			json_object_set_new(t, "name", json_string(fdl__ds_str(cat, "name")));
 			if (dsc->line)
 				rc = warn(in->warnings, err,
 					  "%s, line %d: describes table %s, renamed to %s since version %s (DuckLake keeps "
@@ -312,14 +312,14 @@ static int follow_renames(desc *d, const fdl_dataset_in *in, fdl_error *err)
 		json_t *f;
 		json_array_foreach(json_object_get(t, "fields"), i, f)
 		{
-			const char *name = ds_str(f, "name");
+			const char *name = fdl__ds_str(f, "name");
 			char tt[600];
 			if (rc || !name || !cat || has_field(cat, name))
 				continue;
 			follow(tt, sizeof tt, col, sizeof col, in->renames, old, name);
 			if (!strcmp(col, name) || strcmp(tt, now) || !has_field(cat, col) || has_field(t, col))
 				continue;
-			int line = ds_field_line(dsc, name);
+			int line = fdl__ds_field_line(dsc, name);
 			if (line)
 				rc = warn(in->warnings, err,
 					  "%s, line %d: describes column '%s' of %s, renamed to '%s' since version %s "
@@ -340,7 +340,7 @@ int fdl_dataset_build(json_t **out, const fdl_dataset_in *in, fdl_error *err)
 	desc d = {0};
 	int rc = 0;
 	/* no folder (a PostgreSQL working catalog): no description files */
-	if (files && (rc = ds_desc_load(&d, files, err)))
+	if (files && (rc = fdl__ds_desc_load(&d, files, err)))
 		return rc;
 	if (d.top_src && written_sha256 && *written_sha256) {
 		char hex[65];
@@ -350,15 +350,15 @@ int fdl_dataset_build(json_t **out, const fdl_dataset_in *in, fdl_error *err)
 	}
 	/* no description file: the base version's description carries over,
 	 * as a file does in Git; a commit never drops what nobody removed */
-	if (!d.top_src && !d.ntables && base && (rc = ds_desc_from_base(&d, base, err)))
+	if (!d.top_src && !d.ntables && base && (rc = fdl__ds_desc_from_base(&d, base, err)))
 		return rc;
 	if (in->renames && (rc = follow_renames(&d, in, err))) {
-		ds_desc_free(&d);
+		fdl__ds_desc_free(&d);
 		return rc;
 	}
 	json_t *ds = json_object();
 	if (!ds) {
-		ds_desc_free(&d);
+		fdl__ds_desc_free(&d);
 		return fdl_oom(err);
 	}
 	if (d.top) {
@@ -372,11 +372,11 @@ int fdl_dataset_build(json_t **out, const fdl_dataset_in *in, fdl_error *err)
 	const json_t *skip = NULL;
 	rc = exclusions(&skip, d.top, d.top_src, err);
 	for (size_t k = 0; !rc && skip && k < d.ntables; k++)
-		if (excluded(skip, ds_str(d.tables[k].table, "schema"), ds_str(d.tables[k].table, "name")))
+		if (excluded(skip, fdl__ds_str(d.tables[k].table, "schema"), fdl__ds_str(d.tables[k].table, "name")))
 			rc = fdl_fail(err, FDL_EINVALID, "%s, line %d: describes %s.%s, which annotations.fdl.exclude leaves out",
 				      d.tables[k].src, d.tables[k].line,
-				      ds_str(d.tables[k].table, "schema") ? ds_str(d.tables[k].table, "schema") : "main",
-				      ds_str(d.tables[k].table, "name"));
+				      fdl__ds_str(d.tables[k].table, "schema") ? fdl__ds_str(d.tables[k].table, "schema") : "main",
+				      fdl__ds_str(d.tables[k].table, "name"));
 	json_t *tables = json_array();
 	size_t i;
 	const json_t *cat;
@@ -385,11 +385,11 @@ int fdl_dataset_build(json_t **out, const fdl_dataset_in *in, fdl_error *err)
 		json_t *t = NULL;
 		if (rc)
 			break;
-		if (skip && excluded(skip, ds_str(cat, "schema"), ds_str(cat, "name")))
+		if (skip && excluded(skip, fdl__ds_str(cat, "schema"), fdl__ds_str(cat, "name")))
 			continue; /* a pipeline's bookkeeping: in the catalog, not in the description */
-		described *dsc = find_described(&d, ds_str(cat, "schema"), ds_str(cat, "name"), err, &rc);
+		described *dsc = find_described(&d, fdl__ds_str(cat, "schema"), fdl__ds_str(cat, "name"), err, &rc);
 		if (!rc)
-			rc = merge_table(&t, cat, dsc, d.inherited, ds_base_table(known, ds_str(cat, "schema"), ds_str(cat, "name")),
+			rc = merge_table(&t, cat, dsc, d.inherited, fdl__ds_base_table(known, fdl__ds_str(cat, "schema"), fdl__ds_str(cat, "name")),
 					 err);
 		if (rc)
 			break;
@@ -397,17 +397,17 @@ int fdl_dataset_build(json_t **out, const fdl_dataset_in *in, fdl_error *err)
 	}
 	for (size_t k = 0; !rc && !d.inherited && k < d.ntables; k++)
 		if (!d.tables[k].used &&
-		    !ds_base_table(known, ds_str(d.tables[k].table, "schema"), ds_str(d.tables[k].table, "name"))) {
-			const char *s = ds_str(d.tables[k].table, "schema");
+		    !fdl__ds_base_table(known, fdl__ds_str(d.tables[k].table, "schema"), fdl__ds_str(d.tables[k].table, "name"))) {
+			const char *s = fdl__ds_str(d.tables[k].table, "schema");
 			rc = fdl_fail(err, FDL_EINVALID,
 				      "%s, line %d: describes %s.%s, which is not a table or view in the catalog's last "
 				      "snapshot",
-				      d.tables[k].src, d.tables[k].line, s ? s : "main", ds_str(d.tables[k].table, "name"));
+				      d.tables[k].src, d.tables[k].line, s ? s : "main", fdl__ds_str(d.tables[k].table, "name"));
 		}
 	json_object_set_new(ds, "tables", tables);
 	if (d.top && json_object_get(d.top, "annotations"))
 		json_object_set(ds, "annotations", json_object_get(d.top, "annotations"));
-	ds_desc_free(&d);
+	fdl__ds_desc_free(&d);
 	if (rc) {
 		json_decref(ds);
 		return rc;

@@ -16,7 +16,7 @@ static int check_entry(fdl_finding_list *problems, fdl_repo *repo, const char *w
 	fdl_hentry real;
 	fdl_error e;
 	int rc = 0;
-	if (hix_entry_read(&real, repo, h->id, &e))
+	if (fdl__hix_entry_read(&real, repo, h->id, &e))
 		return finding(problems, where, "names version %s (seq %lld), which cannot be read: %s", h->id,
 			       (long long)h->seq, e.message);
 	if (strcmp(real.sha256, h->sha256) || !json_equal(real.doc, h->doc) || real.seq != h->seq)
@@ -25,7 +25,7 @@ static int check_entry(fdl_finding_list *problems, fdl_repo *repo, const char *w
 			     "edited or is damaged; readers check what they open, but its listing may be wrong: "
 			     "delete history/ and commit, or run fdl gc)",
 			     h->id, (long long)h->seq, h->id);
-	hix_entry_clear(&real);
+	fdl__hix_entry_clear(&real);
 	return rc;
 }
 
@@ -94,7 +94,7 @@ int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fd
 		}
 		char *branch = strndup(k + 14, n - 14 - 5);
 		hindex ix;
-		if (!branch || (rc = hix_load(&ix, repo, branch, false, err))) {
+		if (!branch || (rc = fdl__hix_load(&ix, repo, branch, false, err))) {
 			free(branch);
 			break;
 		}
@@ -103,7 +103,7 @@ int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fd
 			rc = finding(problems, k, "is not a usable history index (%s); readers ignore it and read "
 						  "version.json files; the next commit on the branch rewrites it",
 				     ix.why);
-			hix_free(&ix);
+			fdl__hix_free(&ix);
 			free(branch);
 			continue;
 		}
@@ -124,9 +124,9 @@ int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fd
 		for (size_t t = 0; t < ix.ntail && !rc; t++)
 			rc = check_entry(problems, repo, k, &ix.tail[t]);
 		for (size_t p = 0; p < ix.npacks && !rc; p++) {
-			char *pk = hix_pack_key(ix.packs[p].name);
+			char *pk = fdl__hix_pack_key(ix.packs[p].name);
 			rc = pk ? fdl_strlist_add(&named, pk, err) : FDL_ERROR;
-			if (!rc && !hix_pack_load(&ix, &ix.packs[p], repo))
+			if (!rc && !fdl__hix_pack_load(&ix, &ix.packs[p], repo))
 				rc = finding(problems, k, "names pack %s (seqs %lld to %lld), which cannot be used: %s",
 					     ix.packs[p].name, (long long)ix.packs[p].first, (long long)ix.packs[p].last,
 					     ix.why);
@@ -134,13 +134,13 @@ int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fd
 				rc = check_pack_bytes(problems, repo, pk, ix.packs[p].name);
 			for (size_t q = 0; !rc && q < ix.packs[p].n; q++)
 				rc = check_entry(problems, repo, pk ? pk : k, &ix.packs[p].e[q]);
-			if (!rc && p + 1 < ix.npacks && ix.packs[p].n && hix_pack_load(&ix, &ix.packs[p + 1], repo) &&
-			    !hix_entries_link(&ix.packs[p].e[ix.packs[p].n - 1], &ix.packs[p + 1].e[0]))
+			if (!rc && p + 1 < ix.npacks && ix.packs[p].n && fdl__hix_pack_load(&ix, &ix.packs[p + 1], repo) &&
+			    !fdl__hix_entries_link(&ix.packs[p].e[ix.packs[p].n - 1], &ix.packs[p + 1].e[0]))
 				rc = finding(problems, k, "packs %s and %s do not follow each other", ix.packs[p].name,
 					     ix.packs[p + 1].name);
 			free(pk);
 		}
-		hix_free(&ix);
+		fdl__hix_free(&ix);
 		free(branch);
 	}
 	fdl_strlist unnamed = {0};
@@ -182,7 +182,7 @@ int fdl_history_unnamed_packs(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
 		const json_t *packs = json_object_get(doc, "packs");
 		for (size_t p = 0; p < json_array_size(packs) && !rc; p++) {
 			const char *name = json_string_value(json_object_get(json_array_get(packs, p), "name"));
-			char *pk = name ? hix_pack_key(name) : NULL;
+			char *pk = name ? fdl__hix_pack_key(name) : NULL;
 			if (pk)
 				rc = fdl_strlist_add(&named, pk, err);
 			free(pk);

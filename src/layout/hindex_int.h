@@ -35,16 +35,19 @@ typedef struct hindex {
 	char why[512]; /* why it is not usable */
 } hindex;
 
-const char *hix_entry_parent(const fdl_hentry *e);
-void hix_entry_clear(fdl_hentry *e);
-int hix_hist_push(fdl_hist *h, const fdl_hentry *e, fdl_error *err);
-json_t *hix_entry_to_json(const fdl_hentry *e);
-int hix_entry_read(fdl_hentry *e, fdl_repo *repo, const char *id, fdl_error *err);
-void hix_free(hindex *ix);
-char *hix_pack_key(const char *name);
-bool hix_entries_link(const fdl_hentry *older, const fdl_hentry *newer);
-int hix_load(hindex *ix, fdl_repo *repo, const char *branch, bool want_etag, fdl_error *err);
-bool hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo);
-const fdl_hentry *hix_index_at(hindex *ix, fdl_repo *repo, int64_t seq);
+const char *fdl__hix_entry_parent(const fdl_hentry *e);
+void fdl__hix_entry_clear(fdl_hentry *e);
+int fdl__hix_hist_push(fdl_hist *h, const fdl_hentry *e, fdl_error *err);
+json_t *fdl__hix_entry_to_json(const fdl_hentry *e);
+int fdl__hix_entry_read(fdl_hentry *e, fdl_repo *repo, const char *id, fdl_error *err);
+void fdl__hix_free(hindex *ix);
+char *fdl__hix_pack_key(const char *name);
+bool fdl__hix_entries_link(const fdl_hentry *older, const fdl_hentry *newer);
+int fdl__hix_load(hindex *ix, fdl_repo *repo, const char *branch, bool want_etag, fdl_error *err);
+bool fdl__hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo);
+/* The parsers under fdl__hix_load and fdl__hix_pack_load, of bytes as read (fuzzed). */
+int fdl__hix_pointer_parse(hindex *ix, const char *data, size_t len);
+bool fdl__hix_pack_parse(hindex *ix, hpack *p, const char *data, size_t len, const char *key);
+const fdl_hentry *fdl__hix_index_at(hindex *ix, fdl_repo *repo, int64_t seq);
 
 #endif

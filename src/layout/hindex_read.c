@@ -10,14 +10,14 @@
 
 /* ---- entries ---------------------------------------------------------- */
 
-const char *hix_entry_parent(const fdl_hentry *e)
+const char *fdl__hix_entry_parent(const fdl_hentry *e)
 {
 	const json_t *parents = json_is_array(e->doc) ? json_array_get(e->doc, FDL_HEAD_PARENTS)
 						      : json_object_get(e->doc, "parents");
 	return json_string_value(json_array_get(parents, 0));
 }
 
-void hix_entry_clear(fdl_hentry *e)
+void fdl__hix_entry_clear(fdl_hentry *e)
 {
 	json_decref(e->doc);
 	e->doc = NULL;
@@ -26,14 +26,14 @@ void hix_entry_clear(fdl_hentry *e)
 void fdl_hist_free(fdl_hist *h)
 {
 	for (size_t i = 0; h && i < h->len; i++)
-		hix_entry_clear(&h->items[i]);
+		fdl__hix_entry_clear(&h->items[i]);
 	if (h) {
 		free(h->items);
 		memset(h, 0, sizeof *h);
 	}
 }
 
-int hix_hist_push(fdl_hist *h, const fdl_hentry *e, fdl_error *err)
+int fdl__hix_hist_push(fdl_hist *h, const fdl_hentry *e, fdl_error *err)
 {
 	if (h->len == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 64;
@@ -85,14 +85,14 @@ static int entry_from_json(fdl_hentry *e, const json_t *j, const char *src, fdl_
 	return 0;
 }
 
-json_t *hix_entry_to_json(const fdl_hentry *e)
+json_t *fdl__hix_entry_to_json(const fdl_hentry *e)
 {
 	return json_pack("{s:s, s:I, s:s, s:O}", "id", e->id, "seq", (json_int_t)e->seq, "sha256", e->sha256, "version",
 			 e->doc);
 }
 
 /* A version read from the store, with the sha256 of its bytes. */
-int hix_entry_read(fdl_hentry *e, fdl_repo *repo, const char *id, fdl_error *err)
+int fdl__hix_entry_read(fdl_hentry *e, fdl_repo *repo, const char *id, fdl_error *err)
 {
 	memset(e, 0, sizeof *e);
 	char *key = fdl_id_is_valid(id) ? fdl_version_key(id, "version.json") : NULL;
@@ -126,15 +126,15 @@ int hix_entry_read(fdl_hentry *e, fdl_repo *repo, const char *id, fdl_error *err
 /* ---- the pointer and its packs ----------------------------------------- */
 
 
-void hix_free(hindex *ix)
+void fdl__hix_free(hindex *ix)
 {
 	for (size_t i = 0; i < ix->npacks; i++) {
 		for (size_t k = 0; k < ix->packs[i].n; k++)
-			hix_entry_clear(&ix->packs[i].e[k]);
+			fdl__hix_entry_clear(&ix->packs[i].e[k]);
 		free(ix->packs[i].e);
 	}
 	for (size_t k = 0; k < ix->ntail; k++)
-		hix_entry_clear(&ix->tail[k]);
+		fdl__hix_entry_clear(&ix->tail[k]);
 	free(ix->tail);
 	free(ix->key);
 	memset(ix, 0, sizeof *ix);
@@ -147,16 +147,16 @@ static char *pointer_key(const char *branch)
 	return fdl_asprintf("history/heads/%s.json", branch);
 }
 
-char *hix_pack_key(const char *name)
+char *fdl__hix_pack_key(const char *name)
 {
 	return fdl_asprintf("history/packs/%s", name);
 }
 
 /* Consecutive entries link: seq rises by one and each names the one
  * before as its first parent. */
-bool hix_entries_link(const fdl_hentry *older, const fdl_hentry *newer)
+bool fdl__hix_entries_link(const fdl_hentry *older, const fdl_hentry *newer)
 {
-	const char *p = hix_entry_parent(newer);
+	const char *p = fdl__hix_entry_parent(newer);
 	return newer->seq == older->seq + 1 && p && !strcmp(p, older->id);
 }
 
@@ -167,11 +167,13 @@ static int unusable(hindex *ix, const char *why, const char *detail)
 	return 0;
 }
 
-static int pointer_parse(hindex *ix, const fdl_buf *b)
+/* Parse a pointer's bytes into ix (ix->key names it in messages): ix->usable
+ * says whether it holds together, ix->why why not. */
+int fdl__hix_pointer_parse(hindex *ix, const char *data, size_t len)
 {
 	json_t *doc = NULL;
 	fdl_error e;
-	if (fdl_json_parse(&doc, b->data, b->len, ix->key, &e))
+	if (fdl_json_parse(&doc, data, len, ix->key, &e))
 		return unusable(ix, e.message, NULL);
 	const char *tip = json_string_value(json_object_get(doc, "tip"));
 	json_int_t seq = json_integer_value(json_object_get(doc, "seq"));
@@ -226,7 +228,7 @@ static int pointer_parse(hindex *ix, const fdl_buf *b)
 			goto out;
 		}
 		ix->ntail++;
-		if (ix->tail[i].seq != next || (i > 0 && !hix_entries_link(&ix->tail[i - 1], &ix->tail[i]))) {
+		if (ix->tail[i].seq != next || (i > 0 && !fdl__hix_entries_link(&ix->tail[i - 1], &ix->tail[i]))) {
 			unusable(ix, "its inline versions do not follow each other", NULL);
 			goto out;
 		}
@@ -246,7 +248,7 @@ out:
 
 /* Read `branch`'s pointer. Only a failure to reach the store is an error:
  * an absent or malformed pointer is an index that is not usable. */
-int hix_load(hindex *ix, fdl_repo *repo, const char *branch, bool want_etag, fdl_error *err)
+int fdl__hix_load(hindex *ix, fdl_repo *repo, const char *branch, bool want_etag, fdl_error *err)
 {
 	memset(ix, 0, sizeof *ix);
 	if (!(ix->key = pointer_key(branch)))
@@ -267,7 +269,7 @@ int hix_load(hindex *ix, fdl_repo *repo, const char *branch, bool want_etag, fdl
 		return rc;
 	}
 	ix->exists = true;
-	pointer_parse(ix, &b);
+	fdl__hix_pointer_parse(ix, b.data, b.len);
 	fdl_buf_free(&b);
 	return 0;
 }
@@ -361,29 +363,25 @@ static int pack_part_job(void *ctx, void *state, size_t job, fdl_error *err)
  * almost all of what a long `fdl log` costs. */
 #define PACK_SPLIT_BYTES (1u << 20)
 
-/* Load a pack's entries (once); false when it cannot be used. */
-bool hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo)
+/* Parse a pack's bytes into p's entries (p->first to p->last, each linked
+ * to the one before); false when it does not hold them (ix->why says). */
+bool fdl__hix_pack_parse(hindex *ix, hpack *p, const char *data, size_t len, const char *key)
 {
-	if (p->e)
-		return true;
-	char *key = hix_pack_key(p->name);
-	fdl_buf b = {0};
-	fdl_error e;
 	size_t want = (size_t)(p->last - p->first + 1);
-	bool ok = key && !fdl_store_get(repo->store, key, (size_t)p->bytes, &b, NULL, &e) && (int64_t)b.len == p->bytes;
 	pack_part part[2] = {{.key = key, .cap = want, .format = ix->format, .whole = ix->whole},
 			     {.key = key, .cap = want, .format = ix->format, .whole = ix->whole}};
-	part[0].items = ok ? calloc(want, sizeof(fdl_hentry)) : NULL;
-	ok = ok && part[0].items;
+	part[0].items = calloc(want, sizeof(fdl_hentry));
+	bool ok = part[0].items != NULL;
 	/* split after the line that crosses the middle */
-	const char *mid = ok && b.len > PACK_SPLIT_BYTES ? memchr(b.data + b.len / 2, '\n', b.len - b.len / 2) : NULL;
-	part[0].data = b.data;
-	part[0].len = mid ? (size_t)(mid + 1 - b.data) : b.len;
-	part[1].data = b.data + part[0].len;
-	part[1].len = b.len - part[0].len;
+	const char *mid = ok && len > PACK_SPLIT_BYTES ? memchr(data + len / 2, '\n', len - len / 2) : NULL;
+	part[0].data = data;
+	part[0].len = mid ? (size_t)(mid + 1 - data) : len;
+	part[1].data = data + part[0].len;
+	part[1].len = len - part[0].len;
 	if (ok && part[1].len && !(part[1].items = calloc(want, sizeof(fdl_hentry))))
 		ok = false;
 	fdl_pool_task t = {.jobs = part[1].len ? 2 : 1, .threads = 2, .ctx = part, .job = pack_part_job};
+	fdl_error e;
 	if (ok)
 		fdl_pool_run(&t, &e); /* the jobs only record what they parse */
 	ok = ok && part[0].ok && (!part[1].len || part[1].ok) && part[0].n + part[1].n == want;
@@ -394,10 +392,10 @@ bool hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo)
 	}
 	for (size_t n = 0; ok && n < want; n++)
 		ok = part[0].items[n].seq == p->first + (int64_t)n &&
-		     (n == 0 || hix_entries_link(&part[0].items[n - 1], &part[0].items[n]));
+		     (n == 0 || fdl__hix_entries_link(&part[0].items[n - 1], &part[0].items[n]));
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; !ok && i < part[k].n; i++)
-			hix_entry_clear(&part[k].items[i]);
+			fdl__hix_entry_clear(&part[k].items[i]);
 	}
 	free(part[1].items);
 	if (!ok) {
@@ -408,13 +406,29 @@ bool hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo)
 		p->e = part[0].items;
 		p->n = want;
 	}
+	return ok;
+}
+
+/* Load a pack's entries (once); false when it cannot be used. */
+bool fdl__hix_pack_load(hindex *ix, hpack *p, fdl_repo *repo)
+{
+	if (p->e)
+		return true;
+	char *key = fdl__hix_pack_key(p->name);
+	fdl_buf b = {0};
+	fdl_error e;
+	bool ok = key && !fdl_store_get(repo->store, key, (size_t)p->bytes, &b, NULL, &e) && (int64_t)b.len == p->bytes;
+	if (ok)
+		ok = fdl__hix_pack_parse(ix, p, b.data, b.len, key);
+	else
+		unusable(ix, "a pack is missing or does not hold what the pointer says", p->name);
 	fdl_buf_free(&b);
 	free(key);
 	return ok;
 }
 
 /* The indexed version with `seq`, or NULL (not indexed, or unusable). */
-const fdl_hentry *hix_index_at(hindex *ix, fdl_repo *repo, int64_t seq)
+const fdl_hentry *fdl__hix_index_at(hindex *ix, fdl_repo *repo, int64_t seq)
 {
 	if (!ix || !ix->usable || seq < 1 || seq > ix->seq)
 		return NULL;
@@ -424,7 +438,7 @@ const fdl_hentry *hix_index_at(hindex *ix, fdl_repo *repo, int64_t seq)
 	for (size_t i = 0; i < ix->npacks; i++) {
 		hpack *p = &ix->packs[i];
 		if (seq >= p->first && seq <= p->last)
-			return hix_pack_load(ix, p, repo) ? &p->e[seq - p->first] : NULL;
+			return fdl__hix_pack_load(ix, p, repo) ? &p->e[seq - p->first] : NULL;
 	}
 	return NULL;
 }
@@ -436,11 +450,11 @@ static int hindex_for_reading(hindex *ix, fdl_repo *repo, const char *branch, bo
 	char *head = NULL;
 	int rc = 0;
 	if (branch) {
-		rc = hix_load(ix, repo, branch, false, err);
+		rc = fdl__hix_load(ix, repo, branch, false, err);
 		ix->whole = whole;
 		if (rc || ix->usable)
 			return rc;
-		hix_free(ix);
+		fdl__hix_free(ix);
 	}
 	fdl_error e;
 	if (fdl_repo_head_branch(&head, repo, &e)) {
@@ -448,7 +462,7 @@ static int hindex_for_reading(hindex *ix, fdl_repo *repo, const char *branch, bo
 		return 0;
 	}
 	if (!branch || strcmp(head, branch))
-		rc = hix_load(ix, repo, head, false, err);
+		rc = fdl__hix_load(ix, repo, head, false, err);
 	else
 		memset(ix, 0, sizeof *ix);
 	ix->whole = whole;
@@ -465,14 +479,14 @@ static int step(fdl_hentry *out, bool *indexed, hindex *ix, fdl_repo *repo, cons
 		fdl_error *err)
 {
 	int64_t s = expect >= 0 ? expect : ix && ix->usable && !strcmp(id, ix->tip) ? ix->seq : -1;
-	const fdl_hentry *h = s > 0 ? hix_index_at(ix, repo, s) : NULL;
+	const fdl_hentry *h = s > 0 ? fdl__hix_index_at(ix, repo, s) : NULL;
 	*indexed = h && !strcmp(h->id, id);
 	if (*indexed) {
 		*out = *h;
 		out->doc = json_incref(h->doc);
 		return 0;
 	}
-	return hix_entry_read(out, repo, id, err);
+	return fdl__hix_entry_read(out, repo, id, err);
 }
 
 int fdl_history_read(fdl_hist *out, fdl_repo *repo, const char *branch, const char *tip, long long limit,
@@ -492,22 +506,22 @@ int fdl_history_read(fdl_hist *out, fdl_repo *repo, const char *branch, const ch
 		if (expect >= 0 && e.seq != expect) {
 			rc = fdl_fail(err, FDL_EINVALID, "version %s has seq %lld, but its child has seq %lld; expected %lld",
 				      cur, (long long)e.seq, (long long)expect + 1, (long long)expect);
-			hix_entry_clear(&e);
+			fdl__hix_entry_clear(&e);
 			break;
 		}
-		rc = hix_hist_push(out, &e, err);
+		rc = fdl__hix_hist_push(out, &e, err);
 		out->from_index += indexed;
 		out->read += !indexed;
-		const char *parent = hix_entry_parent(&e);
+		const char *parent = fdl__hix_entry_parent(&e);
 		bool more = parent && fdl_id_is_valid(parent);
 		if (more)
 			memcpy(cur, parent, FDL_ID_LEN + 1);
 		expect = e.seq - 1;
-		hix_entry_clear(&e);
+		fdl__hix_entry_clear(&e);
 		if (!more)
 			break;
 	}
-	hix_free(&ix);
+	fdl__hix_free(&ix);
 	return rc; /* what was read before a failure stays in *out */
 }
 
@@ -518,7 +532,7 @@ int fdl_history_find_seq(char id[FDL_ID_LEN + 1], bool *found, fdl_repo *repo, c
 	hindex ix;
 	int rc = hindex_for_reading(&ix, repo, branch, false, err);
 	if (rc || !ix.usable || seq < 1) {
-		hix_free(&ix);
+		fdl__hix_free(&ix);
 		return rc;
 	}
 	/* tip must be indexed: the index's own tip, or a version it holds;
@@ -528,45 +542,45 @@ int fdl_history_find_seq(char id[FDL_ID_LEN + 1], bool *found, fdl_repo *repo, c
 	snprintf(cur, sizeof cur, "%s", tip);
 	for (int steps = 0; at < 0 && steps < 256; steps++) {
 		fdl_hentry t = {0};
-		if ((rc = hix_entry_read(&t, repo, cur, err))) {
-			hix_free(&ix);
+		if ((rc = fdl__hix_entry_read(&t, repo, cur, err))) {
+			fdl__hix_free(&ix);
 			return rc;
 		}
-		const char *parent = hix_entry_parent(&t);
+		const char *parent = fdl__hix_entry_parent(&t);
 		if (t.seq == seq) { /* read from its own file: the answer itself */
 			memcpy(id, cur, FDL_ID_LEN + 1);
 			*found = true;
-			hix_entry_clear(&t);
-			hix_free(&ix);
+			fdl__hix_entry_clear(&t);
+			fdl__hix_free(&ix);
 			return 0;
 		}
-		const fdl_hentry *h = t.seq <= ix.seq ? hix_index_at(&ix, repo, t.seq) : NULL;
+		const fdl_hentry *h = t.seq <= ix.seq ? fdl__hix_index_at(&ix, repo, t.seq) : NULL;
 		if (h && !strcmp(h->id, cur))
 			at = t.seq;
 		bool more = at < 0 && t.seq > seq && parent && fdl_id_is_valid(parent);
 		if (more)
 			memcpy(cur, parent, FDL_ID_LEN + 1);
-		hix_entry_clear(&t);
+		fdl__hix_entry_clear(&t);
 		if (!more)
 			break;
 	}
-	const fdl_hentry *h = at >= seq ? hix_index_at(&ix, repo, seq) : NULL;
+	const fdl_hentry *h = at >= seq ? fdl__hix_index_at(&ix, repo, seq) : NULL;
 	if (h) {
 		/* what the index names is checked against its own version.json */
 		fdl_hentry real;
 		fdl_error e;
-		if (!hix_entry_read(&real, repo, h->id, &e)) {
-			const fdl_hentry *below = seq > 1 ? hix_index_at(&ix, repo, seq - 1) : NULL;
-			const char *p = hix_entry_parent(&real);
+		if (!fdl__hix_entry_read(&real, repo, h->id, &e)) {
+			const fdl_hentry *below = seq > 1 ? fdl__hix_index_at(&ix, repo, seq - 1) : NULL;
+			const char *p = fdl__hix_entry_parent(&real);
 			bool parent_ok = seq == 1 ? p == NULL : below && p && !strcmp(p, below->id);
 			if (real.seq == seq && !strcmp(real.sha256, h->sha256) && parent_ok) {
 				memcpy(id, h->id, FDL_ID_LEN + 1);
 				*found = true;
 			}
-			hix_entry_clear(&real);
+			fdl__hix_entry_clear(&real);
 		}
 	}
-	hix_free(&ix);
+	fdl__hix_free(&ix);
 	return 0;
 }
 
@@ -576,7 +590,7 @@ int fdl_history_withdrawn_end(char end[FDL_ID_LEN + 1], fdl_repo *repo, const fd
 {
 	const char *missing = tip;
 	if (h->len)
-		missing = hix_entry_parent(&h->items[h->len - 1]);
+		missing = fdl__hix_entry_parent(&h->items[h->len - 1]);
 	if (!missing || !fdl_id_is_valid(missing))
 		return err->code;
 	char *key = fdl_version_key(missing, FDL_EXPIRED_JSON);

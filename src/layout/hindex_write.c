@@ -87,7 +87,7 @@ static int pack_write(hpack *out, fdl_repo *repo, const entries *l, size_t from,
 		out->first = l->p[from]->seq;
 		out->last = l->p[to - 1]->seq;
 		out->bytes = (int64_t)b.len;
-		key = hix_pack_key(out->name);
+		key = fdl__hix_pack_key(out->name);
 		rc = key ? fdl_store_put_if_absent(repo->store, key, b.data, b.len, err)
 			 : fdl_oom(err);
 		if (rc == FDL_EEXISTS)
@@ -116,7 +116,7 @@ static json_t *pointer_json(const char *branch, const char *tip, int64_t seq, co
 						    (json_int_t)packs[i].first, "last_seq", (json_int_t)packs[i].last,
 						    "bytes", (json_int_t)packs[i].bytes));
 	for (size_t i = from; jt && i < tail->n; i++)
-		json_array_append_new(jt, hix_entry_to_json(tail->p[i]));
+		json_array_append_new(jt, fdl__hix_entry_to_json(tail->p[i]));
 	return json_pack("{s:i, s:s, s:s, s:I, s:o, s:o}", "fdl_history", HIST_FORMAT, "branch", branch, "tip", tip,
 			 "seq", (json_int_t)seq, "packs", jp, "tail", jt);
 }
@@ -154,7 +154,7 @@ static void drop_old_packs(fdl_repo *repo, const hindex *old, const hpack *now, 
 			kept = !strcmp(old->packs[i].name, now[k].name);
 		if (kept || pack_in_use(repo, &pointers, own, old->packs[i].name))
 			continue;
-		char *key = hix_pack_key(old->packs[i].name);
+		char *key = fdl__hix_pack_key(old->packs[i].name);
 		if (key)
 			fdl_store_del(repo->store, key, &e);
 		free(key);
@@ -173,18 +173,18 @@ static int walk_to_join(fdl_hist *walked, int64_t *join, fdl_repo *repo, hindex 
 	memcpy(cur, tip, sizeof cur);
 	for (;;) {
 		fdl_hentry e;
-		if ((rc = hix_entry_read(&e, repo, cur, err)))
+		if ((rc = fdl__hix_entry_read(&e, repo, cur, err)))
 			break;
 		if (walked->len && e.seq != walked->items[walked->len - 1].seq - 1)
 			rc = fdl_fail(err, FDL_EINVALID, "version %s has seq %lld, but its child has seq %lld", cur,
 				      (long long)e.seq, (long long)walked->items[walked->len - 1].seq);
 		if (!rc)
-			rc = hix_hist_push(walked, &e, err);
-		hix_entry_clear(&e);
+			rc = fdl__hix_hist_push(walked, &e, err);
+		fdl__hix_entry_clear(&e);
 		if (rc)
 			break;
 		const fdl_hentry *w = &walked->items[walked->len - 1];
-		const char *parent = hix_entry_parent(w);
+		const char *parent = fdl__hix_entry_parent(w);
 		if (!parent || w->seq <= 1)
 			break;
 		if (max_walk >= 0 && (long)walked->len >= max_walk) {
@@ -195,7 +195,7 @@ static int walk_to_join(fdl_hist *walked, int64_t *join, fdl_repo *repo, hindex 
 		}
 		int64_t s = w->seq - 1;
 		if (base->usable && s <= base->seq) {
-			const fdl_hentry *h = s == base->seq ? NULL : hix_index_at(base, repo, s);
+			const fdl_hentry *h = s == base->seq ? NULL : fdl__hix_index_at(base, repo, s);
 			if ((s == base->seq && !strcmp(parent, base->tip)) || (h && !strcmp(h->id, parent))) {
 				*join = s;
 				break;
@@ -226,14 +226,14 @@ static upd_status assemble(entries *all, hpack packs[3], size_t *npacks, size_t 
 	     i++) {
 		/* gc and clone (no bound on the walk) also read what they keep:
 		 * a pack that is gone or damaged makes them write the index anew */
-		if (max_walk < 0 && !hix_pack_load(base, &base->packs[i], repo))
+		if (max_walk < 0 && !fdl__hix_pack_load(base, &base->packs[i], repo))
 			return UPD_REBUILD;
 		packs[(*npacks)++] = base->packs[i];
 		packs[*npacks - 1].e = NULL;
 		done = base->packs[i].last;
 	}
 	for (int64_t s = done + 1; !rc && s <= join; s++) {
-		const fdl_hentry *h = hix_index_at(base, repo, s);
+		const fdl_hentry *h = fdl__hix_index_at(base, repo, s);
 		if (!h)
 			return UPD_REBUILD;
 		rc = entries_add(all, h, err);
@@ -241,7 +241,7 @@ static upd_status assemble(entries *all, hpack packs[3], size_t *npacks, size_t 
 	for (size_t i = walked->len; !rc && i > 0; i--)
 		rc = entries_add(all, &walked->items[i - 1], err);
 	for (size_t i = 1; !rc && i < all->n; i++)
-		if (!hix_entries_link(all->p[i - 1], all->p[i]))
+		if (!fdl__hix_entries_link(all->p[i - 1], all->p[i]))
 			rc = fdl_fail(err, FDL_EINVALID, "version %s does not follow version %s", all->p[i]->id,
 				      all->p[i - 1]->id);
 	/* One pack at rest, so a whole history is the pointer and one pack at
@@ -258,7 +258,7 @@ static upd_status assemble(entries *all, hpack packs[3], size_t *npacks, size_t 
 		entries merged = {0};
 		bool lost = false; /* a pack that cannot be read */
 		for (size_t i = 0; !rc && !lost && i < *npacks; i++) {
-			lost = !hix_pack_load(base, &base->packs[i], repo);
+			lost = !fdl__hix_pack_load(base, &base->packs[i], repo);
 			rc = lost ? 0 : entries_add_pack(&merged, &base->packs[i], err);
 		}
 		size_t move = (int64_t)all->n > tail_max ? all->n - HIST_TAIL_KEEP : 0;
@@ -289,7 +289,7 @@ static upd_status update_once(fdl_repo *repo, const char *branch, const char *gi
 	else if (!(rc = fdl_ref_branch_key(&ref_key, branch, err)))
 		rc = fdl_ref_read(repo, ref_key, tip, &exists, NULL, err);
 	free(ref_key);
-	if (rc || (rc = hix_load(&own, repo, branch, true, err)))
+	if (rc || (rc = fdl__hix_load(&own, repo, branch, true, err)))
 		return status_of(rc);
 	own.whole = true; /* its entries are written again */
 	if (!exists) { /* the branch is gone: so is its index */
@@ -297,11 +297,11 @@ static upd_status update_once(fdl_repo *repo, const char *branch, const char *gi
 			rc = fdl_store_del_if_match(repo->store, own.key, own.etag, err);
 		if (!rc)
 			drop_old_packs(repo, &own, NULL, 0, own.key);
-		hix_free(&own);
+		fdl__hix_free(&own);
 		return status_of(rc == FDL_ENOTFOUND ? 0 : rc);
 	}
 	if (own.usable && own.format == HIST_FORMAT && !strcmp(own.tip, tip)) {
-		hix_free(&own);
+		fdl__hix_free(&own);
 		return UPD_DONE;
 	}
 	hindex *base = &own;
@@ -311,7 +311,7 @@ static upd_status update_once(fdl_repo *repo, const char *branch, const char *gi
 		char *head = NULL;
 		fdl_error e;
 		if (!fdl_repo_head_branch(&head, repo, &e) && strcmp(head, branch) &&
-		    !hix_load(&seed, repo, head, false, &e) && seed.usable)
+		    !fdl__hix_load(&seed, repo, head, false, &e) && seed.usable)
 			base = &seed;
 		seed.whole = true;
 		free(head);
@@ -340,8 +340,8 @@ static upd_status update_once(fdl_repo *repo, const char *branch, const char *gi
 		drop_old_packs(repo, &own, packs, npacks, own.key);
 	free(all.p);
 	fdl_hist_free(&walked);
-	hix_free(&seed);
-	hix_free(&own);
+	fdl__hix_free(&seed);
+	fdl__hix_free(&own);
 	return st;
 }
 
@@ -377,13 +377,13 @@ int fdl_history_remove(fdl_repo *repo, const char *branch, fdl_error *err)
 	if (!strncmp(branch, "refs/heads/", 11))
 		branch += 11;
 	hindex own;
-	int rc = hix_load(&own, repo, branch, true, err);
+	int rc = fdl__hix_load(&own, repo, branch, true, err);
 	if (!rc && own.exists) {
 		rc = fdl_store_del_if_match(repo->store, own.key, own.etag, err);
 		if (!rc)
 			drop_old_packs(repo, &own, NULL, 0, own.key);
 	}
-	hix_free(&own);
+	fdl__hix_free(&own);
 	return rc == FDL_ENOTFOUND ? 0 : rc;
 }
 

@@ -145,10 +145,10 @@ char *fdl_iceberg_deletes_key(const char *lid, const char *data_path)
 	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/deletes/%s", lid, data_path);
 }
 
-static int views_parse(json_t **out, const fdl_buf *b, const char *src, fdl_error *err)
+int fdl_iceberg_views_parse(json_t **out, const char *data, size_t len, const char *src, fdl_error *err)
 {
 	json_t *doc = NULL;
-	int rc = fdl_json_parse(&doc, b->data, b->len, src, err);
+	int rc = fdl_json_parse(&doc, data, len, src, err);
 	const json_t *views = NULL;
 	if (!rc)
 		rc = fdl_json_get_typed(&views, doc, "views", JSON_ARRAY, true, src, "views", err);
@@ -184,7 +184,7 @@ static int views_get(json_t **out, char etag[FDL_ETAG_MAX], bool *exists, fdl_re
 		if (!*out)
 			rc = fdl_oom(err);
 	} else if (!rc)
-		rc = views_parse(out, &b, src, err);
+		rc = fdl_iceberg_views_parse(out, b.data, b.len, src, err);
 	fdl_buf_free(&b);
 	free(src);
 	return rc;

@@ -64,6 +64,9 @@ char *fdl_iceberg_deletes_key(const char *lid, const char *data_path);        /*
  * "catalog"}]} ("catalog": true when the location has a REST catalog).
  * *out is an empty list when the file does not exist. */
 int fdl_iceberg_views_read(json_t **out, fdl_repo *repo, fdl_error *err);
+/* views.json's bytes (`src` names them in messages), checked: each view a
+ * location and the id it gives. */
+int fdl_iceberg_views_parse(json_t **out, const char *data, size_t len, const char *src, fdl_error *err);
 /* Add `location` to views.json, with its catalog on when `catalog`
  * (compare-and-swap; nothing when it is there as asked). */
 int fdl_iceberg_views_add(fdl_repo *repo, const char *location, bool catalog, fdl_error *err);

@@ -81,6 +81,7 @@ char *fdl_head_content(const char *branch);
 /* ---- added with the key-space cleanup (issue 37) ---- */
 
 #define FDL_REFS_DIR "refs" /* every ref, for listing */
+#define FDL_HEAD_KEY "HEAD" /* the default branch (fdl_head_content, fdl_head_parse) */
 /* The folder that holds refs of `kind`, for listing: "refs/heads" (BRANCH,
  * NONE) or "refs/tags" (TAG). */
 const char *fdl_ref_dir(fdl_ref_kind kind);

@@ -122,8 +122,15 @@ int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err)
 
 int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err)
 {
+	return fdl_repo_open_token(out, root, NULL, err);
+}
+
+int fdl_repo_open_token(fdl_repo **out, const char *root, const char *token, fdl_error *err)
+{
 	fdl_store *store;
 	int rc = fdl_layout_store_open(&store, root, err);
+	if (!rc && token && (rc = fdl_store_http_set_token(store, token, err)))
+		fdl_store_free(store);
 	if (rc)
 		return rc;
 	rc = fdl_repo_from_store(out, store, err);

@@ -508,3 +508,30 @@ int fdl_version_check_live(fdl_repo *repo, const char *id, fdl_error *err)
 			x.when[0] ? x.when : "an unknown date", x.why[0] ? " (\"" : "", x.why, x.why[0] ? "\")" : "",
 			repo->root, x.key);
 }
+
+/* ---- what a version folder may hold (keys.h) ---- */
+
+/* The path version.json records under `field` ("catalog", "files"). */
+static const char *recorded(const fdl_version *v, const char *field)
+{
+	return json_string_value(json_object_get(json_object_get(fdl_version_json(v), field), "path"));
+}
+
+bool fdl_version_removable(const fdl_version *v, const char *path)
+{
+	const char *cat = v ? fdl_version_catalog_path(v) : FDL_CATALOG_FILE;
+	const char *files = v ? recorded(v, "files") : FDL_FILES_JSON;
+	return (cat && !strcmp(path, cat)) || (files && !strcmp(path, files)) || fdl_is_format_catalog_path(path);
+}
+
+bool fdl_version_file_allowed(const fdl_version *v, const char *path)
+{
+	const char *fields[] = {"catalog", "dataset", "files"};
+	for (size_t i = 0; v && i < 3; i++) {
+		const char *p = recorded(v, fields[i]);
+		if (p && !strcmp(p, path))
+			return true;
+	}
+	return !strcmp(path, FDL_VERSION_JSON) || !strcmp(path, FDL_EXPIRED_JSON) || !strcmp(path, FDL_VERSION_SIG) ||
+	       fdl_is_format_catalog_path(path);
+}

@@ -2,44 +2,35 @@
  * compare-and-swap; a tag, once created, is never moved (delete it and
  * create it again, as Git wants with -f). A ref is created only on a live
  * version and never with the name of a ref of the other kind. */
-#include "iceberg.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 #include "../layout/keys.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Every valid ref of `kind` (branches or tags), sorted. */
+/* Every valid ref of `kind` (branches or tags), sorted, from the one
+ * "every ref with its tip" (fdl_refs_all, read from refs/). */
 static int list_refs(fdl_branch **out, size_t *count, fdl_repo *repo, fdl_ref_kind kind, fdl_error *err)
 {
 	*out = NULL;
 	*count = 0;
-	fdl_strlist keys = {0};
-	char *head = NULL;
-	const char *dir = fdl_ref_dir(kind);
-	bool heads = kind == FDL_REF_BRANCH;
-	int rc = fdl_store_list(repo->store, dir, &keys, err);
-	if (!rc && heads)
-		rc = fdl_repo_head_branch(&head, repo, err);
-	fdl_strlist_sort(&keys);
-	fdl_branch *list = keys.len ? calloc(keys.len, sizeof *list) : NULL;
-	if (!rc && keys.len && !list)
+	fdl_refs refs;
+	int rc = fdl_refs_all(&refs, repo, true, err);
+	fdl_branch *list = !rc && refs.names.len ? calloc(refs.names.len, sizeof *list) : NULL;
+	if (!rc && refs.names.len && !list)
 		rc = fdl_oom(err);
 	size_t n = 0;
-	for (size_t i = 0; i < keys.len && !rc; i++) {
-		const char *name = keys.items[i] + strlen(dir) + 1;
-		if (strlen(name) >= sizeof list[n].name || fdl_ref_name_check(name, NULL) != 0)
-			continue; /* lock files, temp files, foreign names */
-		bool exists = false;
-		rc = fdl_ref_read(repo, keys.items[i], list[n].tip, &exists, NULL, err);
-		if (!rc && exists) {
-			snprintf(list[n].name, sizeof list[n].name, "%s", name);
-			list[n].head = head && !strcmp(head, name);
-			n++;
-		}
+	for (size_t i = 0; i < refs.names.len && !rc; i++) {
+		fdl_ref_kind k;
+		const char *name = fdl_ref_short(refs.names.items[i], &k);
+		if (k != kind || strlen(name) >= sizeof list[n].name)
+			continue;
+		snprintf(list[n].name, sizeof list[n].name, "%s", name);
+		memcpy(list[n].tip, refs.ids[i], sizeof list[n].tip);
+		list[n].head = kind == FDL_REF_BRANCH && refs.head && !strcmp(refs.head, name);
+		n++;
 	}
-	free(head);
-	fdl_strlist_free(&keys);
+	fdl_refs_free(&refs);
 	if (rc) {
 		free(list);
 		return rc;
@@ -124,13 +115,11 @@ static int create_ref(fdl_repo *repo, const char *key, const char *kind, const c
 		rc = fdl_ref_name_free(repo, name, branch, err);
 	if (!rc && (rc = fdl_version_check_live(repo, id, err)) == FDL_EEXPIRED)
 		fdl_error_prefix(err, "%s %s not created", kind, name);
-	fdl_error ierr;
-	/* a branch's history index first (derived: its failure costs readers
-	 * speed only), so that running an interrupted create again ends the same */
-	if (!rc && branch)
-		fdl_history_prepare(repo, name, id, &ierr);
-	/* the ref list too, and read back from refs/ when the ref was not made */
-	bool listed = !rc && fdl_reflist_set(repo, key, id, &ierr) == 0;
+	/* what derives from the ref first, so that running an interrupted
+	 * create again ends the same; read back when the ref was not made */
+	bool listed = !rc;
+	if (listed)
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_INTENT, .key = key, .id = id}, NULL);
 	if (!rc) {
 		rc = fdl_ref_update(repo, key, id, NULL, err);
 		if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
@@ -139,26 +128,24 @@ static int create_ref(fdl_repo *repo, const char *key, const char *kind, const c
 	}
 	fdl_store_lock_release(&lock);
 	if (rc && listed)
-		fdl_reflist_note(repo, &key, 1, &ierr);
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_UNDONE, .key = key}, NULL);
 	return rc;
 }
 
 /* Delete the ref `key` by compare-and-swap. */
-static int delete_ref(fdl_repo *repo, const char *key, const char *kind, const char *name, bool branch,
-		      fdl_error *err)
+static int delete_ref(fdl_repo *repo, const char *key, const char *kind, const char *name, fdl_error *err)
 {
 	char id[FDL_ID_LEN + 1], etag[FDL_ETAG_MAX];
 	bool exists = false;
 	int rc = fdl_ref_read(repo, key, id, &exists, etag, err);
 	if (!rc && !exists)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "no %s %s", kind, name);
-	fdl_error ierr;
-	if (!rc && branch) /* its index first: a branch without one reads as before */
-		fdl_history_remove(repo, name, &ierr);
-	if (!rc) /* and its line in the ref list (read back if the ref stays) */
-		fdl_reflist_set(repo, key, NULL, &ierr);
+	/* what derives from it first: a branch without an index reads as
+	 * before; read back if the ref stays */
+	if (!rc)
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_INTENT, .key = key}, NULL);
 	if (!rc && (rc = fdl_store_del_if_match(repo->store, key, etag, err)))
-		fdl_reflist_note(repo, &key, 1, &ierr);
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_UNDONE, .key = key}, NULL);
 	return rc;
 }
 
@@ -170,9 +157,8 @@ int fdl_tag_create(fdl_repo *repo, const char *name, const char *target, fdl_err
 		rc = name_not_a_version("tag", name, err);
 	if (!rc)
 		rc = create_ref(repo, key, "tag", name, target, false, err);
-	fdl_error ierr; /* derived: the tips' Iceberg views carry the tags */
 	if (!rc)
-		fdl_iceberg_after_refs(repo, &ierr);
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REFS}, NULL);
 	free(key);
 	return rc;
 }
@@ -182,10 +168,9 @@ int fdl_tag_delete(fdl_repo *repo, const char *name, fdl_error *err)
 	char *key = NULL;
 	int rc = tag_key(&key, name, err);
 	if (!rc)
-		rc = delete_ref(repo, key, "tag", name, false, err);
-	fdl_error ierr;
+		rc = delete_ref(repo, key, "tag", name, err);
 	if (!rc)
-		fdl_iceberg_after_refs(repo, &ierr);
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REFS}, NULL);
 	free(key);
 	return rc;
 }
@@ -198,9 +183,8 @@ int fdl_branch_create(fdl_repo *repo, const char *name, const char *start, fdl_e
 		rc = name_not_a_version("branch", name, err);
 	if (!rc)
 		rc = create_ref(repo, key, "branch", name, start, true, err);
-	fdl_error ierr; /* derived: a branch is a namespace of the Iceberg catalog */
 	if (!rc)
-		fdl_iceberg_after_refs(repo, &ierr);
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REFS}, NULL);
 	free(key);
 	return rc;
 }
@@ -214,10 +198,9 @@ int fdl_branch_delete(fdl_repo *repo, const char *name, fdl_error *err)
 	if (!rc && !strcmp(head, branch_name(name)))
 		rc = fdl_fail(err, FDL_EINVALID, "branch %s is the default branch (HEAD); refusing to delete it", name);
 	if (!rc)
-		rc = delete_ref(repo, key, "branch", name, true, err);
-	fdl_error ierr;
+		rc = delete_ref(repo, key, "branch", name, err);
 	if (!rc)
-		fdl_iceberg_after_refs(repo, &ierr);
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REFS}, NULL);
 	free(head);
 	free(key);
 	return rc;
@@ -248,25 +231,20 @@ int fdl_branch_set(char old_tip[FDL_ID_LEN + 1], fdl_repo *repo, const char *nam
 		rc = fdl_refs_lock(&lock, repo, "fdl branch --force", err);
 	if (!rc && (rc = fdl_version_check_live(repo, id, err)) == FDL_EEXPIRED)
 		fdl_error_prefix(err, "branch %s not moved", name);
-	fdl_error ierr;
 	if (!rc && strcmp(old_tip, id)) {
-		fdl_reflist_set(repo, key, id, &ierr); /* before, as for a new ref */
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_INTENT, .key = key, .id = id}, NULL);
 		rc = fdl_ref_update(repo, key, id, etag, err);
 		if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
 			rc = fdl_fail(err, FDL_ECONFLICT, "branch %s moved while it was being set (it was at %s); "
 				      "look at it again (fdl branch ROOT) and retry", name, old_tip);
 		if (rc)
-			fdl_reflist_note(repo, (const char *const *)&key, 1, &ierr);
+			fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_UNDONE, .key = key}, NULL);
 	}
 	fdl_store_lock_release(&lock);
-	/* derived: readers lose speed only when these fail; also when nothing
-	 * moved (an interrupted run, again): the history index, and the
-	 * Iceberg view of the new tip, as after a commit */
-	const char *shortname = branch_name(name);
+	/* as after a commit, also when nothing moved (an interrupted run,
+	 * again) */
 	if (!rc)
-		fdl_history_update(repo, shortname, FDL_HISTORY_WALK_MAX, &ierr);
-	if (!rc)
-		fdl_iceberg_after_commit(repo, shortname, id, &ierr);
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = key, .id = id}, NULL);
 	free(key);
 	return rc;
 }
@@ -283,11 +261,11 @@ int fdl_repo_head_set(fdl_repo *repo, const char *branch, fdl_error *err)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "no branch %s in %s: HEAD names a branch with a version", branch,
 			      repo->root);
 	if (!rc)
-		rc = fdl_store_get(repo->store, "HEAD", 4096, &b, etag, err);
-	if (!rc && !(line = fdl_asprintf("ref: %s\n", key)))
+		rc = fdl_store_get(repo->store, FDL_HEAD_KEY, 4096, &b, etag, err);
+	if (!rc && !(line = fdl_head_content(fdl_ref_short(key, NULL))))
 		rc = fdl_oom(err);
 	if (!rc && (b.len != strlen(line) || memcmp(b.data, line, b.len)))
-		rc = fdl_store_put_if_match(repo->store, "HEAD", line, strlen(line), etag, err);
+		rc = fdl_store_put_if_match(repo->store, FDL_HEAD_KEY, line, strlen(line), etag, err);
 	if (rc == FDL_ECONFLICT && !strstr(err->message, "locked"))
 		rc = fdl_fail(err, FDL_ECONFLICT, "HEAD changed while it was being set; look at it again and retry");
 	fdl_buf_free(&b);

@@ -209,7 +209,7 @@ static int outside_repository_data(fdl_repo *repo, const char *final, fdl_error 
 /* The branch a checkout works on: a branch name, refs/heads/<b>, or HEAD. */
 static int checkout_branch(char **out, fdl_repo *repo, const char *ref, fdl_error *err)
 {
-	if (!ref || !strcmp(ref, "HEAD"))
+	if (!ref || !strcmp(ref, FDL_HEAD_KEY))
 		return fdl_repo_head_branch(out, repo, err);
 	if (fdl_id_is_valid(ref) || fdl_ref_kind_of(ref) == FDL_REF_TAG)
 		return fdl_fail(err, FDL_EINVALID,

@@ -13,7 +13,7 @@
  * what HEAD's branch reaches is cloned.
  */
 #include "clone.h"
-#include "iceberg.h"
+#include "derived.h"
 #include "report.h"
 #include "../util/pool.h"
 
@@ -22,18 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-void pool_lock(pool *p)
-{
-	if (p->threaded)
-		pthread_mutex_lock(&p->mu);
-}
-
-void pool_unlock(pool *p)
-{
-	if (p->threaded)
-		pthread_mutex_unlock(&p->mu);
-}
 
 /* A worker stopped with an error: the first one is the clone's (a worker
  * told "another transfer failed" by wait_parent comes after it), and no
@@ -105,10 +93,10 @@ static int prepare_job(void *ctx, void *state, size_t job, fdl_error *err)
 	pool *p = ctx;
 	cloner *c = state;
 	(void)job;
-	int rc = prepare_loop(c, p, err);
+	int rc = fdl__prepare_loop(c, p, err);
 	if (!rc && c != p->c) {
 		pthread_mutex_lock(&p->mu);
-		rc = plan_merge(p->c, c, err);
+		rc = fdl__plan_merge(p->c, c, err);
 		pthread_mutex_unlock(&p->mu);
 		fdl_verify_report_free_fields(c->found);
 		memset(c->found, 0, sizeof *c->found);
@@ -120,7 +108,7 @@ static int prepare_job(void *ctx, void *state, size_t job, fdl_error *err)
 static int version_job(void *ctx, void *state, size_t job, fdl_error *err)
 {
 	pool *p = ctx;
-	int rc = copy_version(state, p, p->order[job], err);
+	int rc = fdl__copy_version(state, p, p->order[job], err);
 	return rc ? pool_failed(p, rc, err) : 0;
 }
 
@@ -157,7 +145,7 @@ static int open_copy(cloner *c, fdl_strlist *existing, const char *dst_url, fdl_
 		fdl_strlist_sort(existing);
 		c->dst_keys = existing;
 	}
-	if (listed && existing->len && !(existing->len == 1 && !strcmp(existing->items[0], "HEAD"))) {
+	if (listed && existing->len && !(existing->len == 1 && !strcmp(existing->items[0], FDL_HEAD_KEY))) {
 		int64_t sz;
 		fdl_error e;
 		if (fdl_store_head(c->dst, FDL_CONFIG_FILE, &sz, &e) != 0)
@@ -218,9 +206,9 @@ static int copy_head(cloner *c, const char *only, fdl_error *err)
 	char *head = only ? fdl_head_content(only) : NULL;
 	int rc = only && !head ? fdl_oom(err) : 0;
 	if (!rc && head)
-		rc = put_small(c, "HEAD", &(fdl_buf){.data = head, .len = strlen(head)}, err);
+		rc = fdl__put_small(c, FDL_HEAD_KEY, &(fdl_buf){.data = head, .len = strlen(head)}, err);
 	else if (!rc)
-		rc = copy_small(c, "HEAD", false, err);
+		rc = fdl__copy_small(c, FDL_HEAD_KEY, false, err);
 	free(head);
 	if (!rc)
 		rc = copy_config(c, err);
@@ -247,11 +235,11 @@ static int run_plan(cloner *c, vdirs *dirs, char **catalogs, fdl_strmap *files, 
 	c->duck = NULL;
 	c->pool = NULL;
 	if (!rc)
-		rc = plan_verdict(&found, dirs, c->src->root, err);
+		rc = fdl__plan_verdict(&found, dirs, c->src->root, err);
 	fdl_verify_report_free_fields(&found);
 	c->found = NULL;
 	if (!rc)
-		plan_totals(c->prog, dirs);
+		fdl__plan_totals(c->prog, dirs);
 	return rc;
 }
 
@@ -261,7 +249,7 @@ static int run_versions(cloner *c, vdirs *dirs, char **catalogs, int jobs, const
 	size_t *order = NULL;
 	atomic_bool *published = NULL;
 	fdl_strmap index_of = {0};
-	int rc = parents_first(&order, &published, &index_of, dirs, err);
+	int rc = fdl__parents_first(&order, &published, &index_of, dirs, err);
 	pool vp = {.c = c, .dst_url = dst_url, .dirs = dirs, .catalogs = catalogs, .order = order,
 		   .published = published, .index_of = &index_of, .n = dirs->len};
 	if (!rc)
@@ -314,13 +302,13 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	/* the refs first, with their values: the versions found after them
 	 * hold every version they name */
 	if (!rc)
-		rc = refs_to_copy(&refs, &c, only, err);
+		rc = fdl__refs_to_copy(&refs, &c, only, err);
 	if (!rc)
 		rc = copy_head(&c, only, err);
 	if (!rc)
-		rc = versions_of(&dirs, &refs, &c, err);
+		rc = fdl__versions_of(&dirs, &refs, &c, err);
 	if (!rc)
-		rc = check_copy_refs(&c, &dirs, &refs, opts && opts->force, err);
+		rc = fdl__check_copy_refs(&c, &dirs, &refs, opts && opts->force, err);
 	char **catalogs = rc ? NULL : calloc(dirs.len + 1, sizeof *catalogs);
 	if (!rc && !catalogs)
 		rc = fdl_oom(err);
@@ -341,12 +329,11 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 	free(catalogs);
 	fdl_strmap_free(&files);
 	for (size_t i = 0; i < refs.keys.len && !rc; i++) /* sorted */
-		rc = copy_ref(&c, &dirs, refs.keys.items[i], refs.ids[i], &moved, err);
+		rc = fdl__copy_ref(&c, &dirs, refs.keys.items[i], refs.ids[i], &moved, err);
 	if (!rc)
-		index_copy(&c, &refs.keys, &dirs);
-	fdl_error ierr; /* derived, as the index: the copy's own views when the source has views */
-	if (!rc)
-		fdl_iceberg_after_clone(c.src, c.dst->url, &ierr);
+		fdl__index_copy(&c, &refs.keys, &dirs);
+	if (!rc) /* the copy's own views when the source has views */
+		fdl_ref_moved(c.src, &(fdl_ref_move){.what = FDL_MOVE_CLONED, .dst_root = c.dst->url}, NULL);
 	if (!rc)
 		rc = make_report(out, &c, &dirs, &moved, err);
 	if (c.tmpdir) {
@@ -354,7 +341,7 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		free(c.tmpdir);
 	}
 	fdl_vdirs_free(&dirs);
-	planned_refs_free(&refs);
+	fdl__planned_refs_free(&refs);
 	fdl_strlist_free(&moved);
 	fdl_strlist_free(&existing);
 	fdl_repo_free(c.src);

@@ -115,35 +115,35 @@ typedef struct planned_file {
 
 
 /* clone.c */
-void pool_lock(pool *p);
-void pool_unlock(pool *p);
+void fdl__pool_lock(pool *p);
+void fdl__pool_unlock(pool *p);
 
 /* clone_plan.c */
-void planned_refs_free(planned_refs *r);
-int refs_to_copy(planned_refs *out, cloner *c, const char *only, fdl_error *err);
-int versions_of(vdirs *out, const planned_refs *refs, cloner *c, fdl_error *err);
-int plan_verdict(fdl_verify_report *found, vdirs *dirs, const char *src, fdl_error *err);
-void plan_totals(clone_prog *p, const vdirs *dirs);
-int plan_merge(cloner *into, cloner *from, fdl_error *err);
-int prepare_loop(cloner *c, pool *p, fdl_error *err);
+void fdl__planned_refs_free(planned_refs *r);
+int fdl__refs_to_copy(planned_refs *out, cloner *c, const char *only, fdl_error *err);
+int fdl__versions_of(vdirs *out, const planned_refs *refs, cloner *c, fdl_error *err);
+int fdl__plan_verdict(fdl_verify_report *found, vdirs *dirs, const char *src, fdl_error *err);
+void fdl__plan_totals(clone_prog *p, const vdirs *dirs);
+int fdl__plan_merge(cloner *into, cloner *from, fdl_error *err);
+int fdl__prepare_loop(cloner *c, pool *p, fdl_error *err);
 
 /* clone_copy.c */
-void prog_add(clone_prog *p, int64_t files, int64_t bytes);
-bool copy_may_have(const cloner *c, const char *key);
-int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *by, const char *local, bool checked, bool optional, copied *out, fdl_error *err);
-int put_small(cloner *c, const char *key, const fdl_buf *b, fdl_error *err);
-int copy_small(cloner *c, const char *key, bool optional, fdl_error *err);
-char *staged_path(const cloner *c, const vdir *d, const char *name);
-void recorded(const vdir *d, const char *name, int64_t *bytes, const char **sha);
-bool copy_has_version_json(cloner *c, const vdir *d);
-int parents_first(size_t **order, atomic_bool **published, fdl_strmap *index_of, const vdirs *dirs, fdl_error *err);
-int copy_version(cloner *c, pool *p, size_t at, fdl_error *err);
-int check_copy_refs(cloner *c, vdirs *dirs, const planned_refs *refs, bool force, fdl_error *err);
-int copy_ref(cloner *c, vdirs *dirs, const char *key, const char *id, fdl_strlist *moved, fdl_error *err);
-void index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs);
+void fdl__prog_add(clone_prog *p, int64_t files, int64_t bytes);
+bool fdl__copy_may_have(const cloner *c, const char *key);
+int fdl__copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *by, const char *local, bool checked, bool optional, copied *out, fdl_error *err);
+int fdl__put_small(cloner *c, const char *key, const fdl_buf *b, fdl_error *err);
+int fdl__copy_small(cloner *c, const char *key, bool optional, fdl_error *err);
+char *fdl__staged_path(const cloner *c, const vdir *d, const char *name);
+void fdl__recorded(const vdir *d, const char *name, int64_t *bytes, const char **sha);
+bool fdl__copy_has_version_json(cloner *c, const vdir *d);
+int fdl__parents_first(size_t **order, atomic_bool **published, fdl_strmap *index_of, const vdirs *dirs, fdl_error *err);
+int fdl__copy_version(cloner *c, pool *p, size_t at, fdl_error *err);
+int fdl__check_copy_refs(cloner *c, vdirs *dirs, const planned_refs *refs, bool force, fdl_error *err);
+int fdl__copy_ref(cloner *c, vdirs *dirs, const char *key, const char *id, fdl_strlist *moved, fdl_error *err);
+void fdl__index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs);
 
 /* clone_mirror.c */
-bool gone_with_expiry(const vdir *d, const char *name);
-int mirror_expiry(cloner *c, const vdir *d, fdl_error *err);
+bool fdl__gone_with_expiry(const vdir *d, const char *name);
+int fdl__mirror_expiry(cloner *c, const vdir *d, fdl_error *err);
 
 #endif

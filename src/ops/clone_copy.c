@@ -2,7 +2,7 @@
  * checked against what the versions record, parents first, then the refs
  * and the copy's derived index. */
 #include "clone.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 
-void prog_add(clone_prog *p, int64_t files, int64_t bytes)
+void fdl__prog_add(clone_prog *p, int64_t files, int64_t bytes)
 {
 	if (!p || !p->cb)
 		return;
@@ -27,13 +27,13 @@ void prog_add(clone_prog *p, int64_t files, int64_t bytes)
 /* Whether the copy may hold `key` from before this run: listed when the
  * clone started (or the copy could not be listed). A key it did not hold
  * needs no HEAD or GET of the copy: a bucket then costs one PUT a file. */
-bool copy_may_have(const cloner *c, const char *key)
+bool fdl__copy_may_have(const cloner *c, const char *key)
 {
 	return !c->dst_keys || fdl_strlist_has_sorted(c->dst_keys, key);
 }
 
 
-int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *by, const char *local,
+int fdl__copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const char *by, const char *local,
 		    bool checked, bool optional, copied *out, fdl_error *err)
 {
 	copied none;
@@ -41,7 +41,7 @@ int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const c
 	memset(out, 0, sizeof *out);
 	int64_t have = -1;
 	fdl_error e;
-	if (copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 && (bytes < 0 || have == bytes)) {
+	if (fdl__copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 && (bytes < 0 || have == bytes)) {
 		/* a rerun: a file the format records a sha256 of is checked
 		 * where that costs no request (a folder copy) */
 		char *there = sha ? fdl_store_local_path(c->dst, key) : NULL;
@@ -97,7 +97,7 @@ int copy_key(cloner *c, const char *key, int64_t bytes, const char *sha, const c
 
 /* Put a small file's bytes (b, from the source) into the copy, create-only;
  * one already there must hold the same bytes. */
-int put_small(cloner *c, const char *key, const fdl_buf *b, fdl_error *err)
+int fdl__put_small(cloner *c, const char *key, const fdl_buf *b, fdl_error *err)
 {
 	int rc = fdl_store_put_if_absent(c->dst, key, b->data, b->len, err);
 	if (!rc)
@@ -115,7 +115,7 @@ int put_small(cloner *c, const char *key, const fdl_buf *b, fdl_error *err)
 	return rc;
 }
 
-int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
+int fdl__copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 {
 	fdl_buf b = {0};
 	int rc = fdl_store_get(c->src_store, key, FDL_META_MAX_BYTES, &b, NULL, err);
@@ -124,7 +124,7 @@ int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 		return 0;
 	}
 	if (!rc)
-		rc = put_small(c, key, &b, err);
+		rc = fdl__put_small(c, key, &b, err);
 	fdl_buf_free(&b);
 	return rc;
 }
@@ -133,14 +133,14 @@ int copy_small(cloner *c, const char *key, bool optional, fdl_error *err)
 /* Where the plan puts a version file it fetched ahead (under the clone's
  * temporary folder, laid out by key), for copy_version to write once the
  * data is there and for reading the copy back without fetching it. */
-char *staged_path(const cloner *c, const vdir *d, const char *name)
+char *fdl__staged_path(const cloner *c, const vdir *d, const char *name)
 {
 	return fdl_version_url(c->tmpdir, d->id, name);
 }
 
 /* The size and sha256 version.json records for one of the version's
  * files (-1 and NULL when it records none). */
-void recorded(const vdir *d, const char *name, int64_t *bytes, const char **sha)
+void fdl__recorded(const vdir *d, const char *name, int64_t *bytes, const char **sha)
 {
 	const json_t *doc = d->v ? fdl_version_json(d->v) : NULL;
 	const char *refs_k[] = {"catalog", "dataset", "files"};
@@ -158,13 +158,13 @@ void recorded(const vdir *d, const char *name, int64_t *bytes, const char **sha)
 
 /* The copy has this version's version.json with the bytes the source's
  * history index records for it: no request for it. */
-bool copy_has_version_json(cloner *c, const vdir *d)
+bool fdl__copy_has_version_json(cloner *c, const vdir *d)
 {
 	char *key = fdl_version_key(d->id, FDL_VERSION_JSON);
 	fdl_buf have = {0};
 	char hex[65];
 	fdl_error e;
-	bool there = key && d->sha256[0] && copy_may_have(c, key) &&
+	bool there = key && d->sha256[0] && fdl__copy_may_have(c, key) &&
 		     !fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &have, NULL, &e) &&
 		     !fdl_sha256_mem(hex, have.data, have.len, &e) && !strcmp(hex, d->sha256);
 	fdl_buf_free(&have);
@@ -185,7 +185,7 @@ static int cmp_seq(const void *a, const void *b)
 
 /* The order the versions pool takes versions in (by seq: a parent before
  * its children), a published flag each, and each version's index by id. */
-int parents_first(size_t **order, atomic_bool **published, fdl_strmap *index_of, const vdirs *dirs,
+int fdl__parents_first(size_t **order, atomic_bool **published, fdl_strmap *index_of, const vdirs *dirs,
 			 fdl_error *err)
 {
 	by_seq *s = calloc(dirs->len + 1, sizeof *s);
@@ -238,38 +238,38 @@ static void mark_published(pool *p, size_t i)
 	pthread_mutex_unlock(&p->mu);
 }
 
-int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
+int fdl__copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 {
 	const vdir *d = &p->dirs->items[at];
 	const char *catalog = p->catalogs[at];
 	int rc = 0;
 	for (size_t i = 0; i < d->files.len && !rc; i++) {
 		const char *name = d->files.items[i];
-		if (!strcmp(name, FDL_VERSION_JSON) || gone_with_expiry(d, name))
+		if (!strcmp(name, FDL_VERSION_JSON) || fdl__gone_with_expiry(d, name))
 			continue;
 		const char *sha;
 		int64_t bytes;
-		recorded(d, name, &bytes, &sha);
+		fdl__recorded(d, name, &bytes, &sha);
 		bool is_catalog = d->v && !strcmp(name, fdl_version_catalog_path(d->v));
-		char *key = fdl_version_key(d->id, name), *staged = is_catalog ? NULL : staged_path(c, d, name);
+		char *key = fdl_version_key(d->id, name), *staged = is_catalog ? NULL : fdl__staged_path(c, d, name);
 		struct stat st;
 		const char *local = is_catalog ? catalog : staged && stat(staged, &st) == 0 ? staged : NULL;
 		if (!key || (!is_catalog && !staged))
 			rc = fdl_oom(err);
 		else
-			rc = copy_key(c, key, bytes, sha, NULL, local, is_catalog, true, NULL, err);
+			rc = fdl__copy_key(c, key, bytes, sha, NULL, local, is_catalog, true, NULL, err);
 		free(key);
 		free(staged);
 		if (!rc)
-			prog_add(c->prog, 1, bytes);
+			fdl__prog_add(c->prog, 1, bytes);
 	}
 	if (!rc && fdl_vdir_has(d, FDL_EXPIRED_JSON))
-		rc = mirror_expiry(c, d, err);
+		rc = fdl__mirror_expiry(c, d, err);
 	if (!rc && fdl_vdir_has(d, FDL_VERSION_JSON)) {
 		char *key = fdl_version_key(d->id, FDL_VERSION_JSON);
 		fdl_buf b = {0};
-		bool there = copy_has_version_json(c, d);
-		char *staged = staged_path(c, d, FDL_VERSION_JSON);
+		bool there = fdl__copy_has_version_json(c, d);
+		char *staged = fdl__staged_path(c, d, FDL_VERSION_JSON);
 		int fd = staged ? open(staged, O_RDONLY | O_CLOEXEC) : -1;
 		if (!key || !staged)
 			rc = fdl_oom(err);
@@ -285,11 +285,11 @@ int copy_version(cloner *c, pool *p, size_t at, fdl_error *err)
 		if (!rc && there)
 			c->skipped++;
 		else if (!rc)
-			rc = put_small(c, key, &b, err);
+			rc = fdl__put_small(c, key, &b, err);
 		fdl_buf_free(&b);
 		free(key);
 		if (!rc)
-			prog_add(c->prog, 1, 0);
+			fdl__prog_add(c->prog, 1, 0);
 	}
 	if (!rc)
 		mark_published(p, at);
@@ -326,7 +326,7 @@ static bool descends(vdirs *dirs, const char *id, const char *old)
 /* Before anything is copied: a ref of the copy at a version the source
  * does not have means the copy is another repository (or holds a history
  * the source no longer has); refused unless `force`. */
-int check_copy_refs(cloner *c, vdirs *dirs, const planned_refs *refs, bool force, fdl_error *err)
+int fdl__check_copy_refs(cloner *c, vdirs *dirs, const planned_refs *refs, bool force, fdl_error *err)
 {
 	for (size_t i = 0; i < refs->keys.len; i++) {
 		char have[FDL_ID_LEN + 1];
@@ -345,7 +345,7 @@ int check_copy_refs(cloner *c, vdirs *dirs, const planned_refs *refs, bool force
 /* A ref: set the copy's to the planned value (compare-and-swap on what
  * the copy has), saying so in `moved` when that is not a descendant of
  * where the copy's was (the source moved it back: fdl branch --force). */
-int copy_ref(cloner *c, vdirs *dirs, const char *key, const char *id, fdl_strlist *moved, fdl_error *err)
+int fdl__copy_ref(cloner *c, vdirs *dirs, const char *key, const char *id, fdl_strlist *moved, fdl_error *err)
 {
 	fdl_buf have = {0};
 	char etag[FDL_ETAG_MAX], line[FDL_ID_LEN + 2], old[FDL_ID_LEN + 1];
@@ -374,7 +374,7 @@ int copy_ref(cloner *c, vdirs *dirs, const char *key, const char *id, fdl_strlis
  * static host's readers a branch, only), its version.json files read from
  * this run's checked copies of them where it has them (the same bytes the
  * copy holds) rather than fetched back. */
-void index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs)
+void fdl__index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs)
 {
 	fdl_repo *dst = NULL;
 	fdl_store *read = NULL;
@@ -385,9 +385,6 @@ void index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs)
 		fdl_store_free(read);
 		return;
 	}
-	for (size_t i = 0; i < refs->len; i++)
-		if (fdl_ref_kind_of(refs->items[i]) == FDL_REF_BRANCH && !strstr(refs->items[i], ".lock"))
-			fdl_history_update(dst, fdl_ref_short(refs->items[i], NULL), -1, &e);
-	fdl_reflist_rebuild(dst, dirs, &e);
+	fdl_ref_moved(dst, &(fdl_ref_move){.what = FDL_MOVE_REINDEX, .refs = refs, .dirs = dirs}, NULL);
 	fdl_repo_free(dst);
 }

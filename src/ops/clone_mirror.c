@@ -1,7 +1,7 @@
 /* fdl clone's mirroring of expiry: what the source expired or withdrew
  * since the copy was made is removed from the copy too. */
 #include "clone.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 /* A file an expiry deletes, of a version the source has expired: not
  * copied (and not asked for). */
-bool gone_with_expiry(const vdir *d, const char *name)
+bool fdl__gone_with_expiry(const vdir *d, const char *name)
 {
 	return fdl_vdir_has(d, FDL_EXPIRED_JSON) && fdl_version_removable(d->v, name);
 }
@@ -46,7 +46,7 @@ static int del_copy(cloner *c, char *key, fdl_error *err)
  * source did: the version's catalog files, the data files of a withdrawal
  * that no live catalog references, and version.json when the source no
  * longer has it (the copy's history index first, as fdl withdraw does). */
-int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
+int fdl__mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 {
 	char *key = fdl_version_key(d->id, FDL_EXPIRED_JSON);
 	fdl_buf b = {0};
@@ -77,7 +77,7 @@ int mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 		if (vkey && fdl_store_head(c->dst, vkey, &sz, &e) == 0) {
 			rc = fdl_repo_open(&copy, c->dst->url, err);
 			if (!rc)
-				rc = fdl_history_drop(copy, err);
+				rc = fdl_ref_moved(copy, &(fdl_ref_move){.what = FDL_MOVE_DROP_HISTORY}, err);
 			if (!rc)
 				rc = del_copy(c, vkey, err), vkey = NULL;
 			fdl_repo_free(copy);

@@ -12,14 +12,28 @@
 #include <unistd.h>
 
 
-void planned_refs_free(planned_refs *r)
+/* The pool's lock, when it runs on threads (the plan's queue, the clone's
+ * first error and counters). */
+void fdl__pool_lock(pool *p)
+{
+	if (p->threaded)
+		pthread_mutex_lock(&p->mu);
+}
+
+void fdl__pool_unlock(pool *p)
+{
+	if (p->threaded)
+		pthread_mutex_unlock(&p->mu);
+}
+
+void fdl__planned_refs_free(planned_refs *r)
 {
 	fdl_strlist_free(&r->keys);
 	free(r->ids);
 	memset(r, 0, sizeof *r);
 }
 
-int refs_to_copy(planned_refs *out, cloner *c, const char *only, fdl_error *err)
+int fdl__refs_to_copy(planned_refs *out, cloner *c, const char *only, fdl_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (only) {
@@ -109,7 +123,7 @@ static int add_chain(vdirs *out, fdl_strmap *seen, cloner *c, const char *key, c
 
 /* The versions to copy: every directory (a listable source, every ref
  * wanted) or what the planned refs reach. */
-int versions_of(vdirs *out, const planned_refs *refs, cloner *c, fdl_error *err)
+int fdl__versions_of(vdirs *out, const planned_refs *refs, cloner *c, fdl_error *err)
 {
 	if (refs->listed) /* each version.json is read by the plan's pool (read_listed) */
 		return fdl_vdirs_list(out, NULL, NULL, c->src, err);
@@ -178,18 +192,18 @@ static int stage_version(cloner *c, const vdir *d, fdl_error *err)
 	int rc = 0;
 	for (size_t i = 0; i < d->files.len && !rc; i++) {
 		const char *name = d->files.items[i];
-		if ((cat && !strcmp(name, cat)) || gone_with_expiry(d, name))
+		if ((cat && !strcmp(name, cat)) || fdl__gone_with_expiry(d, name))
 			continue;
 		int64_t bytes, have = -1;
 		const char *sha;
-		recorded(d, name, &bytes, &sha);
-		char *key = fdl_version_key(d->id, name), *path = staged_path(c, d, name);
+		fdl__recorded(d, name, &bytes, &sha);
+		char *key = fdl_version_key(d->id, name), *path = fdl__staged_path(c, d, name);
 		char *slash = path ? strrchr(path, '/') : NULL;
 		fdl_error e;
 		if (!key || !path) {
 			rc = fdl_oom(err);
-		} else if (!strcmp(name, FDL_VERSION_JSON) ? copy_has_version_json(c, d) || access(path, F_OK) == 0
-							   : copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 &&
+		} else if (!strcmp(name, FDL_VERSION_JSON) ? fdl__copy_has_version_json(c, d) || access(path, F_OK) == 0
+							   : fdl__copy_may_have(c, key) && fdl_store_head(c->dst, key, &have, &e) == 0 &&
 								     (bytes < 0 || have == bytes)) {
 			/* in the copy already, or staged by read_listed */
 		} else {
@@ -215,11 +229,11 @@ static int stage_version(cloner *c, const vdir *d, fdl_error *err)
  * leaves d->v NULL, as fdl verify of the copy will say. */
 static int read_listed(cloner *c, vdir *d, fdl_error *err)
 {
-	char *key = fdl_version_key(d->id, FDL_VERSION_JSON), *path = staged_path(c, d, FDL_VERSION_JSON);
+	char *key = fdl_version_key(d->id, FDL_VERSION_JSON), *path = fdl__staged_path(c, d, FDL_VERSION_JSON);
 	fdl_buf b = {0};
 	fdl_error e;
 	int rc = key && path ? 0 : fdl_oom(err);
-	bool from_copy = !rc && copy_may_have(c, key) && fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &b, NULL, &e) == 0;
+	bool from_copy = !rc && fdl__copy_may_have(c, key) && fdl_store_get(c->dst, key, FDL_META_MAX_BYTES, &b, NULL, &e) == 0;
 	if (!rc && !from_copy) {
 		rc = fdl_store_get(c->src_store, key, FDL_META_MAX_BYTES, &b, NULL, err);
 		char *slash = rc ? NULL : strrchr(path, '/');
@@ -303,7 +317,7 @@ static char *files_json_local(cloner *c, const vdir *d, fdl_error *err)
 	const char *path = json_string_value(json_object_get(json_object_get(fdl_version_json(d->v), "files"), "path"));
 	if (!path)
 		return NULL;
-	char *staged = staged_path(c, d, path), *key = fdl_version_key(d->id, path);
+	char *staged = fdl__staged_path(c, d, path), *key = fdl_version_key(d->id, path);
 	struct stat st;
 	if (staged && key && stat(staged, &st) != 0) {
 		char *slash = strrchr(staged, '/');
@@ -376,7 +390,7 @@ static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error
 /* What fdl verify says of each version's place in the history, once every
  * version.json is read, added to what the plan found; then the first
  * problem, as an error. */
-int plan_verdict(fdl_verify_report *found, vdirs *dirs, const char *src, fdl_error *err)
+int fdl__plan_verdict(fdl_verify_report *found, vdirs *dirs, const char *src, fdl_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < dirs->len && !rc; i++)
@@ -392,7 +406,7 @@ int plan_verdict(fdl_verify_report *found, vdirs *dirs, const char *src, fdl_err
 }
 
 /* Move a worker's findings into the clone's (under the pool's lock). */
-int plan_merge(cloner *into, cloner *from, fdl_error *err)
+int fdl__plan_merge(cloner *into, cloner *from, fdl_error *err)
 {
 	int rc = 0;
 	if (from->found && from->found->problem_count)
@@ -417,7 +431,7 @@ static void prog_plan(clone_prog *p, int64_t files, int64_t bytes)
 	pthread_mutex_unlock(&p->mu);
 }
 
-void plan_totals(clone_prog *p, const vdirs *dirs)
+void fdl__plan_totals(clone_prog *p, const vdirs *dirs)
 {
 	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < dirs->len; i++) {
@@ -425,9 +439,9 @@ void plan_totals(clone_prog *p, const vdirs *dirs)
 		for (size_t k = 0; k < d->files.len; k++) {
 			const char *name = d->files.items[k], *sha;
 			int64_t bytes;
-			if (gone_with_expiry(d, name)) /* not copied, as copy_version skips it */
+			if (fdl__gone_with_expiry(d, name)) /* not copied, as copy_version skips it */
 				continue;
-			recorded(d, name, &bytes, &sha);
+			fdl__recorded(d, name, &bytes, &sha);
 			p->files_total++;
 			p->bytes_total += bytes > 0 ? bytes : 0;
 		}
@@ -498,7 +512,7 @@ static int plan_data(pool *p, cloner *c, const fdl_strlist *paths, const fdl_str
 {
 	int rc = 0;
 	char *drop = NULL;
-	pool_lock(p);
+	fdl__pool_lock(p);
 	for (size_t i = 0; i < paths->len && !rc; i++) {
 		const char *path = paths->items[i];
 		const char *claim = json_string_value(json_object_get(claims, path));
@@ -523,7 +537,7 @@ static int plan_data(pool *p, cloner *c, const fdl_strlist *paths, const fdl_str
 	}
 	if (p->threaded)
 		pthread_cond_broadcast(&p->cv);
-	pool_unlock(p);
+	fdl__pool_unlock(p);
 	fdl_error e;
 	if (drop)
 		fdl_store_del(c->dst, drop, &e);
@@ -534,7 +548,7 @@ static int plan_data(pool *p, cloner *c, const fdl_strlist *paths, const fdl_str
 /* The plan's pool: each thread takes a data file the plan has found (so
  * transfers start with the first catalog), else the next version to
  * prepare, until neither is left and no thread is still preparing. */
-int prepare_loop(cloner *c, pool *p, fdl_error *err)
+int fdl__prepare_loop(cloner *c, pool *p, fdl_error *err)
 {
 	int rc = 0;
 	while (!rc) {
@@ -543,7 +557,7 @@ int prepare_loop(cloner *c, pool *p, fdl_error *err)
 		int64_t size = -1;
 		size_t k = 0, j = 0;
 		char claim[65] = "", by[FDL_ID_LEN + 40] = "";
-		pool_lock(p);
+		fdl__pool_lock(p);
 		for (;;) {
 			if (atomic_load(&p->failed))
 				break;
@@ -568,30 +582,30 @@ int prepare_loop(cloner *c, pool *p, fdl_error *err)
 				break;
 			pthread_cond_wait(&p->cv, &p->mu);
 		}
-		pool_unlock(p);
+		fdl__pool_unlock(p);
 		if (data) {
 			copied got;
-			rc = copy_key(c, key, size > 0 ? size : -1, claim[0] ? claim : NULL, by, NULL, false, true, &got,
+			rc = fdl__copy_key(c, key, size > 0 ? size : -1, claim[0] ? claim : NULL, by, NULL, false, true, &got,
 				      err);
 			bool drop = false;
-			pool_lock(p); /* a claim that came during the copy */
+			fdl__pool_lock(p); /* a claim that came during the copy */
 			memcpy(p->dfiles[j].got, got.got, sizeof got.got);
 			p->dfiles[j].put = got.put;
 			if (!rc)
 				rc = check_claim(p, j, c->src->root, &drop, err);
-			pool_unlock(p);
+			fdl__pool_unlock(p);
 			fdl_error e;
 			if (drop)
 				fdl_store_del(c->dst, key, &e);
 			if (!rc)
-				prog_add(c->prog, 1, size);
+				fdl__prog_add(c->prog, 1, size);
 		} else if (prep) {
 			rc = prepare_version(c, &p->dirs->items[k], &p->catalogs[k], err);
-			pool_lock(p);
+			fdl__pool_lock(p);
 			p->preparing--;
 			if (p->threaded)
 				pthread_cond_broadcast(&p->cv);
-			pool_unlock(p);
+			fdl__pool_unlock(p);
 		} else {
 			break;
 		}

@@ -9,8 +9,7 @@
  */
 #include "hashes.h"
 #include "inputs.h"
-#include "iceberg.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -360,10 +359,7 @@ static int commit_unchanged(commit_job *c, char out_id[FDL_ID_LEN + 1], int *rc,
 	if (*rc == FDL_ENOCHANGE && c->recovered) {
 		/* nothing after it: the interrupted commit is the whole job,
 		 * its history index and its working catalog's files included */
-		fdl_error ierr;
-		fdl_history_update(c->repo, w->branch, FDL_HISTORY_WALK_MAX, &ierr);
-		fdl_iceberg_after_commit(c->repo, w->branch, w->base, &ierr);
-		fdl_reflist_note(c->repo, (const char *const *)&c->key, 1, &ierr);
+		fdl_ref_moved(c->repo, &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = w->base}, NULL);
 		if (!(*rc = settled(c->repo, w, &c->fz, true, &c->seen, c->key, w->base, err)))
 			memcpy(out_id, w->base, FDL_ID_LEN + 1);
 	} else if (*rc == FDL_ENOCHANGE) {
@@ -426,17 +422,14 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	fdl_work *w = &c->w;
 	const char *id = c->id;
 	int rc;
-	/* the history index and the ref list follow the ref (docs/format.md):
-	 * derived, so a failure here costs readers speed, never the version;
-	 * before the record, so a commit killed in it recovers as one killed
-	 * before */
-	fdl_error ierr;
-	fdl_history_update(c->repo, w->branch, FDL_HISTORY_WALK_MAX, &ierr);
-	/* the Iceberg views are derived too (verify names one that is missing),
-	 * written beside what follows, which does not read them */
-	fdl_iceberg_job *views = NULL;
-	fdl_iceberg_after_commit_start(&views, c->repo, w->branch, id, c->fz.duck, &ierr);
-	fdl_reflist_note(c->repo, (const char *const *)&c->key, 1, &ierr);
+	/* what derives from the ref follows it (docs/format.md): a failure
+	 * there costs readers speed, never the version; before the record, so
+	 * a commit killed in it recovers as one killed before. The Iceberg
+	 * views are written beside what follows, which does not read them. */
+	struct fdl_iceberg_job *views = NULL;
+	fdl_ref_moved(c->repo,
+		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &views},
+		      NULL);
 	/* then the working catalog's files and the repository's record, still
 	 * with `pending` saved: a commit killed in them recovers the same way */
 	memcpy(w->base, id, sizeof w->base);
@@ -446,7 +439,7 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 		memcpy(w->names_at, id, sizeof w->names_at);
 	}
 	rc = settled(c->repo, w, &c->fz, c->recovered, &c->seen, c->key, id, err);
-	fdl_iceberg_after_commit_join(views, &ierr);
+	fdl_ref_moved_join(views);
 	if (rc)
 		return rc;
 	w->pending[0] = '\0';
@@ -457,6 +450,7 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	}
 	/* the next commit's copy of this version's sha256 map: derived, so a
 	 * failure only makes that commit read files.json instead */
+	fdl_error ierr;
 	fdl_work_hashes_save(w, &c->fz.hashes_text, &ierr);
 	memcpy(out_id, id, FDL_ID_LEN + 1);
 	for (size_t i = 0; opts->warning && i < c->fz.warnings.len; i++)

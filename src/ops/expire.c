@@ -1,8 +1,7 @@
 /* fdl expire: fdl.json's retention applied; which versions it protects
  * (ref tips, a branch's newest, working catalogs' bases) and which go. */
 #include "lifecycle.h"
-#include "iceberg.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 #include "report.h"
 #include "work.h"
 
@@ -27,15 +26,11 @@ static bool protected_id(const protect *p, const char *id)
 /* Tips of every branch and tag, and the newest `keep` of every branch. */
 static int protected_versions(protect *p, fdl_repo *repo, vdirs *dirs, int64_t keep, fdl_error *err)
 {
-	fdl_strlist refs = {0};
-	int rc = fdl_store_list(repo->store, "refs", &refs, err);
-	for (size_t i = 0; i < refs.len && !rc; i++) {
-		char id[FDL_ID_LEN + 1];
-		bool exists = false;
-		fdl_error e;
-		if (strstr(refs.items[i], ".lock") || fdl_ref_read(repo, refs.items[i], id, &exists, NULL, &e) || !exists)
-			continue;
-		bool branch = fdl_ref_kind_of(refs.items[i]) == FDL_REF_BRANCH;
+	fdl_refs refs;
+	int rc = fdl_refs_all(&refs, repo, true, err);
+	for (size_t i = 0; i < refs.names.len && !rc; i++) {
+		const char *id = refs.ids[i];
+		bool branch = fdl_ref_kind_of(refs.names.items[i]) == FDL_REF_BRANCH;
 		int64_t n = 0;
 		const char *cur = id;
 		char buf[FDL_ID_LEN + 1];
@@ -52,7 +47,7 @@ static int protected_versions(protect *p, fdl_repo *repo, vdirs *dirs, int64_t k
 				cur = NULL;
 		}
 	}
-	fdl_strlist_free(&refs);
+	fdl_refs_free(&refs);
 	return rc;
 }
 
@@ -115,7 +110,7 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options
 		if (days >= 0 && (created < 0 || now - created < days * 86400))
 			continue;
 		fdl_strlist removed = {0};
-		if ((rc = catalog_files(&removed, d, err)))
+		if ((rc = fdl__catalog_files(&removed, d, err)))
 			break;
 		if (expired(d) && removed.len == 0)
 			continue; /* done already */
@@ -123,13 +118,13 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options
 		snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
 			 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
 		if (!dry_run)
-			rc = expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
+			rc = fdl__expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
 		if (!rc)
 			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
 		fdl_strlist_free(&removed);
 	}
 	if (!rc && !dry_run && report->expired_count) /* views list no expired version */
-		rc = fdl_iceberg_after_removal(repo, err);
+		rc = fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REMOVAL}, err);
 	fdl_store_lock_release(&lock);
 	if (rc)
 		fdl_expire_report_free(report);

@@ -2,7 +2,7 @@
  * folders, unnamed history packs and ended working catalogs, past a grace
  * period, removed. */
 #include "lifecycle.h"
-#include "iceberg.h"
+#include "derived.h"
 #include "../layout/hindex.h"
 #include "report.h"
 #include "work.h"
@@ -182,7 +182,7 @@ static int live_files(fdl_strlist *keep, fdl_repo *repo, vdirs *dirs, fdl_error 
 				      "it needs; fix the repository (fdl verify) first",
 				      d->id);
 		else
-			rc = version_files(keep, repo, duck, dirs, d, false, err);
+			rc = fdl__version_files(keep, repo, duck, dirs, d, false, err);
 	}
 	fdl_duck_free(duck);
 	fdl_strlist_sort(keep);
@@ -199,13 +199,8 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, const fdl_gc_options *opts, fdl_
 	/* first, as git gc writes the commit-graph: every branch's history
 	 * index brought up to its ref (written whole for a repository that has
 	 * none); derived, so a branch it cannot index is left without one */
-	fdl_strlist heads = {0};
-	fdl_error ierr;
-	if (!dry_run && !fdl_store_list(repo->store, "refs", &heads, &ierr))
-		for (size_t i = 0; i < heads.len; i++)
-			if (fdl_ref_kind_of(heads.items[i]) == FDL_REF_BRANCH && !strstr(heads.items[i], ".lock"))
-				fdl_history_update(repo, fdl_ref_short(heads.items[i], NULL), -1, &ierr);
-	fdl_strlist_free(&heads);
+	if (!dry_run)
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REINDEX}, NULL);
 	gc_run g = {.repo = repo, .now = (int64_t)time(NULL), .grace = grace_seconds, .dry_run = dry_run,
 		    .report = calloc(1, sizeof *g.report)};
 	vdirs dirs = {0};
@@ -213,15 +208,16 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, const fdl_gc_options *opts, fdl_
 	if (!g.report)
 		return fdl_oom(err);
 	/* views list only live versions (expire keeps them so): before any data goes */
-	int rc = dry_run ? 0 : fdl_iceberg_after_removal(repo, err);
+	int rc = dry_run ? 0 : fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REMOVAL}, err);
 	if (!rc)
 		rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
 	if (!rc)
 		rc = fdl_vdirs_read(&dirs, NULL, repo, err);
 	/* the ref list written whole, as the history index is (derived: its
-	 * failure costs readers of a static host only) */
+	 * failure costs readers of a static host only); no branch again */
+	const fdl_strlist none = {0};
 	if (!rc && !dry_run)
-		fdl_reflist_rebuild(repo, &dirs, &ierr);
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REINDEX, .refs = &none, .dirs = &dirs}, NULL);
 	if (!rc)
 		rc = live_files(&keep, repo, &dirs, err);
 	if (!rc)

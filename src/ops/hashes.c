@@ -195,6 +195,7 @@ typedef struct hash_entry {
 	bool done;
 	int rc; /* the store's answer, the same for every asker */
 	char hex[65];
+	int64_t bytes;
 	fdl_error err;
 } hash_entry;
 
@@ -252,7 +253,8 @@ static int64_t entry_of(fdl_hash_cache *c, const char *key, bool *mine)
 	return (int64_t)c->len++;
 }
 
-int fdl_hash_cache_get(fdl_hash_cache *c, fdl_store *s, const char *key, char hex[65], fdl_error *err)
+int fdl_hash_cache_get(fdl_hash_cache *c, fdl_store *s, const char *key, char hex[65], int64_t *bytes,
+		       fdl_error *err)
 {
 	bool mine;
 	pthread_mutex_lock(&c->mu);
@@ -260,7 +262,7 @@ int fdl_hash_cache_get(fdl_hash_cache *c, fdl_store *s, const char *key, char he
 	if (at >= 0 && mine) {
 		pthread_mutex_unlock(&c->mu);
 		hash_entry got = {.done = true};
-		got.rc = fdl_store_sha256(s, key, got.hex, NULL, &got.err);
+		got.rc = fdl_store_sha256(s, key, got.hex, &got.bytes, &got.err);
 		pthread_mutex_lock(&c->mu);
 		c->items[at] = got; /* by index: the array may have moved */
 		pthread_cond_broadcast(&c->cv);
@@ -274,5 +276,7 @@ int fdl_hash_cache_get(fdl_hash_cache *c, fdl_store *s, const char *key, char he
 	if (e.rc)
 		return fdl_fail(err, e.rc, "%s", e.err.message);
 	memcpy(hex, e.hex, 65);
+	if (bytes)
+		*bytes = e.bytes;
 	return 0;
 }

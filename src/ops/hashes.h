@@ -20,10 +20,12 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const cha
 /* Each key hashed once however many threads and versions ask for it: the
  * first asker streams it from its own store (a store handle is one
  * thread's), the others wait for that answer. The answer is the sha256 or
- * the store's error for the key (FDL_ENOTFOUND, ...), the same for all. */
+ * the store's error for the key (FDL_ENOTFOUND, ...), the same for all;
+ * *bytes (may be NULL) the size of what was hashed. */
 typedef struct fdl_hash_cache fdl_hash_cache;
 int fdl_hash_cache_new(fdl_hash_cache **out, fdl_error *err);
-int fdl_hash_cache_get(fdl_hash_cache *c, fdl_store *s, const char *key, char hex[65], fdl_error *err);
+int fdl_hash_cache_get(fdl_hash_cache *c, fdl_store *s, const char *key, char hex[65], int64_t *bytes,
+		       fdl_error *err);
 void fdl_hash_cache_free(fdl_hash_cache *c);
 
 #endif

@@ -11,8 +11,7 @@
  * records what is being removed), then the deletions.
  */
 #include "lifecycle.h"
-#include "iceberg.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 #include "report.h"
 #include "work.h"
 
@@ -21,7 +20,7 @@
 #include <time.h>
 
 /* The files expire/withdraw remove from a version, as they exist. */
-int catalog_files(fdl_strlist *list, const vdir *d, fdl_error *err)
+int fdl__catalog_files(fdl_strlist *list, const vdir *d, fdl_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < d->files.len && !rc; i++)
@@ -30,7 +29,7 @@ int catalog_files(fdl_strlist *list, const vdir *d, fdl_error *err)
 	return rc;
 }
 
-json_t *strlist_json(const fdl_strlist *l)
+json_t *fdl__strlist_json(const fdl_strlist *l)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < l->len; i++)
@@ -39,14 +38,14 @@ json_t *strlist_json(const fdl_strlist *l)
 }
 
 /* Add expired.json (unless there) and delete what it lists. */
-int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *message, const json_t *extra,
+int fdl__expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *message, const json_t *extra,
 		      const fdl_strlist *removed, bool list_gone, fdl_error *err)
 {
 	char now[32];
 	int rc = fdl_time_now_iso(now, err);
 	char *key = fdl_version_key(d->id, FDL_EXPIRED_JSON);
 	json_t *doc = json_pack("{s:s, s:s, s:s, s:o}", "reason", reason, "expired_at", now, "message", message,
-				"removed", strlist_json(removed));
+				"removed", fdl__strlist_json(removed));
 	if (doc && extra)
 		json_object_update(doc, (json_t *)extra);
 	char *text = NULL;
@@ -67,7 +66,12 @@ int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *me
 	fdl_expiry x;
 	fdl_error ierr;
 	if (!rc && list_gone && !fdl_version_expiry(&x, repo, d->id, &ierr) && x.expired)
-		fdl_reflist_note_gone(repo, d->id, x.reason[0] ? x.reason : reason, x.when, &ierr);
+		fdl_ref_moved(repo,
+			      &(fdl_ref_move){.what = FDL_MOVE_GONE,
+					      .id = d->id,
+					      .reason = x.reason[0] ? x.reason : reason,
+					      .when = x.when},
+			      NULL);
 	for (size_t i = 0; i < removed->len && !rc; i++)
 		rc = del_owned(repo, fdl_version_key(d->id, removed->items[i]), err);
 	/* this machine's read cache forgets the catalog at once (other
@@ -86,7 +90,7 @@ int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *me
 
 
 /* The files version d's catalog references, or only those it added. */
-int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, const vdir *d,
+int fdl__version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, const vdir *d,
 			 bool added_only, fdl_error *err)
 {
 	const fdl_version *v = d->v;

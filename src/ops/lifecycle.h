@@ -20,9 +20,9 @@ static inline bool expired(const vdir *d)
 }
 
 
-int catalog_files(fdl_strlist *list, const vdir *d, fdl_error *err);
-json_t *strlist_json(const fdl_strlist *l);
-int expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *message, const json_t *extra, const fdl_strlist *removed, bool list_gone, fdl_error *err);
-int version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, const vdir *d, bool added_only, fdl_error *err);
+int fdl__catalog_files(fdl_strlist *list, const vdir *d, fdl_error *err);
+json_t *fdl__strlist_json(const fdl_strlist *l);
+int fdl__expire_one(fdl_repo *repo, const vdir *d, const char *reason, const char *message, const json_t *extra, const fdl_strlist *removed, bool list_gone, fdl_error *err);
+int fdl__version_files(fdl_strlist *out, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, const vdir *d, bool added_only, fdl_error *err);
 
 #endif

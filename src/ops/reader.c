@@ -169,7 +169,8 @@ static int choose_catalog(fdl_reader *r, fdl_error *err)
 	return rc;
 }
 
-static int reader_open(fdl_reader **out, const char *root, const char *ref, unsigned flags, fdl_error *err);
+static int reader_open(fdl_reader **out, const char *root, const char *ref, const char *token, unsigned flags,
+		       fdl_error *err);
 
 int fdl_reader_open(fdl_reader **out, const char *target, fdl_error *err)
 {
@@ -187,7 +188,7 @@ int fdl_reader_open_flags(fdl_reader **out, const char *target, unsigned flags, 
 	char *root = NULL, *ref = NULL;
 	int rc = fdl_target_split(&root, &ref, target, err);
 	if (!rc)
-		rc = reader_open(out, root, ref, flags, err);
+		rc = reader_open(out, root, ref, NULL, flags, err);
 	free(root);
 	free(ref);
 	return rc;
@@ -195,10 +196,16 @@ int fdl_reader_open_flags(fdl_reader **out, const char *target, unsigned flags, 
 
 int fdl_reader_open_ref(fdl_reader **out, const char *root, const char *ref, fdl_error *err)
 {
-	return reader_open(out, root, ref, 0, err);
+	return reader_open(out, root, ref, NULL, 0, err);
 }
 
-static int reader_open(fdl_reader **out, const char *root, const char *ref, unsigned flags, fdl_error *err)
+int fdl_reader_open_token(fdl_reader **out, const char *root, const char *ref, const char *token, fdl_error *err)
+{
+	return reader_open(out, root, ref, token, 0, err);
+}
+
+static int reader_open(fdl_reader **out, const char *root, const char *ref, const char *token, unsigned flags,
+		       fdl_error *err)
 {
 	int rc = 0;
 	fdl_reader *r = calloc(1, sizeof *r);
@@ -211,7 +218,7 @@ static int reader_open(fdl_reader **out, const char *root, const char *ref, unsi
 		r->warm = NULL;
 	}
 	if (!rc)
-		rc = fdl_repo_open(&r->repo, root, err);
+		rc = fdl_repo_open_token(&r->repo, root, token, err);
 	char id[FDL_ID_LEN + 1];
 	if (!rc)
 		rc = fdl_ref_resolve(id, r->repo, ref, err);
@@ -299,6 +306,11 @@ int fdl_reader_query(fdl_reader *r, const char *sql, fdl_format fmt, FILE *out, 
 
 int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fdl_error *err)
 {
+	return fdl_reader_attach_sql_token(out, r, alias, false, err);
+}
+
+int fdl_reader_attach_sql_token(char **out, const fdl_reader *r, const char *alias, int show_token, fdl_error *err)
+{
 	/* the SQL is only printed if the catalog passes the reader's guard */
 	int rc = check_confined(r, NULL, err);
 	/* a local catalog is attached in place; a remote one straight from the
@@ -314,7 +326,8 @@ int fdl_reader_attach_sql(char **out, const fdl_reader *r, const char *alias, fd
 			     .catalog = where,
 			     .data_path = r->repo->data_url,
 			     .alias = alias,
-			     .store = r->repo->store};
+			     .store = r->repo->store,
+			     .show_token = show_token != 0};
 	if (!rc)
 		rc = fdl_catalog_attach_script(out, &s, err);
 	free(comment);

@@ -59,6 +59,48 @@ int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, cons
 	return 0;
 }
 
+/* Move the findings of `from` to the end of `to`. */
+static int take_findings(fdl_finding **to, size_t *to_n, fdl_finding **from, size_t *from_n)
+{
+	if (!*from_n)
+		return 0;
+	fdl_finding *grown = realloc(*to, (*to_n + *from_n) * sizeof *grown);
+	if (!grown)
+		return -1;
+	memcpy(grown + *to_n, *from, *from_n * sizeof *grown);
+	*to = grown;
+	*to_n += *from_n;
+	free(*from);
+	*from = NULL;
+	*from_n = 0;
+	return 0;
+}
+
+int fdl_verify_report_merge(fdl_verify_report *to, fdl_verify_report *part)
+{
+	int rc = 0;
+	to->versions_checked += part->versions_checked;
+	if (take_findings(&to->problems, &to->problem_count, &part->problems, &part->problem_count) ||
+	    take_findings(&to->warnings, &to->warning_count, &part->warnings, &part->warning_count))
+		rc = -1;
+	if (part->signature_count) {
+		fdl_good_signature *g =
+			realloc(to->signatures, (to->signature_count + part->signature_count) * sizeof *g);
+		if (!g) {
+			rc = -1;
+		} else {
+			memcpy(g + to->signature_count, part->signatures, part->signature_count * sizeof *g);
+			to->signatures = g;
+			to->signature_count += part->signature_count;
+			free(part->signatures);
+			part->signatures = NULL;
+			part->signature_count = 0;
+		}
+	}
+	fdl_verify_report_free_fields(part);
+	return rc;
+}
+
 static void findings_free(fdl_finding *items, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {

@@ -21,6 +21,10 @@ int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, cons
  * per-version parts verify merges). */
 void fdl_verify_report_free_fields(fdl_verify_report *r);
 
+/* One version's findings and good signatures (`part`, emptied) after
+ * those already in `to`; -1 when out of memory. */
+int fdl_verify_report_merge(fdl_verify_report *to, fdl_verify_report *part);
+
 /* A version touched by expire or withdraw, appended with its removed files
  * (taken from `removed`). */
 int fdl_removals_add(fdl_version_removal **items, size_t *count, const char *id, fdl_strlist *removed,

@@ -4,11 +4,15 @@
  * at the first. Checks: refs and HEAD; each version's version.json (must
  * fields, id = directory, seq/parents chain); the bytes and sha256 of every
  * file version.json lists; that no file other than the spec's allowed
- * additions is in a version directory; for every live catalog, that it
- * stops at its snapshot, that every data file it references exists under
- * data_dir with its recorded size, that files.json agrees with it, and that
- * the column statistics DuckLake answers min() and max() from are those of
- * its data files.
+ * additions is in a version directory; the history index and the Iceberg
+ * views. Two depths (issue 54): by default a version's data is checked
+ * from its files.json alone (verify_data.c: each live file of its size,
+ * each file of the sha256 map with that sha256), and no catalog is opened
+ * unless files.json records no data hashes; --deep opens every live
+ * catalog: that it stops at its snapshot, that every data file it
+ * references exists under data_dir with its recorded size and sha256, that
+ * files.json agrees with it, and that the column statistics DuckLake
+ * answers min() and max() from are those of its data files.
  * On a store with no local files (S3, HTTP) each listed file is downloaded
  * into a temporary folder, hashed, and deleted once its version is checked:
  * verify checks what the store holds, never a cached copy.
@@ -21,7 +25,7 @@
 #include "report.h"
 #include "sign.h"
 #include "verify.h"
-#include "iceberg.h"
+#include "../iceberg/iceberg.h"
 #include "../util/pool.h"
 #include "../util/strmap.h"
 
@@ -38,6 +42,10 @@ typedef struct report {
 	fdl_strmap *sizes; /* data files already looked up: bytes, or -1 when missing */
 	fdl_hash_cache *hashes; /* data files hashed, shared by every worker */
 	bool unhashed; /* the version's files.json records no sha256 of its data files */
+	bool deep;     /* open every catalog and derive its files again (--deep) */
+	fdl_duck **duck; /* the worker's, made when a catalog is first opened */
+	int duck_rc;     /* it could not be made: the run's error */
+	fdl_error duck_err;
 } report;
 
 /* A local file with the content of `key`: the file itself in a folder
@@ -96,7 +104,8 @@ static void warning(report *r, const char *where, const char *msg)
 }
 
 /* One listed file: present, with the recorded bytes and sha256. Its local
- * copy is kept in *keep (NULL to drop it) for the checks that follow. */
+ * copy is kept in *keep for the checks that follow; with keep NULL it is
+ * streamed through sha256 from the store, with no copy. */
 static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t *ref, bool expired, char **keep,
 			 bool *downloaded)
 {
@@ -115,7 +124,8 @@ static bool check_listed(report *r, fdl_repo *repo, const vdir *d, const json_t 
 	else if (!fdl_vdir_has(d, path)) {
 		if (!expired)
 			problem(r, key, "is listed in " FDL_VERSION_JSON " but missing");
-	} else if (!(local = local_copy(r, repo, key, downloaded, &e)) || fdl_sha256_file(hex, &n, local, &e))
+	} else if (keep ? !(local = local_copy(r, repo, key, downloaded, &e)) || fdl_sha256_file(hex, &n, local, &e)
+			: fdl_store_sha256(repo->store, key, hex, &n, &e)) /* not kept: streamed from the store */
 		problem(r, key, "cannot be read: %s", e.message);
 	else if (n != bytes)
 		problem(r, key, "is %lld bytes; " FDL_VERSION_JSON " says %lld", (long long)n, (long long)bytes);
@@ -139,46 +149,6 @@ static json_t *files_written(const char *local)
 		fdl_json_parse(&written, b.data, b.len, local, &e);
 	fdl_buf_free(&b);
 	return written;
-}
-
-/* files.json (its bytes already checked against `sha`) says what the
- * catalog does: fdl writes exactly the serialisation of what it derives,
- * so equal hashes settle it; another writer's layout of the same JSON is
- * compared parsed. Its sha256 of the data files is not derived from the
- * catalog but checked against the files themselves (check_hashes): taken
- * as written here. */
-static bool files_agree(json_t *derived, const char *sha, const json_t *written)
-{
-	char *text = NULL, hex[65];
-	size_t len = 0;
-	fdl_error e;
-	json_t *hashes = json_object_get(written, FDL_FILES_SHA256);
-	if (hashes)
-		json_object_set(derived, FDL_FILES_SHA256, hashes);
-	bool same = sha && !fdl_json_dump_as(&text, &len, derived, true, &e) && !fdl_sha256_mem(hex, text, len, &e) &&
-		    !strcmp(hex, sha);
-	free(text);
-	if (same)
-		return true;
-	same = written && json_equal(written, derived);
-	if (written && !same) {
-		/* fdl's optional additions: a files.json written without one
-		 * (before fdl wrote it, or by another writer) agrees */
-		static const char *const optional[] = {"field_ids", "columns", "schema_changed", "unreadable"};
-		json_t *bare = json_deep_copy(derived);
-		const char *name;
-		json_t *t;
-		json_object_foreach(json_object_get(bare, "tables"), name, t)
-		{
-			const json_t *w = json_object_get(json_object_get(written, "tables"), name);
-			for (size_t k = 0; k < sizeof optional / sizeof *optional; k++)
-				if (!json_object_get(w, optional[k]) && !(k == 3 && json_object_get(w, "columns")))
-					json_object_del(t, optional[k]);
-		}
-		same = bare && json_equal(written, bare);
-		json_decref(bare);
-	}
-	return same;
 }
 
 /* What a live catalog attached as `alias` must agree with: version.json's
@@ -207,7 +177,7 @@ static bool catalog_content(report *r, fdl_duck *duck, const char *alias, const 
 	json_t *derived = NULL;
 	*written = files_local ? files_written(files_local) : NULL;
 	if (files_local && !fdl_catalog_files_json(&derived, duck, alias, *listing, files, &e) &&
-	    !files_agree(derived, json_string_value(json_object_get(fref, "sha256")), *written))
+	    !fdl_verify_files_agree(derived, json_string_value(json_object_get(fref, "sha256")), *written))
 		problem(r, fkey, "does not agree with the catalog (the catalog is right)");
 	json_decref(derived);
 	free(fkey);
@@ -254,7 +224,7 @@ static void check_hashes(report *r, fdl_repo *repo, fdl_listing *listing, const 
 			problem(r, fkey, "records no sha256 of %s, which the catalog references", dkey);
 		else if (fdl_strlist_has_sorted(bad, dkey))
 			; /* its absence or size is reported */
-		else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, &e)) == FDL_ENOTFOUND)
+		else if ((hrc = fdl_hash_cache_get(r->hashes, repo->store, dkey, hex, NULL, &e)) == FDL_ENOTFOUND)
 			problem(r, dkey, "is referenced by %s but missing", key);
 		else if (hrc == FDL_EINVALID)
 			problem(r, dkey, "is referenced by %s but is a symlink or not a regular file; fdl follows no "
@@ -406,11 +376,29 @@ static void version_shape(report *r, vdirs *dirs, const vdir *d)
 	free(vkey);
 }
 
-static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs, vdir *d)
+/* The worker's DuckDB, made the first time it opens a catalog: the
+ * default depth opens none unless a version's files.json cannot say what
+ * its data is. Catalogs are read raw: DuckDB alone, no extension. */
+static fdl_duck *catalog_reader(report *r)
 {
-	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
-	r->out->versions_checked++;
-	version_shape(r, dirs, d);
+	fdl_duck **duck = r->duck;
+	if (!*duck && !r->duck_rc) {
+		/* the workers are the parallelism: DuckDB's own threads only add
+		 * hand-offs to statements this small */
+		if ((r->duck_rc = fdl_duck_new_loading(duck, NULL, &r->duck_err)) == 0 &&
+		    (r->duck_rc = fdl_duck_threads(*duck, 1, &r->duck_err)) != 0) {
+			fdl_duck_free(*duck);
+			*duck = NULL;
+		}
+	}
+	return *duck;
+}
+
+/* --deep: every file version.json lists read and checked, and the
+ * catalog attached: its last snapshot, files.json and statistics derived
+ * again and compared (check_catalog), as verify did before issue 54. */
+static void check_version_deep(report *r, fdl_repo *repo, vdir *d, bool expired)
+{
 	const json_t *doc = fdl_version_json(d->v);
 	const char *keys[] = {"catalog", "dataset", "files"};
 	bool catalog_ok = false;
@@ -427,10 +415,63 @@ static void check_version(report *r, fdl_repo *repo, fdl_duck *duck, vdirs *dirs
 	if (r->allowed_signers)
 		check_signature(r, repo, d);
 	/* a catalog whose bytes are not the recorded ones is not opened */
-	if (!expired && catalog_ok && copies[0])
+	fdl_duck *duck = !expired && catalog_ok && copies[0] ? catalog_reader(r) : NULL;
+	if (duck)
 		check_catalog(r, repo, duck, d, copies[0], copies[2]);
 	for (size_t i = 0; i < 3; i++)
 		drop_copy(copies[i], downloaded[i]);
+}
+
+/* The default depth: every file version.json lists, each read once (the
+ * catalog streamed through sha256, files.json into memory, checked, then
+ * parsed), and the data files from files.json alone (check_data_listed).
+ * A live version whose files.json is absent or records no sha256 of its
+ * data (written before fdl recorded them, or by another writer) has its
+ * catalog opened as at --deep: nothing else says what its data is. */
+static void check_version_bytes(report *r, fdl_repo *repo, vdir *d, bool expired)
+{
+	const json_t *doc = fdl_version_json(d->v);
+	const json_t *fref = json_object_get(doc, "files"), *cref = json_object_get(doc, "catalog");
+	fdl_files_scan scan = {0};
+	bool written = false;
+	if (fref && fdl_verify_files_json(&scan, &written, r->out, repo, d, fref, expired))
+		r->oom = true;
+	bool by_catalog = !expired && !scan.has_map && (!fref || written);
+	char *copies[2] = {NULL, NULL};
+	bool downloaded[2] = {false, false};
+	bool catalog_ok = cref ? check_listed(r, repo, d, cref, expired, by_catalog ? &copies[0] : NULL, &downloaded[0])
+			       : true;
+	const json_t *dref = json_object_get(doc, "dataset");
+	bool dataset_downloaded = false;
+	if (dref)
+		check_listed(r, repo, d, dref, false, NULL, &dataset_downloaded);
+	if (r->allowed_signers)
+		check_signature(r, repo, d);
+	if (by_catalog && catalog_ok && copies[0]) {
+		char *key = fref ? fdl_version_key(d->id, json_string_value(json_object_get(fref, "path"))) : NULL;
+		fdl_error e;
+		if (key && !(copies[1] = local_copy(r, repo, key, &downloaded[1], &e)))
+			problem(r, key, "cannot be read: %s", e.message);
+		fdl_duck *duck = !fref || copies[1] ? catalog_reader(r) : NULL;
+		if (duck)
+			check_catalog(r, repo, duck, d, copies[0], copies[1]);
+		free(key);
+	} else if (!expired && written) {
+		if (fdl_verify_data_listed(r->out, repo, r->hashes, d, &scan))
+			r->oom = true;
+	}
+	for (size_t i = 0; i < 2; i++)
+		drop_copy(copies[i], downloaded[i]);
+	fdl_files_scan_free(&scan);
+}
+
+static void check_version(report *r, fdl_repo *repo, vdirs *dirs, vdir *d)
+{
+	bool expired = fdl_vdir_has(d, FDL_EXPIRED_JSON);
+	r->out->versions_checked++;
+	version_shape(r, dirs, d);
+	r->oom |= expired && fdl_verify_expired(r->out, repo, d);
+	(r->deep ? check_version_deep : check_version_bytes)(r, repo, d, expired);
 }
 
 int fdl_verify_shape(fdl_verify_report *out, vdirs *dirs, const vdir *d, fdl_error *err)
@@ -484,7 +525,7 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 	for (size_t i = 0; i < refs.len; i++) {
 		char id[FDL_ID_LEN + 1];
 		bool exists = false;
-		if (strstr(refs.items[i], ".lock")) {
+		if (fdl_key_classify(NULL, refs.items[i]) == FDL_KEY_LOCK) {
 			warning(r, refs.items[i], "a ref lock is held (a writer is running, or died: remove it then)");
 			continue;
 		}
@@ -503,7 +544,7 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 	fdl_strlist_free(&refs);
 	char *head = NULL;
 	if (fdl_repo_head_branch(&head, repo, &e))
-		problem(r, "HEAD", "%s", e.message);
+		problem(r, FDL_HEAD_KEY, "%s", e.message);
 	free(head);
 }
 
@@ -516,6 +557,7 @@ static void check_refs(report *r, fdl_repo *repo, vdirs *dirs)
 typedef struct verify_pool {
 	fdl_repo *repo; /* the caller's, for worker 0 */
 	const char *allowed_signers;
+	bool deep;
 	vdirs *dirs;
 	size_t *todo; /* indexes into dirs, in order */
 	size_t ntodo;
@@ -548,27 +590,25 @@ static int verify_init(void *ctx, size_t index, void **state, fdl_error *err)
 		w->repo = NULL;
 		return rc;
 	}
-	/* catalogs are read raw: DuckDB alone, no extension to load */
-	if (!(rc = fdl_duck_new_loading(&w->duck, NULL, err)))
-		/* the workers are the parallelism: DuckDB's own threads only add
-		 * hand-offs to statements this small */
-		rc = fdl_duck_threads(w->duck, 1, err);
-	return rc;
+	return 0;
 }
 
 static int verify_job(void *ctx, void *state, size_t k, fdl_error *err)
 {
-	(void)err; /* a version's problems are findings, never the pool's error */
+	/* a version's problems are findings, never the pool's error */
 	verify_pool *p = ctx;
 	verify_worker *w = state;
-	report r = {&p->parts[k], false, p->allowed_signers, w->tmpdir, w->downloads, &w->sizes, p->hashes, false};
-	check_version(&r, w->repo, w->duck, p->dirs, &p->dirs->items[p->todo[k]]);
+	report r = {&p->parts[k], false, p->allowed_signers, w->tmpdir, w->downloads, &w->sizes, p->hashes, false,
+		    p->deep, &w->duck, 0, {0}};
+	check_version(&r, w->repo, p->dirs, &p->dirs->items[p->todo[k]]);
 	p->unhashed[k] = r.unhashed;
 	w->tmpdir = r.tmpdir;
 	w->downloads = r.downloads;
 	if (r.oom)
 		atomic_store(&p->oom, true);
-	return 0;
+	if (r.duck_rc) /* no DuckDB to open a catalog with: the run cannot check */
+		*err = r.duck_err;
+	return r.duck_rc;
 }
 
 static void verify_fini(void *ctx, size_t index, void *state)
@@ -587,47 +627,6 @@ static void verify_fini(void *ctx, size_t index, void *state)
 	if (w->own_repo)
 		fdl_repo_free(w->repo);
 	free(w);
-}
-
-/* Move the findings of `from` to the end of `to`. */
-static int take_findings(fdl_finding **to, size_t *to_n, fdl_finding **from, size_t *from_n)
-{
-	if (!*from_n)
-		return 0;
-	fdl_finding *grown = realloc(*to, (*to_n + *from_n) * sizeof *grown);
-	if (!grown)
-		return -1;
-	memcpy(grown + *to_n, *from, *from_n * sizeof *grown);
-	*to = grown;
-	*to_n += *from_n;
-	free(*from);
-	*from = NULL;
-	*from_n = 0;
-	return 0;
-}
-
-/* One version's findings, after those of the versions before it. */
-static void merge_part(report *r, fdl_verify_report *part)
-{
-	r->out->versions_checked += part->versions_checked;
-	if (take_findings(&r->out->problems, &r->out->problem_count, &part->problems, &part->problem_count) ||
-	    take_findings(&r->out->warnings, &r->out->warning_count, &part->warnings, &part->warning_count))
-		r->oom = true;
-	if (part->signature_count) {
-		fdl_good_signature *g =
-			realloc(r->out->signatures, (r->out->signature_count + part->signature_count) * sizeof *g);
-		if (!g) {
-			r->oom = true;
-		} else {
-			memcpy(g + r->out->signature_count, part->signatures, part->signature_count * sizeof *g);
-			r->out->signatures = g;
-			r->out->signature_count += part->signature_count;
-			free(part->signatures);
-			part->signatures = NULL;
-			part->signature_count = 0;
-		}
-	}
-	fdl_verify_report_free_fields(part);
 }
 
 /* One warning for every live version whose files.json records no sha256
@@ -663,7 +662,7 @@ static void unhashed_warning(report *r, const vdirs *dirs, const verify_pool *p)
  * same on any number of cores. */
 static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_error *err)
 {
-	verify_pool p = {repo, r->allowed_signers, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL,
+	verify_pool p = {repo, r->allowed_signers, r->deep, dirs, calloc(dirs->len + 1, sizeof(size_t)), 0, NULL,
 			 calloc(dirs->len + 1, sizeof(bool)), NULL, false};
 	if (!p.todo || !p.unhashed || fdl_hash_cache_new(&p.hashes, err)) {
 		free(p.todo);
@@ -683,7 +682,8 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 		rc = fdl_pool_run(&t, err);
 	r->oom |= atomic_load(&p.oom);
 	for (size_t k = 0; k < p.ntodo && p.parts; k++)
-		merge_part(r, &p.parts[k]);
+		if (fdl_verify_report_merge(r->out, &p.parts[k]))
+			r->oom = true;
 	unhashed_warning(r, dirs, &p);
 	fdl_hash_cache_free(p.hashes);
 	free(p.unhashed);
@@ -751,7 +751,8 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 				"from FDL_VERIFY_OPTIONS_INIT)", o->version, (unsigned)FDL_VERIFY_OPTIONS_VERSION);
 	const char *allowed_signers = o->allowed_signers;
 	int all = !o->reachable_only;
-	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL, NULL, false};
+	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL, NULL, false,
+		    o->version >= 2 && o->deep, NULL, 0, {0}};
 	if (!r.out || !(r.out->repository = fdl_strdup(repo->root))) {
 		fdl_verify_report_free(r.out);
 		return fdl_oom(err);

@@ -7,6 +7,8 @@
 
 #include "../catalog/catalog.h"
 #include "../layout/walk.h"
+#include "hashes.h"
+#include "../layout/files_scan.h"
 
 /* Only the files a version may hold, and its first parent a readable
  * version of `dirs` one seq below (or withdrawn with its version.json). */
@@ -17,5 +19,29 @@ int fdl_verify_shape(fdl_verify_report *out, vdirs *dirs, const vdir *d, fdl_err
  * with it. Whether its data files are there is the caller's to check. */
 int fdl_verify_catalog_attached(fdl_verify_report *out, fdl_duck *duck, const char *alias, const vdir *d,
 				const char *files_local, fdl_error *err);
+
+/* files.json as fdl derives it from the catalog (`derived`; it takes the
+ * written sha256 map, which is not derived) agrees with files.json as
+ * written (its bytes' sha256 `sha`, parsed `written`, may be NULL): equal
+ * hashes, or equal JSON but for fdl's optional additions. */
+bool fdl_verify_files_agree(json_t *derived, const char *sha, const json_t *written);
+
+/* The default depth (verify_data.c). files.json of `d` (version.json's
+ * `ref` to it) read once, its bytes and sha256 checked, and its data files
+ * read into *scan (*ok false, scan empty, when it is absent, a problem
+ * unless `expired`, or not the recorded bytes, or not JSON); the problems
+ * appended to out. The caller frees the scan (fdl_files_scan_free). */
+int fdl_verify_files_json(fdl_files_scan *scan, bool *ok, fdl_verify_report *out, fdl_repo *repo, const vdir *d,
+			  const json_t *ref, bool expired);
+
+/* expired.json of `d` read and checked field by field (reason, expired_at). */
+int fdl_verify_expired(fdl_verify_report *out, fdl_repo *repo, const vdir *d);
+
+/* The data of live version `d` from its files.json (`written`, proven by
+ * the call above) alone: every live file there of its recorded size, every
+ * file of its sha256 map with that sha256, hashed once a run through
+ * `hashes`. What only the catalog can say is --deep's (verify.c). */
+int fdl_verify_data_listed(fdl_verify_report *out, fdl_repo *repo, fdl_hash_cache *hashes, const vdir *d,
+			   const fdl_files_scan *scan);
 
 #endif

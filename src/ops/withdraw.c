@@ -2,8 +2,7 @@
  * references it; refused while a live version still returns its rows, and
  * the statements (or --clean) that publish one without them. */
 #include "lifecycle.h"
-#include "iceberg.h"
-#include "../layout/hindex.h"
+#include "derived.h"
 #include "report.h"
 #include "work.h"
 #include "confine.h"
@@ -65,11 +64,11 @@ static int wd_added(wd_plan *w, const vdir *target, fdl_strlist *files, fdl_erro
 		const char *parent = fdl_version_parent(target->v, 0);
 		const vdir *pd = parent ? fdl_vdirs_find(&w->dirs, parent) : NULL;
 		if (!pd || !pd->v || expired(pd) || !fdl_vdir_has(pd, fdl_version_catalog_path(pd->v)))
-			return version_files(files, w->repo, w->duck, &w->dirs, target, true, err);
+			return fdl__version_files(files, w->repo, w->duck, &w->dirs, target, true, err);
 		fdl_strlist mine = {0}, theirs = {0};
-		int rc = version_files(&mine, w->repo, w->duck, &w->dirs, target, false, err);
+		int rc = fdl__version_files(&mine, w->repo, w->duck, &w->dirs, target, false, err);
 		if (!rc)
-			rc = version_files(&theirs, w->repo, w->duck, &w->dirs, pd, false, err);
+			rc = fdl__version_files(&theirs, w->repo, w->duck, &w->dirs, pd, false, err);
 		fdl_strlist_sort(&theirs);
 		for (size_t i = 0; i < mine.len && !rc; i++)
 			if (!fdl_strlist_has_sorted(&theirs, mine.items[i]))
@@ -109,7 +108,7 @@ static int wd_hits(wd_plan *w, fdl_error *err)
 			hit = !strcmp(d->id, w->ids[k]) || withdrawn_with(w->repo, d, w->ids[k]);
 		if (!hit && d->v && !expired(d) && fdl_vdir_has(d, fdl_version_catalog_path(d->v))) {
 			fdl_strlist refs = {0};
-			rc = version_files(&refs, w->repo, w->duck, &w->dirs, d, false, err);
+			rc = fdl__version_files(&refs, w->repo, w->duck, &w->dirs, d, false, err);
 			for (size_t k = 0; k < refs.len && !hit; k++)
 				hit = fdl_strlist_has_sorted(&w->files, refs.items[k]);
 			fdl_strlist_free(&refs);
@@ -130,20 +129,12 @@ static bool wd_is_hit(const wd_plan *w, const char *id)
 /* Every branch and tag that names a version the withdrawal takes. */
 static int wd_refs(wd_plan *w, fdl_strlist *out, fdl_error *err)
 {
-	fdl_strlist refs = {0};
-	int rc = fdl_store_list(w->repo->store, "refs", &refs, err);
-	fdl_strlist_sort(&refs);
-	for (size_t i = 0; i < refs.len && !rc; i++) {
-		char id[FDL_ID_LEN + 1];
-		bool exists = false;
-		fdl_error e;
-		if (strstr(refs.items[i], ".lock") || fdl_ref_read(w->repo, refs.items[i], id, &exists, NULL, &e) ||
-		    !exists)
-			continue;
-		if (wd_is_hit(w, id))
-			rc = fdl_strlist_add(out, refs.items[i], err);
-	}
-	fdl_strlist_free(&refs);
+	fdl_refs refs;
+	int rc = fdl_refs_all(&refs, w->repo, true, err);
+	for (size_t i = 0; i < refs.names.len && !rc; i++)
+		if (wd_is_hit(w, refs.ids[i]))
+			rc = fdl_strlist_add(out, refs.names.items[i], err);
+	fdl_refs_free(&refs);
 	return rc;
 }
 
@@ -351,7 +342,7 @@ static char *wd_refusal(const fdl_withdraw_report *r, int force)
  * the named versions when asked. */
 static int wd_apply(wd_plan *w, fdl_withdraw_report *report, const fdl_withdraw_options *o, fdl_error *err)
 {
-	json_t *data = strlist_json(&w->files);
+	json_t *data = fdl__strlist_json(&w->files);
 	int rc = data ? 0 : fdl_oom(err);
 	for (size_t i = 0; i < w->dirs.len && !rc; i++) {
 		vdir *d = &w->dirs.items[i];
@@ -361,11 +352,11 @@ static int wd_apply(wd_plan *w, fdl_withdraw_report *report, const fdl_withdraw_
 		bool named = false;
 		for (size_t k = 0; k < w->n; k++)
 			named |= !strcmp(d->id, w->ids[k]);
-		rc = catalog_files(&removed, d, err);
+		rc = fdl__catalog_files(&removed, d, err);
 		if (!rc && !o->dry_run) {
 			/* version.json goes last, after everything else of the withdrawal */
 			json_t *extra = json_pack("{s:O, s:s}", "data_files", data, "withdrawn_with", w->ids[0]);
-			rc = extra ? expire_one(w->repo, d, "withdrawn", o->reason, extra, &removed,
+			rc = extra ? fdl__expire_one(w->repo, d, "withdrawn", o->reason, extra, &removed,
 						!(named && o->remove_version_json), err)
 				   : fdl_oom(err);
 			json_decref(extra);
@@ -378,18 +369,19 @@ static int wd_apply(wd_plan *w, fdl_withdraw_report *report, const fdl_withdraw_
 	}
 	json_decref(data);
 	if (!rc && !o->dry_run) /* no view leads to the data, before it goes */
-		rc = fdl_iceberg_after_removal(w->repo, err);
+		rc = fdl_ref_moved(w->repo, &(fdl_ref_move){.what = FDL_MOVE_REMOVAL}, err);
 	for (size_t i = 0; i < w->files.len && !rc && !o->dry_run; i++)
 		rc = del_owned(w->repo, fdl_asprintf("%s/%s", w->repo->data_dir, w->files.items[i]), err);
 	/* the history index holds a copy of every version.json: it goes
 	 * before and after the file itself (a commit in between may have
 	 * written it again) */
 	if (!rc && !o->dry_run && o->remove_version_json) {
-		rc = fdl_history_drop(w->repo, err);
+		const fdl_ref_move drop = {.what = FDL_MOVE_DROP_HISTORY};
+		rc = fdl_ref_moved(w->repo, &drop, err);
 		for (size_t k = 0; k < w->n && !rc; k++)
 			rc = del_owned(w->repo, fdl_version_key(w->ids[k], FDL_VERSION_JSON), err);
 		if (!rc)
-			rc = fdl_history_drop(w->repo, err);
+			rc = fdl_ref_moved(w->repo, &drop, err);
 	}
 	return rc;
 }

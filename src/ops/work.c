@@ -43,64 +43,15 @@ static int pg_write(const char *conninfo, const char *text, const char *old, fdl
 	return rc;
 }
 
-int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
+/* The record's optional fields: ids and sha256s kept when well formed. */
+static int work_optional(fdl_work *w, const json_t *j, const char *path, fdl_error *err)
 {
-	memset(w, 0, sizeof *w);
-	w->base_snapshot = -1;
-	w->postgres = !strncmp(dir, FDL_PG_PREFIX, strlen(FDL_PG_PREFIX));
-	int rc = w->postgres ? ((w->dir = fdl_strdup(dir)) ? 0 : FDL_ERROR) : fdl_path_absolute(&w->dir, dir, err);
-	if (rc)
-		return rc;
-	char *path = w->postgres ? fdl_strdup(dir) : fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
-	w->catalog = w->postgres ? fdl_strdup(dir + strlen(FDL_PG_PREFIX)) : fdl_asprintf("%s/%s", w->dir, FDL_WORK_CATALOG);
-	fdl_buf b = {0};
-	json_t *j = NULL;
-	if (!path || !w->catalog)
-		rc = fdl_oom(err);
-	if (!rc)
-		rc = w->postgres ? fdl_work_pg_read(&b, w->catalog, err) : fdl_file_read(&b, path, 1 << 20, err);
-	if (rc == FDL_ENOTFOUND && !w->postgres)
-		rc = fdl_fail(err, FDL_ENOTFOUND, "%s is not a working catalog made by `fdl checkout` (no %s)",
-			      w->dir, FDL_WORK_FILE);
-	if (!rc)
-		rc = fdl_json_parse(&j, b.data, b.len, path, err);
 	const char *s;
 	int64_t n;
 	bool present;
-	if (!rc) { /* null means "no base": the same as absent */
-		if (json_is_null(json_object_get(j, "base")))
-			json_object_del(j, "base");
-		if (json_is_null(json_object_get(j, "base_snapshot")))
-			json_object_del(j, "base_snapshot");
-		if (json_is_null(json_object_get(j, "pending")))
-			json_object_del(j, "pending");
-	}
-	if (!rc && !(rc = fdl_json_get_string(&s, j, "repository", true, path, "repository", err)))
-		w->repository = fdl_strdup(s);
-	if (!rc && !(rc = fdl_json_get_string(&s, j, "branch", true, path, "branch", err)))
-		w->branch = fdl_strdup(s);
-	if (!rc && !(rc = fdl_json_get_string(&s, j, "data_path", true, path, "data_path", err)))
-		w->data_path = fdl_strdup(s);
-	if (!rc && !(rc = fdl_json_get_string(&s, j, "base", false, path, "base", err)) && s) {
-		if (!fdl_id_is_valid(s))
-			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'base' is not a version id", path);
-		else
-			memcpy(w->base, s, FDL_ID_LEN + 1);
-	}
-	if (!rc && !(rc = fdl_json_get_string(&s, j, "id", false, path, "id", err)) && s) {
-		if (!fdl_id_is_valid(s))
-			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'id' is not an id", path);
-		else
-			memcpy(w->id, s, FDL_ID_LEN + 1);
-	}
-	if (!rc && !(rc = fdl_json_get_string(&s, j, "pending", false, path, "pending", err)) && s) {
-		if (!fdl_id_is_valid(s))
-			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'pending' is not a version id", path);
-		else
-			memcpy(w->pending, s, FDL_ID_LEN + 1);
-	}
-	if (!rc && !(rc = fdl_json_get_string(&s, j, "description_sha256", false, path, "description_sha256", err)) &&
-	    s && strlen(s) == 64)
+	int rc = 0;
+	if (!(rc = fdl_json_get_string(&s, j, "description_sha256", false, path, "description_sha256", err)) && s &&
+	    strlen(s) == 64)
 		memcpy(w->description_sha256, s, 65);
 	if (!rc && !(rc = fdl_json_get_string(&s, j, "description_from", false, path, "description_from", err)) &&
 	    s && fdl_id_is_valid(s))
@@ -117,11 +68,77 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 	if (!rc && !(rc = fdl_json_get_int(&n, &present, j, "base_snapshot", false, path, "base_snapshot", err)) &&
 	    present)
 		w->base_snapshot = n;
+	return rc;
+}
+
+/* An id field (`what` says which for the message), absent or valid. */
+static int work_id(char out[FDL_ID_LEN + 1], const json_t *j, const char *field, const char *what, const char *path,
+		   fdl_error *err)
+{
+	const char *s;
+	int rc = fdl_json_get_string(&s, j, field, false, path, field, err);
+	if (!rc && s && !fdl_id_is_valid(s))
+		rc = fdl_fail(err, FDL_EINVALID, "%s: field '%s' is not %s", path, field, what);
+	else if (!rc && s)
+		memcpy(out, s, FDL_ID_LEN + 1);
+	return rc;
+}
+
+int fdl_work_parse(fdl_work *w, const char *data, size_t len, const char *path, fdl_error *err)
+{
+	json_t *j = NULL;
+	const char *s;
+	int rc = fdl_json_parse(&j, data, len, path, err);
+	if (!rc) { /* null means "no base": the same as absent */
+		if (json_is_null(json_object_get(j, "base")))
+			json_object_del(j, "base");
+		if (json_is_null(json_object_get(j, "base_snapshot")))
+			json_object_del(j, "base_snapshot");
+		if (json_is_null(json_object_get(j, "pending")))
+			json_object_del(j, "pending");
+	}
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "repository", true, path, "repository", err)))
+		w->repository = fdl_strdup(s);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "branch", true, path, "branch", err)))
+		w->branch = fdl_strdup(s);
+	if (!rc && !(rc = fdl_json_get_string(&s, j, "data_path", true, path, "data_path", err)))
+		w->data_path = fdl_strdup(s);
+	if (!rc)
+		rc = work_id(w->base, j, "base", "a version id", path, err);
+	if (!rc)
+		rc = work_id(w->id, j, "id", "an id", path, err);
+	if (!rc)
+		rc = work_id(w->pending, j, "pending", "a version id", path, err);
+	if (!rc)
+		rc = work_optional(w, j, path, err);
 	if (!rc && (!w->repository || !w->branch || !w->data_path))
 		rc = fdl_oom(err);
+	json_decref(j);
+	return rc;
+}
+
+int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
+{
+	memset(w, 0, sizeof *w);
+	w->base_snapshot = -1;
+	w->postgres = !strncmp(dir, FDL_PG_PREFIX, strlen(FDL_PG_PREFIX));
+	int rc = w->postgres ? ((w->dir = fdl_strdup(dir)) ? 0 : FDL_ERROR) : fdl_path_absolute(&w->dir, dir, err);
+	if (rc)
+		return rc;
+	char *path = w->postgres ? fdl_strdup(dir) : fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);
+	w->catalog = w->postgres ? fdl_strdup(dir + strlen(FDL_PG_PREFIX)) : fdl_asprintf("%s/%s", w->dir, FDL_WORK_CATALOG);
+	fdl_buf b = {0};
+	if (!path || !w->catalog)
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = w->postgres ? fdl_work_pg_read(&b, w->catalog, err) : fdl_file_read(&b, path, 1 << 20, err);
+	if (rc == FDL_ENOTFOUND && !w->postgres)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "%s is not a working catalog made by `fdl checkout` (no %s)",
+			      w->dir, FDL_WORK_FILE);
+	if (!rc)
+		rc = fdl_work_parse(w, b.data, b.len, path, err);
 	if (!rc && w->postgres && !(w->record = fdl_strdup(b.data)))
 		rc = fdl_oom(err);
-	json_decref(j);
 	fdl_buf_free(&b);
 	free(path);
 	if (rc)

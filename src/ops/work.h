@@ -60,6 +60,9 @@ typedef struct fdl_work {
 } fdl_work;
 
 int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err);
+/* The record's bytes into w's fields (`path` names them in messages); on
+ * failure what it set is left for fdl_work_free. */
+int fdl_work_parse(fdl_work *w, const char *data, size_t len, const char *path, fdl_error *err);
 /* WORK/FDL_WORK_TEMPLATE (NULL for PostgreSQL, or out of memory). */
 char *fdl_work_template_path(const fdl_work *w);
 /* The sha256 map (path -> hex) of the files.json whose sha256 is
@@ -73,6 +76,9 @@ int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha2
 /* Its text for `map`, the sha256 map of the files.json whose sha256 is
  * files_sha256 (out empty when a path cannot be written on a line, or
  * memory ran out: a derived copy is never worth failing a commit). */
+/* The parse under fdl_work_hashes_read, of the file's bytes as read (b's
+ * body is changed in place). */
+int fdl_work_hashes_parse(json_t **map, fdl_buf *b, const char *files_sha256, char why[160], fdl_error *err);
 void fdl_work_hashes_text(fdl_buf *out, const json_t *map, const char *files_sha256);
 /* Replace WORK/FDL_WORK_HASHES with `text` (removed when text is empty;
  * nothing for PostgreSQL). */

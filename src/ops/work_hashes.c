@@ -71,30 +71,23 @@ static int read_file(fdl_buf *b, const fdl_work *w, size_t max_bytes, char why[1
 	return 0;
 }
 
-int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha256, int64_t files_bytes,
-			 char why[160], fdl_error *err)
+int fdl_work_hashes_parse(json_t **map, fdl_buf *b, const char *files_sha256, char why[160], fdl_error *err)
 {
-	*map = NULL;
 	char body[65];
-	fdl_buf b = {0};
 	int rc = 0;
-	snprintf(why, 160, "no %s", FDL_WORK_HASHES);
-	/* a line is shorter than its entry in files.json's map */
-	if (w->postgres || !files_sha256 || strlen(files_sha256) != 64 || files_bytes <= 0 ||
-	    read_file(&b, w, (size_t)files_bytes + HEADER_LEN, why)) {
-		/* why says */
-	} else if (b.len < HEADER_LEN) {
+	*map = NULL;
+	if (b->len < HEADER_LEN) {
 		snprintf(why, 160, "%s is malformed", FDL_WORK_HASHES);
-	} else if (memcmp(b.data, HEADER, sizeof HEADER - 1) || memcmp(b.data + sizeof HEADER - 1, files_sha256, 64) ||
-		   b.data[HEADER_LEN - 66] != ' ' || b.data[HEADER_LEN - 1] != '\n') {
+	} else if (memcmp(b->data, HEADER, sizeof HEADER - 1) || memcmp(b->data + sizeof HEADER - 1, files_sha256, 64) ||
+		   b->data[HEADER_LEN - 66] != ' ' || b->data[HEADER_LEN - 1] != '\n') {
 		snprintf(why, 160, "%s copies another " FDL_FILES_JSON, FDL_WORK_HASHES);
-	} else if ((rc = fdl_sha256_mem(body, b.data + HEADER_LEN, b.len - HEADER_LEN, err)) == 0 &&
-		   memcmp(b.data + HEADER_LEN - 65, body, 64)) {
+	} else if ((rc = fdl_sha256_mem(body, b->data + HEADER_LEN, b->len - HEADER_LEN, err)) == 0 &&
+		   memcmp(b->data + HEADER_LEN - 65, body, 64)) {
 		snprintf(why, 160, "%s changed since a commit wrote it", FDL_WORK_HASHES);
 	} else if (!rc) {
 		bool oom = false;
 		json_t *m = json_object();
-		if (m && body_lines(m, b.data + HEADER_LEN, b.data + b.len, &oom))
+		if (m && body_lines(m, b->data + HEADER_LEN, b->data + b->len, &oom))
 			*map = m;
 		else {
 			json_decref(m);
@@ -102,6 +95,20 @@ int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha2
 			snprintf(why, 160, "%s is malformed", FDL_WORK_HASHES);
 		}
 	}
+	return rc;
+}
+
+int fdl_work_hashes_read(json_t **map, const fdl_work *w, const char *files_sha256, int64_t files_bytes,
+			 char why[160], fdl_error *err)
+{
+	*map = NULL;
+	fdl_buf b = {0};
+	int rc = 0;
+	snprintf(why, 160, "no %s", FDL_WORK_HASHES);
+	/* a line is shorter than its entry in files.json's map */
+	if (!w->postgres && files_sha256 && strlen(files_sha256) == 64 && files_bytes > 0 &&
+	    !read_file(&b, w, (size_t)files_bytes + HEADER_LEN, why))
+		rc = fdl_work_hashes_parse(map, &b, files_sha256, why, err);
 	fdl_buf_free(&b);
 	return rc;
 }

@@ -29,7 +29,8 @@
 	F(struct MHD_Response *, create_response_from_fd_at_offset64, (uint64_t size, int fd, uint64_t offset), \
 	  (size, fd, offset)) \
 	H(const union MHD_ConnectionInfo *, get_connection_info, (struct MHD_Connection *, \
-	  enum MHD_ConnectionInfoType, ...))
+	  enum MHD_ConnectionInfoType, ...)) \
+	F(enum MHD_Result, is_feature_supported, (enum MHD_FEATURE feature), (feature))
 
 #define FDL_DYN_SYMBOL(name) "MHD_" #name
 #define FDL_DYN_FORWARD(name) fdl_lazy_MHD_##name

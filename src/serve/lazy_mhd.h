@@ -27,7 +27,9 @@ struct MHD_Response *fdl_lazy_MHD_create_response_from_fd_at_offset64(uint64_t s
 /* Only the info types that take no further argument. */
 const union MHD_ConnectionInfo *fdl_lazy_MHD_get_connection_info(struct MHD_Connection *c,
 								 enum MHD_ConnectionInfoType type);
+enum MHD_Result fdl_lazy_MHD_is_feature_supported(enum MHD_FEATURE feature);
 #define MHD_get_connection_info fdl_lazy_MHD_get_connection_info
+#define MHD_is_feature_supported fdl_lazy_MHD_is_feature_supported
 #define MHD_start_daemon fdl_lazy_MHD_start_daemon
 #define MHD_stop_daemon fdl_lazy_MHD_stop_daemon
 #define MHD_get_daemon_info fdl_lazy_MHD_get_daemon_info

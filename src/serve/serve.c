@@ -9,6 +9,12 @@
  * `/_fdl/` its assets (the folder `make web` builds), opened the same way
  * beneath that folder; `/_fdl/refs.json` lists the branches and tags, which
  * a static host could not.
+ *
+ * With a token file, every path but the page's static files answers 401
+ * without a valid token, before anything else is looked at: the answer is
+ * the same whether the path exists or not, and holds no byte of the
+ * repository. What is served then is `Cache-Control: private`, never kept
+ * by a shared cache.
  */
 #include "serve.h"
 #include "../layout/keys.h"
@@ -20,7 +26,9 @@
 #include <microhttpd.h>
 #include "lazy_mhd.h"
 #include "guard.h"
+#include "tokens.h"
 #include "../util/dynlib.h"
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -41,6 +49,8 @@ struct fdl_server {
 	FILE *log;
 	int port;
 	fdl_serve_guard *guard;
+	fdl_serve_tokens *tokens; /* NULL: a public repository */
+	fdl_buf cert, key;        /* PEM, for HTTPS; kept while the daemon runs */
 	/* libmicrohttpd's own messages go to `log` once the server runs; while
 	 * it starts they are dropped: a failure to listen is said once, by
 	 * fdl_server_start's error */
@@ -51,7 +61,10 @@ struct fdl_server {
 	char marks[4];
 };
 
-/* libmicrohttpd's error log (MHD_OPTION_EXTERNAL_LOGGER). */
+/* libmicrohttpd's error log (MHD_OPTION_EXTERNAL_LOGGER). The format
+ * attribute says fmt is printf's, so clang's -Wformat-nonliteral checks
+ * the callers' formats instead of refusing the vsnprintf below. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) FDL_PRINTF(2, 0);
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	fdl_server *s = cls;
@@ -194,13 +207,15 @@ static void common_headers(struct MHD_Response *r, const fdl_server *s, const ch
 		return;
 	}
 	if (!strncmp(rel, "_fdl/", 5)) {
-		MHD_add_response_header(r, "Cache-Control", "public, max-age=3600");
+		MHD_add_response_header(r, "Cache-Control", s->tokens ? "private, max-age=3600" : "public, max-age=3600");
 		return;
 	}
 	fdl_key_class c = fdl_key_classify_in(s->data_dir, rel);
 	bool stays = c == FDL_KEY_IMMUTABLE || c == FDL_KEY_DATA;
-	MHD_add_response_header(r, "Cache-Control", stays ? "public, max-age=31536000, immutable"
-							  : "public, max-age=5, must-revalidate");
+	const char *who = s->tokens ? "private" : "public";
+	char cc[64];
+	snprintf(cc, sizeof cc, stays ? "%s, max-age=31536000, immutable" : "%s, max-age=5, must-revalidate", who);
+	MHD_add_response_header(r, "Cache-Control", cc);
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
@@ -321,29 +336,22 @@ static char *refs_json(const fdl_server *s)
 {
 	fdl_repo *repo = NULL;
 	fdl_error e;
-	char *out = NULL, *head = NULL;
+	char *out = NULL;
 	json_t *doc = json_pack("{s:o, s:o}", "branches", json_object(), "tags", json_object());
-	fdl_strlist refs = {0};
-	if (!doc || fdl_repo_open(&repo, s->root, &e) || fdl_store_list(repo->store, FDL_REFS_DIR, &refs, &e))
+	fdl_refs refs = {0};
+	if (!doc || fdl_repo_open(&repo, s->root, &e) || fdl_refs_all(&refs, repo, true, &e))
 		goto out;
-	if (fdl_repo_head_branch(&head, repo, &e) == 0)
-		json_object_set_new(doc, "head", json_string(head));
-	for (size_t i = 0; i < refs.len; i++) {
-		const char *k = refs.items[i];
+	if (refs.head)
+		json_object_set_new(doc, "head", json_string(refs.head));
+	for (size_t i = 0; i < refs.names.len; i++) {
 		fdl_ref_kind kind;
-		const char *name = fdl_ref_short(k, &kind);
-		char id[FDL_ID_LEN + 1];
-		bool exists = false;
-		if (!kind || fdl_key_classify(repo, k) != FDL_KEY_MOVING ||
-		    fdl_ref_read(repo, k, id, &exists, NULL, &e) || !exists)
-			continue;
+		const char *name = fdl_ref_short(refs.names.items[i], &kind);
 		json_object_set_new(json_object_get(doc, kind == FDL_REF_BRANCH ? "branches" : "tags"), name,
-				    json_string(id));
+				    json_string(refs.ids[i]));
 	}
 	fdl_json_dump(&out, NULL, doc, &e);
 out:
-	fdl_strlist_free(&refs);
-	fdl_free(head);
+	fdl_refs_free(&refs);
 	json_decref(doc);
 	fdl_repo_free(repo);
 	return out;
@@ -369,13 +377,37 @@ static enum MHD_Result reply_refs(fdl_server *s, struct MHD_Connection *c, unsig
 
 /* ---- the handler ---------------------------------------------------------- */
 
+/* The page's own static files, public even with a token file: everything
+ * under /_fdl/ but its list of refs, and / itself. */
+static bool page_public(const fdl_server *s, const char *rel)
+{
+	return s->web_fd >= 0 && (!*rel || !strcmp(rel, "index.html") ||
+				  (!strncmp(rel, "_fdl/", 5) && strcmp(rel, "_fdl/refs.json")));
+}
+
+/* 401: the same few bytes whatever the path. */
+static enum MHD_Result reply_unauthorized(struct MHD_Connection *c, unsigned *status)
+{
+	static const char text[] = "a token is needed (Authorization: Bearer TOKEN)\n";
+	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof text - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	common_headers(r, NULL, NULL);
+	MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+	MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"fdl\"");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, *status = MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* OPTIONS: the answer to a browser's preflight. */
 static enum MHD_Result reply_options(struct MHD_Connection *c, unsigned *status)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	common_headers(r, NULL, NULL);
 	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
-	MHD_add_response_header(r, "Access-Control-Allow-Headers", "Range, If-None-Match, If-Match");
+	MHD_add_response_header(r, "Access-Control-Allow-Headers", "Authorization, Range, If-None-Match, If-Match");
 	MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
 	enum MHD_Result ret = MHD_queue_response(c, *status = MHD_HTTP_NO_CONTENT, r);
 	MHD_destroy_response(r);
@@ -494,7 +526,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	char *index = NULL;
 	enum MHD_Result ret;
 	const char *rel = url && url[0] == '/' ? url + 1 : "";
-	if (bad_target)
+	char who[FDL_TOKEN_NAME_MAX + 1] = "-";
+	bool denied = s->tokens && !bad_target && strcmp(method, "OPTIONS") && !page_public(s, rel) &&
+		      !fdl_serve_tokens_check(s->tokens,
+					      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), who);
+	if (denied)
+		ret = reply_unauthorized(c, &status);
+	else if (bad_target)
 		ret = reply_text(c, status = MHD_HTTP_BAD_REQUEST,
 				 "bad request: an invalid %-escape, a NUL or control character, or a path that is not UTF-8\n");
 	else if (!strcmp(method, "OPTIONS"))
@@ -502,19 +540,76 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	else
 		ret = reply_get(s, c, method, &rel, &index, &status, &sent);
 	if (s->log) {
-		fprintf(s->log, "fdl serve: %s /%s %u %lld\n", method, rel, status, (long long)sent);
+		/* with tokens, the name of the one the request carried ("-": none) */
+		fprintf(s->log, "fdl serve: %s /%s %u %lld%s%s\n", method, rel, status, (long long)sent,
+			s->tokens ? " " : "", s->tokens ? who : "");
 		fflush(s->log);
 	}
 	free(index);
 	return ret;
 }
 
-int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err)
+/* The certificate and key for HTTPS, read whole (libmicrohttpd takes PEM
+ * in memory); the key as the private file it is. */
+static int load_tls(fdl_buf *cert, fdl_buf *key, const fdl_serve_options *o, fdl_error *err)
+{
+	if (!o->tls_cert != !o->tls_key)
+		return fdl_fail(err, FDL_EINVALID, "--tls-cert and --tls-key go together");
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+		return fdl_fail(err, FDL_EINVALID, "this libmicrohttpd was built without TLS; serve HTTPS behind a "
+						   "reverse proxy (docs/private.md)");
+	int rc = fdl_file_read(cert, o->tls_cert, 1 << 20, err);
+	if (!rc)
+		rc = fdl_private_file_read(key, o->tls_key, 1 << 20, err);
+	return rc;
+}
+
+/* Tokens and TLS, as the options ask: tokens over plain HTTP only on
+ * loopback, unless told --insecure. */
+static int load_access(fdl_server *s, const fdl_serve_options *o, const struct sockaddr_in *addr, fdl_buf *cert,
+		       fdl_buf *key, fdl_error *err)
+{
+	if (!o)
+		return 0;
+	bool loopback = (ntohl(addr->sin_addr.s_addr) >> 24) == 127;
+	if (o->token_file && !o->tls_cert && !loopback && !o->insecure)
+		return fdl_fail(err, FDL_EINVALID,
+				"tokens over plain HTTP on %s would cross the network in the clear: give --tls-cert and "
+				"--tls-key, put a TLS proxy in front and --bind 127.0.0.1, or say --insecure",
+				o->bind);
+	int rc = o->token_file ? fdl_serve_tokens_new(&s->tokens, o->token_file, err) : 0;
+	if (!rc && (o->tls_cert || o->tls_key))
+		rc = load_tls(cert, key, o, err);
+	return rc;
+}
+
+static int start_daemon(fdl_server *s, struct sockaddr_in *addr, const fdl_buf *cert, const fdl_buf *key)
+{
+	struct MHD_OptionItem tls[] = {
+		{MHD_OPTION_HTTPS_MEM_CERT, 0, cert->data},
+		{MHD_OPTION_HTTPS_MEM_KEY, 0, key->data},
+		{MHD_OPTION_END, 0, NULL},
+	};
+	bool https = cert->data != NULL;
+	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG |
+					  (https ? MHD_USE_TLS : 0),
+				  0, fdl_serve_guard_accept, s->guard, handle, s, MHD_OPTION_SOCK_ADDR,
+				  (struct sockaddr *)addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+				  MHD_OPTION_CONNECTION_LIMIT, FDL_SERVE_MAX_CONNECTIONS,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, FDL_SERVE_MAX_PER_IP,
+				  MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024), MHD_OPTION_NOTIFY_CONNECTION,
+				  fdl_serve_guard_notify, s->guard, MHD_OPTION_NOTIFY_COMPLETED,
+				  fdl_serve_guard_completed, s->guard, MHD_OPTION_URI_LOG_CALLBACK, check_target, s,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_ARRAY, https ? tls : tls + 2,
+				  MHD_OPTION_END);
+	return s->mhd ? 0 : -1;
+}
+
+/* The repository at root, which must be a folder. */
+static int open_root(fdl_server *s, const char *root, fdl_error *err)
 {
 	fdl_repo *repo = NULL;
-	int rc = fdl_mhd_load(err);
-	if (!rc)
-		rc = fdl_repo_open(&repo, root, err);
+	int rc = fdl_repo_open(&repo, root, err);
 	if (rc)
 		return rc;
 	char *local = fdl_store_local_path(repo->store, FDL_CONFIG_FILE);
@@ -523,64 +618,72 @@ int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options
 		return fdl_fail(err, FDL_EINVALID, "fdl serve serves a folder repository; %s is not one", root);
 	}
 	free(local);
-	fdl_server *s = calloc(1, sizeof *s);
-	if (!s) {
-		fdl_repo_free(repo);
-		return fdl_oom(err);
-	}
-	atomic_init(&s->started, false);
 	s->root = fdl_strdup(repo->root);
 	s->data_dir = fdl_strdup(repo->data_dir);
-	s->log = opts ? opts->log : NULL;
 	fdl_repo_free(repo);
-	s->web_fd = -1;
+	if (!s->root || !s->data_dir)
+		return fdl_oom(err);
 	s->root_fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->root_fd < 0) {
-		rc = fdl_fail(err, FDL_EIO, "cannot open %s: %s", s->root, strerror(errno));
-		fdl_server_stop(s);
+	if (s->root_fd < 0)
+		return fdl_fail(err, FDL_EIO, "cannot open %s: %s", s->root, strerror(errno));
+	return 0;
+}
+
+static int open_page(fdl_server *s, const char *web_dir, fdl_error *err)
+{
+	s->web_fd = open(web_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (s->web_fd < 0 || fstatat(s->web_fd, "index.html", &st, 0) != 0)
+		return fdl_fail(err, FDL_ENOTFOUND, "the page folder %s has no index.html (run `make web`)", web_dir);
+	return 0;
+}
+
+int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err)
+{
+	int rc = fdl_mhd_load(err);
+	if (rc)
 		return rc;
-	}
-	if (opts && opts->web_dir) {
-		s->web_fd = open(opts->web_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct stat st;
-		if (s->web_fd < 0 || fstatat(s->web_fd, "index.html", &st, 0) != 0) {
-			rc = fdl_fail(err, FDL_ENOTFOUND, "the page folder %s has no index.html (run `make web`)",
-				      opts->web_dir);
-			fdl_server_stop(s);
-			return rc;
-		}
-	}
+	fdl_server *s = calloc(1, sizeof *s);
+	if (!s)
+		return fdl_oom(err);
+	atomic_init(&s->started, false);
+	s->log = opts ? opts->log : NULL;
+	s->web_fd = -1;
+	s->root_fd = -1;
 	struct sockaddr_in addr = {0};
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)(opts ? opts->port : 0));
 	const char *bind = opts && opts->bind ? opts->bind : "127.0.0.1";
-	if (inet_pton(AF_INET, bind, &addr.sin_addr) != 1) {
-		fdl_server_stop(s);
-		return fdl_fail(err, FDL_EINVALID, "--bind '%s' is not an IPv4 address", bind);
-	}
-	if ((rc = fdl_serve_guard_new(&s->guard, err))) {
+	fdl_buf *cert = &s->cert, *key = &s->key;
+	rc = open_root(s, root, err);
+	if (!rc && opts && opts->web_dir)
+		rc = open_page(s, opts->web_dir, err);
+	if (!rc && inet_pton(AF_INET, bind, &addr.sin_addr) != 1)
+		rc = fdl_fail(err, FDL_EINVALID, "--bind '%s' is not an IPv4 address", bind);
+	if (!rc)
+		rc = load_access(s, opts, &addr, cert, key, err);
+	if (!rc)
+		rc = fdl_serve_guard_new(&s->guard, err);
+	if (!rc && start_daemon(s, &addr, cert, key))
+		rc = fdl_fail(err, FDL_EIO, "cannot listen on %s:%d%s: %s", bind, opts ? opts->port : 0,
+			      cert->data ? " with TLS (are --tls-cert and --tls-key a PEM certificate and its key?)" : "",
+			      strerror(errno));
+	if (rc) {
 		fdl_server_stop(s);
 		return rc;
-	}
-	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
-				  0, fdl_serve_guard_accept, s->guard, handle, s, MHD_OPTION_SOCK_ADDR,
-				  (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-				  MHD_OPTION_CONNECTION_LIMIT, FDL_SERVE_MAX_CONNECTIONS,
-				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, FDL_SERVE_MAX_PER_IP,
-				  MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024), MHD_OPTION_NOTIFY_CONNECTION,
-				  fdl_serve_guard_notify, s->guard, MHD_OPTION_NOTIFY_COMPLETED,
-				  fdl_serve_guard_completed, s->guard, MHD_OPTION_URI_LOG_CALLBACK, check_target, s,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
-	if (!s->mhd) {
-		fdl_server_stop(s);
-		return fdl_fail(err, FDL_EIO, "cannot listen on %s:%d: %s", bind, opts ? opts->port : 0,
-				strerror(errno));
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? (int)info->port : (opts ? opts->port : 0);
 	atomic_store(&s->started, true);
 	*out = s;
 	return 0;
+}
+
+int fdl_server_reload_tokens(fdl_server *s, fdl_error *err)
+{
+	if (!s->tokens)
+		return fdl_fail(err, FDL_EINVALID, "the server was started without a token file");
+	return fdl_serve_tokens_reload(s->tokens, err);
 }
 
 int fdl_server_port(const fdl_server *s)
@@ -595,7 +698,12 @@ void fdl_server_stop(fdl_server *s)
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
 	fdl_serve_guard_free(s->guard);
-	if (s->root_fd > 0)
+	fdl_serve_tokens_free(s->tokens);
+	if (s->key.data)
+		OPENSSL_cleanse(s->key.data, s->key.len);
+	fdl_buf_free(&s->key);
+	fdl_buf_free(&s->cert);
+	if (s->root_fd >= 0)
 		close(s->root_fd);
 	if (s->web_fd >= 0)
 		close(s->web_fd);

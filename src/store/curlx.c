@@ -74,7 +74,7 @@ const char *fdl_curl_ca_file(const char *own, const char *const *known, size_t n
 	return NULL;
 }
 
-/* libcurl's own CA file, else the first of the places other Linux
+/* $FDL_CA_FILE, else libcurl's own CA file, else the first of the places other Linux
  * distributions keep theirs (fdl_curl_ca_file). */
 static void ca_file(CURL *c)
 {
@@ -85,6 +85,11 @@ static void ca_file(CURL *c)
 		"/etc/ssl/ca-bundle.pem",                            /* openSUSE */
 		"/etc/ssl/cert.pem",                                 /* Alpine */
 	};
+	const char *mine = getenv("FDL_CA_FILE");
+	if (mine && *mine) { /* a private CA's, for a private host */
+		curl_easy_setopt(c, CURLOPT_CAINFO, mine);
+		return;
+	}
 	const char *own = NULL;
 	if (curl_easy_getinfo(c, CURLINFO_CAINFO, &own) != CURLE_OK)
 		return;

@@ -5,9 +5,14 @@
  * Timeouts are bounded: a host that does not answer in 30 s, or trickles
  * slower than 1 byte/s for 60 s, is given up on (FDL_HTTP_TIMEOUT overrides
  * the second figure).
+ *
+ * A private host: the token fdl_http_token finds goes as libcurl's bearer
+ * (CURLAUTH_BEARER), which libcurl sends to the URL's own host, port and
+ * scheme only; a redirect to another is followed without it.
  */
 #include "curlx.h"
 
+#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +20,7 @@ typedef struct http_store {
 	fdl_store base;
 	char *root; /* no trailing slash */
 	CURL *curl; /* reused: one connection for the whole open (keep-alive) */
+	char *token; /* NULL: none */
 } http_store;
 
 /* One request; status in *status. */
@@ -30,6 +36,11 @@ static int request(http_store *h, const char *key, bool head_only, fdl_sink *s, 
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(c, CURLOPT_NOBODY, head_only ? 1L : 0L);
+	if (h->token) {
+		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+		curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, h->token);
+		curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	}
 	fdl_curl_sink(c, s);
 	h->base.requests++;
 	CURLcode cc = curl_easy_perform(c);
@@ -40,6 +51,12 @@ static int request(http_store *h, const char *key, bool head_only, fdl_sink *s, 
 		rc = fdl_fail(err, FDL_EINVALID, "%s is larger than the %zu bytes allowed", url, s->max);
 	else if (cc != CURLE_OK)
 		rc = fdl_fail(err, FDL_EIO, "GET %s: %s", url, curl_err[0] ? curl_err : curl_easy_strerror(cc));
+	else if ((*status == 401 || *status == 403) && h->token)
+		rc = fdl_fail(err, FDL_EIO, "GET %s: HTTP %ld: the host refused the token fdl sent (from FDL_TOKEN, "
+					    "the credentials file or ~/.netrc)", url, *status);
+	else if (*status == 401)
+		rc = fdl_fail(err, FDL_EIO, "GET %s: HTTP 401: the host wants a token: set FDL_TOKEN, or add "
+					    "`HOST TOKEN` to ~/.config/fdl/credentials (docs/private.md)", url);
 	else if (*status == 404 || *status == 410)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "%s: not found (HTTP %ld)", url, *status);
 	else if (*status < 200 || *status >= 300)
@@ -167,6 +184,9 @@ static void http_free(fdl_store *st)
 	http_store *h = (http_store *)st;
 	if (h->curl)
 		curl_easy_cleanup(h->curl);
+	if (h->token)
+		OPENSSL_cleanse(h->token, strlen(h->token));
+	free(h->token);
 	free(h->root);
 	free(h);
 }
@@ -197,6 +217,11 @@ int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err)
 		return fdl_oom(err);
 	h->root = fdl_strdup(url);
 	h->curl = curl_easy_init();
+	int rc = fdl_http_token(&h->token, url, err);
+	if (rc) {
+		http_free(&h->base);
+		return rc;
+	}
 	if (!h->root || !h->curl) {
 		http_free(&h->base);
 		return fdl_fail(err, FDL_ERROR, "libcurl: cannot start");
@@ -208,5 +233,25 @@ int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err)
 	h->base.url = h->root;
 	h->base.cache_id = h->root;
 	*out = &h->base;
+	return 0;
+}
+
+const char *fdl_store_http_token(const fdl_store *st)
+{
+	return st && st->ops == &http_ops ? ((const http_store *)st)->token : NULL;
+}
+
+int fdl_store_http_set_token(fdl_store *st, const char *token, fdl_error *err)
+{
+	if (st->ops != &http_ops)
+		return fdl_fail(err, FDL_EINVALID, "%s: a token is for an http(s):// repository", st->url);
+	http_store *h = (http_store *)st;
+	char *copy = fdl_strdup(token);
+	if (!copy)
+		return fdl_oom(err);
+	if (h->token)
+		OPENSSL_cleanse(h->token, strlen(h->token));
+	free(h->token);
+	h->token = copy;
 	return 0;
 }

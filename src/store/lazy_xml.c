@@ -14,6 +14,7 @@
 	F(xmlNodePtr, DocGetRootElement, (const xmlDoc *doc), (doc)) \
 	F(xmlChar *, NodeGetContent, (const xmlNode *cur), (cur)) \
 	V(FreeDoc, (xmlDocPtr doc), (doc)) \
+	V(SetGenericErrorFunc, (void *ctx, xmlGenericErrorFunc handler), (ctx, handler)) \
 	H(xmlFreeFunc *, Free, )
 
 /* H's slot here: a pointer to the variable. */

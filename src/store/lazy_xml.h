@@ -12,10 +12,12 @@ xmlNodePtr fdl_lazy_xmlDocGetRootElement(const xmlDoc *doc);
 xmlChar *fdl_lazy_xmlNodeGetContent(const xmlNode *cur);
 void fdl_lazy_xmlFreeDoc(xmlDocPtr doc);
 void fdl_lazy_xmlFree(void *p);
+void fdl_lazy_xmlSetGenericErrorFunc(void *ctx, xmlGenericErrorFunc handler);
 #define xmlReadMemory fdl_lazy_xmlReadMemory
 #define xmlDocGetRootElement fdl_lazy_xmlDocGetRootElement
 #define xmlNodeGetContent fdl_lazy_xmlNodeGetContent
 #define xmlFreeDoc fdl_lazy_xmlFreeDoc
 #define xmlFree fdl_lazy_xmlFree
+#define xmlSetGenericErrorFunc fdl_lazy_xmlSetGenericErrorFunc
 
 #endif

@@ -139,32 +139,8 @@ static int s3_list(fdl_store *st, const char *prefix, fdl_strlist *out, fdl_strl
 			rc = fdl_s3_perform(&r, err);
 		if (!rc && !fdl_s3_ok(&r))
 			rc = fdl_s3_status_error(&r, err);
-		xmlDoc *doc = rc ? NULL : fdl_s3_xml_parse(body.data, body.len);
-		if (!rc && !doc)
-			rc = fdl_fail(err, FDL_EIO, "listing %s/%s: the answer is not S3's XML", s->url, prefix);
-		xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
-		for (xmlNode *n = root ? root->children : NULL; !rc && n; n = n->next) {
-			if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "Contents"))
-				continue;
-			char *k = fdl_s3_xml_text(n->children, "Key");
-			int dl = 0;
-			char *dec = k ? curl_easy_unescape(s->curl, k, 0, &dl) : NULL;
-			if (!dec)
-				rc = fdl_fail(err, FDL_EIO, "listing %s: an entry without a Key", s->url);
-			else if ((size_t)dl > strip && !strncmp(dec, want, strlen(want)))
-				rc = fdl_strlist_add(out, dec + strip, err);
-			curl_free(dec);
-			free(k);
-		}
-		char *trunc = root ? fdl_s3_xml_text(root->children, "IsTruncated") : NULL;
-		if (!rc && trunc && !strcmp(trunc, "true")) {
-			token = fdl_s3_xml_text(root->children, "NextContinuationToken");
-			if (!token || !*token)
-				rc = fdl_fail(err, FDL_EIO, "listing %s: truncated, without a continuation token", s->url);
-		}
-		free(trunc);
-		if (doc)
-			xmlFreeDoc(doc);
+		if (!rc)
+			rc = fdl_s3_list_page(out, &token, s->curl, body.data, body.len, want, strip, s->url, err);
 		fdl_buf_free(&body);
 		fdl_buf_free(&q);
 		fdl_buf_free(&r.errbody);

@@ -82,6 +82,11 @@ xmlDoc *fdl_s3_xml_parse(const char *data, size_t len);
 char *fdl_s3_xml_text(xmlNode *n, const char *name);
 /* "Code: Message" of an S3 error body, or NULL. Caller frees. */
 char *fdl_s3_error_text(const fdl_buf *b);
+/* One page of a ListObjectsV2 answer: each Key (URL-decoded) under `want`
+ * added to out without its first `strip` bytes; *token the continuation
+ * token when the page says it is truncated, else NULL. */
+int fdl_s3_list_page(fdl_strlist *out, char **token, CURL *curl, const char *data, size_t len, const char *want,
+		     size_t strip, const char *url, fdl_error *err);
 
 /* ---- s3_multipart.c ---------------------------------------------------------- */
 

@@ -129,8 +129,22 @@ int fdl_store_open(fdl_store **out, const char *root, fdl_error *err);
 int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err);
 /* s3://bucket[/prefix], configured as the AWS tools are (aws.h). */
 int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err);
-/* Read only: any static web host. */
+/* Read only: any static web host. A token for it (fdl_http_token) goes
+ * with every request as `Authorization: Bearer`, to its own host only: a
+ * redirect elsewhere (host, port or scheme) is followed without it. */
 int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err);
+/* The token fdl sends to the http(s):// repository at `url` (credentials.c):
+ * $FDL_TOKEN, else the line for its host in the credentials file
+ * ($XDG_CONFIG_HOME/fdl/credentials, else ~/.config/fdl/credentials;
+ * `HOST[:PORT] TOKEN` a line), else the password of its host's `machine`
+ * in ~/.netrc ($NETRC). *out is NULL when there is none. Either file
+ * readable by others is an error (chmod 600). Caller frees. */
+int fdl_http_token(char **out, const char *url, fdl_error *err);
+/* Send `token` (copied) instead of the one fdl_http_token found;
+ * FDL_EINVALID for a store that is not an HTTP one. */
+int fdl_store_http_set_token(fdl_store *s, const char *token, fdl_error *err);
+/* The token an HTTP store sends, NULL when none (or not an HTTP store). */
+const char *fdl_store_http_token(const fdl_store *s);
 /* Reads from `dir`, a local folder of copies laid out by key that the
  * caller has checked, before `below` (borrowed: it must outlive the
  * overlay); writes, lists and reads with an etag go to `below`. */

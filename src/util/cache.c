@@ -5,7 +5,8 @@
  *   meta/<hash>             metadata a remote store answered (store.c)
  *   s3-conditional/<hash>   buckets proven to honour conditional writes
  * Every write is atomic (fdl_atomic_*) and best effort: a cache that cannot
- * be written only makes fdl slower. */
+ * be written only makes fdl slower. The default folder is its user's alone
+ * (0700): it holds what private hosts answered. */
 #include "util.h"
 
 #include <stdlib.h>
@@ -52,6 +53,14 @@ int fdl_cache_prepare(const char *path, fdl_error *err)
 	char *slash = dir ? strrchr(dir, '/') : NULL;
 	int rc = slash ? (*slash = '\0', fdl_mkdir_p(dir, err)) : fdl_oom(err);
 	free(dir);
+	/* what a private host answered is kept for this user alone: the
+	 * default folder is 0700 (a folder FDL_CACHE_DIR names is left as its
+	 * owner made it, a cache shared on purpose) */
+	const char *own = getenv("FDL_CACHE_DIR");
+	char *top = !rc && !(own && *own) ? fdl_cache_dir() : NULL;
+	if (top)
+		chmod(top, 0700);
+	free(top);
 	return rc;
 }
 

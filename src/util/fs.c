@@ -123,6 +123,26 @@ int fdl_fd_read(fdl_buf *out, int fd, const char *path, size_t max_bytes, fdl_er
 	return rc;
 }
 
+int fdl_private_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fdl_fail(err, errno == ENOENT ? FDL_ENOTFOUND : FDL_EIO, "cannot open %s: %s", path,
+				strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fdl_fail(err, FDL_EINVALID, "%s is not a regular file", path);
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		return fdl_fail(err, FDL_EINVALID,
+				"%s holds secrets but its group or others may read or write it (mode %04o); "
+				"run `chmod 600 %s`", path, (unsigned)(st.st_mode & 07777), path);
+	}
+	return fdl_fd_read(out, fd, path, max_bytes, err);
+}
+
 int fdl_open_beneath(const char *root, const char *rel, int flags, fdl_error *err)
 {
 	int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -133,6 +133,10 @@ int fdl_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *e
 int fdl_fd_each_chunk(int fd, const char *path, int (*cb)(const void *data, size_t len, void *payload),
 		      void *payload, fdl_error *err);
 int fdl_fd_read(fdl_buf *out, int fd, const char *path, size_t max_bytes, fdl_error *err);
+/* Read a file of secrets (tokens, credentials) of at most max_bytes, as ssh
+ * reads a private key: refused (FDL_EINVALID, saying `chmod 600`) when its
+ * group or others may read or write it. FDL_ENOTFOUND when it is absent. */
+int fdl_private_file_read(fdl_buf *out, const char *path, size_t max_bytes, fdl_error *err);
 /* Open `rel` under the folder `root` with no symlink followed on the way
  * and nothing outside `root` reached (openat2 RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS): a repository never leads fdl out of itself. Returns

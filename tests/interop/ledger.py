@@ -166,7 +166,9 @@ class Ledger:
     # --- checksums with stock DuckDB ------------------------------------------
     def _attach(self, root, vid, env):
         e = dict(os.environ, FDL_EXTENSION_DIR=self.ext, **env)
-        return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", "ledger"], capture_output=True,
+        # --show-token: a private host's token in the SQL this process runs (not getenv, which only
+        # DuckDB's command line has)
+        return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", "ledger", "--show-token"], capture_output=True,
                               text=True, env=e)
 
     def _connect(self):

@@ -164,7 +164,7 @@ def test_incremental_equals_full(tmp_path, n):
     # the last version read by stock DuckDB, through fdl attach
     v = repo.open_version("main")
     assert v.execute("SELECT count(*) FROM lake.t WHERE label = 'last'").fetchone() == (1,)
-    assert fdl("verify", repo.root, check=False).returncode == 0
+    assert fdl("verify", repo.root, "--deep", check=False).returncode == 0
 
 
 def test_many_small_files_warned_and_compacted(tmp_path):
@@ -198,7 +198,7 @@ def test_many_small_files_warned_and_compacted(tmp_path):
     assert v.execute("SELECT count(*) FROM lake.few").fetchone() == (40,)
     old = repo.open_version(before)
     assert old.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (60, sum(range(60)))
-    assert fdl("verify", repo.root, "--all", check=False).returncode == 0
+    assert fdl("verify", repo.root, "--deep", "--all", check=False).returncode == 0
 
 
 def test_template_changed_or_a_symlink_is_not_used(tmp_path):
@@ -242,7 +242,7 @@ def test_template_changed_or_a_symlink_is_not_used(tmp_path):
     assert "fdl_template" not in p.stderr and "ducklake.duckdb_extension" in p.stderr, p.stderr
     v = repo.open_version("main")
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (6, 15)
-    assert fdl("verify", repo.root, check=False).returncode == 0
+    assert fdl("verify", repo.root, "--deep", check=False).returncode == 0
 
 
 def test_row_added_by_absolute_path_is_frozen_relative(tmp_path):
@@ -277,4 +277,4 @@ def test_row_added_by_absolute_path_is_frozen_relative(tmp_path):
     assert "main/t/added-by-hand.parquet" in files["sha256"], files["sha256"]
     v = repo.open_version("main")
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (4, 1 + 100 + 101 + 102)
-    assert fdl("verify", repo.root, check=False).returncode == 0
+    assert fdl("verify", repo.root, "--deep", check=False).returncode == 0

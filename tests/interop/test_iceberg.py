@@ -481,6 +481,44 @@ def test_a_hostile_catalog_gets_no_view(repo, tmp_path, ledger):
     assert not list(repo.root.glob("iceberg/*/manifests/*")) and not list(repo.root.glob("iceberg/**/*.metadata.json"))
 
 
+def test_a_planted_parent_view_leads_no_reader_outside(repo, tmp_path):
+    """A parent's view is files of the repository like any other: one whose
+    manifests were made to name a file outside the repository (every length
+    kept, so the files still hold together) is not built on, and a manifest
+    under fdl's name with other bytes is written again: every snapshot of
+    the next version's view reads only the repository's own data files."""
+    from pyiceberg.table import StaticTable
+    con = repo.checkout(tmp_path / "w1")
+    con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(10)")
+    con.close()
+    fdl("commit", tmp_path / "w1", "-m", "one")
+    fdl("iceberg", repo.root)
+    # a folder beside the repository whose path is as long as its own
+    outside = repo.root.parent / ("x" * len(repo.root.name))
+    shutil.copytree(repo.root / "data", outside / "data")
+    old, new = f"file://{repo.root}/data/".encode(), f"file://{outside}/data/".encode()
+    planted = 0
+    for p in repo.root.glob("iceberg/*/manifests/*"):
+        b = p.read_bytes()
+        if old in b:
+            p.write_bytes(b.replace(old, new))
+            planted += 1
+    assert planted, "the view's manifests name the repository's data files"
+    con = repo.checkout(tmp_path / "w2")
+    con.execute("INSERT INTO lake.t VALUES (100)")
+    con.close()
+    fdl("commit", tmp_path / "w2", "-m", "two")  # its view, built on its parent's when it may be
+    vid = repo.head()
+    metas = list(repo.root.glob(f"iceberg/*/versions/{vid}/main/t/metadata/*.metadata.json"))
+    assert len(metas) == 1
+    t = StaticTable.from_metadata(f"file://{metas[0]}")
+    assert len(t.metadata.snapshots) == 2
+    for snap in t.metadata.snapshots:
+        for task in t.scan(snapshot_id=snap.snapshot_id).plan_files():
+            assert task.file.file_path.startswith(f"file://{repo.root}/data/"), task.file.file_path
+    shutil.rmtree(outside)
+
+
 def all_view_bytes(root):
     return b"".join(p.read_bytes() for p in (root / "iceberg").rglob("*") if p.is_file())
 

@@ -49,7 +49,7 @@ def test_uncommitted_files_survive_gc_whatever_their_age(repo, tmp_path):
     got = repo.open_version("main").execute("SELECT count(*), sum(i) FROM lake.t").fetchall()
     assert got == [(14, 45 - 3 + sum(range(100, 105)))]
     assert repo.open_version(v1).execute("SELECT count(*) FROM lake.t").fetchall() == [(10,)]
-    assert fdl("verify", repo.root, "--all").returncode == 0
+    assert fdl("verify", repo.root, "--deep", "--all").returncode == 0
     # published: in the data folder, and out of the working catalog's own folder
     assert not any(p.exists() for p in uncommitted)
     assert not list((repo.root / "work" / record.stem).rglob("*.parquet"))
@@ -138,7 +138,7 @@ def maintenance_keeps_every_version(repo, tmp_path, ledger):
         con.execute(sql)
     run(repo, "commit", tmp_path / "w", "-m", "after DuckLake's clean-up")
     assert len(ledger.entries) == 6 and not ledger.problems()
-    assert run(repo, "verify", repo.root, "--all").returncode == 0
+    assert run(repo, "verify", repo.root, "--deep", "--all").returncode == 0
     # the teammate's uncommitted file is still there, and commits
     assert set(teammate) <= set(staged_keys(repo))
     run(repo, "commit", tmp_path / "s", "-m", "teammate")
@@ -154,7 +154,7 @@ def maintenance_keeps_every_version(repo, tmp_path, ledger):
     con.close()
     side.close()
     assert len(ledger.entries) == 8 and not ledger.problems()
-    assert run(repo, "verify", repo.root, "--all").returncode == 0
+    assert run(repo, "verify", repo.root, "--deep", "--all").returncode == 0
 
 
 def run(repo, *args, **kw):
@@ -167,12 +167,12 @@ def test_duckdb_maintenance_in_a_working_catalog_on_a_folder(repo, tmp_path, led
     # collect but what the clean-up let go of
     rep = json.loads(fdl("gc", repo.root, "--grace", "0s", "--json").stdout)
     assert all(k.startswith("data/main/t/ducklake-") for k in rep["deleted"])
-    assert fdl("verify", repo.root, "--all").returncode == 0
+    assert fdl("verify", repo.root, "--deep", "--all").returncode == 0
 
 
 def test_duckdb_maintenance_in_a_working_catalog_on_a_bucket(s3repo, tmp_path, ledger):
     maintenance_keeps_every_version(s3repo, tmp_path, ledger)
-    assert s3repo.fdl("verify", s3repo.root, "--all").returncode == 0
+    assert s3repo.fdl("verify", s3repo.root, "--deep", "--all").returncode == 0
 
 
 def test_a_working_catalog_from_before_is_never_silent(repo, tmp_path, ledger):
@@ -226,7 +226,7 @@ def published_delete_file_survives(repo, tmp_path, keys):
     run(repo, "commit", tmp_path / "w", "-m", "v4")
     con.close()
     assert repo.open_version("main").execute("SELECT count(*) FROM lake.t").fetchall() == [(60,)]
-    assert run(repo, "verify", repo.root, "--all").returncode == 0
+    assert run(repo, "verify", repo.root, "--deep", "--all").returncode == 0
     return d1
 
 
@@ -298,5 +298,5 @@ def test_a_rebased_working_catalog_keeps_its_folder_its_record_and_its_protectio
     got = repo.open_version("main").execute("SELECT count(*), min(i), max(i) FROM lake.t").fetchall()
     assert got == [(86, -1, 1004)]
     assert all(p.exists() for p in published)
-    assert fdl("verify", repo.root, "--all").returncode == 0
+    assert fdl("verify", repo.root, "--deep", "--all").returncode == 0
     assert not ledger.problems() and len(ledger.entries) == 4

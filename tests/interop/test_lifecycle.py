@@ -49,7 +49,7 @@ def test_expire(repo, tmp_path):
     assert p.returncode == 7 and exp["expired_at"] in p.stderr
     assert rows(repo.open_version(v1), "lake.t") == [(1,)]
     assert "v2" in fdl("log", repo.root).stdout  # history stays readable
-    assert fdl("verify", repo.root).returncode == 0
+    assert fdl("verify", repo.root, "--deep").returncode == 0
     assert json.loads(fdl("expire", repo.root, "--json").stdout)["expired"] == []  # idempotent
     # days: nothing is older than a day
     set_retention(repo, 1, 0)
@@ -121,7 +121,7 @@ def test_gc(repo, tmp_path):
         for f in read_json(repo.root / "versions" / v / "files.json")["tables"]["main.t"]["files"]:
             assert f"data/{f['path']}" in after
     assert (repo.root / uncommitted[0]).exists()
-    assert fdl("verify", repo.root, "--all").returncode == 0
+    assert fdl("verify", repo.root, "--deep", "--all").returncode == 0
     assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,), (7,)]
     # the working catalog still commits its row
     fdl("checkout", "--abandon", tmp_path / "o")
@@ -173,7 +173,7 @@ def test_catalogs_add(repo, tmp_path):
     assert p.returncode == 9 and "never change" in p.stderr
     p = fdl("catalogs", "add", repo.root, v1, "0.3", check=False)
     assert p.returncode == 5 and "cannot write format 0.3" in p.stderr
-    assert fdl("verify", repo.root).returncode == 0
+    assert fdl("verify", repo.root, "--deep").returncode == 0
 
 
 def test_withdrawal_refused_while_a_merged_file_still_returns_the_rows(repo, tmp_path):
@@ -218,7 +218,7 @@ def test_withdrawal_refused_while_a_merged_file_still_returns_the_rows(repo, tmp
         assert b"123-45-6789" not in f.read_bytes(), f
     assert rows(repo.open_version(v1), "lake.t") == [(1, None), (2, None)]
     assert rows(repo.open_version("main"), "lake.t") == [(1, None), (2, None)]
-    assert fdl("verify", repo.root, "--all").returncode == 0
+    assert fdl("verify", repo.root, "--deep", "--all").returncode == 0
 
 
 def test_withdrawing_a_tip_or_a_tag_is_refused_and_a_clean_version_keeps_the_branch(repo, tmp_path):
@@ -258,7 +258,7 @@ def test_withdrawing_a_tip_or_a_tag_is_refused_and_a_clean_version_keeps_the_bra
     assert not (repo.root / "data" / f2).exists()
     assert rows(repo.open_version("main"), "lake.t") == [(1,), (3,)]
     assert read_json(repo.root / "versions" / v3 / "expired.json")["reason"] == "withdrawn"
-    assert fdl("verify", repo.root, "--all").returncode == 0
+    assert fdl("verify", repo.root, "--deep", "--all").returncode == 0
 
 
 def test_a_forced_withdrawal_of_a_tip_says_so_on_checkout_and_query(repo, tmp_path):

@@ -185,7 +185,7 @@ def test_the_loser_rebases_and_commits_both_changes(repo, tmp_path):
     snaps = [r[0] for r in con.execute("SELECT snapshot_id FROM ducklake_snapshots('lake') ORDER BY 1").fetchall()]
     counts = [con.execute(f"SELECT count(*) FROM lake.s AT (VERSION => {s})").fetchone()[0] for s in snaps[-6:]]
     assert counts == [102, 102, 97, 96, 96, 96]
-    assert json.loads(fdl("verify", repo.root, "--json").stdout)["problems"] == []
+    assert json.loads(fdl("verify", repo.root, "--deep", "--json").stdout)["problems"] == []
 
 
 def test_schema_work_on_one_side_goes_through(repo, tmp_path):
@@ -213,7 +213,7 @@ def test_schema_work_on_one_side_goes_through(repo, tmp_path):
     changes = {(c["table"], c["kind"]) for c in repo.version(repo.head())["changes"]}
     assert changes == {("main.s", "add_column"), ("main.uno", "rename_table"), ("main.two", "drop_table"),
                        ("extra.p", "add_table")}, changes  # views are not in `changes`
-    assert json.loads(fdl("verify", repo.root, "--json").stdout)["problems"] == []
+    assert json.loads(fdl("verify", repo.root, "--deep", "--json").stdout)["problems"] == []
 
 
 def test_rebase_with_nothing_new_on_the_tip_changes_nothing(repo, tmp_path):
@@ -532,7 +532,7 @@ def test_commit_rebase_four_racing_writers_lose_nothing(repo, tmp_path, ledger):
     assert rows(con, "lake.t") == want
     for k in range(4):
         assert rows(con, f"lake.own{k}") == [(k,)]
-    assert json.loads(fdl("verify", repo.root, "--json").stdout)["problems"] == []
+    assert json.loads(fdl("verify", repo.root, "--deep", "--json").stdout)["problems"] == []
 
 
 def test_rebase_crash_at_every_write_point_leaves_work_usable(repo, tmp_path, ledger):
@@ -567,7 +567,7 @@ def test_rebase_crash_at_every_write_point_leaves_work_usable(repo, tmp_path, le
         assert not [f for f in work.parent.iterdir() if f.name.startswith(".loser.fdl-rebase-")], n
         fdl("commit", work, "-m", "the loser")
         assert table_rows(repo.open_version("main"), TABLES) == want, n
-        assert json.loads(fdl("verify", repo.root, "--json").stdout)["problems"] == [], n
+        assert json.loads(fdl("verify", repo.root, "--deep", "--json").stdout)["problems"] == [], n
         assert not ledger.problems(), n
         ledger.forget(repo.head())  # the next round restores the repository from before it
         n += 1
@@ -595,4 +595,4 @@ def test_two_publishers_sharing_a_bucket(s3repo, tmp_path):
     assert left <= scheduled(tmp_path / "loser") and len(left) == 1
     got = table_rows(r.open_version("main"), TABLES)
     assert got == table_rows(reference(tmp_path, BASE, WINNER, LOSER), TABLES)
-    assert r.fdl("verify", r.root).returncode == 0
+    assert r.fdl("verify", r.root, "--deep").returncode == 0

@@ -675,12 +675,33 @@ def test_pyfdl(reader, ledger):
     ledger.record(str(root), json.loads(log[0])["id"])
 
 
+def test_private(reader, ledger):
+    """docs/private.md (issue 57): fdl serve with a token file and TLS (a CA
+    the page makes), then what each reader types: fdl with FDL_TOKEN and the
+    credentials file, DuckDB's command line after fdl attach, pyfdl with a
+    token, curl through netrc, pyiceberg, Spark and DuckDB's iceberg through
+    the catalog. The page's port 4443 is a free one."""
+    s = reader
+    env, sb = s.env, s.sandbox
+    port = free_port()
+    env["FDL_LIBRARY"] = str(ROOT / "build" / "libfdl.so.1")  # pyfdl as pip installs it beside its libfdl
+    env["PYTHONPATH"] = str(ROOT / "bindings" / "python")
+    s.fill.update({"127.0.0.1:4443": f"127.0.0.1:{port}", "--port 4443": f"--port {port}",
+                   "<fdl's extension folder>": EXT})
+    root = sb / "srv" / "population"
+    for v in history(env, root, sb / "tmp" / "setup-work", 2):
+        ledger.record(str(root), v)
+    cat = json.loads(fdl_in(env, "iceberg", root, "--catalog", "--json"))
+    s.fill["<lid>"] = cat["path"].split("/")[1]
+    run_page("docs/private.md", s, ledger)
+
+
 # ---- every page is covered ---------------------------------------------------------------------------
 
 # The test that runs each page holding a block that runs.
 PAGE_TESTS = {"README.md": test_readme, "docs/iceberg.md": test_iceberg, "docs/integrations.md": test_integrations,
               "docs/teams.md": test_teams, "docs/web.md": test_web, "docs/architecture.md": test_architecture,
-              "bindings/python/README.md": test_pyfdl}
+              "bindings/python/README.md": test_pyfdl, "docs/private.md": test_private}
 
 
 def doc_pages():

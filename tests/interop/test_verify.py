@@ -2,7 +2,13 @@
 import json
 import subprocess
 
+import pytest
+
 from conftest import EXT, FDL, commits, fdl, read_json
+
+# The default depth (bytes and hashes) and --deep (every catalog derived
+# again): a tamper that changes a byte is caught by both.
+DEPTHS = pytest.mark.parametrize("depth", [(), ("--deep",)], ids=["default", "deep"])
 
 
 def two_versions(repo, tmp_path):
@@ -37,7 +43,8 @@ def test_clean_repository(repo, tmp_path):
     assert "2 versions checked, 0 problems" in fdl("verify", repo.root).stdout
 
 
-def test_every_problem_is_named(repo, tmp_path, ledger):
+@DEPTHS
+def test_every_problem_is_named(repo, tmp_path, ledger, depth):
     ledger.waive(repo.root, "the test damages versions for verify to find")
     head, first = two_versions(repo, tmp_path)
     vdir = repo.root / "versions" / head
@@ -52,18 +59,19 @@ def test_every_problem_is_named(repo, tmp_path, ledger):
     (repo.root / "data" / data).unlink()
     # a ref to nowhere
     (repo.root / "refs" / "heads" / "ghost").write_text("019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c\n")
-    rc, rep = verify(repo.root)
+    rc, rep = verify(repo.root, *depth)
     assert rc == 5 and not rep["ok"]
     where = {p["where"]: p["problem"] for p in rep["problems"]}
     assert "sha256" in where[f"versions/{head}/ducklake.duckdb"]
     assert "not a file a version may hold" in where[f"versions/{first}/notes.txt"]
     assert "missing" in where[f"data/{data}"]
     assert "not a readable version" in where["refs/heads/ghost"]
-    text = fdl("verify", repo.root, check=False)
+    text = fdl("verify", repo.root, *depth, check=False)
     assert text.returncode == 5 and "problems" in text.stdout
 
 
-def test_threads_give_the_same_report(repo, tmp_path, ledger):
+@DEPTHS
+def test_threads_give_the_same_report(repo, tmp_path, ledger, depth):
     """Versions are checked in parallel; the report is the same, in the same
     order, on one thread and on many, and a data file shared by versions is
     reported missing for each of them."""
@@ -81,7 +89,7 @@ def test_threads_give_the_same_report(repo, tmp_path, ledger):
     (repo.root / "versions" / first["id"] / "stray.txt").write_text("x")
     reports = []
     for threads in ("1", "2", "5"):
-        p = fdl("verify", repo.root, "--json", check=False, env={"FDL_VERIFY_THREADS": threads})
+        p = fdl("verify", repo.root, "--json", *depth, check=False, env={"FDL_VERIFY_THREADS": threads})
         assert p.returncode == 5, p.stderr
         reports.append(json.loads(p.stdout))
     assert reports[0] == reports[1] == reports[2]
@@ -125,27 +133,37 @@ def test_serve_verify(repo, tmp_path):
         s.wait(timeout=10)
 
 
-def test_files_json_is_compared_with_the_catalog(repo, tmp_path):
+@DEPTHS
+def test_files_json_is_compared_with_the_catalog(repo, tmp_path, depth):
     """A files.json laid out by another writer (same JSON, other bytes, its
     hash in version.json) agrees; one that says something else, with a
-    matching hash, is named."""
+    matching hash, is named: by --deep against the catalog, by the default
+    depth against the data file whose size it misstates."""
     head, _ = two_versions(repo, tmp_path)
     vdir = repo.root / "versions" / head
     files = read_json(vdir / "files.json")
     publish_files(repo, vdir, (json.dumps(files, indent=4) + "\n").encode())
-    rc, rep = verify(repo.root)
+    rc, rep = verify(repo.root, *depth)
     assert rc == 0 and rep["problems"] == [], rep
-    files["tables"]["main.t"]["files"][0]["bytes"] += 1
+    data = files["tables"]["main.t"]["files"][0]
+    data["bytes"] += 1
     publish_files(repo, vdir, (json.dumps(files) + "\n").encode())
-    rc, rep = verify(repo.root)
-    assert rc == 5 and any("files.json" in str(p) and "does not agree with the catalog" in str(p)
-                           for p in rep["problems"]), rep
+    rc, rep = verify(repo.root, *depth)
+    if depth:
+        assert rc == 5 and any("files.json" in str(p) and "does not agree with the catalog" in str(p)
+                               for p in rep["problems"]), rep
+    else:
+        assert rc == 5 and {"where": f"data/{data['path']}", "problem": f"is {data['bytes'] - 1} bytes; "
+                            f"versions/{head}/files.json records {data['bytes']}"} in rep["problems"], rep
 
 
-def test_field_ids_are_optional_but_checked(repo, tmp_path):
+@DEPTHS
+def test_field_ids_are_optional_but_checked(repo, tmp_path, depth):
     """files.json's field_ids (fdl's addition, for a table with a renamed
     column) is what the catalog says; a files.json without it (an older or
-    another writer) agrees, a wrong one is named."""
+    another writer) agrees, a wrong one is named by --deep. Written wrong
+    with its hash recorded, only deriving it from the catalog can tell: the
+    default depth passes it (docs/decisions.md, fdl verify)."""
     con = repo.checkout(tmp_path / "w")
     con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR)")
     con.execute("INSERT INTO lake.t VALUES (1, 'x')")
@@ -159,9 +177,25 @@ def test_field_ids_are_optional_but_checked(repo, tmp_path):
     without = json.loads(json.dumps(files))
     del without["tables"]["main.t"]["field_ids"]
     publish_files(repo, vdir, json.dumps(without).encode())
-    rc, rep = verify(repo.root)
+    rc, rep = verify(repo.root, *depth)
     assert rc == 0 and rep["problems"] == [], rep
     files["tables"]["main.t"]["field_ids"]["c"] = 7
     publish_files(repo, vdir, json.dumps(files).encode())
-    rc, rep = verify(repo.root)
-    assert rc == 5 and any("does not agree with the catalog" in str(p) for p in rep["problems"]), rep
+    rc, rep = verify(repo.root, *depth)
+    if depth:
+        assert rc == 5 and any("does not agree with the catalog" in str(p) for p in rep["problems"]), rep
+    else:
+        assert rc == 0 and rep["problems"] == [], rep
+
+
+@DEPTHS
+def test_a_broken_expired_json_is_named(repo, tmp_path, ledger, depth):
+    """expired.json, added after a version was written (no hash records it),
+    is read and checked field by field at both depths."""
+    ledger.waive(repo.root, "the test damages a version for verify to find")
+    head, first = two_versions(repo, tmp_path)
+    (repo.root / "versions" / first / "expired.json").write_text(
+        '{"reason": "tired", "expired_at": "2026-01-01T00:00:00Z"}')
+    rc, rep = verify(repo.root, *depth)
+    assert rc == 5 and any(p["where"] == f"versions/{first}/expired.json" and "reason" in p["problem"]
+                           for p in rep["problems"]), rep

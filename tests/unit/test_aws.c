@@ -1,10 +1,12 @@
 #include "test.h"
 #include "../../src/store/aws.h"
+#include "../../src/store/s3.h"
 #include "../../src/catalog/catalog.h"
 #include "../../src/store/store.h"
 #include "../../src/util/ini.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 static const char CONFIG[] = "# comment\n"
 			     "[default]\n"
@@ -147,7 +149,60 @@ static void s3_urls_and_secrets(t_ctx *t)
 	unsetenv("AWS_SHARED_CREDENTIALS_FILE");
 }
 
+/* What a page of ListObjectsV2 gives, as in s3_list for s3://bkt/pfx and
+ * "dir"; the error's text in *why. */
+static int list_page(fdl_strlist *keys, char **token, const char *xml, fdl_error *err)
+{
+	return fdl_s3_list_page(keys, token, NULL, xml, strlen(xml), "pfx/dir/", 4, "s3://bkt/pfx", err);
+}
+
+static void s3_xml_answers(t_ctx *t)
+{
+	fdl_error err;
+	const char *e = "<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code><Message>gone</Message></Error>";
+	char *why = fdl_s3_error_text(&(fdl_buf){.data = (char *)e, .len = strlen(e)});
+	CHECK(t, why && !strcmp(why, "NoSuchKey: gone"));
+	free(why);
+	fdl_strlist keys = {0};
+	char *token = NULL;
+	CHECK(t, list_page(&keys, &token,
+			   "<ListBucketResult><IsTruncated>true</IsTruncated><Contents><Key>pfx/dir/a%20b%25c</Key></Contents>"
+			   "<Contents><Key>pfx/other</Key></Contents><NextContinuationToken>tk</NextContinuationToken>"
+			   "</ListBucketResult>",
+			   &err) == 0);
+	CHECK(t, keys.len == 1 && !strcmp(keys.items[0], "dir/a b%c") && token && !strcmp(token, "tk"));
+	free(token);
+	fdl_strlist_free(&keys);
+	/* a key with a NUL byte would be listed as another key */
+	CHECK(t, list_page(&keys, &token, "<ListBucketResult><Contents><Key>pfx/dir/a%00.json</Key></Contents></ListBucketResult>",
+			   &err) == FDL_EIO);
+	CHECK_CONTAINS(t, err.message, "NUL byte");
+	CHECK(t, keys.len == 0 && !token);
+	CHECK(t, list_page(&keys, &token, "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>", &err) ==
+			 FDL_EIO);
+	CHECK_CONTAINS(t, err.message, "without a continuation token");
+	CHECK(t, list_page(&keys, &token, "not XML", &err) == FDL_EIO);
+	CHECK_CONTAINS(t, err.message, "not S3's XML");
+	/* an answer in a broken encoding: no answer, and nothing from libxml2
+	 * on fdl's stderr (found by fuzz_s3xml) */
+	char path[] = "/tmp/fdl-unit-xml-XXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	CHECK(t, fd >= 0 && saved >= 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	const char bad[] = "<?xml version=\"1.0\" encoding=\"ISO-2022-JP\"?><Error><Code>\x1b$B\x92/dt</Code></Error>";
+	why = fdl_s3_error_text(&(fdl_buf){.data = (char *)bad, .len = sizeof bad - 1});
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	CHECK(t, lseek(fd, 0, SEEK_END) == 0);
+	close(fd);
+	unlink(path);
+	free(why);
+}
+
 const t_case aws_tests[] = {
+	{"aws: S3's XML answers (errors, a listing page, quiet on a bad encoding)", s3_xml_answers},
 	{"aws: INI sections, nested blocks, last value wins", ini_sections_nesting_and_last_value},
 	{"aws: INI parser survives odd input", ini_survives_odd_input},
 	{"aws: s3 URLs, endpoints, addressing, DuckDB secrets, errors", s3_urls_and_secrets},

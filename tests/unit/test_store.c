@@ -385,7 +385,60 @@ static void ca_file_elsewhere(t_ctx *t)
 	free(dir);
 }
 
+static void put_text(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	chmod(path, mode);
+}
+
+/* A token for a URL: FDL_TOKEN, else the credentials file (host:port before
+ * host), else netrc's machine (never its default); a file others may read
+ * refused. */
+static void http_tokens(t_ctx *t)
+{
+	char *dir = t_tempdir();
+	char *cfg = fdl_asprintf("%s/fdl", dir), *cred = fdl_asprintf("%s/fdl/credentials", dir);
+	char *netrc = fdl_asprintf("%s/netrc", dir), *tok = NULL;
+	fdl_error e = {0};
+	mkdir(cfg, 0700);
+	setenv("XDG_CONFIG_HOME", dir, 1);
+	setenv("NETRC", netrc, 1);
+	unsetenv("FDL_TOKEN");
+	CHECK(t, fdl_http_token(&tok, "https://data.example.org/x", &e) == 0 && !tok);
+	put_text(cred, "# host token\ndata.example.org aaaa\nDATA.example.org:8443 bbbb\nother.org cccc\n", 0600);
+	put_text(netrc, "default login x password dddd\nmachine mirror.org login me password eeee\n", 0600);
+	CHECK(t, fdl_http_token(&tok, "https://data.example.org/x", &e) == 0 && tok && !strcmp(tok, "aaaa"));
+	free(tok);
+	CHECK(t, fdl_http_token(&tok, "https://u@data.example.org:8443/x", &e) == 0 && tok && !strcmp(tok, "bbbb"));
+	free(tok);
+	CHECK(t, fdl_http_token(&tok, "http://mirror.org/x", &e) == 0 && tok && !strcmp(tok, "eeee"));
+	free(tok);
+	CHECK(t, fdl_http_token(&tok, "http://nowhere.org/x", &e) == 0 && !tok); /* netrc's default is not used */
+	setenv("FDL_TOKEN", "ffff", 1);
+	CHECK(t, fdl_http_token(&tok, "http://nowhere.org/x", &e) == 0 && tok && !strcmp(tok, "ffff"));
+	free(tok);
+	unsetenv("FDL_TOKEN");
+	chmod(cred, 0640);
+	CHECK(t, fdl_http_token(&tok, "https://data.example.org/x", &e) == FDL_EINVALID && strstr(e.message, "chmod 600") &&
+		     !strstr(e.message, "aaaa"));
+	unlink(cred);
+	chmod(netrc, 0644);
+	CHECK(t, fdl_http_token(&tok, "http://mirror.org/x", &e) == FDL_EINVALID && !strstr(e.message, "eeee"));
+	unsetenv("XDG_CONFIG_HOME");
+	unsetenv("NETRC");
+	free(cfg);
+	free(cred);
+	free(netrc);
+	fdl_rm_rf(dir);
+	free(dir);
+}
+
 const t_case store_tests[] = {
+	{"http: a token for a host from FDL_TOKEN, the credentials file or netrc", http_tokens},
 	{"https: the CA file where the distribution keeps it when libcurl's own is missing", ca_file_elsewhere},
 	{"folder store: put-if-absent never overwrites", put_if_absent},
 	{"folder store: files are streamed in and out", put_file_streams},

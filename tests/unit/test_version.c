@@ -1,6 +1,7 @@
 /* version.json validation: one case per must field missing and mistyped,
  * the id/directory rule, and the seq/parents rules. */
 #include "test.h"
+#include "../../src/layout/files_scan.h"
 #include "../../src/layout/layout.h"
 
 #include <stdlib.h>
@@ -258,6 +259,57 @@ static void files_json_hashes(t_ctx *t)
 	}
 }
 
+/* files.json's data files read from the text (verify's default depth)
+ * are what jansson's tree gives, for fdl's compact layout and another
+ * writer's indented one; an escape in a kept string or text that is not
+ * JSON is left to jansson (1). */
+static void files_scan_matches_the_tree(t_ctx *t)
+{
+	static const char *const texts[] = {
+		"{\"tables\":{\"main.t\":{\"renamed_columns\":false,\"files\":[{\"path\":\"main/t/b.parquet\",\"rows\":2,"
+		"\"bytes\":812,\"footer_bytes\":400,\"deletes\":{\"path\":\"main/t/b-delete.parquet\",\"rows\":1,"
+		"\"bytes\":90}},{\"path\":\"main/t/a.parquet\",\"rows\":1,\"bytes\":700,\"deletes\":null}],"
+		"\"columns\":[{\"name\":\"k\",\"field_id\":1,\"type\":\"BIGINT\",\"initial_default\":\"4\\\"2\"}]},"
+		"\"main.e\":{\"files\":[]}},\"sha256\":{\"main/t/b.parquet\":\"" SHA "\",\"main/t/a.parquet\":\"" SHA "\"}}",
+		"{ \"sha256\": { \"main/t/z.parquet\": \"" SHA "\" },\n  \"tables\": { \"s.u\": { \"files\": [ { \"bytes\": 5,\n"
+		"    \"path\": \"main/u/x.parquet\", \"x\": [1, 2.5e3, true, null, {\"y\": [\"\\u00e9\"]}] } ] } } }\n",
+		"{\"tables\":{}}",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+		fdl_files_scan a, b;
+		fdl_error err;
+		json_t *doc = json_loads(texts[i], 0, NULL);
+		CHECK(t, doc != NULL);
+		CHECK(t, fdl_files_scan_text(&a, texts[i], strlen(texts[i]), &err) == 0);
+		CHECK(t, fdl_files_scan_tree(&b, doc, &err) == 0);
+		CHECK(t, a.nlive == b.nlive && a.nmap == b.nmap && a.has_map == b.has_map);
+		for (size_t k = 0; k < a.nlive && k < b.nlive; k++) {
+			CHECK(t, !strcmp(fdl_files_str(&a, a.live[k].table), fdl_files_str(&b, b.live[k].table)));
+			CHECK(t, !strcmp(fdl_files_str(&a, a.live[k].path), fdl_files_str(&b, b.live[k].path)));
+			CHECK(t, a.live[k].bytes == b.live[k].bytes);
+		}
+		for (size_t k = 0; k < a.nmap && k < b.nmap; k++) {
+			CHECK(t, !strcmp(fdl_files_str(&a, a.map[k].path), fdl_files_str(&b, b.map[k].path)));
+			CHECK(t, !strcmp(fdl_files_str(&a, a.map[k].sha), fdl_files_str(&b, b.map[k].sha)));
+		}
+		if (i == 0)
+			CHECK(t, a.nlive == 3 && a.nmap == 2 && a.live[1].bytes == 90 &&
+				 !strcmp(fdl_files_str(&a, a.map[0].path), "main/t/a.parquet"));
+		fdl_files_scan_free(&a);
+		fdl_files_scan_free(&b);
+		json_decref(doc);
+	}
+	static const char *const other[] = {"{\"tables\":{\"main.t\":{\"files\":[{\"path\":\"a\\/b.parquet\"}]}}}",
+					    "{\"tables\":", "[1]", "{\"tables\":{}} x", "{\"sha256\":{\"a\":1}}",
+					    "{\"tables\":{\"t\":{\"files\":[{\"path\":\"a\",\"bytes\":1.5}]}}}"};
+	for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+		fdl_files_scan a;
+		fdl_error err;
+		CHECK(t, fdl_files_scan_text(&a, other[i], strlen(other[i]), &err) == 1);
+		CHECK(t, a.nlive == 0 && a.live == NULL);
+	}
+}
+
 const t_case version_tests[] = {
 	{"version.json: the seed's example is valid", valid},
 	{"version.json: each must field missing is refused", each_must_field_missing},
@@ -269,5 +321,6 @@ const t_case version_tests[] = {
 	{"version.json: values are checked", values_checked},
 	{"version.json: not JSON, not an object, duplicate keys", not_json},
 	{"files.json: fdl's sha256 of the data files is checked when present", files_json_hashes},
+	{"files.json: its data files read from the text are jansson's", files_scan_matches_the_tree},
 	{NULL, NULL},
 };

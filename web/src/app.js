@@ -32,8 +32,86 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
+// ---- a private repository: the token ----------------------------------------
+// A host that answers 401 (fdl serve --token-file) gets a token the reader
+// types once: kept in sessionStorage (this tab, until it closes; never in a
+// URL or localStorage), sent as `Authorization: Bearer` with every request
+// to the page's own origin, by the page and by DuckDB-Wasm's worker.
+const TOKEN_KEY = 'fdl-token';
+let token = sessionStorage.getItem(TOKEN_KEY);
+let asking = null;
+
+function askToken(refused) {
+  if (!asking) {
+    asking = new Promise((resolve) => {
+      const input = h('input', { type: 'password', id: 'token', autocomplete: 'off', 'aria-label': 'Token' });
+      const form = h('form', { id: 'token-form', onsubmit: (ev) => {
+        ev.preventDefault();
+        if (!input.value.trim()) return;
+        token = input.value.trim();
+        sessionStorage.setItem(TOKEN_KEY, token);
+        asking = null;
+        resolve();
+      } }, h('h2', {}, 'A private repository'),
+      h('p', {}, refused ? 'The host refused that token; type another.' : 'This host wants a token to show its data.'),
+      h('p', {}, input, ' ', h('button', { class: 'primary', type: 'submit', id: 'token-go' }, 'Open')),
+      h('p', { class: 'muted' }, 'Kept for this tab only (sessionStorage), sent to this host alone.'));
+      show(form);
+      input.focus();
+    });
+  }
+  return asking;
+}
+
+// fetch() of a URL of the page's own origin, with the token; asks for one
+// on a 401.
+async function request(url, init = {}) {
+  for (;;) {
+    const used = token;
+    const headers = new Headers(init.headers || {});
+    if (used && new URL(url).origin === base.origin) headers.set('Authorization', `Bearer ${used}`);
+    const r = await fetch(url, { ...init, headers });
+    if (r.status !== 401 || new URL(url).origin !== base.origin) return r;
+    if (token !== used) continue; // another request was given a token meanwhile
+    if (used) sessionStorage.removeItem(TOKEN_KEY);
+    token = null;
+    await askToken(!!used);
+  }
+}
+
+// DuckDB-Wasm's worker, its XMLHttpRequests to this origin carrying the
+// token: a worker from a Blob that wraps open() and then loads the real one.
+function duckWorker(url) {
+  if (!token) return new Worker(url);
+  const code = `const T = ${JSON.stringify(token)}, O = ${JSON.stringify(base.origin)};
+const open = XMLHttpRequest.prototype.open;
+XMLHttpRequest.prototype.open = function (method, u, ...rest) {
+  open.call(this, method, u, ...rest);
+  try { if (new URL(u, O).origin === O) this.setRequestHeader('Authorization', 'Bearer ' + T); } catch (e) {}
+};
+importScripts(${JSON.stringify(url)});`;
+  const blob = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+  const w = new Worker(blob);
+  URL.revokeObjectURL(blob);
+  return w;
+}
+
+// A link to one of the repository's files: with a token, a click fetches it
+// with the token and saves it (a plain link would go without it).
+function fileLink(url, text) {
+  return h('a', { href: url, onclick: async (ev) => {
+    if (!token) return;
+    ev.preventDefault();
+    const r = await request(url);
+    if (!r.ok) return;
+    const a = h('a', { href: URL.createObjectURL(await r.blob()), download: url.split('/').pop() });
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+  } }, text);
+}
+
 async function get(path, kind = 'json') {
-  const r = await fetch(new URL(path, base), { cache: 'no-cache' });
+  const r = await request(new URL(path, base).href, { cache: 'no-cache' });
   if (!r.ok) {
     const e = new Error(`${path}: HTTP ${r.status}`);
     e.status = r.status;
@@ -483,13 +561,15 @@ function tableSection(t, filesJson, dataDir, why, open) {
     open && !why ? viewer(t, open) : null,
     entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
       h('div', { class: 'scroll' }, h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
-        h('td', { class: 'path' }, h('a', { href: fileUrl(base, dataDir, f.path) }, f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
+        h('td', { class: 'path' }, fileLink(fileUrl(base, dataDir, f.path), f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
         h('td', { class: 'num' }, bytes(f.bytes)), h('td', {}, f.deletes ? `deletes: ${f.deletes.rows} rows` : ''))))))) : null);
 }
 
 function attachSql(id, alias, dataDir) {
   const root = base.href;
-  return ['INSTALL httpfs;', 'LOAD httpfs;', 'LOAD ducklake;',
+  // a private host: the secret fdl attach prints, the token read where DuckDB runs
+  const secret = token ? [`CREATE OR REPLACE SECRET fdl_http (TYPE http, BEARER_TOKEN getenv('FDL_TOKEN'), SCOPE ${sqlString(root)});`] : [];
+  return ['INSTALL httpfs;', 'LOAD httpfs;', ...secret, 'LOAD ducklake;',
     `ATTACH ${sqlString(`ducklake:${root}versions/${id}/ducklake.duckdb`)} AS ${alias} ` +
     `(READ_ONLY, DATA_PATH ${sqlString(`${root}${dataDir}/`)}, OVERRIDE_DATA_PATH true);`].join('\n');
 }
@@ -503,7 +583,7 @@ function duck() {
         mvp: { mainModule: dist + 'duckdb-mvp.wasm', mainWorker: dist + 'duckdb-browser-mvp.worker.js' },
         eh: { mainModule: dist + 'duckdb-eh.wasm', mainWorker: dist + 'duckdb-browser-eh.worker.js' },
       });
-      const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), new Worker(bundle.mainWorker));
+      const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), duckWorker(bundle.mainWorker));
       await db.instantiate(bundle.mainModule, bundle.pthreadWorker);
       return db;
     })();
@@ -673,7 +753,7 @@ function queryBox(id, readable, blocked, views, filesJson, dataDir) {
 // version lists is gone, as fdl does.
 async function offline(v) {
   if (v.files) {
-    const ok = await fetch(new URL(`versions/${v.id}/${v.files.path}`, base), { method: 'HEAD', cache: 'no-cache' }).then((r) => r.ok).catch(() => false);
+    const ok = await request(new URL(`versions/${v.id}/${v.files.path}`, base).href, { method: 'HEAD', cache: 'no-cache' }).then((r) => r.ok).catch(() => false);
     if (ok) return null;
   }
   try {

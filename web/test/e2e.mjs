@@ -3,9 +3,11 @@
 // query typed in the SQL box and run. Prints what it saw as one JSON object;
 // the pytest side (tests/interop/test_web.py) checks it against stock DuckDB.
 //   node e2e.mjs BASE_URL ARTIFACT_DIR PLAN_JSON
+// FDL_PAGE_TOKEN (environment): the token to type when the page asks for one.
 // PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population", "csv": true}, ...],
 //             "viewers": [{"seq": 2, "table": "main.towns", "stats": true}, ...],  (optional)
 //             "compares": [2, ...],  (optional: "Compare with the parent" on these versions)
+//             "downloads": [{"seq": 1, "table": "main.towns"}, ...],  (optional: a data file's link clicked)
 //             "cardQueries": ["SELECT ...", ...],  (optional: the landing card's SQL box)
 //             "pages": [{"id": "<version id>", "name": "withdrawn"}, ...]}  (optional: opened by id)
 // The browser runs in the time zone FDL_TEST_TZ (default Asia/Tokyo, never
@@ -88,6 +90,12 @@ try {
   page.on('pageerror', (e) => seen.consoleErrors.push(String(e)));
 
   await page.goto(base, { waitUntil: 'load' });
+  if (process.env.FDL_PAGE_TOKEN) { // a private host: the page asks once, as a reader answers
+    await page.waitForSelector('#token', { timeout: 30000 });
+    seen.askedForToken = await page.textContent('#token-form');
+    await page.fill('#token', process.env.FDL_PAGE_TOKEN);
+    await page.click('#token-go');
+  }
   await page.waitForSelector('body[data-ready="#/"]', { timeout: 30000 });
   seen.title = await page.textContent('#title');
   seen.history = await page.$$eval('#history tr.version', (rows) => rows.map((r) => ({
@@ -157,6 +165,19 @@ try {
     await phoneShot(`viewer-${w.seq}`);
   }
 
+  // "downloads": [{"seq": 1, "table": "main.population"}]: a data file's link clicked, what was saved
+  seen.downloads = [];
+  for (const d of plan.downloads || []) {
+    await openVersion(d.seq);
+    const section = page.locator(`section.table[data-table="${d.table}"]`);
+    await section.locator('details summary', { hasText: 'Files' }).click();
+    const link = section.locator('td.path a').first();
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const { readFileSync } = await import('node:fs');
+    seen.downloads.push({ ...d, name: download.suggestedFilename(), path: await link.textContent(),
+      bytes: readFileSync(await download.path()).length });
+  }
+
   seen.compares = [];
   for (const seq of plan.compares || []) {
     await openVersion(seq);
@@ -180,6 +201,8 @@ try {
     seen.queries.push(got);
   }
   seen.pages = [];
+  seen.storage = await page.evaluate(() => ({ session: Object.keys(sessionStorage), local: Object.keys(localStorage),
+    url: location.href }));
   for (const pg of plan.pages || []) {
     // from one version's page to another only the fragment changes: the
     // document stays, so wait for this version's own ready mark

@@ -144,7 +144,7 @@ class _Log(ctypes.Structure):
 _libversion = _fn("fdl_libversion", _s)
 _extension_dir = _fn("fdl_extension_dir", _p)
 _free = _fn("fdl_free", None, _p)
-_repo_open = _fn("fdl_repo_open", ctypes.c_int, ctypes.POINTER(_p), _s, _e)
+_repo_open_token = _fn("fdl_repo_open_token", ctypes.c_int, ctypes.POINTER(_p), _s, _s, _e)
 _repo_free = _fn("fdl_repo_free", None, _p)
 _repo_root = _fn("fdl_repo_root", _s, _p)
 _repo_data_url = _fn("fdl_repo_data_url", _s, _p)
@@ -155,9 +155,10 @@ _version_to_json = _fn("fdl_version_to_json", ctypes.c_int, ctypes.POINTER(_p), 
 _version_dataset = _fn("fdl_version_dataset", ctypes.c_int, ctypes.POINTER(_p), _p, _p, _e)
 _log_read = _fn("fdl_log_read", ctypes.c_int, ctypes.POINTER(ctypes.POINTER(_Log)), _p, _s, ctypes.c_longlong, _e)
 _log_free = _fn("fdl_log_free", None, ctypes.POINTER(_Log))
-_reader_open_ref = _fn("fdl_reader_open_ref", ctypes.c_int, ctypes.POINTER(_p), _s, _s, _e)
+_reader_open_token = _fn("fdl_reader_open_token", ctypes.c_int, ctypes.POINTER(_p), _s, _s, _s, _e)
 _reader_free = _fn("fdl_reader_free", None, _p)
-_reader_attach_sql = _fn("fdl_reader_attach_sql", ctypes.c_int, ctypes.POINTER(_p), _p, _s, _e)
+_reader_attach_sql_token = _fn("fdl_reader_attach_sql_token", ctypes.c_int, ctypes.POINTER(_p), _p, _s, ctypes.c_int,
+                               _e)
 _checkout = _fn("fdl_checkout", ctypes.c_int, _p, _s, ctypes.POINTER(_CheckoutOptions), _e)
 _work_attach_sql = _fn("fdl_work_attach_sql", ctypes.c_int, ctypes.POINTER(_p), _s, _s, _e)
 _commit = _fn("fdl_commit", ctypes.c_int, ctypes.c_char * (ID_LEN + 1), _s, ctypes.POINTER(_CommitOptions), _e)
@@ -233,12 +234,18 @@ class Version:
 
 class Repository:
     """A repository at a folder, file://, http(s):// or s3:// root. Like the
-    C handle it wraps, use it from one thread at a time."""
+    C handle it wraps, use it from one thread at a time. `token`: what a
+    private http(s):// host wants (sent to that host only); without it, libfdl
+    looks in FDL_TOKEN, the credentials file and ~/.netrc."""
 
-    def __init__(self, root: PathLike):
+    def __init__(self, root: PathLike, token: Optional[str] = None):
         self._h = _p()
+        self._token = token.encode() if token else None
         err = _Error()
-        _check(_repo_open(ctypes.byref(self._h), _path(root), ctypes.byref(err)), err)
+        _check(_repo_open_token(ctypes.byref(self._h), _path(root), self._token, ctypes.byref(err)), err)
+
+    def __repr__(self) -> str:
+        return f"Repository({self.root!r})"  # never the token
 
     def close(self) -> None:
         if self._h:
@@ -310,15 +317,18 @@ class Repository:
         finally:
             _version_free(v)
 
-    def attach_sql(self, ref: Optional[str] = None, alias: str = "lake") -> str:
+    def attach_sql(self, ref: Optional[str] = None, alias: str = "lake", show_token: bool = False) -> str:
         """The SQL that opens a version read-only in stock DuckDB (the catalog
-        checked against its sha256 first)."""
+        checked against its sha256 first). For a private host it first creates
+        DuckDB's http secret: BEARER_TOKEN getenv('FDL_TOKEN') (DuckDB's
+        command line), or the token itself with show_token."""
         r, err = _p(), _Error()
-        _check(_reader_open_ref(ctypes.byref(r), self.root.encode(), ref.encode() if ref else None,
-                                ctypes.byref(err)), err)
+        _check(_reader_open_token(ctypes.byref(r), self.root.encode(), ref.encode() if ref else None, self._token,
+                                  ctypes.byref(err)), err)
         try:
             sql = _p()
-            _check(_reader_attach_sql(ctypes.byref(sql), r, alias.encode(), ctypes.byref(err)), err)
+            _check(_reader_attach_sql_token(ctypes.byref(sql), r, alias.encode(), int(show_token),
+                                            ctypes.byref(err)), err)
             return _text(sql)
         finally:
             _reader_free(r)
@@ -326,12 +336,13 @@ class Repository:
     def connect(self, ref: Optional[str] = None, alias: str = "lake") -> "duckdb.DuckDBPyConnection":
         """A new in-memory DuckDB connection with the version attached
         read-only as `alias` (and made the default catalog), its extensions
-        loaded from libfdl's folder, offline. Needs the `duckdb` package."""
+        loaded from libfdl's folder, offline; a private host's token set as
+        the connection's http secret. Needs the `duckdb` package."""
         import duckdb
 
         con = duckdb.connect(config={"extension_directory": extension_dir(), "autoinstall_known_extensions": False})
         try:
-            con.execute(self.attach_sql(ref, alias))
+            con.execute(self.attach_sql(ref, alias, show_token=True))
             con.execute(f"USE {alias}")
         except BaseException:
             con.close()

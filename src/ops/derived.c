@@ -1,0 +1,75 @@
+/* The one seam (derived.h): what a ref move keeps current, decided here
+ * for every operation that moves a ref, so that one added later cannot
+ * forget a derived file. */
+#include "derived.h"
+#include "../iceberg/iceberg.h"
+#include "../layout/hindex.h"
+#include "../layout/keys.h"
+
+#include <string.h>
+
+/* Every branch of `refs` (NULL: listed) indexed whole, the ref list
+ * rebuilt from `dirs` (NULL: left). */
+static void reindex(fdl_repo *repo, const fdl_strlist *refs, const struct vdirs *dirs)
+{
+	fdl_refs all = {0};
+	fdl_error ierr;
+	if (!refs && !fdl_refs_all(&all, repo, true, &ierr))
+		refs = &all.names;
+	for (size_t i = 0; refs && i < refs->len; i++)
+		if (fdl_ref_kind_of(refs->items[i]) == FDL_REF_BRANCH && fdl_key_classify(NULL, refs->items[i]) != FDL_KEY_LOCK)
+			fdl_history_update(repo, fdl_ref_short(refs->items[i], NULL), -1, &ierr);
+	fdl_refs_free(&all);
+	if (dirs)
+		fdl_reflist_rebuild(repo, dirs, &ierr);
+}
+
+int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
+{
+	fdl_error ierr; /* derived: a failure costs readers speed only */
+	bool branch = m->key && fdl_ref_kind_of(m->key) == FDL_REF_BRANCH;
+	const char *name = m->key ? fdl_ref_short(m->key, NULL) : NULL;
+	switch (m->what) {
+	case FDL_MOVE_INTENT:
+		if (branch && m->id)
+			fdl_history_prepare(repo, name, m->id, &ierr);
+		else if (branch)
+			fdl_history_remove(repo, name, &ierr);
+		fdl_reflist_set(repo, m->key, m->id, &ierr);
+		return 0;
+	case FDL_MOVE_UNDONE:
+		fdl_reflist_note(repo, &m->key, 1, &ierr);
+		return 0;
+	case FDL_MOVE_REFS:
+		fdl_iceberg_after_refs(repo, &ierr);
+		return 0;
+	case FDL_MOVE_TIP:
+		fdl_history_update(repo, name, FDL_HISTORY_WALK_MAX, &ierr);
+		if (m->job)
+			fdl_iceberg_after_commit_start(m->job, repo, name, m->id, m->share, &ierr);
+		else
+			fdl_iceberg_after_commit(repo, name, m->id, &ierr);
+		fdl_reflist_note(repo, &m->key, 1, &ierr);
+		return 0;
+	case FDL_MOVE_GONE:
+		fdl_reflist_note_gone(repo, m->id, m->reason, m->when, &ierr);
+		return 0;
+	case FDL_MOVE_REMOVAL:
+		return fdl_iceberg_after_removal(repo, err);
+	case FDL_MOVE_DROP_HISTORY:
+		return fdl_history_drop(repo, err);
+	case FDL_MOVE_REINDEX:
+		reindex(repo, m->refs, m->dirs);
+		return 0;
+	case FDL_MOVE_CLONED:
+		fdl_iceberg_after_clone(repo, m->dst_root, &ierr);
+		return 0;
+	}
+	return fdl_fail(err, FDL_EINVALID, "fdl_ref_moved: unknown move %d", (int)m->what);
+}
+
+void fdl_ref_moved_join(struct fdl_iceberg_job *job)
+{
+	fdl_error ierr;
+	fdl_iceberg_after_commit_join(job, &ierr);
+}

@@ -1,0 +1,68 @@
+/* The one seam between a ref move and what derives from the refs: the
+ * history index, the ref list (history/refs.json), the Iceberg views and
+ * catalog. Every operation that moves a ref says what happened through
+ * fdl_ref_moved and never names a derived file; src/ops/derived.c alone
+ * calls their updaters (scripts/walls-check.sh says so). */
+#ifndef FDL_OPS_DERIVED_H
+#define FDL_OPS_DERIVED_H
+
+#include "../catalog/catalog.h"
+#include "../layout/layout.h"
+
+struct vdirs;
+struct fdl_iceberg_job;
+
+typedef enum fdl_move {
+	/* `key` is about to be set to `id` (NULL: deleted), under the refs
+	 * lock: a branch's index prepared (or removed), the ref list's line
+	 * set, so that an interrupted ref change run again ends the same */
+	FDL_MOVE_INTENT,
+	/* that ref change did not happen: the ref list's line read back */
+	FDL_MOVE_UNDONE,
+	/* a branch or tag was created or deleted: the views of the tips that
+	 * have one (they carry the tags), the catalog's namespaces */
+	FDL_MOVE_REFS,
+	/* branch `key` moved to `id` (commit, rebase, branch --force): its
+	 * index, its Iceberg view (beside the caller when `job` is set), its
+	 * line in the ref list */
+	FDL_MOVE_TIP,
+	/* version `id` expired or was withdrawn (`reason`, `when`): the ref
+	 * list marks it gone */
+	FDL_MOVE_GONE,
+	/* versions left or data files went: every view written again; the
+	 * caller's to fail on (no view may lead to data that is gone) */
+	FDL_MOVE_REMOVAL,
+	/* version.json files go: every history index dropped (it copies
+	 * them); the caller's to fail on */
+	FDL_MOVE_DROP_HISTORY,
+	/* the whole repository again (gc, a clone's copy): every branch of
+	 * `refs` (NULL: listed) indexed with no bound, the ref list rebuilt
+	 * from `dirs` */
+	FDL_MOVE_REINDEX,
+	/* `repo` was cloned to `dst_root`: the copy's own views */
+	FDL_MOVE_CLONED,
+} fdl_move;
+
+typedef struct fdl_ref_move {
+	fdl_move what;
+	const char *key;              /* the ref (INTENT, UNDONE, TIP) */
+	const char *id;               /* its version (INTENT: NULL deletes; TIP; GONE) */
+	const char *reason, *when;    /* GONE */
+	const fdl_strlist *refs;      /* REINDEX: the ref keys (NULL: listed from the store) */
+	const struct vdirs *dirs;     /* REINDEX */
+	const char *dst_root;         /* CLONED */
+	fdl_duck *share;              /* TIP with job: a database the views may share */
+	struct fdl_iceberg_job **job; /* TIP: the views started beside; fdl_ref_moved_join joins */
+} fdl_ref_move;
+
+/* Bring what derives from the refs up to date after (or, INTENT, before)
+ * `m`. Derived files are best effort: their failure costs readers speed
+ * or a static host's readers a ref, never the operation, so this returns
+ * 0, except for REMOVAL and DROP_HISTORY, whose failure the caller must
+ * report (err says what failed). */
+int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err);
+/* Join the views a TIP move started beside (job may be NULL); their
+ * result, best effort as the rest. */
+void fdl_ref_moved_join(struct fdl_iceberg_job *job);
+
+#endif
