@@ -3,7 +3,9 @@
 #   make          build build/fdl, build/libfdl.so, the page and the manual pages
 #   make test     unit tests (ASan + UBSan), the ABI and docs checks, the install
 #                 test, and interop tests (pytest, stock DuckDB), after installing
-#                 what only the tests need (scripts/setup.sh --tests)
+#                 what only the tests need (scripts/setup.sh --tests); what CI runs
+#   make check    the inner loop, about two minutes: unit tests and the interop
+#                 tests marked quick (one per behaviour family)
 #   make demo     set up, build, and run the example in examples/
 #   make wheel    build/wheel/pyfdl-VERSION-py3-none-manylinux_2_35_x86_64.whl
 #   make dist     build/dist/fdl-VERSION-linux-x86_64.tar.gz, runs wherever unpacked
@@ -33,7 +35,7 @@ HDRS    := $(wildcard include/*.h src/*/*.h)
 
 
 .PHONY: test-repeat test-races
-.PHONY: all setup test unit interop snippets corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
+.PHONY: all setup test check unit interop snippets corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
 	readme install-check bindings-test
 all: build/fdl build/libfdl.so build/libfdl.a web man
 
@@ -150,6 +152,10 @@ docs-check: build/fdl man
 	    "(add it to docs/environment.md)" >&2; exit 1; }; \
 	  echo "docs-check: the $$(echo $$vars | wc -w) FDL_* variables libfdl reads are named in docs/"
 	@echo "docs-check: README is current, $$(ls build/man/*.1 | wc -l) manual pages render, no literal backticks"
+	@missing=$$(for f in tests/unit/test_*.c tests/interop/test_*.py; do \
+	  grep -q "^| \`$$(basename $$f)\` |" tests/README.md || echo "$$f"; done); \
+	  test -z "$$missing" || { echo "docs-check: tests/README.md has no row for" $$missing >&2; exit 1; }; \
+	  echo "docs-check: tests/README.md has a row for each of the $$(ls tests/unit/test_*.c tests/interop/test_*.py | wc -l) test files"
 	@$(DEPS)/venv/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_snippets.py -k test_every_page_covered \
 	  > build/.snippets-covered 2>&1 || { cat build/.snippets-covered >&2; exit 1; }; \
 	  echo "docs-check: every fence names its language, every page with a block that runs has its test (test_snippets.py)"
@@ -263,6 +269,14 @@ interop: build/san/fdl build/fdl web build/bench/sqlrun
 
 test: unit corpus fuzz-build abi-check docs-check install-check interop
 
+# `make check`: the inner loop, about two minutes on two cores: the unit tests
+# and the interop tests marked quick, one per behaviour family (reader,
+# writer, refs, clone, page, Iceberg, rebase, lifecycle, crash). `make test`
+# stays what CI runs, before a merge.
+check: unit build/san/fdl build/fdl web
+	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
+	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile -m quick tests/interop
+
 # `make snippets`: tests/interop/test_snippets.py alone, every block of README,
 # docs/ and bindings/python/README.md that a user runs, run as written, and
 # what fdl prints for a user to paste (part of interop; -k NAME narrows it).
@@ -369,4 +383,4 @@ build/wheel/.made: build/dist/.staged $(wildcard bindings/python/pyfdl/*) bindin
 .PHONY: setup-tests
 setup-tests:
 	@bash scripts/setup.sh --tests
-docs-check install-check interop snippets test-races: | setup-tests
+docs-check install-check interop check snippets test-races: | setup-tests

@@ -4,6 +4,7 @@ Environment (set by `make interop`):
   FDL_BIN            the fdl binary under test (default: build/fdl)
   FDL_EXTENSION_DIR  where the pinned DuckDB extensions live (deps/extensions)
 """
+import collections
 import json
 import os
 import pathlib
@@ -91,6 +92,24 @@ class Repo:
         return con
 
 
+def commits(repo, work, *steps, close=True):
+    """The setup most modules start from: check `work` out of `repo` and
+    publish one version per step, a step being (message, SQL statements run
+    in stock DuckDB through the ATTACH checkout printed). Returns the ids of
+    the new versions, oldest first, and the connection to the working
+    catalog (closed unless close=False). Works on Repo and S3Repo."""
+    con = repo.checkout(work)
+    ids = []
+    for message, statements in steps:
+        for sql in statements:
+            con.execute(sql)
+        fdl("commit", work, "-m", message, env=repo.env)
+        ids.append(repo.head())
+    if close:
+        con.close()
+    return ids, con
+
+
 @pytest.fixture(autouse=True)
 def ledger():
     """Every test's ledger (tests/interop/ledger.py says what it does and
@@ -110,6 +129,17 @@ def ledger():
 @pytest.fixture
 def repo(tmp_path):
     return Repo(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def histories(tmp_path_factory):
+    """Histories of N versions of one table, built once for the session
+    (all workers) and copied into each test: histories.copy(n, root)."""
+    from histories import Histories
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # one cache for every worker of the run
+    return Histories(shared / "histories", LEDGER_FDL, LEDGER_FDL, EXT)  # the release build, when there is one
 
 
 @pytest.fixture(scope="session")
@@ -177,3 +207,33 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from schedule import LongestFileFirst
     return LongestFileFirst(config, log)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "quick: one test of a behaviour family, run by `make check` (tests/README.md)")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The test-time report after every run: the slowest 10 files and tests
+    (setup, call and teardown together; a module's shared fixtures count in
+    the test that set them up), so a slow test shows itself when it lands."""
+    per_test = collections.Counter()
+    for reports in terminalreporter.stats.values():
+        for r in reports:
+            if isinstance(r, pytest.TestReport):
+                per_test[r.nodeid] += r.duration
+    if not per_test:
+        return
+    per_file, count = collections.Counter(), collections.Counter()
+    for nodeid, secs in per_test.items():
+        per_file[nodeid.split("::")[0]] += secs
+        count[nodeid.split("::")[0]] += 1
+    write = terminalreporter.write_line
+    terminalreporter.section("test times (workers together)")
+    write(f"slowest files of {len(per_file)}:")
+    for f, secs in per_file.most_common(10):
+        write(f"{secs:8.1f} s {count[f]:4d} tests  {f}")
+    write(f"slowest tests of {len(per_test)}:")
+    for t, secs in per_test.most_common(10):
+        write(f"{secs:8.1f} s  {t}")
+    write(f"{sum(per_test.values()):8.1f} s  in all")

@@ -25,6 +25,8 @@ What a test must tell the ledger, because it cannot see it:
   must then answer "expired or withdrawn" (exit 7), not other rows.
 - `with ledger.deferred():` around a publish whose requests the test counts
   (the ledger's own reads come after the block).
+- `ledger.adopt(root, sums)`: versions copied in with their checksums
+  (the session's histories, histories.py); read again like the others.
 - `ledger.forget(*vids)`: the test took these away on purpose (restored a
   repository from a copy made before them).
 - `ledger.waive(root_or_vid, reason)`: the test damages a repository or a
@@ -33,12 +35,14 @@ What a test must tell the ledger, because it cannot see it:
 Roots come from `fdl init` and `fdl clone` (with the env of that call); a
 commit's new version is found in whichever known root holds it.
 """
+import concurrent.futures
 import contextlib
 import json
 import os
 import pathlib
 import re
 import subprocess
+import threading
 
 import duckdb
 
@@ -46,6 +50,13 @@ UUID = re.compile(r"\b([0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
 PUBLISH = {"commit", "run"}
 READS = {"attach", "query", "export", "verify"}  # commands that read tables (log and show read none)
 CURRENT = [None]  # the ledger of the test running in this process (set by the fixture)
+# the reads of a check of at least PARALLEL_FROM reads go READERS at once:
+# each is mostly waiting on `fdl attach` and DuckDB opening the version's
+# catalog, so two overlap. Each reading thread has a DuckDB of its own
+# (DuckLake attached in two cursors of one database at once loses track of
+# its metadata catalog: "Catalog __ducklake_metadata_... does not exist").
+READERS = 2
+PARALLEL_FROM = 6
 
 
 class Ledger:
@@ -56,7 +67,9 @@ class Ledger:
         self.gone_ids = set()
         self.lifecycle = False  # the test ran expire or withdraw
         self.waived = {}    # root or vid -> reason
-        self.con = None
+        self.local = threading.local()  # each thread's DuckDB (the test's, and READERS)
+        self.cons = []
+        self.pool = None    # READERS threads, made for the first check of PARALLEL_FROM reads or more
         self.queue = None   # publishes waiting for the end of a deferred() block
 
     # --- what tests and conftest.fdl tell the ledger --------------------------
@@ -68,6 +81,14 @@ class Ledger:
 
     def gone(self, *vids):
         self.gone_ids.update(vids)
+
+    def adopt(self, root, sums):
+        """Versions the test did not publish but copied in (a session's
+        history, histories.py), with the checksums stock DuckDB took when
+        they were published: read again through `root` at the end."""
+        self.root(root)
+        for vid, s in sums.items():
+            self.entries[vid] = (str(root), s)
 
     def forget(self, *vids):
         """The test took these versions away on purpose (it restores a
@@ -150,23 +171,34 @@ class Ledger:
         return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", "ledger", "--show-token"], capture_output=True,
                               text=True, env=e)
 
+    def _connect(self):
+        con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
+                                     "autoload_known_extensions": True})
+        con.execute("SET enable_external_file_cache = false")  # every read goes to the store
+        return con
+
+    def _connection(self):
+        """This thread's DuckDB, made when first needed."""
+        con = getattr(self.local, "con", None)
+        if con is None:
+            con = self.local.con = self._connect()
+            self.cons.append(con)
+        return con
+
     def _sums(self, root, vid, env):
         """The version's table sums, or a string saying why it cannot be read."""
         p = self._attach(root, vid, env)
         if p.returncode != 0:
             return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
-        if self.con is None:
-            self.con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
-                                              "autoload_known_extensions": True})
-            self.con.execute("SET enable_external_file_cache = false")  # every read goes to the store
+        con = self._connection()
         try:
-            self.con.execute(p.stdout)
-            return table_sums(self.con, "ledger")
+            con.execute(p.stdout)
+            return table_sums(con, "ledger")
         except duckdb.Error as e:
             return f"stock DuckDB: {e}"
         finally:
             try:
-                self.con.execute("DETACH DATABASE IF EXISTS ledger")
+                con.execute("DETACH DATABASE IF EXISTS ledger")
             except duckdb.Error:
                 pass
 
@@ -184,16 +216,23 @@ class Ledger:
 
     def problems(self, only=None, vids=None):
         """What differs now (roots: `only`, default all; versions: `vids`,
-        default every recorded one), as a list of sentences."""
-        out = []
+        default every recorded one), as a list of sentences, in the order
+        of the versions and roots (READERS read at once)."""
+        checks = []
         for vid, (home, sums) in self.entries.items():
             if vid in self.waived or home in self.waived or (vids is not None and vid not in vids):
                 continue
             for root, env in list(self.roots.items()):
                 if root in self.waived or (only is not None and root not in only):
                     continue
-                out += self._check_one(root, env, vid, sums, must_have=(root == home))
-        return out
+                checks.append((root, env, vid, sums, root == home))
+        if len(checks) < PARALLEL_FROM:
+            found = [self._check_one(*c) for c in checks]
+        else:
+            if self.pool is None:
+                self.pool = concurrent.futures.ThreadPoolExecutor(READERS, thread_name_prefix="ledger")
+            found = self.pool.map(lambda c: self._check_one(*c), checks)
+        return [line for lines in found for line in lines]
 
     def _check_one(self, root, env, vid, sums, must_have):
         now = self._sums(root, vid, env)
@@ -242,9 +281,13 @@ class Ledger:
         return missing
 
     def close(self):
-        if self.con is not None:
-            self.con.close()
-            self.con = None
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+        for con in self.cons:
+            con.close()
+        self.cons = []
+        self.local = threading.local()
 
 
 def host_stops(url):

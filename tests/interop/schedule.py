@@ -10,6 +10,12 @@ files start first and the short ones fill in at the end. A file not in
 durations.json counts 10 s a test. Only the order changes: which tests run,
 and each file on one worker, stay as they were.
 
+The files in SPLIT go out test by test instead: their tests share no
+module or session state but what is built once for every worker
+(conftest.histories), so the tests of a long file spread over both
+workers and fill in at the end, and the workers finish together. A split
+test weighs its file's time over its number of tests.
+
 Refresh the times after a full run: python scripts/test-times.py --write.
 """
 import json
@@ -18,6 +24,10 @@ import pathlib
 from xdist.scheduler import LoadFileScheduling
 
 DURATIONS = pathlib.Path(__file__).with_name("durations.json")
+# long files whose tests use function fixtures only (and conftest's session
+# ones): handed out test by test
+SPLIT = {"test_snippets.py", "test_hindex.py", "test_clone.py", "test_rebase.py", "test_freeze.py", "test_web.py",
+         "test_mistakes.py"}
 
 
 def load_durations():
@@ -33,15 +43,23 @@ class LongestFileFirst(LoadFileScheduling):
         self.seconds = load_durations()
         self.ordered = False
 
+    def _split_scope(self, nodeid):
+        path = nodeid.split("::", 1)[0]
+        return nodeid if pathlib.Path(path).name in SPLIT else path
+
     def weight(self, scope):
-        name = pathlib.Path(scope.split("::")[0]).name
+        path = scope.split("::")[0]
+        name = pathlib.Path(path).name
+        tests = sum(len(unit) for s, unit in self.workqueue.items() if s.split("::")[0] == path)
         if name in self.seconds:
-            return float(self.seconds[name])
+            share = len(self.workqueue.get(scope, {})) / max(tests, 1)
+            return float(self.seconds[name]) * share
         return 10.0 * len(self.workqueue.get(scope, {}))
 
     def _assign_work_unit(self, node):
         if not self.ordered:  # the queue is complete once the first unit goes out
-            for scope in sorted(self.workqueue, key=self.weight, reverse=True):
+            weights = {scope: self.weight(scope) for scope in self.workqueue}
+            for scope in sorted(self.workqueue, key=weights.get, reverse=True):
                 self.workqueue.move_to_end(scope)
             self.ordered = True
         super()._assign_work_unit(node)

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import FDL, EXT, connect, fdl, read_json, rows
+from conftest import EXT, FDL, commits, connect, fdl, read_json, rows
 
 SANITIZER_MARKS = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "UndefinedBehaviorSanitizer")
 
@@ -19,13 +19,8 @@ SANITIZER_MARKS = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "Undef
 @pytest.fixture
 def two(repo, tmp_path):
     """A repository with two versions of one table, and its working catalog."""
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    con.execute("INSERT INTO lake.t VALUES (1)")
-    fdl("commit", tmp_path / "w", "-m", "one")
-    con.execute("INSERT INTO lake.t VALUES (2)")
-    fdl("commit", tmp_path / "w", "-m", "two")
-    con.close()
+    commits(repo, tmp_path / "w", ("one", ["CREATE TABLE lake.t (a INTEGER)", "INSERT INTO lake.t VALUES (1)"]),
+            ("two", ["INSERT INTO lake.t VALUES (2)"]))
     return repo
 
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXT, FDL, fdl, host_stops, read_json, rows
+from conftest import EXT, FDL, commits, fdl, host_stops, read_json, rows
 from test_reader import Server
 
 
@@ -26,15 +26,13 @@ def same_tree(a, b):
 
 @pytest.fixture
 def source(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    for i in range(3):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    commits(repo, tmp_path / "w", *[(f"v{i}", (["CREATE TABLE lake.t (a INTEGER)"] if i == 0 else [])
+                                     + [f"INSERT INTO lake.t VALUES ({i})"]) for i in range(3)])
     fdl("branch", repo.root, "old", repo.version(repo.head())["parents"][0])
     return repo
 
 
+@pytest.mark.quick
 def test_clone_is_identical(source, tmp_path):
     dst = tmp_path / "copy"
     out = fdl("clone", source.root, dst).stdout

@@ -173,6 +173,7 @@ def three_versions(repo, tmp_path):
     return ids[::-1]
 
 
+@pytest.mark.quick
 def test_expire(repo, tmp_path, ledger):
     v0, v1, v2 = three_versions(repo, tmp_path)
     ledger.gone(v0, v1)  # retention keeps one

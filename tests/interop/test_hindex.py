@@ -18,15 +18,23 @@ from conftest import FDL, EXT, connect, fdl, host_stops, read_json
 
 
 class Versions:
-    """A repository with `n` versions of one table, one row each."""
+    """A repository with `n` versions of one table, one row each: a copy of
+    the session's history of that length (histories.py; commit k inserted
+    row k, "row k\n\nline two of k"). `add` commits more through a working
+    catalog checked out of the copy when first needed."""
 
-    def __init__(self, repo, tmp_path, n):
+    def __init__(self, repo, tmp_path, n, histories):
+        histories.copy(n, repo.root)
         self.repo = repo
         self.work = tmp_path / "w"
-        self.con = repo.checkout(self.work)
-        self.con.execute("CREATE TABLE lake.t (i INTEGER)")
-        self.n = 0
-        self.add(n)
+        self.n = n
+        self._con = None
+
+    @property
+    def con(self):
+        if self._con is None:
+            self._con = self.repo.checkout(self.work)
+        return self._con
 
     def add(self, n):
         for _ in range(n):
@@ -125,8 +133,8 @@ def cold(tmp_path, name):
     return {"FDL_CACHE_DIR": str(d)}
 
 
-def test_the_index_gives_the_same_history_in_a_few_requests(repo, tmp_path, host_of):
-    vs = Versions(repo, tmp_path, 40)
+def test_the_index_gives_the_same_history_in_a_few_requests(repo, tmp_path, host_of, histories):
+    vs = Versions(repo, tmp_path, 40, histories)
     root = repo.root
     pointer = read_json(root / "history" / "heads" / "main.json")
     assert pointer["tip"] == repo.head() and pointer["seq"] == 40
@@ -158,12 +166,12 @@ def test_the_index_gives_the_same_history_in_a_few_requests(repo, tmp_path, host
     assert len([r for r in plain.requests if r.endswith("/version.json")]) == 40
 
 
-def test_a_whole_history_of_150_versions_in_five_requests(repo, tmp_path, host_of):
+def test_a_whole_history_of_150_versions_in_five_requests(repo, tmp_path, host_of, histories):
     """One pack at rest, whatever the length: a whole `fdl log URL`, by
     HEAD (fdl.json, HEAD, the ref, the pointer, the pack) or by branch,
     takes at most five requests from a plain static host with a cold cache,
     and lists what the version.json files give."""
-    Versions(repo, tmp_path, 150)
+    Versions(repo, tmp_path, 150, histories)
     root = repo.root
     pointer = read_json(root / "history" / "heads" / "main.json")
     assert pointer["seq"] == 150 and len(pointer["packs"]) == 1
@@ -179,8 +187,8 @@ def test_a_whole_history_of_150_versions_in_five_requests(repo, tmp_path, host_o
     assert log_ids(f"{host.url}@main", env=cold(tmp_path, "ids")) == truth
 
 
-def test_an_index_behind_its_branch_is_completed_never_shown(repo, tmp_path):
-    vs = Versions(repo, tmp_path, 20)
+def test_an_index_behind_its_branch_is_completed_never_shown(repo, tmp_path, histories):
+    vs = Versions(repo, tmp_path, 20, histories)
     root = repo.root
     old = (root / "history" / "heads" / "main.json").read_bytes()
     vs.add(3)
@@ -196,8 +204,8 @@ def test_an_index_behind_its_branch_is_completed_never_shown(repo, tmp_path):
     assert json.loads(fdl("verify", root, "--json").stdout)["warnings"] == []
 
 
-def test_an_edited_index_never_opens_the_wrong_version(repo, tmp_path):
-    vs = Versions(repo, tmp_path, 40)
+def test_an_edited_index_never_opens_the_wrong_version(repo, tmp_path, histories):
+    vs = Versions(repo, tmp_path, 40, histories)
     root = repo.root
     truth = walk(root)
     key = root / "history" / "heads" / "main.json"
@@ -260,10 +268,10 @@ def test_an_edited_index_never_opens_the_wrong_version(repo, tmp_path):
     assert json.loads(fdl("show", root, "main:3", "--json").stdout)["id"] == truth[-3]
 
 
-def test_a_crash_at_each_write_point_leaves_a_history_that_reads_right(repo, tmp_path, ledger):
+def test_a_crash_at_each_write_point_leaves_a_history_that_reads_right(repo, tmp_path, ledger, histories):
     if b"FDL_CRASH_AT" not in open(FDL, "rb").read():
         pytest.fail(f"{FDL} is not a crash-point build (make test uses build/san/fdl)")
-    vs = Versions(repo, tmp_path, 18)
+    vs = Versions(repo, tmp_path, 18, histories)
     root = repo.root
     env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", FDL_AUTHOR_EMAIL="t@e.org")
     crashed = 0
@@ -288,8 +296,8 @@ def test_a_crash_at_each_write_point_leaves_a_history_that_reads_right(repo, tmp
     assert json.loads(fdl("verify", root, "--json").stdout)["problems"] == []
 
 
-def test_four_writers_racing_keep_one_history(repo, tmp_path, ledger):
-    vs = Versions(repo, tmp_path, 17)
+def test_four_writers_racing_keep_one_history(repo, tmp_path, ledger, histories):
+    vs = Versions(repo, tmp_path, 17, histories)
     root = repo.root
     works = []
     for k in range(4):
@@ -320,8 +328,8 @@ def test_four_writers_racing_keep_one_history(repo, tmp_path, ledger):
     assert len(walk(root)) == 17 + wins
 
 
-def test_branches_share_packs_and_a_deleted_branch_takes_its_index(repo, tmp_path):
-    vs = Versions(repo, tmp_path, 40)
+def test_branches_share_packs_and_a_deleted_branch_takes_its_index(repo, tmp_path, histories):
+    vs = Versions(repo, tmp_path, 40, histories)
     root = repo.root
     fdl("branch", root, "feature", "main:25")
     feature = read_json(root / "history" / "heads" / "feature.json")
@@ -334,8 +342,8 @@ def test_branches_share_packs_and_a_deleted_branch_takes_its_index(repo, tmp_pat
     assert json.loads(fdl("verify", root, "--json").stdout)["warnings"] == []
 
 
-def test_a_clone_has_its_own_index(repo, tmp_path, host_of):
-    Versions(repo, tmp_path, 20)
+def test_a_clone_has_its_own_index(repo, tmp_path, host_of, histories):
+    Versions(repo, tmp_path, 20, histories)
     host = host_of(repo.root)
     dst = tmp_path / "copy"
     fdl("clone", host.url, dst)
@@ -343,8 +351,8 @@ def test_a_clone_has_its_own_index(repo, tmp_path, host_of):
     assert log_ids(dst) == walk(repo.root)
 
 
-def test_a_withdrawn_version_json_leaves_no_copy_in_the_index(repo, tmp_path):
-    Versions(repo, tmp_path, 20)
+def test_a_withdrawn_version_json_leaves_no_copy_in_the_index(repo, tmp_path, histories):
+    Versions(repo, tmp_path, 20, histories)
     root = repo.root
     victim = walk(root)[5]
     fdl("withdraw", root, victim, "--reason", "a secret in the message", "--remove-version-json", "--force")
@@ -353,8 +361,8 @@ def test_a_withdrawn_version_json_leaves_no_copy_in_the_index(repo, tmp_path):
     assert left == []
 
 
-def test_gc_removes_packs_no_index_names(repo, tmp_path):
-    Versions(repo, tmp_path, 40)
+def test_gc_removes_packs_no_index_names(repo, tmp_path, histories):
+    Versions(repo, tmp_path, 40, histories)
     root = repo.root
     packs = root / "history" / "packs"
     named = {p.name for p in packs.iterdir()}
@@ -374,11 +382,11 @@ def test_gc_removes_packs_no_index_names(repo, tmp_path):
     assert [p["where"] for p in rep["problems"]] == ["history/notes.txt"]
 
 
-def test_a_hostile_index_is_ignored(repo, tmp_path):
+def test_a_hostile_index_is_ignored(repo, tmp_path, histories):
     """Someone else's repository: an index that names files outside
     history/packs, claims huge packs or points at a URL is not used, and the
     history read is still the one version.json files give."""
-    Versions(repo, tmp_path, 5)
+    Versions(repo, tmp_path, 5, histories)
     root = repo.root
     truth = walk(root)
     key = root / "history" / "heads" / "main.json"

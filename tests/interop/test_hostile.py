@@ -12,15 +12,12 @@ import threading
 import duckdb
 import pytest
 
-from conftest import EXT, fdl, read_json
+from conftest import EXT, commits, fdl, read_json
 
 
 def published(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
-    con.close()
-    fdl("commit", tmp_path / "w", "-m", "one")
-    return repo.head()
+    (vid,), _ = commits(repo, tmp_path / "w", ("one", ["CREATE TABLE lake.t AS SELECT 1 AS a"]))
+    return vid
 
 
 def reseal(repo, vid):

@@ -1114,6 +1114,7 @@ def test_a_snapshot_id_never_comes_to_mean_other_rows(spark, tmp_path, ledger):
         host.stop()
 
 
+@pytest.mark.quick
 def test_catalog_for_an_http_location_read_by_duckdb(tmp_path, ledger):
     """A folder published on a plain HTTP host: the catalog written for that
     location (--location) names only http:// files on the host, and DuckDB

@@ -5,6 +5,8 @@ import time
 
 import duckdb
 
+import pytest
+
 from conftest import connect, fdl, read_json, rows
 
 
@@ -55,6 +57,7 @@ def test_expire(repo, tmp_path):
     assert json.loads(fdl("expire", repo.root, "--json").stdout)["expired"] == []
 
 
+@pytest.mark.quick
 def test_withdraw(repo, tmp_path):
     con, (v1, v2, v3) = history(repo, tmp_path)
     f1, f2, f3 = [read_json(repo.root / "versions" / v / "files.json")["tables"]["main.t"]["files"][-1]["path"]

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from conftest import EXT, FDL, connect, fdl, host_stops, read_json, rows
+from conftest import EXT, FDL, commits, connect, fdl, host_stops, read_json, rows
 
 
 class Server:
@@ -40,15 +40,11 @@ class Server:
 @pytest.fixture
 def published(repo, tmp_path):
     """A repository with two versions: v1 plain, v2 with a delete and a rename."""
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.pop (town VARCHAR, people BIGINT)")
-    con.execute("INSERT INTO lake.pop SELECT 'town' || i, i * 10 FROM range(1000) t(i)")
-    con.execute("CREATE TABLE lake.other (x INTEGER)")
-    con.execute("INSERT INTO lake.other VALUES (1), (2)")
-    fdl("commit", tmp_path / "w", "-m", "one")
-    con.execute("DELETE FROM lake.pop WHERE people < 100")
-    fdl("commit", tmp_path / "w", "-m", "two")
-    con.close()
+    commits(repo, tmp_path / "w",
+            ("one", ["CREATE TABLE lake.pop (town VARCHAR, people BIGINT)",
+                     "INSERT INTO lake.pop SELECT 'town' || i, i * 10 FROM range(1000) t(i)",
+                     "CREATE TABLE lake.other (x INTEGER)", "INSERT INTO lake.other VALUES (1), (2)"]),
+            ("two", ["DELETE FROM lake.pop WHERE people < 100"]))
     return repo
 
 
@@ -78,6 +74,7 @@ def raw(port, path, method="GET"):
     return int(data.split(b" ", 2)[1])
 
 
+@pytest.mark.quick
 def test_query_formats_and_refs(published):
     root = published.root
     out = fdl("query", root, "SELECT count(*) AS n, sum(people) AS s FROM pop", "--format", "csv").stdout

@@ -83,16 +83,27 @@ def parents(repo):
 def two_publishers(repo, tmp_path):
     """The base version, the winner committed on it, the loser's changes in
     its working folder (closed), refused by commit."""
-    published(repo, tmp_path, BASE)
-    a, b = repo.checkout(tmp_path / "winner"), repo.checkout(tmp_path / "loser")
-    run_sql(a, WINNER)
-    run_sql(b, LOSER)
+    loser = tip_and_here(repo, tmp_path, BASE, WINNER, LOSER, names=("winner", "loser"), message="the winner")
+    lost = fdl("commit", loser, "-m", "the loser", check=False)
+    assert lost.returncode == 4 and "fdl rebase" in lost.stderr, lost.stderr
+    return loser
+
+
+def tip_and_here(repo, tmp_path, base, tip, here, names=("a", "b"), message="a"):
+    """The setup of every race here: the first version published from
+    `base` (when given); two working folders checked out of it; `tip` run
+    in the first and committed (the branch's new tip), `here` run in the
+    second and left there (its connection closed). Returns the second
+    working folder. Works on a folder (Repo) and a bucket (S3Repo)."""
+    if base is not None:
+        published(repo, tmp_path, base)
+    a, b = repo.checkout(tmp_path / names[0]), repo.checkout(tmp_path / names[1])
+    run_sql(a, tip)
+    run_sql(b, here)
     a.close()
     b.close()
-    fdl("commit", tmp_path / "winner", "-m", "the winner")
-    lost = fdl("commit", tmp_path / "loser", "-m", "the loser", check=False)
-    assert lost.returncode == 4 and "fdl rebase" in lost.stderr, lost.stderr
-    return tmp_path / "loser"
+    fdl("commit", tmp_path / names[0], "-m", message, env=repo.env)
+    return tmp_path / names[1]
 
 
 def published(repo, tmp_path, statements):
@@ -100,7 +111,7 @@ def published(repo, tmp_path, statements):
     con = repo.checkout(tmp_path / "base")
     run_sql(con, statements)
     con.close()
-    fdl("commit", tmp_path / "base", "-m", "base")
+    fdl("commit", tmp_path / "base", "-m", "base", env=repo.env)
 
 
 def data_files(repo):
@@ -123,6 +134,7 @@ def own_files(repo, work):
     return {str(p.relative_to(own)) for p in own.rglob("*.parquet")}
 
 
+@pytest.mark.quick
 def test_the_loser_rebases_and_commits_both_changes(repo, tmp_path):
     work = two_publishers(repo, tmp_path)
     winner = repo.head()
@@ -180,7 +192,6 @@ def test_schema_work_on_one_side_goes_through(repo, tmp_path):
     """Columns added, a table renamed, dropped and created in a new schema,
     partitioned, a view and a comment, here; appends to the same tables on
     the tip."""
-    published(repo, tmp_path, BASE)
     tip = ["INSERT INTO lake.s VALUES (1000, 'winner')", "INSERT INTO lake.one VALUES (100)"]
     here = ["ALTER TABLE lake.s ADD COLUMN c INTEGER", "INSERT INTO lake.s VALUES (2000, 'loser', 7)",
             "ALTER TABLE lake.one RENAME TO uno", "COMMENT ON TABLE lake.uno IS 'renamed'",
@@ -188,12 +199,7 @@ def test_schema_work_on_one_side_goes_through(repo, tmp_path):
             "CREATE TABLE lake.extra.p (y INTEGER, v INTEGER)", "ALTER TABLE lake.extra.p SET PARTITIONED BY (y)",
             "INSERT INTO lake.extra.p VALUES (2024, 1), (2025, 2)",
             "CREATE VIEW lake.v AS SELECT a, c FROM lake.s WHERE a >= 1000"]
-    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
-    run_sql(a, tip)
-    run_sql(b, here)
-    a.close()
-    b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    tip_and_here(repo, tmp_path, BASE, tip, here)
     fdl("rebase", tmp_path / "b")
     fdl("commit", tmp_path / "b", "-m", "b")
     names = ["s", "uno", "one", "two", "extra.p", "v"]
@@ -263,13 +269,7 @@ CONFLICTS = {
 @pytest.mark.parametrize("kind", sorted(CONFLICTS))
 def test_each_conflict_is_named(repo, tmp_path, kind):
     tip, here, table, detail = CONFLICTS[kind]
-    published(repo, tmp_path, BASE)
-    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
-    run_sql(a, tip)
-    run_sql(b, here)
-    a.close()
-    b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    tip_and_here(repo, tmp_path, BASE, tip, here)
     before = snapshot_of(tmp_path / "b")
     p = fdl("rebase", tmp_path / "b", "--json", check=False)
     assert p.returncode == 4, p.stderr
@@ -285,14 +285,10 @@ def test_a_table_the_tip_dropped_and_expired_conflicts(repo, tmp_path):
     into a table the published version does not have (exit 0, the rows
     gone); redone by hand, the INSERT fails."""
     x = ["CREATE SCHEMA lake.x", "CREATE TABLE lake.x.q (k INTEGER)", "INSERT INTO lake.x.q VALUES (1)"]
-    published(repo, tmp_path, BASE + x)
-    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
-    run_sql(a, ["DROP TABLE lake.one", "DROP SCHEMA lake.x CASCADE",
-                "CALL ducklake_expire_snapshots('lake', older_than => now())"])
-    run_sql(b, ["INSERT INTO lake.one VALUES (5)", "INSERT INTO lake.x.q VALUES (5)"])
-    a.close()
-    b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    tip_and_here(repo, tmp_path, BASE + x,
+                 ["DROP TABLE lake.one", "DROP SCHEMA lake.x CASCADE",
+                  "CALL ducklake_expire_snapshots('lake', older_than => now())"],
+                 ["INSERT INTO lake.one VALUES (5)", "INSERT INTO lake.x.q VALUES (5)"])
     tip, before = repo.head(), snapshot_of(tmp_path / "b")
     p = fdl("commit", tmp_path / "b", "--rebase", "-m", "b", check=False)
     assert p.returncode == 4, (p.stdout, p.stderr)
@@ -344,13 +340,7 @@ def test_a_change_in_files_the_tip_compacted_conflicts(repo, tmp_path, compactio
     one of them used to be replayed into a file the tip no longer reads:
     the row stayed (a delete) or stood twice (an update). DuckLake refuses
     such a delete after a concurrent compaction, and so does the rebase."""
-    published(repo, tmp_path, SMALL)
-    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
-    run_sql(a, COMPACTIONS[compaction])
-    run_sql(b, ROW_CHANGES[change])
-    a.close()
-    b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    tip_and_here(repo, tmp_path, SMALL, COMPACTIONS[compaction], ROW_CHANGES[change])
     tip = repo.head()
     files = read_json(repo.root / "versions" / tip / "files.json")["tables"]["main.t"]["files"]
     assert len(files) == 1  # the tip's two files are one now
@@ -384,13 +374,7 @@ HERE = ["INSERT INTO lake.t VALUES (1000, 'b')", "DELETE FROM lake.t WHERE id = 
 
 @pytest.mark.parametrize("kind", sorted(RENAMES))
 def test_a_table_the_tip_renamed(repo, tmp_path, kind):
-    published(repo, tmp_path, SMALL[:2])
-    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
-    run_sql(a, RENAMES[kind])
-    run_sql(b, HERE)
-    a.close()
-    b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    tip_and_here(repo, tmp_path, SMALL[:2], RENAMES[kind], HERE)
     tip = repo.head()
     before = snapshot_of(tmp_path / "b")
     p = fdl("commit", tmp_path / "b", "--rebase", "-m", "b", check=False)
@@ -440,28 +424,16 @@ def test_an_edited_description_conflicts_with_a_changed_one(repo, tmp_path):
 
 
 def test_rows_updated_after_being_added_here_conflict_with_appends(repo, tmp_path):
-    published(repo, tmp_path, BASE[:2])
-    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
-    a.execute("INSERT INTO lake.s VALUES (1000, 'a')")
-    b.execute("INSERT INTO lake.s VALUES (2000, 'b')")
-    b.execute("UPDATE lake.s SET b = 'b2' WHERE a = 2000")
-    a.close()
-    b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    tip_and_here(repo, tmp_path, BASE[:2], ["INSERT INTO lake.s VALUES (1000, 'a')"],
+                 ["INSERT INTO lake.s VALUES (2000, 'b')", "UPDATE lake.s SET b = 'b2' WHERE a = 2000"])
     p = fdl("rebase", tmp_path / "b", "--json", check=False)
     assert p.returncode == 4
     assert [c["kind"] for c in json.loads(p.stdout)["conflicts"]] == ["row_ids"]
 
 
 def test_rows_updated_from_the_base_go_through(repo, tmp_path):
-    published(repo, tmp_path, BASE[:2])
-    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
     upd = ["UPDATE lake.s SET b = 'changed' WHERE a = 42"]
-    a.execute("INSERT INTO lake.s VALUES (1000, 'a')")
-    run_sql(b, upd)
-    a.close()
-    b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    tip_and_here(repo, tmp_path, BASE[:2], ["INSERT INTO lake.s VALUES (1000, 'a')"], upd)
     fdl("rebase", tmp_path / "b")
     fdl("commit", tmp_path / "b", "-m", "b")
     got = repo.open_version("main")
@@ -472,12 +444,8 @@ def test_rows_updated_from_the_base_go_through(repo, tmp_path):
 
 
 def test_two_publishers_on_an_empty_branch(repo, tmp_path):
-    a, b = repo.checkout(tmp_path / "a"), repo.checkout(tmp_path / "b")
-    a.execute("CREATE TABLE lake.x AS SELECT 1 AS v")
-    b.execute("CREATE TABLE lake.y AS SELECT 2 AS v")
-    a.close()
-    b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    tip_and_here(repo, tmp_path, None, ["CREATE TABLE lake.x AS SELECT 1 AS v"],
+                 ["CREATE TABLE lake.y AS SELECT 2 AS v"])
     assert fdl("commit", tmp_path / "b", "-m", "b", check=False).returncode == 4
     fdl("rebase", tmp_path / "b")
     fdl("commit", tmp_path / "b", "-m", "b")
@@ -610,16 +578,7 @@ def test_rebase_crash_at_every_write_point_leaves_work_usable(repo, tmp_path, le
 
 def test_two_publishers_sharing_a_bucket(s3repo, tmp_path):
     r = s3repo
-    con = r.checkout(tmp_path / "base")
-    run_sql(con, BASE)
-    con.close()
-    r.fdl("commit", tmp_path / "base", "-m", "base")
-    a, b = r.checkout(tmp_path / "winner"), r.checkout(tmp_path / "loser")
-    run_sql(a, WINNER)
-    run_sql(b, LOSER)
-    a.close()
-    b.close()
-    r.fdl("commit", tmp_path / "winner", "-m", "the winner")
+    tip_and_here(r, tmp_path, BASE, WINNER, LOSER, names=("winner", "loser"), message="the winner")
     before = set(r.keys())
     own = f"datasets/pop/work/{read_json(tmp_path / 'loser' / 'fdl-work.json')['id']}/"
     mine = {k[len(own):] for k in before if k.startswith(own)}

@@ -7,10 +7,13 @@ import os
 import subprocess
 import time
 
+import pytest
+
 from conftest import EXT, FDL, fdl, rows
 from test_lifecycle import history, set_retention
 
 
+@pytest.mark.quick
 def test_a_branch_and_a_tag_never_share_a_name(repo, tmp_path):
     con, (v1, v2, v3) = history(repo, tmp_path)
     fdl("tag", repo.root, "t5", v2)

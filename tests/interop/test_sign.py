@@ -5,16 +5,13 @@ import subprocess
 
 import pytest
 
-from conftest import fdl
+from conftest import commits, fdl
 
 
 @pytest.fixture
 def signed_repo(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    fdl("commit", tmp_path / "w", "-m", "one")
-    con.execute("INSERT INTO lake.t VALUES (1)")
-    fdl("commit", tmp_path / "w", "-m", "two")
+    commits(repo, tmp_path / "w", ("one", ["CREATE TABLE lake.t (a INTEGER)"]),
+            ("two", ["INSERT INTO lake.t VALUES (1)"]))
     key = tmp_path / "key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ann", "-f", str(key)], check=True)
     pub = (tmp_path / "key.pub").read_text().split()

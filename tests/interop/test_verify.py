@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXT, FDL, fdl, read_json
+from conftest import EXT, FDL, commits, fdl, read_json
 
 # The default depth (bytes and hashes) and --deep (every catalog derived
 # again): a tamper that changes a byte is caught by both.
@@ -12,13 +12,10 @@ DEPTHS = pytest.mark.parametrize("depth", [(), ("--deep",)], ids=["default", "de
 
 
 def two_versions(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    con.execute("INSERT INTO lake.t VALUES (1), (2)")
-    fdl("commit", tmp_path / "w", "-m", "one")
-    con.execute("DELETE FROM lake.t WHERE a = 1")
-    fdl("commit", tmp_path / "w", "-m", "two")
-    return repo.head(), repo.version(repo.head())["parents"][0]
+    (first, head), _ = commits(repo, tmp_path / "w",
+                               ("one", ["CREATE TABLE lake.t (a INTEGER)", "INSERT INTO lake.t VALUES (1), (2)"]),
+                               ("two", ["DELETE FROM lake.t WHERE a = 1"]))
+    return head, first
 
 
 def publish_files(repo, vdir, text):

@@ -7,11 +7,31 @@ import os
 import pathlib
 import subprocess
 
+import pytest
+
 from conftest import ROOT, connect, fdl
 from test_reader import Server, get
 
 NODE_SCRIPT = ROOT / "web" / "test" / "e2e.mjs"  # beside web/node_modules
 ARTIFACTS = pathlib.Path(os.environ.get("FDL_ARTIFACTS", ROOT / "build" / "artifacts")) / "web"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browser():
+    """One Chromium for the module's runs of e2e.mjs on this worker
+    (web/test/browser.mjs): each run connects to it (FDL_TEST_BROWSER) and
+    opens its own browser context."""
+    proc = subprocess.Popen(["node", str(ROOT / "web" / "test" / "browser.mjs")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT / "web")
+    endpoint = proc.stdout.readline().strip()
+    assert endpoint.startswith("ws://"), f"web/test/browser.mjs printed {endpoint!r} (exit {proc.poll()})"
+    os.environ["FDL_TEST_BROWSER"] = endpoint
+    try:
+        yield endpoint
+    finally:
+        del os.environ["FDL_TEST_BROWSER"]
+        proc.stdin.close()
+        proc.wait(timeout=60)
 
 
 def build_repo(repo, tmp_path):
@@ -229,13 +249,13 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     assert (ARTIFACTS / "static" / "overview.png").stat().st_size > 10000
 
 
-def test_the_page_reads_the_history_from_the_index(repo, tmp_path):
+def test_the_page_reads_the_history_from_the_index(repo, tmp_path, histories):
     """60 versions on a plain static host that counts requests: the first page
     of the history (50 rows) comes from the history index, a handful of
     files, where without the index it is one version.json per row."""
     import shutil
     from test_hindex import CountingHost, Versions, walk
-    Versions(repo, tmp_path, 60)
+    Versions(repo, tmp_path, 60, histories)
     truth = walk(repo.root)
     seen, fetched = {}, {}
     for name in ("index", "none"):
@@ -261,6 +281,7 @@ def test_the_page_reads_the_history_from_the_index(repo, tmp_path):
     assert len(truth) == 60
 
 
+@pytest.mark.quick
 def test_the_card_renders_markdown_safely_and_labels_a_description_only_version(repo, tmp_path):
     """A description written in Markdown is rendered, and whatever HTML or
     script it holds is shown as text: no script, no javascript: link, no

@@ -33,6 +33,7 @@ def snapshot_of(con):
     return {t: rows(con, "lake." + t.split(".", 1)[1]) for t in tables(con)}
 
 
+@pytest.mark.quick
 def test_every_step_reads_back(repo, tmp_path):
     con = repo.checkout(tmp_path / "work")
     history = []

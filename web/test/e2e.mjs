@@ -22,8 +22,12 @@ const plan = JSON.parse(planText);
 mkdirSync(artifacts, { recursive: true });
 const seen = { consoleErrors: [], queries: [] };
 
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+// FDL_TEST_BROWSER: the endpoint of a Chromium already running (browser.mjs);
+// close() then only ends this run's connection and its context
+const browser = process.env.FDL_TEST_BROWSER
+  ? await chromium.connect(process.env.FDL_TEST_BROWSER)
+  : await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true,
     timezoneId: process.env.FDL_TEST_TZ || 'Asia/Tokyo' });
@@ -73,8 +77,12 @@ try {
     got.csvLink = (await page.$('#csv')) !== null;
     if (csv && got.csvLink) {
       const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
+      // saved beside the screenshots: path() has no file when the browser
+      // runs in another process (FDL_TEST_BROWSER)
       const { readFileSync } = await import('node:fs');
-      got.csv = readFileSync(await download.path()).toString('base64');
+      const file = `${artifacts}/download-${download.suggestedFilename()}`;
+      await download.saveAs(file);
+      got.csv = readFileSync(file).toString('base64');
     }
     return got;
   };
