@@ -2,6 +2,7 @@
 #include "report.h"
 #include "../layout/layout.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,18 @@ int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, cons
 	}
 	(*count)++;
 	return 0;
+}
+
+int fdl_findings_addv(fdl_finding **items, size_t *count, const char *where, const char *fmt, va_list ap,
+		      fdl_error *err)
+{
+	char msg[2048];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	size_t wl = strlen(where);
+	const char *text = msg;
+	if (!strncmp(msg, where, wl) && msg[wl] == ':' && msg[wl + 1] == ' ')
+		text = msg + wl + 2;
+	return fdl_findings_add(items, count, where, text, err);
 }
 
 /* Move the findings of `from` to the end of `to`. */

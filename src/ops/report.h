@@ -6,6 +6,8 @@
 
 #include "../util/json.h"
 
+#include <stdarg.h>
+
 /* Move a string list into a report's array (l is left empty). */
 void fdl_strarray_take(fdl_strarray *out, fdl_strlist *l);
 void fdl_strarray_clear(fdl_strarray *a);
@@ -16,6 +18,10 @@ void *fdl_report_grow(void **items, size_t count, size_t size, fdl_error *err);
 
 /* Append a finding ("where", "what") to a growable array. */
 int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, const char *what, fdl_error *err);
+/* The same, "what" formatted from fmt and ap, without a leading "where: "
+ * (messages from below often start with the file already: named once). */
+int fdl_findings_addv(fdl_finding **items, size_t *count, const char *where, const char *fmt, va_list ap,
+		      fdl_error *err) FDL_PRINTF(4, 0);
 
 /* Free what a verify report holds and zero it, not the struct itself (the
  * per-version parts verify merges). */

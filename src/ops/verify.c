@@ -81,19 +81,12 @@ static void drop_copy(char *local, bool downloaded)
 static void problem(report *r, const char *where, const char *fmt, ...) FDL_PRINTF(3, 4);
 static void problem(report *r, const char *where, const char *fmt, ...)
 {
-	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	/* messages from below often start with the file already: name it once */
-	size_t wl = strlen(where);
-	const char *text = msg;
-	if (!strncmp(msg, where, wl) && msg[wl] == ':' && msg[wl + 1] == ' ')
-		text = msg + wl + 2;
 	fdl_error e;
-	if (fdl_findings_add(&r->out->problems, &r->out->problem_count, where, text, &e))
+	if (fdl_findings_addv(&r->out->problems, &r->out->problem_count, where, fmt, ap, &e))
 		r->oom = true;
+	va_end(ap);
 }
 
 static void warning(report *r, const char *where, const char *msg)

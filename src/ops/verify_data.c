@@ -25,19 +25,12 @@ typedef struct sink {
 static void problem(sink *k, const char *where, const char *fmt, ...) FDL_PRINTF(3, 4);
 static void problem(sink *k, const char *where, const char *fmt, ...)
 {
-	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	/* messages from below often start with the file already: name it once */
-	size_t wl = strlen(where);
-	const char *text = msg;
-	if (!strncmp(msg, where, wl) && msg[wl] == ':' && msg[wl + 1] == ' ')
-		text = msg + wl + 2;
 	fdl_error e;
-	if (fdl_findings_add(&k->out->problems, &k->out->problem_count, where, text, &e))
+	if (fdl_findings_addv(&k->out->problems, &k->out->problem_count, where, fmt, ap, &e))
 		k->oom = true;
+	va_end(ap);
 }
 
 /* files.json read once, into memory: its bytes and sha256 against
