@@ -134,6 +134,8 @@ int cmd_clone(int argc, char **argv);
 extern const cli_doc doc_clone;
 int cmd_catalogs(int argc, char **argv);
 extern const cli_doc doc_catalogs;
+int cmd_add(int argc, char **argv);
+extern const cli_doc doc_add;
 int cmd_describe(int argc, char **argv);
 extern const cli_doc doc_describe;
 /* Text with `code` spans, as roff paragraphs (for fdl(1)). */
