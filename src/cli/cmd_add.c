@@ -35,9 +35,11 @@ const cli_doc doc_add = {
 		"recorded in WORK (`fdl-added.txt`); `fdl commit` refuses a file that changed\n"
 		"since. Exit codes: 3 no such table (without --create) or no file, 5 a file\n"
 		"refused (outside the folder, not Parquet, other columns or types), 10 DuckDB.",
-	.examples = "dest=$(fdl add --folder work events)   # where Spark writes: df.write.partitionBy(\"day\").parquet(dest)\n"
-		    "fdl add work events \"$dest\" --create\n"
-		    "fdl commit work -m \"Events from the nightly Spark job\"\n",
+	.examples = "fdl checkout /srv/population spark-work > /dev/null\n"
+		    "dest=$(fdl add --folder spark-work events)   # Spark: df.write.partitionBy(\"day\").parquet(dest)\n"
+		    "mkdir -p \"$dest/day=1\" && duckdb -c \"COPY (SELECT 1 AS id, 'a' AS name) TO '$dest/day=1/part-0.parquet'\"\n"
+		    "fdl add spark-work events \"$dest\" --create\n"
+		    "fdl commit spark-work -m \"Events from the nightly Spark job\"\n",
 	.min = 2,
 	.max = 4096,
 };
