@@ -71,7 +71,7 @@ int cmd_add(int argc, char **argv)
 	if (folder) {
 		char *dir = NULL;
 		if (npos != 2) {
-			fprintf(stderr, "fdl add --folder takes WORK and TABLE only\nusage: %s\n", doc_add.usage);
+			fprintf(stderr, "fdl: add --folder takes WORK and TABLE only\nusage: %s\n", doc_add.usage);
 			return CLI_EXIT_USAGE;
 		}
 		if (fdl_add_folder(&dir, pos[0], pos[1], &err))
@@ -81,7 +81,7 @@ int cmd_add(int argc, char **argv)
 		return 0;
 	}
 	if (npos < 3) {
-		fprintf(stderr, "fdl add needs at least one FILE, DIR or GLOB\nusage: %s\n", doc_add.usage);
+		fprintf(stderr, "fdl: add needs at least one FILE, DIR or GLOB\nusage: %s\n", doc_add.usage);
 		return CLI_EXIT_USAGE;
 	}
 	fdl_add_options o = FDL_ADD_OPTIONS_INIT;
