@@ -601,8 +601,8 @@ FDL_EXTERN int fdl_add_folder(char **out, const char *work, const char *table, f
  * (FDL_EINVALID naming the file, the column and both types); folders named
  * `col=value` are identity partitions of the table. Each file's sha256 is
  * recorded in the working folder, and the commit that publishes it refuses
- * a file that changed since. A folder working catalog on a local
- * repository. */
+ * a file that changed since. A folder working catalog of a repository on
+ * a folder (paths) or a bucket (s3:// URLs, a prefix read as a folder). */
 FDL_EXTERN int fdl_add(fdl_add_report **out, const char *work, const char *table, const char *const *paths,
 		       size_t npaths, const fdl_add_options *opts, fdl_error *err);
 FDL_EXTERN void fdl_add_report_free(fdl_add_report *r);

@@ -134,8 +134,11 @@ int fdl_catalog_parquet_columns(fdl_duck *d, const char *file, fdl_strlist *name
 			rc = fdl_duck_int(d, rows, 0, q.data, err);
 		fdl_buf_free(&q);
 	}
-	if (rc)
-		fdl_error_prefix(err, "%s: not a Parquet file DuckDB reads", file);
+	if (rc && err) { /* the file's fault, not DuckDB's */
+		fdl_error was = *err;
+		rc = fdl_fail(err, FDL_EINVALID, "%s is not a Parquet file DuckDB reads (%s). Nothing was added", file,
+			      was.message);
+	}
 	return rc;
 }
 

@@ -19,6 +19,8 @@ const cli_doc doc_add = {
 		"folder of the repository (`<root>/work/<id>/<schema>/<table>/`), which\n"
 		"`fdl add --folder WORK TABLE` prints: write them there. A file anywhere else\n"
 		"is refused, so that no version ever names a file outside its repository.\n"
+		"On a bucket the files are named by their `s3://` URLs (Spark writes them with\n"
+		"`s3a://`); a prefix is read as a folder, and the commit copies server-side.\n"
 		"A DIR is read recursively, leaving out names that start with `.` or `_`\n"
 		"(Spark's `_SUCCESS` and `.crc` files); a GLOB is expanded by fdl.\n"
 		"\n"

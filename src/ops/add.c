@@ -34,6 +34,8 @@ typedef struct add_job {
 	char *folder;   /* the table's folder relative to the data path, ending in '/' */
 	char *dir;      /* w.data_path + folder, no trailing '/' */
 	char *realdir;  /* dir with every symlink resolved (NULL: it does not exist) */
+	char *key;      /* the table's folder as the store's key prefix: work/<id>/<folder> */
+	bool bucket;    /* the repository is a bucket: files are keys, named by their s3:// URL */
 	fdl_strlist rel;   /* the files, relative to dir, sorted */
 	fdl_strlist keys;  /* the partition columns, from the first file's folders */
 	fdl_strlist names, types; /* the table's columns as they will be */
@@ -51,6 +53,7 @@ static void job_free(add_job *j)
 	free(j->folder);
 	free(j->dir);
 	free(j->realdir);
+	free(j->key);
 	fdl_strlist_free(&j->rel);
 	fdl_strlist_free(&j->keys);
 	fdl_strlist_free(&j->names);
@@ -83,11 +86,14 @@ static int open_job(add_job *j, const char *work, const char *table, bool create
 				  "it out again", work);
 	if (!rc)
 		rc = fdl_repo_open(&j->repo, j->w.repository, err);
-	if (!rc && !fdl_store_can(j->repo->store, FDL_STORE_LOCAL))
-		rc = fdl_fail(err, FDL_EINVALID, "fdl add registers files of a repository on a folder; %s is not one",
-			      j->repo->root);
+	j->bucket = !rc && fdl_store_can(j->repo->store, FDL_STORE_BUCKET);
+	if (!rc && !j->bucket && !fdl_store_can(j->repo->store, FDL_STORE_LOCAL))
+		rc = fdl_fail(err, FDL_EINVALID, "fdl add registers files of a repository on a folder or a bucket; %s "
+				  "is neither", j->repo->root);
 	if (!rc)
 		rc = fdl_duck_new(&j->d, true, err);
+	if (!rc)
+		rc = fdl_duck_use_data(j->d, j->w.data_path, j->repo->store, err);
 	if (!rc)
 		rc = fdl_catalog_attach_work(j->d, ALIAS, j->w.catalog, FDL_CAT_SQLITE, j->w.data_path, err);
 	if (!rc)
@@ -111,9 +117,12 @@ static int open_job(add_job *j, const char *work, const char *table, bool create
 	j->dir = j->folder ? fdl_asprintf("%.*s/%.*s", (int)(n && j->w.data_path[n - 1] == '/' ? n - 1 : n),
 					  j->w.data_path, (int)strlen(j->folder) - 1, j->folder)
 			   : NULL;
-	if (!j->dir)
+	char *staging = fdl_workrec_staging(j->w.id);
+	j->key = staging && j->folder ? fdl_asprintf("%s/%s", staging, j->folder) : NULL;
+	free(staging);
+	if (!j->dir || !j->key)
 		return fdl_oom(err);
-	j->realdir = realpath(j->dir, NULL);
+	j->realdir = j->bucket ? NULL : realpath(j->dir, NULL);
 	return 0;
 }
 
@@ -181,8 +190,72 @@ static int add_dir(add_job *j, const char *path, int depth, fdl_error *err)
 	return rc;
 }
 
+/* ---- a bucket's keys ---- */
+
+/* Whether a key below the table's folder is one a listing leaves out: a
+ * name under it that starts with '.' or '_'. */
+static bool hidden_below(const char *rel)
+{
+	for (const char *p = rel; *p; p++)
+		if ((p == rel || p[-1] == '/') && (*p == '.' || *p == '_'))
+			return true;
+	return false;
+}
+
+static int add_key(add_job *j, const char *url, const char *key, fdl_error *err)
+{
+	size_t n = strlen(j->key);
+	int64_t bytes = 0;
+	int rc = fdl_path_check_relative(key, url, err);
+	if (!rc && strncmp(key, j->key, n))
+		rc = refuse_outside(j, url, err);
+	if (!rc && (rc = fdl_store_head(j->repo->store, key, &bytes, err)) == FDL_ENOTFOUND)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "%s: no such object", url);
+	if (!rc)
+		rc = fdl_strlist_add(&j->rel, key + n, err);
+	if (!rc)
+		j->bytes += bytes;
+	return rc;
+}
+
+/* An s3:// URL in the repository's bucket: an object, or a prefix read
+ * recursively (hidden names left out). */
+static int add_url(add_job *j, const char *arg, fdl_error *err)
+{
+	size_t n = strlen(j->repo->root);
+	if (strncmp(arg, j->repo->root, n) || arg[n] != '/')
+		return refuse_outside(j, arg, err);
+	if (strpbrk(arg, "*?["))
+		return fdl_fail(err, FDL_EINVALID, "%s: a pattern is read on a folder; in a bucket name a prefix", arg);
+	const char *key = arg + n + 1;
+	int64_t bytes;
+	if (key[0] && key[strlen(key) - 1] != '/' && !fdl_store_head(j->repo->store, key, &bytes, err))
+		return add_key(j, arg, key, err);
+	fdl_error_clear(err);
+	/* the prefix as a key (no '/' at its end), listed as a folder */
+	size_t len = strlen(key);
+	char *prefix = fdl_asprintf("%.*s", (int)(len && key[len - 1] == '/' ? len - 1 : len), key);
+	fdl_strlist keys = {0};
+	int rc = prefix ? fdl_path_check_relative(prefix, arg, err) : fdl_oom(err);
+	size_t n_prefix = prefix ? strlen(prefix) : 0;
+	if (!rc && strncmp(prefix, j->key, n_prefix) && strncmp(j->key, prefix, strlen(j->key)))
+		rc = refuse_outside(j, arg, err);
+	if (!rc)
+		rc = fdl_store_list(j->repo->store, prefix, &keys, err);
+	if (!rc && !keys.len)
+		rc = fdl_fail(err, FDL_ENOTFOUND, "%s: no such object or prefix", arg);
+	for (size_t i = 0; !rc && i < keys.len; i++)
+		if (!hidden_below(keys.items[i] + n_prefix + 1))
+			rc = add_key(j, arg, keys.items[i], err);
+	fdl_strlist_free(&keys);
+	free(prefix);
+	return rc;
+}
+
 static int add_arg(add_job *j, const char *arg, fdl_error *err)
 {
+	if (j->bucket)
+		return add_url(j, arg, err);
 	struct stat st;
 	if (strpbrk(arg, "*?[") && lstat(arg, &st)) {
 		glob_t g;
@@ -367,7 +440,7 @@ static int check_files(add_job *j, fdl_strlist *abs, json_t *added, fdl_error *e
 	for (size_t i = 0; !rc && i < j->rel.len; i++) {
 		char *path = fdl_asprintf("%s/%s", j->dir, j->rel.items[i]);
 		rc = path ? fdl_strlist_add(abs, path, err) : fdl_oom(err);
-		if (!rc && !is_parquet(path))
+		if (!rc && !j->bucket && !is_parquet(path))
 			rc = fdl_fail(err, FDL_EINVALID, "%s is not a Parquet file (no PAR1 at its start and end). Nothing "
 					  "was added", path);
 		if (!rc && i == 0)
@@ -381,8 +454,10 @@ static int check_files(add_job *j, fdl_strlist *abs, json_t *added, fdl_error *e
 		j->rows += rows;
 		char hex[65];
 		int64_t bytes;
+		char *skey = rc ? NULL : fdl_asprintf("%s%s", j->key, j->rel.items[i]);
 		if (!rc)
-			rc = fdl_sha256_file(hex, &bytes, path, err);
+			rc = skey ? fdl_store_sha256(j->repo->store, skey, hex, &bytes, err) : fdl_oom(err);
+		free(skey);
 		char *key = rc ? NULL : fdl_asprintf("%s%s", j->folder, j->rel.items[i]);
 		if (!rc && !key)
 			rc = fdl_oom(err);

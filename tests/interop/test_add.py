@@ -13,15 +13,17 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, fdl, read_json
+from conftest import ROOT, S3Repo, fdl, read_json
 from test_iceberg import Readers, duck_rows, normalised, views_json
 
 JARS = ROOT / "deps" / "jars"
-SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "sqlite-jdbc-3.54.1.0.jar"]
+SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "sqlite-jdbc-3.54.1.0.jar",
+              # s3a://: Hadoop's S3A on the Iceberg bundle's AWS SDK v2
+              "hadoop-aws-3.4.1.jar", "s3-transfer-manager-2.33.0.jar", "iceberg-aws-bundle-1.10.0.jar"]
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory):
+def spark(s3_server, tmp_path_factory):
     from pyspark.sql import SparkSession
     for j in SPARK_JARS:
         assert (JARS / j).is_file(), f"{JARS / j} missing: run scripts/setup.sh"
@@ -37,6 +39,11 @@ def spark(tmp_path_factory):
          .config("spark.sql.shuffle.partitions", "1")
          .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
          .getOrCreate())
+    env = s3_server.env()
+    for k, v in {"endpoint": env["AWS_ENDPOINT_URL"], "path.style.access": "true",
+                 "access.key": env["AWS_ACCESS_KEY_ID"], "secret.key": env["AWS_SECRET_ACCESS_KEY"],
+                 "endpoint.region": "us-east-1", "connection.ssl.enabled": "false"}.items():
+        s._jsc.hadoopConfiguration().set(f"fs.s3a.{k}", v)
     s.sql("CREATE NAMESPACE IF NOT EXISTS cat.fdl")
     yield s
     s.stop()
@@ -116,6 +123,31 @@ def test_spark_output_published_without_copying(spark, repo, tmp_path):
     for ref, want in (("main:1", want1), ("main", sorted(want1 + spark_rows(second), key=repr))):
         uri = views_json(repo, ref)["main.events"]
         assert r.spark_rows(uri, COLUMNS) == want, ref
+
+
+def test_spark_output_on_a_bucket(spark, s3_server, tmp_path):
+    """The same on the S3 test server: Spark writes s3a:// into the table's
+    prefix of the working catalog's folder, the commit copies server-side."""
+    repo = S3Repo(s3_server, tmp_path)
+    work = tmp_path / "work"
+    repo.fdl("checkout", repo.root, work)
+    dest = repo.fdl("add", "--folder", work, "events").stdout.strip()
+    assert dest.startswith(f"{repo.root}/work/") and dest.endswith("/main/events/")
+    df = events(spark, 0, 20)
+    df.write.partitionBy("day").parquet("s3a://" + dest[len("s3://"):])
+    out = repo.fdl("add", work, "events", dest, "--create").stdout
+    assert "Added 3 files (20 rows" in out and "partitioned by day" in out
+    repo.fdl("commit", work, "-m", "Spark on a bucket")
+    assert normalised(duck_rows(repo.open_version("main"), "lake.events", COLUMNS)) == spark_rows(df)
+    keys = repo.keys()
+    assert sum(k.startswith("datasets/pop/data/main/events/day=") for k in keys) == 3
+    assert not any(k.startswith("datasets/pop/work/") and k.endswith(".parquet") for k in keys)
+    # a key outside the table's prefix, and a URL of another bucket, are refused
+    p = repo.fdl("add", work, "events", f"{repo.root}/data/main/events/", check=False)
+    assert p.returncode == 5 and "is not under" in p.stderr
+    p = repo.fdl("add", work, "events", "s3://elsewhere/x.parquet", check=False)
+    assert p.returncode == 5 and "s3://elsewhere/x.parquet is not under" in p.stderr
+    repo.fdl("verify", repo.root)
 
 
 @pytest.fixture
