@@ -24,7 +24,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 FDL = os.environ.get("FDL_BIN", str(ROOT / "build" / "fdl"))
 ENV = dict(os.environ, FDL_EXTENSION_DIR=str(ROOT / "deps" / "extensions"), FDL_AUTHOR_NAME="Bench",
            FDL_AUTHOR_EMAIL="bench@example.org")
-ROW_BYTES = 64  # about what a row below costs in Snappy Parquet
+ROW_BYTES = 20  # what a row below costs in Snappy Parquet (measured: 0.31 GiB for 16.8M rows)
 
 
 def fdl(*args):

@@ -81,6 +81,36 @@ static int columns_of(fdl_duck *d, fdl_buf *sql, int rc, fdl_strlist *names, fdl
 	return rc;
 }
 
+/* Every data and delete file of the table the catalog records relative to
+ * the data path (those in the working catalog's own folder: DuckDB's, and
+ * those added before), as "<schema folder><table folder><file>", sorted. */
+static int known_files(fdl_duck *d, const char *alias, const char *schema, const char *table, fdl_strlist *out,
+		       fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = 0;
+	for (int k = 0; k < 2 && !rc; k++) {
+		rc = fdl_buf_printf(&sql, err,
+				    "%sSELECT s.path || t.path || f.path FROM " META_PREFIX "%s.%s f JOIN " META_PREFIX
+				    "%s.ducklake_table t ON t.table_id = f.table_id AND t.end_snapshot IS NULL JOIN " META_PREFIX
+				    "%s.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL"
+				    " WHERE CAST(f.path_is_relative AS BOOLEAN) AND t.table_name = ",
+				    k ? " UNION ALL " : "", alias, k ? "ducklake_delete_file" : "ducklake_data_file", alias,
+				    alias);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, table, err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, " AND s.schema_name = ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(&sql, schema, err);
+	}
+	if (!rc)
+		rc = fdl_duck_strings(d, out, sql.data, err);
+	fdl_buf_free(&sql);
+	fdl_strlist_sort(out);
+	return rc;
+}
+
 int fdl_catalog_add_shape(fdl_duck *d, const char *alias, const char *schema, const char *table, fdl_add_shape *s,
 			  fdl_error *err)
 {
@@ -98,6 +128,8 @@ int fdl_catalog_add_shape(fdl_duck *d, const char *alias, const char *schema, co
 		if (!rc)
 			rc = fdl_buf_puts(&sql, ")", err);
 		rc = columns_of(d, &sql, rc, &s->names, &s->types, err);
+		if (!rc)
+			rc = known_files(d, alias, schema, table, &s->known, err);
 	}
 	if (rc)
 		fdl_error_prefix(err, "reading table %s.%s of the working catalog", schema, table);
@@ -110,6 +142,7 @@ void fdl_add_shape_free(fdl_add_shape *s)
 	free(s->folder);
 	fdl_strlist_free(&s->names);
 	fdl_strlist_free(&s->types);
+	fdl_strlist_free(&s->known);
 	memset(s, 0, sizeof *s);
 }
 

@@ -337,6 +337,10 @@ typedef struct fdl_add_shape {
 	bool schema_exists, table_exists;
 	char *schema_folder, *folder;
 	fdl_strlist names, types;
+	/* the table's files the catalog records relative to the data path
+	 * ("<schema folder><table folder><file>", sorted): DuckDB's own in
+	 * the working catalog's folder, and those added before */
+	fdl_strlist known;
 } fdl_add_shape;
 int fdl_catalog_add_shape(fdl_duck *d, const char *alias, const char *schema, const char *table, fdl_add_shape *s,
 			  fdl_error *err);

@@ -461,9 +461,10 @@ static int check_files(add_job *j, fdl_strlist *abs, json_t *added, fdl_error *e
 		char *key = rc ? NULL : fdl_asprintf("%s%s", j->folder, j->rel.items[i]);
 		if (!rc && !key)
 			rc = fdl_oom(err);
-		if (!rc && json_object_get(added, key))
-			rc = fdl_fail(err, FDL_EEXISTS, "%s was added before (fdl add registers a file once). Nothing "
-					  "was added", path);
+		if (!rc && (json_object_get(added, key) || fdl_strlist_has_sorted(&j->shape.known, key)))
+			rc = fdl_fail(err, FDL_EEXISTS, "%s is a file of table %s.%s already (added before, or written "
+					  "by DuckDB into the working catalog); fdl add registers a file once. Nothing "
+					  "was added", path, j->schema, j->table);
 		if (!rc && json_object_set_new(added, key, json_string(hex)))
 			rc = fdl_oom(err);
 		free(key);

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, S3Repo, fdl, read_json
+from conftest import ROOT, S3Repo, connect, fdl, read_json
 from test_iceberg import Readers, duck_rows, normalised, views_json
 
 JARS = ROOT / "deps" / "jars"
@@ -155,7 +155,7 @@ def spark_work(spark, repo, tmp_path):
     """A working catalog with table events published from Spark's files, and
     the folder it takes files from."""
     work = tmp_path / "work"
-    fdl("checkout", repo.root, work)
+    (tmp_path / "attach.sql").write_text(fdl("checkout", repo.root, work).stdout)
     dest = fdl("add", "--folder", work, "events").stdout.strip()
     events(spark, 0, 6).write.partitionBy("day").parquet(dest)
     fdl("add", work, "events", dest, "--create")
@@ -222,3 +222,20 @@ def test_a_file_changed_before_the_commit_is_refused(spark, spark_work, repo):
     assert p.returncode == 5, p.stderr
     assert victim.name in p.stderr and "changed after fdl add registered it" in p.stderr
     assert repo.head() == head  # nothing published
+
+
+def test_a_file_the_table_holds_already_is_refused(spark, spark_work, tmp_path):
+    """DuckDB's own files in the table's folder (rows inserted in the
+    working catalog) are the table's already: adding the folder would
+    count their rows twice."""
+    work, dest = spark_work
+    con = connect()
+    con.execute((tmp_path / "attach.sql").read_text())
+    con.execute("INSERT INTO lake.events SELECT * FROM lake.events LIMIT 2")
+    con.close()
+    own = [p for p in staged_files(dest) if p.name.startswith("ducklake-")]
+    assert own, "DuckDB wrote into the table's folder"
+    p = fdl("add", work, "events", dest, check=False)
+    assert p.returncode == 9, p.stderr
+    assert str(own[0]) in p.stderr and "already" in p.stderr and "Nothing was added" in p.stderr
+    fdl("commit", work, "-m", "DuckDB's rows only")  # the inserted rows, once
