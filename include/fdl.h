@@ -869,6 +869,21 @@ FDL_EXTERN void fdl_gc_report_free(fdl_gc_report *r);
  * "left_alone"} */
 FDL_EXTERN int fdl_gc_report_json(char **out, const fdl_gc_report *r, fdl_error *err);
 
+/* The dataset's pages (fdl site; docs/web.md "Without JavaScript", the
+ * files: docs/format.md "Pages, Croissant and Data Package"): give the
+ * repository pages from now on (site/site.json; every commit then writes
+ * its version's) and write, for each version `refs` names (any spec
+ * fdl_ref_resolve takes; n 0: every version folder), its static HTML with
+ * schema.org JSON-LD, its croissant.json and datapackage.json, then the
+ * repository's index.html. *written (may be NULL): how many versions. */
+FDL_EXTERN int fdl_site_fill(fdl_repo *repo, const char *const *refs, size_t n, size_t *written, fdl_error *err);
+/* The address the repository is published at (fdl.json's public_url, set
+ * by fdl config): the pages' absolute addresses start with it. NULL: none.
+ * _set checks it (http:// or https://) and sets it, NULL unsets it; the
+ * pages already written keep their addresses until fdl site runs. */
+FDL_EXTERN const char *fdl_repo_public_url(const fdl_repo *repo);
+FDL_EXTERN int fdl_repo_public_url_set(fdl_repo *repo, const char *url, fdl_error *err);
+
 /* Add versions/<id>/catalogs/<format>.duckdb (never replacing one). DuckDB
  * 1.5.5 writes DuckLake 1.0 only: another format is refused, saying so. */
 FDL_EXTERN int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err);

@@ -132,6 +132,8 @@ int cmd_gc(int argc, char **argv);
 extern const cli_doc doc_gc;
 int cmd_clone(int argc, char **argv);
 extern const cli_doc doc_clone;
+int cmd_site(int argc, char **argv);
+extern const cli_doc doc_site;
 int cmd_catalogs(int argc, char **argv);
 extern const cli_doc doc_catalogs;
 int cmd_describe(int argc, char **argv);

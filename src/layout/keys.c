@@ -2,6 +2,7 @@
  * every name fdl gives a file (keys.h). */
 #include "keys.h"
 #include "iceberg.h"
+#include "site.h"
 
 #include <string.h>
 
@@ -98,6 +99,8 @@ fdl_key_class fdl_key_classify_in(const char *data_dir, const char *key)
 		return derived_class(key);
 	if (has_prefix(key, FDL_WORK_AREA "/"))
 		return FDL_KEY_TEMPORARY;
+	if (fdl_site_key_is(key)) /* derived pages, written again when a version goes */
+		return FDL_KEY_MOVING;
 	size_t dl = data_dir ? strlen(data_dir) : 0;
 	if (dl && !strncmp(key, data_dir, dl) && key[dl] == '/')
 		return FDL_KEY_DATA;

@@ -5,6 +5,7 @@
 #include "../iceberg/iceberg.h"
 #include "../layout/hindex.h"
 #include "../layout/keys.h"
+#include "../site/site.h"
 
 #include <string.h>
 
@@ -50,16 +51,20 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		else
 			fdl_iceberg_after_commit(repo, name, m->id, &ierr);
 		fdl_reflist_note(repo, &m->key, 1, &ierr);
+		fdl_site_after_commit(repo, m->id, &ierr);
 		return 0;
 	case FDL_MOVE_GONE:
 		fdl_reflist_note_gone(repo, m->id, m->reason, m->when, &ierr);
+		fdl_site_after_gone(repo, m->id, &ierr);
 		return 0;
 	case FDL_MOVE_REMOVAL:
+		fdl_site_after_refs(repo, &ierr);
 		return fdl_iceberg_after_removal(repo, err);
 	case FDL_MOVE_DROP_HISTORY:
 		return fdl_history_drop(repo, err);
 	case FDL_MOVE_REINDEX:
 		reindex(repo, m->refs, m->dirs);
+		fdl_site_after_refs(repo, &ierr);
 		return 0;
 	case FDL_MOVE_CLONED:
 		fdl_iceberg_after_clone(repo, m->dst_root, &ierr);
