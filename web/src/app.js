@@ -10,7 +10,10 @@ import MarkdownIt from 'markdown-it';
 import { fileUrl, tableSql, whyNotReadable } from './reading.js';
 import { csvText, valueText } from './text.js';
 
-const base = new URL('.', location.href);
+// A page fdl site wrote names the repository's root and its version
+// (site/<id>/index.html: data-fdl-root="../../"); the script takes over there.
+const page = document.documentElement.dataset;
+const base = new URL(page.fdlRoot || '.', location.href);
 const main = document.getElementById('main');
 const where = document.getElementById('where');
 const HISTORY_PAGE = 50;
@@ -883,6 +886,7 @@ async function route() {
   show(h('p', { class: 'muted' }, 'Loading…'));
   try {
     if (m && m[1] === 'v') await showVersion(decodeURIComponent(m[2]));
+    else if (!m && page.fdlVersion) await showVersion(page.fdlVersion);
     else await showOverview(m ? decodeURIComponent(m[2]) : null);
     document.body.dataset.ready = location.hash || '#/';
   } catch (e) {
