@@ -1,0 +1,34 @@
+/* Previews (preview.c): computed for a version, beside a commit (the seam,
+ * derived.c, starts and joins it), and removed with their versions. */
+#ifndef FDL_OPS_PREVIEW_H
+#define FDL_OPS_PREVIEW_H
+
+#include "../catalog/catalog.h"
+#include "../layout/layout.h"
+
+/* A table whose live files hold more bytes than this gets its first rows
+ * and row count at commit, not its statistics (docs/decisions.md,
+ * "Previews computed at commit"); fdl preview --stats-max says otherwise. */
+#define FDL_PREVIEW_STATS_MAX ((int64_t)256 << 20)
+
+typedef struct fdl_preview_counts {
+	size_t computed, reused; /* table files written, found */
+	bool already;            /* the version had its preview */
+} fdl_preview_counts;
+
+/* Version `id`'s preview, unless it has one: each table's file found by
+ * its state or computed (o NULL: the defaults). */
+int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
+		      fdl_error *err);
+
+/* The same beside the caller, on its own repository handle and DuckDB;
+ * join it (NULL: nothing) before the version's temporary files go. */
+typedef struct fdl_preview_job fdl_preview_job;
+int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_error *err);
+int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
+
+/* The previews of versions no longer live deleted, and the table files no
+ * remaining preview names. */
+int fdl__preview_sweep(fdl_repo *repo, fdl_error *err);
+
+#endif
