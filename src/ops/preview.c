@@ -214,6 +214,56 @@ int fdl__preview_sweep(fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
+/* One preview: its version live, its files as the format says. */
+static int check_one(fdl_strlist *problems, fdl_strlist *named, fdl_repo *repo, const fdl_strlist *live,
+		     const char *id, fdl_error *err)
+{
+	char *key = fdl_preview_key(id);
+	json_t *doc = NULL;
+	fdl_error e;
+	int rc = key ? 0 : fdl_oom(err);
+	if (!rc && !fdl_strlist_has_sorted(live, id))
+		rc = fdl_finding_add(problems, key,
+				     "version %s is gone (expired, withdrawn or never whole), yet its preview holds "
+				     "its first rows (fdl gc deletes it)", id);
+	else if (!rc && fdl_preview_load(&doc, repo, id, &e))
+		rc = fdl_finding_add(problems, key, "cannot be read: %s (fdl preview writes it again once it is "
+				     "deleted)", e.message);
+	size_t i;
+	json_t *t;
+	json_array_foreach(rc ? NULL : json_object_get(doc, "tables"), i, t)
+	{
+		if ((rc = fdl_strlist_add(named, json_string_value(json_object_get(t, "key")), err)))
+			break;
+	}
+	json_decref(doc);
+	free(key);
+	return rc;
+}
+
+int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err)
+{
+	fdl_strlist live = {0}, ids = {0}, named = {0}, keys = {0};
+	int rc = live_versions(&live, repo, err);
+	if (!rc)
+		rc = fdl_preview_list(&ids, repo, err);
+	for (size_t i = 0; i < ids.len && !rc; i++)
+		rc = check_one(problems, &named, repo, &live, ids.items[i], err);
+	fdl_strlist_sort(&named);
+	if (!rc && !(rc = fdl_store_list(repo->store, FDL_PREVIEW_TABLES_DIR, &keys, err)))
+		fdl_strlist_sort(&keys);
+	if (rc == FDL_ENOTFOUND)
+		rc = 0;
+	for (size_t i = 0; i < keys.len && !rc; i++)
+		if (!fdl_strlist_has_sorted(&named, keys.items[i]))
+			rc = fdl_finding_add(warnings, keys.items[i], "no preview names it (fdl gc deletes it)");
+	fdl_strlist_free(&live);
+	fdl_strlist_free(&ids);
+	fdl_strlist_free(&named);
+	fdl_strlist_free(&keys);
+	return rc;
+}
+
 int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, const fdl_preview_options *o,
 		     fdl_error *err)
 {

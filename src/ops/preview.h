@@ -31,4 +31,9 @@ int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
  * remaining preview names. */
 int fdl__preview_sweep(fdl_repo *repo, fdl_error *err);
 
+/* What fdl verify says of the previews ("key\tmessage" findings): one of
+ * a version that is gone, or that cannot be read, is a problem; a table
+ * file no preview names, a warning. */
+int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
+
 #endif
