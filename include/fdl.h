@@ -992,7 +992,7 @@ FDL_EXTERN int fdl_iceberg_catalog_report_json(char **out, const fdl_iceberg_cat
  * writes its version's; fdl_preview_fill writes what older versions miss. */
 typedef struct fdl_preview_options {
 	/* a table whose live files hold more bytes gets its first rows and row
-	 * count only; 0: the default (256 MiB), -1: no bound */
+	 * count only; 0: a commit's bound (32 MiB), -1: no bound */
 	int64_t stats_max_bytes;
 	/* after each version: table files computed, found; `already`: it had a
 	 * preview, nothing done */

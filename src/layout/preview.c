@@ -305,9 +305,14 @@ int fdl_preview_table_write(fdl_repo *repo, const char *sha, const json_t *table
 	return put_json(repo, fdl_preview_table_key(sha), table, err);
 }
 
-int fdl_preview_write(fdl_repo *repo, const char *version_id, const json_t *doc, fdl_error *err)
+int fdl_preview_write(fdl_repo *repo, const char *version_id, const json_t *doc, bool replace, fdl_error *err)
 {
-	return put_json(repo, fdl_preview_key(version_id), doc, err);
+	char *key = replace ? fdl_preview_key(version_id) : NULL;
+	int rc = replace && !key ? fdl_oom(err) : 0;
+	bool gone;
+	if (key) /* none for a moment: a reader then has no preview, never half of one */
+		rc = fdl_store_del_owned(repo->store, key, &gone, err);
+	return rc ? rc : put_json(repo, fdl_preview_key(version_id), doc, err);
 }
 
 static int list_keys(fdl_strlist *out, fdl_repo *repo, fdl_error *err)

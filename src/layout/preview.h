@@ -57,8 +57,9 @@ int fdl_preview_table_exists(bool *out, fdl_repo *repo, const char *sha, fdl_err
 /* Write one table's preview (create-only; one already there is kept: the
  * same state gives the same file). */
 int fdl_preview_table_write(fdl_repo *repo, const char *sha, const json_t *table, fdl_error *err);
-/* Write the version's file (create-only), after every table file it names. */
-int fdl_preview_write(fdl_repo *repo, const char *version_id, const json_t *doc, fdl_error *err);
+/* Write the version's file (create-only, or in place of the one there when
+ * `replace`), after every table file it names. */
+int fdl_preview_write(fdl_repo *repo, const char *version_id, const json_t *doc, bool replace, fdl_error *err);
 
 /* Every version id that has a preview file (sorted). */
 int fdl_preview_list(fdl_strlist *out, fdl_repo *repo, fdl_error *err);

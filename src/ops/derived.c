@@ -40,7 +40,7 @@ static void tip_start(struct fdl_derived_job **out, fdl_repo *repo, const char *
 	*out = j;
 	if (!j)
 		return;
-	fdl__preview_start(&j->preview, repo, m->id, &ierr);
+	fdl__preview_start(&j->preview, repo, m->id, m->share, &ierr);
 	fdl_iceberg_after_commit_start(&j->views, repo, name, m->id, m->share, &ierr);
 }
 

@@ -19,32 +19,41 @@ typedef struct pv_run {
 	fdl_version *v;
 	char *catalog;
 	fdl_duck *d;
+	fdl_duck *share; /* the commit's database (ducklake loaded), when beside a commit */
+	bool attached;
 } pv_run;
 
 static void run_free(pv_run *r)
 {
+	if (r->d && r->share && r->attached) { /* the database stays: leave it as found */
+		fdl_error ignore;
+		fdl_catalog_detach(r->d, ALIAS, &ignore);
+	}
 	fdl_duck_free(r->d);
 	free(r->catalog);
 	fdl_version_free(r->v);
 }
 
-/* The version attached as a reader attaches it: checked, confined, read only. */
+/* The version attached as a reader attaches it: checked, confined, read
+ * only. Beside a commit, in the commit's own database (DuckDB started, its
+ * extensions loaded) and without the confinement, which would hold for the
+ * whole database: the catalog is the one the commit froze. */
 static int run_open(pv_run *r, const char *id, fdl_error *err)
 {
 	int rc = fdl_version_read(&r->v, r->repo, id, err);
 	if (!rc)
 		rc = fdl_version_fetch_catalog(&r->catalog, r->repo, r->v, err);
 	if (!rc)
-		rc = fdl_duck_new(&r->d, false, err);
+		rc = r->share ? fdl_duck_new_sharing(&r->d, r->share, err) : fdl_duck_new(&r->d, false, err);
 	if (!rc)
 		rc = fdl_duck_use_data(r->d, r->repo->data_url, r->repo->store, err);
-	if (!rc)
+	if (!rc && !r->share)
 		rc = fdl_version_confined(r->repo, r->v, r->catalog, r->d, NULL, NULL, err);
-	if (!rc)
-		rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err);
+	if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
+		r->attached = true;
 	const char *dirs[] = {r->repo->data_url, NULL};
 	const char *paths[] = {r->catalog, NULL};
-	if (!rc)
+	if (!rc && !r->share)
 		rc = fdl_duck_confine(r->d, dirs, paths, err);
 	return rc;
 }
@@ -68,7 +77,8 @@ static int state_sha(char sha[65], const json_t *t, bool stats, fdl_error *err)
 static int table_entry(pv_run *r, json_t *t, const fdl_preview_options *o, fdl_preview_counts *n, fdl_error *err)
 {
 	int64_t bytes = json_integer_value(json_object_get(t, "bytes"));
-	bool want = !o || o->stats_max_bytes < 0 || bytes <= (o->stats_max_bytes ? o->stats_max_bytes : FDL_PREVIEW_STATS_MAX);
+	int64_t max = o && o->stats_max_bytes ? o->stats_max_bytes : FDL_PREVIEW_STATS_MAX;
+	bool want = max < 0 || bytes <= max;
 	char sha[65];
 	bool there = false;
 	int rc = 0;
@@ -105,18 +115,25 @@ static int table_entry(pv_run *r, json_t *t, const fdl_preview_options *o, fdl_p
 	return rc;
 }
 
-int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
-		      fdl_error *err)
+/* fdl__preview_make, in `share` when it is not NULL. */
+static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, const fdl_preview_options *o,
+		   fdl_preview_counts *n, fdl_error *err)
 {
 	json_t *have = NULL, *tables = NULL;
 	fdl_error e;
 	memset(n, 0, sizeof *n);
-	if (!fdl_preview_read(&have, repo, id, &e)) {
+	bool again = false; /* a table lacks the statistics asked for now: the preview written again */
+	if (!fdl_preview_load(&have, repo, id, &e)) {
+		size_t i;
+		json_t *t;
+		json_array_foreach(json_object_get(have, "tables"), i, t) again |= !json_object_get(t, "stats");
 		json_decref(have);
-		n->already = true;
-		return 0;
+		if (!again || !o || !o->stats_max_bytes) {
+			n->already = true;
+			return 0;
+		}
 	}
-	pv_run r = {.repo = repo};
+	pv_run r = {.repo = repo, .share = share};
 	int rc = run_open(&r, id, err);
 	if (!rc)
 		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, err);
@@ -132,7 +149,7 @@ int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options 
 	if (!rc && !doc)
 		rc = fdl_oom(err);
 	if (!rc)
-		rc = fdl_preview_write(repo, id, doc, err);
+		rc = fdl_preview_write(repo, id, doc, again, err);
 	if (rc)
 		fdl_error_prefix(err, "the preview of version %s", id);
 	json_decref(doc);
@@ -141,10 +158,17 @@ int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options 
 	return rc;
 }
 
+int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
+		      fdl_error *err)
+{
+	return make_in(repo, id, NULL, o, n, err);
+}
+
 /* ---- beside a commit ------------------------------------------------------- */
 
 struct fdl_preview_job {
 	fdl_repo *repo; /* its own handle: the caller goes on with its own */
+	fdl_duck *share;
 	char id[FDL_ID_LEN + 1];
 	fdl_pool_side *side;
 	fdl_error err;
@@ -155,16 +179,18 @@ static void job_run(void *arg)
 {
 	fdl_preview_job *j = arg;
 	fdl_preview_counts n;
-	j->rc = fdl__preview_make(j->repo, j->id, NULL, &n, &j->err);
+	fdl_preview_options o = {.stats_max_bytes = FDL_PREVIEW_STATS_MAX};
+	j->rc = make_in(j->repo, j->id, j->share, &o, &n, &j->err);
 }
 
-int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_error *err)
+int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
 {
 	*out = NULL;
 	fdl_preview_job *j = calloc(1, sizeof *j);
 	if (!j)
 		return fdl_oom(err);
 	snprintf(j->id, sizeof j->id, "%s", id);
+	j->share = share;
 	int rc = fdl_repo_open(&j->repo, repo->root, err);
 	if (rc) {
 		free(j);

@@ -8,8 +8,9 @@
 
 /* A table whose live files hold more bytes than this gets its first rows
  * and row count at commit, not its statistics (docs/decisions.md,
- * "Previews computed at commit"); fdl preview --stats-max says otherwise. */
-#define FDL_PREVIEW_STATS_MAX ((int64_t)256 << 20)
+ * "Previews computed at commit"): fdl preview computes them, with no bound
+ * unless --stats-max says one. */
+#define FDL_PREVIEW_STATS_MAX ((int64_t)32 << 20)
 
 typedef struct fdl_preview_counts {
 	size_t computed, reused; /* table files written, found */
@@ -21,10 +22,12 @@ typedef struct fdl_preview_counts {
 int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
 		      fdl_error *err);
 
-/* The same beside the caller, on its own repository handle and DuckDB;
- * join it (NULL: nothing) before the version's temporary files go. */
+/* The same beside the caller (a commit), on its own repository handle and
+ * a connection of its own to `share` (the commit's DuckDB; NULL: a DuckDB
+ * of its own), with the commit's bound on statistics; join it (NULL:
+ * nothing) before `share` is freed. */
 typedef struct fdl_preview_job fdl_preview_job;
-int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_error *err);
+int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
 
 /* The previews of versions no longer live deleted, and the table files no
