@@ -1000,6 +1000,26 @@ FDL_EXTERN void fdl_iceberg_catalog_report_free(fdl_iceberg_catalog_report *r);
 /* {"catalog": "<uri>", "location", "path", "namespaces": [["main"], ["main", "geo"], ...]} */
 FDL_EXTERN int fdl_iceberg_catalog_report_json(char **out, const fdl_iceberg_catalog_report *r, fdl_error *err);
 
+/* ---- previews (docs/format.md "Previews (fdl)") ------------------------ */
+
+/* What a page shows of a version before any query: each table's first
+ * rows and column statistics over every row, computed by DuckDB. A commit
+ * writes its version's; fdl_preview_fill writes what older versions miss. */
+typedef struct fdl_preview_options {
+	/* a table whose live files hold more bytes gets its first rows and row
+	 * count only; 0: a commit's bound (32 MiB), -1: no bound */
+	int64_t stats_max_bytes;
+	/* after each version: table files computed, found; `already`: it had a
+	 * preview, nothing done */
+	void (*done)(const char *id, size_t computed, size_t reused, int already, void *payload);
+	void *payload;
+} fdl_preview_options;
+/* The previews of `versions` (refs or ids; n 0: every live version) that
+ * are missing. FDL_ENOTFOUND or FDL_EEXPIRED for a version named that is
+ * not there or not live. */
+FDL_EXTERN int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, const fdl_preview_options *o,
+				fdl_error *err);
+
 /* ---- hosting [experimental] --------------------------------------- */
 
 typedef struct fdl_server fdl_server;

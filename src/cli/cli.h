@@ -112,6 +112,8 @@ int cmd_attach(int argc, char **argv);
 extern const cli_doc doc_attach;
 int cmd_iceberg(int argc, char **argv);
 extern const cli_doc doc_iceberg;
+int cmd_preview(int argc, char **argv);
+extern const cli_doc doc_preview;
 int cmd_query(int argc, char **argv);
 extern const cli_doc doc_query;
 int cmd_export(int argc, char **argv);

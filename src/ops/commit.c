@@ -426,7 +426,7 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	 * there costs readers speed, never the version; before the record, so
 	 * a commit killed in it recovers as one killed before. The Iceberg
 	 * views are written beside what follows, which does not read them. */
-	struct fdl_iceberg_job *views = NULL;
+	struct fdl_derived_job *views = NULL;
 	fdl_ref_moved(c->repo,
 		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &views},
 		      NULL);

@@ -2,11 +2,13 @@
  * for every operation that moves a ref, so that one added later cannot
  * forget a derived file. */
 #include "derived.h"
+#include "preview.h"
 #include "../iceberg/iceberg.h"
 #include "../layout/hindex.h"
 #include "../layout/keys.h"
 #include "../site/site.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Every branch of `refs` (NULL: listed) indexed whole, the ref list
@@ -23,6 +25,28 @@ static void reindex(fdl_repo *repo, const fdl_strlist *refs, const struct vdirs 
 	fdl_refs_free(&all);
 	if (dirs)
 		fdl_reflist_rebuild(repo, dirs, &ierr);
+}
+
+struct fdl_derived_job {
+	struct fdl_iceberg_job *views;
+	fdl_preview_job *preview;
+	fdl_repo *repo; /* the pages, written once the preview is in (their first rows) */
+	char id[FDL_ID_LEN + 1];
+};
+
+/* A commit's derived work started beside it: its Iceberg views, its
+ * preview (each best effort; the caller joins both). */
+static void tip_start(struct fdl_derived_job **out, fdl_repo *repo, const char *name, const fdl_ref_move *m)
+{
+	fdl_error ierr;
+	struct fdl_derived_job *j = calloc(1, sizeof *j);
+	*out = j;
+	if (!j)
+		return;
+	j->repo = repo;
+	memcpy(j->id, m->id, FDL_ID_LEN + 1);
+	fdl__preview_start(&j->preview, repo, m->id, m->share, &ierr);
+	fdl_iceberg_after_commit_start(&j->views, repo, name, m->id, m->share, &ierr);
 }
 
 int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
@@ -47,19 +71,26 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 	case FDL_MOVE_TIP:
 		fdl_history_update(repo, name, FDL_HISTORY_WALK_MAX, &ierr);
 		if (m->job)
-			fdl_iceberg_after_commit_start(m->job, repo, name, m->id, m->share, &ierr);
-		else
+			tip_start(m->job, repo, name, m);
+		else {
+			fdl_preview_counts n;
 			fdl_iceberg_after_commit(repo, name, m->id, &ierr);
+			fdl__preview_make(repo, m->id, NULL, &n, &ierr);
+			fdl_site_after_commit(repo, m->id, &ierr);
+		}
 		fdl_reflist_note(repo, &m->key, 1, &ierr);
-		fdl_site_after_commit(repo, m->id, &ierr);
 		return 0;
 	case FDL_MOVE_GONE:
 		fdl_reflist_note_gone(repo, m->id, m->reason, m->when, &ierr);
 		fdl_site_after_gone(repo, m->id, &ierr);
 		return 0;
-	case FDL_MOVE_REMOVAL:
+	case FDL_MOVE_REMOVAL: {
+		/* the previews of what went go too: a withdrawn version's rows
+		 * must not stay readable in one (nor on its page) */
+		int rc = fdl__preview_sweep(repo, err);
 		fdl_site_after_refs(repo, &ierr);
-		return fdl_iceberg_after_removal(repo, err);
+		return rc ? rc : fdl_iceberg_after_removal(repo, err);
+	}
 	case FDL_MOVE_DROP_HISTORY:
 		return fdl_history_drop(repo, err);
 	case FDL_MOVE_REINDEX:
@@ -73,8 +104,13 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 	return fdl_fail(err, FDL_EINVALID, "fdl_ref_moved: unknown move %d", (int)m->what);
 }
 
-void fdl_ref_moved_join(struct fdl_iceberg_job *job)
+void fdl_ref_moved_join(struct fdl_derived_job *job)
 {
 	fdl_error ierr;
-	fdl_iceberg_after_commit_join(job, &ierr);
+	if (!job)
+		return;
+	fdl_iceberg_after_commit_join(job->views, &ierr);
+	fdl__preview_join(job->preview, &ierr);
+	fdl_site_after_commit(job->repo, job->id, &ierr);
+	free(job);
 }

@@ -4,6 +4,7 @@
  * without the catalog"), and if not, why. */
 #include "site_int.h"
 #include "../layout/keys.h"
+#include "../layout/preview.h"
 #include "../layout/site.h"
 
 #include <stdlib.h>
@@ -101,15 +102,17 @@ static const json_t *preview_of(const json_t *preview, const char *schema, const
 	return NULL;
 }
 
-/* The preview's first rows (src/layout/preview.h); NULL when there is none:
- * the pages then show no rows. */
+/* The preview's first rows (src/layout/preview.h); NULL when there is none,
+ * or it cannot be read: the pages then show no rows, and say so. */
 static int preview_load(json_t **out, fdl_repo *repo, const char *id, fdl_error *err)
 {
-	(void)repo;
-	(void)id;
-	(void)err;
 	*out = NULL;
-	return 0;
+	int rc = fdl_preview_load(out, repo, id, err);
+	if (rc == FDL_ENOTFOUND || rc == FDL_EINVALID) {
+		fdl_error_clear(err);
+		rc = 0;
+	}
+	return rc;
 }
 
 static int load_tables(site_model *m, fdl_error *err)
