@@ -1,11 +1,12 @@
 /* A version's Croissant 1.1 description (MLCommons; what mlcroissant, TFDS
  * and PyTorch loaders read): the schema.org Dataset, and for each table a
- * plain Parquet reader reads right and whose rows are in one data file, a
- * FileObject and a RecordSet whose fields extract its columns by name.
- * The other tables are named, with the reason, in the description, never
- * described as record sets. (A FileSet gathers files from an archive or a
- * git repository; mlcroissant 1.1 reads none from a list of files on a
- * web host: tried, it reads the folder of the Croissant file instead.) */
+ * plain Parquet reader reads right (model.c: its rows in one data file
+ * among the rest), a FileObject and a RecordSet whose fields extract its
+ * columns by name. The other tables are named, with the reason, in the
+ * description, never described as record sets. (A FileSet gathers files
+ * from an archive or a git repository; mlcroissant 1.1 reads none from a
+ * list of files on a web host: tried, it reads the folder of the Croissant
+ * file instead.) */
 #include "site_int.h"
 
 #include <stdlib.h>
@@ -43,16 +44,6 @@ static json_t *context(void)
 		}
 	}
 	return c;
-}
-
-/* Why the table has no record set (NULL: it has one). */
-static const char *why_not(const site_table *t)
-{
-	return t->why ? t->why
-	       : json_array_size(json_object_get(t->files, "files")) > 1
-		       ? "its rows are in several data files, which a Croissant record set cannot gather from a web "
-			 "host (fdl commit --compact makes one)"
-		       : NULL;
 }
 
 static int add_table(json_t *dist, json_t *sets, const site_model *m, const site_table *t)
@@ -101,13 +92,13 @@ static char *description(const site_model *m, const json_t *ds)
 	fdl_error e;
 	fdl_buf_puts(&b, json_string_value(json_object_get(ds, "description")), &e);
 	for (size_t i = 0, n = 0; i < m->ntables; i++)
-		if (why_not(&m->tables[i]))
+		if (m->tables[i].why)
 			fdl_buf_printf(&b, &e, "%s%s (%s)",
 				       n++ ? "; "
 					   : "\n\nTables without a record set here, since a plain Parquet reader would not "
 					     "return their rows as DuckLake does (read them through the DuckLake catalog, "
 					     "DuckDB's ATTACH): ",
-				       m->tables[i].qname, why_not(&m->tables[i]));
+				       m->tables[i].qname, m->tables[i].why);
 	return fdl_buf_detach(&b);
 }
 
@@ -128,7 +119,7 @@ int fdl__site_croissant(fdl_buf *out, const site_model *m, fdl_error *err)
 	if (!rc)
 		json_object_set_new(doc, "citeAs", json_string(bib));
 	for (size_t i = 0; !rc && i < m->ntables; i++)
-		if (!why_not(&m->tables[i]) && add_table(dist, sets, m, &m->tables[i]))
+		if (!m->tables[i].why && add_table(dist, sets, m, &m->tables[i]))
 			rc = fdl_oom(err);
 	if (!rc && (json_object_set(doc, "distribution", dist) || json_object_set(doc, "recordSet", sets)))
 		rc = fdl_oom(err);

@@ -1,7 +1,7 @@
 /* A version's Frictionless Data Package (datapackage.json, the open-data
  * community's descriptor): the dataset's title, licences, people and
- * sources, and one resource per table a plain Parquet reader reads right,
- * its Parquet files as one multipart path with a Table Schema. The other
+ * sources, and one resource per table a plain Parquet reader reads right
+ * (model.c), its Parquet file with a Table Schema. The other
  * tables are named, with the reason, in the description. */
 #include "site_int.h"
 
@@ -63,7 +63,7 @@ static json_t *resource(const site_model *m, const site_table *t)
 	}
 	char *name = pkg_name(t->qname);
 	json_t *r = json_pack("{s:s*, s:s, s:o, s:s, s:s, s:{s:o}}", "name", name, "title", t->qname, "path",
-			      json_array_size(paths) == 1 ? json_incref(json_array_get(paths, 0)) : json_incref(paths),
+			      json_incref(json_array_get(paths, 0)), /* its one file (model.c) */
 			      "format", "parquet", "mediatype", "application/vnd.apache.parquet", "schema", "fields",
 			      fields);
 	if (r && *fdl__site_str(t->desc, "description"))

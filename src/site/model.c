@@ -83,6 +83,10 @@ static char *why_not_plain(const json_t *f)
 		return fdl_strdup("a column began after its first data file was written");
 	if (!json_array_size(cols))
 		return fdl_strdup("files.json records no columns for it (written by an older fdl)");
+	if (json_array_size(files) > 1) /* docs/decisions.md: a record set and a resource read one file */
+		return fdl_asprintf("its rows are in %zu data files, and a Croissant record set or a Data Package "
+				    "resource reads one Parquet file (fdl commit --compact makes one)",
+				    json_array_size(files));
 	json_array_foreach(cols, i, x)
 	{
 		const char *t = fdl__site_str(x, "type");
