@@ -176,7 +176,7 @@ static void version_line(page *p)
 	el(p, " <code class=\"id\">", fdl_version_id(v), "</code></p>\n");
 	if (p->m->expired[0])
 		el(p, "<p class=\"gone\">This version was ", p->m->expired,
-		   ": its catalog and its files.json are gone; only its description remains.</p>\n");
+		   ": its catalog and its " FDL_FILES_JSON " are gone; only its description remains.</p>\n");
 }
 
 static void cell(page *p, const json_t *v)

@@ -33,7 +33,7 @@ char *fdl__site_version_url(const site_model *m, const char *name)
 	char *root = fdl_asprintf("%.*s", (int)(n && m->root[n - 1] == '/' ? n - 1 : n), m->root);
 	char *url = root ? fdl_version_url(*root ? root : ".", fdl_version_id(m->v), name) : NULL;
 	if (url && !*root)
-		memmove(url, url + 2, strlen(url + 2) + 1); /* "./versions/..." -> "versions/..." */
+		memmove(url, url + 2, strlen(url + 2) + 1); /* the leading "./" dropped */
 	free(root);
 	return url;
 }
@@ -68,7 +68,7 @@ static bool plain_type(const char *t) { return type_of(t, 0) != NULL; }
 static char *why_not_plain(const json_t *f)
 {
 	if (!f)
-		return fdl_strdup("files.json does not list it");
+		return fdl_strdup(FDL_FILES_JSON " does not list it");
 	if (json_is_string(json_object_get(f, "unreadable")))
 		return fdl_asprintf("only the catalog reads it: %s", json_string_value(json_object_get(f, "unreadable")));
 	const json_t *files = json_object_get(f, "files"), *cols = json_object_get(f, "columns"), *x;
@@ -82,7 +82,7 @@ static char *why_not_plain(const json_t *f)
 	if (json_is_true(json_object_get(f, "schema_changed")))
 		return fdl_strdup("a column began after its first data file was written");
 	if (!json_array_size(cols))
-		return fdl_strdup("files.json records no columns for it (written by an older fdl)");
+		return fdl_strdup(FDL_FILES_JSON " records no columns for it (written by an older fdl)");
 	if (json_array_size(files) > 1) /* docs/decisions.md: a record set and a resource read one file */
 		return fdl_asprintf("its rows are in %zu data files, and a Croissant record set or a Data Package "
 				    "resource reads one Parquet file (fdl commit --compact makes one)",
