@@ -179,7 +179,8 @@ static void job_run(void *arg)
 {
 	fdl_preview_job *j = arg;
 	fdl_preview_counts n;
-	fdl_preview_options o = {.stats_max_bytes = FDL_PREVIEW_STATS_MAX};
+	fdl_preview_options o = FDL_PREVIEW_OPTIONS_INIT;
+	o.stats_max_bytes = FDL_PREVIEW_STATS_MAX;
 	j->rc = make_in(j->repo, j->id, j->share, &o, &n, &j->err);
 }
 
@@ -296,8 +297,14 @@ int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *r
 int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, const fdl_preview_options *o,
 		     fdl_error *err)
 {
+	fdl_preview_options defaults = FDL_PREVIEW_OPTIONS_INIT;
+	int rc = o ? fdl_options_check(o->version, FDL_PREVIEW_OPTIONS_VERSION, "fdl_preview_fill",
+				       "fdl_preview_options", err)
+		   : 0;
+	if (rc)
+		return rc;
+	o = o ? o : &defaults;
 	fdl_strlist ids = {0};
-	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		char id[FDL_ID_LEN + 1];
 		if (!(rc = fdl_ref_resolve(id, repo, versions[i], err)) && !(rc = fdl_version_check_live(repo, id, err)))
