@@ -1028,6 +1028,7 @@ FDL_EXTERN int fdl_iceberg_catalog_report_json(char **out, const fdl_iceberg_cat
  * rows and column statistics over every row, computed by DuckDB. A commit
  * writes its version's; fdl_preview_fill writes what older versions miss. */
 typedef struct fdl_preview_options {
+	unsigned int version; /* FDL_PREVIEW_OPTIONS_VERSION */
 	/* a table whose live files hold more bytes gets its first rows and row
 	 * count only; 0: a commit's bound (32 MiB), -1: no bound */
 	int64_t stats_max_bytes;
@@ -1036,8 +1037,10 @@ typedef struct fdl_preview_options {
 	void (*done)(const char *id, size_t computed, size_t reused, int already, void *payload);
 	void *payload;
 } fdl_preview_options;
+#define FDL_PREVIEW_OPTIONS_VERSION 1
+#define FDL_PREVIEW_OPTIONS_INIT {.version = FDL_PREVIEW_OPTIONS_VERSION, .stats_max_bytes = -1}
 /* The previews of `versions` (refs or ids; n 0: every live version) that
- * are missing. FDL_ENOTFOUND or FDL_EEXPIRED for a version named that is
+ * are missing (o NULL: FDL_PREVIEW_OPTIONS_INIT, no bound on statistics). FDL_ENOTFOUND or FDL_EEXPIRED for a version named that is
  * not there or not live. */
 FDL_EXTERN int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, const fdl_preview_options *o,
 				fdl_error *err);

@@ -13,18 +13,17 @@
 int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, fdl_error *err)
 {
 	static const char *const tmpl =
-		"SELECT s.schema_name, t.table_name, t.table_id,"
-		" coalesce((SELECT string_agg(c.column_id || ':' || coalesce(c.parent_column, -1) || ':' ||"
-		"   c.column_name || ':' || c.column_type || ':' || coalesce(c.initial_default, '\\N'), chr(10)"
-		"   ORDER BY c.column_id) FROM {db}.ducklake_column c"
-		"   WHERE c.table_id = t.table_id AND c.end_snapshot IS NULL), '') || chr(30) ||"
-		" coalesce((SELECT string_agg(f.path || chr(9) || coalesce(x.path, ''), chr(10) ORDER BY f.data_file_id)"
-		"   FROM {db}.ducklake_data_file f LEFT JOIN {db}.ducklake_delete_file x"
-		"   ON x.data_file_id = f.data_file_id AND x.end_snapshot IS NULL"
-		"   WHERE f.table_id = t.table_id AND f.end_snapshot IS NULL), ''),"
-		" coalesce((SELECT sum(f.file_size_bytes) FROM {db}.ducklake_data_file f"
-		"   WHERE f.table_id = t.table_id AND f.end_snapshot IS NULL), 0)"
+		"WITH c AS (SELECT table_id, string_agg(column_id || ':' || coalesce(parent_column, -1) || ':' ||"
+		"   column_name || ':' || column_type || ':' || coalesce(initial_default, '\\N'), chr(10) ORDER BY column_id)"
+		"   AS cols FROM {db}.ducklake_column WHERE end_snapshot IS NULL GROUP BY table_id),"
+		" f AS (SELECT f.table_id, string_agg(f.path || chr(9) || coalesce(x.path, ''), chr(10)"
+		"   ORDER BY f.data_file_id) AS files, sum(f.file_size_bytes) AS bytes FROM {db}.ducklake_data_file f"
+		"   LEFT JOIN {db}.ducklake_delete_file x ON x.data_file_id = f.data_file_id AND x.end_snapshot IS NULL"
+		"   WHERE f.end_snapshot IS NULL GROUP BY f.table_id)"
+		" SELECT s.schema_name, t.table_name, t.table_id, coalesce(c.cols, '') || chr(30) || coalesce(f.files, ''),"
+		" coalesce(f.bytes, 0)"
 		" FROM {db}.ducklake_table t JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id"
+		" LEFT JOIN c ON c.table_id = t.table_id LEFT JOIN f ON f.table_id = t.table_id"
 		" WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL ORDER BY 1, 2";
 	fdl_buf sql = {0}, meta = {0};
 	fdl_rows rows = {0};

@@ -57,7 +57,8 @@ int cmd_preview(int argc, char **argv)
 	int rc = cli_parse(argc, argv, &doc_preview, opts, pos, &npos);
 	if (rc != CLI_GO)
 		return rc;
-	fdl_preview_options o = {.stats_max_bytes = -1, .done = done};
+	fdl_preview_options o = FDL_PREVIEW_OPTIONS_INIT;
+	o.done = done;
 	long long m = -1;
 	if (max && (rc = cli_count(&m, "--stats-max", max, CLI_COUNT_OR_ALL)))
 		return rc;

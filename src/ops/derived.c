@@ -34,19 +34,24 @@ struct fdl_derived_job {
 	char id[FDL_ID_LEN + 1];
 };
 
-/* A commit's derived work started beside it: its Iceberg views, its
- * preview (each best effort; the caller joins both). */
-static void tip_start(struct fdl_derived_job **out, fdl_repo *repo, const char *name, const fdl_ref_move *m)
+/* A commit's derived work started beside it, in the commit's DuckDB
+ * (`share`): its preview once the version is written (`name` NULL), its
+ * Iceberg views once branch `name` moved (each best effort; the caller
+ * joins both). */
+static void beside_start(struct fdl_derived_job **out, fdl_repo *repo, const char *name, const fdl_ref_move *m)
 {
 	fdl_error ierr;
-	struct fdl_derived_job *j = calloc(1, sizeof *j);
+	struct fdl_derived_job *j = *out ? *out : calloc(1, sizeof *j);
 	*out = j;
 	if (!j)
 		return;
-	j->repo = repo;
-	memcpy(j->id, m->id, FDL_ID_LEN + 1);
-	fdl__preview_start(&j->preview, repo, m->id, m->share, &ierr);
-	fdl_iceberg_after_commit_start(&j->views, repo, name, m->id, m->share, &ierr);
+	if (!j->preview) /* WRITTEN, or a TIP with no WRITTEN before */
+		fdl__preview_start(&j->preview, repo, m->id, m->share, &ierr);
+	if (name) {
+		fdl_iceberg_after_commit_start(&j->views, repo, name, m->id, m->share, &ierr);
+		j->repo = repo; /* the branch moved: its pages follow at the join */
+		memcpy(j->id, m->id, FDL_ID_LEN + 1);
+	}
 }
 
 int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
@@ -68,14 +73,19 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 	case FDL_MOVE_REFS:
 		fdl_iceberg_after_refs(repo, &ierr);
 		return 0;
+	case FDL_MOVE_WRITTEN:
+		if (m->job)
+			beside_start(m->job, repo, NULL, m);
+		return 0;
 	case FDL_MOVE_TIP:
 		fdl_history_update(repo, name, FDL_HISTORY_WALK_MAX, &ierr);
 		if (m->job)
-			tip_start(m->job, repo, name, m);
+			beside_start(m->job, repo, name, m);
 		else {
-			fdl_preview_counts n;
+			fdl_preview_job *pj = NULL;
 			fdl_iceberg_after_commit(repo, name, m->id, &ierr);
-			fdl__preview_make(repo, m->id, NULL, &n, &ierr);
+			fdl__preview_start(&pj, repo, m->id, NULL, &ierr);
+			fdl__preview_join(pj, &ierr);
 			fdl_site_after_commit(repo, m->id, &ierr);
 		}
 		fdl_reflist_note(repo, &m->key, 1, &ierr);
@@ -111,6 +121,7 @@ void fdl_ref_moved_join(struct fdl_derived_job *job)
 		return;
 	fdl_iceberg_after_commit_join(job->views, &ierr);
 	fdl__preview_join(job->preview, &ierr);
-	fdl_site_after_commit(job->repo, job->id, &ierr);
+	if (job->repo)
+		fdl_site_after_commit(job->repo, job->id, &ierr);
 	free(job);
 }

@@ -22,6 +22,11 @@ typedef enum fdl_move {
 	/* a branch or tag was created or deleted: the views of the tips that
 	 * have one (they carry the tags), the catalog's namespaces */
 	FDL_MOVE_REFS,
+	/* version `id` is written whole, before a ref names it (commit): what
+	 * derives from the version alone, its preview, starts beside the
+	 * caller into `job`, which the TIP that follows takes on; joined by
+	 * fdl_ref_moved_join whether the ref moved or not */
+	FDL_MOVE_WRITTEN,
 	/* branch `key` moved to `id` (commit, rebase, branch --force): its
 	 * index, its Iceberg view and its preview (beside the caller when
 	 * `job` is set), its line in the ref list */
@@ -47,13 +52,13 @@ typedef enum fdl_move {
 typedef struct fdl_ref_move {
 	fdl_move what;
 	const char *key;              /* the ref (INTENT, UNDONE, TIP) */
-	const char *id;               /* its version (INTENT: NULL deletes; TIP; GONE) */
+	const char *id;               /* its version (INTENT: NULL deletes; WRITTEN; TIP; GONE) */
 	const char *reason, *when;    /* GONE */
 	const fdl_strlist *refs;      /* REINDEX: the ref keys (NULL: listed from the store) */
 	const struct vdirs *dirs;     /* REINDEX */
 	const char *dst_root;         /* CLONED */
-	fdl_duck *share;              /* TIP with job: a database the views may share */
-	struct fdl_derived_job **job; /* TIP: the views and preview started beside; fdl_ref_moved_join joins */
+	fdl_duck *share;              /* WRITTEN, TIP with job: a database the preview and views may share */
+	struct fdl_derived_job **job; /* WRITTEN, TIP: the preview and views started beside; fdl_ref_moved_join joins */
 } fdl_ref_move;
 
 /* Bring what derives from the refs up to date after (or, INTENT, before)

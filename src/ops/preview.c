@@ -19,7 +19,7 @@ typedef struct pv_run {
 	fdl_version *v;
 	char *catalog;
 	fdl_duck *d;
-	fdl_duck *share; /* the commit's database (ducklake loaded), when beside a commit */
+	fdl_duck *share; /* the commit's database (DuckLake loaded), beside a commit */
 	bool attached;
 } pv_run;
 
@@ -35,9 +35,9 @@ static void run_free(pv_run *r)
 }
 
 /* The version attached as a reader attaches it: checked, confined, read
- * only. Beside a commit, in the commit's own database (DuckDB started, its
- * extensions loaded) and without the confinement, which would hold for the
- * whole database: the catalog is the one the commit froze. */
+ * only. Beside a commit, in the commit's own database (DuckDB started,
+ * DuckLake loaded), without the confinement, which would hold for the
+ * whole database: the catalog is the one the commit froze and checked. */
 static int run_open(pv_run *r, const char *id, fdl_error *err)
 {
 	int rc = fdl_version_read(&r->v, r->repo, id, err);
@@ -179,13 +179,17 @@ static void job_run(void *arg)
 {
 	fdl_preview_job *j = arg;
 	fdl_preview_counts n;
-	fdl_preview_options o = {.stats_max_bytes = FDL_PREVIEW_STATS_MAX};
+	fdl_preview_options o = FDL_PREVIEW_OPTIONS_INIT;
+	o.stats_max_bytes = FDL_PREVIEW_STATS_MAX;
 	j->rc = make_in(j->repo, j->id, j->share, &o, &n, &j->err);
 }
 
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
 {
 	*out = NULL;
+	const char *at = getenv("FDL_PREVIEW_AT_COMMIT"); /* 0: none (fdl preview writes it later) */
+	if (at && !strcmp(at, "0"))
+		return 0;
 	fdl_preview_job *j = calloc(1, sizeof *j);
 	if (!j)
 		return fdl_oom(err);
@@ -293,8 +297,14 @@ int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *r
 int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, const fdl_preview_options *o,
 		     fdl_error *err)
 {
+	fdl_preview_options defaults = FDL_PREVIEW_OPTIONS_INIT;
+	int rc = o ? fdl_options_check(o->version, FDL_PREVIEW_OPTIONS_VERSION, "fdl_preview_fill",
+				       "fdl_preview_options", err)
+		   : 0;
+	if (rc)
+		return rc;
+	o = o ? o : &defaults;
 	fdl_strlist ids = {0};
-	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		char id[FDL_ID_LEN + 1];
 		if (!(rc = fdl_ref_resolve(id, repo, versions[i], err)) && !(rc = fdl_version_check_live(repo, id, err)))

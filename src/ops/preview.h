@@ -22,10 +22,11 @@ typedef struct fdl_preview_counts {
 int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
 		      fdl_error *err);
 
-/* The same beside the caller (a commit), on its own repository handle and
- * a connection of its own to `share` (the commit's DuckDB; NULL: a DuckDB
- * of its own), with the commit's bound on statistics; join it (NULL:
- * nothing) before `share` is freed. */
+/* The same beside the caller (a commit), on its own repository handle,
+ * on a connection of its own to `share` (the commit's DuckDB, DuckLake
+ * loaded; NULL: a DuckDB of its own), with the commit's bound on
+ * statistics; none when the environment says FDL_PREVIEW_AT_COMMIT=0.
+ * Join it (NULL: nothing) before `share` is freed. */
 typedef struct fdl_preview_job fdl_preview_job;
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err);

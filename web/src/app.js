@@ -393,6 +393,7 @@ async function showOverview(branchName) {
   const branch = branchName || r.head;
   const tip = r.branches[branch];
   where.textContent = '';
+  const previewed = tip ? previewOf(tip) : Promise.resolve({}); // beside the index and the version's files
   if (tip) await useIndex(branch);
   const [tipVersion, cfg] = await Promise.all([tip ? version(tip) : null, repoConfig()]);
   const dataDir = cfg.data_dir || 'data';
@@ -403,7 +404,7 @@ async function showOverview(branchName) {
     [ds, filesJson, previews] = await Promise.all([
       tipVersion.dataset ? get(`versions/${tip}/${tipVersion.dataset.path}`).catch(() => ({})) : {},
       tipVersion.files ? get(`versions/${tip}/${tipVersion.files.path}`).catch(() => null) : null,
-      previewOf(tip)]);
+      previewed]);
   }
   document.title = ds.title || ds.name || 'fdl repository';
   const branches = h('tbody');
