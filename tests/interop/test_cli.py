@@ -60,6 +60,7 @@ def bad_cases(root, work, tmp):
         (["config"], 2), (["config", nope], 3), (["config", R, "nosuch"], 5), (["config", R, "retention.days", "x"], 5),
         (["config", R, "retention.days", "1", "--unset", "retention.keep"], 2), (["config", R, "a", "b", "c"], 2),
         (["config", R, "public_url", "ftp://x/y"], 5), (["config", R, "public_url", "https://x/'y"], 5),
+        (["preview"], 2), (["preview", nope], 3), (["preview", R, "bogus"], 3),
         (["site"], 2), (["site", nope], 3), (["site", R, "bogus"], 3), (["site", R, ""], 5), (["site", R, "7"], 3),
         (["withdraw"], 2), (["withdraw", R, "bogus", "--reason", "x"], 3), (["withdraw", R, "main"], 5),
         (["withdraw", R, "", "--reason", "x"], 5),
