@@ -44,6 +44,11 @@ int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err);
  * the rest (retention, formats) `fdl config` may change. */
 bool fdl_config_same_layout(const json_t *a, const json_t *b);
 
+/* Set fdl.json's `field` (inside the object `parent`, made when missing,
+ * when not NULL) to `value` (taken; JSON null at the top level removes the
+ * field), by compare-and-swap, every other field kept (fdl config). */
+int fdl_config_set_field(fdl_repo *repo, const char *parent, const char *field, json_t *value, fdl_error *err);
+
 /* ---- refs ---- */
 
 /* "refs/heads/<name>" from a branch name (checked). Caller frees. */

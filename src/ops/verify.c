@@ -26,6 +26,7 @@
 #include "sign.h"
 #include "verify.h"
 #include "../iceberg/iceberg.h"
+#include "preview.h"
 #include "../util/pool.h"
 #include "../util/strmap.h"
 
@@ -726,11 +727,14 @@ static int check_history(report *r, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
-/* The Iceberg views (fdl's addition, derived): each against its version. */
+/* The Iceberg views and the previews (fdl's additions, derived): each
+ * against its version. */
 static int check_iceberg(report *r, fdl_repo *repo, fdl_error *err)
 {
 	fdl_strlist problems = {0}, warnings = {0};
 	int rc = fdl_iceberg_check(&problems, &warnings, repo, err);
+	if (!rc)
+		rc = fdl__preview_check(&problems, &warnings, repo, err);
 	add_findings(r, &problems, &warnings);
 	return rc;
 }
@@ -739,9 +743,8 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 {
 	fdl_verify_options defaults = FDL_VERIFY_OPTIONS_INIT;
 	const fdl_verify_options *o = opts ? opts : &defaults;
-	if (o->version == 0 || o->version > FDL_VERIFY_OPTIONS_VERSION)
-		return fdl_fail(err, FDL_EINVALID, "fdl_verify: fdl_verify_options version %u, expected 1 to %u (start "
-				"from FDL_VERIFY_OPTIONS_INIT)", o->version, (unsigned)FDL_VERIFY_OPTIONS_VERSION);
+	if (fdl_options_check(o->version, FDL_VERIFY_OPTIONS_VERSION, "fdl_verify", "fdl_verify_options", err))
+		return FDL_EINVALID;
 	const char *allowed_signers = o->allowed_signers;
 	int all = !o->reachable_only;
 	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL, NULL, false,
