@@ -592,7 +592,7 @@ FDL_EXTERN int fdl_describe(char **out, const char *work, fdl_error *err);
 /* fdl add: Parquet files another engine wrote (Spark, Polars, pyarrow)
  * become new data of a table of the working catalog `work`, registered
  * where they lie, without copying them (DuckLake's ducklake_add_data_files).
- * An options struct as fdl_verify_options says: start from
+ * An options struct (the rule at the top of this header): start from
  * FDL_ADD_OPTIONS_INIT. */
 typedef struct fdl_add_options {
 	unsigned int version; /* FDL_ADD_OPTIONS_VERSION */

@@ -520,9 +520,9 @@ int fdl_add(fdl_add_report **out, const char *work, const char *table, const cha
 	fdl_add_options defaults = FDL_ADD_OPTIONS_INIT;
 	if (!opts)
 		opts = &defaults;
-	if (opts->version < 1 || opts->version > FDL_ADD_OPTIONS_VERSION)
-		return fdl_fail(err, FDL_EINVALID, "fdl_add_options version %u is not one this libfdl knows (1 to %d)",
-				opts->version, FDL_ADD_OPTIONS_VERSION);
+	int orc = fdl_options_check(opts->version, FDL_ADD_OPTIONS_VERSION, "fdl_add", "fdl_add_options", err);
+	if (orc)
+		return orc;
 	if (!npaths)
 		return fdl_fail(err, FDL_EINVALID, "fdl add needs files, folders or patterns to add");
 	add_job j = {0};
