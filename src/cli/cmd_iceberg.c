@@ -132,10 +132,13 @@ static void print_catalog_snippets(const char *uri, const char *location, const 
 	printf("    .config(\"spark.sql.catalog.fdl\", \"org.apache.iceberg.spark.SparkCatalog\")\n");
 	printf("    .config(\"spark.sql.catalog.fdl.type\", \"rest\")\n");
 	printf("    .config(\"spark.sql.catalog.fdl.uri\", \"%s\")\n", uri);
-	printf("    # a private host (docs/private.md): .config(\"spark.sql.catalog.fdl.token\", os.environ[\"FDL_TOKEN\"])\n");
 	if (bucket)
 		printf("    .config(\"spark.sql.catalog.fdl.io-impl\", \"org.apache.iceberg.aws.s3.S3FileIO\")  # + s3.* settings\n");
 	printf("    .getOrCreate())\n");
+	/* not a builder setting: those are spark-submit's arguments, which ps shows */
+	printf("  # a private host (docs/private.md), once the session runs (not in the builder, whose settings\n"
+	       "  # are spark-submit's arguments, which ps shows):\n"
+	       "  # spark.conf.set(\"spark.sql.catalog.fdl.token\", os.environ[\"FDL_TOKEN\"])\n");
 	printf("  spark.sql(\"SELECT * FROM fdl.%s.%s\").show()   # fdl.<branch or tag>.<table>, fdl.%s.<schema>.<table>\n",
 	       n, tb, n);
 	if (web)
