@@ -19,7 +19,6 @@
  */
 #include "../catalog/catalog.h"
 #include "../layout/hindex.h"
-#include "../layout/iceberg.h"
 #include "../layout/keys.h"
 #include "../layout/walk.h"
 #include "hashes.h"
@@ -579,10 +578,8 @@ static int verify_init(void *ctx, size_t index, void **state, fdl_error *err)
 	*state = w;
 	w->repo = p->repo;
 	w->own_repo = index != 0;
-	/* a private host's token goes to every worker (pyfdl's token=, which
-	 * the environment may not hold) */
-	int rc = w->own_repo ? fdl_repo_open_token(&w->repo, p->repo->root, fdl_store_http_token(p->repo->store), err)
-			     : 0;
+	const char *token = fdl_store_http_token(p->repo->store); /* pyfdl's token= is in no environment */
+	int rc = w->own_repo ? fdl_repo_open_token(&w->repo, p->repo->root, token, err) : 0;
 	if (rc) {
 		w->repo = NULL;
 		return rc;
@@ -739,69 +736,23 @@ static int check_iceberg(report *r, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
-/* A store that cannot be listed (a static HTTP host, fdl serve): the refs
- * its ref list names (each read from refs/) or HEAD's branch alone, and
- * the versions they reach through every parent, as clone plans from such
- * a source; one warning says what only a listing would show. */
-static int walk_refs(report *r, fdl_repo *repo, vdirs *dirs, fdl_error *err)
-{
-	fdl_refs refs;
-	int rc = fdl_refs_all(&refs, repo, true, err);
-	if (rc)
-		return rc;
-	fdl_finding_list unreadable = {0}, problems = {0}, warnings = {0};
-	rc = fdl_vdirs_walk(dirs, &unreadable, repo, refs.ids, refs.names.len, err);
-	add_found(r, &unreadable, NULL);
-	for (size_t i = 0; i < refs.names.len && !rc; i++) {
-		vdir *d = fdl_vdirs_find(dirs, refs.ids[i]);
-		if (!d || !d->v) {
-			problem(r, refs.names.items[i], "points at %s, which is not a readable version", refs.ids[i]);
-		} else {
-			d->named = true;
-			mark_reachable(dirs, refs.ids[i]);
-		}
-	}
-	if (!rc && refs.from_list) /* the list against the refs it names */
-		rc = fdl_reflist_verify(&problems, &warnings, repo, err);
-	add_found(r, &problems, &warnings);
-	if (!rc) {
-		char what[1024];
-		snprintf(what, sizeof what,
-			 "not listed: the host serves no listing of its files, so verify walked from %s (%zu ref%s) "
-			 "through every parent and checked the %zu version%s they reach; it cannot see a version no "
-			 "ref reaches (an orphan), a stray file or one a version may not hold, " FDL_FORMAT_CATALOGS_DIR
-			 "/ in a version, nor the history index (" FDL_HISTORY_DIR "/) and the Iceberg views "
-			 "(" FDL_ICEBERG_DIR "/): fdl verify of the folder or bucket it serves, or of a clone, checks "
-			 "those",
-			 refs.from_list ? "the refs its ref list names" : "HEAD's branch (it has no ref list)",
-			 refs.names.len, refs.names.len == 1 ? "" : "s", dirs->len, dirs->len == 1 ? "" : "s");
-		warning(r, FDL_VERSIONS_DIR "/", what);
-	}
-	fdl_refs_free(&refs);
-	return rc;
-}
-
-/* The versions found (listed, or walked from the refs), then what derives
- * from them: the history index and the Iceberg views, which only a
- * listing shows whole (`listed`). Hands the report out, or frees it. */
+/* The versions found, then the history index and the Iceberg views, which
+ * only a listing shows (`listed`). Hands the report out, or frees it. */
 static int verify_finish(fdl_verify_report **out, report *r, fdl_repo *repo, vdirs *dirs, int all, int rc,
 			 bool listed, fdl_error *err)
 {
 	if (!rc)
 		rc = check_versions(r, repo, dirs, all, err);
-	if (!rc && listed)
-		rc = check_history(r, repo, err);
-	if (!rc && listed)
+	if (!rc && listed && !(rc = check_history(r, repo, err)))
 		rc = check_iceberg(r, repo, err);
 	fdl_vdirs_free(dirs);
 	if (!rc && r->oom)
 		rc = fdl_fail(err, FDL_ERROR, "out of memory building the verify report");
-	if (rc) {
+	if (rc)
 		fdl_verify_report_free(r->out);
-		return rc;
-	}
-	*out = r->out;
-	return 0;
+	else
+		*out = r->out;
+	return rc;
 }
 
 int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options *opts, fdl_error *err)
@@ -821,18 +772,8 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 	}
 	r.out->signatures_checked = allowed_signers != NULL;
 	vdirs dirs = {0};
-	bool listable = fdl_store_can(repo->store, FDL_STORE_LIST);
-	if (!listable) {
-		int wrc = walk_refs(&r, repo, &dirs, err);
-		if (!wrc) { /* HEAD's branch is checked as a listed store's */
-			char *head = NULL;
-			fdl_error e;
-			if (fdl_repo_head_branch(&head, repo, &e))
-				problem(&r, FDL_HEAD_KEY, "%s", e.message);
-			free(head);
-		}
-		return verify_finish(out, &r, repo, &dirs, all, wrc, false, err);
-	}
+	if (!fdl_store_can(repo->store, FDL_STORE_LIST)) /* a static host: walked from the refs (verify_walk.c) */
+		return verify_finish(out, &r, repo, &dirs, all, fdl_verify_walk(r.out, &dirs, repo, err), false, err);
 	fdl_strlist strays = {0}, specials = {0};
 	int rc = fdl_vdirs_list(&dirs, &strays, &specials, repo, err);
 	for (size_t i = 0; i < strays.len; i++)

@@ -44,4 +44,11 @@ int fdl_verify_expired(fdl_verify_report *out, fdl_repo *repo, const vdir *d);
 int fdl_verify_data_listed(fdl_verify_report *out, fdl_repo *repo, fdl_hash_cache *hashes, const vdir *d,
 			   const fdl_files_scan *scan);
 
+/* A store that cannot be listed (verify_walk.c): the versions into *dirs
+ * (each reachable, those refs name `named`) from the refs the ref list
+ * names, or HEAD's branch, through every parent (fdl_vdirs_walk); refs to
+ * nowhere, a bad HEAD and the ref list's disagreements appended to out, and
+ * one warning saying what only a listing would show. */
+int fdl_verify_walk(fdl_verify_report *out, vdirs *dirs, fdl_repo *repo, fdl_error *err);
+
 #endif
