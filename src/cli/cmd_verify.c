@@ -50,8 +50,8 @@ const cli_doc doc_verify = {
 		"one: docs/private.md). Such a host lists no folder, so verify walks from\n"
 		"each ref its ref list names (or `HEAD`'s branch) through every parent,\n"
 		"and a warning says what it cannot see: versions no ref reaches, stray\n"
-		"files, `catalogs/`, the history index and the Iceberg views. Verify the\n"
-		"folder it serves, or a clone, for those.",
+		"files, `catalogs/`, history packs no index names and the Iceberg views.\n"
+		"Verify the folder it serves, or a clone, for those.",
 	.examples = "fdl verify /srv/population\n"
 		    "fdl verify /srv/population --deep\n",
 	.min = 1,

@@ -1,6 +1,7 @@
 /* fdl verify of a store that cannot be listed (a static HTTP host, fdl
  * serve): the versions found by walking from the refs, as fdl clone plans
- * a copy from such a host, and one warning saying what a walk cannot see
+ * a copy from such a host, with the history index of each branch and the
+ * ref list, and one warning saying what a walk cannot see
  * (docs/decisions.md, "fdl verify URL of a host that lists nothing"). The
  * checks of each version are verify.c's. */
 #include "report.h"
@@ -29,8 +30,8 @@ static int found(fdl_verify_report *out, fdl_finding_list *problems, fdl_finding
 	return rc;
 }
 
-/* Each ref's version found; HEAD's branch readable; the ref list against
- * the refs it names. */
+/* Each ref's version found; HEAD's branch readable; the history index of
+ * each branch, and the ref list against the refs it names. */
 static int check_named(fdl_finding_list *problems, fdl_finding_list *warnings, vdirs *dirs, const fdl_refs *refs,
 		       fdl_repo *repo, fdl_error *err)
 {
@@ -50,7 +51,7 @@ static int check_named(fdl_finding_list *problems, fdl_finding_list *warnings, v
 	free(head);
 	if (rc)
 		return fdl_oom(err);
-	return refs->from_list ? fdl_reflist_verify(problems, warnings, repo, err) : 0;
+	return fdl_history_check_named(problems, warnings, repo, &refs->names, err); /* and the ref list */
 }
 
 static int not_listed(fdl_verify_report *out, const fdl_refs *refs, size_t versions, fdl_error *err)
@@ -61,8 +62,9 @@ static int not_listed(fdl_verify_report *out, const fdl_refs *refs, size_t versi
 		 "not listed: the host serves no listing of its files, so verify walked from %s (%zu ref%s) "
 		 "through every parent and checked the %zu version%s they reach; it cannot see a version no ref "
 		 "reaches (an orphan), a stray file or one a version may not hold, " FDL_FORMAT_CATALOGS_DIR
-		 "/ in a version, nor the history index (" FDL_HISTORY_DIR "/) and the Iceberg views (" FDL_ICEBERG_DIR
-		 "/): fdl verify of the folder or bucket it serves, or of a clone, checks those",
+		 "/ in a version, a pack of the history index (" FDL_HISTORY_DIR "/) no branch's index names, nor "
+		 "the Iceberg views (" FDL_ICEBERG_DIR "/): fdl verify of the folder or bucket it serves, or of a "
+		 "clone, checks those",
 		 refs->from_list ? "the refs its ref list names" : "HEAD's branch (it has no ref list)", n,
 		 n == 1 ? "" : "s", versions, versions == 1 ? "" : "s");
 	return fdl_findings_add(&out->warnings, &out->warning_count, FDL_VERSIONS_DIR "/", what, err);

@@ -398,6 +398,20 @@ def test_verify_of_a_static_host_finds_a_file_gone_from_it(published, tmp_path):
             files.write_bytes(kept)
         assert bad.returncode == 5, bad.stdout + bad.stderr
         assert f"problem: versions/{head}/files.json" in bad.stdout, bad.stdout
+        # the first version's version.json gone: the chain breaks there, and the branch's history index,
+        # which copies it, is checked against the host (not this machine's read cache, which holds it)
+        first = published.version(head)["parents"][0]
+        vj = root / "versions" / first / "version.json"
+        kept = vj.read_bytes()
+        vj.unlink()
+        try:
+            bad = fdl("verify", url, check=False)
+        finally:
+            vj.write_bytes(kept)
+        assert bad.returncode == 5, bad.stdout + bad.stderr
+        assert f"problem: versions/{head}/version.json: its first parent {first} is not a readable" in bad.stdout
+        assert re.search(rf"problem: history/heads/main.json: names version {first} .* cannot be read", bad.stdout)
+        assert "1 version checked, 2 problems" in bad.stdout, bad.stdout
     finally:
         host_stops(url)
         srv.shutdown()
