@@ -32,6 +32,10 @@ struct fdl_repo {
 /* Open the store of a repository root, with the layout's rules for what a
  * remote store may answer from the local cache. */
 int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err);
+/* Whether reads of `repo` may be answered from the local read cache (on by
+ * default for a remote store); returns what it was. fdl verify turns it off:
+ * it checks what the store holds, never a copy kept here. */
+bool fdl_repo_set_cached(fdl_repo *repo, bool on);
 /* A repository read through `store` (owned by the repository from then on,
  * freed with it; left to the caller on failure). */
 int fdl_repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err);

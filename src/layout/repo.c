@@ -120,6 +120,13 @@ int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err)
 	return rc;
 }
 
+bool fdl_repo_set_cached(fdl_repo *repo, bool on)
+{
+	bool was = repo->store->cache_ttl != NULL;
+	repo->store->cache_ttl = on ? cache_ttl : NULL;
+	return was;
+}
+
 int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err)
 {
 	return fdl_repo_open_token(out, root, NULL, err);
