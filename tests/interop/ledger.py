@@ -67,6 +67,7 @@ PARALLEL_FROM = 6
 # FDL_LEDGER_MEMO=0: stock DuckDB reads every time, even over unchanged files
 # (to measure what the memo saves; the checks are the same)
 MEMO = os.environ.get("FDL_LEDGER_MEMO", "1") != "0"
+ROOT = "\0root"  # a root's own path in the memo's keys and file names
 
 
 class Ledger:
@@ -98,11 +99,14 @@ class Ledger:
     def gone(self, *vids):
         self.gone_ids.update(vids)
 
-    def adopt(self, root, sums):
+    def adopt(self, root, sums, memo=None):
         """Versions the test did not publish but copied in (a session's
         history, histories.py), with the checksums stock DuckDB took when
-        they were published: read again through `root` at the end."""
+        they were published: read again through `root` at the end, stock
+        DuckDB sparing the read where every file it read then (`memo`, the
+        publishing ledger's) has the same bytes in the copy."""
         self.root(root)
+        self.memo.update(memo or {})
         for vid, s in sums.items():
             self.entries[vid] = (str(root), s)
 
@@ -208,21 +212,26 @@ class Ledger:
         """The version's table sums, or a string saying why it cannot be read.
         `fdl attach` runs every time; stock DuckDB reads unless `known` (the
         sums recorded) is what it answered to the same ATTACH over the same
-        bytes of every file it read (ledger.files_read), in this test."""
+        bytes of every file it read (ledger.files_read), in this test or,
+        for adopted versions, when the session's history published them
+        (the root's own path aside: a copy's ATTACH names its own)."""
         p = self._attach(root, vid, env)
         if p.returncode != 0:
             return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
-        memo = self.memo.get(p.stdout)
-        if MEMO and known is not None and memo and memo[0] == known and fingerprint(memo[1]) == memo[2]:
+        here = os.path.realpath(root) if not re.match(r"[a-z0-9]+://", root) else None
+        key = p.stdout.replace(here, ROOT) if here else p.stdout
+        memo = self.memo.get(key)
+        if (MEMO and known is not None and here and memo and memo[0] == known and
+                fingerprint(f.replace(ROOT, here) for f in memo[1]) == memo[2]):
             self.unread += 1
             return memo[0]
         con = self._connection()
         try:
             con.execute(p.stdout)
             sums = table_sums(con, "ledger")
-            files = files_read(con, "ledger")
+            files = files_read(con, "ledger") if here else None
             if files:
-                self.memo[p.stdout] = (sums, files, fingerprint(files))
+                self.memo[key] = (sums, tuple(f.replace(here, ROOT) for f in files), fingerprint(files))
             return sums
         except duckdb.Error as e:
             return f"stock DuckDB: {e}"
