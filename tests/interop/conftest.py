@@ -40,12 +40,9 @@ def fdl(*args, check=True, env=None, timeout=None):
 
 
 def connect():
-    """A stock DuckDB connection that loads the pinned extensions offline."""
-    return duckdb.connect(config={
-        "extension_directory": EXT,
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": True,
-    })
+    """A stock DuckDB connection that loads the pinned extensions offline
+    (ledger.stock_config: as fdl loads them, without hashing each again)."""
+    return duckdb.connect(config=ledger_mod.stock_config(EXT))
 
 
 def rows(con, table):

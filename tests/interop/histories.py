@@ -85,8 +85,7 @@ class Histories:
             self._run("init", root)
             built, sums, memo = 0, {}, {}
         assert built < n, f"histories: the chain is at {built} versions and {n} was never kept"
-        con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
-                                     "autoload_known_extensions": True})
+        con = duckdb.connect(config=ledger_mod.stock_config(self.ext))
         led = ledger_mod.Ledger(self.ledger_bin, self.ext)
         led.root(root)
         led.memo = memo  # what stock DuckDB read for each version, so a copy's ledger need not read it again

@@ -42,6 +42,7 @@ commit's new version is found in whichever known root holds it.
 """
 import concurrent.futures
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -195,8 +196,7 @@ class Ledger:
                               text=True, env=e)
 
     def _connect(self):
-        con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
-                                     "autoload_known_extensions": True})
+        con = duckdb.connect(config=stock_config(self.ext))
         con.execute("SET enable_external_file_cache = false")  # every read goes to the store
         return con
 
@@ -347,6 +347,30 @@ def published_ids(stdout):
         if len(lines) == 1 and UUID.fullmatch(lines[0]):
             ids = lines
     return ids
+
+
+def stock_config(ext):
+    """The configuration of the tests' own stock DuckDB (the ledger's, the
+    histories', conftest.connect): extensions from the pinned folder, never
+    downloaded, loaded without DuckDB's signature check when every file there
+    is one fdl itself trusts (docs/decisions.md, "DuckDB extension
+    signatures": a regular file owned by root or us and writable by no one
+    else, in such a folder), as fdl loads them. The check hashes the whole
+    file, 35 MB for ducklake, at each new DuckDB's first LOAD: a third of a
+    second and more on a loaded machine, thousands of times a run. Loading
+    with the check is tested where it is the subject: test_extensions.py,
+    and the snippets and packages, run in a user's unchanged DuckDB."""
+    return {"extension_directory": ext, "autoinstall_known_extensions": False, "autoload_known_extensions": True,
+            "allow_unsigned_extensions": _trusted_tree(ext)}
+
+
+@functools.lru_cache(maxsize=None)
+def _trusted_tree(ext):
+    def trusted(path):
+        st = os.stat(path)
+        return st.st_uid in (0, os.geteuid()) and not st.st_mode & 0o022
+    files = list(pathlib.Path(ext).rglob("*.duckdb_extension"))
+    return bool(files) and all(f.is_file() and not f.is_symlink() and trusted(f) and trusted(f.parent) for f in files)
 
 
 def files_read(con, catalog):
