@@ -165,7 +165,9 @@ docs-check: build/fdl man
 # listed one is exported: an unintended export or a removed symbol fails.
 # Every global symbol of libfdl.a starts with fdl_ (internal ones fdl__,
 # the loaded libraries' forwards fdl_lazy_*): a program that links it
-# statically keeps its own names.
+# statically keeps its own names. Every options struct of fdl.h starts with
+# its version field and has its _INIT, checked by the library
+# (scripts/options-check.sh).
 abi-check: build/libfdl.so.$(VERSION) build/libfdl.a
 	@nm -D --defined-only $< | awk '$$2 ~ /^[TDRBWV]$$/ {print $$3}' | sort > build/abi.symbols
 	@diff -u abi/libfdl.symbols build/abi.symbols || \
@@ -174,6 +176,7 @@ abi-check: build/libfdl.so.$(VERSION) build/libfdl.a
 	  test -z "$$bad" || { echo "abi-check: global symbols of libfdl.a without the fdl_ prefix (a static link" \
 	    "would collide with a program's own; name an internal one fdl__NAME):" $$bad >&2; exit 1; }
 	@echo "abi-check: $$(wc -l < build/abi.symbols) exported symbols, as listed; every global symbol of libfdl.a starts with fdl_"
+	@bash scripts/options-check.sh
 
 # Install into a fresh prefix, build the examples with nothing but
 # pkg-config, run them, run the Python binding's tests, uninstall.
@@ -324,7 +327,7 @@ clean:
 
 # --- packages: the relocatable tarball (make dist) and the wheel (make wheel) --
 # One tree for both, build/dist/fdl-VERSION-linux-x86_64/ (scripts/package.py
-# stage): bin/fdl, lib/libfdl.so.1, lib/fdl/ (libduckdb, the extensions, the
+# stage): bin/fdl, lib/libfdl.so.2, lib/fdl/ (libduckdb, the extensions, the
 # libraries libfdl opens with dlopen and every C library they need beyond the
 # C runtime), share/ (the page, manual pages, licences), each found through
 # $ORIGIN. libfdl and the CLI are linked again for it from the release

@@ -25,7 +25,10 @@ int main(int argc, char **argv)
 	printf("working catalog of %s, branch %s, based on %s\n", info->repository, info->branch,
 	       info->base[0] ? info->base : "(nothing yet)");
 	fdl_work_info_free(info);
-	fdl_commit_options o = {.message = argv[2], .author_name = argv[3], .author_email = argc > 4 ? argv[4] : NULL};
+	fdl_commit_options o = FDL_COMMIT_OPTIONS_INIT;
+	o.message = argv[2];
+	o.author_name = argv[3];
+	o.author_email = argc > 4 ? argv[4] : NULL;
 	char id[FDL_ID_LEN + 1];
 	int rc = fdl_commit(id, argv[1], &o, &err);
 	if (rc == FDL_ENOCHANGE) {

@@ -36,9 +36,15 @@
  * struct, which the library allocates. Sections marked [experimental] may
  * still change in a minor release, said in its notes. The exported symbols
  * are listed in abi/libfdl.symbols; CI fails on any difference. An
- * operation with options takes them as a struct with a version field
- * (fdl_verify_options and FDL_VERIFY_OPTIONS_INIT), so a later minor
- * release can add an option without changing a signature.
+ * operation with options takes them as a struct whose first field is
+ * `unsigned int version`, started from its FDL_<NAME>_OPTIONS_INIT macro
+ * (fdl_commit_options and FDL_COMMIT_OPTIONS_INIT): a later minor release
+ * adds an option as a field at the end and raises the struct's version,
+ * without changing a signature or the soname; a struct whose version this
+ * libfdl does not know is refused (FDL_EINVALID). Any other change to an
+ * options struct (a field removed, moved or retyped) is a new major
+ * version and soname (docs/decisions.md, "The library as others embed
+ * it").
  *
  * Environment: libfdl reads a few FDL_* variables (where the DuckDB
  * library and its extensions are, the read cache, timeouts, S3 tuning,
@@ -68,7 +74,7 @@ extern "C" {
 
 /* This library's version (semantic versioning: the ABI changes only with
  * the major number) and the FDL spec version it writes. */
-#define FDL_VERSION_MAJOR 1
+#define FDL_VERSION_MAJOR 2
 #define FDL_VERSION_MINOR 0
 #define FDL_VERSION_PATCH 0
 #define FDL_SPEC_VERSION "0.1"
@@ -139,13 +145,17 @@ typedef struct fdl_strarray {
 typedef struct fdl_repo fdl_repo;
 
 typedef struct fdl_init_options {
+	unsigned int version; /* FDL_INIT_OPTIONS_VERSION */
 	const char *branch;   /* default branch, NULL = "main" */
 	const char *data_dir; /* data folder relative to the root, NULL = "data" */
 } fdl_init_options;
+#define FDL_INIT_OPTIONS_VERSION 1
+#define FDL_INIT_OPTIONS_INIT {.version = FDL_INIT_OPTIONS_VERSION}
 
 /* Create a repository at `root` (a folder path, file:// URL or
  * s3://bucket[/prefix]): fdl.json,
- * HEAD, refs/heads/ and the data folder. Refuses (FDL_EEXISTS) a non-empty
+ * HEAD, refs/heads/ and the data folder. `opts` may be NULL (the
+ * defaults). Refuses (FDL_EEXISTS) a non-empty
  * root that is not a repository, and a root that already is one. */
 FDL_EXTERN int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err);
 
@@ -401,12 +411,15 @@ FDL_EXTERN void fdl_diff_free(fdl_diff *d);
  * A callback that returns non-zero stops the diff, which returns that
  * value. Nothing is held in memory but one chunk of rows. */
 typedef struct fdl_diff_rows_options {
+	unsigned int version; /* FDL_DIFF_ROWS_OPTIONS_VERSION */
 	const char *table; /* NULL = every table in both */
 	int64_t limit;     /* rows shown per table and side; < 0 = all */
 	int (*on_table)(const char *table, int64_t added, int64_t removed, void *payload);
 	int (*on_row)(const char *table, int added, const char *row_json, void *payload);
 	void *payload;
 } fdl_diff_rows_options;
+#define FDL_DIFF_ROWS_OPTIONS_VERSION 1
+#define FDL_DIFF_ROWS_OPTIONS_INIT {.version = FDL_DIFF_ROWS_OPTIONS_VERSION}
 FDL_EXTERN int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err);
 
 /* An fdl_diff as JSON, one object: {"from", "to", "changes": [{table,
@@ -443,6 +456,7 @@ FDL_EXTERN int fdl_snapshot_list_json(char **out, const fdl_snapshot_list *l, fd
 /* ---- working catalogs [stable] ------------------------------------ */
 
 typedef struct fdl_checkout_options {
+	unsigned int version; /* FDL_CHECKOUT_OPTIONS_VERSION */
 	/* branch to work on, NULL = HEAD's branch; it must exist (but HEAD's
 	 * own before its first version), unless `create` says to make it */
 	const char *ref;
@@ -454,6 +468,8 @@ typedef struct fdl_checkout_options {
 	int create;
 	const char *start;
 } fdl_checkout_options;
+#define FDL_CHECKOUT_OPTIONS_VERSION 1
+#define FDL_CHECKOUT_OPTIONS_INIT {.version = FDL_CHECKOUT_OPTIONS_VERSION}
 #define FDL_CHECKOUT_NEW 1
 #define FDL_CHECKOUT_ORPHAN 2
 
@@ -487,6 +503,7 @@ FDL_EXTERN void fdl_work_info_free(fdl_work_info *info);
 FDL_EXTERN int fdl_work_attach_sql(char **out, const char *work, const char *alias, fdl_error *err);
 
 typedef struct fdl_commit_options {
+	unsigned int version;     /* FDL_COMMIT_OPTIONS_VERSION */
 	const char *message;      /* required */
 	const char *author_name;  /* required */
 	const char *author_email; /* may be NULL */
@@ -506,6 +523,8 @@ typedef struct fdl_commit_options {
 	fdl_warning_cb warning;
 	void *warning_payload;
 } fdl_commit_options;
+#define FDL_COMMIT_OPTIONS_VERSION 1
+#define FDL_COMMIT_OPTIONS_INIT {.version = FDL_COMMIT_OPTIONS_VERSION}
 
 /* Freeze the working catalog's latest snapshot into a new version and move
  * its branch by compare-and-swap. FDL_ENOCHANGE when there is no new
@@ -531,8 +550,11 @@ FDL_EXTERN int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const f
  * its writers and needs no rebase: FDL_EINVALID says why. *out is set when
  * the call returns 0 or FDL_ECONFLICT; free it with fdl_rebase_report_free. */
 typedef struct fdl_rebase_options {
-	const char *onto; /* a ref or version id that descends from the base; NULL = the branch's tip */
+	unsigned int version; /* FDL_REBASE_OPTIONS_VERSION */
+	const char *onto;     /* a ref or version id that descends from the base; NULL = the branch's tip */
 } fdl_rebase_options;
+#define FDL_REBASE_OPTIONS_VERSION 1
+#define FDL_REBASE_OPTIONS_INIT {.version = FDL_REBASE_OPTIONS_VERSION}
 typedef struct fdl_rebase_conflict {
 	char *table;  /* "schema.table" (a view, a schema), or NULL (an option, the description) */
 	char *kind;   /* dropped, schema, comment, columns, view, delete, name, schema_dropped,
@@ -660,8 +682,8 @@ typedef struct fdl_verify_report {
 	size_t versions_unchecked;
 } fdl_verify_report;
 
-/* How fdl_verify checks. Options structs (this one, and those of expire,
- * withdraw, gc and clone) are libgit2's shape: the caller starts from
+/* How fdl_verify checks. Options structs (this one and every other
+ * fdl_*_options) are libgit2's shape: the caller starts from
  * FDL_<NAME>_OPTIONS_INIT, which sets `version` to the layout the program
  * was built with and every other field to its default (zero, but gc's
  * grace: FDL_GC_GRACE_DEFAULT), then sets
@@ -990,6 +1012,7 @@ FDL_EXTERN int fdl_iceberg_catalog_report_json(char **out, const fdl_iceberg_cat
 typedef struct fdl_server fdl_server;
 
 typedef struct fdl_serve_options {
+	unsigned int version; /* FDL_SERVE_OPTIONS_VERSION */
 	const char *bind; /* address, NULL = "127.0.0.1" */
 	int port;         /* 0 = any free port */
 	FILE *log;        /* one line per request; NULL = none */
@@ -1005,6 +1028,8 @@ typedef struct fdl_serve_options {
 	/* allow tokens over plain HTTP on an address other than loopback */
 	int insecure;
 } fdl_serve_options;
+#define FDL_SERVE_OPTIONS_VERSION 1
+#define FDL_SERVE_OPTIONS_INIT {.version = FDL_SERVE_OPTIONS_VERSION}
 
 /* Serve the folder repository `root` over HTTP in background threads: GET
  * and HEAD of the repository's own files only (fdl.json, HEAD, refs/,

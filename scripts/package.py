@@ -3,7 +3,7 @@
 
   package.py stage STAGE --cli F --lib F --duckdb F --extensions DIR --lazy SONAMES --web DIR --man DIR
                    --header F --doc F... [--duckdb-license F]
-      One tree: bin/fdl, lib/libfdl.so.1, lib/fdl/ (libduckdb.so, the
+      One tree: bin/fdl, lib/libfdl.so.2, lib/fdl/ (libduckdb.so, the
       extensions fdl loads laid out as DuckDB's extension_directory, the
       libraries libfdl opens with dlopen() under their own names, and every C
       library any of these needs beyond the C runtime, renamed

@@ -101,11 +101,16 @@ int cmd_checkout(int argc, char **argv)
 	if ((rc = cli_open_repo(&repo, pos[0])))
 		return rc;
 	fdl_error err = {0};
-	fdl_checkout_options o = {.ref = ref};
-	if (new_branch)
-		o = (fdl_checkout_options){.ref = new_branch, .create = FDL_CHECKOUT_NEW, .start = from};
-	else if (orphan)
-		o = (fdl_checkout_options){.ref = orphan, .create = FDL_CHECKOUT_ORPHAN};
+	fdl_checkout_options o = FDL_CHECKOUT_OPTIONS_INIT;
+	o.ref = ref;
+	if (new_branch) {
+		o.ref = new_branch;
+		o.create = FDL_CHECKOUT_NEW;
+		o.start = from;
+	} else if (orphan) {
+		o.ref = orphan;
+		o.create = FDL_CHECKOUT_ORPHAN;
+	}
 	char *sql = NULL;
 	rc = fdl_checkout(repo, pos[1], &o, &err);
 	fdl_repo_free(repo);

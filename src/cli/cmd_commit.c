@@ -226,7 +226,7 @@ int cmd_commit(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	cli_progress progress;
-	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email,
+	fdl_commit_options o = {.version = FDL_COMMIT_OPTIONS_VERSION, .message = message, .author_name = name, .author_email = email,
 				.inputs = inputs, .input_count = ninputs,
 				.progress = cli_progress_start(&progress, quiet), .progress_payload = &progress,
 				.compact = compact, .warning = cli_warning};

@@ -98,8 +98,8 @@ int cmd_diff(int argc, char **argv)
 		return rc;
 	fdl_error err = {0};
 	text_rows t = {limit, 0, 0, 0, 0, false};
-	fdl_diff_rows_options ro = {.table = npos == 4 ? pos[3] : NULL, .limit = limit, .on_table = text_table,
-				    .on_row = text_row, .payload = &t};
+	fdl_diff_rows_options ro = {.version = FDL_DIFF_ROWS_OPTIONS_VERSION, .table = npos == 4 ? pos[3] : NULL,
+				    .limit = limit, .on_table = text_table, .on_row = text_row, .payload = &t};
 	if (json) {
 		rc = diff_json(repo, pos[1], pos[2], rows ? &ro : NULL, &err);
 	} else {

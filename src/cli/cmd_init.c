@@ -36,7 +36,7 @@ int cmd_init(int argc, char **argv)
 	if (rc != CLI_GO)
 		return rc;
 	fdl_error err = {0};
-	fdl_init_options o = {.branch = branch, .data_dir = data_dir};
+	fdl_init_options o = {.version = FDL_INIT_OPTIONS_VERSION, .branch = branch, .data_dir = data_dir};
 	if (fdl_repo_init(pos[0], &o, &err))
 		return cli_fail(&err);
 	fdl_repo *repo = NULL;

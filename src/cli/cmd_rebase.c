@@ -54,7 +54,7 @@ int cmd_rebase(int argc, char **argv)
 	int rc = cli_parse(argc, argv, &doc_rebase, opts, pos, &npos);
 	if (rc != CLI_GO)
 		return rc;
-	fdl_rebase_options o = {.onto = onto};
+	fdl_rebase_options o = {.version = FDL_REBASE_OPTIONS_VERSION, .onto = onto};
 	fdl_rebase_report *r = NULL;
 	fdl_error err = {0};
 	rc = fdl_rebase(&r, pos[0], &o, &err);

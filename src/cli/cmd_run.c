@@ -90,7 +90,7 @@ static int checkout_and_run(cli_interrupt *ci, fdl_repo *repo, const char *ref, 
 			    int *code)
 {
 	fdl_error err = {0};
-	fdl_checkout_options co = {.ref = ref};
+	fdl_checkout_options co = {.version = FDL_CHECKOUT_OPTIONS_VERSION, .ref = ref};
 	char *attach = NULL;
 	int rc = fdl_checkout(repo, work, &co, &err);
 	char root[4096];
@@ -130,7 +130,8 @@ static int commit_work(const char *work, char **cmd, const char *message, const 
 	if (!cli_author(author, work, name, sizeof name, email, sizeof email))
 		return cli_no_author();
 	fdl_error err = {0};
-	fdl_commit_options o = {.message = message, .author_name = name, .author_email = email, .warning = cli_warning};
+	fdl_commit_options o = {.version = FDL_COMMIT_OPTIONS_VERSION, .message = message, .author_name = name,
+				.author_email = email, .warning = cli_warning};
 	char id[FDL_ID_LEN + 1];
 	int rc = fdl_commit(id, work, &o, &err);
 	if (rc == FDL_ENOCHANGE) {

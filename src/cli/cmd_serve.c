@@ -138,8 +138,9 @@ int cmd_serve(int argc, char **argv)
 	if (!web && !no_page)
 		fprintf(stderr, "fdl: no page to serve (no index.html in %s or beside fdl; run `make web` or pass "
 				"--page DIR); serving the repository's files only\n", FDL_DEFAULT_WEB_DIR);
-	fdl_serve_options o = {.bind = bind, .port = (int)port, .log = quiet ? NULL : stderr, .web_dir = web,
-			       .token_file = token_file, .tls_cert = tls_cert, .tls_key = tls_key, .insecure = insecure};
+	fdl_serve_options o = {.version = FDL_SERVE_OPTIONS_VERSION, .bind = bind, .port = (int)port,
+			       .log = quiet ? NULL : stderr, .web_dir = web, .token_file = token_file,
+			       .tls_cert = tls_cert, .tls_key = tls_key, .insecure = insecure};
 	if (fdl_server_start(&s, pos[0], &o, &err))
 		return cli_fail(&err);
 	printf("Serving %s at http%s://%s:%d/%s%s\n", pos[0], tls_cert ? "s" : "", bind, fdl_server_port(s),

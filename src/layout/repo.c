@@ -163,6 +163,8 @@ static bool under(const char *path, const char *dir)
 
 int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err)
 {
+	if (opts && fdl_options_check(opts->version, FDL_INIT_OPTIONS_VERSION, "fdl_repo_init", "fdl_init_options", err))
+		return FDL_EINVALID;
 	const char *branch = opts && opts->branch ? opts->branch : "main";
 	const char *data_dir = opts && opts->data_dir ? opts->data_dir : "data";
 	int rc = 0;

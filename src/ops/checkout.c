@@ -394,6 +394,9 @@ static int write_template(fdl_duck *d, fdl_work *w, fdl_error *err)
 
 int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *opts, fdl_error *err)
 {
+	if (opts && fdl_options_check(opts->version, FDL_CHECKOUT_OPTIONS_VERSION, "fdl_checkout", "fdl_checkout_options",
+				      err))
+		return FDL_EINVALID;
 	fdl_work w = {0};
 	w.base_snapshot = -1;
 	bool existed = false, made = false;

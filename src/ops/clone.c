@@ -282,9 +282,8 @@ static int make_report(fdl_clone_report **out, const cloner *c, const vdirs *dir
 int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, const fdl_clone_options *opts,
 	      fdl_error *err)
 {
-	if (opts && opts->version != FDL_CLONE_OPTIONS_VERSION)
-		return fdl_fail(err, FDL_EINVALID, "fdl_clone: options version %u; this libfdl knows %d (FDL_CLONE_OPTIONS_INIT)",
-				opts->version, FDL_CLONE_OPTIONS_VERSION);
+	if (opts && fdl_options_check(opts->version, FDL_CLONE_OPTIONS_VERSION, "fdl_clone", "fdl_clone_options", err))
+		return FDL_EINVALID;
 	cloner c = {0};
 	vdirs dirs = {0};
 	fdl_strlist existing = {0}, moved = {0};

@@ -479,6 +479,8 @@ static void commit_job_free(commit_job *c)
 
 int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_options *opts, fdl_error *err)
 {
+	if (opts && fdl_options_check(opts->version, FDL_COMMIT_OPTIONS_VERSION, "fdl_commit", "fdl_commit_options", err))
+		return FDL_EINVALID;
 	if (!opts || !opts->message || !*opts->message)
 		return fdl_fail(err, FDL_EINVALID, "a commit needs a message (-m MESSAGE)");
 	if (!opts->author_name || !*opts->author_name)

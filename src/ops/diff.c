@@ -176,6 +176,9 @@ int fdl_diff_versions(fdl_diff **out, fdl_repo *repo, const char *a, const char 
 
 int fdl_diff_rows(fdl_repo *repo, const char *a, const char *b, const fdl_diff_rows_options *opts, fdl_error *err)
 {
+	if (opts && fdl_options_check(opts->version, FDL_DIFF_ROWS_OPTIONS_VERSION, "fdl_diff_rows",
+				      "fdl_diff_rows_options", err))
+		return FDL_EINVALID;
 	pair p;
 	int rc = pair_open(&p, repo, a, b, true, err);
 	if (rc)
@@ -237,6 +240,9 @@ static int json_row(const char *table, int added, const char *row, void *payload
 int fdl_diff_rows_json(FILE *out, fdl_repo *repo, const fdl_diff *d, const fdl_diff_rows_options *rows,
 		       fdl_error *err)
 {
+	if (fdl_options_check(rows->version, FDL_DIFF_ROWS_OPTIONS_VERSION, "fdl_diff_rows_json", "fdl_diff_rows_options",
+			      err))
+		return FDL_EINVALID;
 	char *text = NULL;
 	int rc = fdl_diff_json(&text, d, err);
 	if (!rc) { /* the object without its closing brace: the rows go in */

@@ -70,9 +70,8 @@ static int protect_work_bases(protect *p, fdl_repo *repo, fdl_error *err)
 
 int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options *opts, fdl_error *err)
 {
-	if (opts && opts->version != FDL_EXPIRE_OPTIONS_VERSION)
-		return fdl_fail(err, FDL_EINVALID, "fdl_expire: options version %u; this libfdl knows %d (FDL_EXPIRE_OPTIONS_INIT)",
-				opts->version, FDL_EXPIRE_OPTIONS_VERSION);
+	if (opts && fdl_options_check(opts->version, FDL_EXPIRE_OPTIONS_VERSION, "fdl_expire", "fdl_expire_options", err))
+		return FDL_EINVALID;
 	int dry_run = opts ? opts->dry_run : 0;
 	int64_t days = -1, keep = -1;
 	if (fdl_repo_retention(&days, &keep, repo, err))

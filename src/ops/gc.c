@@ -191,9 +191,8 @@ static int live_files(fdl_strlist *keep, fdl_repo *repo, vdirs *dirs, fdl_error 
 
 int fdl_gc(fdl_gc_report **out, fdl_repo *repo, const fdl_gc_options *opts, fdl_error *err)
 {
-	if (opts && opts->version != FDL_GC_OPTIONS_VERSION)
-		return fdl_fail(err, FDL_EINVALID, "fdl_gc: options version %u; this libfdl knows %d (FDL_GC_OPTIONS_INIT)",
-				opts->version, FDL_GC_OPTIONS_VERSION);
+	if (opts && fdl_options_check(opts->version, FDL_GC_OPTIONS_VERSION, "fdl_gc", "fdl_gc_options", err))
+		return FDL_EINVALID;
 	int64_t grace_seconds = opts ? opts->grace_seconds : FDL_GC_GRACE_DEFAULT;
 	int dry_run = opts ? opts->dry_run : 0;
 	/* first, as git gc writes the commit-graph: every branch's history

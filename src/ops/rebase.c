@@ -392,6 +392,8 @@ static int prepare(rebase_job *j, fdl_rebase_report *r, const fdl_rebase_options
 int fdl_rebase(fdl_rebase_report **out, const char *work, const fdl_rebase_options *opts, fdl_error *err)
 {
 	*out = NULL;
+	if (opts && fdl_options_check(opts->version, FDL_REBASE_OPTIONS_VERSION, "fdl_rebase", "fdl_rebase_options", err))
+		return FDL_EINVALID;
 	rebase_job j = {0};
 	fdl_lockfile lock = {.fd = -1};
 	fdl_workrec_seen seen = {0};

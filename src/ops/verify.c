@@ -739,9 +739,8 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 {
 	fdl_verify_options defaults = FDL_VERIFY_OPTIONS_INIT;
 	const fdl_verify_options *o = opts ? opts : &defaults;
-	if (o->version == 0 || o->version > FDL_VERIFY_OPTIONS_VERSION)
-		return fdl_fail(err, FDL_EINVALID, "fdl_verify: fdl_verify_options version %u, expected 1 to %u (start "
-				"from FDL_VERIFY_OPTIONS_INIT)", o->version, (unsigned)FDL_VERIFY_OPTIONS_VERSION);
+	if (fdl_options_check(o->version, FDL_VERIFY_OPTIONS_VERSION, "fdl_verify", "fdl_verify_options", err))
+		return FDL_EINVALID;
 	const char *allowed_signers = o->allowed_signers;
 	int all = !o->reachable_only;
 	report r = {calloc(1, sizeof *r.out), false, allowed_signers, NULL, 0, NULL, NULL, false,

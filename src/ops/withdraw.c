@@ -417,9 +417,8 @@ static int wd_prepare(wd_plan *w, fdl_error *err)
 int fdl_withdraw(fdl_withdraw_report **out, fdl_repo *repo, const char *const *ids, size_t n,
 		 const fdl_withdraw_options *o, fdl_error *err)
 {
-	if (o && o->version != FDL_WITHDRAW_OPTIONS_VERSION)
-		return fdl_fail(err, FDL_EINVALID, "fdl_withdraw: options version %u; this libfdl knows %d (FDL_WITHDRAW_OPTIONS_INIT)",
-				o->version, FDL_WITHDRAW_OPTIONS_VERSION);
+	if (o && fdl_options_check(o->version, FDL_WITHDRAW_OPTIONS_VERSION, "fdl_withdraw", "fdl_withdraw_options", err))
+		return FDL_EINVALID;
 	if (!o || !o->reason || !*o->reason)
 		return fdl_fail(err, FDL_EINVALID, "a withdrawal needs a reason (--reason TEXT)");
 	if (!n)
@@ -485,9 +484,9 @@ int fdl_withdraw_clean_rows(fdl_withdraw_report **out, fdl_repo *repo, const cha
 			    const char *work, const fdl_withdraw_options *o, fdl_error *err)
 {
 	*out = NULL;
-	if (o && o->version != FDL_WITHDRAW_OPTIONS_VERSION)
-		return fdl_fail(err, FDL_EINVALID, "fdl_withdraw_clean_rows: options version %u; this libfdl knows %d (FDL_WITHDRAW_OPTIONS_INIT)",
-				o->version, FDL_WITHDRAW_OPTIONS_VERSION);
+	if (o && fdl_options_check(o->version, FDL_WITHDRAW_OPTIONS_VERSION, "fdl_withdraw_clean_rows",
+				   "fdl_withdraw_options", err))
+		return FDL_EINVALID;
 	if (!n)
 		return fdl_fail(err, FDL_EINVALID, "a clean-up needs a version");
 	bool dry = o && o->dry_run;

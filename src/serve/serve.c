@@ -640,6 +640,9 @@ static int open_page(fdl_server *s, const char *web_dir, fdl_error *err)
 
 int fdl_server_start(fdl_server **out, const char *root, const fdl_serve_options *opts, fdl_error *err)
 {
+	if (opts && fdl_options_check(opts->version, FDL_SERVE_OPTIONS_VERSION, "fdl_server_start", "fdl_serve_options",
+				      err))
+		return FDL_EINVALID;
 	int rc = fdl_mhd_load(err);
 	if (rc)
 		return rc;

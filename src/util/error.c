@@ -70,3 +70,19 @@ int fdl_oom(fdl_error *err)
 {
 	return fdl_fail(err, FDL_ERROR, "out of memory");
 }
+
+int fdl_options_check(unsigned int version, unsigned int known, const char *fn, const char *type, fdl_error *err)
+{
+	if (version >= 1 && version <= known)
+		return 0;
+	char macro[64];
+	size_t n = 0;
+	const char *name = strncmp(type, "fdl_", 4) ? type : type + 4;
+	for (; name[n] && n < sizeof macro - 1; n++)
+		macro[n] = (char)(name[n] >= 'a' && name[n] <= 'z' ? name[n] - 'a' + 'A' : name[n]);
+	macro[n] = '\0';
+	return fdl_fail(err, FDL_EINVALID,
+			"%s: %s version %u, expected 1 to %u: start the struct from FDL_%s_INIT (a program built "
+			"against a newer fdl.h than this libfdl, or a struct not initialised)",
+			fn, type, version, known, macro);
+}

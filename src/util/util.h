@@ -21,6 +21,12 @@ int fdl_fail(fdl_error *err, int code, const char *fmt, ...) FDL_PRINTF(3, 4);
  * failure goes through here, unless it has something to add (what was
  * being built, how large): then fdl_fail with that. */
 int fdl_oom(fdl_error *err);
+/* An options struct of the public API (include/fdl.h) as the caller's
+ * header laid it out: `version` must be 1 to `known` (this libfdl's
+ * FDL_<NAME>_OPTIONS_VERSION), else FDL_EINVALID naming `fn`, `type`
+ * ("fdl_commit_options") and the macro to start from. Every operation
+ * that takes one calls this first, before it reads any other field. */
+int fdl_options_check(unsigned int version, unsigned int known, const char *fn, const char *type, fdl_error *err);
 /* Prefix an already-set error message with context ("reading X: ..."). */
 int fdl_error_prefix(fdl_error *err, const char *fmt, ...) FDL_PRINTF(2, 3);
 void fdl_error_clear(fdl_error *err);

@@ -36,7 +36,7 @@ RUNTIME = {"ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6", "libdl.so.2", "libp
            "libstdc++.so.6", "libz.so.1"}
 SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
 # what the tour must have loaded from the installed folder
-MUST = {"libfdl.so.1", "libduckdb.so", "libcurl.so.4", "libxml2.so.2", "libmicrohttpd.so.12", "libsqlite3.so.0",
+MUST = {"libfdl.so.2", "libduckdb.so", "libcurl.so.4", "libxml2.so.2", "libmicrohttpd.so.12", "libsqlite3.so.0",
         "ducklake.duckdb_extension", "sqlite_scanner.duckdb_extension", "httpfs.duckdb_extension",
         "avro.duckdb_extension"}
 BUCKET = "my-bucket"
@@ -314,7 +314,7 @@ def test_the_wheel_alone(packages, tmp_path, s3_server, ledger):
     info = json.loads(sh.sh("python publish.py").stdout)
     ledger.record(sh.cwd / "population", info[5])
     site = f"{venv}/lib/"
-    assert info[0].startswith(site) and info[0].endswith("/pyfdl/lib/libfdl.so.1"), info
+    assert info[0].startswith(site) and info[0].endswith("/pyfdl/lib/libfdl.so.2"), info
     assert info[1] == info[2] == version and info[3].startswith(site), info
     assert info[4] == ["Census 2026", "Census 2025", "Census 2024"] and info[6] == [[4]], info
     check_loaded(sh.ld, venv)

@@ -404,7 +404,7 @@ def test_duckdbs_command_line_reads_the_printed_sql_with_its_own_fdl_token(priva
 
 def test_pyfdl_repository_with_a_token_connects(private, tmp_path, pki, secret):
     from conftest import ROOT
-    env = dict(os.environ, **reader_env(tmp_path, pki), FDL_LIBRARY=str(ROOT / "build" / "libfdl.so.1"),
+    env = dict(os.environ, **reader_env(tmp_path, pki), FDL_LIBRARY=str(ROOT / "build" / "libfdl.so.2"),
                PYTHONPATH=str(ROOT / "bindings" / "python"), FDL_EXTENSION_DIR=EXT)
     env.pop("FDL_TRACE")
     code = ("import sys, pyfdl\n"

@@ -658,10 +658,10 @@ def test_architecture(reader):
 
 def test_pyfdl(reader, ledger):
     """bindings/python/README.md: pyfdl as pip installs it (the package from
-    bindings/python over this build's libfdl.so.1), on /srv/population with
+    bindings/python over this build's libfdl.so.2), on /srv/population with
     two versions, and the reader's census-2026.csv."""
     s = reader
-    lib = ROOT / "build" / "libfdl.so.1"
+    lib = ROOT / "build" / "libfdl.so.2"
     assert lib.exists(), f"{lib}: make build/libfdl.so first (make snippets does)"
     s.env.update(PYTHONPATH=str(ROOT / "bindings" / "python"), FDL_LIBRARY=str(lib))
     root = s.sandbox / "srv" / "population"
@@ -684,7 +684,7 @@ def test_private(reader, ledger):
     s = reader
     env, sb = s.env, s.sandbox
     port = free_port()
-    env["FDL_LIBRARY"] = str(ROOT / "build" / "libfdl.so.1")  # pyfdl as pip installs it beside its libfdl
+    env["FDL_LIBRARY"] = str(ROOT / "build" / "libfdl.so.2")  # pyfdl as pip installs it beside its libfdl
     env["PYTHONPATH"] = str(ROOT / "bindings" / "python")
     s.fill.update({"127.0.0.1:4443": f"127.0.0.1:{port}", "--port 4443": f"--port {port}",
                    "<fdl's extension folder>": EXT})

@@ -32,7 +32,7 @@ static int run_sql(const char *work, const char *sql, fdl_error *err)
 
 static int commit(char id[FDL_ID_LEN + 1], const char *work, const char *message, fdl_error *err)
 {
-	fdl_commit_options o = {.message = message, .author_name = "unit"};
+	fdl_commit_options o = {.version = FDL_COMMIT_OPTIONS_VERSION, .message = message, .author_name = "unit"};
 	return fdl_commit(id, work, &o, err);
 }
 
@@ -91,7 +91,8 @@ static void needs_message_and_author(t_ctx *t)
 		return teardown(&f);
 	fdl_error err;
 	char id[FDL_ID_LEN + 1];
-	fdl_commit_options none = {.author_name = "unit"}, nobody = {.message = "m"};
+	fdl_commit_options none = {.version = FDL_COMMIT_OPTIONS_VERSION, .author_name = "unit"},
+			   nobody = {.version = FDL_COMMIT_OPTIONS_VERSION, .message = "m"};
 	CHECK(t, fdl_commit(id, f.work, &none, &err) == FDL_EINVALID);
 	CHECK_CONTAINS(t, err.message, "message");
 	CHECK(t, fdl_commit(id, f.work, &nobody, &err) == FDL_EINVALID);

@@ -1,11 +1,13 @@
-/* The options of expire, withdraw, gc and clone: started from their _INIT
- * macro (or NULL) they run with the defaults, and a version this libfdl
- * does not know is refused (FDL_EINVALID) before anything is read. */
+/* The options structs of the public API (verify's in test_api.c): started
+ * from their _INIT macro (or NULL) they run with the defaults, and a
+ * version this libfdl does not know is refused (FDL_EINVALID, naming the
+ * macro) before anything is read or written. */
 #include "test.h"
 #include "../../src/util/util.h"
 #include "fdl.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static void lifecycle_options_version(t_ctx *t)
 {
@@ -63,8 +65,68 @@ static void lifecycle_options_version(t_ctx *t)
 	free(dir);
 }
 
+/* init, checkout, commit, rebase, serve and diff's rows: each refuses a
+ * struct with version 0 (not started from its _INIT) or one past what this
+ * libfdl knows, and writes nothing. */
+static void api_options_version(t_ctx *t)
+{
+	char *dir = t_tempdir(), root[4096], other[4096], work[4096];
+	snprintf(root, sizeof root, "%s/repo", dir);
+	snprintf(other, sizeof other, "%s/other", dir);
+	snprintf(work, sizeof work, "%s/work", dir);
+	fdl_error err = {0};
+	fdl_repo *repo = NULL;
+	fdl_init_options io = FDL_INIT_OPTIONS_INIT;
+	CHECK(t, io.version == FDL_INIT_OPTIONS_VERSION && !io.branch && !io.data_dir);
+	CHECK(t, fdl_repo_init(root, &io, &err) == 0);
+	CHECK(t, fdl_repo_open(&repo, root, &err) == 0);
+	fdl_checkout_options ko = FDL_CHECKOUT_OPTIONS_INIT;
+	fdl_commit_options mo = FDL_COMMIT_OPTIONS_INIT;
+	fdl_rebase_options ro = FDL_REBASE_OPTIONS_INIT;
+	fdl_serve_options so = FDL_SERVE_OPTIONS_INIT;
+	fdl_diff_rows_options d = FDL_DIFF_ROWS_OPTIONS_INIT;
+	CHECK(t, ko.version == FDL_CHECKOUT_OPTIONS_VERSION && !ko.ref && !ko.create && !ko.start);
+	CHECK(t, mo.version == FDL_COMMIT_OPTIONS_VERSION && !mo.message && !mo.inputs && !mo.compact);
+	CHECK(t, ro.version == FDL_REBASE_OPTIONS_VERSION && !ro.onto);
+	CHECK(t, so.version == FDL_SERVE_OPTIONS_VERSION && !so.bind && !so.port && !so.token_file);
+	CHECK(t, d.version == FDL_DIFF_ROWS_OPTIONS_VERSION && !d.table && !d.limit && !d.on_row);
+	mo.message = "m";
+	mo.author_name = "unit";
+	struct stat st;
+	for (unsigned int v = 0; repo && v < 2; v++) {
+		unsigned int bad = v ? 2 : 0; /* every struct here is at version 1 */
+		io.version = ko.version = mo.version = ro.version = so.version = d.version = bad;
+		CHECK(t, fdl_repo_init(other, &io, &err) == FDL_EINVALID && stat(other, &st) != 0);
+		CHECK_CONTAINS(t, err.message, "FDL_INIT_OPTIONS_INIT");
+		CHECK(t, fdl_checkout(repo, work, &ko, &err) == FDL_EINVALID && stat(work, &st) != 0);
+		CHECK_CONTAINS(t, err.message, "FDL_CHECKOUT_OPTIONS_INIT");
+		char id[FDL_ID_LEN + 1];
+		CHECK(t, fdl_commit(id, work, &mo, &err) == FDL_EINVALID);
+		CHECK_CONTAINS(t, err.message, "FDL_COMMIT_OPTIONS_INIT");
+		CHECK(t, fdl_commit_rebase(id, NULL, work, &mo, 3, &err) == FDL_EINVALID);
+		CHECK_CONTAINS(t, err.message, "FDL_COMMIT_OPTIONS_INIT");
+		fdl_rebase_report *rr = NULL;
+		CHECK(t, fdl_rebase(&rr, work, &ro, &err) == FDL_EINVALID && !rr);
+		CHECK_CONTAINS(t, err.message, "FDL_REBASE_OPTIONS_INIT");
+		fdl_server *s = NULL;
+		CHECK(t, fdl_server_start(&s, root, &so, &err) == FDL_EINVALID && !s);
+		CHECK_CONTAINS(t, err.message, "FDL_SERVE_OPTIONS_INIT");
+		CHECK(t, fdl_diff_rows(repo, "main", "main", &d, &err) == FDL_EINVALID);
+		CHECK_CONTAINS(t, err.message, "FDL_DIFF_ROWS_OPTIONS_INIT");
+		fdl_diff none = {0};
+		CHECK(t, fdl_diff_rows_json(stdout, repo, &none, &d, &err) == FDL_EINVALID);
+		CHECK_CONTAINS(t, err.message, "fdl_diff_rows_options version");
+	}
+	fdl_repo_free(repo);
+	fdl_rm_rf(dir);
+	free(dir);
+}
+
 const t_case options_tests[] = {
 	{"options: expire, withdraw, gc and clone start from their _INIT; an unknown version is refused",
 	 lifecycle_options_version},
+	{"options: init, checkout, commit, rebase, serve and diff's rows start from their _INIT; an unknown version "
+	 "is refused, nothing written",
+	 api_options_version},
 	{NULL, NULL},
 };

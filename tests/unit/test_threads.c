@@ -103,7 +103,7 @@ static int commit_table(const char *work, const char *sql, const char *message, 
 	}
 	fdl_free(attach);
 	char id[FDL_ID_LEN + 1];
-	fdl_commit_options o = {.message = message, .author_name = "threads"};
+	fdl_commit_options o = {.version = FDL_COMMIT_OPTIONS_VERSION, .message = message, .author_name = "threads"};
 	return rc ? rc : fdl_commit(id, work, &o, err);
 }
 

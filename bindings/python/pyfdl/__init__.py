@@ -26,7 +26,14 @@ __all__ = [
     "Author", "ConflictError", "Error", "ExpiredError", "InvalidError", "NotFoundError", "Repository",
     "StorageError", "Version", "checkout", "commit", "extension_dir", "library_version",
 ]
-__version__ = "1.0.0"
+__version__ = "2.0.0"
+# The libfdl this binding is written against: its soname (the major version,
+# which changes whenever a struct below changes layout) and the version of
+# each options struct it fills (include/fdl.h, FDL_*_OPTIONS_VERSION).
+_SONAME = "libfdl.so.2"
+_MAJOR = 2
+_COMMIT_OPTIONS_VERSION = 1
+_CHECKOUT_OPTIONS_VERSION = 1
 
 ID_LEN = 36
 PathLike = Union[str, "os.PathLike[str]"]
@@ -72,19 +79,19 @@ _FAMILIES = {3: NotFoundError, 4: ConflictError, 5: InvalidError, 6: StorageErro
 
 
 def _beside_cli() -> Optional[str]:
-    """libfdl.so.1 in the lib folder next to the fdl CLI's bin folder (an
-    installed prefix: $(prefix)/bin/fdl and $(prefix)/lib/libfdl.so.1)."""
+    """libfdl.so.MAJOR in the lib folder next to the fdl CLI's bin folder (an
+    installed prefix: $(prefix)/bin/fdl and $(prefix)/lib/libfdl.so.2)."""
     cli = shutil.which("fdl")
     if not cli:
         return None
-    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(cli))), "lib", "libfdl.so.1")
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(cli))), "lib", _SONAME)
     return lib if os.path.exists(lib) else None
 
 
 def _own() -> Optional[str]:
-    """The libfdl a wheel of pyfdl carries (pyfdl/lib/libfdl.so.1, with its
-    DuckDB, extensions and C libraries in pyfdl/lib/fdl/)."""
-    lib = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libfdl.so.1")
+    """The libfdl a wheel of pyfdl carries (pyfdl/lib/libfdl.so.MAJOR, with
+    its DuckDB, extensions and C libraries in pyfdl/lib/fdl/)."""
+    lib = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", _SONAME)
     return lib if os.path.exists(lib) else None
 
 
@@ -96,24 +103,37 @@ def _find_library() -> str:
     if beside:
         return beside
     try:
-        return ctypes.CDLL("libfdl.so.1")._name
+        return ctypes.CDLL(_SONAME)._name
     except OSError:
         pass
     try:
         libdir = subprocess.run(["pkg-config", "--variable=libdir", "fdl"], capture_output=True, text=True,
                                 check=True).stdout.strip()
-        if os.path.exists(os.path.join(libdir, "libfdl.so.1")):
-            return os.path.join(libdir, "libfdl.so.1")
+        if os.path.exists(os.path.join(libdir, _SONAME)):
+            return os.path.join(libdir, _SONAME)
     except (OSError, subprocess.CalledProcessError):
         pass
     found = ctypes.util.find_library("fdl")
     if not found:
-        raise OSError("libfdl not found: set FDL_LIBRARY to libfdl.so.1, or install fdl (make install) so that "
+        raise OSError(f"libfdl not found: set FDL_LIBRARY to {_SONAME}, or install fdl (make install) so that "
                       "its lib folder is beside the fdl command on PATH")
     return found
 
 
-_lib = ctypes.CDLL(_find_library())
+def _load() -> ctypes.CDLL:
+    """The library, refused when its major version is not the one this
+    binding's structs are laid out for (an FDL_LIBRARY or a loader's find
+    of another major would read the options at the wrong offsets)."""
+    lib = ctypes.CDLL(_find_library())
+    get = lib.fdl_libversion
+    get.restype = ctypes.c_char_p
+    found = get().decode()
+    if found.split(".")[0] != str(_MAJOR):
+        raise OSError(f"{lib._name} is libfdl {found}; pyfdl {__version__} needs libfdl {_MAJOR}.x ({_SONAME})")
+    return lib
+
+
+_lib = _load()
 _p = ctypes.c_void_p
 _s = ctypes.c_char_p
 _e = ctypes.POINTER(_Error)
@@ -127,13 +147,13 @@ def _fn(name: str, restype: Any, *argtypes: Any) -> Any:
 
 
 class _CommitOptions(ctypes.Structure):
-    _fields_ = [("message", _s), ("author_name", _s), ("author_email", _s), ("inputs", ctypes.POINTER(_s)),
+    _fields_ = [("version", ctypes.c_uint), ("message", _s), ("author_name", _s), ("author_email", _s), ("inputs", ctypes.POINTER(_s)),
                 ("input_count", ctypes.c_size_t), ("progress", _p), ("progress_payload", _p),
                 ("compact", ctypes.c_int), ("warning", _p), ("warning_payload", _p)]
 
 
 class _CheckoutOptions(ctypes.Structure):
-    _fields_ = [("ref", _s), ("create", ctypes.c_int), ("start", _s)]
+    _fields_ = [("version", ctypes.c_uint), ("ref", _s), ("create", ctypes.c_int), ("start", _s)]
 
 
 class _Log(ctypes.Structure):
@@ -165,7 +185,7 @@ _commit = _fn("fdl_commit", ctypes.c_int, ctypes.c_char * (ID_LEN + 1), _s, ctyp
 
 
 def library_version() -> str:
-    """The version of the libfdl that is loaded, e.g. "1.0.0"."""
+    """The version of the libfdl that is loaded, e.g. "2.0.0"."""
     return _libversion().decode()
 
 
@@ -354,7 +374,7 @@ class Repository:
         empty) from a branch's tip; returns the SQL that attaches it for
         writing (catalog alias `lake`), to run in DuckDB."""
         err = _Error()
-        opts = _CheckoutOptions(ref.encode() if ref else None)
+        opts = _CheckoutOptions(_CHECKOUT_OPTIONS_VERSION, ref.encode() if ref else None)
         _check(_checkout(self._h, _path(work), ctypes.byref(opts), ctypes.byref(err)), err)
         sql = _p()
         _check(_work_attach_sql(ctypes.byref(sql), _path(work), b"lake", ctypes.byref(err)), err)
@@ -394,7 +414,7 @@ def commit(work: PathLike, message: str, author: Union[str, Author, None] = None
     Error with code 8 when there is nothing to commit."""
     who = _author(author)
     items = (_s * (len(inputs) + 1))(*[i.encode() for i in inputs], None)
-    opts = _CommitOptions(message.encode(), who.name.encode(), who.email.encode() if who.email else None,
+    opts = _CommitOptions(_COMMIT_OPTIONS_VERSION, message.encode(), who.name.encode(), who.email.encode() if who.email else None,
                           items, len(inputs), None, None, 0, None, None)
     out, err = (ctypes.c_char * (ID_LEN + 1))(), _Error()
     _check(_commit(out, _path(work), ctypes.byref(opts), ctypes.byref(err)), err)

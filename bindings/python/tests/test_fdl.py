@@ -3,7 +3,7 @@ CLI, and stock DuckDB: a repository made with the CLI is read back through
 the C API, and one is written through it.
 
 Environment: PYTHONPATH (where `pip install ./bindings/python` put pyfdl),
-FDL_BIN (the installed fdl; pyfdl finds libfdl.so.1 beside it, or
+FDL_BIN (the installed fdl; pyfdl finds libfdl.so.2 beside it, or
 FDL_LIBRARY names it), FDL_EXTENSION_DIR (optional; the installed tree
 carries its own)."""
 import json
