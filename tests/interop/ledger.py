@@ -89,6 +89,7 @@ class Ledger:
         # of the same ATTACH over the same bytes answers the same (_sums)
         self.memo = {}
         self.unread = 0     # reads so answered (fdl attach ran, DuckDB did not)
+        self.count_lock = threading.Lock()
 
     # --- what tests and conftest.fdl tell the ledger --------------------------
     def root(self, root, env=None):
@@ -223,15 +224,17 @@ class Ledger:
         memo = self.memo.get(key)
         if (MEMO and known is not None and here and memo and memo[0] == known and
                 fingerprint(f.replace(ROOT, here) for f in memo[1]) == memo[2]):
-            self.unread += 1
+            with self.count_lock:
+                self.unread += 1
             return memo[0]
         con = self._connection()
         try:
             con.execute(p.stdout)
-            sums = table_sums(con, "ledger")
             files = files_read(con, "ledger") if here else None
-            if files:
-                self.memo[key] = (sums, tuple(f.replace(here, ROOT) for f in files), fingerprint(files))
+            before = fingerprint(files) if files else None
+            sums = table_sums(con, "ledger")
+            if files and fingerprint(files) == before:  # no file changed while DuckDB read
+                self.memo[key] = (sums, tuple(f.replace(here, ROOT) for f in files), before)
             return sums
         except duckdb.Error as e:
             return f"stock DuckDB: {e}"
