@@ -781,7 +781,7 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 		rc = check_iceberg(&r, repo, err);
 	fdl_vdirs_free(&dirs);
 	if (!rc && r.oom)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory building the verify report");
+		rc = fdl_fail(err, FDL_ENOMEM, "out of memory building the verify report");
 	if (rc) {
 		fdl_verify_report_free(r.out);
 		return rc;
