@@ -10,12 +10,6 @@
 
 /* ---- shared by the wing's files ---- */
 
-/* The one check of what a version may name (src/ops/confine.h), as the
- * wing applies it below the operations: the catalog's paths
- * (fdl_catalog_confined) and, on a store of local files, every file they
- * name reached inside the repository (fdl_data_files_confined). */
-int fdl_ice_confined(fdl_repo *repo, const fdl_version *v, const char *catalog, fdl_duck *d, const char *alias,
-		     fdl_error *err);
 
 /* Write `key` with `text` unless it already holds exactly that (a
  * compare-and-swap on what was read: FDL_ECONFLICT when another writer got
@@ -209,7 +203,7 @@ static inline bool ice_live_at(int64_t begin, int64_t end, int64_t snap)
  * and every manifest it names under the view's manifests/, every data file
  * a manifest names under the repository's data folder, relative and clean,
  * and on a store of local files reached with no symlink on the way
- * (fdl_data_files_confined, the rule of fdl_version_confined), every
+ * (fdl_store_files_confined, the rule of fdl_catalog_version_confined), every
  * delete file in the view's tree. The files are read as they are, not as
  * view.json says: *confined when it may be built on; when not (a file
  * elsewhere, or a tree that cannot be read: err cleared) the table's view

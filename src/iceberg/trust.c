@@ -94,7 +94,7 @@ int fdl_ice_tree_confined(bool *confined, ice_run *r, const json_t *doc, fdl_err
 			break;
 	}
 	if (!rc && !outside)
-		rc = fdl_data_files_confined(r->repo, &data, err);
+		rc = fdl_store_files_confined(r->repo->store, r->repo->data_dir, &data, err);
 	fdl_strlist_free(&data);
 	free(tree);
 	free(manifests);

@@ -487,19 +487,6 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 
 /* ---- one version ------------------------------------------------------ */
 
-int fdl_ice_confined(fdl_repo *repo, const fdl_version *v, const char *catalog, fdl_duck *d, const char *alias,
-		     fdl_error *err)
-{
-	fdl_strlist all = {0};
-	int rc = fdl_catalog_confined(&all, d, alias, catalog, err);
-	if (!rc)
-		rc = fdl_data_files_confined(repo, &all, err);
-	if (rc)
-		fdl_error_prefix(err, "version %s", fdl_version_id(v));
-	fdl_strlist_free(&all);
-	return rc;
-}
-
 static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_error *err)
 {
 	int rc = fdl_version_fetch_catalog(&r->catalog, r->repo, v, err);
@@ -510,10 +497,11 @@ static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_er
 	if (!rc)
 		rc = fdl_catalog_attach_raw(r->duck, "fdl_ice", r->catalog, FDL_CAT_DUCKDB, true, err);
 	/* every path the view names passes the one check of what a version
-	 * may name (fdl_ice_confined: relative and clean, and no symlink on the way
-	 * to a file); a catalog the commit at hand froze skips it */
+	 * may name (fdl_catalog_version_confined: relative and clean, and no
+	 * symlink on the way to a file); a catalog the commit at hand froze skips it */
 	if (!rc && !r->share)
-		rc = fdl_ice_confined(r->repo, v, r->catalog, r->duck, "fdl_ice", err);
+		rc = fdl_catalog_version_confined(NULL, r->duck, "fdl_ice", r->catalog, r->repo->store, r->repo->data_dir,
+						  fdl_version_id(v), err);
 	if (!rc)
 		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", live_only, !live_only, err);
 	return rc;
