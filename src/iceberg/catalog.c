@@ -214,7 +214,7 @@ static int inside_views(cat_build *b, const json_t *meta, const char *key, fdl_e
 	json_array_foreach(rc ? NULL : json_object_get(meta, "snapshots"), i, x)
 	{
 		const char *ml = fdl_ice_str(x, "manifest-list");
-		if (!rc && (strncmp(ml, tree, strlen(tree)) || strncmp(ml + strlen(tree), "manifests/", 10) ||
+		if (!rc && (strncmp(ml, tree, strlen(tree)) || !fdl_iceberg_rel_in(ml + strlen(tree), FDL_ICEBERG_MANIFESTS) ||
 			    fdl_path_check_relative(ml + strlen(tree), "a manifest list", NULL)))
 			rc = fdl_fail(err, FDL_EINVALID, "%s: snapshot %zu names %s, not a manifest of the views' tree %s "
 				      "(fdl iceberg ROOT@REF writes the view again)", key, i, ml, tree);

@@ -78,10 +78,10 @@ static int list_confined(bool *outside, ice_run *r, const char *uri, const char 
 int fdl_ice_tree_confined(bool *confined, ice_run *r, const json_t *doc, fdl_error *err)
 {
 	char *tree = fdl_asprintf(FDL_ICEBERG_DIR "/%s", r->lid);
-	char *manifests = tree ? fdl_asprintf("%s/manifests", tree) : NULL;
+	char *manifests = fdl_iceberg_manifests_dir(r->lid);
 	fdl_strlist data = {0};
 	bool outside = false;
-	int rc = manifests ? 0 : fdl_oom(err);
+	int rc = tree && manifests ? 0 : fdl_oom(err);
 	if (!rc && !r->avro && !(rc = fdl_duck_load(r->duck, "avro", err)))
 		r->avro = true;
 	size_t i;

@@ -293,7 +293,7 @@ static int table_from_parent(bool *usable, table_meta *t, ice_run *r, const fdl_
 		   tb->uuid))
 		return 0;
 	char *dir = fdl_iceberg_view_dir(r->lid, pid), *key = dir ? fdl_asprintf("%s/%s", dir, rel) : NULL;
-	char *prefix = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/manifests/", r->location, r->lid);
+	char *prefix = fdl_iceberg_manifests_uri(r->location, r->lid);
 	int rc = dir && key && prefix ? 0 : fdl_oom(err);
 	fdl_buf b = {0};
 	json_t *doc = NULL;
@@ -424,10 +424,8 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 	char *key = fdl_asprintf("%s.%s", tb->schema, tb->name);
 	char *sseg = fdl_iceberg_segment(tb->schema, tb->schema_id), *tseg = fdl_iceberg_segment(tb->name, tb->id);
 	char *dir = sseg && tseg ? fdl_asprintf("%s/%s/%s", r->view_dir, sseg, tseg) : NULL;
-	/* <table dir>/metadata/<seq>-<id>.metadata.json: the names Iceberg's own
-	 * writers use, where Trino's register_table looks */
 	const ice_version *v = &r->chain[r->nchain - 1];
-	char *mkey = dir ? fdl_asprintf("%s/metadata/%05lld-%s.metadata.json", dir, (long long)v->seq, v->id) : NULL;
+	char *mkey = dir ? fdl_iceberg_metadata_key(dir, v->seq, v->id) : NULL;
 	table_meta t = {.specs = json_object(), .refs = json_object(), .manifests = json_array()};
 	int rc = key && mkey && t.specs && t.refs && t.manifests ? 0 : fdl_oom(err);
 	const json_t *pt = json_object_get(json_object_get(r->parent, "tables"), key);
@@ -536,7 +534,7 @@ static int write_view_json(ice_run *r, fdl_error *err)
  * it there: iceberg_snapshot.c). Anything else there is left alone. */
 static void parent_manifests(ice_run *r)
 {
-	char *prefix = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/manifests/", r->location, r->lid);
+	char *prefix = fdl_iceberg_manifests_uri(r->location, r->lid);
 	const char *sig;
 	json_t *v;
 	if (!r->mcache)
