@@ -28,7 +28,7 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libfdl.so.$(SOMAJOR)
 SAN     := -DFDL_CRASH_POINTS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/iceberg/*.c src/serve/*.c src/ops/*.c)
+LIB_SRC := $(wildcard src/util/*.c src/store/*.c src/layout/*.c src/catalog/*.c src/iceberg/*.c src/site/*.c src/serve/*.c src/ops/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*/*.h)

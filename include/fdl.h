@@ -897,6 +897,21 @@ FDL_EXTERN void fdl_gc_report_free(fdl_gc_report *r);
  * "left_alone"} */
 FDL_EXTERN int fdl_gc_report_json(char **out, const fdl_gc_report *r, fdl_error *err);
 
+/* The dataset's pages (fdl site; docs/web.md "Without JavaScript", the
+ * files: docs/format.md "Pages, Croissant and Data Package"): give the
+ * repository pages from now on (site/site.json; every commit then writes
+ * its version's) and write, for each version `refs` names (any spec
+ * fdl_ref_resolve takes; n 0: every version folder), its static HTML with
+ * schema.org JSON-LD, its croissant.json and datapackage.json, then the
+ * repository's index.html. *written (may be NULL): how many versions. */
+FDL_EXTERN int fdl_site_fill(fdl_repo *repo, const char *const *refs, size_t n, size_t *written, fdl_error *err);
+/* The address the repository is published at (fdl.json's public_url, set
+ * by fdl config): the pages' absolute addresses start with it. NULL: none.
+ * _set checks it (http:// or https://) and sets it, NULL unsets it; the
+ * pages already written keep their addresses until fdl site runs. */
+FDL_EXTERN const char *fdl_repo_public_url(const fdl_repo *repo);
+FDL_EXTERN int fdl_repo_public_url_set(fdl_repo *repo, const char *url, fdl_error *err);
+
 /* Add versions/<id>/catalogs/<format>.duckdb (never replacing one). DuckDB
  * 1.5.5 writes DuckLake 1.0 only: another format is refused, saying so. */
 FDL_EXTERN int fdl_catalogs_add(fdl_repo *repo, const char *id, const char *format, fdl_error *err);
@@ -1012,6 +1027,29 @@ FDL_EXTERN int fdl_iceberg_catalog_write(fdl_iceberg_catalog_report **out, fdl_r
 FDL_EXTERN void fdl_iceberg_catalog_report_free(fdl_iceberg_catalog_report *r);
 /* {"catalog": "<uri>", "location", "path", "namespaces": [["main"], ["main", "geo"], ...]} */
 FDL_EXTERN int fdl_iceberg_catalog_report_json(char **out, const fdl_iceberg_catalog_report *r, fdl_error *err);
+
+/* ---- previews (docs/format.md "Previews (fdl)") ------------------------ */
+
+/* What a page shows of a version before any query: each table's first
+ * rows and column statistics over every row, computed by DuckDB. A commit
+ * writes its version's; fdl_preview_fill writes what older versions miss. */
+typedef struct fdl_preview_options {
+	unsigned int version; /* FDL_PREVIEW_OPTIONS_VERSION */
+	/* a table whose live files hold more bytes gets its first rows and row
+	 * count only; 0: a commit's bound (32 MiB), -1: no bound */
+	int64_t stats_max_bytes;
+	/* after each version: table files computed, found; `already`: it had a
+	 * preview, nothing done */
+	void (*done)(const char *id, size_t computed, size_t reused, int already, void *payload);
+	void *payload;
+} fdl_preview_options;
+#define FDL_PREVIEW_OPTIONS_VERSION 1
+#define FDL_PREVIEW_OPTIONS_INIT {.version = FDL_PREVIEW_OPTIONS_VERSION, .stats_max_bytes = -1}
+/* The previews of `versions` (refs or ids; n 0: every live version) that
+ * are missing (o NULL: FDL_PREVIEW_OPTIONS_INIT, no bound on statistics). FDL_ENOTFOUND or FDL_EEXPIRED for a version named that is
+ * not there or not live. */
+FDL_EXTERN int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, const fdl_preview_options *o,
+				fdl_error *err);
 
 /* ---- hosting [experimental] --------------------------------------- */
 

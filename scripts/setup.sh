@@ -41,7 +41,8 @@ esac
 tests_stamp="$deps/venv/.tests-stamp"  # in the venv: a new venv has none of it
 tests_want=$(cat "$here/scripts/setup.sh" "$here/scripts/deps.sha256" "$here/scripts/requirements.txt" \
   "$here/scripts/requirements-tests.txt" "$here/scripts/requirements-iceberg.txt" \
-  "$here/scripts/requirements-pipelines.txt" | sha256sum | cut -c1-64)
+  "$here/scripts/requirements-pipelines.txt" "$here/scripts/requirements-findable.txt" \
+  "$here/scripts/requirements-findable-build.txt" | sha256sum | cut -c1-64)
 if [ "$tests" = 1 ] && [ "$(cat "$tests_stamp" 2>/dev/null)" = "$tests_want" ]; then
   say "the tests' dependencies are in place"
   exit 0
@@ -212,6 +213,27 @@ if [ "$tests" = 1 ] && { [ ! -x "$pvenv/bin/dbt" ] || [ "$(cat "$pvenv/.requirem
   echo "$preq_sum" > "$pvenv/.requirements"
 fi
 
+# --- 4d. The clients of the pages' descriptions (docs/web.md) -----------------
+# mlcroissant, frictionless and extruct, in a venv of their own (pandas, scipy
+# and rdflib never meet the test venv's); every file pinned by sha256. Two of
+# their dependencies are source archives, built with the venv's own setuptools.
+fvenv="$deps/findable-venv"
+freq_sum=$(cat "$here/scripts/requirements-findable-build.txt" "$here/scripts/requirements-findable.txt" | sha256sum | cut -c1-64)
+if [ "$tests" = 1 ] && { [ ! -x "$fvenv/bin/mlcroissant" ] || [ "$(cat "$fvenv/.requirements" 2>/dev/null)" != "$freq_sum" ]; }; then
+  say "downloading and installing mlcroissant, frictionless and extruct (deps/findable-venv)"
+  for r in requirements-findable-build.txt requirements-findable.txt; do
+    pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/$r" \
+      || die "pip download -r scripts/$r failed (hash mismatch or registry unreachable)"
+  done
+  rm -rf "$fvenv"
+  python3 -m venv "$fvenv"
+  "$fvenv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps \
+    -r "$here/scripts/requirements-findable-build.txt" || die "pip install of setuptools and wheel into deps/findable-venv failed"
+  "$fvenv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps --no-build-isolation \
+    -r "$here/scripts/requirements-findable.txt" || die "pip install into deps/findable-venv failed"
+  echo "$freq_sum" > "$fvenv/.requirements"
+fi
+
 # --- 5. The page's toolchain (web/): esbuild, DuckDB-Wasm, playwright-core ----
 # Exact versions and sha512 integrity in web/package-lock.json; npm checks
 # every tarball against it. npm's own cache (~/.npm) keeps the downloads.
@@ -224,7 +246,7 @@ fi
 
 if [ "$tests" = 1 ]; then
   echo "$tests_want" > "$tests_stamp"
-  say "ok: the tests' dependencies (PostgreSQL, Chromium, the JDK, Spark's jars, the Iceberg readers, dbt, dlt, clang)"
+  say "ok: the tests' dependencies (PostgreSQL, Chromium, the JDK, Spark's jars, the Iceberg readers, dbt, dlt, clang, mlcroissant, frictionless, extruct)"
   exit 0
 fi
 say "ok: libduckdb $(strings "$deps/lib/libduckdb.so" | grep -m1 -o 'v1\.5\.5' || echo '?'), extensions in $extdir"

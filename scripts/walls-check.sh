@@ -69,11 +69,13 @@ files() {
 }
 
 # what derives from the refs (history index, ref list, Iceberg views and
-# catalog) is brought up to date through one seam, src/ops/derived.c
+# catalog, previews) is brought up to date through one seam, src/ops/derived.c
 # (fdl_ref_moved), which every ref-moving operation calls
 seam() {
-	grep -rnE '\b(fdl_history_(update|prepare|remove|drop)|fdl_reflist_(note|note_gone|set|rebuild)|fdl_iceberg_after_[a-z_]*|fdl_ice_catalog_sync[a-z_]*)\(' src --include=*.c |
-		grep -v '^src/layout/\|^src/iceberg/\|^src/ops/derived\.c:'
+	grep -rnE '\b(fdl_history_(update|prepare|remove|drop)|fdl_reflist_(note|note_gone|set|rebuild)|fdl_iceberg_after_[a-z_]*|fdl_site_after_[a-z_]*|fdl_ice_catalog_sync[a-z_]*)\(' src --include=*.c |
+		grep -v '^src/layout/\|^src/iceberg/\|^src/site/\|^src/ops/derived\.c:'
+	grep -rnE '\bfdl__preview_(make|start|join|sweep)\(' src --include=*.c |
+		grep -v '^src/ops/preview\.c:\|^src/ops/derived\.c:'
 }
 
 # libyaml only behind util/yaml.c, libcurl only under src/store/

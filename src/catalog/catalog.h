@@ -495,4 +495,15 @@ int fdl_catalog_row_diff(fdl_duck *d, const char *a, const char *b, const fdl_di
 int fdl_catalog_row_diff_raw(fdl_duck *d, const char *a, const char *b, const char *ra, const char *rb,
 			     const fdl_diff_rows_options *o, fdl_error *err);
 
+/* A version's preview (preview.c, docs/format.md "Previews (fdl)"), over
+ * a catalog attached through DuckLake as `alias`. Each live table: [{"schema",
+ * "name", "table_id", "state"}] sorted by schema and name, "state" a text
+ * that changes whenever what a reader gets from the table may change. */
+int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, fdl_error *err);
+/* One table's preview: {"columns", "row_count", "rows" (its first `first`
+ * rows), "stats" (over every row; left out unless with_stats)}, every
+ * value as DuckDB prints it. */
+int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
+			      size_t first, bool with_stats, fdl_error *err);
+
 #endif

@@ -118,9 +118,13 @@ static void print_notices(FILE *f, const fdl_iceberg_notice *notices, size_t n, 
 /* The snippets that attach the catalog at `uri`: `ns`.`table` is a table
  * of HEAD's branch (NULL: none yet). Each block runs as printed, as the
  * view's do. */
-static void print_catalog_snippets(const char *uri, bool bucket, const char *ns, const char *table)
+static void print_catalog_snippets(const char *uri, const char *location, const char *ns, const char *table)
 {
 	const char *n = ns ? ns : "main", *tb = table ? table : "<table>";
+	bool bucket = !strncmp(location, "s3://", 5);
+	/* the tables' files on an http(s) host: only DuckDB's reader can send
+	 * them a token (an http secret scoped to the location) */
+	bool web = !strncmp(location, "http://", 7) || !strncmp(location, "https://", 8);
 	printf("\nAttach it with:\n");
 	printf("  # PySpark (Spark 4.0 with Iceberg's runtime jar, as for a view)\n");
 	printf("  from pyspark.sql import SparkSession\n");
@@ -128,12 +132,19 @@ static void print_catalog_snippets(const char *uri, bool bucket, const char *ns,
 	printf("    .config(\"spark.sql.catalog.fdl\", \"org.apache.iceberg.spark.SparkCatalog\")\n");
 	printf("    .config(\"spark.sql.catalog.fdl.type\", \"rest\")\n");
 	printf("    .config(\"spark.sql.catalog.fdl.uri\", \"%s\")\n", uri);
-	printf("    # a private host (docs/private.md): .config(\"spark.sql.catalog.fdl.token\", os.environ[\"FDL_TOKEN\"])\n");
 	if (bucket)
 		printf("    .config(\"spark.sql.catalog.fdl.io-impl\", \"org.apache.iceberg.aws.s3.S3FileIO\")  # + s3.* settings\n");
 	printf("    .getOrCreate())\n");
+	/* not a builder setting: those are spark-submit's arguments, which ps shows */
+	printf("  # a private host (docs/private.md), once the session runs (not in the builder, whose settings\n"
+	       "  # are spark-submit's arguments, which ps shows):\n"
+	       "  # spark.conf.set(\"spark.sql.catalog.fdl.token\", os.environ[\"FDL_TOKEN\"])\n");
 	printf("  spark.sql(\"SELECT * FROM fdl.%s.%s\").show()   # fdl.<branch or tag>.<table>, fdl.%s.<schema>.<table>\n",
 	       n, tb, n);
+	if (web)
+		printf("  # the tables' files are at %s: Spark (Iceberg's Hadoop file IO) and pyiceberg read no\n"
+		       "  # http(s):// files, with or without a token; publish to a bucket for them (docs/private.md)\n",
+		       location);
 	printf("  # pyiceberg\n");
 	printf("  from pyiceberg.catalog import load_catalog\n");
 	printf("  cat = load_catalog(\"fdl\", type=\"rest\", uri=\"%s\")  # a private host: token=os.environ[\"FDL_TOKEN\"]\n",
@@ -144,6 +155,9 @@ static void print_catalog_snippets(const char *uri, bool bucket, const char *ns,
 	print_duckdb_loads("LOAD httpfs; LOAD avro; LOAD iceberg;");
 	printf("  -- a private host: CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN getenv('FDL_TOKEN')); and in the\n"
 	       "  -- ATTACH, SECRET fdl_iceberg instead of AUTHORIZATION_TYPE 'none'\n");
+	if (web) /* the catalog's token goes to the catalog alone; the files want their own */
+		printf("  -- and for the tables' files: CREATE SECRET fdl_files (TYPE http, BEARER_TOKEN getenv('FDL_TOKEN'),\n"
+		       "  --   SCOPE '%s/');\n", location);
 	printf("  ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '%s', AUTHORIZATION_TYPE 'none', DEFAULT_SCHEMA 'main');\n", uri);
 	printf("  SELECT * FROM fdl.%s.%s;                  -- another schema: fdl.\"%s.geo\".towns\n", n, tb, n);
 	printf("  # Trino (not tested): a catalog file etc/catalog/fdl.properties\n");
@@ -198,7 +212,7 @@ static int run_catalog(fdl_repo *repo, const char *root, const char *location, b
 			       r->path, root, example);
 		char *ns = NULL, *table = NULL;
 		example_table(repo, location, &ns, &table);
-		print_catalog_snippets(folder ? example : r->uri, !strncmp(r->location, "s3://", 5), ns, table);
+		print_catalog_snippets(folder ? example : r->uri, r->location, ns, table);
 		fdl_free(ns);
 		free(table);
 	}

@@ -44,7 +44,14 @@ const cli_doc doc_verify = {
 		"--show-signature` notes a commit with none. Versions are\n"
 		"checked on every core (at most 8; `FDL_VERIFY_THREADS=N` sets how many);\n"
 		"the report is the same, in the same order. Exit 0 only when clean, 5\n"
-		"otherwise.",
+		"otherwise.\n"
+		"\n"
+		"ROOT may be an `http(s)://` host (with a token, as every command finds\n"
+		"one: docs/private.md). Such a host lists no folder, so verify walks from\n"
+		"each ref its ref list names (or `HEAD`'s branch) through every parent,\n"
+		"and a warning says what it cannot see: versions no ref reaches, stray\n"
+		"files, `catalogs/`, history packs no index names and the Iceberg views.\n"
+		"Verify the folder it serves, or a clone, for those.",
 	.examples = "fdl verify /srv/population\n"
 		    "fdl verify /srv/population --deep\n",
 	.min = 1,

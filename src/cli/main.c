@@ -17,6 +17,8 @@ static const cli_cmd commands[] = {
 	{"show", cmd_show, &doc_show},
 	{"attach", cmd_attach, &doc_attach},
 	{"iceberg", cmd_iceberg, &doc_iceberg},
+	{"preview", cmd_preview, &doc_preview},
+	{"site", cmd_site, &doc_site},
 	{"query", cmd_query, &doc_query},
 	{"export", cmd_export, &doc_export},
 	{"serve", cmd_serve, &doc_serve},

@@ -103,6 +103,12 @@ int fdl_history_drop(fdl_repo *repo, fdl_error *err);
  * version.json the store holds. */
 int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo, fdl_error *err);
 
+/* The same on a store that cannot be listed: the index of each branch
+ * among `refs` (keys, "refs/heads/main") and the ref list, those the store
+ * has; packs no pointer names cannot be seen. */
+int fdl_history_check_named(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo,
+			    const fdl_strlist *refs, fdl_error *err);
+
 /* fdl_history_check's part for the ref list, history/refs.json
  * (reflist.c): a problem when it does not hold together, a warning for
  * each ref it names at another version than refs/ does, or a version it

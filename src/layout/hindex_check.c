@@ -1,6 +1,7 @@
 /* The history index, checking: what fdl verify says about it and the packs fdl gc may
  * remove (hindex.h). */
 #include "hindex_int.h"
+#include "keys.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,17 +66,14 @@ static int packs_unnamed(fdl_strlist *out, const fdl_strlist *keys, fdl_strlist 
 	return rc;
 }
 
-int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo, fdl_error *err)
+/* Each file of the index among `keys` (sorted), the packs its pointers
+ * name added to `named`. */
+static int check_keys(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo, const fdl_strlist *keys,
+		      fdl_strlist *named, fdl_error *err)
 {
-	fdl_strlist keys = {0}, named = {0};
-	int rc = fdl_store_list(repo->store, "history", &keys, err);
-	if (rc) { /* no index, or a store that cannot be listed: nothing to say */
-		fdl_strlist_free(&keys);
-		return rc == FDL_ENOTFOUND || rc == FDL_EINVALID ? 0 : rc;
-	}
-	fdl_strlist_sort(&keys);
-	for (size_t i = 0; i < keys.len && !rc; i++) {
-		const char *k = keys.items[i];
+	int rc = 0;
+	for (size_t i = 0; i < keys->len && !rc; i++) {
+		const char *k = keys->items[i];
 		size_t n = strlen(k);
 		if (!strncmp(k, "history/packs/", 14)) {
 			if (n != 14 + 70 || strcmp(k + n - 6, ".jsonl"))
@@ -125,7 +123,7 @@ int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fd
 			rc = check_entry(problems, repo, k, &ix.tail[t]);
 		for (size_t p = 0; p < ix.npacks && !rc; p++) {
 			char *pk = fdl__hix_pack_key(ix.packs[p].name);
-			rc = pk ? fdl_strlist_add(&named, pk, err) : fdl_oom(err);
+			rc = pk ? fdl_strlist_add(named, pk, err) : fdl_oom(err);
 			if (!rc && !fdl__hix_pack_load(&ix, &ix.packs[p], repo))
 				rc = finding(problems, k, "names pack %s (seqs %lld to %lld), which cannot be used: %s",
 					     ix.packs[p].name, (long long)ix.packs[p].first, (long long)ix.packs[p].last,
@@ -143,6 +141,19 @@ int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fd
 		fdl__hix_free(&ix);
 		free(branch);
 	}
+	return rc;
+}
+
+int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo, fdl_error *err)
+{
+	fdl_strlist keys = {0}, named = {0};
+	int rc = fdl_store_list(repo->store, "history", &keys, err);
+	if (rc) { /* no index, or a store that cannot be listed: nothing to say */
+		fdl_strlist_free(&keys);
+		return rc == FDL_ENOTFOUND || rc == FDL_EINVALID ? 0 : rc;
+	}
+	fdl_strlist_sort(&keys);
+	rc = check_keys(problems, warnings, repo, &keys, &named, err);
 	fdl_strlist unnamed = {0};
 	if (!rc)
 		rc = packs_unnamed(&unnamed, &keys, &named, err);
@@ -151,6 +162,32 @@ int fdl_history_check(fdl_finding_list *problems, fdl_finding_list *warnings, fd
 			rc = finding(warnings, unnamed.items[i], "is named by no history index (left by an interrupted "
 								 "writer; fdl gc removes it)");
 	fdl_strlist_free(&unnamed);
+	fdl_strlist_free(&named);
+	fdl_strlist_free(&keys);
+	return rc;
+}
+
+int fdl_history_check_named(fdl_finding_list *problems, fdl_finding_list *warnings, fdl_repo *repo,
+			    const fdl_strlist *refs, fdl_error *err)
+{
+	fdl_strlist keys = {0}, named = {0};
+	int rc = 0;
+	for (size_t i = 0; i <= refs->len && !rc; i++) {
+		fdl_ref_kind kind = FDL_REF_BRANCH;
+		const char *name = i < refs->len ? fdl_ref_short(refs->items[i], &kind) : NULL;
+		char *k = i == refs->len ? fdl_strdup("history/refs.json")
+			  : kind == FDL_REF_BRANCH ? fdl_asprintf("history/heads/%s.json", name) : NULL;
+		int64_t bytes;
+		fdl_error e;
+		if (!k && (i == refs->len || kind == FDL_REF_BRANCH))
+			rc = fdl_oom(err);
+		else if (k && fdl_store_head(repo->store, k, &bytes, &e) == 0) /* none: nothing to check */
+			rc = fdl_strlist_add(&keys, k, err);
+		free(k);
+	}
+	fdl_strlist_sort(&keys);
+	if (!rc)
+		rc = check_keys(problems, warnings, repo, &keys, &named, err);
 	fdl_strlist_free(&named);
 	fdl_strlist_free(&keys);
 	return rc;

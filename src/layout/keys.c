@@ -2,6 +2,8 @@
  * every name fdl gives a file (keys.h). */
 #include "keys.h"
 #include "iceberg.h"
+#include "preview.h"
+#include "site.h"
 
 #include <string.h>
 
@@ -66,10 +68,16 @@ bool fdl_is_format_catalog_path(const char *path)
 
 static bool has_prefix(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
 
-/* Keys under history/ and iceberg/: packs, manifests and delete files are
- * named by what they hold; pointers move. */
+/* Keys under history/, iceberg/ and previews/: packs, manifests, delete
+ * files and a table's preview are named by what they hold; pointers (and
+ * a version's preview, deleted with it) move. */
 static fdl_key_class derived_class(const char *key)
 {
+	char sha[65], id[FDL_ID_LEN + 1];
+	if (fdl_preview_table_key_parse(key, sha))
+		return FDL_KEY_IMMUTABLE;
+	if (has_prefix(key, FDL_PREVIEW_DIR "/"))
+		return fdl_preview_key_parse(key, id) ? FDL_KEY_MOVING : FDL_KEY_OTHER;
 	if (has_prefix(key, FDL_HISTORY_DIR "/packs/"))
 		return FDL_KEY_IMMUTABLE;
 	if (has_prefix(key, FDL_ICEBERG_DIR "/") && (strstr(key, "/manifests/") || strstr(key, "/deletes/")))
@@ -94,10 +102,13 @@ fdl_key_class fdl_key_classify_in(const char *data_dir, const char *key)
 		return FDL_KEY_MOVING;
 	if (fdl_version_key_parse(key, id, &rest))
 		return *rest && strcmp(rest, FDL_EXPIRED_JSON) ? FDL_KEY_IMMUTABLE : FDL_KEY_MOVING;
-	if (has_prefix(key, FDL_HISTORY_DIR "/") || has_prefix(key, FDL_ICEBERG_DIR "/"))
+	if (has_prefix(key, FDL_HISTORY_DIR "/") || has_prefix(key, FDL_ICEBERG_DIR "/") ||
+	    has_prefix(key, FDL_PREVIEW_DIR "/"))
 		return derived_class(key);
 	if (has_prefix(key, FDL_WORK_AREA "/"))
 		return FDL_KEY_TEMPORARY;
+	if (fdl_site_key_is(key)) /* derived pages, written again when a version goes */
+		return FDL_KEY_MOVING;
 	size_t dl = data_dir ? strlen(data_dir) : 0;
 	if (dl && !strncmp(key, data_dir, dl) && key[dl] == '/')
 		return FDL_KEY_DATA;

@@ -32,6 +32,10 @@ struct fdl_repo {
 /* Open the store of a repository root, with the layout's rules for what a
  * remote store may answer from the local cache. */
 int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err);
+/* Whether reads of `repo` may be answered from the local read cache (on by
+ * default for a remote store); returns what it was. fdl verify turns it off:
+ * it checks what the store holds, never a copy kept here. */
+bool fdl_repo_set_cached(fdl_repo *repo, bool on);
 /* A repository read through `store` (owned by the repository from then on,
  * freed with it; left to the caller on failure). */
 int fdl_repo_from_store(fdl_repo **out, fdl_store *store, fdl_error *err);
@@ -43,6 +47,11 @@ int fdl_config_check(const json_t *cfg, const char *source, fdl_error *err);
  * format version and the data folder, which every file's place follows);
  * the rest (retention, formats) `fdl config` may change. */
 bool fdl_config_same_layout(const json_t *a, const json_t *b);
+
+/* Set fdl.json's `field` (inside the object `parent`, made when missing,
+ * when not NULL) to `value` (taken; JSON null at the top level removes the
+ * field), by compare-and-swap, every other field kept (fdl config). */
+int fdl_config_set_field(fdl_repo *repo, const char *parent, const char *field, json_t *value, fdl_error *err);
 
 /* ---- refs ---- */
 

@@ -120,6 +120,13 @@ int fdl_layout_store_open(fdl_store **out, const char *root, fdl_error *err)
 	return rc;
 }
 
+bool fdl_repo_set_cached(fdl_repo *repo, bool on)
+{
+	bool was = repo->store->cache_ttl != NULL;
+	repo->store->cache_ttl = on ? cache_ttl : NULL;
+	return was;
+}
+
 int fdl_repo_open(fdl_repo **out, const char *root, fdl_error *err)
 {
 	return fdl_repo_open_token(out, root, NULL, err);
@@ -244,32 +251,27 @@ int fdl_repo_init(const char *root, const fdl_init_options *opts, fdl_error *err
 	return rc;
 }
 
-int fdl_repo_retention_set(fdl_repo *repo, const char *key, const char *value, fdl_error *err)
+/* Set fdl.json's `field` (under `parent` when not NULL) to `value` (taken;
+ * JSON null unsets), by compare-and-swap, keeping every other field. */
+int fdl_config_set_field(fdl_repo *repo, const char *parent, const char *field, json_t *value, fdl_error *err)
 {
-	const char *field = !strcmp(key, "retention.days") ? "days" : !strcmp(key, "retention.keep") ? "keep" : NULL;
-	if (!field)
-		return fdl_fail(err, FDL_EINVALID, "'%s' is not a setting fdl config knows: retention.days or retention.keep",
-				key);
-	char *end = NULL;
-	long long n = value ? strtoll(value, &end, 10) : -1;
-	if (value && (!*value || *end || n < 0 || n > 1000000000))
-		return fdl_fail(err, FDL_EINVALID, "%s must be a whole number (0 or more), or none for forever; not '%s'",
-				key, value);
 	fdl_buf b = {0};
 	char etag[FDL_ETAG_MAX] = "", *text = NULL;
 	size_t len = 0;
 	json_t *cfg = NULL;
-	int rc = fdl_store_get(repo->store, FDL_CONFIG_FILE, FDL_META_MAX_BYTES, &b, etag, err);
+	int rc = value ? fdl_store_get(repo->store, FDL_CONFIG_FILE, FDL_META_MAX_BYTES, &b, etag, err) : fdl_oom(err);
 	if (!rc)
 		rc = fdl_json_parse(&cfg, b.data, b.len, FDL_CONFIG_FILE, err);
 	if (!rc)
 		rc = fdl_config_check(cfg, FDL_CONFIG_FILE, err);
-	json_t *ret = rc ? NULL : json_object_get(cfg, "retention");
-	if (!rc && !json_is_object(ret)) {
-		ret = json_pack("{s:n, s:n}", "days", "keep");
-		rc = !ret || json_object_set_new(cfg, "retention", ret) ? fdl_oom(err) : 0;
+	json_t *in = rc || !parent ? cfg : json_object_get(cfg, parent);
+	if (!rc && parent && !json_is_object(in)) {
+		in = json_pack("{s:n, s:n}", "days", "keep");
+		rc = !in || json_object_set_new(cfg, parent, in) ? fdl_oom(err) : 0;
 	}
-	if (!rc && json_object_set_new(ret, field, value ? json_integer(n) : json_null()))
+	if (!rc && json_is_null(value) && !parent)
+		json_object_del(in, field); /* one already absent is fine */
+	else if (!rc && json_object_set(in, field, value))
 		rc = fdl_oom(err);
 	if (!rc)
 		rc = fdl_json_dump(&text, &len, cfg, err);
@@ -282,10 +284,25 @@ int fdl_repo_retention_set(fdl_repo *repo, const char *key, const char *value, f
 		json_decref(repo->config);
 		repo->config = json_incref(cfg);
 	}
+	json_decref(value);
 	free(text);
 	json_decref(cfg);
 	fdl_buf_free(&b);
 	return rc;
+}
+
+int fdl_repo_retention_set(fdl_repo *repo, const char *key, const char *value, fdl_error *err)
+{
+	const char *field = !strcmp(key, "retention.days") ? "days" : !strcmp(key, "retention.keep") ? "keep" : NULL;
+	if (!field)
+		return fdl_fail(err, FDL_EINVALID, "'%s' is not a setting fdl config knows: retention.days or retention.keep",
+				key);
+	char *end = NULL;
+	long long n = value ? strtoll(value, &end, 10) : -1;
+	if (value && (!*value || *end || n < 0 || n > 1000000000))
+		return fdl_fail(err, FDL_EINVALID, "%s must be a whole number (0 or more), or none for forever; not '%s'",
+				key, value);
+	return fdl_config_set_field(repo, "retention", field, value ? json_integer(n) : json_null(), err);
 }
 
 static int json_int_or(int64_t *out, const json_t *o, const char *k)

@@ -253,6 +253,7 @@ typedef struct commit_job {
 	json_t *inputs;
 	char id[FDL_ID_LEN + 1], tip[FDL_ID_LEN + 1], etag[FDL_ETAG_MAX];
 	bool exists, recovered;
+	struct fdl_derived_job *derived; /* what derives from the version, started beside once it is written */
 } commit_job;
 
 /* Open the repository, read the branch and fail early, before any work,
@@ -396,6 +397,9 @@ static int commit_publish(commit_job *c, const fdl_commit_options *opts, fdl_err
 		return rc;
 	if ((rc = write_version(c->id, c->repo, &c->fz, opts, c->inputs, err)))
 		return rc;
+	/* its preview starts now, beside the ref's move and what follows it */
+	fdl_ref_moved(c->repo, &(fdl_ref_move){.what = FDL_MOVE_WRITTEN, .id = c->id, .share = c->fz.duck, .job = &c->derived},
+		      NULL);
 	memcpy(w->pending, c->id, sizeof w->pending);
 	if ((rc = fdl_work_save(w, err)))
 		return rc;
@@ -430,9 +434,8 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	 * there costs readers speed, never the version; before the record, so
 	 * a commit killed in it recovers as one killed before. The Iceberg
 	 * views are written beside what follows, which does not read them. */
-	struct fdl_iceberg_job *views = NULL;
 	fdl_ref_moved(c->repo,
-		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &views},
+		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &c->derived},
 		      NULL);
 	/* then the working catalog's files and the repository's record, still
 	 * with `pending` saved: a commit killed in them recovers the same way */
@@ -443,7 +446,8 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 		memcpy(w->names_at, id, sizeof w->names_at);
 	}
 	rc = settled(c->repo, w, &c->fz, c->recovered, &c->seen, c->key, id, err);
-	fdl_ref_moved_join(views);
+	fdl_ref_moved_join(c->derived);
+	c->derived = NULL;
 	if (rc)
 		return rc;
 	w->pending[0] = '\0';
@@ -464,6 +468,7 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 
 static void commit_job_free(commit_job *c)
 {
+	fdl_ref_moved_join(c->derived); /* a version written that no ref took: its preview all the same */
 	/* a commit that did not publish renews the record's lease all the same */
 	if (c->seen.doc) {
 		fdl_error ignore;

@@ -2,10 +2,13 @@
  * for every operation that moves a ref, so that one added later cannot
  * forget a derived file. */
 #include "derived.h"
+#include "preview.h"
 #include "../iceberg/iceberg.h"
 #include "../layout/hindex.h"
 #include "../layout/keys.h"
+#include "../site/site.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Every branch of `refs` (NULL: listed) indexed whole, the ref list
@@ -22,6 +25,33 @@ static void reindex(fdl_repo *repo, const fdl_strlist *refs, const struct vdirs 
 	fdl_refs_free(&all);
 	if (dirs)
 		fdl_reflist_rebuild(repo, dirs, &ierr);
+}
+
+struct fdl_derived_job {
+	struct fdl_iceberg_job *views;
+	fdl_preview_job *preview;
+	fdl_repo *repo; /* the pages, written once the preview is in (their first rows) */
+	char id[FDL_ID_LEN + 1];
+};
+
+/* A commit's derived work started beside it, in the commit's DuckDB
+ * (`share`): its preview once the version is written (`name` NULL), its
+ * Iceberg views once branch `name` moved (each best effort; the caller
+ * joins both). */
+static void beside_start(struct fdl_derived_job **out, fdl_repo *repo, const char *name, const fdl_ref_move *m)
+{
+	fdl_error ierr;
+	struct fdl_derived_job *j = *out ? *out : calloc(1, sizeof *j);
+	*out = j;
+	if (!j)
+		return;
+	if (!j->preview) /* WRITTEN, or a TIP with no WRITTEN before */
+		fdl__preview_start(&j->preview, repo, m->id, m->share, &ierr);
+	if (name) {
+		fdl_iceberg_after_commit_start(&j->views, repo, name, m->id, m->share, &ierr);
+		j->repo = repo; /* the branch moved: its pages follow at the join */
+		memcpy(j->id, m->id, FDL_ID_LEN + 1);
+	}
 }
 
 int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
@@ -43,23 +73,39 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 	case FDL_MOVE_REFS:
 		fdl_iceberg_after_refs(repo, &ierr);
 		return 0;
+	case FDL_MOVE_WRITTEN:
+		if (m->job)
+			beside_start(m->job, repo, NULL, m);
+		return 0;
 	case FDL_MOVE_TIP:
 		fdl_history_update(repo, name, FDL_HISTORY_WALK_MAX, &ierr);
 		if (m->job)
-			fdl_iceberg_after_commit_start(m->job, repo, name, m->id, m->share, &ierr);
-		else
+			beside_start(m->job, repo, name, m);
+		else {
+			fdl_preview_job *pj = NULL;
 			fdl_iceberg_after_commit(repo, name, m->id, &ierr);
+			fdl__preview_start(&pj, repo, m->id, NULL, &ierr);
+			fdl__preview_join(pj, &ierr);
+			fdl_site_after_commit(repo, m->id, &ierr);
+		}
 		fdl_reflist_note(repo, &m->key, 1, &ierr);
 		return 0;
 	case FDL_MOVE_GONE:
 		fdl_reflist_note_gone(repo, m->id, m->reason, m->when, &ierr);
+		fdl_site_after_gone(repo, m->id, &ierr);
 		return 0;
-	case FDL_MOVE_REMOVAL:
-		return fdl_iceberg_after_removal(repo, err);
+	case FDL_MOVE_REMOVAL: {
+		/* the previews of what went go too: a withdrawn version's rows
+		 * must not stay readable in one (nor on its page) */
+		int rc = fdl__preview_sweep(repo, err);
+		fdl_site_after_refs(repo, &ierr);
+		return rc ? rc : fdl_iceberg_after_removal(repo, err);
+	}
 	case FDL_MOVE_DROP_HISTORY:
 		return fdl_history_drop(repo, err);
 	case FDL_MOVE_REINDEX:
 		reindex(repo, m->refs, m->dirs);
+		fdl_site_after_refs(repo, &ierr);
 		return 0;
 	case FDL_MOVE_CLONED:
 		fdl_iceberg_after_clone(repo, m->dst_root, &ierr);
@@ -68,8 +114,14 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 	return fdl_fail(err, FDL_EINVALID, "fdl_ref_moved: unknown move %d", (int)m->what);
 }
 
-void fdl_ref_moved_join(struct fdl_iceberg_job *job)
+void fdl_ref_moved_join(struct fdl_derived_job *job)
 {
 	fdl_error ierr;
-	fdl_iceberg_after_commit_join(job, &ierr);
+	if (!job)
+		return;
+	fdl_iceberg_after_commit_join(job->views, &ierr);
+	fdl__preview_join(job->preview, &ierr);
+	if (job->repo)
+		fdl_site_after_commit(job->repo, job->id, &ierr);
+	free(job);
 }

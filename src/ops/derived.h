@@ -1,6 +1,6 @@
 /* The one seam between a ref move and what derives from the refs: the
  * history index, the ref list (history/refs.json), the Iceberg views and
- * catalog. Every operation that moves a ref says what happened through
+ * catalog, the previews. Every operation that moves a ref says what happened through
  * fdl_ref_moved and never names a derived file; src/ops/derived.c alone
  * calls their updaters (scripts/walls-check.sh says so). */
 #ifndef FDL_OPS_DERIVED_H
@@ -10,7 +10,7 @@
 #include "../layout/layout.h"
 
 struct vdirs;
-struct fdl_iceberg_job;
+struct fdl_derived_job;
 
 typedef enum fdl_move {
 	/* `key` is about to be set to `id` (NULL: deleted), under the refs
@@ -22,15 +22,21 @@ typedef enum fdl_move {
 	/* a branch or tag was created or deleted: the views of the tips that
 	 * have one (they carry the tags), the catalog's namespaces */
 	FDL_MOVE_REFS,
+	/* version `id` is written whole, before a ref names it (commit): what
+	 * derives from the version alone, its preview, starts beside the
+	 * caller into `job`, which the TIP that follows takes on; joined by
+	 * fdl_ref_moved_join whether the ref moved or not */
+	FDL_MOVE_WRITTEN,
 	/* branch `key` moved to `id` (commit, rebase, branch --force): its
-	 * index, its Iceberg view (beside the caller when `job` is set), its
-	 * line in the ref list */
+	 * index, its Iceberg view and its preview (beside the caller when
+	 * `job` is set), its line in the ref list */
 	FDL_MOVE_TIP,
 	/* version `id` expired or was withdrawn (`reason`, `when`): the ref
 	 * list marks it gone */
 	FDL_MOVE_GONE,
-	/* versions left or data files went: every view written again; the
-	 * caller's to fail on (no view may lead to data that is gone) */
+	/* versions left or data files went: the previews of the versions gone
+	 * deleted, every view written again; the caller's to fail on (no view
+	 * or preview may lead to data that is gone) */
 	FDL_MOVE_REMOVAL,
 	/* version.json files go: every history index dropped (it copies
 	 * them); the caller's to fail on */
@@ -46,13 +52,13 @@ typedef enum fdl_move {
 typedef struct fdl_ref_move {
 	fdl_move what;
 	const char *key;              /* the ref (INTENT, UNDONE, TIP) */
-	const char *id;               /* its version (INTENT: NULL deletes; TIP; GONE) */
+	const char *id;               /* its version (INTENT: NULL deletes; WRITTEN; TIP; GONE) */
 	const char *reason, *when;    /* GONE */
 	const fdl_strlist *refs;      /* REINDEX: the ref keys (NULL: listed from the store) */
 	const struct vdirs *dirs;     /* REINDEX */
 	const char *dst_root;         /* CLONED */
-	fdl_duck *share;              /* TIP with job: a database the views may share */
-	struct fdl_iceberg_job **job; /* TIP: the views started beside; fdl_ref_moved_join joins */
+	fdl_duck *share;              /* WRITTEN, TIP with job: a database the preview and views may share */
+	struct fdl_derived_job **job; /* WRITTEN, TIP: the preview and views started beside; fdl_ref_moved_join joins */
 } fdl_ref_move;
 
 /* Bring what derives from the refs up to date after (or, INTENT, before)
@@ -61,8 +67,8 @@ typedef struct fdl_ref_move {
  * 0, except for REMOVAL and DROP_HISTORY, whose failure the caller must
  * report (err says what failed). */
 int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err);
-/* Join the views a TIP move started beside (job may be NULL); their
- * result, best effort as the rest. */
-void fdl_ref_moved_join(struct fdl_iceberg_job *job);
+/* Join the views and the preview a TIP move started beside (job may be
+ * NULL); their result, best effort as the rest. */
+void fdl_ref_moved_join(struct fdl_derived_job *job);
 
 #endif

@@ -26,6 +26,7 @@
 #include "sign.h"
 #include "verify.h"
 #include "../iceberg/iceberg.h"
+#include "preview.h"
 #include "../util/pool.h"
 #include "../util/strmap.h"
 
@@ -578,11 +579,13 @@ static int verify_init(void *ctx, size_t index, void **state, fdl_error *err)
 	*state = w;
 	w->repo = p->repo;
 	w->own_repo = index != 0;
-	int rc = w->own_repo ? fdl_repo_open(&w->repo, p->repo->root, err) : 0;
+	const char *token = fdl_store_http_token(p->repo->store); /* pyfdl's token= is in no environment */
+	int rc = w->own_repo ? fdl_repo_open_token(&w->repo, p->repo->root, token, err) : 0;
 	if (rc) {
 		w->repo = NULL;
 		return rc;
 	}
+	fdl_repo_set_cached(w->repo, false); /* as the caller's, during verify */
 	return 0;
 }
 
@@ -622,31 +625,6 @@ static void verify_fini(void *ctx, size_t index, void *state)
 	free(w);
 }
 
-/* One warning for every live version whose files.json records no sha256
- * of its data files: not a problem (versions written before fdl recorded
- * them, or by another writer), but their data is checked by size only. */
-static void unhashed_warning(report *r, const vdirs *dirs, const verify_pool *p)
-{
-	size_t n = 0, first = 0, last = 0;
-	for (size_t k = 0; k < p->ntodo; k++)
-		if (p->unhashed[k]) {
-			first = n++ ? first : k;
-			last = k;
-		}
-	if (!n)
-		return;
-	char *where = fdl_version_dir_key(dirs->items[p->todo[first]].id), what[512];
-	if (n == 1)
-		snprintf(what, sizeof what, "records no sha256 of its data files (written before fdl recorded them, or "
-			 "by another writer): their sizes are checked, not their content");
-	else
-		snprintf(what, sizeof what, "and %zu more versions, up to %s, record no sha256 of their data files "
-			 "(written before fdl recorded them, or by another writer): their sizes are checked, not their "
-			 "content", n - 1, dirs->items[p->todo[last]].id);
-	warning(r, where ? where : dirs->items[p->todo[first]].id, what);
-	free(where);
-}
-
 /* Versions are checked on the pool, one worker per core (at most 8;
  * FDL_VERIFY_THREADS sets it): hashing and DuckDB's reading of each
  * catalog are the cost, and versions share nothing but the listing and
@@ -677,7 +655,8 @@ static int check_versions(report *r, fdl_repo *repo, vdirs *dirs, int all, fdl_e
 	for (size_t k = 0; k < p.ntodo && p.parts; k++)
 		if (fdl_verify_report_merge(r->out, &p.parts[k]))
 			r->oom = true;
-	unhashed_warning(r, dirs, &p);
+	if (fdl_verify_unhashed(r->out, dirs, p.todo, p.unhashed, p.ntodo, err))
+		r->oom = true;
 	fdl_hash_cache_free(p.hashes);
 	free(p.unhashed);
 	free(p.parts);
@@ -726,12 +705,63 @@ static int check_history(report *r, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
-/* The Iceberg views (fdl's addition, derived): each against its version. */
+/* The Iceberg views and the previews (fdl's additions, derived): each
+ * against its version. */
 static int check_iceberg(report *r, fdl_repo *repo, fdl_error *err)
 {
 	fdl_strlist problems = {0}, warnings = {0};
 	int rc = fdl_iceberg_check(&problems, &warnings, repo, err);
+	if (!rc)
+		rc = fdl__preview_check(&problems, &warnings, repo, err);
 	add_findings(r, &problems, &warnings);
+	return rc;
+}
+
+/* A store that lists: every version directory, each version.json read,
+ * the refs (a static host's walk from the refs is verify_walk.c's). */
+static int list_versions(report *r, fdl_repo *repo, vdirs *dirs, fdl_error *err)
+{
+	fdl_strlist strays = {0}, specials = {0};
+	int rc = fdl_vdirs_list(dirs, &strays, &specials, repo, err);
+	for (size_t i = 0; i < strays.len; i++)
+		problem(r, strays.items[i], "is not inside a version directory named by a version id");
+	for (size_t i = 0; i < specials.len; i++)
+		problem(r, specials.items[i], "is a symbolic link or special file, not part of a version "
+			"(" FDL_VERSIONS_DIR "/ holds only version directories and their files)");
+	fdl_strlist_free(&strays);
+	fdl_strlist_free(&specials);
+	fdl_finding_list unreadable = {0};
+	if (!rc)
+		rc = fdl_vdirs_read(dirs, &unreadable, repo, err);
+	add_found(r, &unreadable, NULL);
+	for (size_t i = 0; i < dirs->len && !rc; i++)
+		if (!fdl_vdir_has(&dirs->items[i], FDL_VERSION_JSON) && !fdl_vdir_has(&dirs->items[i], FDL_EXPIRED_JSON)) {
+			char *key = fdl_version_key(dirs->items[i].id, FDL_VERSION_JSON);
+			warning(r, key ? key : dirs->items[i].id,
+				"missing: an incomplete version (a writer died or is writing); readers ignore it");
+			free(key);
+		}
+	if (!rc)
+		check_refs(r, repo, dirs);
+	return rc;
+}
+
+/* The versions found, then the history index and the Iceberg views as a
+ * listing shows them (`listed`). Hands the report out, or frees it. */
+static int verify_finish(fdl_verify_report **out, report *r, fdl_repo *repo, vdirs *dirs, int all, int rc,
+			 bool listed, fdl_error *err)
+{
+	if (!rc)
+		rc = check_versions(r, repo, dirs, all, err);
+	if (!rc && listed && !(rc = check_history(r, repo, err)))
+		rc = check_iceberg(r, repo, err);
+	fdl_vdirs_free(dirs);
+	if (!rc && r->oom)
+		rc = fdl_fail(err, FDL_ENOMEM, "out of memory building the verify report");
+	if (rc)
+		fdl_verify_report_free(r->out);
+	else
+		*out = r->out;
 	return rc;
 }
 
@@ -751,41 +781,10 @@ int fdl_verify(fdl_verify_report **out, fdl_repo *repo, const fdl_verify_options
 	}
 	r.out->signatures_checked = allowed_signers != NULL;
 	vdirs dirs = {0};
-	fdl_strlist strays = {0}, specials = {0};
-	int rc = fdl_vdirs_list(&dirs, &strays, &specials, repo, err);
-	for (size_t i = 0; i < strays.len; i++)
-		problem(&r, strays.items[i], "is not inside a version directory named by a version id");
-	for (size_t i = 0; i < specials.len; i++)
-		problem(&r, specials.items[i], "is a symbolic link or special file, not part of a version "
-			"(" FDL_VERSIONS_DIR "/ holds only version directories and their files)");
-	fdl_strlist_free(&strays);
-	fdl_strlist_free(&specials);
-	fdl_finding_list unreadable = {0};
-	if (!rc)
-		rc = fdl_vdirs_read(&dirs, &unreadable, repo, err);
-	add_found(&r, &unreadable, NULL);
-	for (size_t i = 0; i < dirs.len && !rc; i++)
-		if (!fdl_vdir_has(&dirs.items[i], FDL_VERSION_JSON) && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON)) {
-			char *key = fdl_version_key(dirs.items[i].id, FDL_VERSION_JSON);
-			warning(&r, key ? key : dirs.items[i].id,
-				"missing: an incomplete version (a writer died or is writing); readers ignore it");
-			free(key);
-		}
-	if (!rc)
-		check_refs(&r, repo, &dirs);
-	if (!rc)
-		rc = check_versions(&r, repo, &dirs, all, err);
-	if (!rc)
-		rc = check_history(&r, repo, err);
-	if (!rc)
-		rc = check_iceberg(&r, repo, err);
-	fdl_vdirs_free(&dirs);
-	if (!rc && r.oom)
-		rc = fdl_fail(err, FDL_ENOMEM, "out of memory building the verify report");
-	if (rc) {
-		fdl_verify_report_free(r.out);
-		return rc;
-	}
-	*out = r.out;
-	return 0;
+	bool cached = fdl_repo_set_cached(repo, false); /* what the store holds, never this machine's copy */
+	bool listed = fdl_store_can(repo->store, FDL_STORE_LIST);
+	int rc = listed ? list_versions(&r, repo, &dirs, err) : fdl_verify_walk(r.out, &dirs, repo, err);
+	rc = verify_finish(out, &r, repo, &dirs, all, rc, listed, err);
+	fdl_repo_set_cached(repo, cached);
+	return rc;
 }

@@ -44,4 +44,19 @@ int fdl_verify_expired(fdl_verify_report *out, fdl_repo *repo, const vdir *d);
 int fdl_verify_data_listed(fdl_verify_report *out, fdl_repo *repo, fdl_hash_cache *hashes, const vdir *d,
 			   const fdl_files_scan *scan);
 
+/* One warning for every live version whose files.json records no sha256
+ * of its data files (unhashed[k] of the version dirs->items[todo[k]], k <
+ * n): not a problem (versions written before fdl recorded them, or by
+ * another writer), but their data is checked by size only. */
+int fdl_verify_unhashed(fdl_verify_report *out, const vdirs *dirs, const size_t *todo, const bool *unhashed, size_t n,
+			fdl_error *err);
+
+/* A store that cannot be listed (verify_walk.c): the versions into *dirs
+ * (each reachable, those refs name `named`) from the refs the ref list
+ * names, or HEAD's branch, through every parent (fdl_vdirs_walk); refs to
+ * nowhere, a bad HEAD, the history index of each branch and the ref list's
+ * findings appended to out, and one warning saying what only a listing
+ * would show. */
+int fdl_verify_walk(fdl_verify_report *out, vdirs *dirs, fdl_repo *repo, fdl_error *err);
+
 #endif

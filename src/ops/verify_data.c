@@ -274,3 +274,28 @@ int fdl_verify_data_listed(fdl_verify_report *out, fdl_repo *repo, fdl_hash_cach
 	check_data_listed(&k, repo, d, scan);
 	return k.oom ? FDL_ENOMEM : 0;
 }
+
+int fdl_verify_unhashed(fdl_verify_report *out, const vdirs *dirs, const size_t *todo, const bool *unhashed, size_t n,
+			fdl_error *err)
+{
+	size_t count = 0, first = 0, last = 0;
+	for (size_t k = 0; k < n; k++)
+		if (unhashed[k]) {
+			first = count++ ? first : k;
+			last = k;
+		}
+	if (!count)
+		return 0;
+	char *where = fdl_version_dir_key(dirs->items[todo[first]].id), what[512];
+	if (count == 1)
+		snprintf(what, sizeof what, "records no sha256 of its data files (written before fdl recorded them, or "
+			 "by another writer): their sizes are checked, not their content");
+	else
+		snprintf(what, sizeof what, "and %zu more versions, up to %s, record no sha256 of their data files "
+			 "(written before fdl recorded them, or by another writer): their sizes are checked, not their "
+			 "content", count - 1, dirs->items[todo[last]].id);
+	int rc = fdl_findings_add(&out->warnings, &out->warning_count, where ? where : dirs->items[todo[first]].id, what,
+				  err);
+	free(where);
+	return rc;
+}

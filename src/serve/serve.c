@@ -19,6 +19,8 @@
 #include "serve.h"
 #include "../layout/keys.h"
 #include "../layout/iceberg.h"
+#include "../layout/site.h"
+#include "../site/site.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -379,10 +381,18 @@ static enum MHD_Result reply_refs(fdl_server *s, struct MHD_Connection *c, unsig
 
 /* The page's own static files, public even with a token file: everything
  * under /_fdl/ but its list of refs, and / itself. */
+static bool has_home(const fdl_server *s)
+{
+	struct stat st;
+	return fstatat(s->root_fd, FDL_SITE_HOME, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* ... but for the repository's own page (fdl site), which shows its rows. */
 static bool page_public(const fdl_server *s, const char *rel)
 {
-	return s->web_fd >= 0 && (!*rel || !strcmp(rel, "index.html") ||
-				  (!strncmp(rel, "_fdl/", 5) && strcmp(rel, "_fdl/refs.json")));
+	if (s->web_fd >= 0 && (!*rel || !strcmp(rel, "index.html")))
+		return !has_home(s);
+	return s->web_fd >= 0 && !strncmp(rel, "_fdl/", 5) && strcmp(rel, "_fdl/refs.json");
 }
 
 /* 401: the same few bytes whatever the path. */
@@ -458,6 +468,55 @@ static struct MHD_Response *file_response(struct MHD_Connection *c, int fd, int6
 	return r;
 }
 
+/* The server's own address as the client named it (Host, when it is a
+ * plain host[:port]), with a trailing '/'. Caller frees. */
+static char *own_address(const fdl_server *s, struct MHD_Connection *c)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	bool ok = host && *host && strlen(host) < 256;
+	for (const char *p = host; ok && *p; p++)
+		ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		     strchr(".-:[]", *p);
+	const char *scheme = s->cert.len ? "https" : "http";
+	return ok ? fdl_asprintf("%s://%s/", scheme, host) : fdl_asprintf("%s://127.0.0.1:%d/", scheme, s->port);
+}
+
+/* A file of the pages (site/<id>/...), made as it is asked for: its
+ * addresses start with the repository's public_url, or else with this
+ * server's own address, so that a loader reading it from fdl serve gets
+ * absolute addresses it can fetch (docs/web.md). */
+static enum MHD_Result reply_site(fdl_server *s, struct MHD_Connection *c, const char *id, const char *name,
+				  const char *rel, unsigned *status, int64_t *sent)
+{
+	fdl_site_file what = !strcmp(name, FDL_SITE_CROISSANT)     ? FDL_SITE_FILE_CROISSANT
+			     : !strcmp(name, FDL_SITE_DATAPACKAGE) ? FDL_SITE_FILE_DATAPACKAGE
+								   : FDL_SITE_FILE_PAGE;
+	fdl_repo *repo = NULL;
+	fdl_error err = {0};
+	fdl_buf b = {0};
+	char *base = own_address(s, c);
+	int rc = base ? fdl_repo_open(&repo, s->root, &err) : fdl_oom(&err);
+	if (!rc)
+		rc = fdl_site_render(&b, repo, id, what, fdl_repo_public_url(repo) ? NULL : base, &err);
+	fdl_repo_free(repo);
+	free(base);
+	if (rc == FDL_ENOTFOUND || rc == FDL_EEXPIRED)
+		return reply_text(c, *status = MHD_HTTP_NOT_FOUND, "not found\n");
+	if (rc)
+		return reply_text(c, *status = MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot make the file\n");
+	size_t len = b.len;
+	*sent = (int64_t)len;
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, fdl_buf_detach(&b), MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		return MHD_NO;
+	common_headers(r, s, rel);
+	MHD_add_response_header(r, "Content-Type", fdl_content_type(rel));
+	MHD_add_response_header(r, "Cache-Control", s->tokens ? "private, no-cache" : "no-cache");
+	enum MHD_Result ret = MHD_queue_response(c, *status = MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* A GET or HEAD (anything else is refused): the page, its list of refs,
  * or a file of the repository. *relp comes to name what was served (the
  * page's index.html, a folder's index.html: *index, owned by the caller). */
@@ -468,8 +527,15 @@ static enum MHD_Result reply_get(fdl_server *s, struct MHD_Connection *c, const 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return reply_text(c, *status = MHD_HTTP_METHOD_NOT_ALLOWED, "read only: GET, HEAD and OPTIONS\n");
 	bool page = s->web_fd >= 0 && (!*rel || !strcmp(rel, "index.html") || !strncmp(rel, "_fdl/", 5));
-	if (page && !*rel)
+	if ((page || has_home(s)) && !*rel)
 		rel = *relp = "index.html";
+	char vid[FDL_ID_LEN + 1];
+	const char *name;
+	if (fdl_site_key_parse(rel, vid, &name))
+		return reply_site(s, c, vid, name, rel, status, sent);
+	/* the repository's own page (fdl site) before the page folder's */
+	if (page && !strcmp(rel, FDL_SITE_HOME) && has_home(s))
+		page = false;
 	if (page && !strcmp(rel, "_fdl/refs.json"))
 		return reply_refs(s, c, status, sent);
 	int allowed = page ? (strstr(rel, "..") || strstr(rel, "//") ? -1 : 1) : fdl_serve_path_allowed(s->data_dir, rel);

@@ -4,6 +4,7 @@ credentials file and netrc, stock DuckDB after the printed secret, a hostile
 host's redirect, and the token in no output and no file."""
 import hashlib
 import http.client
+import json
 import http.server
 import os
 import pathlib
@@ -301,6 +302,107 @@ def test_stock_duckdb_reads_a_version_after_the_printed_secret(private, publishe
         con2.execute("SELECT count(*) FROM lake.pop").fetchone()
 
 
+# --- fdl verify of a host that cannot list --------------------------------------
+
+def static_host(root):
+    """A plain static host (Python's http.server): no listing fdl can use, no token."""
+    import functools
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}"
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+
+def orphan(published, tmp_path):
+    """A version no ref reaches: committed on a branch, which is then deleted."""
+    fdl("branch", published.root, "side")
+    con = published.checkout(tmp_path / "side", "--ref", "side")
+    con.execute("INSERT INTO lake.other VALUES (3)")
+    fdl("commit", tmp_path / "side", "-m", "side")
+    con.close()
+    vid = published.head("side")
+    fdl("branch", published.root, "--delete", "side")
+    return vid
+
+
+def test_verify_of_a_private_host_walks_each_refs_chain_and_says_what_it_cannot_see(private, published, tmp_path,
+                                                                                     pki, secret):  # noqa: F811
+    lost = orphan(published, tmp_path)
+    here = fdl("verify", published.root)  # the folder: every version directory, the orphan too
+    assert "3 versions checked, 0 problems" in here.stdout, here.stdout
+    env = reader_env(tmp_path, pki)
+    p = fdl("verify", private.url, env=env, check=False)
+    assert p.returncode != 0 and "HTTP 401" in p.stderr and "FDL_TOKEN" in p.stderr
+    env["FDL_TOKEN"] = secret
+    runs = [fdl("verify", private.url, env=env), fdl("verify", private.url, "--deep", env=env),
+            fdl("verify", private.url, "--json", env=env)]
+    for r in runs[:2]:
+        # the chain of each ref: both versions of main, not the orphan, and a warning that says so
+        assert "2 versions checked, 0 problems" in r.stdout, r.stdout
+        assert re.search(r"warning: versions/: not listed: .*orphan", r.stdout), r.stdout
+        assert lost not in r.stdout
+    report = json.loads(runs[2].stdout)
+    assert report["ok"] and report["versions_checked"] == 2
+    assert [w for w in report["warnings"] if w["where"] == "versions/" and "orphan" in w["warning"]]
+    for r in runs:
+        assert secret not in r.stdout + r.stderr
+    assert "fdl_verify" in runs[1].stderr, runs[1].stderr[-2000:]  # FDL_TRACE=1 traced --deep's DuckDB
+    written = files_holding(tmp_path, secret)
+    assert all("tokens-" in w for w in written), written
+    assert not any(re.search(r" 401 \d+ -$", l) for l in private.lines()[-40:])  # every request carried it
+    # what verify reads is what the host holds: a data file changed on it is found
+    data = max((pathlib.Path(published.root) / "data").rglob("*.parquet"), key=lambda f: f.stat().st_size)
+    good = data.read_bytes()
+    try:
+        data.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+        bad = fdl("verify", private.url, env=env, check=False)
+        rel = str(data.relative_to(published.root))
+        assert bad.returncode == 5 and f"problem: {rel}: has sha256" in bad.stdout, bad.stdout + bad.stderr
+    finally:
+        data.write_bytes(good)
+
+
+def test_verify_of_a_static_host_finds_a_file_gone_from_it(published, tmp_path):  # noqa: F811
+    srv, url = static_host(published.root)
+    root = pathlib.Path(published.root)
+    try:
+        ok = fdl("verify", url)
+        assert "2 versions checked, 0 problems" in ok.stdout and "not listed" in ok.stdout, ok.stdout
+        # a file version.json lists, gone from the host
+        head = published.head()
+        files = root / "versions" / head / "files.json"
+        kept = files.read_bytes()
+        files.unlink()
+        try:
+            bad = fdl("verify", url, check=False)
+        finally:
+            files.write_bytes(kept)
+        assert bad.returncode == 5, bad.stdout + bad.stderr
+        assert f"problem: versions/{head}/files.json" in bad.stdout, bad.stdout
+        # the first version's version.json gone: the chain breaks there, and the branch's history index,
+        # which copies it, is checked against the host (not this machine's read cache, which holds it)
+        first = published.version(head)["parents"][0]
+        vj = root / "versions" / first / "version.json"
+        kept = vj.read_bytes()
+        vj.unlink()
+        try:
+            bad = fdl("verify", url, check=False)
+        finally:
+            vj.write_bytes(kept)
+        assert bad.returncode == 5, bad.stdout + bad.stderr
+        assert f"problem: versions/{head}/version.json: its first parent {first} is not a readable" in bad.stdout
+        assert re.search(rf"problem: history/heads/main.json: names version {first} .* cannot be read", bad.stdout)
+        assert "1 version checked, 2 problems" in bad.stdout, bad.stdout
+    finally:
+        host_stops(url)
+        srv.shutdown()
+        srv.server_close()
+
+
 # --- a hostile host -----------------------------------------------------------
 
 class Recorder(http.server.BaseHTTPRequestHandler):
@@ -408,29 +510,14 @@ def test_pyfdl_repository_with_a_token_connects(private, tmp_path, pki, secret):
 
 # --- the Iceberg REST catalog -------------------------------------------------
 
-@pytest.fixture(scope="module")
-def spark_rest(tmp_path_factory):
-    from pyspark.sql import SparkSession
-    from test_iceberg import JARS, SPARK_JARS
-    s = (SparkSession.builder.master("local[1]").appName("fdl-private")
-         .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
-         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-         .config("spark.sql.session.timeZone", "UTC")
-         .config("spark.ui.enabled", "false")
-         .config("spark.sql.shuffle.partitions", "1")
-         .getOrCreate())
-    yield s
-    s.stop()
-
-
-def test_iceberg_clients_read_the_catalog_of_a_private_host_with_the_token(published, tmp_path, spark_rest, secret):  # noqa: F811
-    """pyiceberg (token=), Spark (spark.sql.catalog.x.token) and DuckDB's
-    iceberg (a secret's TOKEN), as fdl iceberg --catalog prints them, through
-    fdl serve with a token file (plain HTTP on loopback: the JVM's trust store
-    is its own; TLS is the server's, tested above)."""
+def test_iceberg_clients_read_the_catalog_of_a_private_host_with_the_token(published, tmp_path, secret):  # noqa: F811
+    """pyiceberg (token=) and DuckDB's iceberg (a secret's TOKEN), as fdl
+    iceberg --catalog prints them, through fdl serve with a token file (plain
+    HTTP on loopback; Spark's test below goes through TLS, with a trust store
+    of the test's CA)."""
     import json
     printed = fdl("iceberg", published.root, "--catalog").stdout
-    assert '.config("spark.sql.catalog.fdl.token", os.environ["FDL_TOKEN"])' in printed
+    assert '# spark.conf.set("spark.sql.catalog.fdl.token", os.environ["FDL_TOKEN"])' in printed
     assert 'token=os.environ["FDL_TOKEN"]' in printed
     assert "CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN getenv('FDL_TOKEN'))" in printed
     path = json.loads(fdl("iceberg", published.root, "--catalog", "--json").stdout)["path"]
@@ -448,17 +535,104 @@ def test_iceberg_clients_read_the_catalog_of_a_private_host_with_the_token(publi
         con.execute(f"CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN '{secret}')")
         con.execute(f"ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '{uri}', SECRET fdl_iceberg, DEFAULT_SCHEMA 'main')")
         assert con.execute("SELECT count(*) FROM fdl.main.pop").fetchone() == (990,)
-        for k, v in {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": uri, ".token": secret,
-                     ".cache-enabled": "false"}.items():
-            spark_rest.conf.set(f"spark.sql.catalog.priv{k}", v)
-        assert spark_rest.sql("SELECT count(*) AS n FROM priv.main.pop").collect()[0]["n"] == 990
         lines = s.lines()
         assert not [l for l in lines if " 401 " in l and not l.endswith(" -")]  # every 401 was a request without one
-        assert sum(l.endswith(" alice") for l in lines) >= 6 and secret not in s.log_path.read_text()
+        assert sum(l.endswith(" alice") for l in lines) >= 4 and secret not in s.log_path.read_text()
     finally:
         s.p.terminate()
         s.p.wait(timeout=10)
         s.log.close()
+
+
+def test_duckdb_reads_a_private_http_location_with_a_secret_scoped_to_it(published, tmp_path, secret):  # noqa: F811
+    """`fdl iceberg --catalog --location URL` of the host itself: the tables'
+    metadata and data files are fetched by the reader's own file IO, which the
+    catalog's token does not reach. DuckDB's can carry one (an http secret
+    scoped to the location, as printed); pyiceberg and Spark read no http(s)
+    files at all (docs/private.md)."""
+    import duckdb
+    s = Private(published.root, tmp_path, None, {"alice": secret}, plain=True)
+    try:
+        printed = fdl("iceberg", published.root, "--catalog", "--location", s.url).stdout
+        assert f"BEARER_TOKEN getenv('FDL_TOKEN'),\n  --   SCOPE '{s.url}/'" in printed, printed
+        assert "read no\n  # http(s):// files" in printed
+        path = json.loads(fdl("iceberg", published.root, "--catalog", "--location", s.url, "--json").stdout)["path"]
+        uri = f"{s.url}/{path}"
+
+        def count(files_secret):
+            con = connect()
+            con.execute("LOAD iceberg")
+            con.execute(f"CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN '{secret}')")
+            if files_secret:
+                con.execute(f"CREATE SECRET fdl_files (TYPE http, BEARER_TOKEN '{secret}', SCOPE '{s.url}/')")
+            con.execute(f"ATTACH '' AS fdl (TYPE iceberg, ENDPOINT '{uri}', SECRET fdl_iceberg, "
+                        "DEFAULT_SCHEMA 'main')")
+            return con.execute("SELECT count(*) FROM fdl.main.pop").fetchone()
+        with pytest.raises(duckdb.Error, match="401"):
+            count(False)  # the catalog answers, the files do not: the catalog's token is the catalog's
+        before = len(s.lines())
+        assert count(True) == (990,)
+        lines = s.lines()[before:]
+        assert [l for l in lines if " /data/" in l], lines
+        assert [l for l in lines if ".metadata.json" in l or "/manifests/" in l], lines
+        assert all(l.endswith(" alice") for l in lines), [l for l in lines if not l.endswith(" alice")]
+        # pyiceberg: the catalog with its token, then no file IO for the location
+        from pyiceberg.catalog import load_catalog
+        t = load_catalog("fdl", type="rest", uri=uri, token=secret).load_table(("main", "pop"))
+        with pytest.raises(ValueError, match="http"):
+            t.scan().to_arrow()
+        assert secret not in s.log_path.read_text()
+    finally:
+        s.p.terminate()
+        s.p.wait(timeout=10)
+        s.log.close()
+
+
+SPARK_TLS = """
+import sys
+from pyspark.sql import SparkSession
+uri, store, jars = sys.argv[1:4]
+token = sys.stdin.read().strip()
+spark = (SparkSession.builder.master("local[1]").appName("fdl-tls")
+         .config("spark.jars", jars)
+         .config("spark.driver.extraJavaOptions",
+                 f"-Djavax.net.ssl.trustStore={store} -Djavax.net.ssl.trustStorePassword=changeit")
+         .config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "1")
+         .getOrCreate())
+# the token after the JVM started: builder settings are spark-submit's arguments, which ps shows
+for k, v in {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": uri, ".token": token,
+             ".cache-enabled": "false"}.items():
+    spark.conf.set(f"spark.sql.catalog.priv{k}", v)
+print("rows", spark.sql("SELECT count(*) AS n FROM priv.main.pop").collect()[0]["n"])
+spark.stop()
+"""
+
+
+def test_spark_reads_the_catalog_over_tls_with_a_trust_store_of_the_tests_ca(published, tmp_path, pki,
+                                                                              secret):  # noqa: F811
+    """Spark through fdl serve's HTTPS, the test's CA in a Java trust store
+    made with keytool (its own JVM: the trust store is read when it starts)."""
+    from test_iceberg import JARS, SPARK_JARS
+    store = tmp_path / "truststore.jks"
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "fdl", "-file", str(pki / "ca.pem"),
+                    "-keystore", str(store), "-storepass", "changeit"], check=True, capture_output=True)
+    printed = fdl("iceberg", published.root, "--catalog").stdout
+    assert '# spark.conf.set("spark.sql.catalog.fdl.token", os.environ["FDL_TOKEN"])' in printed
+    path = json.loads(fdl("iceberg", published.root, "--catalog", "--json").stdout)["path"]
+    s = Private(published.root, tmp_path, pki, {"alice": secret})
+    try:
+        assert s.url.startswith("https://")
+        jars = ",".join(str(JARS / j) for j in SPARK_JARS)
+        p = subprocess.run([os.sys.executable, "-c", SPARK_TLS, f"{s.url}/{path}", str(store), jars], input=secret,
+                           capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0 and "rows 990" in p.stdout, p.stderr[-4000:]
+        assert secret not in p.stdout + p.stderr
+        lines = s.lines()
+        assert [l for l in lines if "/v1/" in l and l.endswith(" alice")], lines[-5:]
+        assert secret not in s.log_path.read_text()
+    finally:
+        s.stop()
 
 
 # --- the page -----------------------------------------------------------------

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, connect, fdl
+from conftest import ROOT, commits, connect, fdl
 from test_reader import Server, get
 
 NODE_SCRIPT = ROOT / "web" / "test" / "e2e.mjs"  # beside web/node_modules
@@ -542,3 +542,59 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
     assert "this version is the newest of main that can be read" in live["latestOffline"], live["latestOffline"]
     assert older["snippets"] == ["attach-version"] and older["latestLive"] == f"#/v/{log[4]}", older
     assert not seen["clipped"], seen["clipped"]
+
+
+def test_the_card_paints_first_rows_and_statistics_from_the_preview(repo, tmp_path):
+    """Issue 58: on a repository with a 2 M-row table and a table with deletes
+    and a renamed column, the landing card shows each table's 20 first rows
+    and every column's statistics with no click and no request for DuckDB-Wasm's
+    files, each statistic equal to stock DuckDB over the whole table; so does
+    a version's page."""
+    from test_preview import expected
+    ids, _ = commits(repo, tmp_path / "w",
+                     ("big and towns", [
+                         "CREATE TABLE lake.big AS SELECT i AS id, CASE WHEN i % 7 = 0 THEN NULL ELSE 'k' || (i % 13)"
+                         " END AS kind, i * 0.25 AS score, DATE '2020-01-01' + (i % 1000)::INT AS day"
+                         " FROM range(2000000) r(i)",
+                         "CREATE TABLE lake.towns (code INTEGER, name VARCHAR)",
+                         "INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, NULL),"
+                         " (4, '<script>alert(1)</script>'), (5, '<img src=x onerror=alert(2)>')"]),
+                     ("a delete and a renamed column", [
+                         "DELETE FROM lake.towns WHERE code = 2",
+                         "ALTER TABLE lake.towns RENAME COLUMN name TO town_name"]))
+    assert all((repo.root / "previews" / f"{vid}.json").exists() for vid in ids)
+    seen = run_page(repo, tmp_path, "preview", {"queries": [], "viewers": [{"seq": 1, "table": "main.towns",
+                                                                            "stats": True}]})
+    assert seen["consoleErrors"] == []
+    assert seen["duckdbBeforeClick"] == [] and not [u for u in seen["requests"] if "/_fdl/duckdb/" in u]
+    assert seen["card"]["scripts"] == 0
+    con = repo.open_version(ids[-1])
+    first = repo.open_version(ids[0])
+    try:
+        want = {name: expected(con, f"lake.main.{name}") for name in ("big", "towns")}
+        want_first = expected(first, "lake.main.towns")
+    finally:
+        con.close()
+        first.close()
+
+    def same(drawn, want):
+        assert drawn["source"] == "preview" and drawn["statsSource"] == "preview"
+        assert drawn["header"] == [c["name"] for c in want["columns"]]
+        assert drawn["rows"] == want["rows"] and len(drawn["rows"]) == min(20, want["row_count"])
+        assert len(drawn["stats"]) == len(want["stats"])
+        for got, s in zip(drawn["stats"], want["stats"]):
+            assert got["cells"] == [s["name"], str(s["nulls"]), "NULL" if s["min"] is None else s["min"],
+                                    "NULL" if s["max"] is None else s["max"]], (got, s)
+            assert got["distinct"] == str(s["distinct"])
+            assert got["histogram"] == [[b["upto"], b["count"]] for b in s.get("histogram", [])]
+            assert got["top"] == [[v["value"], v["count"]] for v in s.get("top", [])]
+            assert got["lengths"] == ({k: str(v) for k, v in s["lengths"].items()} if "lengths" in s else None)
+
+    card = {v["table"]: v for v in seen["cardViewers"]}
+    assert sorted(card) == ["main.big", "main.towns"]
+    same(card["main.big"], want["big"])
+    same(card["main.towns"], want["towns"])
+    assert want["big"]["row_count"] == 2000000 and want["towns"]["row_count"] == 4
+    [v1] = seen["viewers"]
+    same(v1["drawn"], want_first)
+    assert ["4", "<script>alert(1)</script>"] in v1["drawn"]["rows"]

@@ -10,7 +10,10 @@ import MarkdownIt from 'markdown-it';
 import { fileUrl, tableSql, whyNotReadable } from './reading.js';
 import { csvText, valueText } from './text.js';
 
-const base = new URL('.', location.href);
+// A page fdl site wrote names the repository's root and its version
+// (site/<id>/index.html: data-fdl-root="../../"); the script takes over there.
+const page = document.documentElement.dataset;
+const base = new URL(page.fdlRoot || '.', location.href);
 const main = document.getElementById('main');
 const where = document.getElementById('where');
 const HISTORY_PAGE = 50;
@@ -390,15 +393,18 @@ async function showOverview(branchName) {
   const branch = branchName || r.head;
   const tip = r.branches[branch];
   where.textContent = '';
+  const previewed = tip ? previewOf(tip) : Promise.resolve({}); // beside the index and the version's files
   if (tip) await useIndex(branch);
   const [tipVersion, cfg] = await Promise.all([tip ? version(tip) : null, repoConfig()]);
   const dataDir = cfg.data_dir || 'data';
   let ds = {};
   let filesJson = null;
+  let previews = {};
   if (tipVersion) {
-    [ds, filesJson] = await Promise.all([
+    [ds, filesJson, previews] = await Promise.all([
       tipVersion.dataset ? get(`versions/${tip}/${tipVersion.dataset.path}`).catch(() => ({})) : {},
-      tipVersion.files ? get(`versions/${tip}/${tipVersion.files.path}`).catch(() => null) : null]);
+      tipVersion.files ? get(`versions/${tip}/${tipVersion.files.path}`).catch(() => null) : null,
+      previewed]);
   }
   document.title = ds.title || ds.name || 'fdl repository';
   const branches = h('tbody');
@@ -427,7 +433,7 @@ async function showOverview(branchName) {
     describe(ds),
     tipVersion ? [
       h('h2', {}, 'Tables'),
-      tables.length ? h('div', { id: 'card-tables' }, tables.map((x) => tableSection(x.t, filesJson, dataDir, gone ? null : x.why, open)))
+      tables.length ? h('div', { id: 'card-tables' }, tables.map((x) => tableSection(x.t, filesJson, dataDir, gone ? null : x.why, open, gone ? null : previews[qualified(x.t)])))
         : h('p', { class: 'muted' }, 'No tables.'),
       views.length ? h('p', { class: 'muted' }, `Views: ${views.map((w) => `${w.schema || 'main'}.${w.name}`).join(', ')}`) : null,
       gone ? null : [h('h2', {}, 'Query in the browser'), queryBox(tip, readable, blocked, views, filesJson, dataDir)],
@@ -490,28 +496,101 @@ function statsTable(stats) {
     }))));
 }
 
+// A version's preview (docs/format.md "Previews (fdl)"): each table's first
+// rows and column statistics, computed when the version was published, read
+// as two small JSON files per table and drawn with no DuckDB at all.
+// {"schema.table": preview}; {} when the version has none (an older one, or
+// a host that lost it): the page then reads the rows itself, on request.
+const PREVIEW_KEY = /^previews\/tables\/[0-9a-f]{64}\.json$/;
+async function previewOf(id) {
+  try {
+    const doc = await get(`previews/${id}.json`);
+    if (doc.fdl_preview !== 1 || doc.version !== id || !Array.isArray(doc.tables)) return {};
+    const entries = doc.tables.filter((t) => PREVIEW_KEY.test(t.key));
+    const files = await Promise.all(entries.map((t) => get(t.key).catch(() => null)));
+    const out = {};
+    entries.forEach((t, i) => {
+      const f = files[i];
+      if (f && f.name === t.name && f.schema === t.schema && Array.isArray(f.rows) && Array.isArray(f.columns)) {
+        out[`${t.schema}.${t.name}`] = f;
+      }
+    });
+    return out;
+  } catch (e) {
+    return {};
+  }
+}
+
+// One column's distribution from its preview: a histogram's bars, the most
+// frequent values, the lengths of text; every value drawn as text.
+function distribution(s) {
+  const parts = [];
+  if (Array.isArray(s.histogram) && s.histogram.length) {
+    const most = Math.max(...s.histogram.map((b) => Number(b.count))) || 1;
+    parts.push(h('span', { class: 'hist' }, s.histogram.map((b) => h('span', {
+      class: 'bin', title: `up to ${b.upto}: ${b.count}`, 'data-upto': b.upto, 'data-count': String(b.count),
+      style: `height:${Math.max(1, Math.round((Number(b.count) / most) * 100))}%` }))));
+  }
+  if (Array.isArray(s.top) && s.top.length) {
+    parts.push(h('ol', { class: 'top' }, s.top.map((v) => h('li', { 'data-count': String(v.count) },
+      h('span', { class: 'value' }, v.value), ` ${v.count}`))));
+  }
+  if (s.lengths) {
+    parts.push(h('span', { class: 'lengths muted', 'data-min': String(s.lengths.min), 'data-max': String(s.lengths.max),
+      'data-avg': String(s.lengths.avg) }, `length ${s.lengths.min}–${s.lengths.max}, mean ${s.lengths.avg}`));
+  }
+  return parts;
+}
+
+// The statistics of a preview: the browser's four columns first (Column,
+// Nulls, Min, Max), then the distinct values and the distribution.
+function previewStatsTable(pv) {
+  const rows = Number(pv.row_count);
+  return h('div', { class: 'scroll' }, h('table', { class: 'stats' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Nulls'), h('th', {}, 'Min'), h('th', {}, 'Max'),
+      h('th', {}, 'Distinct'), h('th', {}, 'Distribution'))),
+    h('tbody', {}, pv.stats.map((s) => {
+      const share = rows ? Number(s.nulls) / rows : 0;
+      const nested = s.distinct === null && s.min === null && s.max === null && /[[(]|^STRUCT|^MAP/.test(s.type || '');
+      const bound = (v) => (nested ? h('td', { class: 'muted', title: 'not computed for nested values' }, '—') : cellOf(v));
+      return h('tr', { 'data-col': s.name }, h('td', {}, h('code', {}, s.name)),
+        h('td', { class: 'num' }, String(s.nulls), ' ',
+          h('span', { class: 'bar', title: `${(share * 100).toFixed(1)}% null` }, h('span', { style: `width:${Math.round(share * 100)}%` }))),
+        bound(s.min), bound(s.max),
+        h('td', { class: 'num distinct' }, s.distinct === null || s.distinct === undefined ? '—' : String(s.distinct)),
+        h('td', { class: 'dist' }, distribution(s)));
+    }))));
+}
+
 // The first rows of a table, a page at a time, with the column types, and
-// its column statistics on request.
-function viewer(t, open) {
+// its column statistics: from the version's preview at once when it has one
+// (`pv`; DuckDB-Wasm loads only for the next page), else on request.
+function viewer(t, open, pv) {
   const PAGE = 20;
   const box = h('div', { class: 'viewer' });
   const statsBox = h('div', { class: 'stats-box' });
   const status = h('span', { class: 'muted' });
   const types = Object.fromEntries((t.fields || []).map((f) => [f.name, f.type]));
   let offset = 0;
-  const load = async () => {
+  let load = null;
+  const paint = (names, page, more, source) => {
+    box.replaceChildren(h('div', { class: 'scroll' }, h('table', { class: 'rows' },
+      h('thead', {}, h('tr', {}, names.map((n) => h('th', {}, n, types[n] ? h('span', { class: 'type' }, types[n]) : null)))),
+      h('tbody', {}, page.map((r) => h('tr', {}, r.map(cellOf)))))),
+    h('p', {}, h('button', { disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, 'Previous'), ' ',
+      h('button', { class: 'next-page', disabled: !more || !open, onclick: () => { offset += PAGE; load(); } }, 'Next'), ' ',
+      h('span', { class: 'muted' }, page.length ? `rows ${offset + 1}–${offset + page.length}` : 'no rows',
+        source === 'preview' && pv.row_count !== undefined ? ` of ${pv.row_count}` : '')));
+    box.dataset.rows = String(page.length);
+    box.dataset.source = source;
+  };
+  load = async () => {
+    if (offset === 0 && pv) { paint(pv.columns.map((c) => c.name), pv.rows.slice(0, PAGE), Number(pv.row_count) > PAGE, 'preview'); return; }
     status.textContent = 'Reading…';
     try {
       const conn = await open();
       const { names, rows } = await valueText(conn, `SELECT * FROM ${sqlName(t)} LIMIT ${PAGE + 1} OFFSET ${offset}`);
-      const page = rows.slice(0, PAGE);
-      box.replaceChildren(h('div', { class: 'scroll' }, h('table', { class: 'rows' },
-        h('thead', {}, h('tr', {}, names.map((n) => h('th', {}, n, types[n] ? h('span', { class: 'type' }, types[n]) : null)))),
-        h('tbody', {}, page.map((r) => h('tr', {}, r.map(cellOf)))))),
-      h('p', {}, h('button', { disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, 'Previous'), ' ',
-        h('button', { disabled: rows.length <= PAGE, onclick: () => { offset += PAGE; load(); } }, 'Next'), ' ',
-        h('span', { class: 'muted' }, page.length ? `rows ${offset + 1}–${offset + page.length}` : 'no rows')));
-      box.dataset.rows = String(page.length);
+      paint(names, rows.slice(0, PAGE), rows.length > PAGE, 'browser');
       status.textContent = '';
     } catch (e) {
       status.textContent = e.message;
@@ -535,6 +614,17 @@ function viewer(t, open) {
       statsBox.dataset.ready = 'error';
     }
   };
+  if (pv) {
+    load();
+    if (pv.stats) {
+      statsBox.replaceChildren(h('p', { class: 'muted' }, `Column statistics over all ${pv.row_count} rows, computed when the version was published:`),
+        previewStatsTable(pv));
+      statsBox.dataset.ready = '1';
+      statsBox.dataset.source = 'preview';
+    }
+    return h('div', {}, !pv.stats && open ? [h('p', { class: 'muted' }, 'Statistics were not computed when this version was published (a large table). '),
+      h('button', { class: 'show-stats', onclick: stats }, 'Column statistics'), ' '] : null, status, box, statsBox);
+  }
   return h('div', {}, h('button', { class: 'show-rows', onclick: (ev) => { ev.target.remove(); load(); } }, 'Show the first rows'), ' ',
     h('button', { class: 'show-stats', onclick: stats }, 'Column statistics'), ' ', status, box, statsBox);
 }
@@ -542,7 +632,7 @@ function viewer(t, open) {
 // A table's card: name, title, description, rows, size, columns; its files,
 // and its first rows when the browser can read it (`open` gives the
 // connection; null: not readable, `why` says why).
-function tableSection(t, filesJson, dataDir, why, open) {
+function tableSection(t, filesJson, dataDir, why, open, pv) {
   const key = qualified(t);
   const entry = filesJson && filesJson.tables ? filesJson.tables[key] : null;
   const size = entry ? entry.files.reduce((s, f) => s + (f.bytes || 0) + (f.deletes ? f.deletes.bytes || 0 : 0), 0) : null;
@@ -558,7 +648,7 @@ function tableSection(t, filesJson, dataDir, why, open) {
     h('div', { class: 'scroll' }, h('table', { class: 'columns' }, h('thead', {}, h('tr', {}, h('th', {}, 'Column'), h('th', {}, 'Type'), h('th', {}, 'Null'), h('th', {}, 'Description'))),
       h('tbody', {}, (t.fields || []).map((f) => h('tr', {}, h('td', {}, h('code', {}, f.name), f.title ? ` (${f.title})` : ''),
         h('td', {}, f.type || ''), h('td', {}, f.nullable === false ? 'not null' : f.nullable ? 'yes' : ''), h('td', {}, f.description || '')))))),
-    open && !why ? viewer(t, open) : null,
+    pv || (open && !why) ? viewer(t, why ? null : open, pv) : null,
     entry && entry.files.length ? h('details', {}, h('summary', {}, 'Files'),
       h('div', { class: 'scroll' }, h('table', {}, h('tbody', {}, entry.files.map((f) => h('tr', {},
         h('td', { class: 'path' }, fileLink(fileUrl(base, dataDir, f.path), f.path)), h('td', { class: 'num' }, `${f.rows} rows`),
@@ -822,10 +912,11 @@ async function showVersion(id) {
   const latestBranch = branchOf ? branchOf[0] : r.head;
   const latest = r.branches[latestBranch];
   where.textContent = `/ version ${v.seq}`;
-  const [ds, filesJson, note] = await Promise.all([
+  const [ds, filesJson, note, previews] = await Promise.all([
     v.dataset ? get(`versions/${id}/${v.dataset.path}`).catch(() => ({})) : Promise.resolve({}),
     v.files ? get(`versions/${id}/${v.files.path}`).catch(() => null) : Promise.resolve(null),
-    (async () => (v.files ? null : offline(v)))()]);
+    (async () => (v.files ? null : offline(v)))(),
+    previewOf(id)]);
   const gone = note || (v.files && !filesJson ? await offline(v) : null);
   // the branch's tip offline: its ATTACH and `fdl attach URL@branch` would fail (exit 7)
   const tipGone = !gone && latest && latest !== id ? await version(latest).then(offline).catch(() => null) : null;
@@ -835,7 +926,7 @@ async function showVersion(id) {
   const views = (ds.tables || []).filter((t) => t.kind === 'view');
   const liveViews = gone ? [] : views;
   const open = gone ? null : () => connectionFor(id, readable, filesJson, dataDir, liveViews);
-  const tableSections = tables.map((x) => tableSection(x.t, filesJson, dataDir, gone ? null : x.why, open));
+  const tableSections = tables.map((x) => tableSection(x.t, filesJson, dataDir, gone ? null : x.why, open, gone ? null : previews[qualified(x.t)]));
   // a version that changed only the description: the parent's data, a new dataset.json
   const parent = (v.parents || []).length ? await version(v.parents[0]).catch(() => null) : null;
   const descriptionOnly = parent && parent.ducklake && parent.ducklake.snapshot_id === v.ducklake.snapshot_id;
@@ -873,7 +964,9 @@ async function showVersion(id) {
       liveViews.length ? viewer(w, open) : null))] : null,
     (v.inputs || []).length ? [h('h2', {}, 'Inputs'), h('ul', {}, v.inputs.map((i) => h('li', {}, i.source_id, ' — ',
       i.url ? h('a', { href: i.url, rel: 'noopener' }, i.url) : '', ` (sha256 ${i.sha256.slice(0, 12)}…, ${date(i.retrieved_at)})`)))] : null);
-  if (readable.length) duck().catch(() => {}); // warm DuckDB up while the reader reads
+  // warm DuckDB up while the reader reads, unless the preview shows every
+  // table: then DuckDB-Wasm loads only for a query or a next page
+  if (readable.some((t) => !previews[qualified(t)])) duck().catch(() => {});
 }
 
 // ---- routing ---------------------------------------------------------------------
@@ -883,6 +976,7 @@ async function route() {
   show(h('p', { class: 'muted' }, 'Loading…'));
   try {
     if (m && m[1] === 'v') await showVersion(decodeURIComponent(m[2]));
+    else if (!m && page.fdlVersion) await showVersion(page.fdlVersion);
     else await showOverview(m ? decodeURIComponent(m[2]) : null);
     document.body.dataset.ready = location.hash || '#/';
   } catch (e) {

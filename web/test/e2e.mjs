@@ -5,7 +5,8 @@
 //   node e2e.mjs BASE_URL ARTIFACT_DIR PLAN_JSON
 // FDL_PAGE_TOKEN (environment): the token to type when the page asks for one.
 // PLAN_JSON: {"queries": [{"seq": 3, "sql": "SELECT count(*) FROM population", "csv": true}, ...],
-//             "viewers": [{"seq": 2, "table": "main.towns", "stats": true}, ...],  (optional)
+//             "viewers": [{"seq": 2, "table": "main.towns", "stats": true}, ...],  (optional: the rows shown,
+//                 from the version's preview at once or read on a click; each has `drawn`, what viewerOf saw)
 //             "compares": [2, ...],  (optional: "Compare with the parent" on these versions)
 //             "downloads": [{"seq": 1, "table": "main.towns"}, ...],  (optional: a data file's link clicked)
 //             "cardQueries": ["SELECT ...", ...],  (optional: the landing card's SQL box)
@@ -87,6 +88,30 @@ try {
     return got;
   };
   page.on('console', (m) => { if (m.type() === 'error') seen.consoleErrors.push(m.text()); });
+  // every URL the page asked for: DuckDB-Wasm's files must not be among
+  // them before a query when the versions have previews
+  seen.requests = [];
+  page.on('request', (r) => seen.requests.push(r.url()));
+  // a table section's viewer as drawn: its rows, where they came from, its
+  // statistics (the four cells the browser computes, then the preview's more)
+  const viewerOf = (section) => section.evaluate((s) => {
+    const v = s.querySelector('.viewer');
+    const box = s.querySelector('.stats-box');
+    return {
+      source: v ? v.dataset.source || null : null,
+      header: [...s.querySelectorAll('table.rows thead th')].map((t) => t.firstChild.textContent),
+      rows: [...s.querySelectorAll('table.rows tbody tr')].map((tr) => [...tr.cells].map((c) => (c.classList.contains('null') ? null : c.textContent))),
+      statsSource: box ? box.dataset.source || null : null,
+      stats: [...s.querySelectorAll('table.stats tbody tr')].map((tr) => ({
+        cells: [...tr.cells].slice(0, 4).map((c) => c.textContent.trim()),
+        nullMin: tr.cells[2] ? tr.cells[2].classList.contains('null') : false,
+        nullMax: tr.cells[3] ? tr.cells[3].classList.contains('null') : false,
+        distinct: tr.querySelector('td.distinct') ? tr.querySelector('td.distinct').textContent : null,
+        histogram: [...tr.querySelectorAll('.hist .bin')].map((b) => [b.dataset.upto, Number(b.dataset.count)]),
+        top: [...tr.querySelectorAll('ol.top li')].map((li) => [li.querySelector('.value').textContent, Number(li.dataset.count)]),
+        lengths: tr.querySelector('.lengths') ? { ...tr.querySelector('.lengths').dataset } : null })),
+    };
+  });
   page.on('pageerror', (e) => seen.consoleErrors.push(String(e)));
 
   await page.goto(base, { waitUntil: 'load' });
@@ -119,6 +144,12 @@ try {
       historyIds: [...document.querySelectorAll('#history .id-chip a')].map((a) => a.title),
     };
   });
+  // the landing card's tables as drawn before anything is clicked
+  seen.cardViewers = [];
+  for (const section of await page.locator('#card-tables section.table').all()) {
+    seen.cardViewers.push({ table: await section.getAttribute('data-table'), ...(await viewerOf(section)) });
+  }
+  seen.duckdbBeforeClick = seen.requests.filter((u) => u.includes('/_fdl/duckdb/'));
   await page.click('#chart-button');
   await page.waitForSelector('#rows-chart[data-series]', { timeout: 60000 });
   seen.chart = JSON.parse(await page.getAttribute('#rows-chart', 'data-series'));
@@ -142,20 +173,21 @@ try {
   for (const w of plan.viewers || []) {
     await openVersion(w.seq);
     const section = page.locator(`section.table[data-table="${w.table}"]`);
-    await section.locator('button.show-rows').click();
+    // with a preview the rows are there at once, with no button
+    if (await section.locator('button.show-rows').count()) await section.locator('button.show-rows').click();
     await page.waitForFunction((t) => {
       const s = document.querySelector(`section.table[data-table="${t}"]`);
       return s && (s.querySelector('.viewer[data-rows]') || s.querySelector('.error'));
     }, w.table, { timeout: 120000 });
-    if (w.stats) {
+    if (w.stats && await section.locator('button.show-stats').count()) {
       await section.locator('button.show-stats').click();
       await page.waitForFunction((t) => {
         const s = document.querySelector(`section.table[data-table="${t}"]`);
         return s && s.querySelector('.stats-box[data-ready]');
       }, w.table, { timeout: 120000 });
     }
-    seen.viewers.push({ ...w,
-      stats: await section.locator('table.stats tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim()))),
+    seen.viewers.push({ ...w, drawn: await viewerOf(section),
+      stats: await section.locator('table.stats tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].slice(0, 4).map((c) => c.textContent.trim()))),
       changesNote: await textOf('#changes-note'),
       header: await section.locator('table.rows thead th').evaluateAll((ths) => ths.map((t) => t.firstChild.textContent)),
       types: await section.locator('table.rows thead th .type').allTextContents(),

@@ -1,7 +1,8 @@
 // One number for docs/web.md: milliseconds from navigation to the landing
-// page ready (body[data-ready]), best of RUNS cold loads.  node timing.mjs URL [RUNS]
+// page ready (body[data-ready]), or to SELECTOR drawn, best of RUNS cold
+// loads.  node timing.mjs URL [RUNS] [SELECTOR]
 import { chromium } from 'playwright-core';
-const [url, runs = '5'] = process.argv.slice(2);
+const [url, runs = '5', selector = 'body[data-ready="#/"]'] = process.argv.slice(2);
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 const times = [];
@@ -11,7 +12,7 @@ try {
     const page = await ctx.newPage();
     const t0 = Date.now();
     await page.goto(url, { waitUntil: 'commit' });
-    await page.waitForSelector('body[data-ready="#/"]', { timeout: 30000 });
+    await page.waitForSelector(selector, { timeout: 30000 });
     times.push(Date.now() - t0);
     await ctx.close();
   }

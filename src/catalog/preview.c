@@ -1,0 +1,371 @@
+/* A version's preview in SQL (docs/format.md "Previews (fdl)"): each
+ * table's state, its first rows and its column statistics over every row,
+ * read through DuckLake from a catalog attached read only, every value as
+ * DuckDB prints it. */
+#include "duck.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Each live table of the catalog attached (through DuckLake) as `alias`:
+ * its names, its id and a text that changes whenever what a reader gets
+ * from it may change (columns, live files and their deletes). */
+int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, fdl_error *err)
+{
+	static const char *const tmpl =
+		"WITH c AS (SELECT table_id, string_agg(column_id || ':' || coalesce(parent_column, -1) || ':' ||"
+		"   column_name || ':' || column_type || ':' || coalesce(initial_default, '\\N'), chr(10) ORDER BY column_id)"
+		"   AS cols FROM {db}.ducklake_column WHERE end_snapshot IS NULL GROUP BY table_id),"
+		" f AS (SELECT f.table_id, string_agg(f.path || chr(9) || coalesce(x.path, ''), chr(10)"
+		"   ORDER BY f.data_file_id) AS files, sum(f.file_size_bytes) AS bytes FROM {db}.ducklake_data_file f"
+		"   LEFT JOIN {db}.ducklake_delete_file x ON x.data_file_id = f.data_file_id AND x.end_snapshot IS NULL"
+		"   WHERE f.end_snapshot IS NULL GROUP BY f.table_id)"
+		" SELECT s.schema_name, t.table_name, t.table_id, coalesce(c.cols, '') || chr(30) || coalesce(f.files, ''),"
+		" coalesce(f.bytes, 0)"
+		" FROM {db}.ducklake_table t JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id"
+		" LEFT JOIN c ON c.table_id = t.table_id LEFT JOIN f ON f.table_id = t.table_id"
+		" WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL ORDER BY 1, 2";
+	fdl_buf sql = {0}, meta = {0};
+	fdl_rows rows = {0};
+	int rc = fdl_buf_printf(&meta, err, "__ducklake_metadata_%s", alias);
+	if (!rc)
+		rc = fdl_sql_with_db(&sql, tmpl, meta.data, err);
+	fdl_buf_free(&meta);
+	if ((rc = fdl_duck_query_built(d, &rows, &sql, rc, err)))
+		return rc;
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < fdl_rows_count(&rows); i++) {
+		char *schema = fdl_rows_str(&rows, 0, i), *name = fdl_rows_str(&rows, 1, i),
+		     *state = fdl_rows_str(&rows, 3, i);
+		json_t *t = schema && name && state ? json_pack("{s:s, s:s, s:I, s:s, s:I}", "schema", schema, "name",
+								name, "table_id", (json_int_t)fdl_rows_int(&rows, 2, i),
+								"state", state, "bytes",
+								(json_int_t)fdl_rows_int(&rows, 4, i))
+						    : NULL;
+		duckdb_free(schema);
+		duckdb_free(name);
+		duckdb_free(state);
+		if (!t || json_array_append_new(list, t)) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	fdl_rows_free(&rows);
+	if (!list)
+		return fdl_oom(err);
+	*out = list;
+	return 0;
+}
+
+/* ---- one table ---------------------------------------------------------- */
+
+typedef enum col_kind { COL_PLAIN, COL_RANGED, COL_TEXT, COL_NESTED } col_kind;
+
+static bool starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+/* What statistics a column of DuckDB type `type` gets. */
+static col_kind kind_of(const char *type)
+{
+	static const char *const numbers[] = {"TINYINT",  "SMALLINT", "INTEGER", "BIGINT",  "HUGEINT", "UTINYINT",
+					      "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT",   "DOUBLE", "DATE"};
+	if (!strcmp(type, "VARCHAR"))
+		return COL_TEXT;
+	if (strchr(type, '[') || starts(type, "STRUCT") || starts(type, "MAP") || starts(type, "UNION"))
+		return COL_NESTED;
+	if (starts(type, "DECIMAL(") || starts(type, "TIMESTAMP") || starts(type, "TIME"))
+		return COL_RANGED;
+	for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++)
+		if (!strcmp(type, numbers[i]))
+			return COL_RANGED;
+	return COL_PLAIN;
+}
+
+typedef struct ptable {
+	fdl_duck *d;
+	char *from; /* alias.schema.table, quoted */
+	size_t ncols;
+	char **names, **types;
+	col_kind *kinds;
+} ptable;
+
+static void ptable_free(ptable *p)
+{
+	for (size_t i = 0; i < p->ncols; i++) {
+		duckdb_free(p->names[i]);
+		duckdb_free(p->types[i]);
+	}
+	free(p->names);
+	free(p->types);
+	free(p->kinds);
+	free(p->from);
+}
+
+static int ptable_open(ptable *p, const char *alias, const char *schema, const char *name, fdl_error *err)
+{
+	fdl_buf b = {0}, sql = {0};
+	int rc = fdl_buf_sql_ident(&b, alias, err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, ".", err);
+	if (!rc)
+		rc = fdl_buf_sql_ident(&b, schema, err);
+	if (!rc)
+		rc = fdl_buf_puts(&b, ".", err);
+	if (!rc)
+		rc = fdl_buf_sql_ident(&b, name, err);
+	p->from = rc ? NULL : fdl_buf_detach(&b);
+	fdl_buf_free(&b);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, "SELECT column_name, column_type FROM (DESCRIBE %s)", p->from);
+	fdl_rows rows = {0};
+	if ((rc = fdl_duck_query_built(p->d, &rows, &sql, rc, err)))
+		return rc;
+	size_t n = fdl_rows_count(&rows);
+	p->names = calloc(n + 1, sizeof *p->names);
+	p->types = calloc(n + 1, sizeof *p->types);
+	p->kinds = calloc(n + 1, sizeof *p->kinds);
+	if (!p->names || !p->types || !p->kinds)
+		rc = fdl_oom(err);
+	for (size_t i = 0; i < n && !rc; i++, p->ncols++) {
+		p->names[i] = fdl_rows_str(&rows, 0, i);
+		p->types[i] = fdl_rows_str(&rows, 1, i);
+		if (!p->names[i] || !p->types[i])
+			rc = fdl_oom(err);
+		else
+			p->kinds[i] = kind_of(p->types[i]);
+	}
+	fdl_rows_free(&rows);
+	return rc;
+}
+
+/* A cell as JSON: its text, or null. */
+static json_t *cell(fdl_rows *rows, size_t col, size_t row)
+{
+	if (fdl_rows_null(rows, col, row))
+		return json_null();
+	char *s = fdl_rows_str(rows, col, row);
+	json_t *v = s ? json_string(s) : NULL;
+	duckdb_free(s);
+	return v;
+}
+
+static int first_rows(json_t **out, ptable *p, size_t limit, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "SELECT ", err);
+	for (size_t i = 0; i < p->ncols && !rc; i++) {
+		rc = fdl_buf_puts(&sql, i ? ", CAST(" : "CAST(", err);
+		if (!rc)
+			rc = fdl_buf_sql_ident(&sql, p->names[i], err);
+		if (!rc)
+			rc = fdl_buf_puts(&sql, " AS VARCHAR)", err);
+	}
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, "%s FROM %s LIMIT %zu", p->ncols ? "" : "1", p->from, limit);
+	fdl_rows rows = {0};
+	if ((rc = fdl_duck_query_built(p->d, &rows, &sql, rc, err)))
+		return rc;
+	json_t *list = json_array();
+	for (size_t r = 0; list && r < fdl_rows_count(&rows); r++) {
+		json_t *row = json_array();
+		for (size_t c = 0; row && c < p->ncols; c++)
+			if (json_array_append_new(row, cell(&rows, c, r))) {
+				json_decref(row);
+				row = NULL;
+			}
+		if (!row || json_array_append_new(list, row)) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	fdl_rows_free(&rows);
+	if (!list)
+		return fdl_oom(err);
+	*out = list;
+	return 0;
+}
+
+/* count(*), then per column nulls, distinct, min, max (and, for text,
+ * the lengths): one scan of every row. */
+static int summary_sql(fdl_buf *sql, ptable *p, fdl_error *err)
+{
+	int rc = fdl_buf_puts(sql, "SELECT count(*)", err);
+	for (size_t i = 0; i < p->ncols && !rc; i++) {
+		fdl_buf c = {0};
+		rc = fdl_buf_sql_ident(&c, p->names[i], err);
+		const char *n = c.data;
+		if (!rc && p->kinds[i] == COL_NESTED)
+			rc = fdl_buf_printf(sql, err, ", count(*) - count(%s)", n);
+		else if (!rc)
+			rc = fdl_buf_printf(sql, err,
+					    ", count(*) - count(%1$s), count(DISTINCT %1$s), CAST(min(%1$s) AS VARCHAR),"
+					    " CAST(max(%1$s) AS VARCHAR)",
+					    n);
+		if (!rc && p->kinds[i] == COL_TEXT)
+			rc = fdl_buf_printf(sql, err,
+					    ", min(length(%1$s)), max(length(%1$s)), CAST(avg(length(%1$s)) AS VARCHAR)",
+					    n);
+		fdl_buf_free(&c);
+	}
+	if (!rc)
+		rc = fdl_buf_printf(sql, err, " FROM %s", p->from);
+	return rc;
+}
+
+static json_t *int_or_null(fdl_rows *rows, size_t col)
+{
+	return fdl_rows_null(rows, col, 0) ? json_null() : json_integer(fdl_rows_int(rows, col, 0));
+}
+
+/* The summary's row as the stats array (without histograms and tops). */
+static int summary(json_t **stats, int64_t *count, ptable *p, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	fdl_rows rows = {0};
+	int rc = summary_sql(&sql, p, err);
+	if ((rc = fdl_duck_query_built(p->d, &rows, &sql, rc, err)))
+		return rc;
+	*count = fdl_rows_int(&rows, 0, 0);
+	json_t *list = json_array();
+	size_t k = 1;
+	for (size_t i = 0; list && i < p->ncols; i++) {
+		json_t *s = json_pack("{s:s, s:s, s:o}", "name", p->names[i], "type", p->types[i], "nulls",
+				      int_or_null(&rows, k++));
+		if (s && p->kinds[i] == COL_NESTED) {
+			json_object_set_new(s, "distinct", json_null());
+			json_object_set_new(s, "min", json_null());
+			json_object_set_new(s, "max", json_null());
+		} else if (s) {
+			json_object_set_new(s, "distinct", int_or_null(&rows, k++));
+			json_object_set_new(s, "min", cell(&rows, k++, 0));
+			json_object_set_new(s, "max", cell(&rows, k++, 0));
+		}
+		if (s && p->kinds[i] == COL_TEXT) {
+			json_t *l = json_pack("{s:o, s:o, s:o}", "min", int_or_null(&rows, k), "max",
+					      int_or_null(&rows, k + 1), "avg", cell(&rows, k + 2, 0));
+			k += 3;
+			json_object_set_new(s, "lengths", l);
+		}
+		if (!s || json_array_append_new(list, s)) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	fdl_rows_free(&rows);
+	if (!list)
+		return fdl_oom(err);
+	*stats = list;
+	return 0;
+}
+
+/* [{key_name: text, "count": n}] from rows of (text, count). */
+static json_t *pairs(fdl_rows *rows, const char *key_name)
+{
+	json_t *list = json_array();
+	for (size_t r = 0; list && r < fdl_rows_count(rows); r++) {
+		json_t *e = json_pack("{s:o, s:I}", key_name, cell(rows, 0, r), "count",
+				      (json_int_t)fdl_rows_int(rows, 1, r));
+		if (!e || json_array_append_new(list, e)) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	return list;
+}
+
+/* A ranged column's histogram over ten bins between its min and max (DuckDB's
+ * equi_width_bins, "nice" bounds); NULL in *out when DuckDB has none for it
+ * (a type equi_width_bins does not take, an infinite float). */
+static int histogram(json_t **out, ptable *p, size_t i, fdl_error *err)
+{
+	fdl_buf sql = {0}, c = {0};
+	int rc = fdl_buf_sql_ident(&c, p->names[i], err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err,
+				    "SELECT CAST(e.key AS VARCHAR), e.value FROM (SELECT unnest(map_entries(histogram(%1$s,"
+				    " (SELECT equi_width_bins(min(%1$s), max(%1$s), 10, true) FROM %2$s)))) AS e FROM %2$s)",
+				    c.data, p->from);
+	fdl_buf_free(&c);
+	fdl_rows rows = {0};
+	fdl_error e;
+	*out = NULL;
+	if (rc)
+		return rc;
+	if (fdl_duck_query_built(p->d, &rows, &sql, 0, &e))
+		return 0; /* no histogram for this column */
+	*out = pairs(&rows, "upto");
+	fdl_rows_free(&rows);
+	return *out ? 0 : fdl_oom(err);
+}
+
+/* A text column's ten most frequent values (ties in value order). */
+static int top_values(json_t **out, ptable *p, size_t i, fdl_error *err)
+{
+	fdl_buf sql = {0}, c = {0};
+	int rc = fdl_buf_sql_ident(&c, p->names[i], err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err,
+				    "SELECT %1$s, count(*) FROM %2$s WHERE %1$s IS NOT NULL GROUP BY %1$s"
+				    " ORDER BY count(*) DESC, %1$s LIMIT 10",
+				    c.data, p->from);
+	fdl_buf_free(&c);
+	fdl_rows rows = {0};
+	if ((rc = fdl_duck_query_built(p->d, &rows, &sql, rc, err)))
+		return rc;
+	*out = pairs(&rows, "value");
+	fdl_rows_free(&rows);
+	return *out ? 0 : fdl_oom(err);
+}
+
+static int column_extras(json_t *stats, ptable *p, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < p->ncols && !rc; i++) {
+		json_t *s = json_array_get(stats, i), *x = NULL;
+		if (p->kinds[i] == COL_RANGED && !json_is_null(json_object_get(s, "min"))) {
+			if (!(rc = histogram(&x, p, i, err)) && x)
+				json_object_set_new(s, "histogram", x);
+		} else if (p->kinds[i] == COL_TEXT) {
+			if (!(rc = top_values(&x, p, i, err)))
+				json_object_set_new(s, "top", x);
+		}
+	}
+	return rc;
+}
+
+int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
+			      size_t first, bool with_stats, fdl_error *err)
+{
+	ptable p = {.d = d};
+	json_t *cols = json_array(), *rows = NULL, *stats = NULL;
+	int64_t count = 0;
+	int rc = cols ? ptable_open(&p, alias, schema, name, err) : fdl_oom(err);
+	for (size_t i = 0; i < p.ncols && !rc; i++)
+		if (json_array_append_new(cols, json_pack("{s:s, s:s}", "name", p.names[i], "type", p.types[i])))
+			rc = fdl_oom(err);
+	if (!rc)
+		rc = first_rows(&rows, &p, first, err);
+	if (!rc && with_stats)
+		rc = summary(&stats, &count, &p, err);
+	if (!rc && with_stats)
+		rc = column_extras(stats, &p, err);
+	if (!rc && !with_stats) {
+		fdl_buf sql = {0};
+		fdl_rows r = {0};
+		if (!(rc = fdl_duck_query_built(d, &r, &sql, fdl_buf_printf(&sql, err, "SELECT count(*) FROM %s", p.from),
+						err)))
+			count = fdl_rows_int(&r, 0, 0);
+		fdl_rows_free(&r);
+	}
+	json_t *doc = rc ? NULL : json_pack("{s:O, s:I, s:O}", "columns", cols, "row_count", (json_int_t)count, "rows", rows);
+	if (doc && stats)
+		json_object_set(doc, "stats", stats);
+	if (!rc && !doc)
+		rc = fdl_oom(err);
+	json_decref(cols);
+	json_decref(rows);
+	json_decref(stats);
+	ptable_free(&p);
+	if (!rc)
+		*out = doc;
+	return rc;
+}

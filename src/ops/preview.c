@@ -1,0 +1,322 @@
+/* Previews (docs/format.md "Previews (fdl)"): a version's tables' first
+ * rows and column statistics, computed by DuckDB over the version as a
+ * reader opens it, written beside versions/; at commit through the seam
+ * (derived.c), for older versions by fdl preview. A table whose state a
+ * preview already has is not computed again. */
+#include "preview.h"
+#include "../layout/preview.h"
+#include "../layout/walk.h"
+#include "../util/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIAS "fdl_pv"
+
+typedef struct pv_run {
+	fdl_repo *repo;
+	fdl_version *v;
+	char *catalog;
+	fdl_duck *d;
+	fdl_duck *share; /* the commit's database (DuckLake loaded), beside a commit */
+	bool attached;
+} pv_run;
+
+static void run_free(pv_run *r)
+{
+	if (r->d && r->share && r->attached) { /* the database stays: leave it as found */
+		fdl_error ignore;
+		fdl_catalog_detach(r->d, ALIAS, &ignore);
+	}
+	fdl_duck_free(r->d);
+	free(r->catalog);
+	fdl_version_free(r->v);
+}
+
+/* The version attached as a reader attaches it: checked, confined, read
+ * only. Beside a commit, in the commit's own database (DuckDB started,
+ * DuckLake loaded), without the confinement, which would hold for the
+ * whole database: the catalog is the one the commit froze and checked. */
+static int run_open(pv_run *r, const char *id, fdl_error *err)
+{
+	int rc = fdl_version_read(&r->v, r->repo, id, err);
+	if (!rc)
+		rc = fdl_version_fetch_catalog(&r->catalog, r->repo, r->v, err);
+	if (!rc)
+		rc = r->share ? fdl_duck_new_sharing(&r->d, r->share, err) : fdl_duck_new(&r->d, false, err);
+	if (!rc)
+		rc = fdl_duck_use_data(r->d, r->repo->data_url, r->repo->store, err);
+	if (!rc && !r->share)
+		rc = fdl_catalog_version_confined(NULL, r->d, NULL, r->catalog, r->repo->store, r->repo->data_dir,
+						  fdl_version_id(r->v), err);
+	if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
+		r->attached = true;
+	const char *dirs[] = {r->repo->data_url, NULL};
+	const char *paths[] = {r->catalog, NULL};
+	if (!rc && !r->share)
+		rc = fdl_duck_confine(r->d, dirs, paths, err);
+	return rc;
+}
+
+/* The table file's name: the sha256 of the format, whether it holds
+ * statistics, and the table's state. */
+static int state_sha(char sha[65], const json_t *t, bool stats, fdl_error *err)
+{
+	char *text = fdl_asprintf("fdl_preview %d\x1e%s\x1e%s\x1e%s\x1e%lld\x1e%s", FDL_PREVIEW_FORMAT,
+				  stats ? "stats" : "rows", json_string_value(json_object_get(t, "schema")),
+				  json_string_value(json_object_get(t, "name")),
+				  (long long)json_integer_value(json_object_get(t, "table_id")),
+				  json_string_value(json_object_get(t, "state")));
+	int rc = text ? fdl_sha256_mem(sha, text, strlen(text), err) : fdl_oom(err);
+	free(text);
+	return rc;
+}
+
+/* Table `t` (a state of fdl_catalog_preview_states): its file found (with
+ * statistics first) or computed and written; its key into the entry. */
+static int table_entry(pv_run *r, json_t *t, const fdl_preview_options *o, fdl_preview_counts *n, fdl_error *err)
+{
+	int64_t bytes = json_integer_value(json_object_get(t, "bytes"));
+	int64_t max = o && o->stats_max_bytes ? o->stats_max_bytes : FDL_PREVIEW_STATS_MAX;
+	bool want = max < 0 || bytes <= max;
+	char sha[65];
+	bool there = false;
+	int rc = 0;
+	for (int stats = 1; stats >= !want && !there && !rc; stats--)
+		if (!(rc = state_sha(sha, t, stats, err)))
+			rc = fdl_preview_table_exists(&there, r->repo, sha, err);
+	if (!rc && !there) {
+		json_t *doc = NULL;
+		const char *schema = json_string_value(json_object_get(t, "schema")),
+			   *name = json_string_value(json_object_get(t, "name"));
+		if (!(rc = state_sha(sha, t, want, err)))
+			rc = fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, FDL_PREVIEW_ROWS, want, err);
+		if (!rc) {
+			json_t *head = json_pack("{s:i, s:s, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "schema", schema,
+						 "name", name, "table_id", json_object_get(t, "table_id"));
+			rc = head && !json_object_update_missing(head, doc) ? 0 : fdl_oom(err);
+			if (!rc)
+				rc = fdl_preview_table_write(r->repo, sha, head, err);
+			json_decref(head);
+		}
+		json_decref(doc);
+		if (rc)
+			fdl_error_prefix(err, "table %s.%s", schema, name);
+		else
+			n->computed++;
+	} else if (!rc)
+		n->reused++;
+	char *key = rc ? NULL : fdl_preview_table_key(sha);
+	if (!rc && (!key || json_object_set_new(t, "key", json_string(key))))
+		rc = fdl_oom(err);
+	free(key);
+	json_object_del(t, "state");
+	json_object_del(t, "bytes");
+	return rc;
+}
+
+/* fdl__preview_make, in `share` when it is not NULL. */
+static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, const fdl_preview_options *o,
+		   fdl_preview_counts *n, fdl_error *err)
+{
+	json_t *have = NULL, *tables = NULL;
+	fdl_error e;
+	memset(n, 0, sizeof *n);
+	bool again = false; /* a table lacks the statistics asked for now: the preview written again */
+	if (!fdl_preview_load(&have, repo, id, &e)) {
+		size_t i;
+		json_t *t;
+		json_array_foreach(json_object_get(have, "tables"), i, t) again |= !json_object_get(t, "stats");
+		json_decref(have);
+		if (!again || !o || !o->stats_max_bytes) {
+			n->already = true;
+			return 0;
+		}
+	}
+	pv_run r = {.repo = repo, .share = share};
+	int rc = run_open(&r, id, err);
+	if (!rc)
+		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, err);
+	size_t i;
+	json_t *t;
+	json_array_foreach(rc ? NULL : tables, i, t)
+	{
+		if ((rc = table_entry(&r, t, o, n, err)))
+			break;
+	}
+	json_t *doc = rc ? NULL : json_pack("{s:i, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "version", id, "tables",
+					    tables);
+	if (!rc && !doc)
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = fdl_preview_write(repo, id, doc, again, err);
+	if (rc)
+		fdl_error_prefix(err, "the preview of version %s", id);
+	json_decref(doc);
+	json_decref(tables);
+	run_free(&r);
+	return rc;
+}
+
+int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
+		      fdl_error *err)
+{
+	return make_in(repo, id, NULL, o, n, err);
+}
+
+/* ---- beside a commit ------------------------------------------------------- */
+
+struct fdl_preview_job {
+	fdl_repo *repo; /* its own handle: the caller goes on with its own */
+	fdl_duck *share;
+	char id[FDL_ID_LEN + 1];
+	fdl_pool_side *side;
+	fdl_error err;
+	int rc;
+};
+
+static void job_run(void *arg)
+{
+	fdl_preview_job *j = arg;
+	fdl_preview_counts n;
+	fdl_preview_options o = FDL_PREVIEW_OPTIONS_INIT;
+	o.stats_max_bytes = FDL_PREVIEW_STATS_MAX;
+	j->rc = make_in(j->repo, j->id, j->share, &o, &n, &j->err);
+}
+
+int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
+{
+	*out = NULL;
+	const char *at = getenv("FDL_PREVIEW_AT_COMMIT"); /* 0: none (fdl preview writes it later) */
+	if (at && !strcmp(at, "0"))
+		return 0;
+	fdl_preview_job *j = calloc(1, sizeof *j);
+	if (!j)
+		return fdl_oom(err);
+	snprintf(j->id, sizeof j->id, "%s", id);
+	j->share = share;
+	int rc = fdl_repo_open(&j->repo, repo->root, err);
+	if (rc) {
+		free(j);
+		return rc;
+	}
+	if (!(j->side = fdl_pool_side_start(job_run, j)))
+		job_run(j); /* no thread: here, now */
+	*out = j;
+	return 0;
+}
+
+int fdl__preview_join(fdl_preview_job *j, fdl_error *err)
+{
+	if (!j)
+		return 0;
+	fdl_pool_side_join(j->side);
+	int rc = j->rc;
+	if (rc)
+		*err = j->err;
+	fdl_repo_free(j->repo);
+	free(j);
+	return rc;
+}
+
+/* ---- fdl preview ---------------------------------------------------------- */
+
+/* Every live version of the repository (sorted). */
+static int live_versions(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
+{
+	vdirs dirs = {0};
+	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
+	for (size_t i = 0; i < dirs.len && !rc; i++)
+		if (fdl_vdir_has(&dirs.items[i], FDL_VERSION_JSON) && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON))
+			rc = fdl_strlist_add(out, dirs.items[i].id, err);
+	fdl_vdirs_free(&dirs);
+	fdl_strlist_sort(out);
+	return rc;
+}
+
+int fdl__preview_sweep(fdl_repo *repo, fdl_error *err)
+{
+	fdl_strlist live = {0};
+	int rc = live_versions(&live, repo, err);
+	if (!rc)
+		rc = fdl_preview_sweep(repo, &live, NULL, err);
+	fdl_strlist_free(&live);
+	return rc;
+}
+
+/* One preview: its version live, its files as the format says. */
+static int check_one(fdl_strlist *problems, fdl_strlist *named, fdl_repo *repo, const fdl_strlist *live,
+		     const char *id, fdl_error *err)
+{
+	char *key = fdl_preview_key(id);
+	json_t *doc = NULL;
+	fdl_error e;
+	int rc = key ? 0 : fdl_oom(err);
+	if (!rc && !fdl_strlist_has_sorted(live, id))
+		rc = fdl_finding_add(problems, key,
+				     "version %s is gone (expired, withdrawn or never whole), yet its preview holds "
+				     "its first rows (fdl gc deletes it)", id);
+	else if (!rc && fdl_preview_load(&doc, repo, id, &e))
+		rc = fdl_finding_add(problems, key, "cannot be read: %s (fdl preview writes it again once it is "
+				     "deleted)", e.message);
+	size_t i;
+	json_t *t;
+	json_array_foreach(rc ? NULL : json_object_get(doc, "tables"), i, t)
+	{
+		if ((rc = fdl_strlist_add(named, json_string_value(json_object_get(t, "key")), err)))
+			break;
+	}
+	json_decref(doc);
+	free(key);
+	return rc;
+}
+
+int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err)
+{
+	fdl_strlist live = {0}, ids = {0}, named = {0}, keys = {0};
+	int rc = live_versions(&live, repo, err);
+	if (!rc)
+		rc = fdl_preview_list(&ids, repo, err);
+	for (size_t i = 0; i < ids.len && !rc; i++)
+		rc = check_one(problems, &named, repo, &live, ids.items[i], err);
+	fdl_strlist_sort(&named);
+	if (!rc && !(rc = fdl_store_list(repo->store, FDL_PREVIEW_TABLES_DIR, &keys, err)))
+		fdl_strlist_sort(&keys);
+	if (rc == FDL_ENOTFOUND)
+		rc = 0;
+	for (size_t i = 0; i < keys.len && !rc; i++)
+		if (!fdl_strlist_has_sorted(&named, keys.items[i]))
+			rc = fdl_finding_add(warnings, keys.items[i], "no preview names it (fdl gc deletes it)");
+	fdl_strlist_free(&live);
+	fdl_strlist_free(&ids);
+	fdl_strlist_free(&named);
+	fdl_strlist_free(&keys);
+	return rc;
+}
+
+int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, const fdl_preview_options *o,
+		     fdl_error *err)
+{
+	fdl_preview_options defaults = FDL_PREVIEW_OPTIONS_INIT;
+	int rc = o ? fdl_options_check(o->version, FDL_PREVIEW_OPTIONS_VERSION, "fdl_preview_fill",
+				       "fdl_preview_options", err)
+		   : 0;
+	if (rc)
+		return rc;
+	o = o ? o : &defaults;
+	fdl_strlist ids = {0};
+	for (size_t i = 0; i < n && !rc; i++) {
+		char id[FDL_ID_LEN + 1];
+		if (!(rc = fdl_ref_resolve(id, repo, versions[i], err)) && !(rc = fdl_version_check_live(repo, id, err)))
+			rc = fdl_strlist_add(&ids, id, err);
+	}
+	if (!rc && !n)
+		rc = live_versions(&ids, repo, err);
+	for (size_t i = 0; i < ids.len && !rc; i++) {
+		fdl_preview_counts c;
+		if (!(rc = fdl__preview_make(repo, ids.items[i], o, &c, err)) && o && o->done)
+			o->done(ids.items[i], c.computed, c.reused, c.already, o->payload);
+	}
+	fdl_strlist_free(&ids);
+	return rc;
+}

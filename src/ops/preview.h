@@ -1,0 +1,43 @@
+/* Previews (preview.c): computed for a version, beside a commit (the seam,
+ * derived.c, starts and joins it), and removed with their versions. */
+#ifndef FDL_OPS_PREVIEW_H
+#define FDL_OPS_PREVIEW_H
+
+#include "../catalog/catalog.h"
+#include "../layout/layout.h"
+
+/* A table whose live files hold more bytes than this gets its first rows
+ * and row count at commit, not its statistics (docs/decisions.md,
+ * "Previews computed at commit"): fdl preview computes them, with no bound
+ * unless --stats-max says one. */
+#define FDL_PREVIEW_STATS_MAX ((int64_t)32 << 20)
+
+typedef struct fdl_preview_counts {
+	size_t computed, reused; /* table files written, found */
+	bool already;            /* the version had its preview */
+} fdl_preview_counts;
+
+/* Version `id`'s preview, unless it has one: each table's file found by
+ * its state or computed (o NULL: the defaults). */
+int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
+		      fdl_error *err);
+
+/* The same beside the caller (a commit), on its own repository handle,
+ * on a connection of its own to `share` (the commit's DuckDB, DuckLake
+ * loaded; NULL: a DuckDB of its own), with the commit's bound on
+ * statistics; none when the environment says FDL_PREVIEW_AT_COMMIT=0.
+ * Join it (NULL: nothing) before `share` is freed. */
+typedef struct fdl_preview_job fdl_preview_job;
+int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
+int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
+
+/* The previews of versions no longer live deleted, and the table files no
+ * remaining preview names. */
+int fdl__preview_sweep(fdl_repo *repo, fdl_error *err);
+
+/* What fdl verify says of the previews ("key\tmessage" findings): one of
+ * a version that is gone, or that cannot be read, is a problem; a table
+ * file no preview names, a warning. */
+int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
+
+#endif

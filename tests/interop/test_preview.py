@@ -1,0 +1,129 @@
+"""Previews (docs/format.md "Previews (fdl)"): each version's first rows and
+column statistics, written at commit and by `fdl preview`, checked value by
+value against stock DuckDB over the whole table; a table the commit left as it
+was reused; removed with a withdrawn version; listed by verify."""
+import json
+
+from conftest import commits, connect, fdl, read_json
+
+
+def preview(repo, vid):
+    """The version's preview with each table's file merged in, by schema.table."""
+    doc = read_json(repo.root / "previews" / f"{vid}.json")
+    assert doc["fdl_preview"] == 1 and doc["version"] == vid
+    out = {}
+    for t in doc["tables"]:
+        table = read_json(repo.root / t["key"])
+        assert (table["schema"], table["name"], table["table_id"]) == (t["schema"], t["name"], t["table_id"])
+        out[f"{t['schema']}.{t['name']}"] = dict(table, key=t["key"])
+    return out
+
+
+def q(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+RANGED = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+          "UHUGEINT", "FLOAT", "DOUBLE", "DATE"}
+
+
+def expected(con, table):
+    """What stock DuckDB answers over every row of `table` (lake.schema.name)."""
+    cols = con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall()
+    first = con.execute(f"SELECT {', '.join(f'CAST({q(c)} AS VARCHAR)' for c, _ in cols)} FROM {table} LIMIT 20").fetchall()
+    stats = []
+    for c, t in cols:
+        n = q(c)
+        nulls, = con.execute(f"SELECT count(*) - count({n}) FROM {table}").fetchone()
+        s = {"name": c, "type": t, "nulls": nulls}
+        if "[" in t or t.startswith(("STRUCT", "MAP")):
+            stats.append(dict(s, distinct=None, min=None, max=None))
+            continue
+        s["distinct"], s["min"], s["max"] = con.execute(
+            f"SELECT count(DISTINCT {n}), CAST(min({n}) AS VARCHAR), CAST(max({n}) AS VARCHAR) FROM {table}").fetchone()
+        if t == "VARCHAR":
+            lo, hi, avg = con.execute(f"SELECT min(length({n})), max(length({n})), CAST(avg(length({n})) AS VARCHAR)"
+                                      f" FROM {table}").fetchone()
+            s["lengths"] = {"min": lo, "max": hi, "avg": avg}
+            s["top"] = [{"value": v, "count": k} for v, k in con.execute(
+                f"SELECT {n}, count(*) FROM {table} WHERE {n} IS NOT NULL GROUP BY {n} ORDER BY count(*) DESC, {n}"
+                " LIMIT 10").fetchall()]
+        elif s["min"] is not None and (t in RANGED or t.startswith(("DECIMAL(", "TIMESTAMP", "TIME"))):
+            s["histogram"] = [{"upto": k, "count": v} for k, v in con.execute(
+                f"SELECT CAST(e.key AS VARCHAR), e.value FROM (SELECT unnest(map_entries(histogram({n}, (SELECT"
+                f" equi_width_bins(min({n}), max({n}), 10, true) FROM {table})))) AS e FROM {table})").fetchall()]
+        stats.append(s)
+    count, = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return {"columns": [{"name": c, "type": t} for c, t in cols], "row_count": count,
+            "rows": [list(r) for r in first], "stats": stats}
+
+
+def check_version(repo, vid):
+    got = preview(repo, vid)
+    con = repo.open_version(vid)
+    try:
+        names = sorted(r[0] for r in con.execute(
+            "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall())
+        assert sorted(got) == names
+        for name in names:
+            schema, table = name.split(".")
+            want = expected(con, f"lake.{q(schema)}.{q(table)}")
+            have = {k: got[name][k] for k in ("columns", "row_count", "rows", "stats")}
+            assert have == want, f"{name} of {vid}"
+    finally:
+        con.close()
+    return got
+
+
+STEPS = [
+    ("big and small", [
+        "CREATE TABLE lake.big AS SELECT i AS id, CASE WHEN i % 7 = 0 THEN NULL ELSE 'k' || (i % 13) END AS kind,"
+        " i * 0.25 AS score, DATE '2020-01-01' + (i % 1000)::INT AS day,"
+        " TIMESTAMP '2024-01-01' + to_seconds(i) AS at, [i % 3, i % 5] AS pair FROM range(200000) r(i)",
+        "CREATE TABLE lake.towns (code INTEGER, name VARCHAR)",
+        "INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, NULL), (4, '<script>alert(1)</script>')"]),
+    ("a delete and a renamed column in towns", [
+        "DELETE FROM lake.towns WHERE code = 2",
+        "ALTER TABLE lake.towns RENAME COLUMN name TO town_name"]),
+    ("one more row in big", ["INSERT INTO lake.big VALUES (-1, 'new', NULL, NULL, NULL, NULL)"]),
+]
+
+
+def test_each_statistic_equals_stock_duckdb_and_unchanged_tables_are_reused(repo, tmp_path):
+    ids, _ = commits(repo, tmp_path / "w", *STEPS)
+    p = [check_version(repo, vid) for vid in ids]
+    # a table the commit did not change keeps its file; one it changed gets a new one
+    assert p[1]["main.big"]["key"] == p[0]["main.big"]["key"]
+    assert p[1]["main.towns"]["key"] != p[0]["main.towns"]["key"]
+    assert p[2]["main.towns"]["key"] == p[1]["main.towns"]["key"]
+    assert p[2]["main.big"]["key"] != p[1]["main.big"]["key"]
+    # hostile text stays a string, as DuckDB prints it
+    assert ["4", "<script>alert(1)</script>"] in p[0]["main.towns"]["rows"]
+    assert fdl("verify", repo.root).stdout.strip().endswith("0 problems")
+
+
+def test_fdl_preview_fills_older_versions_and_they_go_with_a_withdrawal(repo, tmp_path, ledger):
+    ids, _ = commits(repo, tmp_path / "w", *STEPS)
+    before = {vid: (repo.root / "previews" / f"{vid}.json").read_text() for vid in ids}
+    tables = sorted(p.name for p in (repo.root / "previews" / "tables").iterdir())
+    # previews deleted (a repository published before fdl wrote them): fdl preview writes the same files
+    for f in (repo.root / "previews").rglob("*.json"):
+        f.unlink()
+    out = fdl("preview", repo.root).stdout
+    assert out.count("preview written") == 3 and "1 reused" in out, out
+    assert {vid: (repo.root / "previews" / f"{vid}.json").read_text() for vid in ids} == before
+    assert sorted(p.name for p in (repo.root / "previews" / "tables").iterdir()) == tables
+    assert "has its preview" in fdl("preview", repo.root, ids[0]).stdout
+    assert fdl("preview", repo.root, "nope", check=False).returncode == 3
+    # a table file nobody names: a warning; a preview of a version that is gone: a problem
+    stray = repo.root / "previews" / "tables" / ("0" * 64 + ".json")
+    stray.write_text("{}")
+    v = fdl("verify", repo.root, check=False)
+    assert "no preview names it" in v.stdout + v.stderr and v.returncode == 0, v.stdout + v.stderr
+    # withdrawn: every version holding the rows goes, and with them their previews
+    fdl("withdraw", repo.root, ids[0], "--reason", "personal data", "--force")
+    ledger.gone(*ids)
+    assert not list((repo.root / "previews").rglob("*.json"))
+    (repo.root / "previews" / f"{ids[0]}.json").write_text(before[ids[0]])
+    v = fdl("verify", repo.root, check=False)
+    assert v.returncode != 0 and f"version {ids[0]} is gone" in v.stdout + v.stderr, v.stdout + v.stderr
