@@ -82,7 +82,10 @@ extern "C" {
 
 /* Error codes. The CLI exits with the negated code, so scripts can rely on
  * them: 3 not found, 4 conflict, 5 invalid, 6 I/O, 7 expired, 8 nothing to
- * commit, 9 already exists, 10 DuckDB, 11 ambiguous. */
+ * commit, 9 already exists, 10 DuckDB, 11 ambiguous, 12 out of memory. A
+ * code says what happened and nothing else: no function of fdl.h returns
+ * a positive value, and none of these means "stop" or "skip"
+ * (docs/architecture.md, "One return protocol"). */
 enum {
 	FDL_OK = 0,
 	FDL_ERROR = -1,      /* anything not listed below */
@@ -95,6 +98,7 @@ enum {
 	FDL_EEXISTS = -9,    /* refusing to overwrite */
 	FDL_EDUCKDB = -10,   /* DuckDB or one of its extensions failed */
 	FDL_EAMBIGUOUS = -11, /* an abbreviated version id matches several versions */
+	FDL_ENOMEM = -12,     /* an allocation failed */
 };
 
 typedef struct fdl_error {
@@ -408,8 +412,10 @@ FDL_EXTERN void fdl_diff_free(fdl_diff *d);
  * number of rows added and removed (DuckDB's EXCEPT ALL over the columns
  * both versions have), then `on_row` gets up to `limit` added rows and up
  * to `limit` removed rows, each as one JSON object, in ORDER BY ALL order.
- * A callback that returns non-zero stops the diff, which returns that
- * value. Nothing is held in memory but one chunk of rows. */
+ * A callback returns 0 to go on, or a negative FDL_E* code to stop the
+ * diff, which then returns that code (with a message saying the receiver
+ * stopped it); any other value stops it as FDL_ERROR. Nothing is held in
+ * memory but one chunk of rows. */
 typedef struct fdl_diff_rows_options {
 	unsigned int version; /* FDL_DIFF_ROWS_OPTIONS_VERSION */
 	const char *table; /* NULL = every table in both */

@@ -38,6 +38,14 @@ refnames() {
 		grep -v '^src/layout/\|^src/cli/\|^src/util/mime\.c:' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*/?\*' |
 		grep -v 'method'
 }
+# ... and the Iceberg views' tree (src/layout/iceberg.h): its manifests,
+# deletes and catalog folders, a table's metadata file (fdl_iceberg_*_key,
+# fdl_iceberg_manifests_uri, fdl_iceberg_rel_in); not the media types
+# util/mime.c gives (below layout), nor a comment
+icebergkeys() {
+	grep -rnE '"[^"]*(/manifests|manifests/|/deletes|deletes/|catalog/v1|/metadata/|\.metadata\.json)' src --include=*.c |
+		grep -v '^src/layout/\|^src/cli/\|^src/util/mime\.c:' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*/?\*'
+}
 # the checks above find what they look for: each literal planted in a file
 # of src/ops/ is found (a check that cannot fail is no wall)
 planted() {
@@ -46,9 +54,12 @@ planted() {
 	mkdir -p "$tmp/src/ops"
 	for plant in 'x = "HEAD";' 'line = fdl_asprintf("ref: %s\n", key);' 'fdl_store_list(s, "refs", &l, e);' \
 		'k = fdl_asprintf("refs/%s/%s", kind, name);' 'if (strstr(k, ".lock"))' 'k = "refs/heads/main";' \
-		'k = "versions/x";' 'k = "x/version.json";'; do
+		'k = "versions/x";' 'k = "x/version.json";' 'm = fdl_asprintf("%s/manifests", tree);' \
+		'p = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/manifests/", loc, lid);' \
+		'k = fdl_asprintf("%s/metadata/%05lld-%s.metadata.json", dir, seq, id);' 'if (!strncmp(rel, "deletes/", 8))' \
+		'k = "catalog/v1/namespaces";'; do
 		printf '%s\n' "$plant" >"$tmp/src/ops/probe.c"
-		[ "$(cd "$tmp" && { refnames; keys; files; } | wc -l)" -ge 1 ] || echo "not found when planted: $plant"
+		[ "$(cd "$tmp" && { refnames; keys; files; icebergkeys; } | wc -l)" -ge 1 ] || echo "not found when planted: $plant"
 	done
 	rm -rf "$tmp"
 }
@@ -96,5 +107,6 @@ check "a derived file brought up to date outside the seam (call fdl_ref_moved, s
 check "a ref, HEAD or a lock file spelled outside src/layout/ (use src/layout/keys.h)" refnames
 check "the walls check itself (a planted literal it did not find)" planted
 check "a version's file named outside src/layout/ (use the FDL_* names in src/layout/layout.h)" files
-[ $fail = 0 ] && echo "walls-check: no SQL outside src/catalog/, no key of the repository, ref, HEAD or lock spelled outside src/layout/ (each planted spelling found), libyaml and libcurl behind their doors, threads from the pool, rooms in size, derived files behind one seam"
+check "the Iceberg views' tree spelled outside src/layout/ (use src/layout/iceberg.h)" icebergkeys
+[ $fail = 0 ] && echo "walls-check: no SQL outside src/catalog/, no key of the repository, ref, HEAD, lock or Iceberg view spelled outside src/layout/ (each planted spelling found), libyaml and libcurl behind their doors, threads from the pool, rooms in size, derived files behind one seam"
 exit $fail

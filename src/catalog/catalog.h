@@ -414,6 +414,26 @@ int fdl_catalog_check_confined(fdl_duck *d, const char *alias, fdl_strlist *file
  * its own when d is NULL too) and detached again. */
 int fdl_catalog_confined(fdl_strlist *files, fdl_duck *d, const char *alias, const char *catalog, fdl_error *err);
 
+/* The one check of what a version may name (issue 53), before DuckLake, a
+ * reader, a view or a working catalog sees its catalog. Version `id`'s
+ * catalog (`catalog`, its local path as fetched) names only what a version
+ * may: every path it records, at any snapshot (each schema's, table's,
+ * data and delete file's), relative and clean (no absolute path, no '..',
+ * no URL: fdl_catalog_check_confined), and, on a store of local files,
+ * every file it references reached inside the repository with no symlink
+ * on the way (the store's own rule, fdl_store_files_confined: `store` is
+ * the repository's, `data_dir` its data folder). Else FDL_EINVALID naming
+ * the version and the file (and where a symlink leads). The catalog is attached
+ * raw as `alias` in `d`; alias NULL: this attaches it itself, in d, or in a
+ * DuckDB of its own when d is NULL too. `files` (may be NULL) gets every
+ * data and delete file the catalog references, relative to the data
+ * folder. Every command that reads a version's rows or hands them on calls
+ * it: query, attach, export, diff, checkout (and rebase, which seeds a
+ * working catalog the same way), withdraw, iceberg (a view, the catalog):
+ * src/ops/ and the Iceberg wing both call this one. */
+int fdl_catalog_version_confined(fdl_strlist *files, fdl_duck *d, const char *alias, const char *catalog,
+				 struct fdl_store *store, const char *data_dir, const char *id, fdl_error *err);
+
 /* Confine `d` to what it must read: these directories (prefixes, local or
  * URLs) and these exact paths, external access off and the configuration
  * locked, so SQL in a catalog (a view's read_csv) cannot reach anything

@@ -231,7 +231,7 @@ int fdl_catalog_changes(json_t **out, fdl_duck *d, const char *old_alias, const 
 	shape_free(&b);
 	if (rc) {
 		json_decref(list);
-		return fdl_fail(err, FDL_ERROR, "out of memory computing changes");
+		return fdl_fail(err, FDL_ENOMEM, "out of memory computing changes");
 	}
 	*out = list;
 	return 0;
@@ -242,8 +242,11 @@ typedef struct row_sink {
 	const char *table;
 	int added;
 	fdl_error *err;
+	bool stopped; /* the receiver returned non-zero: its code, not the engine's */
 } row_sink;
 
+/* A receiver's non-zero: its negative FDL_E* code as it is, anything else
+ * FDL_ERROR (fdl.h: a callback stops the diff with an error code). */
 static int stopped(fdl_error *err, int rc)
 {
 	return fdl_fail(err, rc < 0 ? rc : FDL_ERROR, "the diff was stopped by its receiver (rc %d)", rc);
@@ -253,6 +256,7 @@ static int sink_row(const char *json, void *payload)
 {
 	row_sink *k = payload;
 	int rc = k->o->on_row ? k->o->on_row(k->table, k->added, json ? json : "null", k->o->payload) : 0;
+	k->stopped = rc != 0;
 	return rc ? stopped(k->err, rc) : 0;
 }
 
@@ -450,7 +454,7 @@ int fdl_catalog_row_diff_raw(fdl_duck *d, const char *a, const char *b, const ch
 		char *schema = strndup(key, (size_t)(dot - key));
 		fdl_buf cols = {0}, qa = {0}, qb = {0};
 		bool same = false;
-		rc = schema ? same_files(&same, d, ra, rb, schema, dot + 1, err) : fdl_fail(err, FDL_ERROR, "oom");
+		rc = schema ? same_files(&same, d, ra, rb, schema, dot + 1, err) : fdl_oom(err);
 		if (!rc && !same)
 			rc = common_columns(&cols, d, a, b, schema, dot + 1, err);
 		if (!rc && !same)
@@ -462,15 +466,14 @@ int fdl_catalog_row_diff_raw(fdl_duck *d, const char *a, const char *b, const ch
 			rc = except_count(&added, d, qb.data, qa.data, cols.data, err);
 		if (!rc && !same)
 			rc = except_count(&removed, d, qa.data, qb.data, cols.data, err);
-		bool sink_failed = false;
+		row_sink plus = {o, key, 1, err, false}, minus = {o, key, 0, err, false};
 		if (!rc && o->on_table && (rc = o->on_table(key, added, removed, o->payload)))
-			rc = stopped(err, rc), sink_failed = true;
-		row_sink plus = {o, key, 1, err}, minus = {o, key, 0, err};
+			rc = stopped(err, rc), plus.stopped = true;
 		if (!rc && !same)
 			rc = except_rows(&plus, d, qb.data, qa.data, cols.data, o->limit, err);
 		if (!rc && !same)
 			rc = except_rows(&minus, d, qa.data, qb.data, cols.data, o->limit, err);
-		if (rc && !sink_failed && rc != FDL_ERROR)
+		if (rc && !plus.stopped && !minus.stopped) /* the receiver's own message stays as it is */
 			fdl_error_prefix(err, "comparing the rows of %s", key);
 		fdl_buf_free(&cols);
 		fdl_buf_free(&qa);

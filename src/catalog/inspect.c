@@ -3,6 +3,7 @@
  * catalog is attached raw and its end_snapshot values are already cut at
  * the frozen snapshot, so "live" is simply end_snapshot IS NULL. */
 #include "duck.h"
+#include "../store/store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,21 @@ int fdl_catalog_confined(fdl_strlist *files, fdl_duck *d, const char *alias, con
 		rc = rc ? rc : drc;
 	}
 	fdl_duck_free(own);
+	return rc;
+}
+
+int fdl_catalog_version_confined(fdl_strlist *files, fdl_duck *d, const char *alias, const char *catalog,
+				 struct fdl_store *store, const char *data_dir, const char *id, fdl_error *err)
+{
+	fdl_strlist all = {0};
+	int rc = fdl_catalog_confined(&all, d, alias, catalog, err);
+	if (!rc)
+		rc = fdl_store_files_confined(store, data_dir, &all, err);
+	if (rc)
+		fdl_error_prefix(err, "version %s", id);
+	for (size_t i = 0; !rc && files && i < all.len; i++)
+		rc = fdl_strlist_add(files, all.items[i], err);
+	fdl_strlist_free(&all);
 	return rc;
 }
 

@@ -127,7 +127,7 @@ static int on_chunk(duckdb_data_chunk chunk, duckdb_result *res, void *payload)
 			t->width[c] = strlen(duckdb_column_name(res, c));
 			if (fdl_buf_printf(&s->header, s->err, "%s%s", duckdb_column_name(res, c),
 					   c + 1 < t->ncols ? " | " : "\n"))
-				return FDL_ERROR;
+				return FDL_ENOMEM;
 		}
 		for (size_t c = 0; s->fmt == FDL_FORMAT_CSV && c < t->ncols; c++) {
 			put_csv(s->out, duckdb_column_name(res, c));

@@ -271,27 +271,27 @@ static void base_summed(fdl_since *sn)
 }
 
 /* The working catalog's summary against the base's: lines[i] for
- * bs->tables.items[i]. NULL when the base can be carried, else why not. */
-static const char *compare(fdl_since *sn, fdl_duck *d, const source *s, int64_t u, tline *lines, int *rc,
-			   fdl_error *err)
+ * bs->tables.items[i]; sn->why says why the base cannot be carried, if it
+ * cannot. */
+static int compare(fdl_since *sn, fdl_duck *d, const source *s, int64_t u, tline *lines, fdl_error *err)
 {
 	fdl_buf w = {0}, q = {0};
-	*rc = summary_sql(&w, s, NULL, &sn->bs, sn->b, u, err);
-	if (!*rc) /* sqlite_query() types a column by its values */
-		*rc = fdl_buf_puts(&q, "SELECT t, fp, CAST(added AS BIGINT), CAST(ended AS BIGINT)", err);
-	if (!*rc)
-		*rc = native_from(&q, s, w.data, err);
+	int rc = summary_sql(&w, s, NULL, &sn->bs, sn->b, u, err);
+	if (!rc) /* sqlite_query() types a column by its values */
+		rc = fdl_buf_puts(&q, "SELECT t, fp, CAST(added AS BIGINT), CAST(ended AS BIGINT)", err);
+	if (!rc)
+		rc = native_from(&q, s, w.data, err);
 	fdl_rows rw = {0};
-	if (!*rc)
-		*rc = fdl_duck_query(d, &rw, q.data, err);
+	if (!rc)
+		rc = fdl_duck_query(d, &rw, q.data, err);
 	fdl_buf_free(&w);
 	fdl_buf_free(&q);
 	base_summed(sn); /* the base's, summed up meanwhile */
 	if (sn->why[0]) { /* it says why */
 		fdl_rows_free(&rw);
-		return NULL;
+		return 0;
 	}
-	for (size_t i = 0; !*rc && i < sn->bs.tables.len; i++) {
+	for (size_t i = 0; !rc && i < sn->bs.tables.len; i++) {
 		size_t row = 0;
 		char *fp = named(&rw, sn->bs.tables.items[i], &row);
 		if (!fp)
@@ -302,21 +302,20 @@ static const char *compare(fdl_since *sn, fdl_duck *d, const source *s, int64_t 
 		lines[i].added = fdl_rows_int(&rw, 2, row);
 		lines[i].ended = fdl_rows_int(&rw, 3, row);
 		if (!lines[i].fp)
-			*rc = fdl_oom(err);
+			rc = fdl_oom(err);
 		free(fp);
 		free(nfp);
 	}
-	const char *why = NULL;
-	char *wf = *rc ? NULL : named(&rw, "#format", NULL), *bf = *rc ? NULL : named(&sn->sum, "#format", NULL),
-	     *schema = *rc ? NULL : named(&rw, "#schema", NULL);
-	if (!*rc && (!wf || !bf || strcmp(wf, bf)))
-		why = "the base catalog is in another DuckLake format than the working catalog";
+	char *wf = rc ? NULL : named(&rw, "#format", NULL), *bf = rc ? NULL : named(&sn->sum, "#format", NULL),
+	     *schema = rc ? NULL : named(&rw, "#schema", NULL);
+	if (!rc && (!wf || !bf || strcmp(wf, bf)))
+		snprintf(sn->why, sizeof sn->why, "the base catalog is in another DuckLake format than the working catalog");
 	sn->schema_same = schema && !strcmp(schema, "same");
 	free(wf);
 	free(bf);
 	free(schema);
 	fdl_rows_free(&rw);
-	return why;
+	return rc;
 }
 
 /* Set the ends the working catalog's snapshots (b, u] gave to rows the base
@@ -541,11 +540,8 @@ int fdl_since_copy(fdl_since *sn, fdl_duck *d, const char *src, const char *dst,
 		rc = fdl__meta_check_inlined(d, src, &ws, o->upto, err);
 	if (!rc && !why && !(lines = calloc(sn->bs.tables.len + 1, sizeof *lines)))
 		rc = fdl_oom(err);
-	if (!rc && !why) {
-		why = compare(sn, d, &s, o->upto, lines, &rc, err);
-		if (rc && rc != FDL_ERROR) /* not an allocation: a summary the engine could not answer */
-			rc = give_up(sn, "the summaries failed", err);
-	}
+	if (!rc && !why && (rc = compare(sn, d, &s, o->upto, lines, err)) && rc != FDL_ENOMEM)
+		rc = give_up(sn, "the summaries failed", err); /* not an allocation: the engine could not answer */
 	if (!rc && !why && !sn->why[0] && build(d, &s, &copying, dst, &sn->bs, &ws, lines, sn->b, o, &sn->whole, err))
 		rc = give_up(sn, "the incremental copy failed", err);
 	quiet(sn, &copying); /* given up: the new file goes, and the base may be detached */

@@ -159,7 +159,7 @@ int fdl_catalog_tables_json(json_t **out, fdl_duck *d, const char *alias, const 
 	json_t *tables = json_array();
 	if (!tables || add_all(tables, &ds, files)) {
 		json_decref(tables);
-		rc = fdl_fail(err, FDL_ERROR, "out of memory describing the tables");
+		rc = fdl_fail(err, FDL_ENOMEM, "out of memory describing the tables");
 	} else
 		*out = tables;
 	fdl_rows_free(&ds.r);

@@ -40,7 +40,7 @@ static const char exit_codes[] =
 	"writer moved the branch, or holds its lock), 5 invalid input or a file that\n"
 	"breaks the format, 6 I/O (no space left included),\n"
 	"7 expired or withdrawn, 8 nothing to commit, 9 already exists, 10 DuckDB error,\n"
-	"11 an abbreviated id that matches several versions.\n";
+	"11 an abbreviated id that matches several versions, 12 out of memory.\n";
 
 static void usage(FILE *f)
 {

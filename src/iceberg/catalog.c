@@ -110,10 +110,10 @@ static void seen_put(cat_build *b, const char *kind, const char *name, json_t *v
 	free(k);
 }
 
-static int notice(cat_build *b, const char *what, const char *reason)
+static int notice(cat_build *b, const char *what, const char *reason, fdl_error *err)
 {
 	json_t *n = json_pack("{s:s, s:s, s:s, s:s}", "table", what, "column", "", "type", "", "reason", reason);
-	return n ? json_array_append_new(b->notices, n) : -1;
+	return n && !json_array_append_new(b->notices, n) ? 0 : fdl_oom(err);
 }
 
 /* Add resource `path` (a folder too when `folder`) holding doc (stolen). */
@@ -214,7 +214,7 @@ static int inside_views(cat_build *b, const json_t *meta, const char *key, fdl_e
 	json_array_foreach(rc ? NULL : json_object_get(meta, "snapshots"), i, x)
 	{
 		const char *ml = fdl_ice_str(x, "manifest-list");
-		if (!rc && (strncmp(ml, tree, strlen(tree)) || strncmp(ml + strlen(tree), "manifests/", 10) ||
+		if (!rc && (strncmp(ml, tree, strlen(tree)) || !fdl_iceberg_rel_in(ml + strlen(tree), FDL_ICEBERG_MANIFESTS) ||
 			    fdl_path_check_relative(ml + strlen(tree), "a manifest list", NULL)))
 			rc = fdl_fail(err, FDL_EINVALID, "%s: snapshot %zu names %s, not a manifest of the views' tree %s "
 				      "(fdl iceberg ROOT@REF writes the view again)", key, i, ml, tree);
@@ -314,8 +314,7 @@ static int group_tables(json_t **out, cat_build *b, const json_t *view, fdl_erro
 		} else if ((*s && strcmp(s, schema)) || strcmp(n, name)) {
 			char *why = fdl_asprintf("named %s%s%s in the catalog: a namespace or table name there is "
 						 "[A-Za-z0-9][A-Za-z0-9._-]*", *s ? s : "", *s ? "." : "", n);
-			if (!why || notice(b, k, why))
-				rc = fdl_oom(err);
+			rc = why ? notice(b, k, why, err) : fdl_oom(err);
 			free(why);
 		}
 		json_t *group = rc ? NULL : json_object_get(by, s);
@@ -343,9 +342,9 @@ static int ref_namespaces(cat_build *b, const cat_ref *r, fdl_error *err)
 	free(full);
 	if (!fdl_iceberg_namespace_ok(r->name))
 		return notice(b, what, "not a namespace: a name there is made of A-Z a-z 0-9 . _ - and /, and no part "
-				       "of it is tables or index.html") ? fdl_oom(err) : 0;
+				       "of it is tables or index.html", err);
 	if (!live(b, r->target))
-		return notice(b, what, "not a namespace: its version is expired or withdrawn") ? fdl_oom(err) : 0;
+		return notice(b, what, "not a namespace: its version is expired or withdrawn", err);
 	json_t *view = NULL, *groups = NULL;
 	int rc = view_of(&view, b, r->target, err);
 	char *dir = fdl_iceberg_view_dir(b->lid, r->target);
@@ -570,17 +569,6 @@ int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *locat
 			repo->root, location);
 }
 
-/* [ref] or [ref, schema] with a schema name as fdl writes it: one that
- * names a folder of its own (its files are deleted by that name). */
-static bool levels_plain(const json_t *levels)
-{
-	const char *schema = json_string_value(json_array_get(levels, 1));
-	char *plain = schema ? fdl_iceberg_catalog_name(schema, 0) : NULL;
-	bool ok = json_array_size(levels) == 1 || (json_array_size(levels) == 2 && plain && !strcmp(plain, schema));
-	free(plain);
-	return ok;
-}
-
 static bool has_levels(const json_t *list, const json_t *levels)
 {
 	size_t i;
@@ -589,51 +577,31 @@ static bool has_levels(const json_t *list, const json_t *levels)
 	return false;
 }
 
-int fdl_ice_namespaces_old(json_t *keep, json_t *nested, const char *data, size_t len, const char *name,
-			   const char *key, fdl_error *err)
-{
-	fdl_error e;
-	json_t *doc = NULL;
-	int rc = fdl_json_parse(&doc, data, len, key, &e) || !json_is_array(json_object_get(doc, "namespaces"));
-	size_t i;
-	const json_t *x;
-	json_array_foreach(rc ? NULL : json_object_get(doc, "namespaces"), i, x)
-	{
-		const char *first = json_string_value(json_array_get(x, 0));
-		if (!first || !levels_plain(x))
-			rc = 1; /* not what fdl writes: the whole catalog again */
-		else if (strcmp(first, name) ? json_array_append(keep, (json_t *)x)
-					     : json_array_size(x) > 1 && json_array_append(nested, (json_t *)x))
-			rc = fdl_oom(err);
-	}
-	json_decref(doc);
-	return rc;
-}
-
 /* v1/namespaces as it is, with the namespaces of branch `name` replaced by
  * those in b->list, added to b (last); *etag what the list had; `nested`
- * gets the [name, schema] namespaces of both. 1 when there is no list to
- * start from. */
-static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], json_t *nested, fdl_error *err)
+ * gets the [name, schema] namespaces of both. *whole (and nothing added)
+ * when there is no list to start from, or one fdl did not write. */
+static int list_with(bool *whole, cat_build *b, const char *name, char etag[FDL_ETAG_MAX], json_t *nested,
+		     fdl_error *err)
 {
 	char *key = fdl_iceberg_catalog_key(b->lid, "v1/namespaces", true, b->index);
 	fdl_buf old = {0};
 	fdl_error e;
 	json_t *list = json_array();
 	int rc = key && list ? 0 : fdl_oom(err);
-	if (!rc) /* 1 when there is none */
-		rc = fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &old, etag, &e)
-			     ? 1 : fdl_ice_namespaces_old(list, nested, old.data, old.len, name, key, err);
+	*whole = !rc && fdl_store_get(b->repo->store, key, FDL_META_MAX_BYTES, &old, etag, &e);
+	if (!rc && !*whole)
+		rc = fdl_ice_namespaces_old(whole, list, nested, old.data, old.len, name, key, err);
 	size_t i;
 	const json_t *x;
-	json_array_foreach(rc ? NULL : b->list, i, x)
+	json_array_foreach(rc || *whole ? NULL : b->list, i, x)
 	{
 		if (!rc && json_array_append(list, (json_t *)x))
 			rc = fdl_oom(err);
 		if (!rc && json_array_size(x) > 1 && !has_levels(nested, x) && json_array_append(nested, (json_t *)x))
 			rc = fdl_oom(err);
 	}
-	if (!rc)
+	if (!rc && !*whole)
 		rc = add_list(b, list, err);
 	json_decref(list);
 	fdl_buf_free(&old);
@@ -641,9 +609,31 @@ static int list_with(cat_build *b, const char *name, char etag[FDL_ETAG_MAX], js
 	return rc;
 }
 
-/* One pass for branch `name` alone: 1 when the whole catalog must be
- * written instead (none yet, or a list fdl did not write). */
-static int pass_branch(bool *done, fdl_repo *repo, const char *location, const char *name, fdl_error *err)
+/* What a pass for one branch found: its namespaces written and the branch
+ * still where the pass read it; the branch moved meanwhile (another pass);
+ * the whole catalog to be written instead (none yet, or a list fdl did not
+ * write). */
+typedef enum { CAT_PASS_DONE, CAT_PASS_AGAIN, CAT_PASS_WHOLE } cat_pass;
+
+/* A pass's files, then its list (last, by compare-and-swap from `etag`:
+ * other branches' commits change it too), then what it no longer names. */
+static int pass_write(cat_build *b, const char *name, const char *etag, json_t *nested, fdl_error *err)
+{
+	cat_file list = b->files[--b->nfiles];
+	int rc = write_files(b, NULL, err);
+	if (!rc) /* racing tests let another branch's commit change the list here */
+		fdl_test_pause("iceberg-catalog-list");
+	if (!rc)
+		rc = fdl_store_put_if_match(b->repo->store, list.key, list.text, list.len, etag, err);
+	if (!rc)
+		rc = delete_stale(b, name, nested, err);
+	free(list.key);
+	free(list.text);
+	return rc;
+}
+
+/* One pass for branch `name` alone; *next says what comes after it. */
+static int pass_branch(cat_pass *next, fdl_repo *repo, const char *location, const char *name, fdl_error *err)
 {
 	cat_ref r = {.tag = false};
 	json_t *nested = json_array();
@@ -658,24 +648,16 @@ static int pass_branch(bool *done, fdl_repo *repo, const char *location, const c
 		rc = build_start(&b, err);
 	if (!rc && exists)
 		rc = ref_namespaces(&b, &r, err);
+	bool whole = false; /* then nothing of this pass is written */
 	if (!rc)
-		rc = list_with(&b, name, etag, nested, err);
-	cat_file list = {0};
-	if (!rc) /* the list is written last, by compare-and-swap: other branches' commits change it too */
-		list = b.files[--b.nfiles];
-	if (!rc)
-		rc = write_files(&b, NULL, err);
-	if (!rc) /* racing tests let another branch's commit change the list here */
-		fdl_test_pause("iceberg-catalog-list");
-	if (!rc)
-		rc = fdl_store_put_if_match(repo->store, list.key, list.text, list.len, etag, err);
-	if (!rc)
-		rc = delete_stale(&b, name, nested, err);
-	if (!rc)
+		rc = list_with(&whole, &b, name, etag, nested, err);
+	if (!rc && !whole)
+		rc = pass_write(&b, name, etag, nested, err);
+	if (!rc && !whole)
 		rc = fdl_ref_read(repo, ref, again, &still, NULL, err);
-	*done = !rc && still == exists && (!exists || !strcmp(again, r.target));
-	free(list.key);
-	free(list.text);
+	*next = whole ? CAT_PASS_WHOLE
+		: still == exists && (!exists || !strcmp(again, r.target)) ? CAT_PASS_DONE
+									   : CAT_PASS_AGAIN;
 	json_decref(nested);
 	build_free(&b);
 	free(ref);
@@ -685,17 +667,17 @@ static int pass_branch(bool *done, fdl_repo *repo, const char *location, const c
 int fdl_ice_catalog_sync_branch(fdl_repo *repo, const char *location, const char *branch, fdl_error *err)
 {
 	for (int pass = 0; pass < CAT_PASSES; pass++) {
-		bool done = false;
-		int rc = pass_branch(&done, repo, location, branch, err);
-		if (rc == 1)
-			return fdl_ice_catalog_sync(NULL, repo, location, NULL, err);
+		cat_pass next = CAT_PASS_AGAIN;
+		int rc = pass_branch(&next, repo, location, branch, err);
 		if (rc == FDL_ECONFLICT || rc == FDL_EEXISTS) {
 			fdl_error_clear(err);
 			continue;
 		}
 		if (rc)
 			return fdl_error_prefix(err, "the Iceberg catalog for %s", location);
-		if (done)
+		if (next == CAT_PASS_WHOLE)
+			return fdl_ice_catalog_sync(NULL, repo, location, NULL, err);
+		if (next == CAT_PASS_DONE)
 			return 0;
 	}
 	return fdl_fail(err, FDL_ECONFLICT, "branch %s of %s kept moving while fdl wrote its Iceberg catalog for %s",

@@ -77,7 +77,7 @@ static int report_of(fdl_iceberg_catalog_report **out, const char *location, con
 }
 
 /* Every live version a ref names passes the one check of what a version
- * may name (fdl_ice_confined) before the catalog leads a client to it: a view
+ * may name (fdl_catalog_version_confined) before the catalog leads a client to it: a view
  * written before a file was swapped for a symlink is not written again. */
 static int refs_confined(fdl_repo *repo, fdl_error *err)
 {
@@ -95,7 +95,8 @@ static int refs_confined(fdl_repo *repo, fdl_error *err)
 		if (!rc)
 			rc = fdl_version_fetch_catalog(&catalog, repo, v, err);
 		if (!rc)
-			rc = fdl_ice_confined(repo, v, catalog, NULL, NULL, err);
+			rc = fdl_catalog_version_confined(NULL, NULL, NULL, catalog, repo->store, repo->data_dir,
+							  fdl_version_id(v), err);
 		if (!rc)
 			rc = fdl_strlist_add(&done, id, err);
 		fdl_strlist_sort(&done);

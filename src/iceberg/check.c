@@ -263,8 +263,10 @@ static bool view_key(const char *rel, bool catalog, char id[FDL_ID_LEN + 1])
 		return true;
 	}
 	id[0] = '\0'; /* the version folder itself (no slash after the id): not a view's key */
-	return (!strncmp(rel, "manifests/", 10) && strlen(rel) == 10 + 64 + 5) || !strncmp(rel, "deletes/", 8) ||
-	       (!strncmp(rel, "catalog/", 8) && catalog); /* the catalog's check reads those */
+	bool manifest = fdl_iceberg_rel_in(rel, FDL_ICEBERG_MANIFESTS) &&
+			strlen(rel) == sizeof FDL_ICEBERG_MANIFESTS + 64 + 5; /* manifests/<sha256>.avro */
+	return manifest || fdl_iceberg_rel_in(rel, FDL_ICEBERG_DELETES) ||
+	       (fdl_iceberg_rel_in(rel, FDL_ICEBERG_CATALOG) && catalog); /* the catalog's check reads those */
 }
 
 static int check_location(ice_check *c, bool catalog, fdl_error *err)

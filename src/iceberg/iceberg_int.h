@@ -10,12 +10,6 @@
 
 /* ---- shared by the wing's files ---- */
 
-/* The one check of what a version may name (src/ops/confine.h), as the
- * wing applies it below the operations: the catalog's paths
- * (fdl_catalog_confined) and, on a store of local files, every file they
- * name reached inside the repository (fdl_data_files_confined). */
-int fdl_ice_confined(fdl_repo *repo, const fdl_version *v, const char *catalog, fdl_duck *d, const char *alias,
-		     fdl_error *err);
 
 /* Write `key` with `text` unless it already holds exactly that (a
  * compare-and-swap on what was read: FDL_ECONFLICT when another writer got
@@ -49,10 +43,10 @@ int fdl_ice_catalog_sync(fdl_ice_catalog *out, fdl_repo *repo, const char *locat
 int fdl_ice_catalog_sync_branch(fdl_repo *repo, const char *location, const char *branch, fdl_error *err);
 /* An old v1/namespaces list's bytes, read back before a branch's pass: the
  * namespaces not of branch `name` appended to keep, its [name, schema]
- * ones to nested; 1 when it is not a list fdl writes (then the whole
- * catalog is written again), an error only for memory. */
-int fdl_ice_namespaces_old(json_t *keep, json_t *nested, const char *data, size_t len, const char *name,
-			   const char *key, fdl_error *err);
+ * ones to nested; *foreign when it is not a list fdl writes (then the
+ * whole catalog is written again); an error only for memory. namespaces.c. */
+int fdl_ice_namespaces_old(bool *foreign, json_t *keep, json_t *nested, const char *data, size_t len,
+			   const char *name, const char *key, fdl_error *err);
 /* fdl verify's findings about the catalog of `location`: a file that leads
  * to a file not in `present` (the keys under iceberg/<lid>/) or to a
  * version that is not live is a problem; one behind the refs, missing or
@@ -90,10 +84,10 @@ const json_t *fdl_ice_field_type(const json_t *schema, int64_t column_id);
 
 /* The single-value binary encoding (the Iceberg spec's Appendix D) of a
  * value DuckLake recorded as text for a column of Iceberg type `type`
- * (date and time types: as `epoch`, days or microseconds). 1 (and nothing
- * written) when it has none here. */
-int fdl_ice_bound(fdl_buf *out, const char *type, const char *text, bool has_epoch, int64_t epoch, bool upper,
-		  fdl_error *err);
+ * (date and time types: as `epoch`, days or microseconds). *none (and
+ * nothing written) when it has none here. */
+int fdl_ice_bound(bool *none, fdl_buf *out, const char *type, const char *text, bool has_epoch, int64_t epoch,
+		  bool upper, fdl_error *err);
 
 /* One file of a manifest. */
 typedef struct fdl_ice_entry {
@@ -176,6 +170,7 @@ typedef struct ice_run {
 	json_t *mcache;  /* a manifest's signature -> [uri, bytes]: made once per run, or by the parent's view */
 	json_t *msigs;   /* the viewed version's manifests, signature -> [uri, bytes]: view.json's manifest_sigs */
 	bool whole;      /* build from the history even when the parent has a view */
+	bool again;      /* a table the parent's view could not start: the view again, from the history */
 	bool liveness;   /* chain[].live is known */
 	char *tmpdir;
 	int64_t written;
@@ -208,11 +203,12 @@ static inline bool ice_live_at(int64_t begin, int64_t end, int64_t snap)
  * and every manifest it names under the view's manifests/, every data file
  * a manifest names under the repository's data folder, relative and clean,
  * and on a store of local files reached with no symlink on the way
- * (fdl_data_files_confined, the rule of fdl_version_confined), every
+ * (fdl_store_files_confined, the rule of fdl_catalog_version_confined), every
  * delete file in the view's tree. The files are read as they are, not as
- * view.json says: 0 when it may be built on, 1 when not (err cleared; the
- * table's view is then built from the history). trust.c. */
-int fdl_ice_tree_confined(ice_run *r, const json_t *doc, fdl_error *err);
+ * view.json says: *confined when it may be built on; when not (a file
+ * elsewhere, or a tree that cannot be read: err cleared) the table's view
+ * is built from the history. An error only for memory. trust.c. */
+int fdl_ice_tree_confined(bool *confined, ice_run *r, const json_t *doc, fdl_error *err);
 
 /* The snapshot of table tid at version c: its manifests and manifest list
  * written, *out its entry of metadata.json's snapshots (iceberg_snapshot.c). */

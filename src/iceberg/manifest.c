@@ -20,9 +20,9 @@ static int le_bytes(fdl_buf *out, uint64_t v, int n, fdl_error *err)
 }
 
 /* "-12.50" at scale s as the unscaled value's minimal two's complement,
- * big-endian (Java's BigInteger.toByteArray()); 1 when it is not a plain
- * decimal of at most s fraction digits. */
-static int decimal_bytes(fdl_buf *out, const char *text, int scale, fdl_error *err)
+ * big-endian (Java's BigInteger.toByteArray()); *none (and nothing
+ * written) when it is not a plain decimal of at most s fraction digits. */
+static int decimal_bytes(bool *none, fdl_buf *out, const char *text, int scale, fdl_error *err)
 {
 	unsigned char v[17] = {0}; /* big-endian magnitude */
 	bool neg = *text == '-', dot = false;
@@ -32,8 +32,8 @@ static int decimal_bytes(fdl_buf *out, const char *text, int scale, fdl_error *e
 			dot = true;
 			continue;
 		}
-		if (*p < '0' || *p > '9' || (dot && ++frac > scale))
-			return 1;
+		if ((*none = *p < '0' || *p > '9' || (dot && ++frac > scale)))
+			return 0;
 		unsigned carry = (unsigned)(*p - '0');
 		for (int i = 16; i >= 0; i--) {
 			unsigned x = v[i] * 10u + carry;
@@ -48,8 +48,8 @@ static int decimal_bytes(fdl_buf *out, const char *text, int scale, fdl_error *e
 			v[i] = (unsigned char)x;
 			carry = (int)(x >> 8);
 		}
-	if (!digits || v[0])
-		return 1;
+	if ((*none = !digits || v[0]))
+		return 0;
 	if (neg) { /* two's complement */
 		int carry = 1;
 		for (int i = 16; i >= 0; i--) {
@@ -65,23 +65,24 @@ static int decimal_bytes(fdl_buf *out, const char *text, int scale, fdl_error *e
 	return fdl_buf_add(out, v + start, (size_t)(17 - start), err);
 }
 
-int fdl_ice_bound(fdl_buf *out, const char *type, const char *text, bool has_epoch, int64_t epoch, bool upper,
-		  fdl_error *err)
+int fdl_ice_bound(bool *none, fdl_buf *out, const char *type, const char *text, bool has_epoch, int64_t epoch,
+		  bool upper, fdl_error *err)
 {
 	char *end = NULL;
+	*none = false;
 	if (!strcmp(type, "boolean") && (!strcmp(text, "true") || !strcmp(text, "false")))
 		return fdl_buf_add(out, text[0] == 't' ? "\1" : "\0", 1, err);
 	if (!strcmp(type, "int") || !strcmp(type, "long")) {
 		long long x = strtoll(text, &end, 10);
 		bool is_int = !strcmp(type, "int");
-		if (end == text || *end || (is_int && (x < INT32_MIN || x > INT32_MAX)))
-			return 1;
+		if ((*none = end == text || *end || (is_int && (x < INT32_MIN || x > INT32_MAX))))
+			return 0;
 		return le_bytes(out, (uint64_t)x, is_int ? 4 : 8, err);
 	}
 	if (!strcmp(type, "float") || !strcmp(type, "double")) {
 		double x = strtod(text, &end);
-		if (end == text || *end || isnan(x))
-			return 1;
+		if ((*none = end == text || *end || isnan(x)))
+			return 0;
 		if (x == 0)
 			x = upper ? 0.0 : -0.0; /* -0.0 sorts before +0.0 */
 		if (!strcmp(type, "float")) {
@@ -102,8 +103,9 @@ int fdl_ice_bound(fdl_buf *out, const char *type, const char *text, bool has_epo
 		return fdl_buf_puts(out, text, err);
 	int p, s;
 	if (sscanf(type, "decimal(%d,%d)", &p, &s) == 2)
-		return decimal_bytes(out, text, s, err);
-	return 1;
+		return decimal_bytes(none, out, text, s, err);
+	*none = true;
+	return 0;
 }
 
 /* ---- schemas ---------------------------------------------------------- */
@@ -235,16 +237,16 @@ static int stats_map(fdl_buf *b, const fdl_ice_entry *e, const json_t *schema, i
 		if (!json_is_string(t))
 			continue; /* nested, or not in the schema */
 		fdl_buf v = {0};
-		int skip = 0;
+		bool skip = false;
 		if (which < 2 && (which ? s->nulls : s->values) >= 0) {
 			rc = fdl_avro_long(&v, which ? s->nulls : s->values, err);
 		} else if (which >= 2 && (which == 2 ? s->min : s->max)) {
 			const char *ty = json_string_value(t);
 			bool nan_risk = (!strcmp(ty, "float") || !strcmp(ty, "double")) && s->contains_nan != 0;
-			skip = nan_risk ? 1
-					: fdl_ice_bound(&v, ty, which == 2 ? s->min : s->max, s->has_epoch,
-							which == 2 ? s->min_epoch : s->max_epoch, which == 3, err);
-			rc = skip < 0 ? skip : 0;
+			skip = nan_risk;
+			if (!skip)
+				rc = fdl_ice_bound(&skip, &v, ty, which == 2 ? s->min : s->max, s->has_epoch,
+						   which == 2 ? s->min_epoch : s->max_epoch, which == 3, err);
 			if (!rc && !skip) {
 				fdl_buf enc = {0};
 				rc = fdl_avro_bytes(&enc, v.data, v.len, err);
@@ -252,7 +254,7 @@ static int stats_map(fdl_buf *b, const fdl_ice_entry *e, const json_t *schema, i
 				v = enc;
 			}
 		} else
-			skip = 1;
+			skip = true;
 		if (!rc && !skip) {
 			rc = fdl_avro_long(&items, s->column_id, err);
 			if (!rc)

@@ -25,7 +25,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define ICE_WHOLE 1  /* view_build: build the view from the history instead */
 
 static void run_free(ice_run *r)
 {
@@ -108,16 +107,18 @@ static int read_chain(ice_run *r, const char *id, fdl_error *err)
 }
 
 /* The chain from the first parent's view.json ([[seq, snapshot, ms, id]]
- * oldest first) and v: no history to read. 1 when it has none usable. */
-static int chain_from_parent(ice_run *r, const fdl_version *v, fdl_error *err)
+ * oldest first) and v: no history to read. *usable unset when it has none
+ * usable. */
+static int chain_from_parent(bool *usable, ice_run *r, const fdl_version *v, fdl_error *err)
 {
 	const json_t *chain = json_object_get(r->parent, "chain");
 	size_t n = json_array_size(chain);
 	const json_t *last = json_array_get(chain, n - 1);
+	*usable = false;
 	if (!n || json_integer_value(json_array_get(last, 0)) != fdl_version_seq(v) - 1 ||
 	    strcmp(json_string_value(json_array_get(last, 3)) ? json_string_value(json_array_get(last, 3)) : "",
 		   fdl_version_parent(v, 0)))
-		return 1;
+		return 0;
 	if (!(r->chain = calloc(n + 1, sizeof *r->chain)))
 		return fdl_oom(err);
 	for (size_t i = 0; i <= n; i++) {
@@ -125,17 +126,18 @@ static int chain_from_parent(ice_run *r, const fdl_version *v, fdl_error *err)
 		const json_t *e = json_array_get(chain, i);
 		const char *id = i < n ? json_string_value(json_array_get(e, 3)) : fdl_version_id(v);
 		if (!id || !fdl_id_is_valid(id))
-			return 1;
+			return 0;
 		memcpy(c->id, id, sizeof c->id);
 		c->seq = i < n ? json_integer_value(json_array_get(e, 0)) : fdl_version_seq(v);
 		c->snap = i < n ? json_integer_value(json_array_get(e, 1)) : fdl_version_snapshot_id(v);
 		c->ms = i < n ? json_integer_value(json_array_get(e, 2)) : iso_ms(fdl_version_created_at(v));
 		c->live = true;
 		if (i && (c->seq <= r->chain[i - 1].seq || c->snap < r->chain[i - 1].snap))
-			return 1;
+			return 0;
 		if (i && c->ms <= r->chain[i - 1].ms)
 			c->ms = r->chain[i - 1].ms + 1;
 	}
+	*usable = true;
 	return 0;
 }
 
@@ -277,33 +279,36 @@ bool fdl_ice_parent_meta_ok(const json_t *doc, const char *prefix, int64_t curre
 }
 
 /* The parent's view of the table (its metadata.json, checked: every
- * manifest list in this view's tree), as the start of this one: 1 when it
- * cannot be used. */
-static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb, const json_t *pt, fdl_error *err)
+ * manifest list in this view's tree), as the start of this one: *usable
+ * when it can be used (one it cannot read or check, it cannot: err
+ * cleared). */
+static int table_from_parent(bool *usable, table_meta *t, ice_run *r, const fdl_lake_table *tb, const json_t *pt,
+			     fdl_error *err)
 {
 	const char *rel = json_string_value(json_object_get(pt, "metadata"));
 	const char *pid = json_string_value(json_object_get(r->parent, "version"));
+	*usable = false;
 	if (!rel || !pid || json_integer_value(json_object_get(pt, "table_id")) != tb->id ||
 	    strcmp(json_string_value(json_object_get(pt, "uuid")) ? json_string_value(json_object_get(pt, "uuid")) : "",
 		   tb->uuid))
-		return 1;
+		return 0;
 	char *dir = fdl_iceberg_view_dir(r->lid, pid), *key = dir ? fdl_asprintf("%s/%s", dir, rel) : NULL;
+	char *prefix = fdl_iceberg_manifests_uri(r->location, r->lid);
+	int rc = dir && key && prefix ? 0 : fdl_oom(err);
 	fdl_buf b = {0};
-	int rc = key && fdl_path_check_relative(key, "a view's metadata", err) == 0
-			 ? fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err)
-			 : 1;
 	json_t *doc = NULL;
-	if (!rc && fdl_json_parse(&doc, b.data, b.len, key, err))
-		rc = 1;
-	char *prefix = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/manifests/", r->location, r->lid);
-	/* its current snapshot is the parent's (a snapshot id derived from its id) */
-	if (!rc && (!prefix || r->nchain < 2 || !fdl_ice_parent_meta_ok(doc, prefix, r->chain[r->nchain - 2].sid, tb->uuid)))
-		rc = 1;
+	bool ok = !rc && !fdl_path_check_relative(key, "a view's metadata", err) &&
+		  !fdl_store_get(r->repo->store, key, FDL_META_MAX_BYTES, &b, NULL, err) &&
+		  !fdl_json_parse(&doc, b.data, b.len, key, err) &&
+		  /* its current snapshot is the parent's (a snapshot id derived from its id) */
+		  r->nchain >= 2 && fdl_ice_parent_meta_ok(doc, prefix, r->chain[r->nchain - 2].sid, tb->uuid);
+	if (!rc && !ok)
+		fdl_error_clear(err);
+	if (ok) /* what it leads to, read as it is: it may have been planted */
+		rc = fdl_ice_tree_confined(&ok, r, doc, err);
 	size_t i;
 	json_t *x;
-	if (!rc) /* what it leads to, read as it is: it may have been planted */
-		rc = fdl_ice_tree_confined(r, doc, err);
-	if (!rc) {
+	if (!rc && ok) {
 		t->doc = doc;
 		doc = NULL;
 		t->snapshots = json_incref(json_object_get(t->doc, "snapshots"));
@@ -321,13 +326,11 @@ static int table_from_parent(table_meta *t, ice_run *r, const fdl_lake_table *tb
 		json_array_foreach(json_object_get(pt, "manifests"), i, x) /* known to be there, and checked */
 		{
 			int64_t was;
-			if (json_is_string(x) && fdl_strmap_get(&r->confined, json_string_value(x), &was) &&
-			    fdl_strmap_put(r->known, json_string_value(x), 1, err))
-				rc = -1;
+			if (!rc && json_is_string(x) && fdl_strmap_get(&r->confined, json_string_value(x), &was))
+				rc = fdl_strmap_put(r->known, json_string_value(x), 1, err);
 		}
 	}
-	if (rc > 0)
-		fdl_error_clear(err);
+	*usable = !rc && ok;
 	json_decref(doc);
 	fdl_buf_free(&b);
 	free(prefix);
@@ -421,20 +424,18 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 	char *key = fdl_asprintf("%s.%s", tb->schema, tb->name);
 	char *sseg = fdl_iceberg_segment(tb->schema, tb->schema_id), *tseg = fdl_iceberg_segment(tb->name, tb->id);
 	char *dir = sseg && tseg ? fdl_asprintf("%s/%s/%s", r->view_dir, sseg, tseg) : NULL;
-	/* <table dir>/metadata/<seq>-<id>.metadata.json: the names Iceberg's own
-	 * writers use, where Trino's register_table looks */
 	const ice_version *v = &r->chain[r->nchain - 1];
-	char *mkey = dir ? fdl_asprintf("%s/metadata/%05lld-%s.metadata.json", dir, (long long)v->seq, v->id) : NULL;
+	char *mkey = dir ? fdl_iceberg_metadata_key(dir, v->seq, v->id) : NULL;
 	table_meta t = {.specs = json_object(), .refs = json_object(), .manifests = json_array()};
 	int rc = key && mkey && t.specs && t.refs && t.manifests ? 0 : fdl_oom(err);
 	const json_t *pt = json_object_get(json_object_get(r->parent, "tables"), key);
-	int from = rc || !pt ? 1 : table_from_parent(&t, r, tb, pt, err);
-	if (from < 0)
-		rc = from;
-	else if (from == 0 && !rc) /* the parent's view, and this version's snapshot */
+	bool from_parent = false;
+	if (!rc && pt)
+		rc = table_from_parent(&from_parent, &t, r, tb, pt, err);
+	if (!rc && from_parent) /* the parent's view, and this version's snapshot */
 		rc = table_snapshot(&t, r, tb->id, key, r->nchain - 1, err);
 	else if (!rc && r->lake->live_only)
-		rc = ICE_WHOLE; /* the history is needed, and was not read */
+		r->again = true; /* the history is needed, and was not read: view_build starts again */
 	else if (!rc) {
 		json_object_clear(t.specs);
 		t.snapshots = json_array();
@@ -442,7 +443,7 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 		t.schemas = json_array();
 		rc = t.snapshots && t.log && t.schemas ? table_snapshots(&t, r, tb->id, key, err) : fdl_oom(err);
 	}
-	if (!rc) {
+	if (!rc && !r->again) {
 		tag_refs(&t, r);
 		json_object_set_new(t.refs, "main", json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)t.last, "type", "branch"));
 		t.properties = json_pack("{s:s, s:s, s:s}", "fdl.version", v->id, "fdl.location", r->location, "fdl.note",
@@ -454,19 +455,19 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 			fdl_ice_name_mapping(t.properties, t.schemas,
 				     json_integer_value(json_object_get(last, "schema-id")));
 	}
-	json_t *m = rc ? NULL : metadata_json(&t, r, tb, dir);
+	json_t *m = rc || r->again ? NULL : metadata_json(&t, r, tb, dir);
 	char *text = NULL;
 	size_t len = 0;
-	if (!rc)
+	if (!rc && !r->again)
 		rc = m ? fdl_json_dump_as(&text, &len, m, true, err) : fdl_oom(err); /* it grows with the history */
-	if (!rc)
+	if (!rc && !r->again)
 		rc = put_text(r, mkey, text, len, err);
-	if (!rc)
+	if (!rc && !r->again)
 		json_object_set_new(r->tables, key,
 				    json_pack("{s:s, s:s, s:I, s:O, s:s, s:s, s:I}", "metadata", mkey + strlen(r->view_dir) + 1,
 					      "uuid", tb->uuid, "table_id", (json_int_t)tb->id, "manifests", t.manifests, "schema",
 					      tb->schema, "name", tb->name, "schema_id", (json_int_t)tb->schema_id));
-	if (rc && rc != ICE_WHOLE)
+	if (rc)
 		fdl_error_prefix(err, "the Iceberg view of %s", key ? key : "a table");
 	json_decref(m);
 	free(text);
@@ -488,19 +489,6 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 
 /* ---- one version ------------------------------------------------------ */
 
-int fdl_ice_confined(fdl_repo *repo, const fdl_version *v, const char *catalog, fdl_duck *d, const char *alias,
-		     fdl_error *err)
-{
-	fdl_strlist all = {0};
-	int rc = fdl_catalog_confined(&all, d, alias, catalog, err);
-	if (!rc)
-		rc = fdl_data_files_confined(repo, &all, err);
-	if (rc)
-		fdl_error_prefix(err, "version %s", fdl_version_id(v));
-	fdl_strlist_free(&all);
-	return rc;
-}
-
 static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_error *err)
 {
 	int rc = fdl_version_fetch_catalog(&r->catalog, r->repo, v, err);
@@ -511,10 +499,11 @@ static int open_catalog(ice_run *r, const fdl_version *v, bool live_only, fdl_er
 	if (!rc)
 		rc = fdl_catalog_attach_raw(r->duck, "fdl_ice", r->catalog, FDL_CAT_DUCKDB, true, err);
 	/* every path the view names passes the one check of what a version
-	 * may name (fdl_ice_confined: relative and clean, and no symlink on the way
-	 * to a file); a catalog the commit at hand froze skips it */
+	 * may name (fdl_catalog_version_confined: relative and clean, and no
+	 * symlink on the way to a file); a catalog the commit at hand froze skips it */
 	if (!rc && !r->share)
-		rc = fdl_ice_confined(r->repo, v, r->catalog, r->duck, "fdl_ice", err);
+		rc = fdl_catalog_version_confined(NULL, r->duck, "fdl_ice", r->catalog, r->repo->store, r->repo->data_dir,
+						  fdl_version_id(v), err);
 	if (!rc)
 		rc = fdl_catalog_lake_read(&r->lake, r->duck, "fdl_ice", live_only, !live_only, err);
 	return rc;
@@ -549,7 +538,7 @@ static int write_view_json(ice_run *r, fdl_error *err)
  * it there: iceberg_snapshot.c). Anything else there is left alone. */
 static void parent_manifests(ice_run *r)
 {
-	char *prefix = fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/manifests/", r->location, r->lid);
+	char *prefix = fdl_iceberg_manifests_uri(r->location, r->lid);
 	const char *sig;
 	json_t *v;
 	if (!r->mcache)
@@ -611,16 +600,17 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 		rc = fdl_oom(err);
 	if (!rc && !r->whole)
 		rc = parent_view(r, v, err);
-	int from = rc || !r->parent ? 1 : chain_from_parent(r, v, err);
-	if (from > 0) { /* no usable parent view: the whole history */
+	bool from_parent = false;
+	if (!rc && r->parent)
+		rc = chain_from_parent(&from_parent, r, v, err);
+	if (!rc && !from_parent) { /* no usable parent view: the whole history */
 		json_decref(r->parent);
 		r->parent = NULL;
 		free(r->chain);
 		r->chain = NULL;
 		r->nchain = 0;
-		rc = rc ? rc : read_chain(r, id, err);
-	} else if (from < 0)
-		rc = from;
+		rc = read_chain(r, id, err);
+	}
 	if (!rc && (!r->nchain || strcmp(r->chain[r->nchain - 1].id, id)))
 		rc = fdl_fail(err, FDL_EINVALID, "the history of %s does not end at it", id);
 	if (!rc)
@@ -629,12 +619,12 @@ static int view_build(ice_run *r, const fdl_version *v, fdl_error *err)
 		rc = open_catalog(r, v, r->parent != NULL, err);
 	if (!rc)
 		rc = fdl_refs_all(&r->refs, r->repo, true, err);
-	for (size_t i = 0; !rc && i < r->lake->ntables; i++)
+	for (size_t i = 0; !rc && !r->again && i < r->lake->ntables; i++)
 		if (r->lake->tables[i].end == FDL_LAKE_LIVE)
 			rc = table_view(r, &r->lake->tables[i], err);
-	if (!rc)
+	if (!rc && !r->again)
 		rc = write_view_json(r, err);
-	if (rc && rc != ICE_WHOLE)
+	if (rc)
 		fdl_error_prefix(err, "writing the Iceberg view of version %s", id);
 	return rc;
 }
@@ -737,7 +727,7 @@ int fdl_ice_write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, 
 			      : fdl_iceberg_own_location(&r.location, repo, err);
 	if (!rc)
 		rc = view_build(&r, v, err);
-	if (rc == ICE_WHOLE) { /* a table the parent's view could not start: again, from the history */
+	if (!rc && r.again) { /* a table the parent's view could not start: again, from the history */
 		char *location_again = r.location;
 		r.location = NULL;
 		run_free(&r);

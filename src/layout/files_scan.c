@@ -1,7 +1,8 @@
 /* files.json's data files read straight from its text (files_scan.h): a
  * recursive descent over JSON that keeps only tables.*.files[] (path,
  * bytes, deletes) and the sha256 map and skips every other value. Any text
- * it does not read plainly is left to jansson (return 1). */
+ * it does not read plainly is left to jansson (fdl_files_scan_text's
+ * *plain unset). */
 #include "files_scan.h"
 #include "layout.h"
 
@@ -265,7 +266,7 @@ static int by_path(const void *a, const void *b, void *ctx)
 		      fdl_files_str(s, ((const fdl_files_hash *)b)->path));
 }
 
-int fdl_files_scan_text(fdl_files_scan *out, const char *json, size_t len, fdl_error *err)
+int fdl_files_scan_text(bool *plain, fdl_files_scan *out, const char *json, size_t len, fdl_error *err)
 {
 	memset(out, 0, sizeof *out);
 	cursor c = {json, json + len, out, 0};
@@ -277,7 +278,8 @@ int fdl_files_scan_text(fdl_files_scan *out, const char *json, size_t len, fdl_e
 		qsort_r(out->map, out->nmap, sizeof *out->map, by_path, out);
 	if (rc)
 		fdl_files_scan_free(out);
-	return rc == SCAN_OOM ? fdl_oom(err) : rc;
+	*plain = rc == SCAN_OK;
+	return rc == SCAN_OOM ? fdl_oom(err) : 0;
 }
 
 int fdl_files_scan_tree(fdl_files_scan *out, const json_t *doc, fdl_error *err)

@@ -30,11 +30,11 @@ typedef struct fdl_files_scan {
 
 #define fdl_files_str(s, off) ((s)->text.data + (off))
 
-/* Read files.json's text: 0, or 1 when it is not the plain JSON the scan
- * reads (an escape in a string it keeps, a control character, not JSON at
- * all): then fdl_files_scan_tree of jansson's parse says what it holds, or
- * why it is not JSON. FDL_ERROR when out of memory. */
-int fdl_files_scan_text(fdl_files_scan *out, const char *json, size_t len, fdl_error *err);
+/* Read files.json's text: *plain when it is the plain JSON the scan reads;
+ * when not (an escape in a string it keeps, a control character, not JSON
+ * at all), fdl_files_scan_tree of jansson's parse says what it holds, or
+ * why it is not JSON. FDL_ENOMEM when out of memory. */
+int fdl_files_scan_text(bool *plain, fdl_files_scan *out, const char *json, size_t len, fdl_error *err);
 
 /* The same from a parsed files.json. */
 int fdl_files_scan_tree(fdl_files_scan *out, const json_t *doc, fdl_error *err);

@@ -123,7 +123,7 @@ static int check_keys(fdl_finding_list *problems, fdl_finding_list *warnings, fd
 			rc = check_entry(problems, repo, k, &ix.tail[t]);
 		for (size_t p = 0; p < ix.npacks && !rc; p++) {
 			char *pk = fdl__hix_pack_key(ix.packs[p].name);
-			rc = pk ? fdl_strlist_add(named, pk, err) : FDL_ERROR;
+			rc = pk ? fdl_strlist_add(named, pk, err) : fdl_oom(err);
 			if (!rc && !fdl__hix_pack_load(&ix, &ix.packs[p], repo))
 				rc = finding(problems, k, "names pack %s (seqs %lld to %lld), which cannot be used: %s",
 					     ix.packs[p].name, (long long)ix.packs[p].first, (long long)ix.packs[p].last,

@@ -116,7 +116,7 @@ bool fdl_iceberg_namespace_ok(const char *ref)
 
 char *fdl_iceberg_catalog_dir(const char *lid)
 {
-	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/catalog", lid);
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/" FDL_ICEBERG_CATALOG, lid);
 }
 
 char *fdl_iceberg_catalog_key(const char *lid, const char *path, bool folder, bool index)
@@ -137,12 +137,33 @@ char *fdl_iceberg_view_dir(const char *lid, const char *version_id)
 
 char *fdl_iceberg_manifest_key(const char *lid, const char *sha256)
 {
-	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/manifests/%s.avro", lid, sha256);
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/" FDL_ICEBERG_MANIFESTS "/%s.avro", lid, sha256);
 }
 
 char *fdl_iceberg_deletes_key(const char *lid, const char *data_path)
 {
-	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/deletes/%s", lid, data_path);
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/" FDL_ICEBERG_DELETES "/%s", lid, data_path);
+}
+
+char *fdl_iceberg_manifests_dir(const char *lid)
+{
+	return fdl_asprintf(FDL_ICEBERG_DIR "/%s/" FDL_ICEBERG_MANIFESTS, lid);
+}
+
+char *fdl_iceberg_manifests_uri(const char *location, const char *lid)
+{
+	return fdl_asprintf("%s/" FDL_ICEBERG_DIR "/%s/" FDL_ICEBERG_MANIFESTS "/", location, lid);
+}
+
+char *fdl_iceberg_metadata_key(const char *table_dir, int64_t seq, const char *version_id)
+{
+	return fdl_asprintf("%s/metadata/%05lld-%s.metadata.json", table_dir, (long long)seq, version_id);
+}
+
+bool fdl_iceberg_rel_in(const char *rel, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(rel, dir, n) && rel[n] == '/';
 }
 
 int fdl_iceberg_views_parse(json_t **out, const char *data, size_t len, const char *src, fdl_error *err)

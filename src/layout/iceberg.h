@@ -28,6 +28,10 @@
 #define FDL_ICEBERG_VIEWS "iceberg/views.json"
 #define FDL_ICEBERG_VIEW_JSON "view.json"
 #define FDL_ICEBERG_LID_LEN 16
+/* The folders of iceberg/<lid>/ beside versions/ */
+#define FDL_ICEBERG_MANIFESTS "manifests"
+#define FDL_ICEBERG_DELETES "deletes"
+#define FDL_ICEBERG_CATALOG "catalog"
 
 /* The URI a repository's own view is written for: file://<path> for a
  * folder, the s3:// root for a bucket; FDL_EINVALID for a store fdl cannot
@@ -59,6 +63,15 @@ char *fdl_iceberg_segment(const char *name, int64_t id);
 char *fdl_iceberg_view_dir(const char *lid, const char *version_id);          /* iceberg/<lid>/versions/<id> */
 char *fdl_iceberg_manifest_key(const char *lid, const char *sha256);          /* .../manifests/<sha>.avro */
 char *fdl_iceberg_deletes_key(const char *lid, const char *data_path);        /* .../deletes/<path> */
+char *fdl_iceberg_manifests_dir(const char *lid);                            /* iceberg/<lid>/manifests */
+/* <location>/iceberg/<lid>/manifests/: where a view's manifest lists are, as Iceberg names them */
+char *fdl_iceberg_manifests_uri(const char *location, const char *lid);
+/* <table dir>/metadata/<seq>-<id>.metadata.json: the names Iceberg's own
+ * writers use, where Trino's register_table looks */
+char *fdl_iceberg_metadata_key(const char *table_dir, int64_t seq, const char *version_id);
+/* Whether `rel` (a key below iceberg/<lid>/) is in its folder `dir`
+ * (FDL_ICEBERG_MANIFESTS, _DELETES, _CATALOG). */
+bool fdl_iceberg_rel_in(const char *rel, const char *dir);
 
 /* iceberg/views.json: {"fdl_iceberg": 1, "views": [{"id", "location",
  * "catalog"}]} ("catalog": true when the location has a REST catalog).

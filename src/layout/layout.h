@@ -82,13 +82,6 @@ int fdl_refs_lock(fdl_store_lock *l, fdl_repo *repo, const char *command, fdl_er
  * file and a folder at once. */
 int fdl_ref_name_free(fdl_repo *repo, const char *name, bool branch, fdl_error *err);
 
-/* On a store of local files: each of `files` (relative to the data
- * folder) reached as the store reads it, each folder opened beneath the
- * root and nothing followed; FDL_EINVALID naming the file and where a
- * symlink on the way leads otherwise (confine.c). A file that is absent
- * is the reader's to report. Elsewhere 0. */
-int fdl_data_files_confined(fdl_repo *repo, const fdl_strlist *files, fdl_error *err);
-
 /* The ref list, history/refs.json (reflist.c; docs/format.md): every
  * branch and tag for readers that cannot list the store, and the versions
  * that expired or were withdrawn. Derived: writers keep it after they

@@ -72,7 +72,7 @@ int fdl_vdirs_read(vdirs *d, fdl_finding_list *problems, fdl_repo *repo, fdl_err
 		else if (fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &b, NULL, &e) ||
 			 fdl_version_parse(&v->v, b.data, b.len, v->id, key, &e)) {
 			if (problems && fdl_finding_list_add(problems, key, "%s", e.message))
-				rc = fdl_fail(err, FDL_ERROR, "oom");
+				rc = fdl_oom(err);
 		}
 		fdl_buf_free(&b);
 		free(key);

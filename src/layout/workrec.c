@@ -186,7 +186,7 @@ int fdl_workrecs_list(fdl_workrecs *out, fdl_repo *repo, fdl_error *err)
 		bool staged = fdl_id_is_valid(id) && rel[FDL_ID_LEN] == '/';
 		fdl_workrec *r = record || staged ? find_or_add(out, id, err) : NULL;
 		if ((record || staged) && !r)
-			rc = FDL_ERROR;
+			rc = FDL_ENOMEM;
 		else if (record)
 			r->has_record = true;
 		else if (staged)

@@ -80,7 +80,7 @@ int fdl_version_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_version
 	if (!rc)
 		rc = put_doc(repo, id, FDL_FILES_JSON, n->files_text, n->files_len, files_ref, err);
 	if (!rc && !(v = version_doc(n, id, now, cat_bytes, cat_sha, dataset_ref, files_ref)))
-		rc = fdl_fail(err, FDL_ERROR, "out of memory building " FDL_VERSION_JSON);
+		rc = fdl_fail(err, FDL_ENOMEM, "out of memory building " FDL_VERSION_JSON);
 	/* Read our own version.json back through the reader's checks: a
 	 * writer never publishes what its readers would refuse. */
 	if (!rc)

@@ -1,7 +1,6 @@
 /* fdl checkout: a new working catalog holding a branch's tip. */
 #include "../catalog/catalog.h"
 #include "work.h"
-#include "confine.h"
 #include "../layout/dataset.h"
 #include "../layout/keys.h"
 
@@ -265,7 +264,7 @@ static int missing_branch(fdl_repo *repo, const char *branch, fdl_error *err)
 }
 
 /* A new branch's start passes the one check of what a version may name
- * (confine.h) before the branch is made: a refused checkout makes nothing.
+ * (fdl_catalog_version_confined) before the branch is made: a refused checkout makes nothing.
  * One that does not resolve is choose_branch's to report. */
 static int start_confined(fdl_repo *repo, const char *start, fdl_error *err)
 {
@@ -279,7 +278,8 @@ static int start_confined(fdl_repo *repo, const char *start, fdl_error *err)
 	if (!rc)
 		rc = fdl_version_fetch_catalog(&catalog, repo, v, err);
 	if (!rc)
-		rc = fdl_version_confined(repo, v, catalog, NULL, NULL, NULL, err);
+		rc = fdl_catalog_version_confined(NULL, NULL, NULL, catalog, repo->store, repo->data_dir,
+						  fdl_version_id(v), err);
 	free(catalog);
 	fdl_version_free(v);
 	return rc;
@@ -361,7 +361,8 @@ int fdl_checkout_seed(fdl_duck *d, fdl_repo *repo, fdl_work *w, fdl_error *err)
 		/* what the version names, checked before the working catalog
 		 * takes it over and DuckLake reads its files from there */
 		fdl_copy_options o = {.upto = -1, .data_path = w->data_path, .no_inlining = true};
-		rc = fdl_version_confined(repo, v, frozen, d, "fdl_src", NULL, err);
+		rc = fdl_catalog_version_confined(NULL, d, "fdl_src", frozen, repo->store, repo->data_dir,
+						  fdl_version_id(v), err);
 		if (!rc && (rc = fdl_catalog_copy(d, "fdl_src", alias, &o, err)))
 			fdl_error_prefix(err, "seeding the working catalog from version %s", w->base);
 		fdl_catalog_detach(d, "fdl_src", NULL);

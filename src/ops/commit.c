@@ -349,27 +349,31 @@ static int commit_freeze(commit_job *c, const fdl_commit_options *opts, fdl_erro
 	return 0;
 }
 
-/* The same snapshot as the base and no new description: nothing to commit,
- * unless an interrupted commit was recovered, which is then the whole job.
- * Returns 1 when the commit ends here (with *rc its result). */
-static int commit_unchanged(commit_job *c, char out_id[FDL_ID_LEN + 1], int *rc, fdl_error *err)
+/* The same snapshot as the base and no new description: nothing to commit
+ * (FDL_ENOCHANGE), unless an interrupted commit was recovered, which is
+ * then the whole job: 0 with *done set, out_id its version. 0 with *done
+ * unset: there is something to publish. */
+static int commit_unchanged(bool *done, commit_job *c, char out_id[FDL_ID_LEN + 1], fdl_error *err)
 {
 	fdl_work *w = &c->w;
-	if (!c->fz.same_snapshot || !(*rc = description_changed(w, &c->fz, err)))
-		return 0;
-	if (*rc == FDL_ENOCHANGE && c->recovered) {
+	*done = false;
+	int rc = c->fz.same_snapshot ? description_changed(w, &c->fz, err) : 0;
+	if (rc != FDL_ENOCHANGE)
+		return rc;
+	if (c->recovered) {
 		/* nothing after it: the interrupted commit is the whole job,
 		 * its history index and its working catalog's files included */
 		fdl_ref_moved(c->repo, &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = w->base}, NULL);
-		if (!(*rc = settled(c->repo, w, &c->fz, true, &c->seen, c->key, w->base, err)))
+		if (!(rc = settled(c->repo, w, &c->fz, true, &c->seen, c->key, w->base, err)))
 			memcpy(out_id, w->base, FDL_ID_LEN + 1);
-	} else if (*rc == FDL_ENOCHANGE) {
-		/* the files of the base still in the working catalog's folder
-		 * (a commit cut short after publishing) are settled now */
-		fdl_error ignore;
-		settle_staged(c->repo, w, &c->fz, true, &ignore);
+		*done = !rc;
+		return rc;
 	}
-	return 1;
+	/* the files of the base still in the working catalog's folder (a
+	 * commit cut short after publishing) are settled now */
+	fdl_error ignore;
+	settle_staged(c->repo, w, &c->fz, true, &ignore);
+	return rc;
 }
 
 /* Look at the branch once more, write the version and move the branch to
@@ -499,8 +503,9 @@ int fdl_commit(char out_id[FDL_ID_LEN + 1], const char *work, const fdl_commit_o
 		fdl_work_free(&c.w);
 		return rc;
 	}
+	bool done = false;
 	if (!(rc = commit_preflight(&c, opts, err)) && !(rc = commit_inputs(&c, opts, err)) &&
-	    !(rc = commit_freeze(&c, opts, err)) && !commit_unchanged(&c, out_id, &rc, err) &&
+	    !(rc = commit_freeze(&c, opts, err)) && !(rc = commit_unchanged(&done, &c, out_id, err)) && !done &&
 	    !(rc = commit_publish(&c, opts, err)))
 		rc = commit_record(&c, out_id, opts, err);
 	commit_job_free(&c);

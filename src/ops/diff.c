@@ -1,7 +1,6 @@
 /* What changed: schema and row differences between two versions, and the
  * DuckLake snapshots a version froze. */
 #include "../catalog/catalog.h"
-#include "confine.h"
 #include "../layout/dataset.h"
 #include "../layout/layout.h"
 #include "../layout/walk.h"
@@ -61,12 +60,14 @@ static int pair_open(pair *p, fdl_repo *repo, const char *a, const char *b, bool
 	if (!rc)
 		rc = fdl_catalog_attach_raw(p->d, "fdl_b", p->b.catalog, FDL_CAT_DUCKDB, true, err);
 	/* a reader's guard: the one check of what a version may name
-	 * (confine.h), and DuckDB is confined to the repository once they are
+	 * (fdl_catalog_version_confined), and DuckDB is confined to the repository once they are
 	 * attached */
 	if (!rc)
-		rc = fdl_version_confined(repo, p->a.v, p->a.catalog, p->d, "fdl_a", NULL, err);
+		rc = fdl_catalog_version_confined(NULL, p->d, "fdl_a", p->a.catalog, repo->store, repo->data_dir,
+						  fdl_version_id(p->a.v), err);
 	if (!rc)
-		rc = fdl_version_confined(repo, p->b.v, p->b.catalog, p->d, "fdl_b", NULL, err);
+		rc = fdl_catalog_version_confined(NULL, p->d, "fdl_b", p->b.catalog, repo->store, repo->data_dir,
+						  fdl_version_id(p->b.v), err);
 	if (!rc && lakes)
 		rc = fdl_duck_use_data(p->d, repo->data_url, repo->store, err);
 	if (!rc && lakes)

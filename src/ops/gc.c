@@ -111,7 +111,7 @@ static int gc_work(gc_run *g, fdl_error *err)
 		fdl_gc_work *o = gc_work_add(g, w, state, err);
 		fdl_strlist files = {0};
 		if (!o)
-			rc = FDL_ERROR;
+			rc = FDL_ENOMEM;
 		if (!rc && state == FDL_GC_WORK_ENDED && !g->dry_run)
 			rc = del_owned(g->repo, fdl_workrec_key(w->id), err);
 		for (size_t k = 0; k < w->staged.len && !rc; k++) {

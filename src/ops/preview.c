@@ -4,7 +4,6 @@
  * (derived.c), for older versions by fdl preview. A table whose state a
  * preview already has is not computed again. */
 #include "preview.h"
-#include "confine.h"
 #include "../layout/preview.h"
 #include "../layout/walk.h"
 #include "../util/pool.h"
@@ -48,7 +47,8 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 	if (!rc)
 		rc = fdl_duck_use_data(r->d, r->repo->data_url, r->repo->store, err);
 	if (!rc && !r->share)
-		rc = fdl_version_confined(r->repo, r->v, r->catalog, r->d, NULL, NULL, err);
+		rc = fdl_catalog_version_confined(NULL, r->d, NULL, r->catalog, r->repo->store, r->repo->data_dir,
+						  fdl_version_id(r->v), err);
 	if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
 		r->attached = true;
 	const char *dirs[] = {r->repo->data_url, NULL};

@@ -10,7 +10,6 @@
  * ref, version.json and then the catalog, and a warm one only the ref.
  */
 #include "../catalog/catalog.h"
-#include "confine.h"
 #include "../layout/keys.h"
 #include "../util/pool.h"
 
@@ -247,11 +246,12 @@ static int reader_open(fdl_reader **out, const char *root, const char *ref, cons
 }
 
 /* The reader's guard, before DuckLake sees the catalog: the one check of
- * what a version may name (confine.h). Uses `d`, or a DuckDB of its own
+ * what a version may name (fdl_catalog_version_confined). Uses `d`, or a DuckDB of its own
  * when d is NULL. */
 static int check_confined(const fdl_reader *r, fdl_duck *d, fdl_error *err)
 {
-	return fdl_version_confined(r->repo, r->v, r->catalog, d, NULL, NULL, err);
+	return fdl_catalog_version_confined(NULL, d, NULL, r->catalog, r->repo->store, r->repo->data_dir,
+						  fdl_version_id(r->v), err);
 }
 
 /* Attach the version in `d` as `alias`, read only, data where it really

@@ -262,11 +262,11 @@ static int build(rebase_job *j, fdl_rebase_report *r, fdl_error *err)
 	if (!rc)
 		rc = description_plan(j, &described, err);
 	if (!rc && (json_array_size(p.conflicts) || described))
-		rc = report_conflicts(r, p.conflicts, described, err) ? FDL_ERROR : FDL_ECONFLICT;
+		rc = report_conflicts(r, p.conflicts, described, err) ? FDL_ENOMEM : FDL_ECONFLICT;
 	if (!rc)
 		rc = fdl_catalog_rebase_apply(&p, d, err);
 	if (rc == FDL_ECONFLICT && !r->conflict_count && report_conflicts(r, p.conflicts, false, err))
-		rc = FDL_ERROR;
+		rc = FDL_ENOMEM;
 	/* a session that wrote to WORK meanwhile would lose that write */
 	fdl_catalog_info now;
 	if (!rc && !(rc = fdl_catalog_info_read(d, "fdl_old", &now, err)) && now.last_snapshot != p.last)

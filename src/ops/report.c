@@ -48,7 +48,7 @@ int fdl_findings_add(fdl_finding **items, size_t *count, const char *where, cons
 {
 	fdl_finding *f = fdl_report_grow((void **)items, *count, sizeof **items, err);
 	if (!f)
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	f->where = fdl_strdup(where);
 	f->what = fdl_strdup(what);
 	if (!f->where || !f->what) {
@@ -95,12 +95,12 @@ int fdl_verify_report_merge(fdl_verify_report *to, fdl_verify_report *part)
 	to->versions_checked += part->versions_checked;
 	if (take_findings(&to->problems, &to->problem_count, &part->problems, &part->problem_count) ||
 	    take_findings(&to->warnings, &to->warning_count, &part->warnings, &part->warning_count))
-		rc = -1;
+		rc = FDL_ENOMEM;
 	if (part->signature_count) {
 		fdl_good_signature *g =
 			realloc(to->signatures, (to->signature_count + part->signature_count) * sizeof *g);
 		if (!g) {
-			rc = -1;
+			rc = FDL_ENOMEM;
 		} else {
 			memcpy(g + to->signature_count, part->signatures, part->signature_count * sizeof *g);
 			to->signatures = g;
@@ -128,7 +128,7 @@ int fdl_removals_add(fdl_version_removal **items, size_t *count, const char *id,
 {
 	fdl_version_removal *r = fdl_report_grow((void **)items, *count, sizeof **items, err);
 	if (!r)
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	snprintf(r->id, sizeof r->id, "%s", id);
 	fdl_strarray_take(&r->removed, removed);
 	(*count)++;
@@ -301,7 +301,7 @@ int fdl_withdraw_added_add(fdl_withdraw_report *r, const char *from, const char 
 {
 	fdl_withdraw_rows *a = fdl_report_grow((void **)&r->added, r->added_count, sizeof *r->added, err);
 	if (!a)
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	snprintf(a->from, sizeof a->from, "%s", from);
 	a->rows = rows;
 	if (!(a->table = fdl_strdup(table)))
@@ -315,7 +315,7 @@ int fdl_withdraw_left_add(fdl_withdraw_report *r, const char *id, const char *fr
 {
 	fdl_withdraw_left *l = fdl_report_grow((void **)&r->left, r->left_count, sizeof *r->left, err);
 	if (!l)
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	memset(l, 0, sizeof *l);
 	snprintf(l->id, sizeof l->id, "%s", id);
 	snprintf(l->from, sizeof l->from, "%s", from);

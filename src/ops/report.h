@@ -28,7 +28,7 @@ int fdl_findings_addv(fdl_finding **items, size_t *count, const char *where, con
 void fdl_verify_report_free_fields(fdl_verify_report *r);
 
 /* One version's findings and good signatures (`part`, emptied) after
- * those already in `to`; -1 when out of memory. */
+ * those already in `to`; FDL_ENOMEM when out of memory (no message). */
 int fdl_verify_report_merge(fdl_verify_report *to, fdl_verify_report *part);
 
 /* A version touched by expire or withdraw, appended with its removed files

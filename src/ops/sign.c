@@ -69,7 +69,7 @@ static int b64_decode(fdl_buf *out, const char *text, size_t len, fdl_error *err
 	for (size_t i = 0; i < len; i++)
 		if (text[i] != '\n' && text[i] != '\r' && text[i] != ' ' && text[i] != '\t')
 			if (fdl_buf_add(&clean, text + i, 1, err))
-				return FDL_ERROR;
+				return FDL_ENOMEM;
 	if (!clean.len || clean.len % 4) {
 		fdl_buf_free(&clean);
 		return fdl_fail(err, FDL_EINVALID, "not valid base64");

@@ -757,7 +757,7 @@ static int verify_finish(fdl_verify_report **out, report *r, fdl_repo *repo, vdi
 		rc = check_iceberg(r, repo, err);
 	fdl_vdirs_free(dirs);
 	if (!rc && r->oom)
-		rc = fdl_fail(err, FDL_ERROR, "out of memory building the verify report");
+		rc = fdl_fail(err, FDL_ENOMEM, "out of memory building the verify report");
 	if (rc)
 		fdl_verify_report_free(r->out);
 	else

@@ -49,7 +49,7 @@ static bool files_checked(sink *k, fdl_repo *repo, const vdir *d, const json_t *
 	json_t *doc = NULL;
 	char hex[65];
 	fdl_error e;
-	int rc = -1;
+	bool ok = false, plain = false;
 	if (!key)
 		problem(k, d->id, "out of memory");
 	else if (!fdl_vdir_has(d, path)) {
@@ -63,19 +63,20 @@ static bool files_checked(sink *k, fdl_repo *repo, const vdir *d, const json_t *
 	else if (!sha || strcmp(hex, sha))
 		problem(k, key, "has sha256 %s; " FDL_VERSION_JSON " says %s (the file changed after it was written)", hex,
 			sha ? sha : "none");
-	else if ((rc = fdl_files_scan_text(scan, b.data, b.len, &e)) < 0)
+	else if (fdl_files_scan_text(&plain, scan, b.data, b.len, &e))
 		k->oom = true;
-	else if (rc == 0)
-		; /* read plainly */
-	else if (fdl_json_parse(&doc, b.data, b.len, key, &e) || !json_is_object(doc)) {
+	else if (plain)
+		ok = true;
+	else if (fdl_json_parse(&doc, b.data, b.len, key, &e) || !json_is_object(doc))
 		problem(k, key, "%s", doc ? "is not a JSON object" : e.message);
-		rc = -1;
-	} else if ((rc = fdl_files_scan_tree(scan, doc, &e)) != 0)
+	else if (fdl_files_scan_tree(scan, doc, &e))
 		k->oom = true;
+	else
+		ok = true;
 	json_decref(doc);
 	fdl_buf_free(&b);
 	free(key);
-	return rc == 0;
+	return ok;
 }
 
 /* The sha256 files.json's map records for `path`; NULL when none. */
@@ -255,7 +256,7 @@ int fdl_verify_expired(fdl_verify_report *out, fdl_repo *repo, const vdir *d)
 {
 	sink k = {out, false, NULL};
 	check_expired(&k, repo, d);
-	return k.oom ? FDL_ERROR : 0;
+	return k.oom ? FDL_ENOMEM : 0;
 }
 
 int fdl_verify_files_json(fdl_files_scan *scan, bool *ok, fdl_verify_report *out, fdl_repo *repo, const vdir *d,
@@ -263,7 +264,7 @@ int fdl_verify_files_json(fdl_files_scan *scan, bool *ok, fdl_verify_report *out
 {
 	sink k = {out, false, NULL};
 	*ok = files_checked(&k, repo, d, ref, expired, scan);
-	return k.oom ? FDL_ERROR : 0;
+	return k.oom ? FDL_ENOMEM : 0;
 }
 
 int fdl_verify_data_listed(fdl_verify_report *out, fdl_repo *repo, fdl_hash_cache *hashes, const vdir *d,
@@ -271,7 +272,7 @@ int fdl_verify_data_listed(fdl_verify_report *out, fdl_repo *repo, fdl_hash_cach
 {
 	sink k = {out, false, hashes};
 	check_data_listed(&k, repo, d, scan);
-	return k.oom ? FDL_ERROR : 0;
+	return k.oom ? FDL_ENOMEM : 0;
 }
 
 int fdl_verify_unhashed(fdl_verify_report *out, const vdirs *dirs, const size_t *todo, const bool *unhashed, size_t n,

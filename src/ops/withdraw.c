@@ -5,7 +5,6 @@
 #include "derived.h"
 #include "report.h"
 #include "work.h"
-#include "confine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +174,8 @@ static int wd_attach(wd_plan *w, const vdir *d, const char *alias, fdl_error *er
 	char *local = NULL;
 	int rc = fdl_version_fetch_catalog(&local, w->repo, d->v, err);
 	if (!rc) /* its rows are read: what it names is checked first */
-		rc = fdl_version_confined(w->repo, d->v, local, w->duck, NULL, NULL, err);
+		rc = fdl_catalog_version_confined(NULL, w->duck, NULL, local, w->repo->store, w->repo->data_dir,
+						  fdl_version_id(d->v), err);
 	if (!rc)
 		rc = fdl_catalog_attach_lake(w->duck, alias, local, w->repo->data_url, err);
 	free(local);

@@ -122,7 +122,7 @@ int fdl_work_load(fdl_work *w, const char *dir, fdl_error *err)
 	memset(w, 0, sizeof *w);
 	w->base_snapshot = -1;
 	w->postgres = !strncmp(dir, FDL_PG_PREFIX, strlen(FDL_PG_PREFIX));
-	int rc = w->postgres ? ((w->dir = fdl_strdup(dir)) ? 0 : FDL_ERROR) : fdl_path_absolute(&w->dir, dir, err);
+	int rc = w->postgres ? ((w->dir = fdl_strdup(dir)) ? 0 : fdl_oom(err)) : fdl_path_absolute(&w->dir, dir, err);
 	if (rc)
 		return rc;
 	char *path = w->postgres ? fdl_strdup(dir) : fdl_asprintf("%s/%s", w->dir, FDL_WORK_FILE);

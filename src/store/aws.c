@@ -24,7 +24,7 @@ static int file_value(char **out, const char *path, const char *section, const c
 		return 0; /* no file: nothing configured there */
 	int rc = fdl_ini_get(out, b.data, b.len, section, key);
 	fdl_buf_free(&b);
-	return rc ? fdl_fail(err, FDL_ERROR, "out of memory reading %s", path) : 0;
+	return rc ? fdl_fail(err, FDL_ENOMEM, "out of memory reading %s", path) : 0;
 }
 
 static char *env_dup(const char *name)

@@ -157,14 +157,15 @@ void fdl_curl_defaults(CURL *c, char errbuf[CURL_ERROR_SIZE])
 
 int fdl_url_sha256(char hex[65], int64_t *bytes, const char *url, fdl_error *err)
 {
-	if (fdl_curl_load(err))
-		return FDL_ERROR;
+	int rc = fdl_curl_load(err);
+	if (rc)
+		return rc;
 	CURL *c = curl_easy_init();
 	if (!c)
 		return fdl_fail(err, FDL_ERROR, "libcurl: cannot start a transfer");
 	fdl_sink sink = {.max = SIZE_MAX};
 	char curl_err[CURL_ERROR_SIZE];
-	int rc = fdl_sha256_new(&sink.hash, err);
+	rc = fdl_sha256_new(&sink.hash, err);
 	if (!rc) {
 		fdl_curl_defaults(c, curl_err);
 		fdl_curl_sink(c, &sink);

@@ -538,9 +538,10 @@ int fdl_store_folder_open(fdl_store **out, const char *path, fdl_error *err)
 	folder_store *f = calloc(1, sizeof *f);
 	if (!f)
 		return fdl_oom(err);
-	if (fdl_path_absolute(&f->root, path, err)) {
+	int rc = fdl_path_absolute(&f->root, path, err);
+	if (rc) {
 		free(f);
-		return FDL_ERROR;
+		return rc;
 	}
 	size_t n = strlen(f->root);
 	while (n > 1 && f->root[n - 1] == '/')

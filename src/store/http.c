@@ -210,14 +210,15 @@ static const fdl_store_ops http_ops = {
 
 int fdl_store_http_open(fdl_store **out, const char *url, fdl_error *err)
 {
-	if (fdl_curl_load(err))
-		return FDL_ERROR;
+	int rc = fdl_curl_load(err);
+	if (rc)
+		return rc;
 	http_store *h = calloc(1, sizeof *h);
 	if (!h)
 		return fdl_oom(err);
 	h->root = fdl_strdup(url);
 	h->curl = curl_easy_init();
-	int rc = fdl_http_token(&h->token, url, err);
+	rc = fdl_http_token(&h->token, url, err);
 	if (rc) {
 		http_free(&h->base);
 		return rc;

@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One look at the lock object another holder left: 0 when it is gone now
- * (it was released, or it recorded this host and a process that no longer
- * runs, and is deleted), 1 when it stays (*held_by its record), or an error. */
-static int look(fdl_store *s, const char *key, fdl_buf *held_by, fdl_error *err)
+/* One look at the lock object another holder left: *held when it stays
+ * (*held_by its record); else it is gone now (it was released, or it
+ * recorded this host and a process that no longer runs, and is deleted). */
+static int look(bool *held, fdl_store *s, const char *key, fdl_buf *held_by, fdl_error *err)
 {
 	char etag[FDL_ETAG_MAX];
+	*held = false;
 	fdl_buf_free(held_by);
 	int rc = fdl_store_get(s, key, 4096, held_by, etag, err);
 	if (rc == FDL_ENOTFOUND) {
@@ -22,9 +23,9 @@ static int look(fdl_store *s, const char *key, fdl_buf *held_by, fdl_error *err)
 	if (rc)
 		return rc;
 	if (fdl_buf_add(held_by, "", 1, err))
-		return FDL_ERROR;
-	if (!fdl_lock_record_dead(held_by->data))
-		return 1;
+		return FDL_ENOMEM;
+	if ((*held = !fdl_lock_record_dead(held_by->data)))
+		return 0;
 	rc = fdl_store_del_if_match(s, key, etag, err);
 	if (rc == FDL_ECONFLICT || rc == FDL_ENOTFOUND) { /* another breaker, or its holder, was first */
 		fdl_error_clear(err);
@@ -46,11 +47,11 @@ static int take_object(fdl_store_lock *l, fdl_store *s, const char *key, const c
 		if (rc != FDL_EEXISTS)
 			break;
 		fdl_error_clear(err);
-		if ((rc = look(s, key, &held_by, err)) <= 0) {
-			if (rc)
-				break;
+		bool held = false;
+		if ((rc = look(&held, s, key, &held_by, err)))
+			break;
+		if (!held)
 			continue;
-		}
 		if (fdl_now_ms() >= deadline) {
 			char *where = fdl_asprintf("%s/%s", s->url, key);
 			rc = fdl_lock_record_report(held_by.data, where ? where : key, what, err);

@@ -454,12 +454,13 @@ static const fdl_store_ops s3_ops = {
 
 int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err)
 {
-	if (fdl_curl_load(err) || fdl_xml_load(err))
-		return FDL_ERROR;
+	int rc = fdl_curl_load(err);
+	if (rc || (rc = fdl_xml_load(err)))
+		return rc;
 	s3_store *s = calloc(1, sizeof *s);
 	if (!s)
 		return fdl_oom(err);
-	int rc = fdl_s3_config_load(&s->cfg, url, err);
+	rc = fdl_s3_config_load(&s->cfg, url, err);
 	if (rc) {
 		free(s);
 		return rc;
@@ -480,7 +481,7 @@ int fdl_store_s3_open(fdl_store **out, const char *url, fdl_error *err)
 	s->base.cache_id = s->cache_id;
 	if (!s->url || !s->bucket_url || !s->sigv4 || !s->cache_id || (s->cfg.key_id && !s->userpwd) || !s->curl) {
 		s3_free(&s->base);
-		return fdl_fail(err, FDL_ERROR, "out of memory starting the S3 store");
+		return fdl_fail(err, FDL_ENOMEM, "out of memory starting the S3 store");
 	}
 	*out = &s->base;
 	return 0;

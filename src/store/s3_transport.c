@@ -136,8 +136,9 @@ static int reset_attempt(s3_req *r, fdl_error *err)
 	r->sink.etag[0] = '\0';
 	if (r->sink.buf)
 		fdl_buf_free(r->sink.buf);
-	if (r->sink.hash && fdl_sha256_reset(r->sink.hash, err))
-		return FDL_ERROR;
+	int rc = r->sink.hash ? fdl_sha256_reset(r->sink.hash, err) : 0;
+	if (rc)
+		return rc;
 	if (r->sink.file && (fflush(r->sink.file) || ftruncate(fileno(r->sink.file), 0) || fseeko(r->sink.file, 0, SEEK_SET)))
 		return fdl_fail(err, FDL_EIO, "cannot rewind a download file: %s", strerror(errno));
 	if (r->file && fseeko(r->file, (off_t)r->file_off, SEEK_SET))

@@ -171,6 +171,12 @@ int fdl_store_sha256(fdl_store *s, const char *key, char hex[65], int64_t *bytes
 #define FDL_HEAD_ABSENT (-1)
 #define FDL_HEAD_NOT_FILE (-2)
 int fdl_store_head_many(fdl_store *s, const char *const *keys, size_t n, int64_t *sizes, fdl_error *err);
+/* On a store of local files: each of `files` (relative to the folder
+ * `dir`, a version's data folder) reached as the store reads it, each
+ * folder opened beneath the root and nothing followed; FDL_EINVALID naming
+ * the file and where a symlink on the way leads otherwise (confine.c). A
+ * file that is absent is the reader's to report. Elsewhere 0. */
+int fdl_store_files_confined(fdl_store *s, const char *dir, const fdl_strlist *files, fdl_error *err);
 int fdl_store_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *err);
 int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err);
 int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err);

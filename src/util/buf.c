@@ -12,12 +12,12 @@ int fdl_buf_grow(fdl_buf *b, size_t extra, fdl_error *err)
 	size_t cap = b->cap ? b->cap : 256;
 	while (cap < b->len + extra + 1) {
 		if (cap > SIZE_MAX / 2)
-			return fdl_fail(err, FDL_ERROR, "out of memory (buffer of %zu bytes)", b->len + extra);
+			return fdl_fail(err, FDL_ENOMEM, "out of memory (buffer of %zu bytes)", b->len + extra);
 		cap *= 2;
 	}
 	char *p = realloc(b->data, cap);
 	if (!p)
-		return fdl_fail(err, FDL_ERROR, "out of memory (buffer of %zu bytes)", cap);
+		return fdl_fail(err, FDL_ENOMEM, "out of memory (buffer of %zu bytes)", cap);
 	b->data = p;
 	b->cap = cap;
 	return 0;
@@ -26,7 +26,7 @@ int fdl_buf_grow(fdl_buf *b, size_t extra, fdl_error *err)
 int fdl_buf_add(fdl_buf *b, const void *data, size_t len, fdl_error *err)
 {
 	if (fdl_buf_grow(b, len, err))
-		return err ? err->code : FDL_ERROR;
+		return FDL_ENOMEM;
 	if (len)
 		memcpy(b->data + b->len, data, len);
 	b->len += len;
@@ -52,7 +52,7 @@ int fdl_buf_printf(fdl_buf *b, fdl_error *err, const char *fmt, ...)
 	}
 	if (fdl_buf_grow(b, (size_t)n, err)) {
 		va_end(ap2);
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	}
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
 	va_end(ap2);
@@ -63,12 +63,12 @@ int fdl_buf_printf(fdl_buf *b, fdl_error *err, const char *fmt, ...)
 static int buf_quoted(fdl_buf *b, const char *s, char q, fdl_error *err)
 {
 	if (fdl_buf_add(b, &q, 1, err))
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	for (const char *p = s; *p; p++) {
 		if (*p == q && fdl_buf_add(b, &q, 1, err))
-			return FDL_ERROR;
+			return FDL_ENOMEM;
 		if (fdl_buf_add(b, p, 1, err))
-			return FDL_ERROR;
+			return FDL_ENOMEM;
 	}
 	return fdl_buf_add(b, &q, 1, err);
 }
@@ -131,7 +131,7 @@ int fdl_strlist_add(fdl_strlist *l, const char *s, fdl_error *err)
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		char **p = realloc(l->items, cap * sizeof *p);
 		if (!p)
-			return fdl_fail(err, FDL_ERROR, "out of memory (list of %zu)", cap);
+			return fdl_fail(err, FDL_ENOMEM, "out of memory (list of %zu)", cap);
 		l->items = p;
 		l->cap = cap;
 	}
@@ -186,16 +186,16 @@ int fdl_finding_add(fdl_strlist *l, const char *key, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	char *line = fdl_asprintf("%s\t%s", key, msg);
-	int rc = line ? fdl_strlist_add(l, line, NULL) : FDL_ERROR;
+	int rc = line ? fdl_strlist_add(l, line, NULL) : FDL_ENOMEM;
 	free(line);
-	return rc ? FDL_ERROR : 0;
+	return rc ? FDL_ENOMEM : 0;
 }
 
 int fdl_finding_list_add(fdl_finding_list *l, const char *where, const char *fmt, ...)
 {
 	fdl_finding *grown = realloc(l->items, (l->len + 1) * sizeof *grown);
 	if (!grown)
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	l->items = grown;
 	char msg[1536]; /* as long as fdl_finding_add's */
 	va_list ap;
@@ -208,7 +208,7 @@ int fdl_finding_list_add(fdl_finding_list *l, const char *where, const char *fmt
 	if (!f->where || !f->what) {
 		free(f->where);
 		free(f->what);
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	}
 	l->len++;
 	return 0;

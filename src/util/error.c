@@ -68,7 +68,7 @@ const char *fdl_libversion(void)
 
 int fdl_oom(fdl_error *err)
 {
-	return fdl_fail(err, FDL_ERROR, "out of memory");
+	return fdl_fail(err, FDL_ENOMEM, "out of memory");
 }
 
 int fdl_options_check(unsigned int version, unsigned int known, const char *fn, const char *type, fdl_error *err)

@@ -604,7 +604,7 @@ int fdl_path_absolute(char **out, const char *path, fdl_error *err)
 		if (!getcwd(cwd, sizeof cwd))
 			return fdl_fail(err, FDL_EIO, "cannot read the current folder: %s", strerror(errno));
 		if (fdl_buf_puts(&b, cwd, err))
-			return FDL_ERROR;
+			return FDL_ENOMEM;
 	}
 	/* Append segment by segment, resolving "." and "..". */
 	const char *seg = path;

@@ -74,7 +74,7 @@ int fdl_ini_get(char **out, const char *text, size_t len, const char *section, c
 		free(*out);
 		*out = strndup(v, vl);
 		if (!*out)
-			return FDL_ERROR;
+			return FDL_ENOMEM;
 	}
 	return 0;
 }

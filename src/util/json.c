@@ -15,7 +15,7 @@ int fdl_json_dump_as(char **out, size_t *len, const json_t *j, bool compact, fdl
 	size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17) | (compact ? JSON_COMPACT : JSON_INDENT(2));
 	char *s = json_dumps(j, flags);
 	if (!s)
-		return fdl_fail(err, FDL_ERROR, "cannot serialise JSON (out of memory)");
+		return fdl_fail(err, FDL_ENOMEM, "cannot serialise JSON (out of memory)");
 	size_t n = strlen(s);
 	char *p = realloc(s, n + 2);
 	if (!p) {

@@ -117,9 +117,9 @@ int fdl_lock_record_report(const char *text, const char *where, const char *what
 	return report(where, what, &h, NULL, err);
 }
 
-/* One look at an existing lock: 0 when it was stale and is now removed
- * (try again at once), FDL_EBUSY-like 1 when it is live (wait), or an
- * error. `h` and `st` describe it for the report. */
+/* One look at an existing lock: *stale_removed when it was stale and is
+ * now removed (try again at once); else it is live (wait). `h` and `st`
+ * describe it for the report. */
 static int inspect(const char *path, holder *h, struct stat *st, bool *stale_removed, fdl_error *err)
 {
 	*stale_removed = false;

@@ -66,9 +66,10 @@ void fdl_sha256_free(fdl_sha256 *h)
 int fdl_sha256_mem(char hex[65], const void *data, size_t len, fdl_error *err)
 {
 	fdl_sha256 *h;
-	if (fdl_sha256_new(&h, err))
-		return FDL_ERROR;
-	int rc = fdl_sha256_update(h, data, len, err);
+	int rc = fdl_sha256_new(&h, err);
+	if (rc)
+		return rc;
+	rc = fdl_sha256_update(h, data, len, err);
 	if (!rc)
 		rc = fdl_sha256_final(h, hex, err);
 	fdl_sha256_free(h);

@@ -59,7 +59,7 @@ static int grow(fdl_strmap *m, fdl_error *err)
 int fdl_strmap_put(fdl_strmap *m, const char *key, int64_t value, fdl_error *err)
 {
 	if ((m->len + 1) * 4 > m->cap * 3 && grow(m, err)) /* at most 3/4 full */
-		return FDL_ERROR;
+		return FDL_ENOMEM;
 	size_t i = slot(m->keys, m->cap, key);
 	if (!m->keys[i]) {
 		if (!(m->keys[i] = fdl_strdup(key)))

@@ -17,7 +17,7 @@
 
 /* Set err (if not NULL) and return code, so callers can `return fdl_fail(...)`. */
 int fdl_fail(fdl_error *err, int code, const char *fmt, ...) FDL_PRINTF(3, 4);
-/* An allocation failed: FDL_ERROR, "out of memory". Every allocation
+/* An allocation failed: FDL_ENOMEM, "out of memory". Every allocation
  * failure goes through here, unless it has something to add (what was
  * being built, how large): then fdl_fail with that. */
 int fdl_oom(fdl_error *err);
@@ -78,7 +78,7 @@ typedef struct fdl_finding_list {
 	fdl_finding *items;
 	size_t len;
 } fdl_finding_list;
-/* Add (where, the formatted message) to l; FDL_ERROR when out of memory. */
+/* Add (where, the formatted message) to l; FDL_ENOMEM when out of memory. */
 int fdl_finding_list_add(fdl_finding_list *l, const char *where, const char *fmt, ...) FDL_PRINTF(3, 4);
 void fdl_finding_list_free(fdl_finding_list *l);
 

@@ -7,8 +7,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *keep = json_array(), *nested = json_array();
 	fdl_error err;
+	bool foreign = false;
 	if (keep && nested &&
-	    fdl_ice_namespaces_old(keep, nested, (const char *)data, size, "main", "v1/namespaces", &err) == 0) {
+	    fdl_ice_namespaces_old(&foreign, keep, nested, (const char *)data, size, "main", "v1/namespaces", &err) == 0 &&
+	    !foreign) {
 		size_t i;
 		json_t *x;
 		json_array_foreach(keep, i, x)

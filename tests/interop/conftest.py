@@ -9,6 +9,7 @@ import json
 import os
 import pathlib
 import subprocess
+import time
 
 import duckdb
 import pytest
@@ -37,6 +38,31 @@ def fdl(*args, check=True, env=None, timeout=None):
     if check and p.returncode != 0:
         raise AssertionError(f"fdl {' '.join(map(str, args))} exited {p.returncode}:\n{p.stderr}")
     return p
+
+
+class Serving:
+    """An `fdl serve ROOT --port 0 ARGS...` a test runs (test_reader's
+    Server, test_private's Private): start() returns the line it prints
+    first; its stderr goes to a log file of its own, whose request lines
+    lines() reads back; stop() ends it, telling the ledger the host is gone
+    (host_stops) first."""
+
+    def start(self, root, tmp, *args):
+        self.log_path = tmp / f"serve-{time.monotonic_ns()}.log"
+        self.log = open(self.log_path, "w")
+        self.p = subprocess.Popen([FDL, "serve", str(root), "--port", "0", *map(str, args)], stdout=subprocess.PIPE,
+                                  stderr=self.log, text=True, env=dict(os.environ, FDL_EXTENSION_DIR=EXT))
+        return self.p.stdout.readline()
+
+    def lines(self):
+        self.log.flush()
+        return [l for l in self.log_path.read_text().splitlines() if l.startswith("fdl serve:")]
+
+    def stop(self):
+        host_stops(self.url)
+        self.p.terminate()
+        self.p.wait(timeout=10)
+        self.log.close()
 
 
 def connect():

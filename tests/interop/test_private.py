@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import EXT, FDL, connect, fdl, host_stops
+from conftest import EXT, Serving, connect, fdl, host_stops
 from test_reader import published  # noqa: F401 (the fixture)
 
 
@@ -48,18 +48,13 @@ def token_file(path, **tokens):
     return path
 
 
-class Private:
+class Private(Serving):
     """fdl serve ROOT with a token file (and TLS unless plain)."""
 
     def __init__(self, root, tmp, pki, tokens, plain=False, extra=()):
         self.tokens_path = token_file(tmp / f"tokens-{time.monotonic_ns()}", **tokens)
-        self.log_path = tmp / f"serve-{time.monotonic_ns()}.log"
-        self.log = open(self.log_path, "w")
         tls = [] if plain else ["--tls-cert", pki / "host.pem", "--tls-key", pki / "host.key"]
-        self.p = subprocess.Popen([FDL, "serve", str(root), "--port", "0", "--token-file", self.tokens_path,
-                                   *map(str, tls), *extra], stdout=subprocess.PIPE, stderr=self.log, text=True,
-                                  env=dict(os.environ, FDL_EXTENSION_DIR=EXT))
-        line = self.p.stdout.readline()
+        line = self.start(root, tmp, "--token-file", self.tokens_path, *tls, *extra)
         m = re.search(r"(https?)://[0-9.]+:(\d+)/", line)
         assert m, line + self.log_path.read_text()
         self.port = int(m.group(2))
@@ -79,16 +74,6 @@ class Private:
         if self.url.startswith("https"):
             return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=60)
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-
-    def lines(self):
-        self.log.flush()
-        return [l for l in self.log_path.read_text().splitlines() if l.startswith("fdl serve:")]
-
-    def stop(self):
-        host_stops(self.url)
-        self.p.terminate()
-        self.p.wait(timeout=10)
-        self.log.close()
 
 
 @pytest.fixture

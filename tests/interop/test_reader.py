@@ -6,35 +6,20 @@ import os
 import re
 import socket
 import subprocess
-import time
 import urllib.request
 
 import pytest
 
-from conftest import EXT, FDL, commits, connect, fdl, host_stops, read_json, rows
+from conftest import EXT, FDL, Serving, commits, connect, fdl, read_json, rows
 
 
-class Server:
+class Server(Serving):
     def __init__(self, root, tmp_path):
-        self.log_path = tmp_path / f"serve-{time.monotonic_ns()}.log"
-        self.log = open(self.log_path, "w")
-        self.p = subprocess.Popen([FDL, "serve", str(root), "--port", "0"], stdout=subprocess.PIPE,
-                                  stderr=self.log, text=True, env=dict(os.environ, FDL_EXTENSION_DIR=EXT))
-        line = self.p.stdout.readline()
+        line = self.start(root, tmp_path)
         m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         assert m, line
         self.port = int(m.group(1))
         self.url = f"http://127.0.0.1:{self.port}"
-
-    def lines(self):
-        self.log.flush()
-        return [l for l in self.log_path.read_text().splitlines() if l.startswith("fdl serve:")]
-
-    def stop(self):
-        host_stops(self.url)
-        self.p.terminate()
-        self.p.wait(timeout=10)
-        self.log.close()
 
 
 @pytest.fixture

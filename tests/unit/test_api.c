@@ -37,7 +37,18 @@ static void verify_options_version(t_ctx *t)
 	free(dir);
 }
 
+/* Out of memory has its own code (exit 12): FDL_ERROR means only
+ * "anything else", so no caller reads it as an allocation. */
+static void oom_code(t_ctx *t)
+{
+	fdl_error err = {0};
+	CHECK(t, fdl_oom(&err) == FDL_ENOMEM && err.code == FDL_ENOMEM && FDL_ENOMEM != FDL_ERROR);
+	CHECK_CONTAINS(t, err.message, "out of memory");
+	CHECK(t, fdl_oom(NULL) == FDL_ENOMEM);
+}
+
 const t_case api_tests[] = {
 	{"api: verify options start from FDL_VERIFY_OPTIONS_INIT; an unknown version is refused", verify_options_version},
+	{"api: out of memory is FDL_ENOMEM, not FDL_ERROR", oom_code},
 	{NULL, NULL},
 };

@@ -46,8 +46,8 @@ class _Error(ctypes.Structure):
 class Error(Exception):
     """A libfdl error. `code` is the CLI's exit code for it (3 not found,
     4 conflict, 5 invalid, 6 I/O, 7 expired, 8 nothing to commit, 9 exists,
-    10 DuckDB, 11 ambiguous); the message says what happened. The families
-    scripts branch on have their own subclasses."""
+    10 DuckDB, 11 ambiguous, 12 out of memory); the message says what
+    happened. The families scripts branch on have their own subclasses."""
 
     def __init__(self, code: int, message: str):
         super().__init__(message)
