@@ -36,8 +36,9 @@ int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
 int fdl__preview_sweep(fdl_repo *repo, fdl_error *err);
 
 /* What fdl verify says of the previews ("key\tmessage" findings): one of
- * a version that is gone, or that cannot be read, is a problem; a table
- * file no preview names, a warning. */
+ * a withdrawn version, or one that cannot be read, is a problem; one of a
+ * version otherwise gone (an expiry cut short before its sweep), or a
+ * table file no preview names, a warning. */
 int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
 
 #endif
