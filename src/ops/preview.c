@@ -252,15 +252,10 @@ static int check_one(fdl_strlist *problems, fdl_strlist *warnings, fdl_strlist *
 	json_t *doc = NULL;
 	fdl_error e;
 	int rc = key ? 0 : fdl_oom(err);
-	fdl_expiry x = {0};
-	bool withdrawn = !rc && !fdl_strlist_has_sorted(live, id) && !fdl_version_expiry(&x, repo, id, &e) &&
-			 !strcmp(x.reason, "withdrawn");
-	if (!rc && withdrawn) /* its rows must have gone with it */
-		rc = fdl_finding_add(problems, key, "version %s is withdrawn, yet its preview holds its first rows "
-				     "(fdl gc deletes it)", id);
-	else if (!rc && !fdl_strlist_has_sorted(live, id)) /* an expiry cut short before its sweep */
-		rc = fdl_finding_add(warnings, key, "version %s is gone (expired, or never whole); its preview "
-				     "stays until fdl gc deletes it", id);
+	if (!rc && !fdl_strlist_has_sorted(live, id)) /* a withdrawal or expiry cut short before its sweep */
+		rc = fdl_finding_add(warnings, key, "version %s is gone (withdrawn, expired or never whole), yet its "
+				     "preview holds its first rows: run the withdrawal or expiry again, or fdl gc, "
+				     "which deletes it", id);
 	else if (!rc && fdl_preview_load(&doc, repo, id, &e))
 		rc = fdl_finding_add(problems, key, "cannot be read: %s (fdl preview writes it again once it is "
 				     "deleted)", e.message);
