@@ -589,6 +589,48 @@ FDL_EXTERN int fdl_commit_rebase(char out_id[FDL_ID_LEN + 1], int *rebases, cons
  * Caller frees. */
 FDL_EXTERN int fdl_describe(char **out, const char *work, fdl_error *err);
 
+/* fdl add: Parquet files another engine wrote (Spark, Polars, pyarrow)
+ * become new data of a table of the working catalog `work`, registered
+ * where they lie, without copying them (DuckLake's ducklake_add_data_files).
+ * An options struct (the rule at the top of this header): start from
+ * FDL_ADD_OPTIONS_INIT. */
+typedef struct fdl_add_options {
+	unsigned int version; /* FDL_ADD_OPTIONS_VERSION */
+	int create;           /* make the table from the first file's columns and its `col=value/` folders */
+} fdl_add_options;
+#define FDL_ADD_OPTIONS_VERSION 1
+#define FDL_ADD_OPTIONS_INIT {.version = FDL_ADD_OPTIONS_VERSION}
+
+typedef struct fdl_add_report {
+	char *table;              /* "schema.table" */
+	int created;              /* the table was made (create) */
+	fdl_strarray partition;   /* the identity partition columns read from `col=value/` folders */
+	fdl_strarray files;       /* the files added, relative to the table's folder */
+	int64_t rows, bytes;      /* what they hold */
+} fdl_add_report;
+
+/* The folder (absolute) where table [SCHEMA.]TABLE of `work` takes files
+ * for fdl_add: <root>/work/<id>/<schema folder>/<table folder>/ (a table
+ * yet to be made: its folder as create will make it). Caller frees. */
+FDL_EXTERN int fdl_add_folder(char **out, const char *work, const char *table, fdl_error *err);
+
+/* Register `paths` (files, folders read recursively leaving out names that
+ * start with '.' or '_', or glob patterns) as new data of `table`
+ * ("[schema.]table", schema main by default) in one DuckLake transaction:
+ * all or none. Every file must be Parquet, lie under fdl_add_folder's
+ * folder (nothing outside the repository is ever referenced: FDL_EINVALID
+ * naming the file and the folder), and have the table's columns and types
+ * (FDL_EINVALID naming the file, the column and both types); folders named
+ * `col=value` are identity partitions of the table. Each file's sha256 is
+ * recorded in the working folder, and the commit that publishes it refuses
+ * a file that changed since. A folder working catalog of a repository on
+ * a folder (paths) or a bucket (s3:// URLs, a prefix read as a folder). */
+FDL_EXTERN int fdl_add(fdl_add_report **out, const char *work, const char *table, const char *const *paths,
+		       size_t npaths, const fdl_add_options *opts, fdl_error *err);
+FDL_EXTERN void fdl_add_report_free(fdl_add_report *r);
+/* {"table", "created", "partition": [...], "files": [...], "rows", "bytes"} */
+FDL_EXTERN int fdl_add_report_json(char **out, const fdl_add_report *r, fdl_error *err);
+
 /* ---- reading [stable] --------------------------------------------- */
 
 typedef enum { FDL_FORMAT_TABLE, FDL_FORMAT_CSV, FDL_FORMAT_JSON } fdl_format;

@@ -114,6 +114,11 @@ else
   fetch_maven org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0 iceberg-spark-runtime-4.0_2.13-1.10.0.jar
   fetch_maven org.apache.iceberg:iceberg-aws-bundle:1.10.0 iceberg-aws-bundle-1.10.0.jar
   fetch_maven org.xerial:sqlite-jdbc:3.54.1.0 sqlite-jdbc-3.54.1.0.jar
+  # s3a:// for Spark writing into a bucket repository (tests/interop/test_add.py):
+  # Hadoop's S3A of Spark's own Hadoop (3.4.1), whose AWS SDK v2 is the
+  # Iceberg bundle's (2.33.0), plus that SDK's transfer manager S3A needs
+  fetch_maven org.apache.hadoop:hadoop-aws:3.4.1 hadoop-aws-3.4.1.jar
+  fetch_maven software.amazon.awssdk:s3-transfer-manager:2.33.0 s3-transfer-manager-2.33.0.jar
   (cd "$cache" && grep '\.jar$' "$here/scripts/deps.sha256" | sha256sum --quiet -c -) \
     || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
 fi
@@ -140,7 +145,8 @@ fi
 if [ "$tests" = 1 ]; then
   mkdir -p "$deps/jars"
   cp "$cache/iceberg-spark-runtime-4.0_2.13-1.10.0.jar" "$cache/iceberg-aws-bundle-1.10.0.jar" \
-     "$cache/sqlite-jdbc-3.54.1.0.jar" "$deps/jars/"
+     "$cache/sqlite-jdbc-3.54.1.0.jar" "$cache/hadoop-aws-3.4.1.jar" "$cache/s3-transfer-manager-2.33.0.jar" \
+     "$deps/jars/"
 fi
 
 # --- 4. Python venv: stock DuckDB and the extension wheels --------------------

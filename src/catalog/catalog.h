@@ -327,6 +327,43 @@ int fdl_catalog_keep_published_sqlite(const char *path, fdl_error *err);
  * `probe` (may be NULL) returns a row. */
 int fdl_catalog_sqlite_exec_once(const char *path, const char *probe, const char *sql, fdl_error *err);
 
+/* ---- fdl add: Parquet files registered where they lie (add.c) ---- */
+
+/* A table of a working catalog attached through DuckLake as `alias`: its
+ * schema's folder and its own (relative to the data path, each ending in
+ * '/'; NULL when there is no such schema or table) and its columns, names
+ * and DuckDB types in order. */
+typedef struct fdl_add_shape {
+	bool schema_exists, table_exists;
+	char *schema_folder, *folder;
+	fdl_strlist names, types;
+	/* the table's files the catalog records relative to the data path
+	 * ("<schema folder><table folder><file>", sorted): DuckDB's own in
+	 * the working catalog's folder, and those added before */
+	fdl_strlist known;
+} fdl_add_shape;
+int fdl_catalog_add_shape(fdl_duck *d, const char *alias, const char *schema, const char *table, fdl_add_shape *s,
+			  fdl_error *err);
+void fdl_add_shape_free(fdl_add_shape *s);
+/* A Parquet file's own top-level columns (hive partitioning off: no column
+ * from its folders), names and DuckDB types, and its rows; FDL_EDUCKDB
+ * naming the file when DuckDB does not read it as Parquet. */
+int fdl_catalog_parquet_columns(fdl_duck *d, const char *file, fdl_strlist *names, fdl_strlist *types,
+				int64_t *rows, fdl_error *err);
+/* What one fdl add registers: `files` (absolute, under data_path) into
+ * schema.table; with `create`, the schema (unless it exists) and the table
+ * are made first with columns names/types, partitioned by identity on
+ * `keys` (the `col=value/` folders, read as hive partitions). */
+typedef struct fdl_add_batch {
+	const char *schema, *table, *data_path;
+	bool create, schema_exists;
+	const fdl_strlist *names, *types, *keys, *files;
+} fdl_add_batch;
+/* One DuckLake transaction (all files or none), then the new files
+ * recorded relative to the data path, as every file the working catalog
+ * wrote itself is. */
+int fdl_catalog_add_files(fdl_duck *d, const char *alias, const fdl_add_batch *b, fdl_error *err);
+
 /* ---- what a withdrawal takes away (withdrawn.c) ---- */
 
 /* A withdrawn version v and its first parent p (NULL: none), attached

@@ -138,6 +138,8 @@ int cmd_site(int argc, char **argv);
 extern const cli_doc doc_site;
 int cmd_catalogs(int argc, char **argv);
 extern const cli_doc doc_catalogs;
+int cmd_add(int argc, char **argv);
+extern const cli_doc doc_add;
 int cmd_describe(int argc, char **argv);
 extern const cli_doc doc_describe;
 /* Text with `code` spans, as roff paragraphs (for fdl(1)). */

@@ -7,6 +7,7 @@
 static const cli_cmd commands[] = {
 	{"init", cmd_init, &doc_init},
 	{"checkout", cmd_checkout, &doc_checkout},
+	{"add", cmd_add, &doc_add},
 	{"commit", cmd_commit, &doc_commit},
 	{"rebase", cmd_rebase, &doc_rebase},
 	{"describe", cmd_describe, &doc_describe},

@@ -227,4 +227,12 @@ int fdl_ice_snapshot(json_t **out, ice_run *r, int64_t tid, const ice_version *c
 int fdl_ice_write_for(fdl_iceberg_report **out, fdl_repo *repo, const char *id, const char *location,
 		      const ice_opts *o, fdl_error *err);
 
+/* Iceberg's name mapping (schema.name-mapping.default in `properties`) of
+ * the schema in `schemas` whose id is `id`: every field id by its name,
+ * nested ones too (a list's "element", a map's "key" and "value"), how a
+ * reader finds the columns of a data file written without field ids
+ * (Spark's Parquet, which fdl add registers). Left out when memory runs
+ * out: readers then fall back to positions. */
+void fdl_ice_name_mapping(json_t *properties, const json_t *schemas, json_int_t id);
+
 #endif

@@ -289,3 +289,53 @@ const json_t *fdl_ice_field_type(const json_t *schema, int64_t column_id)
 	}
 	return NULL;
 }
+
+/* Iceberg's name mapping of a (nested) type's fields: how a reader finds
+ * the columns of a data file written without field ids (Spark's, Polars'
+ * Parquet, which fdl add registers) by their names. */
+static json_t *mapping_of(const json_t *type)
+{
+	json_t *out = json_array();
+	const char *kind = json_string_value(json_object_get(type, "type"));
+	if (!out || !kind)
+		return out;
+	json_t *one;
+	if (!strcmp(kind, "struct")) {
+		size_t i;
+		json_t *f;
+		json_array_foreach(json_object_get(type, "fields"), i, f)
+		{
+			one = json_pack("{s:O, s:[O], s:o}", "field-id", json_object_get(f, "id"), "names",
+					json_object_get(f, "name"), "fields", mapping_of(json_object_get(f, "type")));
+			json_array_append_new(out, one);
+		}
+	} else if (!strcmp(kind, "list")) {
+		json_array_append_new(out, json_pack("{s:O, s:[s], s:o}", "field-id", json_object_get(type, "element-id"),
+						     "names", "element", "fields",
+						     mapping_of(json_object_get(type, "element"))));
+	} else if (!strcmp(kind, "map")) {
+		json_array_append_new(out, json_pack("{s:O, s:[s], s:o}", "field-id", json_object_get(type, "key-id"),
+						     "names", "key", "fields", mapping_of(json_object_get(type, "key"))));
+		json_array_append_new(out, json_pack("{s:O, s:[s], s:o}", "field-id", json_object_get(type, "value-id"),
+						     "names", "value", "fields",
+						     mapping_of(json_object_get(type, "value"))));
+	}
+	return out;
+}
+
+void fdl_ice_name_mapping(json_t *properties, const json_t *schemas, json_int_t id)
+{
+	size_t i;
+	json_t *s;
+	json_array_foreach(schemas, i, s)
+	{
+		if (json_integer_value(json_object_get(s, "schema-id")) != id)
+			continue;
+		json_t *m = mapping_of(s);
+		char *text = m ? json_dumps(m, JSON_COMPACT) : NULL;
+		if (text)
+			json_object_set_new(properties, "schema.name-mapping.default", json_string(text));
+		free(text);
+		json_decref(m);
+	}
+}

@@ -449,6 +449,10 @@ static int table_view(ice_run *r, const fdl_lake_table *tb, fdl_error *err)
 					 "an fdl view of one version: read only, rewritten by fdl");
 		if (t.properties && fdl_ice_widened_from_int(r->lake, tb->id)) /* every snapshot: time travel too */
 			json_object_set_new(t.properties, FDL_ICE_ROWWISE, json_string("false"));
+		json_t *last = json_array_get(t.snapshots, json_array_size(t.snapshots) - 1);
+		if (t.properties)
+			fdl_ice_name_mapping(t.properties, t.schemas,
+				     json_integer_value(json_object_get(last, "schema-id")));
 	}
 	json_t *m = rc ? NULL : metadata_json(&t, r, tb, dir);
 	char *text = NULL;

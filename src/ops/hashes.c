@@ -141,8 +141,25 @@ static bool carried(const json_t *known, const frozen *fz, const char *path)
 	return json_is_string(json_object_get(known, path)) && !fdl_strlist_has_sorted(&fz->staged, path);
 }
 
+/* A file fdl add registered must be what it was then (FDL_WORK_ADDED). */
+static int added_same(const json_t *added, const char *path, const char *hex, const fdl_repo *repo,
+		      const char *staging, fdl_error *err)
+{
+	const char *then = json_string_value(json_object_get(added, path));
+	if (!then || !strcmp(then, hex))
+		return 0;
+	return fdl_fail(err, FDL_EINVALID,
+			"%s/%s/%s changed after fdl add registered it (sha256 %s then, %s now); nothing was published. "
+			"Put the file back as it was, or check the working catalog out again and add the new file",
+			repo->root, staging ? staging : repo->data_dir, path, then, hex);
+}
+
 int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const char *staging, fdl_error *err)
 {
+	json_t *added = NULL;
+	int arc = w ? fdl_work_added_read(&added, w, err) : 0;
+	if (arc)
+		return fdl_error_prefix(err, "reading what fdl add registered");
 	json_t *known = NULL, *map = json_object();
 	size_t n = fz->all_files.len, todo = 0;
 	const char **paths = calloc(n + 1, sizeof *paths);
@@ -163,9 +180,11 @@ int fdl_data_hashes_add(frozen *fz, fdl_repo *repo, const fdl_work *w, const cha
 		json_t *had = carried(known, fz, path) ? json_object_get(known, path) : NULL;
 		if (had) /* the base's value itself: one string for both */
 			rc = json_object_set(map, path, had) ? fdl_oom(err) : 0;
-		else if (json_object_set_new(map, path, json_string(hex[k++])))
+		else if (!(rc = added_same(added, path, hex[k], repo, staging, err)) &&
+			 json_object_set_new(map, path, json_string(hex[k++])))
 			rc = fdl_oom(err);
 	}
+	json_decref(added);
 	free(paths);
 	free(hex);
 	json_decref(known);

@@ -437,3 +437,22 @@ int fdl_rebase_report_json(char **out, const fdl_rebase_report *r, fdl_error *er
 			       : NULL,
 		    err);
 }
+
+void fdl_add_report_free(fdl_add_report *r)
+{
+	if (!r)
+		return;
+	free(r->table);
+	fdl_strarray_clear(&r->partition);
+	fdl_strarray_clear(&r->files);
+	free(r);
+}
+
+int fdl_add_report_json(char **out, const fdl_add_report *r, fdl_error *err)
+{
+	return dump(out,
+		    json_pack("{s:s, s:b, s:o, s:o, s:I, s:I}", "table", r->table, "created", r->created, "partition",
+			      fdl_strarray_json(&r->partition), "files", fdl_strarray_json(&r->files), "rows",
+			      (json_int_t)r->rows, "bytes", (json_int_t)r->bytes),
+		    err);
+}

@@ -16,6 +16,10 @@
 /* The base version's sha256 map, as the commit that published it wrote it
  * (work_hashes.c): the next commit carries the hashes over from it. */
 #define FDL_WORK_HASHES "fdl-hashes.txt"
+/* The sha256 of each file fdl add registered, when it did ("<sha256>
+ * <path relative to the data path>" a line): the commit that publishes
+ * one refuses it if it changed since (work_hashes.c). */
+#define FDL_WORK_ADDED "fdl-added.txt"
 
 /* WORK is a folder, or "postgres:<libpq connection string>" (empty: the
  * PG* environment variables), a team's DuckLake catalog in PostgreSQL whose
@@ -83,6 +87,10 @@ void fdl_work_hashes_text(fdl_buf *out, const json_t *map, const char *files_sha
 /* Replace WORK/FDL_WORK_HASHES with `text` (removed when text is empty;
  * nothing for PostgreSQL). */
 int fdl_work_hashes_save(const fdl_work *w, const fdl_buf *text, fdl_error *err);
+/* fdl add's record, path -> sha256 (*map NULL when there is none), and
+ * the record replaced by `map`. */
+int fdl_work_added_read(json_t **map, const fdl_work *w, fdl_error *err);
+int fdl_work_added_save(const fdl_work *w, const json_t *map, fdl_error *err);
 /* The record JSON of a PostgreSQL working catalog; FDL_ENOTFOUND if none. */
 int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err);
 /* Write the record; for PostgreSQL only if nobody changed it since it was

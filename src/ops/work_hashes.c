@@ -153,3 +153,57 @@ int fdl_work_hashes_save(const fdl_work *w, const fdl_buf *text, fdl_error *err)
 	free(path);
 	return rc;
 }
+
+/* ---- fdl add's record: the sha256 of each file it registered ---- */
+
+int fdl_work_added_read(json_t **map, const fdl_work *w, fdl_error *err)
+{
+	*map = NULL;
+	if (w->postgres)
+		return 0;
+	fdl_buf b = {0};
+	int fd = fdl_open_beneath(w->dir, FDL_WORK_ADDED, O_RDONLY | O_NONBLOCK, err);
+	if (fd == FDL_ENOTFOUND) {
+		fdl_error_clear(err);
+		return 0;
+	}
+	if (fd < 0)
+		return fdl_error_prefix(err, "reading %s/%s", w->dir, FDL_WORK_ADDED);
+	int rc = fdl_fd_read(&b, fd, FDL_WORK_ADDED, (size_t)1 << 30, err);
+	bool oom = false;
+	json_t *m = rc ? NULL : json_object();
+	if (!rc && !m)
+		rc = fdl_oom(err);
+	if (!rc && b.len && !body_lines(m, b.data, b.data + b.len, &oom))
+		rc = oom ? fdl_oom(err)
+			 : fdl_fail(err, FDL_EINVALID, "%s/%s is malformed (lines \"<sha256> <path>\" expected)", w->dir,
+				    FDL_WORK_ADDED);
+	fdl_buf_free(&b);
+	if (rc)
+		json_decref(m);
+	else
+		*map = m;
+	return rc;
+}
+
+int fdl_work_added_save(const fdl_work *w, const json_t *map, fdl_error *err)
+{
+	fdl_buf b = {0};
+	const char *key;
+	json_t *v;
+	int rc = 0;
+	json_object_foreach((json_t *)map, key, v) {
+		if (strpbrk(key, "\n\r"))
+			return fdl_fail(err, FDL_EINVALID, "a file name with a line break cannot be added: %s", key);
+		if ((rc = fdl_buf_printf(&b, err, "%s %s\n", json_string_value(v), key)))
+			break;
+	}
+	char *path = rc ? NULL : fdl_asprintf("%s/%s", w->dir, FDL_WORK_ADDED);
+	if (!rc && !path)
+		rc = fdl_oom(err);
+	if (!rc)
+		rc = fdl_file_write_atomic(path, b.data ? b.data : "", b.len, err);
+	free(path);
+	fdl_buf_free(&b);
+	return rc;
+}

@@ -40,12 +40,9 @@ def fdl(*args, check=True, env=None, timeout=None):
 
 
 def connect():
-    """A stock DuckDB connection that loads the pinned extensions offline."""
-    return duckdb.connect(config={
-        "extension_directory": EXT,
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": True,
-    })
+    """A stock DuckDB connection that loads the pinned extensions offline
+    (ledger.stock_config: as fdl loads them, without hashing each again)."""
+    return duckdb.connect(config=ledger_mod.stock_config(EXT))
 
 
 def rows(con, table):
@@ -111,10 +108,11 @@ def commits(repo, work, *steps, close=True):
 
 
 @pytest.fixture(autouse=True)
-def ledger():
+def ledger(request):
     """Every test's ledger (tests/interop/ledger.py says what it does and
     what a test must tell it): the checksums of every version the test
-    published, taken at publish time and compared again at its end."""
+    published, taken at publish time and compared again at its end. Its
+    reading time goes into the test-time report (user property ledger)."""
     led = ledger_mod.Ledger(LEDGER_FDL, EXT)
     ledger_mod.CURRENT[0] = led
     yield led
@@ -123,6 +121,7 @@ def ledger():
         problems = led.problems() + led.sweep()
     finally:
         led.close()
+        request.node.user_properties.append(("ledger", (led.seconds, led.reads, led.unread)))
     assert not problems, "the ledger:\n" + "\n".join(problems)
 
 
@@ -217,11 +216,16 @@ def pytest_terminal_summary(terminalreporter):
     """The test-time report after every run: the slowest 10 files and tests
     (setup, call and teardown together; a module's shared fixtures count in
     the test that set them up), so a slow test shows itself when it lands."""
-    per_test = collections.Counter()
+    per_test, ledger_secs, ledger_reads = collections.Counter(), collections.Counter(), [0, 0]
     for reports in terminalreporter.stats.values():
         for r in reports:
             if isinstance(r, pytest.TestReport):
                 per_test[r.nodeid] += r.duration
+                for name, value in r.user_properties if r.when == "teardown" else ():
+                    if name == "ledger":
+                        ledger_secs[r.nodeid.split("::")[0]] += value[0]
+                        ledger_reads[0] += value[1]
+                        ledger_reads[1] += value[2]
     if not per_test:
         return
     per_file, count = collections.Counter(), collections.Counter()
@@ -237,3 +241,7 @@ def pytest_terminal_summary(terminalreporter):
     for t, secs in per_test.most_common(10):
         write(f"{secs:8.1f} s  {t}")
     write(f"{sum(per_test.values()):8.1f} s  in all")
+    write(f"{sum(ledger_secs.values()):8.1f} s  of it the ledger's ({ledger_reads[0]} versions read, {ledger_reads[1]} "
+          f"of them over files unchanged since DuckDB read them); most in:")
+    for f, secs in ledger_secs.most_common(5):
+        write(f"{secs:8.1f} s  {f}")

@@ -12,7 +12,9 @@ repository is kept at each length in SIZES on the way. A test gets its own
 copy of the repository at its length, and its ledger gets the checksums
 stock DuckDB took of each version when the chain published it, so the
 ledger reads every version of the copy again at the end of the test, as
-it does for versions the test published itself.
+it does for versions the test published itself (`fdl attach` for each, and
+stock DuckDB where a file it read for the chain is not the same bytes in
+the copy: ledger.py's memo, handed over with the checksums).
 
 The cache is one folder for all pytest-xdist workers (beside their base
 temporary folders), built under a file lock: a worker that needs a length
@@ -46,9 +48,9 @@ class Histories:
         kept = self._kept(n)
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(kept / "repo", root, symlinks=True)
-        sums = pickle.loads((kept / "sums.pickle").read_bytes())
+        sums, memo = pickle.loads((kept / "sums.pickle").read_bytes())
         if ledger_mod.CURRENT[0] is not None:
-            ledger_mod.CURRENT[0].adopt(root, sums)
+            ledger_mod.CURRENT[0].adopt(root, sums, memo)
         return root
 
     # --- the chain -----------------------------------------------------------
@@ -76,17 +78,17 @@ class Histories:
         root, work = chain / "repo", chain / "w"
         state = chain / "state.pickle"
         if state.is_file():
-            built, sums = pickle.loads(state.read_bytes())
+            built, sums, memo = pickle.loads(state.read_bytes())
         else:
             shutil.rmtree(chain, ignore_errors=True)
             chain.mkdir()
             self._run("init", root)
-            built, sums = 0, {}
+            built, sums, memo = 0, {}, {}
         assert built < n, f"histories: the chain is at {built} versions and {n} was never kept"
-        con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
-                                     "autoload_known_extensions": True})
+        con = duckdb.connect(config=ledger_mod.stock_config(self.ext))
         led = ledger_mod.Ledger(self.ledger_bin, self.ext)
         led.root(root)
+        led.memo = memo  # what stock DuckDB read for each version, so a copy's ledger need not read it again
         try:
             if built == 0:
                 sql = self._run("checkout", root, work).stdout
@@ -102,15 +104,15 @@ class Histories:
                 for vid in led.published(p.stdout):
                     sums[vid] = led.entries[vid][1]
                 if built in SIZES:
-                    self._keep(built, root, sums)
-            state.write_bytes(pickle.dumps((built, sums)))
+                    self._keep(built, root, sums, memo)
+            state.write_bytes(pickle.dumps((built, sums, memo)))
         finally:
             con.close()
             led.close()
 
-    def _keep(self, n, root, sums):
+    def _keep(self, n, root, sums, memo):
         kept = self.folder / f"n{n}"
         shutil.rmtree(kept, ignore_errors=True)
         kept.mkdir()
         shutil.copytree(root, kept / "repo", symlinks=True)
-        (kept / "sums.pickle").write_bytes(pickle.dumps(dict(sums)))
+        (kept / "sums.pickle").write_bytes(pickle.dumps((dict(sums), dict(memo))))

@@ -7,7 +7,12 @@ right then (through `fdl attach`: row count, the sum of the rows' hashes, and
 min/max of every column as DuckDB answers them, statistics included). At the
 end of the test it reads every recorded version again, through every reader
 the test touched, and compares, the way SQLite runs `PRAGMA integrity_check`
-after each injected fault.
+after each injected fault. `fdl attach` runs for every read; stock DuckDB
+is spared a read only when the same ATTACH would read the same bytes it
+already read in this test (every file it read: the catalog, each table's
+data and delete files, by sha256): the same bytes answer the same
+(FDL_LEDGER_MEMO=0 reads them all again; test_ledger.py shows a changed
+file read again and reported).
 
 What a test must tell the ledger, because it cannot see it:
 - `ledger.published(stdout)` or `ledger.record(root, vid, env=None)`: a
@@ -37,12 +42,15 @@ commit's new version is found in whichever known root holds it.
 """
 import concurrent.futures
 import contextlib
+import functools
+import hashlib
 import json
 import os
 import pathlib
 import re
 import subprocess
 import threading
+import time
 
 import duckdb
 
@@ -57,6 +65,10 @@ CURRENT = [None]  # the ledger of the test running in this process (set by the f
 # its metadata catalog: "Catalog __ducklake_metadata_... does not exist").
 READERS = 2
 PARALLEL_FROM = 6
+# FDL_LEDGER_MEMO=0: stock DuckDB reads every time, even over unchanged files
+# (to measure what the memo saves; the checks are the same)
+MEMO = os.environ.get("FDL_LEDGER_MEMO", "1") != "0"
+ROOT = "\0root"  # a root's own path in the memo's keys and file names
 
 
 class Ledger:
@@ -71,6 +83,13 @@ class Ledger:
         self.cons = []
         self.pool = None    # READERS threads, made for the first check of PARALLEL_FROM reads or more
         self.queue = None   # publishes waiting for the end of a deferred() block
+        self.seconds = 0.0  # wall time spent reading (at publish and in checks), for the test-time report
+        self.reads = 0      # versions read (fdl attach and stock DuckDB)
+        # ATTACH printed -> (sums, files read, their sizes and sha256): a read
+        # of the same ATTACH over the same bytes answers the same (_sums)
+        self.memo = {}
+        self.unread = 0     # reads so answered (fdl attach ran, DuckDB did not)
+        self.count_lock = threading.Lock()
 
     # --- what tests and conftest.fdl tell the ledger --------------------------
     def root(self, root, env=None):
@@ -82,11 +101,14 @@ class Ledger:
     def gone(self, *vids):
         self.gone_ids.update(vids)
 
-    def adopt(self, root, sums):
+    def adopt(self, root, sums, memo=None):
         """Versions the test did not publish but copied in (a session's
         history, histories.py), with the checksums stock DuckDB took when
-        they were published: read again through `root` at the end."""
+        they were published: read again through `root` at the end, stock
+        DuckDB sparing the read where every file it read then (`memo`, the
+        publishing ledger's) has the same bytes in the copy."""
         self.root(root)
+        self.memo.update(memo or {})
         for vid, s in sums.items():
             self.entries[vid] = (str(root), s)
 
@@ -116,7 +138,10 @@ class Ledger:
         root = str(root)
         self.root(root, env)
         if vid not in self.entries:
+            start = time.monotonic()
             sums = self._sums(root, vid, dict(self.roots[root], **(env or {})))
+            self.seconds += time.monotonic() - start
+            self.reads += 1
             if isinstance(sums, str):
                 raise AssertionError(f"ledger: {root}: version {vid} cannot be read as it is published: {sums}")
             self.entries[vid] = (root, sums)
@@ -172,8 +197,7 @@ class Ledger:
                               text=True, env=e)
 
     def _connect(self):
-        con = duckdb.connect(config={"extension_directory": self.ext, "autoinstall_known_extensions": False,
-                                     "autoload_known_extensions": True})
+        con = duckdb.connect(config=stock_config(self.ext))
         con.execute("SET enable_external_file_cache = false")  # every read goes to the store
         return con
 
@@ -185,15 +209,33 @@ class Ledger:
             self.cons.append(con)
         return con
 
-    def _sums(self, root, vid, env):
-        """The version's table sums, or a string saying why it cannot be read."""
+    def _sums(self, root, vid, env, known=None):
+        """The version's table sums, or a string saying why it cannot be read.
+        `fdl attach` runs every time; stock DuckDB reads unless `known` (the
+        sums recorded) is what it answered to the same ATTACH over the same
+        bytes of every file it read (ledger.files_read), in this test or,
+        for adopted versions, when the session's history published them
+        (the root's own path aside: a copy's ATTACH names its own)."""
         p = self._attach(root, vid, env)
         if p.returncode != 0:
             return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
+        here = os.path.realpath(root) if not re.match(r"[a-z0-9]+://", root) else None
+        key = p.stdout.replace(here, ROOT) if here else p.stdout
+        memo = self.memo.get(key)
+        if (MEMO and known is not None and here and memo and memo[0] == known and
+                fingerprint(f.replace(ROOT, here) for f in memo[1]) == memo[2]):
+            with self.count_lock:
+                self.unread += 1
+            return memo[0]
         con = self._connection()
         try:
             con.execute(p.stdout)
-            return table_sums(con, "ledger")
+            files = files_read(con, "ledger") if here else None
+            before = fingerprint(files) if files else None
+            sums = table_sums(con, "ledger")
+            if files and fingerprint(files) == before:  # no file changed while DuckDB read
+                self.memo[key] = (sums, tuple(f.replace(here, ROOT) for f in files), before)
+            return sums
         except duckdb.Error as e:
             return f"stock DuckDB: {e}"
         finally:
@@ -226,16 +268,19 @@ class Ledger:
                 if root in self.waived or (only is not None and root not in only):
                     continue
                 checks.append((root, env, vid, sums, root == home))
+        start = time.monotonic()
+        self.reads += len(checks)
         if len(checks) < PARALLEL_FROM:
             found = [self._check_one(*c) for c in checks]
         else:
             if self.pool is None:
                 self.pool = concurrent.futures.ThreadPoolExecutor(READERS, thread_name_prefix="ledger")
-            found = self.pool.map(lambda c: self._check_one(*c), checks)
+            found = list(self.pool.map(lambda c: self._check_one(*c), checks))
+        self.seconds += time.monotonic() - start
         return [line for lines in found for line in lines]
 
     def _check_one(self, root, env, vid, sums, must_have):
-        now = self._sums(root, vid, env)
+        now = self._sums(root, vid, env, known=sums)
         where = f"{root}: version {vid}"
         if isinstance(now, str) and "exited 7" in now and (vid in self.gone_ids or self.lifecycle):
             return []
@@ -305,6 +350,63 @@ def published_ids(stdout):
         if len(lines) == 1 and UUID.fullmatch(lines[0]):
             ids = lines
     return ids
+
+
+def stock_config(ext):
+    """The configuration of the tests' own stock DuckDB (the ledger's, the
+    histories', conftest.connect): extensions from the pinned folder, never
+    downloaded, loaded without DuckDB's signature check when every file there
+    is one fdl itself trusts (docs/decisions.md, "DuckDB extension
+    signatures": a regular file owned by root or us and writable by no one
+    else, in such a folder), as fdl loads them. The check hashes the whole
+    file, 35 MB for ducklake, at each new DuckDB's first LOAD: a third of a
+    second and more on a loaded machine, thousands of times a run. Loading
+    with the check is tested where it is the subject: test_extensions.py,
+    and the snippets and packages, run in a user's unchanged DuckDB."""
+    return {"extension_directory": ext, "autoinstall_known_extensions": False, "autoload_known_extensions": True,
+            "allow_unsigned_extensions": _trusted_tree(ext)}
+
+
+@functools.lru_cache(maxsize=None)
+def _trusted_tree(ext):
+    def trusted(path):
+        st = os.stat(path)
+        return st.st_uid in (0, os.geteuid()) and not st.st_mode & 0o022
+    files = list(pathlib.Path(ext).rglob("*.duckdb_extension"))
+    return bool(files) and all(f.is_file() and not f.is_symlink() and trusted(f) and trusted(f.parent) for f in files)
+
+
+def files_read(con, catalog):
+    """Every file stock DuckDB reads for the tables of the attached version:
+    its catalog (and a WAL beside it, if one appears), each table's data and
+    delete files as its catalog names them. None when one is not a file of
+    this machine (a host, a bucket, PostgreSQL): those are always read."""
+    meta = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?", [catalog]).fetchone()
+    if not meta or not meta[0] or not os.path.isabs(meta[0]):
+        return None
+    files = [meta[0], meta[0] + ".wal"]
+    tabs = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? "
+                       "ORDER BY ALL", [catalog]).fetchall()
+    for schema, table in tabs:
+        for data, delete in con.execute("SELECT data_file, delete_file FROM ducklake_list_files(?, ?, schema => ?)",
+                                        [catalog, table, schema]).fetchall():
+            files += [f for f in (data, delete) if f is not None]
+    return tuple(files) if all(os.path.isabs(f) for f in files) else None
+
+
+def fingerprint(files):
+    """Each file's sha256 (None when it is not there)."""
+    out = []
+    for f in files:
+        h = hashlib.sha256()
+        try:
+            with open(f, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            out.append(h.hexdigest())
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def table_sums(con, catalog):

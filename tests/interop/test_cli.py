@@ -69,6 +69,8 @@ def bad_cases(root, work, tmp):
         (["catalogs"], 2), (["catalogs", "add"], 2), (["catalogs", "add", R, "bogus", "1.0"], 3),
         (["catalogs", "add", R, "main", "9.9"], 5), (["catalogs", "rm", R], 2),
         (["describe"], 2), (["describe", ""], 5), (["describe", nope], 3),
+        (["add"], 2), (["add", nope], 2), (["add", nope, "t"], 2), (["add", nope, "t", "f"], 3),
+        (["add", "--folder", nope], 2), (["add", "", "t", "f"], 5),
         (["branch"], 2), (["branch", R, "new", "bogus"], 3), (["branch", R, "bad..name"], 5),
         (["branch", R, "--delete", "bogus"], 3), (["branch", R, "x", ""], 5),
         (["tag"], 2), (["tag", R, "v", "bogus"], 3), (["tag", R, "bad..name"], 5),

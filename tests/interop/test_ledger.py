@@ -1,0 +1,56 @@
+"""The ledger itself (ledger.py): its end-of-test check still sees a version
+that answers otherwise when stock DuckDB is spared a read over files that
+did not change (the memo of reads, issue 55). A data file or a catalog
+changed after the version was read makes DuckDB read it again, and the
+difference is reported; unchanged files are answered from the first read,
+`fdl attach` still run each time."""
+import shutil
+
+from conftest import commits, fdl
+
+
+def two_versions(repo, tmp_path):
+    (v1, v2), _ = commits(repo, tmp_path / "w",
+                          ("one", ["CREATE TABLE lake.t (k INTEGER, s VARCHAR)", "INSERT INTO lake.t VALUES (1, 'a')"]),
+                          ("two", ["INSERT INTO lake.t VALUES (2, 'b')"]))
+    files = sorted((repo.root / "data").rglob("*.parquet"), key=lambda f: f.stat().st_mtime_ns)
+    assert len(files) == 2, files
+    return v1, v2, files
+
+
+def test_unchanged_files_are_not_read_again(repo, tmp_path, ledger):
+    v1, v2, _ = two_versions(repo, tmp_path)
+    assert ledger.problems() == []
+    assert ledger.unread == 2  # both answered from the reads at publish time, fdl attach run again
+
+
+def test_a_data_file_changed_after_the_read_is_seen(repo, tmp_path, ledger):
+    v1, v2, (first, second) = two_versions(repo, tmp_path)
+    kept = tmp_path / "kept.parquet"
+    shutil.copyfile(first, kept)
+    shutil.copyfile(second, first)  # the file of row (1, 'a') now holds (2, 'b'): both versions read it
+    try:
+        problems = ledger.problems()
+    finally:
+        shutil.copyfile(kept, first)  # put back: the fixture's own check passes
+    assert [v for v in (v1, v2) if any(v in p and "answers other than it did" in p for p in problems)] == [v1, v2], \
+        problems
+    assert len(problems) == 2 and ledger.unread == 0
+
+
+def test_a_catalog_changed_after_the_read_is_seen(repo, tmp_path, ledger):
+    v1, v2, _ = two_versions(repo, tmp_path)
+    catalog = repo.root / "versions" / v1 / "ducklake.duckdb"
+    kept = tmp_path / "kept.duckdb"
+    shutil.copyfile(catalog, kept)
+    with open(catalog, "r+b") as f:  # one byte of the catalog: fdl attach checks its sha256 first
+        f.seek(100)
+        b = f.read(1)
+        f.seek(100)
+        f.write(bytes([b[0] ^ 1]))
+    try:
+        problems = ledger.problems()
+    finally:
+        shutil.copyfile(kept, catalog)
+    assert len(problems) == 1 and v1 in problems[0] and "no longer reads" in problems[0], problems
+    assert ledger.problems() == [] and fdl("verify", repo.root).returncode == 0
