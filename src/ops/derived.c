@@ -101,6 +101,8 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		fdl_site_after_refs(repo, &ierr);
 		return rc ? rc : fdl_iceberg_after_removal(repo, err);
 	}
+	case FDL_MOVE_SWEEP:
+		return fdl__preview_sweep(repo, err);
 	case FDL_MOVE_DROP_HISTORY:
 		return fdl_history_drop(repo, err);
 	case FDL_MOVE_REINDEX:

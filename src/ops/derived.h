@@ -38,6 +38,10 @@ typedef enum fdl_move {
 	 * deleted, every view written again; the caller's to fail on (no view
 	 * or preview may lead to data that is gone) */
 	FDL_MOVE_REMOVAL,
+	/* an expiry found nothing new to remove (one cut short may have left
+	 * derived files of versions it removed): the previews of versions
+	 * gone deleted; the caller's to fail on */
+	FDL_MOVE_SWEEP,
 	/* version.json files go: every history index dropped (it copies
 	 * them); the caller's to fail on */
 	FDL_MOVE_DROP_HISTORY,
@@ -64,8 +68,8 @@ typedef struct fdl_ref_move {
 /* Bring what derives from the refs up to date after (or, INTENT, before)
  * `m`. Derived files are best effort: their failure costs readers speed
  * or a static host's readers a ref, never the operation, so this returns
- * 0, except for REMOVAL and DROP_HISTORY, whose failure the caller must
- * report (err says what failed). */
+ * 0, except for REMOVAL, SWEEP and DROP_HISTORY, whose failure the caller
+ * must report (err says what failed). */
 int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err);
 /* Join the views and the preview a TIP move started beside (job may be
  * NULL); their result, best effort as the rest. */

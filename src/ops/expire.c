@@ -124,6 +124,8 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options
 	}
 	if (!rc && !dry_run && report->expired_count) /* views list no expired version */
 		rc = fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REMOVAL}, err);
+	else if (!rc && !dry_run && (days >= 0 || keep >= 0)) /* a run cut short before its removal */
+		rc = fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_SWEEP}, err);
 	fdl_store_lock_release(&lock);
 	if (rc)
 		fdl_expire_report_free(report);

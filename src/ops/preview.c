@@ -245,17 +245,17 @@ int fdl__preview_sweep(fdl_repo *repo, fdl_error *err)
 }
 
 /* One preview: its version live, its files as the format says. */
-static int check_one(fdl_strlist *problems, fdl_strlist *named, fdl_repo *repo, const fdl_strlist *live,
-		     const char *id, fdl_error *err)
+static int check_one(fdl_strlist *problems, fdl_strlist *warnings, fdl_strlist *named, fdl_repo *repo,
+		     const fdl_strlist *live, const char *id, fdl_error *err)
 {
 	char *key = fdl_preview_key(id);
 	json_t *doc = NULL;
 	fdl_error e;
 	int rc = key ? 0 : fdl_oom(err);
-	if (!rc && !fdl_strlist_has_sorted(live, id))
-		rc = fdl_finding_add(problems, key,
-				     "version %s is gone (expired, withdrawn or never whole), yet its preview holds "
-				     "its first rows (fdl gc deletes it)", id);
+	if (!rc && !fdl_strlist_has_sorted(live, id)) /* a withdrawal or expiry cut short before its sweep */
+		rc = fdl_finding_add(warnings, key, "version %s is gone (withdrawn, expired or never whole), yet its "
+				     "preview holds its first rows: run the withdrawal or expiry again, or fdl gc, "
+				     "which deletes it", id);
 	else if (!rc && fdl_preview_load(&doc, repo, id, &e))
 		rc = fdl_finding_add(problems, key, "cannot be read: %s (fdl preview writes it again once it is "
 				     "deleted)", e.message);
@@ -278,7 +278,7 @@ int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *r
 	if (!rc)
 		rc = fdl_preview_list(&ids, repo, err);
 	for (size_t i = 0; i < ids.len && !rc; i++)
-		rc = check_one(problems, &named, repo, &live, ids.items[i], err);
+		rc = check_one(problems, warnings, &named, repo, &live, ids.items[i], err);
 	fdl_strlist_sort(&named);
 	if (!rc && !(rc = fdl_store_list(repo->store, FDL_PREVIEW_TABLES_DIR, &keys, err)))
 		fdl_strlist_sort(&keys);

@@ -35,9 +35,10 @@ int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
  * remaining preview names. */
 int fdl__preview_sweep(fdl_repo *repo, fdl_error *err);
 
-/* What fdl verify says of the previews ("key\tmessage" findings): one of
- * a version that is gone, or that cannot be read, is a problem; a table
- * file no preview names, a warning. */
+/* What fdl verify says of the previews ("key\tmessage" findings): one
+ * that cannot be read is a problem; one of a version gone (a withdrawal or
+ * expiry cut short before its sweep: a state a crash may leave) and a
+ * table file no preview names are warnings. */
 int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
 
 #endif
