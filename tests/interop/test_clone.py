@@ -12,9 +12,11 @@ from test_reader import Server
 
 def files_of(root):
     """A repository's files; not work/, its working catalogs' (never cloned: a
-    copy holds versions, not someone's work in progress)."""
+    copy holds versions, not someone's work in progress), nor previews/, the
+    derived first rows and statistics a commit writes (not cloned yet: `fdl
+    preview` makes them in the copy, docs/format.md "Previews (fdl)")."""
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if p.is_file() and p.relative_to(root).parts[0] != "work")
+                  if p.is_file() and p.relative_to(root).parts[0] not in ("work", "previews"))
 
 
 def same_tree(a, b):
