@@ -1069,7 +1069,7 @@ def bench_peer(tmp, sizes, reps, rows, read_at, big_gib):
             (ours if which == "fdl" else theirs).execute(f"INSERT INTO lake.t1 VALUES ({k[0]}, 'one more')")
         row = Row("publish after a one-row change", f"{n} snapshots, 10 tables",
                   "faster than frozen-ducklake's push (which keeps no history)")
-        alternate(row, reps, [FDL, "commit", work, "-m", "one row", "-q"],
+        alternate(row, reps, ["env", "FDL_PREVIEW_AT_COMMIT=1", FDL, "commit", work, "-m", "one row", "-q"],
                   peer(proj, "push", "default") if have_peer else None, one_row, "frozen-ducklake 0.11.0 fdl push")
         vdir = root / "versions" / (root / "refs/heads/main").read_text().strip()
         row.extra["fdl_version_bytes"] = files_bytes(vdir.iterdir())

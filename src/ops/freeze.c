@@ -10,6 +10,7 @@
  */
 #include "freeze.h"
 #include "hashes.h"
+#include "preview.h"
 #include "../layout/dataset.h"
 #include "../util/pool.h"
 
@@ -430,12 +431,14 @@ static const char *work_alias(const fdl_work *w)
  * DuckLake (and the store's access, which its ATTACH of a bucket's data
  * path checks) for a full freeze, whose new catalog DuckLake creates, and
  * for the preview the commit computes in this database once the version is
- * written (DuckLake loaded later would be loaded signed, ten times slower).
+ * written, when the repository keeps previews (DuckLake loaded later would
+ * be loaded signed, ten times slower).
  * Extensions load before any other statement. */
 static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool lake, fdl_error *err)
 {
 	const char *scanner = w->postgres ? "postgres_scanner" : "sqlite_scanner";
-	const char *exts[] = {scanner, "ducklake", NULL};
+	bool preview = fdl__preview_kept(repo, w->base);
+	const char *exts[] = {scanner, lake || preview ? "ducklake" : NULL, NULL};
 	int rc = fdl_duck_new_loading(d, exts, err);
 	/* a commit's statements read and write metadata, never data: DuckDB's
 	 * worker threads only add hand-offs, and what its allocator keeps

@@ -184,11 +184,39 @@ static void job_run(void *arg)
 	j->rc = make_in(j->repo, j->id, j->share, &o, &n, &j->err);
 }
 
+bool fdl__preview_kept(fdl_repo *repo, const char *parent)
+{
+	const char *at = getenv("FDL_PREVIEW_AT_COMMIT");
+	if (at && (!strcmp(at, "0") || !strcmp(at, "1")))
+		return at[0] == '1';
+	if (!parent || !parent[0])
+		return false;
+	char *key = fdl_preview_key(parent);
+	int64_t bytes;
+	fdl_error ignore;
+	bool kept = key && !fdl_store_head(repo->store, key, &bytes, &ignore);
+	free(key);
+	return kept;
+}
+
+bool fdl__preview_kept_for(fdl_repo *repo, const char *id)
+{
+	fdl_version *v = NULL;
+	fdl_error ignore;
+	const char *at = getenv("FDL_PREVIEW_AT_COMMIT");
+	if (at && (!strcmp(at, "0") || !strcmp(at, "1")))
+		return at[0] == '1';
+	if (fdl_version_read(&v, repo, id, &ignore))
+		return false;
+	bool kept = fdl__preview_kept(repo, fdl_version_parent(v, 0));
+	fdl_version_free(v);
+	return kept;
+}
+
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
 {
 	*out = NULL;
-	const char *at = getenv("FDL_PREVIEW_AT_COMMIT"); /* 0: none (fdl preview writes it later) */
-	if (at && !strcmp(at, "0"))
+	if (!fdl__preview_kept_for(repo, id))
 		return 0;
 	fdl_preview_job *j = calloc(1, sizeof *j);
 	if (!j)

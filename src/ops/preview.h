@@ -28,6 +28,15 @@ int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options 
  * statistics; none when the environment says FDL_PREVIEW_AT_COMMIT=0.
  * Join it (NULL: nothing) before `share` is freed. */
 typedef struct fdl_preview_job fdl_preview_job;
+/* Whether a repository keeps previews: a version whose first parent
+ * `parent` has one gets its own at commit (`fdl preview` turns them on by
+ * writing the first; a repository that never ran it pays nothing at
+ * commit). FDL_PREVIEW_AT_COMMIT=1 (always) or 0 (never) decides instead.
+ * _for: the same of version `id`, by its first parent. */
+bool fdl__preview_kept(fdl_repo *repo, const char *parent);
+bool fdl__preview_kept_for(fdl_repo *repo, const char *id);
+/* Version `id`'s preview, started beside the caller (nothing when the
+ * repository does not keep previews, fdl__preview_kept_for). */
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
 

@@ -21,6 +21,14 @@ from conftest import ROOT, fdl
 from test_reader import Server, get
 
 VENV = ROOT / "deps" / "findable-venv" / "bin"
+
+
+@pytest.fixture(autouse=True)
+def every_commit_previews(monkeypatch):
+    """The pages' first rows come from the previews: every commit here writes
+    its own (FDL_PREVIEW_AT_COMMIT=1, docs/environment.md)."""
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+
 HOSTILE = "Counts </script><script>window.pwned=1</script> & <b>more</b>"
 TITLE = "Population <script>alert(1)</script> by town"
 

@@ -4,7 +4,18 @@ value against stock DuckDB over the whole table; a table the commit left as it
 was reused; removed with a withdrawn version; listed by verify."""
 import json
 
+import pytest
+
 from conftest import commits, connect, fdl, read_json
+
+
+@pytest.fixture(autouse=True)
+def every_commit_previews(monkeypatch, request):
+    """Every commit of these tests writes its preview (FDL_PREVIEW_AT_COMMIT=1),
+    the first version's too; the rule without it (a repository keeps previews
+    once `fdl preview` wrote one) has its own test."""
+    if request.node.name != "test_a_repository_keeps_previews_once_fdl_preview_wrote_one":
+        monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
 
 
 def preview(repo, vid):
@@ -130,3 +141,23 @@ def test_fdl_preview_fills_older_versions_and_they_go_with_a_withdrawal(repo, tm
     assert f"version {ids[0]} is gone" in v.stdout + v.stderr, v.stdout + v.stderr
     fdl("withdraw", repo.root, ids[0], "--reason", "personal data", "--force")
     assert not list((repo.root / "previews").rglob("*.json"))
+
+
+def test_a_repository_keeps_previews_once_fdl_preview_wrote_one(repo, tmp_path, monkeypatch):
+    """A repository that never ran `fdl preview` pays nothing for previews at
+    commit (none written); once it has one, each commit whose first parent
+    has a preview writes its own, equal to stock DuckDB's answers."""
+    monkeypatch.delenv("FDL_PREVIEW_AT_COMMIT", raising=False)
+    con = repo.checkout(tmp_path / "w")
+    con.execute("CREATE TABLE lake.t AS SELECT i AS a, 'x' || i AS b FROM range(50) r(i)")
+    fdl("commit", tmp_path / "w", "-m", "v1")
+    con.execute("INSERT INTO lake.t VALUES (-1, NULL)")
+    fdl("commit", tmp_path / "w", "-m", "v2")
+    assert not (repo.root / "previews").exists()
+    v2 = repo.head()
+    assert "preview written" in fdl("preview", repo.root).stdout
+    assert (repo.root / "previews" / f"{v2}.json").exists()
+    con.execute("DELETE FROM lake.t WHERE a < 10")
+    fdl("commit", tmp_path / "w", "-m", "v3")
+    con.close()
+    check_version(repo, repo.head())

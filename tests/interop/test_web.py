@@ -544,12 +544,13 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
     assert not seen["clipped"], seen["clipped"]
 
 
-def test_the_card_paints_first_rows_and_statistics_from_the_preview(repo, tmp_path):
+def test_the_card_paints_first_rows_and_statistics_from_the_preview(repo, tmp_path, monkeypatch):
     """Issue 58: on a repository with a 2 M-row table and a table with deletes
     and a renamed column, the landing card shows each table's 20 first rows
     and every column's statistics with no click and no request for DuckDB-Wasm's
     files, each statistic equal to stock DuckDB over the whole table; so does
-    a version's page."""
+    a version's page. (Every commit writes its preview here.)"""
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
     from test_preview import expected
     ids, _ = commits(repo, tmp_path / "w",
                      ("big and towns", [
