@@ -452,7 +452,7 @@ static int write_files(cat_build *b, int64_t *written, fdl_error *err)
 		if (b->known)
 			rc = fdl_strmap_put(b->known, b->files[i].key, 1, err);
 		if (!rc)
-			rc = fdl_ice_replace(b->repo->store, b->files[i].key, b->files[i].text, b->files[i].len, written, err);
+			rc = fdl_store_replace_if_changed(b->repo->store, b->files[i].key, b->files[i].text, b->files[i].len, written, err);
 	}
 	return rc;
 }

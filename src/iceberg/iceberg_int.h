@@ -10,12 +10,6 @@
 
 /* ---- shared by the wing's files ---- */
 
-
-/* Write `key` with `text` unless it already holds exactly that (a
- * compare-and-swap on what was read: FDL_ECONFLICT when another writer got
- * there first); *written (may be NULL) counts a write. */
-int fdl_ice_replace(fdl_store *store, const char *key, const char *text, size_t len, int64_t *written,
-		    fdl_error *err);
 /* The report's notices from [{"table", "column", "type", "reason"}] (a
  * missing string is ""): *out holds json_array_size(list) of them, *count
  * how many were filled (all, or those before running out of memory). */

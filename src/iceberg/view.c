@@ -359,31 +359,11 @@ static void tag_refs(table_meta *t, const ice_run *r)
 	}
 }
 
-int fdl_ice_replace(fdl_store *store, const char *key, const char *text, size_t len, int64_t *written,
-		    fdl_error *err)
-{
-	fdl_buf old = {0};
-	char etag[FDL_ETAG_MAX] = "";
-	int rc = fdl_store_get(store, key, FDL_META_MAX_BYTES, &old, etag, err);
-	bool exists = rc != FDL_ENOTFOUND;
-	if (rc == FDL_ENOTFOUND) {
-		fdl_error_clear(err);
-		rc = 0;
-	}
-	bool same = !rc && exists && old.len == len && !memcmp(old.data, text, len);
-	fdl_buf_free(&old);
-	if (!rc && !same)
-		rc = fdl_store_put_if_match(store, key, text, len, exists ? etag : NULL, err);
-	if (!rc && !same && written)
-		(*written)++;
-	return rc;
-}
-
 /* Write `key` with `text` unless it already holds exactly that. */
 static int put_text(ice_run *r, const char *key, const char *text, size_t len, fdl_error *err)
 {
 	int rc = fdl_strmap_put(r->known, key, 1, err);
-	return rc ? rc : fdl_ice_replace(r->repo->store, key, text, len, &r->written, err);
+	return rc ? rc : fdl_store_replace_if_changed(r->repo->store, key, text, len, &r->written, err);
 }
 
 static json_t *metadata_json(const table_meta *t, const ice_run *r, const fdl_lake_table *tb, const char *table_dir)

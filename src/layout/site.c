@@ -85,19 +85,7 @@ int fdl_site_url_check(char **out, const char *url, fdl_error *err)
 
 int fdl_site_put(fdl_repo *repo, const char *key, const char *text, size_t len, fdl_error *err)
 {
-	fdl_buf old = {0};
-	char etag[FDL_ETAG_MAX] = "";
-	int rc = fdl_store_get(repo->store, key, FDL_META_MAX_BYTES, &old, etag, err);
-	bool exists = rc != FDL_ENOTFOUND;
-	if (rc == FDL_ENOTFOUND) {
-		fdl_error_clear(err);
-		rc = 0;
-	}
-	bool same = !rc && exists && old.len == len && !memcmp(old.data, text, len);
-	fdl_buf_free(&old);
-	if (!rc && !same)
-		rc = fdl_store_put_if_match(repo->store, key, text, len, exists ? etag : NULL, err);
-	return rc;
+	return fdl_store_replace_if_changed(repo->store, key, text, len, NULL, err);
 }
 
 int fdl_site_remove(fdl_repo *repo, const char *id, fdl_error *err)

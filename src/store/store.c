@@ -276,3 +276,23 @@ bool fdl_store_s3_access(fdl_store *s, fdl_s3_access *out)
 	s->ops->s3_access(s, out);
 	return true;
 }
+
+int fdl_store_replace_if_changed(fdl_store *s, const char *key, const void *text, size_t len, int64_t *written,
+				 fdl_error *err)
+{
+	fdl_buf old = {0};
+	char etag[FDL_ETAG_MAX] = "";
+	int rc = fdl_store_get(s, key, FDL_META_MAX_BYTES, &old, etag, err);
+	bool exists = rc != FDL_ENOTFOUND;
+	if (rc == FDL_ENOTFOUND) {
+		fdl_error_clear(err);
+		rc = 0;
+	}
+	bool same = !rc && exists && old.len == len && !memcmp(old.data, text, len);
+	fdl_buf_free(&old);
+	if (!rc && !same)
+		rc = fdl_store_put_if_match(s, key, text, len, exists ? etag : NULL, err);
+	if (!rc && !same && written)
+		(*written)++;
+	return rc;
+}

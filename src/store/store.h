@@ -180,6 +180,12 @@ int fdl_store_files_confined(fdl_store *s, const char *dir, const fdl_strlist *f
 int fdl_store_modified(fdl_store *s, const char *key, int64_t *when, fdl_error *err);
 int fdl_store_put_if_absent(fdl_store *s, const char *key, const void *data, size_t len, fdl_error *err);
 int fdl_store_put_file_if_absent(fdl_store *s, const char *key, const char *local_path, fdl_error *err);
+/* Write `key` with `len` bytes of `text` unless it already holds exactly
+ * them (read, compare, then a conditional write against what was read:
+ * FDL_ECONFLICT when another writer got there first);
+ * *written (may be NULL) is incremented when it wrote. */
+int fdl_store_replace_if_changed(fdl_store *s, const char *key, const void *text, size_t len, int64_t *written,
+				 fdl_error *err);
 int fdl_store_put_if_match(fdl_store *s, const char *key, const void *data, size_t len, const char *etag,
 			   fdl_error *err);
 /* Create `to` as a copy of `from` (the backend's copy_if_absent); one write. */
