@@ -398,7 +398,9 @@ static int commit_publish(commit_job *c, const fdl_commit_options *opts, fdl_err
 	if ((rc = write_version(c->id, c->repo, &c->fz, opts, c->inputs, err)))
 		return rc;
 	/* its preview starts now, beside the ref's move and what follows it */
-	fdl_ref_moved(c->repo, &(fdl_ref_move){.what = FDL_MOVE_WRITTEN, .id = c->id, .share = c->fz.duck, .job = &c->derived},
+	fdl_ref_moved(c->repo,
+		      &(fdl_ref_move){.what = FDL_MOVE_WRITTEN, .id = c->id, .share = c->fz.duck, .job = &c->derived,
+				      .preview = c->fz.preview},
 		      NULL);
 	memcpy(w->pending, c->id, sizeof w->pending);
 	if ((rc = fdl_work_save(w, err)))
@@ -435,7 +437,8 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	 * a commit killed in it recovers as one killed before. The Iceberg
 	 * views are written beside what follows, which does not read them. */
 	fdl_ref_moved(c->repo,
-		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &c->derived},
+		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &c->derived,
+				      .preview = c->fz.preview},
 		      NULL);
 	/* then the working catalog's files and the repository's record, still
 	 * with `pending` saved: a commit killed in them recovers the same way */

@@ -30,6 +30,7 @@ static void reindex(fdl_repo *repo, const fdl_strlist *refs, const struct vdirs 
 struct fdl_derived_job {
 	struct fdl_iceberg_job *views;
 	fdl_preview_job *preview;
+	bool decided; /* the preview started, or not, as the commit decided */
 	fdl_repo *repo; /* the pages, written once the preview is in (their first rows) */
 	char id[FDL_ID_LEN + 1];
 };
@@ -45,8 +46,9 @@ static void beside_start(struct fdl_derived_job **out, fdl_repo *repo, const cha
 	*out = j;
 	if (!j)
 		return;
-	if (!j->preview) /* WRITTEN, or a TIP with no WRITTEN before */
+	if (!j->decided && m->preview) /* WRITTEN, or a TIP with no WRITTEN before */
 		fdl__preview_start(&j->preview, repo, m->id, m->share, &ierr);
+	j->decided = true;
 	if (name) {
 		fdl_iceberg_after_commit_start(&j->views, repo, name, m->id, m->share, &ierr);
 		j->repo = repo; /* the branch moved: its pages follow at the join */
@@ -84,7 +86,8 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		else {
 			fdl_preview_job *pj = NULL;
 			fdl_iceberg_after_commit(repo, name, m->id, &ierr);
-			fdl__preview_start(&pj, repo, m->id, NULL, &ierr);
+			if (fdl__preview_wanted_for(repo, m->id))
+				fdl__preview_start(&pj, repo, m->id, NULL, &ierr);
 			fdl__preview_join(pj, &ierr);
 			fdl_site_after_commit(repo, m->id, &ierr);
 		}
@@ -94,6 +97,12 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		fdl_reflist_note_gone(repo, m->id, m->reason, m->when, &ierr);
 		fdl_site_after_gone(repo, m->id, &ierr);
 		return 0;
+	case FDL_MOVE_GOING: {
+		/* before expired.json: a crash after it never leaves their rows
+		 * readable in a preview or on a page */
+		int rc = fdl__preview_drop(repo, m->ids, err);
+		return rc ? rc : fdl_site_before_gone(repo, m->ids, err);
+	}
 	case FDL_MOVE_REMOVAL: {
 		/* the previews of what went go too: a withdrawn version's rows
 		 * must not stay readable in one (nor on its page) */

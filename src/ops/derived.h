@@ -34,13 +34,20 @@ typedef enum fdl_move {
 	/* version `id` expired or was withdrawn (`reason`, `when`): the ref
 	 * list marks it gone */
 	FDL_MOVE_GONE,
+	/* versions `ids` are about to go (expire, withdraw), before their
+	 * expired.json: their previews, the table files no other live
+	 * version's preview names and their pages deleted, so that no crash
+	 * leaves a gone version's rows readable there; the caller's to fail
+	 * on */
+	FDL_MOVE_GOING,
 	/* versions left or data files went: the previews of the versions gone
 	 * deleted, every view written again; the caller's to fail on (no view
 	 * or preview may lead to data that is gone) */
 	FDL_MOVE_REMOVAL,
-	/* an expiry found nothing new to remove (one cut short may have left
-	 * derived files of versions it removed): the previews of versions
-	 * gone deleted; the caller's to fail on */
+	/* an expiry found nothing new to remove, or gc starts (a run cut
+	 * short, or an older fdl, may have left derived files of versions
+	 * gone): the previews of versions gone deleted; the caller's to fail
+	 * on */
 	FDL_MOVE_SWEEP,
 	/* version.json files go: every history index dropped (it copies
 	 * them); the caller's to fail on */
@@ -57,18 +64,20 @@ typedef struct fdl_ref_move {
 	fdl_move what;
 	const char *key;              /* the ref (INTENT, UNDONE, TIP) */
 	const char *id;               /* its version (INTENT: NULL deletes; WRITTEN; TIP; GONE) */
+	const fdl_strlist *ids;       /* GOING: the versions about to go */
 	const char *reason, *when;    /* GONE */
 	const fdl_strlist *refs;      /* REINDEX: the ref keys (NULL: listed from the store) */
 	const struct vdirs *dirs;     /* REINDEX */
 	const char *dst_root;         /* CLONED */
 	fdl_duck *share;              /* WRITTEN, TIP with job: a database the preview and views may share */
 	struct fdl_derived_job **job; /* WRITTEN, TIP: the preview and views started beside; fdl_ref_moved_join joins */
+	bool preview;                 /* WRITTEN, TIP with job: the commit's decision (fdl__preview_wanted) */
 } fdl_ref_move;
 
 /* Bring what derives from the refs up to date after (or, INTENT, before)
  * `m`. Derived files are best effort: their failure costs readers speed
  * or a static host's readers a ref, never the operation, so this returns
- * 0, except for REMOVAL, SWEEP and DROP_HISTORY, whose failure the caller
+ * 0, except for GOING, REMOVAL, SWEEP and DROP_HISTORY, whose failure the caller
  * must report (err says what failed). */
 int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err);
 /* Join the views and the preview a TIP move started beside (job may be

@@ -68,6 +68,56 @@ static int protect_work_bases(protect *p, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
+/* The versions retention takes: not protected, older than the days kept
+ * when fdl.json says a number of days, and not done already (one a run
+ * cut short left files of is not done). */
+static int expiring(fdl_strlist *out, vdirs *dirs, const protect *p, int64_t days, fdl_error *err)
+{
+	int64_t now = (int64_t)time(NULL);
+	int rc = 0;
+	for (size_t i = 0; i < dirs->len && !rc; i++) {
+		vdir *d = &dirs->items[i];
+		if (!d->v || protected_id(p, d->id))
+			continue;
+		int64_t created = fdl_time_parse_iso(fdl_version_created_at(d->v));
+		if (days >= 0 && (created < 0 || now - created < days * 86400))
+			continue;
+		fdl_strlist removed = {0};
+		rc = fdl__catalog_files(&removed, d, err);
+		if (!rc && !(expired(d) && removed.len == 0)) /* not done already */
+			rc = fdl_strlist_add(out, d->id, err);
+		fdl_strlist_free(&removed);
+	}
+	return rc;
+}
+
+/* Retention applied to each version it takes; their previews and pages
+ * go first, before any expired.json: no crash leaves an expired version's
+ * rows in one. */
+static int expire_each(fdl_expire_report *report, fdl_repo *repo, vdirs *dirs, const protect *p, int64_t days,
+		       int64_t keep, fdl_error *err)
+{
+	fdl_strlist going = {0};
+	int rc = expiring(&going, dirs, p, days, err);
+	if (!rc && !report->dry_run && going.len)
+		rc = fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_GOING, .ids = &going}, err);
+	char msg[160];
+	snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
+		 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
+	for (size_t i = 0; i < going.len && !rc; i++) {
+		vdir *d = fdl_vdirs_find(dirs, going.items[i]);
+		fdl_strlist removed = {0};
+		rc = fdl__catalog_files(&removed, d, err);
+		if (!rc && !report->dry_run)
+			rc = fdl__expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
+		if (!rc)
+			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
+		fdl_strlist_free(&removed);
+	}
+	fdl_strlist_free(&going);
+	return rc;
+}
+
 int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options *opts, fdl_error *err)
 {
 	if (opts && fdl_options_check(opts->version, FDL_EXPIRE_OPTIONS_VERSION, "fdl_expire", "fdl_expire_options", err))
@@ -100,28 +150,8 @@ int fdl_expire(fdl_expire_report **out, fdl_repo *repo, const fdl_expire_options
 		rc = protect_work_bases(&p, repo, err);
 	if (!rc && !dry_run)
 		fdl_test_pause("expire-checked");
-	int64_t now = (int64_t)time(NULL);
-	for (size_t i = 0; i < dirs.len && !rc && (days >= 0 || keep >= 0); i++) {
-		vdir *d = &dirs.items[i];
-		if (!d->v || protected_id(&p, d->id))
-			continue;
-		int64_t created = fdl_time_parse_iso(fdl_version_created_at(d->v));
-		if (days >= 0 && (created < 0 || now - created < days * 86400))
-			continue;
-		fdl_strlist removed = {0};
-		if ((rc = fdl__catalog_files(&removed, d, err)))
-			break;
-		if (expired(d) && removed.len == 0)
-			continue; /* done already */
-		char msg[160];
-		snprintf(msg, sizeof msg, "retention: %s%s%s", days >= 0 ? "older than the days kept" : "",
-			 days >= 0 && keep >= 0 ? " and " : "", keep >= 0 ? "beyond the newest versions kept" : "");
-		if (!dry_run)
-			rc = fdl__expire_one(repo, d, "retention", msg, NULL, &removed, true, err);
-		if (!rc)
-			rc = fdl_removals_add(&report->expired, &report->expired_count, d->id, &removed, err);
-		fdl_strlist_free(&removed);
-	}
+	if (!rc && (days >= 0 || keep >= 0))
+		rc = expire_each(report, repo, &dirs, &p, days, keep, err);
 	if (!rc && !dry_run && report->expired_count) /* views list no expired version */
 		rc = fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REMOVAL}, err);
 	else if (!rc && !dry_run && (days >= 0 || keep >= 0)) /* a run cut short before its removal */

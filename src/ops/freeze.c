@@ -434,10 +434,9 @@ static const char *work_alias(const fdl_work *w)
  * written, when the repository keeps previews (DuckLake loaded later would
  * be loaded signed, ten times slower).
  * Extensions load before any other statement. */
-static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool lake, fdl_error *err)
+static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool lake, bool preview, fdl_error *err)
 {
 	const char *scanner = w->postgres ? "postgres_scanner" : "sqlite_scanner";
-	bool preview = fdl__preview_kept(repo, w->base);
 	const char *exts[] = {scanner, lake || preview ? "ducklake" : NULL, NULL};
 	int rc = fdl_duck_new_loading(d, exts, err);
 	/* a commit's statements read and write metadata, never data: DuckDB's
@@ -595,7 +594,7 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 	/* the template is looked at (and hashed) only for a full freeze */
 	char why[200] = "";
 	char *tmpl = since ? NULL : template_of(w, why);
-	int rc = open_session(d, repo, w, !since && !tmpl, err);
+	int rc = open_session(d, repo, w, !since && !tmpl, out->preview, err);
 	if (!rc && since)
 		rc = read_since_base(sn, *d, repo, out, w, err);
 	if (!rc)
@@ -624,7 +623,7 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 		*sn = NULL;
 		fdl_duck_free(*d);
 		*d = NULL;
-		rc = open_session(d, repo, w, true, err);
+		rc = open_session(d, repo, w, true, out->preview, err);
 		if (!rc)
 			rc = attach_work(*d, w, err);
 	}
@@ -662,6 +661,7 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	/* before the base's catalog is fetched: a withdrawn one is gone */
 	if (!rc)
 		rc = base_is_live(repo, w, err);
+	out->preview = hash && !rc && fdl__preview_wanted(repo, w->base); /* the one decision of a commit */
 	if (!rc && !(out->catalog_file = fdl_asprintf("%s/" FDL_CATALOG_FILE, tmpdir)))
 		rc = fdl_oom(err);
 	fdl_catalog_info winfo;

@@ -40,6 +40,9 @@ typedef struct frozen {
 	fdl_strmap staged_sizes;
 	bool staged_kinds[2]; /* among them: a data file's row, a delete file's */
 	fdl_duck *duck; /* the freeze's DuckDB, the working catalog attached raw as "fdl_work" */
+	/* the commit writes the version's preview (fdl__preview_wanted, decided
+	 * once here: DuckLake is loaded for it; the seam is told) */
+	bool preview;
 } frozen;
 
 /* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb

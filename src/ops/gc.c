@@ -198,6 +198,10 @@ int fdl_gc(fdl_gc_report **out, fdl_repo *repo, const fdl_gc_options *opts, fdl_
 	/* first, as git gc writes the commit-graph: every branch's history
 	 * index brought up to its ref (written whole for a repository that has
 	 * none); derived, so a branch it cannot index is left without one */
+	/* before that, the first write: previews of gone versions a
+	 * withdrawal or expiry cut short left (their rows) */
+	if (!dry_run && fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_SWEEP}, err))
+		return err->code;
 	if (!dry_run)
 		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_REINDEX}, NULL);
 	gc_run g = {.repo = repo, .now = (int64_t)time(NULL), .grace = grace_seconds, .dry_run = dry_run,

@@ -184,7 +184,7 @@ static void job_run(void *arg)
 	j->rc = make_in(j->repo, j->id, j->share, &o, &n, &j->err);
 }
 
-bool fdl__preview_kept(fdl_repo *repo, const char *parent)
+bool fdl__preview_wanted(fdl_repo *repo, const char *parent)
 {
 	const char *at = getenv("FDL_PREVIEW_AT_COMMIT");
 	if (at && (!strcmp(at, "0") || !strcmp(at, "1")))
@@ -199,7 +199,7 @@ bool fdl__preview_kept(fdl_repo *repo, const char *parent)
 	return kept;
 }
 
-bool fdl__preview_kept_for(fdl_repo *repo, const char *id)
+bool fdl__preview_wanted_for(fdl_repo *repo, const char *id)
 {
 	fdl_version *v = NULL;
 	fdl_error ignore;
@@ -208,7 +208,7 @@ bool fdl__preview_kept_for(fdl_repo *repo, const char *id)
 		return at[0] == '1';
 	if (fdl_version_read(&v, repo, id, &ignore))
 		return false;
-	bool kept = fdl__preview_kept(repo, fdl_version_parent(v, 0));
+	bool kept = fdl__preview_wanted(repo, fdl_version_parent(v, 0));
 	fdl_version_free(v);
 	return kept;
 }
@@ -216,8 +216,6 @@ bool fdl__preview_kept_for(fdl_repo *repo, const char *id)
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
 {
 	*out = NULL;
-	if (!fdl__preview_kept_for(repo, id))
-		return 0;
 	fdl_preview_job *j = calloc(1, sizeof *j);
 	if (!j)
 		return fdl_oom(err);
@@ -269,6 +267,24 @@ int fdl__preview_sweep(fdl_repo *repo, fdl_error *err)
 	if (!rc)
 		rc = fdl_preview_sweep(repo, &live, NULL, err);
 	fdl_strlist_free(&live);
+	return rc;
+}
+
+int fdl__preview_drop(fdl_repo *repo, const fdl_strlist *going, fdl_error *err)
+{
+	fdl_strlist live = {0}, left = {0};
+	int rc = live_versions(&live, repo, err);
+	for (size_t i = 0; i < live.len && !rc; i++) {
+		bool goes = false;
+		for (size_t k = 0; k < going->len && !goes; k++)
+			goes = !strcmp(going->items[k], live.items[i]);
+		if (!goes)
+			rc = fdl_strlist_add(&left, live.items[i], err);
+	}
+	if (!rc) /* live is sorted: so is what is left of it */
+		rc = fdl_preview_sweep(repo, &left, NULL, err);
+	fdl_strlist_free(&live);
+	fdl_strlist_free(&left);
 	return rc;
 }
 

@@ -22,27 +22,33 @@ typedef struct fdl_preview_counts {
 int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
 		      fdl_error *err);
 
-/* The same beside the caller (a commit), on its own repository handle,
- * on a connection of its own to `share` (the commit's DuckDB, DuckLake
- * loaded; NULL: a DuckDB of its own), with the commit's bound on
- * statistics; none when the environment says FDL_PREVIEW_AT_COMMIT=0.
- * Join it (NULL: nothing) before `share` is freed. */
+/* Whether a version whose first parent is `parent` gets its preview when
+ * it is written: when the parent has one (`fdl preview` turns previews
+ * on by writing the first; a repository that never ran it pays one HEAD
+ * at commit and nothing more). FDL_PREVIEW_AT_COMMIT=1 (always) or 0
+ * (never) decides instead. A commit decides once, in its freeze, and
+ * tells the seam; _for: the same of version `id`, by its first parent
+ * (a branch moved to it without a commit: rebase, branch --force). */
+bool fdl__preview_wanted(fdl_repo *repo, const char *parent);
+bool fdl__preview_wanted_for(fdl_repo *repo, const char *id);
+
+/* Version `id`'s preview, computed beside the caller (the decision is the
+ * caller's, above) on its own repository handle, on a connection of its
+ * own to `share` (the commit's DuckDB, DuckLake loaded; NULL: a DuckDB of
+ * its own), with the commit's bound on statistics. Join it (NULL:
+ * nothing) before `share` is freed. */
 typedef struct fdl_preview_job fdl_preview_job;
-/* Whether a repository keeps previews: a version whose first parent
- * `parent` has one gets its own at commit (`fdl preview` turns them on by
- * writing the first; a repository that never ran it pays nothing at
- * commit). FDL_PREVIEW_AT_COMMIT=1 (always) or 0 (never) decides instead.
- * _for: the same of version `id`, by its first parent. */
-bool fdl__preview_kept(fdl_repo *repo, const char *parent);
-bool fdl__preview_kept_for(fdl_repo *repo, const char *id);
-/* Version `id`'s preview, started beside the caller (nothing when the
- * repository does not keep previews, fdl__preview_kept_for). */
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
 
 /* The previews of versions no longer live deleted, and the table files no
  * remaining preview names. */
 int fdl__preview_sweep(fdl_repo *repo, fdl_error *err);
+
+/* Before versions `going` expire or are withdrawn: their previews
+ * deleted, then the table files no other live version's preview names
+ * (and whatever fdl__preview_sweep deletes). */
+int fdl__preview_drop(fdl_repo *repo, const fdl_strlist *going, fdl_error *err);
 
 /* What fdl verify says of the previews ("key\tmessage" findings): one
  * that cannot be read is a problem; one of a version gone (a withdrawal or

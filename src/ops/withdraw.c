@@ -337,13 +337,30 @@ static char *wd_refusal(const fdl_withdraw_report *r, int force)
 	return NULL;
 }
 
-/* Carry out a withdrawal planned in w: expired.json on every version it
- * takes (version.json last), then the data files, then version.json of
- * the named versions when asked. */
+/* The versions the withdrawal takes, through the seam before anything
+ * of theirs is written: no crash leaves their rows in a preview. */
+static int wd_going(const wd_plan *w, fdl_error *err)
+{
+	fdl_strlist ids = {0};
+	int rc = 0;
+	for (size_t i = 0; i < w->dirs.len && !rc; i++)
+		if (w->hit[i])
+			rc = fdl_strlist_add(&ids, w->dirs.items[i].id, err);
+	if (!rc)
+		rc = fdl_ref_moved(w->repo, &(fdl_ref_move){.what = FDL_MOVE_GOING, .ids = &ids}, err);
+	fdl_strlist_free(&ids);
+	return rc;
+}
+
+/* Carry out a withdrawal planned in w: the previews and pages of the
+ * versions it takes, then expired.json on each (version.json last), then
+ * the data files, then version.json of the named versions when asked. */
 static int wd_apply(wd_plan *w, fdl_withdraw_report *report, const fdl_withdraw_options *o, fdl_error *err)
 {
 	json_t *data = fdl__strlist_json(&w->files);
 	int rc = data ? 0 : fdl_oom(err);
+	if (!rc && !o->dry_run) /* their previews and pages go before their expired.json */
+		rc = wd_going(w, err);
 	for (size_t i = 0; i < w->dirs.len && !rc; i++) {
 		vdir *d = &w->dirs.items[i];
 		if (!w->hit[i])

@@ -105,6 +105,30 @@ int fdl_site_after_gone(fdl_repo *repo, const char *id, fdl_error *err)
 	return fdl_site_after_commit(repo, id, err);
 }
 
+/* Delete the home when HEAD's tip is one of `ids`. */
+static int home_unless_kept(fdl_repo *repo, const fdl_strlist *ids, fdl_error *err)
+{
+	char tip[FDL_ID_LEN + 1];
+	bool found = false, going = false;
+	int rc = head_tip(tip, &found, repo, err);
+	for (size_t i = 0; !rc && found && i < ids->len; i++)
+		going |= !strcmp(ids->items[i], tip);
+	if (!rc && going && (rc = fdl_store_del(repo->store, FDL_SITE_HOME, err)) == FDL_ENOTFOUND) {
+		fdl_error_clear(err);
+		rc = 0;
+	}
+	return rc;
+}
+
+int fdl_site_before_gone(fdl_repo *repo, const fdl_strlist *ids, fdl_error *err)
+{
+	bool on = false;
+	int rc = fdl_site_enabled(&on, repo, err);
+	for (size_t i = 0; !rc && on && i < ids->len; i++)
+		rc = fdl_site_remove(repo, ids->items[i], err);
+	return rc || !on ? rc : home_unless_kept(repo, ids, err);
+}
+
 int fdl_site_after_refs(fdl_repo *repo, fdl_error *err)
 {
 	bool on = false;

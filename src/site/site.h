@@ -39,6 +39,11 @@ int fdl_site_after_commit(fdl_repo *repo, const char *id, fdl_error *err);
  * Package removed (they would lead to data that is gone), its page and
  * the home written again. */
 int fdl_site_after_gone(fdl_repo *repo, const char *id, fdl_error *err);
+/* Before versions `ids` expire or are withdrawn (before their
+ * expired.json): their files removed, and the home when it shows one of
+ * them, so that no crash leaves their first rows on a page (the pages of
+ * a gone version are written again after, without rows). */
+int fdl_site_before_gone(fdl_repo *repo, const fdl_strlist *ids, fdl_error *err);
 /* After versions left or refs changed (gc, clone, branch, tag): every
  * version folder under site/ whose version is gone or missing removed,
  * the home written again. */

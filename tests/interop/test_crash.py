@@ -206,6 +206,123 @@ def test_withdraw(repo, tmp_path, ledger):
     crash_loop("withdraw", [golden], [repo.root], ["withdraw", repo.root, v1, "--reason", "mistake", "--force"], check)
 
 
+def secret_versions(repo, tmp_path):
+    """Three versions with previews and pages (FDL_PREVIEW_AT_COMMIT=1, fdl
+    site): t gets 'open-v0', then 'secret-v1', then 'secret-v2'; u, left as
+    it was, shares one preview file between all three."""
+    con = repo.checkout(tmp_path / "work")
+    con.execute("CREATE TABLE lake.t (s VARCHAR)")
+    con.execute("CREATE TABLE lake.u (a INTEGER)")
+    con.execute("INSERT INTO lake.u VALUES (7)")
+    for i, s in enumerate(("open-v0", "secret-v1", "secret-v2")):
+        con.execute(f"INSERT INTO lake.t VALUES ('{s}')")
+        fdl("commit", tmp_path / "work", "-m", f"version {i}")  # a message a gone version's page keeps
+    con.close()
+    fdl("site", repo.root)
+    ids = [repo.head()]
+    while repo.version(ids[-1])["parents"]:
+        ids.append(repo.version(ids[-1])["parents"][0])
+    ids = ids[::-1]
+    assert all((repo.root / "previews" / f"{v}.json").exists() for v in ids)
+    return ids
+
+
+def derived_showing(root, text):
+    """The files under previews/ and site/, and index.html, holding `text`."""
+    files = [p for d in ("previews", "site") for p in (root / d).rglob("*") if p.is_file()] + [root / "index.html"]
+    return sorted(str(p.relative_to(root)) for p in files if p.exists() and text.encode() in p.read_bytes())
+
+
+def previews_of_live_only(root):
+    """No preview of a gone version, and no table file that no preview names."""
+    live = {p.parent.name for p in (root / "versions").glob("*/version.json")
+            if not (p.parent / "expired.json").exists()}
+    docs = {p.stem: read_json(p) for p in (root / "previews").glob("*.json")}
+    named = {t["key"] for d in docs.values() for t in d["tables"]}
+    tables = {str(p.relative_to(root)) for p in (root / "previews" / "tables").glob("*.json")}
+    return set(docs) <= live and tables <= named
+
+
+def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp_path, ledger, monkeypatch):
+    """A withdrawal deletes the previews and pages of the versions it takes
+    before their expired.json: killed at any write, no file under previews/
+    or site/ (nor index.html) holds their rows once one of them is marked
+    withdrawn, and the rerun ends as a clean run does."""
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+    v0, v1, v2 = secret_versions(repo, tmp_path)
+    ledger.gone(v1, v2)
+    assert derived_showing(repo.root, "secret-v1")  # the test can fail: the rows are there to begin with
+    shared = read_json(repo.root / "previews" / f"{v0}.json")["tables"]
+    golden = tmp_path / "g"
+    shutil.copytree(repo.root, golden)
+
+    def check(n, crashed):
+        verify_ok(repo.root, n)
+        assert not ledger.problems(vids=[v0]), n
+        marked = [v for v in (v1, v2) if (repo.root / "versions" / v / "expired.json").exists()]
+        if marked:
+            assert derived_showing(repo.root, "secret-v") == [], (n, marked)
+            assert previews_of_live_only(repo.root), n
+        if not crashed:
+            assert read_json(repo.root / "previews" / f"{v0}.json")["tables"] == shared
+            assert all((repo.root / t["key"]).exists() for t in shared)  # u's file, named by v0, stays
+            assert not (repo.root / "previews" / f"{v1}.json").exists()
+            assert derived_showing(repo.root, "open-v0")  # v0's page and preview keep their rows
+    crash_loop("withdraw (previews)", [golden], [repo.root],
+               ["withdraw", repo.root, v1, "--reason", "personal data", "--force"], check)
+
+
+def test_expire_leaves_no_preview_of_an_expired_version_at_any_point(repo, tmp_path, ledger, monkeypatch):
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+    v0, v1, v2 = secret_versions(repo, tmp_path)
+    ledger.gone(v0, v1)
+    cfg = read_json(repo.root / "fdl.json")
+    cfg["retention"] = {"days": 0, "keep": 1}
+    (repo.root / "fdl.json").write_text(json.dumps(cfg))
+    golden = tmp_path / "g"
+    shutil.copytree(repo.root, golden)
+
+    def check(n, crashed):
+        verify_ok(repo.root, n)
+        marked = [v for v in (v0, v1) if (repo.root / "versions" / v / "expired.json").exists()]
+        if marked:
+            assert previews_of_live_only(repo.root), (n, marked)
+            assert not any((repo.root / "site" / v / "croissant.json").exists() for v in marked), n
+        if not crashed:
+            assert {p.stem for p in (repo.root / "previews").glob("*.json")} == {v2}
+    crash_loop("expire (previews)", [golden], [repo.root], ["expire", repo.root], check)
+
+
+def test_gc_deletes_a_gone_versions_preview_first(repo, tmp_path, ledger, monkeypatch):
+    """A preview a withdrawal of an older fdl left behind (killed between
+    expired.json and its sweep) goes at gc's first write."""
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+    v0, v1, v2 = secret_versions(repo, tmp_path)
+    before = tmp_path / "before"
+    shutil.copytree(repo.root / "previews", before)
+    fdl("withdraw", repo.root, v1, "--reason", "personal data", "--force")
+    ledger.gone(v1, v2)
+    assert derived_showing(repo.root, "secret-v") == []
+    shutil.copytree(before, repo.root / "previews", dirs_exist_ok=True)  # the state the old order could leave
+    assert derived_showing(repo.root, "secret-v")
+    golden = tmp_path / "g"
+    shutil.copytree(repo.root, golden)
+
+    def rest(root):  # every file outside previews/, with its bytes
+        return {str(p.relative_to(root)): digest(p) for p in root.rglob("*")
+                if p.is_file() and p.relative_to(root).parts[0] != "previews"}
+    untouched = rest(golden)
+
+    def check(n, crashed):
+        verify_ok(repo.root, n)
+        left = derived_showing(repo.root, "secret-v")
+        # the sweep is gc's first work: nothing else has changed while any is left
+        assert not left or rest(repo.root) == untouched, (n, left)
+        if not crashed:
+            assert left == [] and previews_of_live_only(repo.root)
+    crash_loop("gc (previews)", [golden], [repo.root], ["gc", repo.root, "--grace", "0s"], check)
+
+
 def test_gc(repo, tmp_path, ledger):
     """gc's deletions: a data file no version references, the files of a
     working catalog whose record is gone, and one whose lease ended (record
