@@ -322,6 +322,8 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		rc = run_plan(&c, &dirs, catalogs, &files, prep_jobs, dst_url, err);
 	c.live = &files;
 	if (!rc)
+		rc = fdl__mirror_going(&c, &dirs, err);
+	if (!rc)
 		rc = run_versions(&c, &dirs, catalogs, jobs, dst_url, err);
 	for (size_t i = 0; catalogs && i < dirs.len; i++)
 		free(catalogs[i]);
@@ -331,8 +333,8 @@ int fdl_clone(fdl_clone_report **out, const char *src_url, const char *dst_url, 
 		rc = fdl__copy_ref(&c, &dirs, refs.keys.items[i], refs.ids[i], &moved, err);
 	if (!rc)
 		fdl__index_copy(&c, &refs.keys, &dirs);
-	if (!rc) /* the copy's own views when the source has views */
-		fdl_ref_moved(c.src, &(fdl_ref_move){.what = FDL_MOVE_CLONED, .dst_root = c.dst->url}, NULL);
+	if (!rc)
+		fdl__clone_derived(&c, &dirs, &refs);
 	if (!rc)
 		rc = make_report(out, &c, &dirs, &moved, err);
 	if (c.tmpdir) {

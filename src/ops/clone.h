@@ -145,5 +145,13 @@ void fdl__index_copy(cloner *c, const fdl_strlist *refs, const vdirs *dirs);
 /* clone_mirror.c */
 bool fdl__gone_with_expiry(const vdir *d, const char *name);
 int fdl__mirror_expiry(cloner *c, const vdir *d, fdl_error *err);
+/* Before any version's files are copied: the copy's previews and pages
+ * of the versions the source has expired or withdrawn go (through the
+ * seam), before the copy gets their expired.json. Only for a copy that
+ * held previews or pages when the clone started. */
+int fdl__mirror_going(cloner *c, const vdirs *dirs, fdl_error *err);
+/* After the refs: the copy's derived files (views, previews) through the
+ * seam, from the versions the copy holds live and the refs' versions. */
+void fdl__clone_derived(cloner *c, const vdirs *dirs, const planned_refs *refs);
 
 #endif

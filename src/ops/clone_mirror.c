@@ -2,6 +2,8 @@
  * since the copy was made is removed from the copy too. */
 #include "clone.h"
 #include "derived.h"
+#include "../layout/preview.h"
+#include "../layout/site.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -88,4 +90,53 @@ int fdl__mirror_expiry(cloner *c, const vdir *d, fdl_error *err)
 	fdl_buf_free(&b);
 	free(key);
 	return rc;
+}
+
+/* Whether the copy held a key under `prefix` when the clone started. */
+static bool copy_had(const cloner *c, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	for (size_t i = 0; c->dst_keys && i < c->dst_keys->len; i++)
+		if (!strncmp(c->dst_keys->items[i], prefix, n))
+			return true;
+	return false;
+}
+
+int fdl__mirror_going(cloner *c, const vdirs *dirs, fdl_error *err)
+{
+	if (!copy_had(c, FDL_PREVIEW_DIR "/") && !copy_had(c, FDL_SITE_DIR "/"))
+		return 0;
+	fdl_strlist ids = {0};
+	fdl_repo *copy = NULL;
+	int rc = 0;
+	for (size_t i = 0; i < dirs->len && !rc; i++)
+		if (fdl_vdir_has(&dirs->items[i], FDL_EXPIRED_JSON))
+			rc = fdl_strlist_add(&ids, dirs->items[i].id, err);
+	if (!rc && ids.len && !(rc = fdl_repo_open(&copy, c->dst->url, err)))
+		rc = fdl_ref_moved(copy, &(fdl_ref_move){.what = FDL_MOVE_GOING, .ids = &ids}, err);
+	fdl_repo_free(copy);
+	fdl_strlist_free(&ids);
+	return rc;
+}
+
+void fdl__clone_derived(cloner *c, const vdirs *dirs, const planned_refs *refs)
+{
+	fdl_strlist live = {0}, tips = {0};
+	fdl_error e;
+	int rc = 0;
+	for (size_t i = 0; i < dirs->len && !rc; i++) {
+		const vdir *d = &dirs->items[i];
+		if (fdl_vdir_has(d, FDL_VERSION_JSON) && !fdl_vdir_has(d, FDL_EXPIRED_JSON))
+			rc = fdl_strlist_add(&live, d->id, &e);
+	}
+	for (size_t i = 0; i < refs->keys.len && !rc; i++)
+		rc = fdl_strlist_add(&tips, refs->ids[i], &e);
+	fdl_strlist_sort(&live);
+	fdl_strlist_sort(&tips);
+	if (!rc) /* the copy's own views when the source has views; its previews */
+		fdl_ref_moved(c->src, &(fdl_ref_move){.what = FDL_MOVE_CLONED, .dst_root = c->dst->url, .ids = &live,
+						      .tips = &tips},
+			      NULL);
+	fdl_strlist_free(&live);
+	fdl_strlist_free(&tips);
 }

@@ -120,6 +120,8 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		return 0;
 	case FDL_MOVE_CLONED:
 		fdl_iceberg_after_clone(repo, m->dst_root, &ierr);
+		if (m->ids)
+			fdl__preview_clone(repo, m->dst_root, m->ids, m->tips, &ierr);
 		return 0;
 	}
 	return fdl_fail(err, FDL_EINVALID, "fdl_ref_moved: unknown move %d", (int)m->what);

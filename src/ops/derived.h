@@ -56,7 +56,8 @@ typedef enum fdl_move {
 	 * `refs` (NULL: listed) indexed with no bound, the ref list rebuilt
 	 * from `dirs` */
 	FDL_MOVE_REINDEX,
-	/* `repo` was cloned to `dst_root`: the copy's own views */
+	/* `repo` was cloned to `dst_root`: the copy's own views, and the
+	 * previews of the versions `ids` copied (best effort, as views) */
 	FDL_MOVE_CLONED,
 } fdl_move;
 
@@ -64,7 +65,8 @@ typedef struct fdl_ref_move {
 	fdl_move what;
 	const char *key;              /* the ref (INTENT, UNDONE, TIP) */
 	const char *id;               /* its version (INTENT: NULL deletes; WRITTEN; TIP; GONE) */
-	const fdl_strlist *ids;       /* GOING: the versions about to go */
+	const fdl_strlist *ids;       /* GOING: the versions about to go; CLONED: those the copy holds live (sorted) */
+	const fdl_strlist *tips;      /* CLONED: the refs' versions (sorted) */
 	const char *reason, *when;    /* GONE */
 	const fdl_strlist *refs;      /* REINDEX: the ref keys (NULL: listed from the store) */
 	const struct vdirs *dirs;     /* REINDEX */

@@ -50,6 +50,14 @@ int fdl__preview_sweep(fdl_repo *repo, fdl_error *err);
  * (and whatever fdl__preview_sweep deletes). */
 int fdl__preview_drop(fdl_repo *repo, const fdl_strlist *going, fdl_error *err);
 
+/* A clone's copy of the source's previews of the versions `live` (sorted:
+ * those the copy holds live), each checked as a reader checks it, into
+ * the copy at `dst_root`, then the copy's previews of versions gone
+ * swept. `tips` (sorted; may be NULL): the refs' versions, probed first
+ * on a source that cannot be listed. */
+int fdl__preview_clone(fdl_repo *src, const char *dst_root, const fdl_strlist *live, const fdl_strlist *tips,
+		       fdl_error *err);
+
 /* What fdl verify says of the previews ("key\tmessage" findings): one
  * that cannot be read is a problem; one of a version gone (a withdrawal or
  * expiry cut short before its sweep: a state a crash may leave) and a

@@ -12,11 +12,10 @@ from test_reader import Server
 
 def files_of(root):
     """A repository's files; not work/, its working catalogs' (never cloned: a
-    copy holds versions, not someone's work in progress), nor previews/, the
-    derived first rows and statistics a commit writes (not cloned yet: `fdl
-    preview` makes them in the copy, docs/format.md "Previews (fdl)")."""
+    copy holds versions, not someone's work in progress). previews/ are
+    compared as every other file: a clone copies them."""
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if p.is_file() and p.relative_to(root).parts[0] not in ("work", "previews"))
+                  if p.is_file() and p.relative_to(root).parts[0] != "work")
 
 
 def same_tree(a, b):
@@ -31,6 +30,8 @@ def source(repo, tmp_path):
     commits(repo, tmp_path / "w", *[(f"v{i}", (["CREATE TABLE lake.t (a INTEGER)"] if i == 0 else [])
                                      + [f"INSERT INTO lake.t VALUES ({i})"]) for i in range(3)])
     fdl("branch", repo.root, "old", repo.version(repo.head())["parents"][0])
+    fdl("preview", repo.root)  # the repository keeps previews: a clone copies them
+    assert len(list((repo.root / "previews").glob("*.json"))) == 3
     return repo
 
 
@@ -105,6 +106,10 @@ def test_clone_over_http(source, tmp_path):
         s.stop()
     # what HEAD's branch reaches: all three versions; the 'old' branch cannot be listed over HTTP
     assert sorted(os.listdir(dst / "versions")) == sorted(os.listdir(source.root / "versions"))
+    # and their previews, byte for byte (a host cannot be listed: HEAD's tip had one, so each was asked for)
+    assert files_of(dst / "previews") == files_of(source.root / "previews")
+    for f in files_of(source.root / "previews"):
+        assert (dst / "previews" / f).read_bytes() == (source.root / "previews" / f).read_bytes(), f
     assert (dst / "refs" / "heads" / "main").read_text() == (source.root / "refs" / "heads" / "main").read_text()
     assert fdl("verify", dst).returncode == 0
     assert rows(source.open_version("main"), "lake.t") == [(0,), (1,), (2,)]
@@ -137,6 +142,8 @@ def test_clone_asks_for_each_file_once(repo, tmp_path):
         assert len(catalogs) == len(set(catalogs)) == 6, first
         files = [p for p in files_of(repo.root) if not p.startswith("history/")]
         assert len(first) <= len(files) + 2 * 6 + 10, first
+        # a source without previews: one request for HEAD's tip's, none for the others
+        assert [r for r in first if r.startswith("/previews/")] == [f"/previews/{repo.head()}.json"], first
         # one more version, then the same clone again
         con.execute("INSERT INTO lake.t VALUES (99)")
         fdl("commit", tmp_path / "w", "-m", "v7")
@@ -205,12 +212,15 @@ def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path):
         con.execute(f"INSERT INTO lake.t VALUES ({i})")
         fdl("commit", tmp_path / "w", "-m", f"v{i}")
         ids.append(repo.head())
+    fdl("preview", repo.root)  # each copy gets them, and must lose those of the versions withdrawn
     host = CountingHost(repo.root)
     a, b = tmp_path / "a", tmp_path / "b"
     env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
     try:
         fdl("clone", repo.root, a)
         fdl("clone", host.url, b, env=env)
+        for copy in (a, b):
+            assert {p.name for p in (copy / "previews").glob("*.json")} == {f"{v}.json" for v in ids}, copy
         before = set(files_of(repo.root)) - {"history/heads/main.json"}
         fdl("withdraw", repo.root, ids[2], "--reason", "personal data", "--remove-version-json", "--force")
         gone = before - set(files_of(repo.root))
@@ -221,7 +231,10 @@ def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path):
     finally:
         host.close()
     for copy, out in ((a, out_a), (b, out_b)):
-        assert f"{len(gone)} removed" in out, out
+        # the count is of layout files; the previews of the versions withdrawn go through the seam
+        assert f"{len([f for f in gone if not f.startswith('previews/')])} removed" in out, out
+        assert any(f.startswith("previews/") for f in gone) and not any((copy / "previews" / f"{v}.json").exists()
+                                                                       for v in ids[2:]), copy
         have = set(files_of(copy))
         assert not have & gone, (copy, have & gone)
         assert not any(f"data/{f}" in have for f in withdrawn)
