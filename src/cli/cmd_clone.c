@@ -28,7 +28,8 @@ const cli_doc doc_clone = {
 		"read back. From a host or a bucket, or into a bucket, 8 transfers run at\n"
 		"once (`--jobs`). Cloning into an existing copy fetches only what it lacks, and\n"
 		"deletes from it what the source has expired or withdrawn since (a mirror\n"
-		"keeps no withdrawn data).",
+		"keeps no withdrawn data). The previews of the versions copied (first rows\n"
+		"and statistics, `fdl preview`) are copied too, checked, after the refs.",
 	.examples = "fdl clone https://data.example.org/population /srv/mirror/population\n"
 		    "fdl clone /srv/population s3://open-data/population\n",
 	.min = 2,
