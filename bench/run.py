@@ -1365,9 +1365,14 @@ def bench_preview(tmp, reps, rows, big_mib):
             k[0] += 1
             cols = [r[0] for r in c.execute(f"SELECT column_name FROM (DESCRIBE lake.{table})").fetchall()]
             c.execute(f"INSERT INTO lake.{table} ({cols[0]}) VALUES ({k[0]})")
-        alternate(row, reps, [FDL, "commit", work, "-m", "one row", "-q"],
+        # =1: previews are opt-in (a parent without one gives none), and the
+        # peer's commits leave parents without one
+        alternate(row, reps, ["env", "FDL_PREVIEW_AT_COMMIT=1", FDL, "commit", work, "-m", "one row", "-q"],
                   ["env", "FDL_PREVIEW_AT_COMMIT=0", FDL, "commit", work, "-m", "one row", "-q"], one,
                   "the same commit without a preview")
+        root = small_root if work == small_work else big_root
+        if not any((root / "previews").glob("*.json")):  # the measured side wrote one, or the row is void
+            raise RuntimeError(f"{root}: no preview written by the commits measured with one")
         rows.append(row)
     con.close()
     big.close()
