@@ -72,12 +72,15 @@ function askToken(refused) {
 
 // fetch() of a URL of the page's own origin, with the token; asks for one
 // on a 401.
-async function request(url, init = {}) {
+// `sent`: the answer to this same request sent earlier (index.html's), used
+// as the first one.
+async function request(url, init = {}, sent = null) {
   for (;;) {
     const used = token;
     const headers = new Headers(init.headers || {});
     if (used && new URL(url).origin === base.origin) headers.set('Authorization', `Bearer ${used}`);
-    const r = await fetch(url, { ...init, headers });
+    const r = sent || await fetch(url, { ...init, headers });
+    sent = null;
     if (r.status !== 401 || new URL(url).origin !== base.origin) return r;
     if (token !== used) continue; // another request was given a token meanwhile
     if (used) sessionStorage.removeItem(TOKEN_KEY);
@@ -118,19 +121,19 @@ function fileLink(url, text) {
 }
 
 // The answers index.html asked for before this script arrived
-// (window.fdlEarly: path -> fetch), each taken once; one refused (401) is
-// asked for again with the token.
+// (window.fdlEarly: path -> fetch), each taken once, as the first answer
+// of the same request (one refused, 401, makes the page ask for the token
+// as its own would).
 const early = page.fdlRoot ? {} : (window.fdlEarly || {});
 async function earlyAnswer(path) {
   const p = early[path];
   if (!p) return null;
   delete early[path];
-  const r = await p;
-  return r && r.status !== 401 ? r : null;
+  return p;
 }
 
 async function get(path, kind = 'json') {
-  const r = (await earlyAnswer(path)) || await request(new URL(path, base).href, { cache: 'no-cache' });
+  const r = await request(new URL(path, base).href, { cache: 'no-cache' }, await earlyAnswer(path));
   if (!r.ok) {
     const e = new Error(`${path}: HTTP ${r.status}`);
     e.status = r.status;
