@@ -280,12 +280,13 @@ async function refs() {
   const pick = (prefix) => Object.fromEntries(named.filter(([k, v]) => k.startsWith(prefix) && typeof v === 'string')
     .map(([k, v]) => [k.slice(prefix.length), v]));
   const branches = pick('refs/heads/');
-  const tipOf = async (b) => {
+  const read = {}; // each ref read once
+  const tipOf = (b) => (read[b] ||= (async () => {
     let tip = null;
     try { tip = (await get(`refs/heads/${b}`, 'text')).trim(); } catch { /* unborn */ }
     if (tip) branches[b] = tip; else delete branches[b];
     return tip;
-  };
+  })());
   if (!(head in branches)) await tipOf(head);
   return { head, branches, tags: pick('refs/tags/'), tipOf };
 }
