@@ -222,7 +222,7 @@ deps-check:
 # into tests/corpus/<target>/ only the inputs that reach new coverage
 # (scripts/fuzz.sh), and stop at the first crash, leak or sanitizer report.
 FUZZ_TARGETS := version config ref dataset records http ini cli \
-	hindex_pointer hindex_pack reflist s3xml views namespaces icemeta work hashes
+	hindex_pointer hindex_pack reflist s3xml views namespaces icemeta work hashes preview
 CLANG        ?= clang-14
 FUZZ_SECONDS ?= 60
 FUZZ_LONG_SECONDS ?= 3600
