@@ -207,3 +207,57 @@ int fdl_work_added_save(const fdl_work *w, const json_t *map, fdl_error *err)
 	fdl_buf_free(&b);
 	return rc;
 }
+
+/* ---- fdl add --iceberg's record: per table, the snapshot last added ---- */
+
+int fdl_work_iceberg_read(json_t **out, const fdl_work *w, fdl_error *err)
+{
+	*out = NULL;
+	if (w->postgres)
+		return 0;
+	fdl_buf b = {0};
+	int fd = fdl_open_beneath(w->dir, FDL_WORK_ICEBERG, O_RDONLY | O_NONBLOCK, err);
+	if (fd == FDL_ENOTFOUND) {
+		fdl_error_clear(err);
+		return 0;
+	}
+	if (fd < 0)
+		return fdl_error_prefix(err, "reading %s/%s", w->dir, FDL_WORK_ICEBERG);
+	int rc = fdl_fd_read(&b, fd, FDL_WORK_ICEBERG, (size_t)1 << 30, err);
+	json_t *j = rc ? NULL : json_loadb(b.data ? b.data : "", b.len, 0, NULL);
+	fdl_buf_free(&b);
+	if (!rc && !json_is_object(j))
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is malformed (a JSON object expected)", w->dir, FDL_WORK_ICEBERG);
+	if (rc)
+		json_decref(j);
+	else
+		*out = j;
+	return rc;
+}
+
+int fdl_work_iceberg_save(const fdl_work *w, const json_t *record, fdl_error *err)
+{
+	char *text = json_dumps(record, JSON_INDENT(1) | JSON_SORT_KEYS);
+	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_ICEBERG);
+	int rc = text && path ? fdl_file_write_atomic(path, text, strlen(text), err) : fdl_oom(err);
+	free(text);
+	free(path);
+	return rc;
+}
+
+int fdl_work_iceberg_kept(fdl_strlist *out, const fdl_work *w, fdl_error *err)
+{
+	json_t *rec = NULL;
+	int rc = fdl_work_iceberg_read(&rec, w, err);
+	const char *table;
+	json_t *t;
+	json_object_foreach(rec, table, t) {
+		json_t *files = json_object_get(t, "files");
+		for (size_t i = 0; !rc && i < json_array_size(files); i++)
+			if (json_is_string(json_array_get(files, i)))
+				rc = fdl_strlist_add(out, json_string_value(json_array_get(files, i)), err);
+	}
+	json_decref(rec);
+	fdl_strlist_sort(out);
+	return rc;
+}
