@@ -12,6 +12,7 @@
 #include "add.h"
 #include "report.h"
 #include "../iceberg/iceberg.h"
+#include "../layout/iceberg.h"
 
 #include <sys/stat.h>
 #include <errno.h>
@@ -75,13 +76,13 @@ static int metadata_file(ice_job *ij, const char *given, fdl_error *err)
 		return rc;
 	}
 	fdl_buf hint = {0};
-	char *hint_path = fdl_asprintf("%s/metadata/version-hint.text", path);
+	char *hint_path = fdl_asprintf("%s/" FDL_ICEBERG_HADOOP_HINT, path);
 	rc = hint_path ? fdl_file_read(&hint, hint_path, 64, err) : fdl_oom(err);
 	long long v = -1;
 	char end = 0;
 	if (!rc && (sscanf(hint.data ? hint.data : "", "%lld%c", &v, &end) < 1 || v < 0 || (end && end != '\n')))
 		rc = fdl_fail(err, FDL_EINVALID, "%s holds no version number. Nothing was added", hint_path);
-	if (!rc && !(ij->meta = fdl_asprintf("%s/metadata/v%lld.metadata.json", path, v)))
+	if (!rc && !(ij->meta = fdl_asprintf("%s/" FDL_ICEBERG_HADOOP_METADATA, path, v)))
 		rc = fdl_oom(err);
 	if (rc)
 		fdl_error_prefix(err, "%s is a folder: the Iceberg table's", given);

@@ -55,8 +55,6 @@ def spark(s3_server, tmp_path_factory):
     fresh_jvm()
     s = (SparkSession.builder.master("local[1]").appName("fdl-add")
          .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
-         # row-level UPDATE/DELETE on Iceberg tables (the --iceberg tests)
-         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
          .config("spark.sql.catalog.cat", "org.apache.iceberg.spark.SparkCatalog")
          .config("spark.sql.catalog.cat.catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog")
          .config("spark.sql.catalog.cat.uri", f"jdbc:sqlite:{tmp / 'catalog.sqlite'}")
