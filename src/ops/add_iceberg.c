@@ -13,6 +13,7 @@
 #include "report.h"
 #include "../iceberg/iceberg.h"
 #include "../layout/iceberg.h"
+#include "../util/strmap.h"
 
 #include <sys/stat.h>
 #include <errno.h>
@@ -148,63 +149,83 @@ static int table_columns(add_job *j, ice_job *ij, fdl_error *err)
 	return 0;
 }
 
-/* The snapshot's data files, each under the table's folder (j->rel, in
- * the manifests' order), and DuckLake's name of each: the file it
- * already has, or the new one. Files it has that the snapshot has not go. */
+/* A file DuckLake has, by its place under the table's folder: staged in
+ * the working catalog's folder or published in the data folder (NULL:
+ * neither). */
+static const char *place_of(const char *path, const char *staged, const char *published)
+{
+	size_t s = strlen(staged), p = strlen(published);
+	return !strncmp(path, staged, s) ? path + s : !strncmp(path, published, p) ? path + p : NULL;
+}
+
+/* The table's live files by their place (value: index in `have`). */
+static int places(fdl_strmap *m, const fdl_strlist *have, const char *staged, const char *published, fdl_error *err)
+{
+	int rc = 0;
+	for (size_t k = 0; !rc && k < have->len; k++) {
+		const char *place = place_of(have->items[k], staged, published);
+		if (place)
+			rc = fdl_strmap_put(m, place, (int64_t)k, err);
+	}
+	return rc;
+}
+
+/* Snapshot data file i: under the table's folder (j->rel, in the
+ * manifests' order), and DuckLake's name of it: the file it already has
+ * (marked used), else the new one. */
+static int match_one(add_job *j, ice_job *ij, size_t i, const fdl_strmap *m, const fdl_strlist *have, bool *used,
+		     const char *staged, fdl_error *err)
+{
+	char *p = NULL;
+	int rc = local_path(&p, ij->e.data.items[i], err);
+	if (!rc)
+		rc = fdl_strlist_add(&ij->local, p, err);
+	if (!rc)
+		rc = fdl_add_job_file(j, p, err);
+	free(p);
+	if (rc)
+		return rc;
+	int64_t k;
+	ij->records += ij->e.records[i];
+	if (fdl_strmap_get(m, j->rel.items[i], &k)) {
+		used[k] = true;
+		return fdl_strlist_add(&ij->duck, have->items[k], err);
+	}
+	char *abs = fdl_asprintf("%s%s", staged, j->rel.items[i]);
+	rc = abs ? fdl_strlist_add(&ij->duck, abs, err) : fdl_oom(err);
+	if (!rc)
+		rc = fdl_strlist_add(&ij->added, abs, err);
+	free(abs);
+	return rc;
+}
+
+/* Each snapshot data file matched; the table's files the snapshot has not
+ * go. */
 static int match_files(add_job *j, ice_job *ij, fdl_error *err)
 {
 	fdl_strlist have = {0};
+	fdl_strmap m = {0};
 	char *data = NULL;
 	int rc = fdl_work_data_location(&data, j->repo, err);
 	if (!rc)
 		rc = fdl_catalog_table_files(j->d, ADD_ALIAS, j->schema, j->table, j->w.data_path, &have, err);
 	char *published = rc ? NULL : fdl_asprintf("%s%s", data, j->folder); /* data ends in '/' */
 	char *staged = rc ? NULL : fdl_asprintf("%s/", j->dir);
-	if (!rc && (!published || !staged))
-		rc = fdl_oom(err);
 	bool *used = rc ? NULL : calloc(have.len ? have.len : 1, sizeof *used);
-	if (!rc && !used)
+	if (!rc && (!published || !staged || !used))
 		rc = fdl_oom(err);
-	for (size_t i = 0; !rc && i < ij->e.data.len; i++) {
-		char *p = NULL;
-		rc = local_path(&p, ij->e.data.items[i], err);
-		if (!rc)
-			rc = fdl_strlist_add(&ij->local, p, err);
-		if (!rc)
-			rc = fdl_add_job_file(j, p, err);
-		free(p);
-		const char *rel = rc ? "" : j->rel.items[i];
-		size_t k = 0;
-		for (; !rc && k < have.len; k++) {
-			const char *h = have.items[k];
-			const char *tail = !strncmp(h, staged, strlen(staged))	     ? h + strlen(staged)
-					   : !strncmp(h, published, strlen(published)) ? h + strlen(published)
-											 : NULL;
-			if (tail && !strcmp(tail, rel))
-				break;
-		}
-		if (!rc && k < have.len) {
-			used[k] = true;
-			rc = fdl_strlist_add(&ij->duck, have.items[k], err);
-		} else if (!rc) {
-			char *abs = fdl_asprintf("%s%s", staged, rel);
-			rc = abs ? fdl_strlist_add(&ij->duck, abs, err) : fdl_oom(err);
-			if (!rc)
-				rc = fdl_strlist_add(&ij->added, abs, err);
-			free(abs);
-		}
-		ij->records += rc ? 0 : ij->e.records[i];
+	if (!rc)
+		rc = places(&m, &have, staged, published, err);
+	for (size_t i = 0; !rc && i < ij->e.data.len; i++)
+		rc = match_one(j, ij, i, &m, &have, used, staged, err);
+	for (size_t k = 0; !rc && k < have.len; k++) {
+		const char *place = used[k] ? NULL : place_of(have.items[k], staged, published);
+		if (!used[k])
+			rc = fdl_strlist_add(&ij->gone, have.items[k], err);
+		if (!rc && !used[k])
+			rc = fdl_strlist_add(&ij->removed, place ? place : have.items[k], err);
 	}
-	for (size_t k = 0; !rc && k < have.len; k++)
-		if (!used[k]) {
-			const char *h = have.items[k];
-			const char *tail = !strncmp(h, published, strlen(published)) ? h + strlen(published)
-					   : !strncmp(h, staged, strlen(staged))	       ? h + strlen(staged)
-											       : h;
-			rc = fdl_strlist_add(&ij->gone, h, err);
-			if (!rc)
-				rc = fdl_strlist_add(&ij->removed, tail, err);
-		}
+	fdl_strmap_free(&m);
 	free(used);
 	free(published);
 	free(staged);
