@@ -398,3 +398,17 @@ def test_iceberg_tables_fdl_cannot_carry_are_refused(spark, repo, tmp_path):
     err = refused_iceberg(work, "far", base / "far")
     far = next(outside.rglob("*.parquet"))
     assert str(far) in err and "is not under" in err
+
+    # a later snapshot whose column type changed (int -> long) against the table made from the first
+    spark.sql(f"CREATE TABLE {cat}.main.typed (id INT, name STRING) USING iceberg TBLPROPERTIES ({MOR})")
+    spark.sql(f"INSERT INTO {cat}.main.typed VALUES (1, 'a')")
+    add_iceberg(work, "typed", base / "typed")
+    fdl("commit", work, "-m", "typed, first snapshot")
+    spark.sql(f"ALTER TABLE {cat}.main.typed ALTER COLUMN id TYPE BIGINT")
+    spark.sql(f"INSERT INTO {cat}.main.typed VALUES (2, 'b')")
+    record = read_json(work / "fdl-iceberg.json")
+    p = add_iceberg(work, "typed", base / "typed", check=False)
+    assert p.returncode == 5 and "column id (BIGINT) of the Iceberg table is INTEGER in table main.typed" in p.stderr
+    assert "metadata.json" in p.stderr and "Nothing was added" in p.stderr
+    assert fdl("commit", work, "-m", "nothing", check=False).returncode == 8
+    assert read_json(work / "fdl-iceberg.json") == record
