@@ -266,8 +266,8 @@ fuzz-min: fuzz-build
 unit: build/san/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests
 
-# WORKERS: pytest workers of make interop and make check (two: the machine's
-# two cores; see tests/README.md for what a third did)
+# WORKERS: pytest workers of make interop and make check (two, for CI's two
+# cores; `make interop WORKERS=3` tries a third where the tests wait on I/O)
 WORKERS ?= 2
 interop: build/san/fdl build/fdl web build/bench/sqlrun
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \

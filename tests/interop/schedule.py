@@ -26,10 +26,8 @@ from xdist.scheduler import LoadFileScheduling
 DURATIONS = pathlib.Path(__file__).with_name("durations.json")
 # long files whose tests use function fixtures only (and conftest's session
 # ones): handed out test by test
-# (test_iceberg's Spark is conftest's, one session a worker: a second worker's
-# JVM start is the price of spreading its tests)
 SPLIT = {"test_snippets.py", "test_hindex.py", "test_clone.py", "test_rebase.py", "test_freeze.py", "test_web.py",
-         "test_mistakes.py", "test_iceberg.py"}
+         "test_mistakes.py"}
 
 
 def load_durations():

@@ -197,7 +197,7 @@ def views_json(repo, ref=None):
     return json.loads(p.stdout)
 
 
-@pytest.fixture(scope="session")  # session: the module's tests go out one by one (schedule.SPLIT)
+@pytest.fixture(scope="module")
 def folder_repo(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("folder")
     r = Repo(tmp)
@@ -1112,7 +1112,7 @@ def test_catalog_for_an_http_location_read_by_duckdb(tmp_path, ledger):
         host.stop()
 
 
-@pytest.fixture(scope="session")  # session: the module's tests go out one by one (schedule.SPLIT)
+@pytest.fixture(scope="module")
 def open_s3(tmp_path_factory):
     """The S3 test server without signature checks: a public bucket's own
     endpoint answers the catalog's GETs, which clients send unsigned (the
