@@ -225,6 +225,53 @@ def s3repo(s3_server, tmp_path):
     return S3Repo(s3_server, tmp_path)
 
 
+JARS = ROOT / "deps" / "jars"
+# every jar a module's Spark needs, given at the JVM's start (jars given to a
+# later session in the same JVM are not seen by Hadoop's file systems)
+SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "iceberg-aws-bundle-1.10.0.jar", "sqlite-jdbc-3.54.1.0.jar",
+              # s3a:// (test_add): Hadoop's S3A on the Iceberg bundle's AWS SDK v2
+              "hadoop-aws-3.4.1.jar", "s3-transfer-manager-2.33.0.jar"]
+
+
+@pytest.fixture(scope="session")
+def spark(s3_server, tmp_path_factory):
+    """One PySpark 4.0.1 session (local[1], Iceberg 1.10.0) and so one JVM per
+    worker for the whole run, shared by every module that reads or writes
+    with Spark (its start costs 20-40 s; PySpark keeps one JVM a process).
+    Catalog `cat`: a JdbcCatalog on SQLite whose files resolve by scheme
+    (file:// through Hadoop, s3:// to the S3 test server); s3a:// (Hadoop's
+    S3A) reaches the same server. A module needing another catalog sets it
+    under a name of its own with spark.conf.set (test_iceberg's
+    CatalogClients)."""
+    from pyspark.sql import SparkSession
+    for j in SPARK_JARS:
+        assert (JARS / j).is_file(), f"{JARS / j} missing: run scripts/setup.sh"
+    tmp = tmp_path_factory.mktemp("spark")
+    env = s3_server.env()
+    cat = {"": "org.apache.iceberg.spark.SparkCatalog", ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+           ".uri": f"jdbc:sqlite:{tmp / 'catalog.sqlite'}", ".warehouse": f"file://{tmp / 'warehouse'}",
+           ".io-impl": "org.apache.iceberg.io.ResolvingFileIO", ".s3.endpoint": env["AWS_ENDPOINT_URL"],
+           ".s3.path-style-access": "true", ".s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
+           ".s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"], ".client.region": "us-east-1"}
+    builder = (SparkSession.builder.master("local[1]").appName("fdl-interop")
+               .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
+               .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "1")
+               .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC"))
+    for k, v in cat.items():
+        builder = builder.config(f"spark.sql.catalog.cat{k}", v)
+    s = builder.getOrCreate()
+    for k, v in {"endpoint": env["AWS_ENDPOINT_URL"], "path.style.access": "true",
+                 "access.key": env["AWS_ACCESS_KEY_ID"], "secret.key": env["AWS_SECRET_ACCESS_KEY"],
+                 "endpoint.region": "us-east-1", "connection.ssl.enabled": "false"}.items():
+        s._jsc.hadoopConfiguration().set(f"fs.s3a.{k}", v)
+    s.sql("CREATE NAMESPACE IF NOT EXISTS cat.fdl")
+    yield s
+    s.stop()
+
+
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: -p no:xdist runs without it
 def pytest_xdist_make_scheduler(config, log):
     """--dist loadfile, longest file first (schedule.py)."""

@@ -19,59 +19,11 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, S3Repo, connect, fdl, read_json
+from conftest import S3Repo, connect, fdl, read_json
 from test_iceberg import Readers, duck_rows, normalised, views_json
 
-JARS = ROOT / "deps" / "jars"
-SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "sqlite-jdbc-3.54.1.0.jar",
-              # s3a://: Hadoop's S3A on the Iceberg bundle's AWS SDK v2
-              "hadoop-aws-3.4.1.jar", "s3-transfer-manager-2.33.0.jar", "iceberg-aws-bundle-1.10.0.jar"]
 
-
-def fresh_jvm():
-    """A JVM of this module's own: PySpark keeps the JVM of an earlier module's
-    stopped session in this worker, and jars given to a later session there
-    are not seen by Hadoop's file systems (s3a's S3AFileSystem was "not
-    found" when test_iceberg had run first in the same worker)."""
-    from pyspark import SparkContext
-    gw = SparkContext._gateway
-    if gw is None or SparkContext._active_spark_context is not None:
-        return
-    proc = getattr(gw, "proc", None)
-    gw.shutdown()
-    if proc is not None:
-        proc.kill()
-        proc.wait()
-    SparkContext._gateway = None
-    SparkContext._jvm = None
-
-
-@pytest.fixture(scope="module")
-def spark(s3_server, tmp_path_factory):
-    from pyspark.sql import SparkSession
-    for j in SPARK_JARS:
-        assert (JARS / j).is_file(), f"{JARS / j} missing: run scripts/setup.sh"
-    tmp = tmp_path_factory.mktemp("spark")
-    fresh_jvm()
-    s = (SparkSession.builder.master("local[1]").appName("fdl-add")
-         .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
-         .config("spark.sql.catalog.cat", "org.apache.iceberg.spark.SparkCatalog")
-         .config("spark.sql.catalog.cat.catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog")
-         .config("spark.sql.catalog.cat.uri", f"jdbc:sqlite:{tmp / 'catalog.sqlite'}")
-         .config("spark.sql.catalog.cat.warehouse", f"file://{tmp / 'warehouse'}")
-         .config("spark.sql.session.timeZone", "UTC")
-         .config("spark.ui.enabled", "false")
-         .config("spark.sql.shuffle.partitions", "1")
-         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-         .getOrCreate())
-    env = s3_server.env()
-    for k, v in {"endpoint": env["AWS_ENDPOINT_URL"], "path.style.access": "true",
-                 "access.key": env["AWS_ACCESS_KEY_ID"], "secret.key": env["AWS_SECRET_ACCESS_KEY"],
-                 "endpoint.region": "us-east-1", "connection.ssl.enabled": "false"}.items():
-        s._jsc.hadoopConfiguration().set(f"fs.s3a.{k}", v)
-    s.sql("CREATE NAMESPACE IF NOT EXISTS cat.fdl")
-    yield s
-    s.stop()
+# spark: conftest's, one session (one JVM, every jar) a worker
 
 
 def events(spark, first, n, id_type=None):
