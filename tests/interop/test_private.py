@@ -637,8 +637,9 @@ def test_spark_reads_the_catalog_over_tls_with_a_trust_store_of_the_tests_ca(pub
 
 # --- the page -----------------------------------------------------------------
 
-def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_query(repo, tmp_path, secret, histories,
-                                                                                  browser):
+def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_query(repo, tmp_path, secret, histories):
+    # e2e.mjs starts a Chromium of its own here (not conftest.chromium): it
+    # saves a download, which a browser it connects to cannot hand it
     import json
     from conftest import ROOT
     from test_web import ARTIFACTS, NODE_SCRIPT, build_repo
