@@ -43,13 +43,22 @@ all: build/fdl build/libfdl.so build/libfdl.a web man
 WEB_OUT  := build/web
 WASM_DIST:= web/node_modules/@duckdb/duckdb-wasm/dist
 WASM_FILES := duckdb-mvp.wasm duckdb-eh.wasm duckdb-browser-mvp.worker.js duckdb-browser-eh.worker.js
-web: $(WEB_OUT)/index.html $(WEB_OUT)/_fdl/app.js $(WEB_OUT)/_fdl/style.css $(WASM_FILES:%=$(WEB_OUT)/_fdl/duckdb/%)
+web: $(WEB_OUT)/index.html $(WEB_OUT)/_fdl/app.js $(WEB_OUT)/_fdl/style.css $(WEB_OUT)/_fdl/duckdb/duckdb.js \
+  $(WASM_FILES:%=$(WEB_OUT)/_fdl/duckdb/%)
 
 $(WEB_OUT)/index.html: web/index.html
 	@mkdir -p $(dir $@) && cp $< $@
 $(WEB_OUT)/_fdl/style.css: web/style.css
 	@mkdir -p $(dir $@) && cp $< $@
-$(WEB_OUT)/_fdl/app.js: web/src/app.js | web-deps-check
+# app.js paints a version from its files and preview; DuckDB-Wasm's module
+# (with the reading of its answers) is a second bundle, imported on the
+# first query (web/src/duckdb.js)
+$(WEB_OUT)/_fdl/app.js: web/src/app.js web/src/reading.js | web-deps-check
+	@mkdir -p $(dir $@)
+	@echo "  ESBUILD $<"
+	@web/node_modules/.bin/esbuild $< --bundle --format=esm --minify --sourcemap --target=es2020 \
+	  --external:./duckdb/duckdb.js --log-level=warning --outfile=$@
+$(WEB_OUT)/_fdl/duckdb/duckdb.js: web/src/duckdb.js web/src/text.js | web-deps-check
 	@mkdir -p $(dir $@)
 	@echo "  ESBUILD $<"
 	@web/node_modules/.bin/esbuild $< --bundle --format=esm --minify --sourcemap --target=es2020 \
@@ -339,7 +348,8 @@ DIST_NAME  := fdl-$(VERSION)-linux-x86_64
 DIST       := build/dist/$(DIST_NAME)
 DIST_PATHS := src/catalog/duck.c src/catalog/duckapi.c src/cli/cmd_serve.c
 DIST_OBJ    = $(foreach s,$(1),$(if $(filter $(s),$(DIST_PATHS)),build/dist/obj/$(s:.c=.o),build/obj/$(s:.c=.o)))
-DIST_WEB   := $(WEB_OUT)/index.html $(WEB_OUT)/_fdl/app.js $(WEB_OUT)/_fdl/style.css $(WASM_FILES:%=$(WEB_OUT)/_fdl/duckdb/%)
+DIST_WEB   := $(WEB_OUT)/index.html $(WEB_OUT)/_fdl/app.js $(WEB_OUT)/_fdl/style.css $(WEB_OUT)/_fdl/duckdb/duckdb.js \
+  $(WASM_FILES:%=$(WEB_OUT)/_fdl/duckdb/%)
 LAZY_LIBS  := $(shell grep -ho 'FDL_DYNLIB."[^"]*"' $(LIB_SRC) | cut -d'"' -f2)
 DUCKDB_PIN := duckdb==$(patsubst v%,%,$(EXT_VER))
 WHEEL_TOOLS ?= $(DEPS)/venv/bin

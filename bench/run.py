@@ -1396,6 +1396,22 @@ def bench_preview(tmp, reps, rows, big_mib):
     row.peer = [0.5] * len(row.fdl)
     row.peer_name = "the target (0.5 s)"
     row.extra["requests a load"] = host.count // len(got["times"])
+    # the floor on this machine now: the same host serving one HTML page that
+    # already holds the drawn rows (no script, no other request)
+    floor = tmp / "preview-floor"
+    floor.mkdir()
+    (floor / "index.html").write_text('<!doctype html><div id="card-tables"><div class="viewer" '
+                                      'data-source="preview" data-rows="20">first rows</div></div>')
+    host = DelayedHost(floor, delay=0.05)
+    try:
+        p = subprocess.run([node, str(ROOT / "web" / "test" / "timing.mjs"), host.url + "/", str(max(reps, 3)),
+                            '#card-tables .viewer[data-source="preview"][data-rows]'],
+                           capture_output=True, text=True, cwd=ROOT / "web", timeout=600)
+    finally:
+        host.close()
+    if p.returncode == 0:
+        row.extra["floor: one HTML page holding the rows, same host (median)"] = \
+            f"{json.loads(p.stdout.strip().splitlines()[-1])['median']} ms"
     rows.append(row)
 
 

@@ -196,6 +196,12 @@ int fdl_preview_parse(json_t **out, const char *data, size_t len, const char *sr
 				      FDL_PREVIEW_TABLES_DIR);
 			break;
 		}
+		const json_t *file = json_object_get(t, "file");
+		if (file && !json_is_object(file)) {
+			rc = fdl_fail(err, FDL_EINVALID, "%s: field 'tables[%zu].file' must be an object (its table file)",
+				      src, i);
+			break;
+		}
 	}
 	if (rc) {
 		json_decref(doc);
@@ -236,10 +242,12 @@ int fdl_preview_read(json_t **out, fdl_repo *repo, const char *version_id, fdl_e
 	return get_parsed(out, repo, fdl_preview_key(version_id), fdl_preview_parse, version_id, err);
 }
 
-/* The table file of entry `t` merged into it; its names must agree. */
+/* The table file of entry `t` merged into it; its names must agree, and
+ * the entry's copy of it ("file", when there) must equal it. */
 static int load_table(json_t *t, fdl_repo *repo, fdl_error *err)
 {
 	const char *key = json_string_value(json_object_get(t, "key"));
+	const json_t *copy = json_object_get(t, "file");
 	json_t *doc = NULL;
 	int rc = get_parsed(&doc, repo, fdl_strdup(key), table_parse, NULL, err);
 	if (!rc && (!json_equal(json_object_get(doc, "name"), json_object_get(t, "name")) ||
@@ -247,6 +255,11 @@ static int load_table(json_t *t, fdl_repo *repo, fdl_error *err)
 		    !json_equal(json_object_get(doc, "table_id"), json_object_get(t, "table_id"))))
 		rc = fdl_fail(err, FDL_EINVALID, "%s/%s: it describes another table than the version's preview names",
 			      repo->root, key);
+	if (!rc && copy && !json_equal(copy, doc))
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s: the version's preview holds another copy of it (field 'file')",
+			      repo->root, key);
+	if (!rc && copy)
+		json_object_del(t, "file");
 	if (!rc) {
 		json_object_del(doc, "fdl_preview");
 		rc = json_object_update(t, doc) ? fdl_oom(err) : 0;
@@ -276,14 +289,9 @@ int fdl_preview_load(json_t **out, fdl_repo *repo, const char *version_id, fdl_e
 
 /* ---- writing and removing ---------------------------------------------- */
 
-int fdl_preview_table_exists(bool *out, fdl_repo *repo, const char *sha, fdl_error *err)
+int fdl_preview_table_read(json_t **out, fdl_repo *repo, const char *sha, fdl_error *err)
 {
-	char *key = fdl_preview_table_key(sha);
-	int64_t bytes = 0;
-	int rc = key ? fdl_store_head(repo->store, key, &bytes, err) : fdl_oom(err);
-	*out = rc == 0;
-	free(key);
-	return rc == FDL_ENOTFOUND ? 0 : rc;
+	return get_parsed(out, repo, fdl_preview_table_key(sha), table_parse, NULL, err);
 }
 
 static int put_json(fdl_repo *repo, char *key, const json_t *doc, fdl_error *err)

@@ -5,7 +5,10 @@
  * the tree can be deleted and written again. Names and records live here:
  *
  *   previews/<version id>.json         one version's preview: its tables,
- *                                      each naming its table file
+ *                                      each naming its table file and
+ *                                      holding a copy of it ("file"), so a
+ *                                      page reads a version's preview in
+ *                                      one request
  *   previews/tables/<sha256>.json      one table's preview, named by the
  *                                      sha256 of the table's state (format,
  *                                      table id, names, columns, live files):
@@ -52,8 +55,9 @@ int fdl_preview_parse(json_t **out, const char *data, size_t len, const char *sr
 		      fdl_error *err);
 int fdl_preview_table_parse(json_t **out, const char *data, size_t len, const char *src, fdl_error *err);
 
-/* Whether the table file of state `sha` is there. */
-int fdl_preview_table_exists(bool *out, fdl_repo *repo, const char *sha, fdl_error *err);
+/* The table file of state `sha`, read and checked; FDL_ENOTFOUND when it
+ * is not there. */
+int fdl_preview_table_read(json_t **out, fdl_repo *repo, const char *sha, fdl_error *err);
 /* Write one table's preview (create-only; one already there is kept: the
  * same state gives the same file). */
 int fdl_preview_table_write(fdl_repo *repo, const char *sha, const json_t *table, fdl_error *err);

@@ -72,44 +72,63 @@ static int state_sha(char sha[65], const json_t *t, bool stats, fdl_error *err)
 	return rc;
 }
 
+/* The table file of `sha`, read into *out (NULL when it is not there). */
+static int table_found(json_t **out, pv_run *r, const char *sha, fdl_error *err)
+{
+	int rc = fdl_preview_table_read(out, r->repo, sha, err);
+	if (rc == FDL_ENOTFOUND)
+		*out = NULL;
+	return rc == FDL_ENOTFOUND ? 0 : rc;
+}
+
+/* Table `t`'s file computed and written under `sha`, into *out. */
+static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *sha, bool stats, fdl_error *err)
+{
+	json_t *doc = NULL;
+	const char *schema = json_string_value(json_object_get(t, "schema")),
+		   *name = json_string_value(json_object_get(t, "name"));
+	int rc = fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, FDL_PREVIEW_ROWS, stats, err);
+	json_t *head = rc ? NULL
+			  : json_pack("{s:i, s:s, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "schema", schema, "name",
+				      name, "table_id", json_object_get(t, "table_id"));
+	if (!rc)
+		rc = head && !json_object_update_missing(head, doc) ? 0 : fdl_oom(err);
+	if (!rc)
+		rc = fdl_preview_table_write(r->repo, sha, head, err);
+	json_decref(doc);
+	if (rc) {
+		json_decref(head);
+		fdl_error_prefix(err, "table %s.%s", schema, name);
+		return rc;
+	}
+	*out = head;
+	return 0;
+}
+
 /* Table `t` (a state of fdl_catalog_preview_states): its file found (with
- * statistics first) or computed and written; its key into the entry. */
+ * statistics first) or computed and written; its key, and a copy of the
+ * file (so a page reads a version's preview in one request), into the
+ * entry. */
 static int table_entry(pv_run *r, json_t *t, const fdl_preview_options *o, fdl_preview_counts *n, fdl_error *err)
 {
 	int64_t bytes = json_integer_value(json_object_get(t, "bytes"));
 	int64_t max = o && o->stats_max_bytes ? o->stats_max_bytes : FDL_PREVIEW_STATS_MAX;
 	bool want = max < 0 || bytes <= max;
 	char sha[65];
-	bool there = false;
+	json_t *file = NULL;
 	int rc = 0;
-	for (int stats = 1; stats >= !want && !there && !rc; stats--)
+	for (int stats = 1; stats >= !want && !file && !rc; stats--)
 		if (!(rc = state_sha(sha, t, stats, err)))
-			rc = fdl_preview_table_exists(&there, r->repo, sha, err);
-	if (!rc && !there) {
-		json_t *doc = NULL;
-		const char *schema = json_string_value(json_object_get(t, "schema")),
-			   *name = json_string_value(json_object_get(t, "name"));
-		if (!(rc = state_sha(sha, t, want, err)))
-			rc = fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, FDL_PREVIEW_ROWS, want, err);
-		if (!rc) {
-			json_t *head = json_pack("{s:i, s:s, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "schema", schema,
-						 "name", name, "table_id", json_object_get(t, "table_id"));
-			rc = head && !json_object_update_missing(head, doc) ? 0 : fdl_oom(err);
-			if (!rc)
-				rc = fdl_preview_table_write(r->repo, sha, head, err);
-			json_decref(head);
-		}
-		json_decref(doc);
-		if (rc)
-			fdl_error_prefix(err, "table %s.%s", schema, name);
-		else
-			n->computed++;
-	} else if (!rc)
+			rc = table_found(&file, r, sha, err);
+	if (!rc && file)
 		n->reused++;
+	else if (!rc && !(rc = state_sha(sha, t, want, err)) && !(rc = table_compute(&file, r, t, sha, want, err)))
+		n->computed++;
 	char *key = rc ? NULL : fdl_preview_table_key(sha);
-	if (!rc && (!key || json_object_set_new(t, "key", json_string(key))))
+	if (!rc && (!key || json_object_set_new(t, "key", json_string(key)) || json_object_set(t, "file", file)))
 		rc = fdl_oom(err);
 	free(key);
+	json_decref(file);
 	json_object_del(t, "state");
 	json_object_del(t, "bytes");
 	return rc;

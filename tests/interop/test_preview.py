@@ -26,6 +26,8 @@ def preview(repo, vid):
     for t in doc["tables"]:
         table = read_json(repo.root / t["key"])
         assert (table["schema"], table["name"], table["table_id"]) == (t["schema"], t["name"], t["table_id"])
+        # the version's file holds a copy of each table file: a page reads it in one request
+        assert t["file"] == table, t["key"]
         out[f"{t['schema']}.{t['name']}"] = dict(table, key=t["key"])
     return out
 
@@ -111,6 +113,15 @@ def test_each_statistic_equals_stock_duckdb_and_unchanged_tables_are_reused(repo
     # hostile text stays a string, as DuckDB prints it
     assert ["4", "<script>alert(1)</script>"] in p[0]["main.towns"]["rows"]
     assert fdl("verify", repo.root).stdout.strip().endswith("0 problems")
+    # a copy that differs from its table file: verify names it
+    vfile = repo.root / "previews" / f"{ids[2]}.json"
+    kept = vfile.read_text()
+    doc = json.loads(kept)
+    doc["tables"][0]["file"]["row_count"] += 1
+    vfile.write_text(json.dumps(doc))
+    v = fdl("verify", repo.root, check=False)
+    assert v.returncode != 0 and "another copy of it (field 'file')" in v.stdout + v.stderr, v.stdout + v.stderr
+    vfile.write_text(kept)
 
 
 def test_fdl_preview_fills_older_versions_and_they_go_with_a_withdrawal(repo, tmp_path, ledger):

@@ -5,10 +5,14 @@
 // text goes into the page as text, never as HTML, except a description's
 // Markdown, rendered by markdown-it with raw HTML off, images off (the page
 // loads nothing a repository names) and links limited to http(s) and mailto.
-import * as duckdb from '@duckdb/duckdb-wasm';
 import MarkdownIt from 'markdown-it';
 import { fileUrl, tableSql, whyNotReadable } from './reading.js';
-import { csvText, valueText } from './text.js';
+
+// DuckDB-Wasm and the reading of its answers (web/src/duckdb.js, built as
+// _fdl/duckdb/duckdb.js): imported on the first query, never for a preview.
+let wasmModule = null;
+const wasm = () => (wasmModule ||= import('./duckdb/duckdb.js'));
+const valueText = async (conn, sql) => (await wasm()).valueText(conn, sql);
 
 // A page fdl site wrote names the repository's root and its version
 // (site/<id>/index.html: data-fdl-root="../../"); the script takes over there.
@@ -68,12 +72,15 @@ function askToken(refused) {
 
 // fetch() of a URL of the page's own origin, with the token; asks for one
 // on a 401.
-async function request(url, init = {}) {
+// `sent`: the answer to this same request sent earlier (index.html's), used
+// as the first one.
+async function request(url, init = {}, sent = null) {
   for (;;) {
     const used = token;
     const headers = new Headers(init.headers || {});
     if (used && new URL(url).origin === base.origin) headers.set('Authorization', `Bearer ${used}`);
-    const r = await fetch(url, { ...init, headers });
+    const r = sent || await fetch(url, { ...init, headers });
+    sent = null;
     if (r.status !== 401 || new URL(url).origin !== base.origin) return r;
     if (token !== used) continue; // another request was given a token meanwhile
     if (used) sessionStorage.removeItem(TOKEN_KEY);
@@ -113,8 +120,20 @@ function fileLink(url, text) {
   } }, text);
 }
 
+// The answers index.html asked for before this script arrived
+// (window.fdlEarly: path -> fetch), each taken once, as the first answer
+// of the same request (one refused, 401, makes the page ask for the token
+// as its own would).
+const early = page.fdlRoot ? {} : (window.fdlEarly || {});
+async function earlyAnswer(path) {
+  const p = early[path];
+  if (!p) return null;
+  delete early[path];
+  return p;
+}
+
 async function get(path, kind = 'json') {
-  const r = await request(new URL(path, base).href, { cache: 'no-cache' });
+  const r = await request(new URL(path, base).href, { cache: 'no-cache' }, await earlyAnswer(path));
   if (!r.ok) {
     const e = new Error(`${path}: HTTP ${r.status}`);
     e.status = r.status;
@@ -247,17 +266,29 @@ async function repoConfig() {
 }
 
 // Branches and tags with their tips. fdl serve lists them (_fdl/refs.json);
-// a static host cannot list, so there only HEAD's branch is known.
+// a static host cannot list: there the ref list (history/refs.json, derived,
+// docs/format.md "The ref list") names them, HEAD names HEAD's branch, and
+// `tipOf(branch)` reads the ref itself (the truth), which a page asks for
+// beside the tip's files. Without a list, only HEAD's branch is known.
 async function refs() {
-  try {
-    return await get('_fdl/refs.json');
-  } catch {
-    const head = (await get('HEAD', 'text')).trim();
-    const branch = head.replace(/^ref: refs\/heads\//, '');
+  const [served, list, headText] = await Promise.all([get('_fdl/refs.json').catch(() => null),
+    get('history/refs.json').catch(() => null), get('HEAD', 'text').catch(() => null)]);
+  if (served) return { ...served, tipOf: async (b) => served.branches[b] };
+  const head = headText ? headText.trim().replace(/^ref: refs\/heads\//, '') : list && list.head;
+  if (!head) throw new Error('HEAD: cannot be read');
+  const named = list && list.fdl_refs === 1 && list.refs && typeof list.refs === 'object' ? Object.entries(list.refs) : [];
+  const pick = (prefix) => Object.fromEntries(named.filter(([k, v]) => k.startsWith(prefix) && typeof v === 'string')
+    .map(([k, v]) => [k.slice(prefix.length), v]));
+  const branches = pick('refs/heads/');
+  const read = {}; // each ref read once
+  const tipOf = (b) => (read[b] ||= (async () => {
     let tip = null;
-    try { tip = (await get(`refs/heads/${branch}`, 'text')).trim(); } catch { /* unborn */ }
-    return { head: branch, branches: tip ? { [branch]: tip } : {}, tags: {} };
-  }
+    try { tip = (await get(`refs/heads/${b}`, 'text')).trim(); } catch { /* unborn */ }
+    if (tip) branches[b] = tip; else delete branches[b];
+    return tip;
+  })());
+  if (!(head in branches)) await tipOf(head);
+  return { head, branches, tags: pick('refs/tags/'), tipOf };
 }
 
 // ---- the overview --------------------------------------------------------------
@@ -388,33 +419,51 @@ async function rowsChart(tip, out) {
   out.dataset.series = JSON.stringify(points);
 }
 
+// The tip's files, asked for at once: version.json, the preview, and
+// dataset.json and files.json by the names fdl gives them (used when
+// version.json names them so, else read by the names it gives).
+function tipFiles(tip) {
+  const guess = (name) => get(`versions/${tip}/${name}`).catch(() => undefined);
+  const named = (ref, guessed, name, none) => (!ref ? none : ref.path === name ? guessed.then((x) => (x === undefined ? none : x))
+    : get(`versions/${tip}/${ref.path}`).catch(() => none));
+  const guessed = { ds: guess('dataset.json'), files: guess('files.json') };
+  return Promise.all([version(tip), previewOf(tip)]).then(async ([v, previews]) => {
+    const [ds, filesJson] = await Promise.all([named(v.dataset, guessed.ds, 'dataset.json', {}),
+      named(v.files, guessed.files, 'files.json', null)]);
+    return { tipVersion: v, ds, filesJson, previews };
+  });
+}
+
 async function showOverview(branchName) {
+  const cfgRead = repoConfig();
   const r = await refs();
   const branch = branchName || r.head;
-  const tip = r.branches[branch];
+  let tip = r.branches[branch];
+  // the tip the refs named, its files asked for beside the ref itself
+  let read = tip ? tipFiles(tip) : null;
+  let indexed = tip ? useIndex(branch) : null;
+  const truth = await r.tipOf(branch);
+  if (truth !== tip) {
+    tip = truth;
+    read = tip ? tipFiles(tip) : null;
+    indexed = indexed || (tip ? useIndex(branch) : null);
+  }
   where.textContent = '';
-  const previewed = tip ? previewOf(tip) : Promise.resolve({}); // beside the index and the version's files
-  if (tip) await useIndex(branch);
-  const [tipVersion, cfg] = await Promise.all([tip ? version(tip) : null, repoConfig()]);
+  const [got, cfg] = await Promise.all([read, cfgRead]);
   const dataDir = cfg.data_dir || 'data';
-  let ds = {};
-  let filesJson = null;
-  let previews = {};
-  if (tipVersion) {
-    [ds, filesJson, previews] = await Promise.all([
-      tipVersion.dataset ? get(`versions/${tip}/${tipVersion.dataset.path}`).catch(() => ({})) : {},
-      tipVersion.files ? get(`versions/${tip}/${tipVersion.files.path}`).catch(() => null) : null,
-      previewed]);
-  }
+  const { tipVersion = null, ds = {}, filesJson = null, previews = {} } = got || {};
   document.title = ds.title || ds.name || 'fdl repository';
+  // the branches' rows come after the card: their tips' version.json files
+  // are read together once the card is drawn
   const branches = h('tbody');
-  for (const [name, id] of Object.entries(r.branches).sort()) {
-    const v = await version(id);
-    branches.append(h('tr', {},
+  const branchRows = async () => {
+    const list = Object.entries(r.branches).sort();
+    const vs = await Promise.all(list.map(([, id]) => version(id).catch(() => null)));
+    list.forEach(([name, id], i) => branches.append(h('tr', {},
       h('td', {}, h('a', { href: `#/b/${encodeURIComponent(name)}` }, name), name === r.head ? ' (HEAD)' : ''),
-      h('td', { class: 'num' }, v.seq), h('td', {}, idChip(id, `#/v/${id}`)),
-      h('td', {}, date(v.created_at)), h('td', {}, v.message)));
-  }
+      h('td', { class: 'num' }, vs[i] ? vs[i].seq : ''), h('td', {}, idChip(id, `#/v/${id}`)),
+      h('td', {}, vs[i] ? date(vs[i].created_at) : ''), h('td', {}, vs[i] ? vs[i].message : ''))));
+  };
   const tags = Object.entries(r.tags || {});
   const history = h('tbody', { id: 'history' });
   const more = h('div');
@@ -453,7 +502,11 @@ async function showOverview(branchName) {
       h('th', {}, 'Version'), h('th', {}, 'Date'), h('th', {}, 'Author'), h('th', {}, 'Message and changes'))), history))
       : h('p', { class: 'muted' }, `Branch ${branch} has no version yet.`),
     more);
-  if (tip) await historyRows(history, tip, more);
+  await branchRows();
+  if (tip) {
+    await indexed;
+    await historyRows(history, tip, more);
+  }
 }
 
 // ---- one version ----------------------------------------------------------------
@@ -506,8 +559,11 @@ async function previewOf(id) {
   try {
     const doc = await get(`previews/${id}.json`);
     if (doc.fdl_preview !== 1 || doc.version !== id || !Array.isArray(doc.tables)) return {};
+    // each table's file, copied into the version's file ("file") by fdl
+    // since issue 58's second pass; a preview without the copy names it
     const entries = doc.tables.filter((t) => PREVIEW_KEY.test(t.key));
-    const files = await Promise.all(entries.map((t) => get(t.key).catch(() => null)));
+    const files = await Promise.all(entries.map((t) => (t.file && typeof t.file === 'object' ? t.file
+      : get(t.key).catch(() => null))));
     const out = {};
     entries.forEach((t, i) => {
       const f = files[i];
@@ -669,6 +725,7 @@ function duck() {
   if (!dbPromise) {
     dbPromise = (async () => {
       const dist = new URL('_fdl/duckdb/', base).href;
+      const duckdb = await wasm();
       const bundle = await duckdb.selectBundle({
         mvp: { mainModule: dist + 'duckdb-mvp.wasm', mainWorker: dist + 'duckdb-browser-mvp.worker.js' },
         eh: { mainModule: dist + 'duckdb-eh.wasm', mainWorker: dist + 'duckdb-browser-eh.worker.js' },
@@ -821,7 +878,7 @@ function queryBox(id, readable, blocked, views, filesJson, dataDir) {
       out.append(h('table', { id: 'result-table' },
         h('thead', {}, h('tr', {}, names.map((n) => h('th', {}, n)))),
         h('tbody', {}, shownRows.map((r) => h('tr', {}, r.map(cellOf))))));
-      const csv = csvText(names, rows);
+      const csv = (await wasm()).csvText(names, rows);
       const blob = new Blob([csv], { type: 'text/csv' });
       status.replaceChildren(`${rows.length} row${rows.length === 1 ? '' : 's'} in ${Math.round(performance.now() - t0)} ms`,
         rows.length > shownRows.length ? ` (first ${shownRows.length} shown)` : '', ' · ',
@@ -908,15 +965,15 @@ async function tipOfflineNote(id, tip, branch, note) {
 async function showVersion(id) {
   const [v, cfg, r] = await Promise.all([version(id), repoConfig(), refs()]);
   const dataDir = cfg.data_dir || 'data';
-  const branchOf = Object.entries(r.branches).find(([, tip]) => tip === id);
-  const latestBranch = branchOf ? branchOf[0] : r.head;
-  const latest = r.branches[latestBranch];
+  const listed = Object.entries(r.branches).find(([, tip]) => tip === id);
+  const latestBranch = listed ? listed[0] : r.head;
   where.textContent = `/ version ${v.seq}`;
-  const [ds, filesJson, note, previews] = await Promise.all([
+  const [latest, ds, filesJson, note, previews] = await Promise.all([r.tipOf(latestBranch),
     v.dataset ? get(`versions/${id}/${v.dataset.path}`).catch(() => ({})) : Promise.resolve({}),
     v.files ? get(`versions/${id}/${v.files.path}`).catch(() => null) : Promise.resolve(null),
     (async () => (v.files ? null : offline(v)))(),
     previewOf(id)]);
+  const branchOf = latest === id ? [latestBranch, id] : null;
   const gone = note || (v.files && !filesJson ? await offline(v) : null);
   // the branch's tip offline: its ATTACH and `fdl attach URL@branch` would fail (exit 7)
   const tipGone = !gone && latest && latest !== id ? await version(latest).then(offline).catch(() => null) : null;
