@@ -30,6 +30,9 @@ def fdl(*args, check=True, env=None, timeout=None):
     timeout (seconds) is a safety net for tests of things that must not
     hang: running past it fails the test, nothing else is timed."""
     e = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org")
+    named = {"FDL_CACHE_DIR", "XDG_CACHE_HOME"} & (set(os.environ) | set(env or {})) or "HOME" in (env or {})
+    if READ_CACHE[0] and not named:
+        e["FDL_CACHE_DIR"] = READ_CACHE[0]  # the test's own read cache (read_cache below)
     if env:
         e.update(env)
     p = subprocess.run([FDL, *map(str, args)], capture_output=True, text=True, env=e, timeout=timeout)
@@ -133,6 +136,20 @@ def commits(repo, work, *steps, close=True):
     return ids, con
 
 
+READ_CACHE = [None]
+
+
+@pytest.fixture(autouse=True)
+def read_cache(tmp_path_factory):
+    """Each test's own read cache for the fdl it runs (unless the test names
+    one, or a HOME or XDG_CACHE_HOME of its own): the session's histories
+    and published setups are copies, the same catalogs and files in many
+    tests, and one test's cached catalog must not answer for another's host."""
+    READ_CACHE[0] = str(tmp_path_factory.mktemp("read-cache"))
+    yield READ_CACHE[0]
+    READ_CACHE[0] = None
+
+
 @pytest.fixture(autouse=True)
 def ledger(request):
     """Every test's ledger (tests/interop/ledger.py says what it does and
@@ -165,6 +182,31 @@ def histories(tmp_path_factory):
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # one cache for every worker of the run
     return Histories(shared / "histories", LEDGER_FDL, LEDGER_FDL, EXT)  # the release build, when there is one
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium for the whole session on this worker
+    (web/test/browser.mjs), started when a test first asks for it: the
+    page's tests (e2e.mjs, nojs.mjs) connect to it (FDL_TEST_BROWSER) and
+    each run opens its own browser context (no cookies, storage or cache
+    shared with another run)."""
+    proc = subprocess.Popen(["node", str(ROOT / "web" / "test" / "browser.mjs")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT / "web")
+    endpoint = proc.stdout.readline().strip()
+    assert endpoint.startswith("ws://"), f"web/test/browser.mjs printed {endpoint!r} (exit {proc.poll()})"
+    try:
+        yield endpoint
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+@pytest.fixture
+def browser(chromium, monkeypatch):
+    """The session's Chromium for what this test runs: FDL_TEST_BROWSER set."""
+    monkeypatch.setenv("FDL_TEST_BROWSER", chromium)
+    return chromium
 
 
 @pytest.fixture(scope="session")
