@@ -275,9 +275,12 @@ fuzz-min: fuzz-build
 unit: build/san/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests
 
+# WORKERS: pytest workers of make interop and make check (two, for CI's two
+# cores; `make interop WORKERS=3` tries a third where the tests wait on I/O)
+WORKERS ?= 2
 interop: build/san/fdl build/fdl web build/bench/sqlrun
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
-	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=build/interop.xml tests/interop
+	  $(DEPS)/venv/bin/python -m pytest -q -n $(WORKERS) --dist loadfile --junitxml=build/interop.xml tests/interop
 
 test: unit corpus fuzz-build abi-check docs-check install-check interop
 
@@ -287,7 +290,7 @@ test: unit corpus fuzz-build abi-check docs-check install-check interop
 # stays what CI runs, before a merge.
 check: unit build/san/fdl build/fdl web
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
-	  $(DEPS)/venv/bin/python -m pytest -q -n 2 --dist loadfile -m quick tests/interop
+	  $(DEPS)/venv/bin/python -m pytest -q -n $(WORKERS) --dist loadfile -m quick tests/interop
 
 # `make snippets`: tests/interop/test_snippets.py alone, every block of README,
 # docs/ and bindings/python/README.md that a user runs, run as written, and

@@ -612,7 +612,12 @@ typedef struct fdl_add_report {
 	int created;              /* the table was made (create) */
 	fdl_strarray partition;   /* the identity partition columns read from `col=value/` folders */
 	fdl_strarray files;       /* the files added, relative to the table's folder */
-	int64_t rows, bytes;      /* what they hold */
+	int64_t rows, bytes;      /* what they hold (--iceberg: the rows the table holds, the new files' bytes) */
+	/* fdl_add_iceberg only (iceberg 0 otherwise): */
+	int iceberg;
+	int64_t iceberg_snapshot; /* the snapshot now the table's contents */
+	int64_t deleted_rows;     /* rows of its data files its position deletes remove */
+	fdl_strarray removed;     /* files no longer in the snapshot, whose rows left the table */
 } fdl_add_report;
 
 /* The folder (absolute) where table [SCHEMA.]TABLE of `work` takes files
@@ -633,8 +638,24 @@ FDL_EXTERN int fdl_add_folder(char **out, const char *work, const char *table, f
  * a folder (paths) or a bucket (s3:// URLs, a prefix read as a folder). */
 FDL_EXTERN int fdl_add(fdl_add_report **out, const char *work, const char *table, const char *const *paths,
 		       size_t npaths, const fdl_add_options *opts, fdl_error *err);
+/* The current snapshot of the Iceberg v2 table whose metadata.json is
+ * `metadata` (a path or file: URI; a folder: the table's, whose
+ * metadata/version-hint.text names it) becomes the contents of `table`
+ * (made from the Iceberg schema when it does not exist), in one DuckLake
+ * transaction: its data files registered where they lie, under
+ * fdl_add_folder's folder (as fdl_add's files), its position deletes
+ * carried as DuckLake deletes. A table added from the same Iceberg table
+ * before changes by what changed: files gone from the snapshot leave, new
+ * ones are registered (report `files`), new deletes are carried. Refused
+ * (FDL_EINVALID naming the file, nothing changed): a v1 or unreadable
+ * metadata file, equality deletes, a data file elsewhere, another file
+ * format, a column whose type differs. The snapshot is recorded in the
+ * working folder (fdl-iceberg.json). */
+FDL_EXTERN int fdl_add_iceberg(fdl_add_report **out, const char *work, const char *table, const char *metadata,
+			       fdl_error *err);
 FDL_EXTERN void fdl_add_report_free(fdl_add_report *r);
-/* {"table", "created", "partition": [...], "files": [...], "rows", "bytes"} */
+/* {"table", "created", "partition": [...], "files": [...], "rows", "bytes"}
+ * (fdl_add_iceberg's also "iceberg_snapshot", "deleted_rows", "removed") */
 FDL_EXTERN int fdl_add_report_json(char **out, const fdl_add_report *r, fdl_error *err);
 
 /* ---- reading [stable] --------------------------------------------- */

@@ -200,7 +200,8 @@ fi
 sconf=$(echo "$venv"/lib/python3*/site-packages/pyspark)/conf
 if [ -d "$(dirname "$sconf")" ]; then
   mkdir -p "$sconf"
-  printf 'spark.jars %s\n' "$(ls "$deps"/jars/*.jar | paste -sd, -)" > "$sconf/spark-defaults.conf"
+  # the jars by their real path: deps/ may be a worktree's symlink to a shared folder
+  printf 'spark.jars %s\n' "$(ls "$(cd "$deps" && pwd -P)"/jars/*.jar | paste -sd, -)" > "$sconf/spark-defaults.conf"
 fi
 
 # --- 4b. The pipeline tools the interop tests run (docs/integrations.md) -------

@@ -364,6 +364,48 @@ typedef struct fdl_add_batch {
  * wrote itself is. */
 int fdl_catalog_add_files(fdl_duck *d, const char *alias, const fdl_add_batch *b, fdl_error *err);
 
+/* ---- fdl add --iceberg: an Iceberg snapshot as a table's contents (add_iceberg.c) ---- */
+
+/* The live entries of an Iceberg table's current snapshot (its manifests
+ * read by DuckDB's iceberg extension), paths as the manifests write them:
+ * Parquet data files (and their record counts), position and equality
+ * delete files, and anything else (another file format). */
+typedef struct fdl_ice_entries {
+	fdl_strlist data, pos_deletes, eq_deletes, other;
+	int64_t *records; /* of each data file */
+} fdl_ice_entries;
+int fdl_catalog_ice_entries(fdl_duck *d, const char *metadata, fdl_ice_entries *e, fdl_error *err);
+void fdl_ice_entries_free(fdl_ice_entries *e);
+/* The live data files of schema.table in the catalog attached as `alias`,
+ * as DuckLake resolves them (a relative path under data_path). */
+int fdl_catalog_table_files(fdl_duck *d, const char *alias, const char *schema, const char *table,
+			    const char *data_path, fdl_strlist *out, fdl_error *err);
+/* A Parquet file's top-level columns and their field ids ("" for none). */
+int fdl_catalog_parquet_field_ids(fdl_duck *d, const char *file, fdl_strlist *names, fdl_strlist *ids,
+				  fdl_error *err);
+/* Type names as DuckDB writes them (DESCRIBE), in order. */
+int fdl_catalog_canonical_types(fdl_duck *d, const fdl_strlist *types, fdl_strlist *out, fdl_error *err);
+/* What one fdl add --iceberg changes in schema.table: the files `added`
+ * registered (absolute, under data_path), the rows of the files `gone`
+ * (DuckLake's names of them) deleted, and every row the position delete
+ * files name deleted, through `ice` -> `duck` (each data file of the
+ * snapshot by the manifests' path and by DuckLake's); the table then
+ * holds expect_rows rows, or nothing happened. With `create` the schema
+ * (unless schema_exists) and the table are made first. */
+typedef struct fdl_ice_batch {
+	const char *schema, *table, *data_path;
+	bool create, schema_exists;
+	const fdl_strlist *names, *types;
+	const fdl_strlist *added, *gone, *pos_deletes, *ice, *duck;
+	int64_t expect_rows;
+} fdl_ice_batch;
+/* How many rows of the snapshot's data files its position deletes name
+ * (each once). */
+int fdl_catalog_ice_deleted(fdl_duck *d, const fdl_ice_batch *b, int64_t *out, fdl_error *err);
+/* One DuckLake transaction, then the new files recorded relative to the
+ * data path. */
+int fdl_catalog_ice_apply(fdl_duck *d, const char *alias, const fdl_ice_batch *b, fdl_error *err);
+
 /* ---- what a withdrawal takes away (withdrawn.c) ---- */
 
 /* A withdrawn version v and its first parent p (NULL: none), attached

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 const cli_doc doc_add = {
-	.usage = "fdl add WORK [SCHEMA.]TABLE FILE|DIR|GLOB... [--create] [--json] | fdl add --folder WORK "
-		 "[SCHEMA.]TABLE",
+	.usage = "fdl add WORK [SCHEMA.]TABLE FILE|DIR|GLOB... [--create] [--json] | fdl add WORK [SCHEMA.]TABLE "
+		 "--iceberg METADATA [--json] | fdl add --folder WORK [SCHEMA.]TABLE",
 	.summary = "register Parquet files another engine wrote, without copying them",
 	.text = "Registers Parquet files that Spark, Polars, pyarrow or any engine wrote as\n"
 		"new data of TABLE (schema `main` unless named) in the working catalog WORK,\n"
@@ -35,19 +35,53 @@ const cli_doc doc_add = {
 		"Parquet and have exactly the table's columns with the table's types (a\n"
 		"mismatch names the file, the column and both types). Each file's sha256 is\n"
 		"recorded in WORK (`fdl-added.txt`); `fdl commit` refuses a file that changed\n"
-		"since. Exit codes: 3 no such table (without --create) or no file, 5 a file\n"
-		"refused (outside the folder, not Parquet, other columns or types), 10 DuckDB.",
+		"since.\n"
+		"\n"
+		"`--iceberg METADATA` makes the current snapshot of an Iceberg v2 table the\n"
+		"contents of TABLE. METADATA is its `metadata.json` (a path or `file:` URI),\n"
+		"or the table's folder, whose `metadata/version-hint.text` (Spark's Hadoop\n"
+		"catalog) names the current one. The table is made from the Iceberg schema\n"
+		"when it does not exist. The snapshot's data files must lie under the table's\n"
+		"folder, as above: point a Hadoop catalog's warehouse at the working catalog's\n"
+		"own folder (`<root>/work/<id>/`), so that namespace and table are `SCHEMA/TABLE`.\n"
+		"They are registered where they lie and hashed; its position deletes become\n"
+		"DuckLake deletes (DuckLake writes one delete file per data file). Adding a\n"
+		"later snapshot of the same table registers only its new files, removes the\n"
+		"rows of files gone from it and carries its new deletes. The commit publishes\n"
+		"the files and leaves them in the working folder, where the Iceberg table\n"
+		"still names them; `fdl-iceberg.json` there records the snapshot last added.\n"
+		"Refused, with the file named and nothing changed: a v1 table, metadata that\n"
+		"is not an Iceberg table's, equality deletes, a data file elsewhere or not\n"
+		"Parquet, a column whose type differs from the table's.\n"
+		"\n"
+		"Exit codes: 3 no such table (without --create), no file or no metadata, 5 a\n"
+		"file refused (outside the folder, not Parquet, other columns or types, an\n"
+		"Iceberg table fdl add cannot carry), 10 DuckDB.",
 	.examples = "fdl checkout /srv/population spark-work > /dev/null\n"
 		    "dest=$(fdl add --folder spark-work events)   # Spark: df.write.partitionBy(\"day\").parquet(dest)\n"
 		    "mkdir -p \"$dest/day=1\" && duckdb -c \"COPY (SELECT 1 AS id, 'a' AS name) TO '$dest/day=1/part-0.parquet'\"\n"
 		    "fdl add spark-work events \"$dest\" --create\n"
-		    "fdl commit spark-work -m \"Events from the nightly Spark job\"\n",
+		    "fdl commit spark-work -m \"Events from the nightly Spark job\"\n"
+		    "# Spark's Hadoop catalog with warehouse $(dirname $(dirname \"$dest\")) wrote main.events as Iceberg:\n"
+		    "# fdl add spark-work events --iceberg \"$dest\"\n",
 	.min = 2,
 	.max = 4096,
 };
 
+static void print_iceberg(const fdl_add_report *r)
+{
+	printf("%s is Iceberg snapshot %lld: %lld rows; %zu new file%s (%lld bytes), %zu gone, %lld rows deleted by "
+	       "position%s\n",
+	       r->table, (long long)r->iceberg_snapshot, (long long)r->rows, r->files.count, r->files.count == 1 ? "" : "s",
+	       (long long)r->bytes, r->removed.count, (long long)r->deleted_rows, r->created ? ", created" : "");
+}
+
 static void print_report(const fdl_add_report *r)
 {
+	if (r->iceberg) {
+		print_iceberg(r);
+		return;
+	}
 	printf("Added %zu file%s (%lld rows, %lld bytes) to %s%s", r->files.count, r->files.count == 1 ? "" : "s",
 	       (long long)r->rows, (long long)r->bytes, r->table, r->created ? ", created" : "");
 	for (size_t i = 0; i < r->partition.count; i++)
@@ -59,10 +93,13 @@ int cmd_add(int argc, char **argv)
 {
 	const char *pos[4096];
 	bool create = false, json = false, folder = false;
+	const char *iceberg = NULL;
 	int npos;
 	cli_opt opts[] = {
 		{.name = "create", .flag = &create, .help = "make the table from the files' columns and folders"},
 		{.name = "folder", .flag = &folder, .help = "print the folder the table takes files from, and stop"},
+		{.name = "iceberg", .value = &iceberg, .arg = "METADATA",
+		 .help = "make an Iceberg table's current snapshot the table's contents"},
 		{.name = "json", .flag = &json, .help = "print the report as JSON"},
 		{0},
 	};
@@ -82,14 +119,21 @@ int cmd_add(int argc, char **argv)
 		fdl_free(dir);
 		return 0;
 	}
-	if (npos < 3) {
+	if (iceberg && (npos != 2 || create)) {
+		fprintf(stderr, "fdl: add --iceberg takes WORK and TABLE only (no files, no --create)\nusage: %s\n",
+			doc_add.usage);
+		return CLI_EXIT_USAGE;
+	}
+	fdl_add_report *r = NULL;
+	if (iceberg && fdl_add_iceberg(&r, pos[0], pos[1], iceberg, &err))
+		return cli_fail(&err);
+	if (!iceberg && npos < 3) {
 		fprintf(stderr, "fdl: add needs at least one FILE, DIR or GLOB\nusage: %s\n", doc_add.usage);
 		return CLI_EXIT_USAGE;
 	}
 	fdl_add_options o = FDL_ADD_OPTIONS_INIT;
 	o.create = create;
-	fdl_add_report *r = NULL;
-	if (fdl_add(&r, pos[0], pos[1], pos + 2, (size_t)npos - 2, &o, &err))
+	if (!iceberg && fdl_add(&r, pos[0], pos[1], pos + 2, (size_t)npos - 2, &o, &err))
 		return cli_fail(&err);
 	char *text = NULL;
 	rc = 0;

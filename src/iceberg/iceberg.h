@@ -40,4 +40,19 @@ int fdl_iceberg_after_refs(fdl_repo *repo, fdl_error *err);
 /* What fdl verify says about the views ("key\tmessage" findings). */
 int fdl_iceberg_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err);
 
+/* ---- an Iceberg table another engine wrote (source.c; fdl add --iceberg) ---- */
+
+typedef struct fdl_ice_source {
+	int format;               /* format-version */
+	char *location;           /* the table's location */
+	int64_t snapshot;         /* the current snapshot's id, -1 when it has none */
+	int64_t sequence;         /* its sequence number */
+	fdl_strlist names, types; /* the current schema's top-level columns, types as DuckDB names them */
+	int64_t *ids;             /* their field ids */
+} fdl_ice_source;
+/* Read the metadata.json at `path` (a local file): a v2 table's, else
+ * FDL_EINVALID naming the file and what is wrong with it. */
+int fdl_ice_source_read(fdl_ice_source *s, const char *path, fdl_error *err);
+void fdl_ice_source_free(fdl_ice_source *s);
+
 #endif

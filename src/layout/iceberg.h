@@ -33,6 +33,13 @@
 #define FDL_ICEBERG_DELETES "deletes"
 #define FDL_ICEBERG_CATALOG "catalog"
 
+/* An Iceberg table another engine keeps with a Hadoop catalog (fdl add
+ * --iceberg reads it): the file naming its current version, and that
+ * version's metadata file (a printf format of the number), both relative
+ * to the table's folder. */
+#define FDL_ICEBERG_HADOOP_HINT "metadata/version-hint.text"
+#define FDL_ICEBERG_HADOOP_METADATA "metadata/v%lld.metadata.json"
+
 /* The URI a repository's own view is written for: file://<path> for a
  * folder, the s3:// root for a bucket; FDL_EINVALID for a store fdl cannot
  * write (a static host: pass a location). Caller frees. */

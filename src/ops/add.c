@@ -11,6 +11,7 @@
  */
 #include "work.h"
 #include "report.h"
+#include "add.h"
 #include "../catalog/catalog.h"
 
 #include <sys/stat.h>
@@ -23,26 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ALIAS "fdl_add"
-
-typedef struct add_job {
-	fdl_work w;
-	fdl_repo *repo;
-	fdl_duck *d;
-	char *schema, *table; /* the name split */
-	fdl_add_shape shape;
-	char *folder;   /* the table's folder relative to the data path, ending in '/' */
-	char *dir;      /* w.data_path + folder, no trailing '/' */
-	char *realdir;  /* dir with every symlink resolved (NULL: it does not exist) */
-	char *key;      /* the table's folder as the store's key prefix: work/<id>/<folder> */
-	bool bucket;    /* the repository is a bucket: files are keys, named by their s3:// URL */
-	fdl_strlist rel;   /* the files, relative to dir, sorted */
-	fdl_strlist keys;  /* the partition columns, from the first file's folders */
-	fdl_strlist names, types; /* the table's columns as they will be */
-	int64_t rows, bytes;
-} add_job;
-
-static void job_free(add_job *j)
+void fdl_add_job_free(add_job *j)
 {
 	fdl_duck_free(j->d);
 	fdl_repo_free(j->repo);
@@ -67,8 +49,7 @@ static bool plain_name(const char *s)
 	return *s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(s);
 }
 
-/* The working catalog opened, the table's folder known. */
-static int open_job(add_job *j, const char *work, const char *table, bool create, fdl_error *err)
+int fdl_add_job_open(add_job *j, const char *work, const char *table, bool create, fdl_error *err)
 {
 	const char *dot = strchr(table, '.');
 	j->schema = dot ? fdl_asprintf("%.*s", (int)(dot - table), table) : fdl_strdup("main");
@@ -90,14 +71,16 @@ static int open_job(add_job *j, const char *work, const char *table, bool create
 	if (!rc && !j->bucket && !fdl_store_can(j->repo->store, FDL_STORE_LOCAL))
 		rc = fdl_fail(err, FDL_EINVALID, "fdl add registers files of a repository on a folder or a bucket; %s "
 				  "is neither", j->repo->root);
+	static const char *const plain[] = {"sqlite_scanner", "ducklake", NULL},
+				 *const iceberg[] = {"sqlite_scanner", "ducklake", "avro", "iceberg", NULL};
 	if (!rc)
-		rc = fdl_duck_new(&j->d, true, err);
+		rc = fdl_duck_new_loading(&j->d, j->iceberg ? iceberg : plain, err);
 	if (!rc)
 		rc = fdl_duck_use_data(j->d, j->w.data_path, j->repo->store, err);
 	if (!rc)
-		rc = fdl_catalog_attach_work(j->d, ALIAS, j->w.catalog, FDL_CAT_SQLITE, j->w.data_path, err);
+		rc = fdl_catalog_attach_work(j->d, ADD_ALIAS, j->w.catalog, FDL_CAT_SQLITE, j->w.data_path, err);
 	if (!rc)
-		rc = fdl_catalog_add_shape(j->d, ALIAS, j->schema, j->table, &j->shape, err);
+		rc = fdl_catalog_add_shape(j->d, ADD_ALIAS, j->schema, j->table, &j->shape, err);
 	if (rc)
 		return rc;
 	if (j->shape.table_exists)
@@ -128,7 +111,7 @@ static int open_job(add_job *j, const char *work, const char *table, bool create
 
 /* ---- the files named --------------------------------------------------------- */
 
-static int refuse_outside(const add_job *j, const char *path, fdl_error *err)
+int fdl_add_refuse_outside(const add_job *j, const char *path, fdl_error *err)
 {
 	return fdl_fail(err, FDL_EINVALID,
 			"%s is not under %s/, the folder of table %s.%s in the working catalog's own folder of the "
@@ -138,8 +121,7 @@ static int refuse_outside(const add_job *j, const char *path, fdl_error *err)
 			path, j->dir, j->schema, j->table);
 }
 
-/* One regular file: its place relative to the table's folder. */
-static int add_file(add_job *j, const char *path, fdl_error *err)
+int fdl_add_job_file(add_job *j, const char *path, fdl_error *err)
 {
 	struct stat st;
 	if (lstat(path, &st))
@@ -151,7 +133,7 @@ static int add_file(add_job *j, const char *path, fdl_error *err)
 	size_t n = j->realdir ? strlen(j->realdir) : 0;
 	int rc = real ? 0 : fdl_fail(err, FDL_EIO, "%s: %s", path, strerror(errno));
 	if (!rc && (!j->realdir || strncmp(real, j->realdir, n) || real[n] != '/'))
-		rc = refuse_outside(j, path, err);
+		rc = fdl_add_refuse_outside(j, path, err);
 	if (!rc)
 		rc = fdl_strlist_add(&j->rel, real + n + 1, err);
 	if (!rc)
@@ -183,7 +165,7 @@ static int add_dir(add_job *j, const char *path, int depth, fdl_error *err)
 		else if (S_ISDIR(st.st_mode))
 			rc = add_dir(j, sub, depth + 1, err);
 		else
-			rc = add_file(j, sub, err);
+			rc = fdl_add_job_file(j, sub, err);
 		free(sub);
 	}
 	closedir(dir);
@@ -208,7 +190,7 @@ static int add_key(add_job *j, const char *url, const char *key, fdl_error *err)
 	int64_t bytes = 0;
 	int rc = fdl_path_check_relative(key, url, err);
 	if (!rc && strncmp(key, j->key, n))
-		rc = refuse_outside(j, url, err);
+		rc = fdl_add_refuse_outside(j, url, err);
 	if (!rc && (rc = fdl_store_head(j->repo->store, key, &bytes, err)) == FDL_ENOTFOUND)
 		rc = fdl_fail(err, FDL_ENOTFOUND, "%s: no such object", url);
 	if (!rc)
@@ -224,7 +206,7 @@ static int add_url(add_job *j, const char *arg, fdl_error *err)
 {
 	size_t n = strlen(j->repo->root);
 	if (strncmp(arg, j->repo->root, n) || arg[n] != '/')
-		return refuse_outside(j, arg, err);
+		return fdl_add_refuse_outside(j, arg, err);
 	if (strpbrk(arg, "*?["))
 		return fdl_fail(err, FDL_EINVALID, "%s: a pattern is read on a folder; in a bucket name a prefix", arg);
 	const char *key = arg + n + 1;
@@ -239,7 +221,7 @@ static int add_url(add_job *j, const char *arg, fdl_error *err)
 	int rc = prefix ? fdl_path_check_relative(prefix, arg, err) : fdl_oom(err);
 	size_t n_prefix = prefix ? strlen(prefix) : 0;
 	if (!rc && strncmp(prefix, j->key, n_prefix) && strncmp(j->key, prefix, strlen(j->key)))
-		rc = refuse_outside(j, arg, err);
+		rc = fdl_add_refuse_outside(j, arg, err);
 	if (!rc)
 		rc = fdl_store_list(j->repo->store, prefix, &keys, err);
 	if (!rc && !keys.len)
@@ -271,7 +253,7 @@ static int add_arg(add_job *j, const char *arg, fdl_error *err)
 	}
 	if (!lstat(arg, &st) && S_ISDIR(st.st_mode))
 		return add_dir(j, arg, 0, err);
-	return add_file(j, arg, err);
+	return fdl_add_job_file(j, arg, err);
 }
 
 /* Sorted, each once. */
@@ -493,7 +475,7 @@ static int register_files(add_job *j, const fdl_strlist *abs, bool create, fdl_e
 			   .create = create && !j->shape.table_exists, .schema_exists = j->shape.schema_exists,
 			   .names = &j->names, .types = &j->types, .keys = &j->keys, .files = abs};
 	if (!rc)
-		rc = fdl_catalog_add_files(j->d, ALIAS, &b, err);
+		rc = fdl_catalog_add_files(j->d, ADD_ALIAS, &b, err);
 	return rc;
 }
 
@@ -532,7 +514,7 @@ int fdl_add(fdl_add_report **out, const char *work, const char *table, const cha
 	if (!rc)
 		rc = fdl_work_lock(&lk, &j.w, work, "fdl add", err);
 	if (!rc)
-		rc = open_job(&j, work, table, opts->create, err);
+		rc = fdl_add_job_open(&j, work, table, opts->create, err);
 	if (!rc)
 		rc = fdl_work_record_touch(j.repo, &j.w, NULL, err);
 	for (size_t i = 0; !rc && i < npaths; i++)
@@ -550,7 +532,7 @@ int fdl_add(fdl_add_report **out, const char *work, const char *table, const cha
 		rc = report(out, &j, opts->create && !j.shape.table_exists, err);
 	fdl_strlist_free(&abs);
 	fdl_lockfile_release(&lk);
-	job_free(&j);
+	fdl_add_job_free(&j);
 	return rc;
 }
 
@@ -559,11 +541,11 @@ int fdl_add_folder(char **out, const char *work, const char *table, fdl_error *e
 	add_job j = {0};
 	int rc = fdl_work_load(&j.w, work, err);
 	if (!rc)
-		rc = open_job(&j, work, table, true, err);
+		rc = fdl_add_job_open(&j, work, table, true, err);
 	if (!rc)
 		*out = fdl_asprintf("%s/", j.dir);
 	if (!rc && !*out)
 		rc = fdl_oom(err);
-	job_free(&j);
+	fdl_add_job_free(&j);
 	return rc;
 }

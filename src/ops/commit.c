@@ -169,8 +169,11 @@ static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool swe
 		return 0;
 	const char *tables = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
 	char *data = NULL, *dir = fdl_workrec_staging(w->id);
-	fdl_strlist listed = {0}, own = {0}, gone = {0};
+	fdl_strlist listed = {0}, own = {0}, gone = {0}, kept = {0};
 	int rc = dir ? fdl_work_data_location(&data, repo, err) : fdl_oom(err);
+	/* an Iceberg table fdl add --iceberg read still names these: they stay */
+	if (!rc)
+		rc = fdl_work_iceberg_kept(&kept, w, err);
 	bool attached = true; /* the freeze left it attached read-only */
 	if (!rc && fz->staged.len) {
 		rc = fdl_catalog_detach(fz->duck, "fdl_work", err);
@@ -191,6 +194,8 @@ static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool swe
 		rc = fdl_catalog_attach_raw(fz->duck, "fdl_work", w->catalog,
 					    w->postgres ? FDL_CAT_POSTGRES : FDL_CAT_SQLITE, true, err);
 	for (size_t i = 0; i < fz->staged.len && !rc && !sweep; i++) {
+		if (fdl_strlist_has_sorted(&kept, fz->staged.items[i]))
+			continue;
 		char *key = fdl_asprintf("%s/%s", dir, fz->staged.items[i]);
 		rc = key ? fdl_strlist_add(&gone, key, err) : fdl_oom(err);
 		free(key);
@@ -203,7 +208,7 @@ static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool swe
 		const char *rel = listed.items[i] + skip;
 		char *twin = NULL;
 		int64_t size = FDL_HEAD_ABSENT;
-		if (fdl_strlist_has_sorted(&own, rel))
+		if (fdl_strlist_has_sorted(&own, rel) || fdl_strlist_has_sorted(&kept, rel))
 			continue;
 		if (!fdl_strlist_has_sorted(&fz->staged, rel)) {
 			twin = fdl_asprintf("%s/%s", repo->data_dir, rel);
@@ -220,6 +225,7 @@ static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool swe
 	fdl_strlist_free(&listed);
 	fdl_strlist_free(&own);
 	fdl_strlist_free(&gone);
+	fdl_strlist_free(&kept);
 	free(dir);
 	free(data);
 	return rc;

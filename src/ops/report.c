@@ -445,14 +445,21 @@ void fdl_add_report_free(fdl_add_report *r)
 	free(r->table);
 	fdl_strarray_clear(&r->partition);
 	fdl_strarray_clear(&r->files);
+	fdl_strarray_clear(&r->removed);
 	free(r);
 }
 
 int fdl_add_report_json(char **out, const fdl_add_report *r, fdl_error *err)
 {
-	return dump(out,
-		    json_pack("{s:s, s:b, s:o, s:o, s:I, s:I}", "table", r->table, "created", r->created, "partition",
+	json_t *j = json_pack("{s:s, s:b, s:o, s:o, s:I, s:I}", "table", r->table, "created", r->created, "partition",
 			      fdl_strarray_json(&r->partition), "files", fdl_strarray_json(&r->files), "rows",
-			      (json_int_t)r->rows, "bytes", (json_int_t)r->bytes),
-		    err);
+			      (json_int_t)r->rows, "bytes", (json_int_t)r->bytes);
+	if (j && r->iceberg &&
+	    (json_object_set_new(j, "iceberg_snapshot", json_integer(r->iceberg_snapshot)) ||
+	     json_object_set_new(j, "deleted_rows", json_integer(r->deleted_rows)) ||
+	     json_object_set_new(j, "removed", fdl_strarray_json(&r->removed)))) {
+		json_decref(j);
+		j = NULL;
+	}
+	return dump(out, j, err);
 }

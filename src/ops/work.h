@@ -20,6 +20,12 @@
  * <path relative to the data path>" a line): the commit that publishes
  * one refuses it if it changed since (work_hashes.c). */
 #define FDL_WORK_ADDED "fdl-added.txt"
+/* fdl add --iceberg's record, per table ("schema.table"): the Iceberg
+ * table's metadata file and snapshot last added, and the files of that
+ * snapshot (relative to the data path), which the commit leaves in the
+ * working catalog's folder for the Iceberg table that still names them
+ * (work_hashes.c). */
+#define FDL_WORK_ICEBERG "fdl-iceberg.json"
 
 /* WORK is a folder, or "postgres:<libpq connection string>" (empty: the
  * PG* environment variables), a team's DuckLake catalog in PostgreSQL whose
@@ -91,6 +97,11 @@ int fdl_work_hashes_save(const fdl_work *w, const fdl_buf *text, fdl_error *err)
  * the record replaced by `map`. */
 int fdl_work_added_read(json_t **map, const fdl_work *w, fdl_error *err);
 int fdl_work_added_save(const fdl_work *w, const json_t *map, fdl_error *err);
+/* fdl add --iceberg's record (*out NULL when there is none), the record
+ * replaced, and the files every table's entry keeps (sorted). */
+int fdl_work_iceberg_read(json_t **out, const fdl_work *w, fdl_error *err);
+int fdl_work_iceberg_save(const fdl_work *w, const json_t *record, fdl_error *err);
+int fdl_work_iceberg_kept(fdl_strlist *out, const fdl_work *w, fdl_error *err);
 /* The record JSON of a PostgreSQL working catalog; FDL_ENOTFOUND if none. */
 int fdl_work_pg_read(fdl_buf *out, const char *conninfo, fdl_error *err);
 /* Write the record; for PostgreSQL only if nobody changed it since it was

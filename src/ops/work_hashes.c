@@ -154,22 +154,38 @@ int fdl_work_hashes_save(const fdl_work *w, const fdl_buf *text, fdl_error *err)
 	return rc;
 }
 
-/* ---- fdl add's record: the sha256 of each file it registered ---- */
+/* ---- fdl add's records ---- */
 
-int fdl_work_added_read(json_t **map, const fdl_work *w, fdl_error *err)
+/* WORK/name read whole, opened with no symlink followed; *there false
+ * (and nothing read) when there is no such file or w is PostgreSQL's. */
+static int read_record(fdl_buf *b, bool *there, const fdl_work *w, const char *name, fdl_error *err)
 {
-	*map = NULL;
+	*there = false;
 	if (w->postgres)
 		return 0;
-	fdl_buf b = {0};
-	int fd = fdl_open_beneath(w->dir, FDL_WORK_ADDED, O_RDONLY | O_NONBLOCK, err);
+	int fd = fdl_open_beneath(w->dir, name, O_RDONLY | O_NONBLOCK, err);
 	if (fd == FDL_ENOTFOUND) {
 		fdl_error_clear(err);
 		return 0;
 	}
 	if (fd < 0)
-		return fdl_error_prefix(err, "reading %s/%s", w->dir, FDL_WORK_ADDED);
-	int rc = fdl_fd_read(&b, fd, FDL_WORK_ADDED, (size_t)1 << 30, err);
+		return fdl_error_prefix(err, "reading %s/%s", w->dir, name);
+	*there = true;
+	return fdl_fd_read(b, fd, name, (size_t)1 << 30, err);
+}
+
+/* fdl add's: the sha256 of each file it registered */
+
+int fdl_work_added_read(json_t **map, const fdl_work *w, fdl_error *err)
+{
+	*map = NULL;
+	fdl_buf b = {0};
+	bool there = false;
+	int rc = read_record(&b, &there, w, FDL_WORK_ADDED, err);
+	if (rc || !there) {
+		fdl_buf_free(&b);
+		return rc;
+	}
 	bool oom = false;
 	json_t *m = rc ? NULL : json_object();
 	if (!rc && !m)
@@ -205,5 +221,55 @@ int fdl_work_added_save(const fdl_work *w, const json_t *map, fdl_error *err)
 		rc = fdl_file_write_atomic(path, b.data ? b.data : "", b.len, err);
 	free(path);
 	fdl_buf_free(&b);
+	return rc;
+}
+
+/* ---- fdl add --iceberg's record: per table, the snapshot last added ---- */
+
+int fdl_work_iceberg_read(json_t **out, const fdl_work *w, fdl_error *err)
+{
+	*out = NULL;
+	fdl_buf b = {0};
+	bool there = false;
+	int rc = read_record(&b, &there, w, FDL_WORK_ICEBERG, err);
+	if (rc || !there) {
+		fdl_buf_free(&b);
+		return rc;
+	}
+	json_t *j = rc ? NULL : json_loadb(b.data ? b.data : "", b.len, 0, NULL);
+	fdl_buf_free(&b);
+	if (!rc && !json_is_object(j))
+		rc = fdl_fail(err, FDL_EINVALID, "%s/%s is malformed (a JSON object expected)", w->dir, FDL_WORK_ICEBERG);
+	if (rc)
+		json_decref(j);
+	else
+		*out = j;
+	return rc;
+}
+
+int fdl_work_iceberg_save(const fdl_work *w, const json_t *record, fdl_error *err)
+{
+	char *text = json_dumps(record, JSON_INDENT(1) | JSON_SORT_KEYS);
+	char *path = fdl_asprintf("%s/%s", w->dir, FDL_WORK_ICEBERG);
+	int rc = text && path ? fdl_file_write_atomic(path, text, strlen(text), err) : fdl_oom(err);
+	free(text);
+	free(path);
+	return rc;
+}
+
+int fdl_work_iceberg_kept(fdl_strlist *out, const fdl_work *w, fdl_error *err)
+{
+	json_t *rec = NULL;
+	int rc = fdl_work_iceberg_read(&rec, w, err);
+	const char *table;
+	json_t *t;
+	json_object_foreach(rec, table, t) {
+		json_t *files = json_object_get(t, "files");
+		for (size_t i = 0; !rc && i < json_array_size(files); i++)
+			if (json_is_string(json_array_get(files, i)))
+				rc = fdl_strlist_add(out, json_string_value(json_array_get(files, i)), err);
+	}
+	json_decref(rec);
+	fdl_strlist_sort(out);
 	return rc;
 }

@@ -30,6 +30,9 @@ def fdl(*args, check=True, env=None, timeout=None):
     timeout (seconds) is a safety net for tests of things that must not
     hang: running past it fails the test, nothing else is timed."""
     e = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org")
+    named = {"FDL_CACHE_DIR", "XDG_CACHE_HOME"} & (set(os.environ) | set(env or {})) or "HOME" in (env or {})
+    if READ_CACHE[0] and not named:
+        e["FDL_CACHE_DIR"] = READ_CACHE[0]  # the test's own read cache (read_cache below)
     if env:
         e.update(env)
     p = subprocess.run([FDL, *map(str, args)], capture_output=True, text=True, env=e, timeout=timeout)
@@ -133,6 +136,20 @@ def commits(repo, work, *steps, close=True):
     return ids, con
 
 
+READ_CACHE = [None]
+
+
+@pytest.fixture(autouse=True)
+def read_cache(tmp_path_factory):
+    """Each test's own read cache for the fdl it runs (unless the test names
+    one, or a HOME or XDG_CACHE_HOME of its own): the session's histories
+    and published setups are copies, the same catalogs and files in many
+    tests, and one test's cached catalog must not answer for another's host."""
+    READ_CACHE[0] = str(tmp_path_factory.mktemp("read-cache"))
+    yield READ_CACHE[0]
+    READ_CACHE[0] = None
+
+
 @pytest.fixture(autouse=True)
 def ledger(request):
     """Every test's ledger (tests/interop/ledger.py says what it does and
@@ -165,6 +182,31 @@ def histories(tmp_path_factory):
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # one cache for every worker of the run
     return Histories(shared / "histories", LEDGER_FDL, LEDGER_FDL, EXT)  # the release build, when there is one
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium for the whole session on this worker
+    (web/test/browser.mjs), started when a test first asks for it: the
+    page's tests (e2e.mjs, nojs.mjs) connect to it (FDL_TEST_BROWSER) and
+    each run opens its own browser context (no cookies, storage or cache
+    shared with another run)."""
+    proc = subprocess.Popen(["node", str(ROOT / "web" / "test" / "browser.mjs")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT / "web")
+    endpoint = proc.stdout.readline().strip()
+    assert endpoint.startswith("ws://"), f"web/test/browser.mjs printed {endpoint!r} (exit {proc.poll()})"
+    try:
+        yield endpoint
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+@pytest.fixture
+def browser(chromium, monkeypatch):
+    """The session's Chromium for what this test runs: FDL_TEST_BROWSER set."""
+    monkeypatch.setenv("FDL_TEST_BROWSER", chromium)
+    return chromium
 
 
 @pytest.fixture(scope="session")
@@ -223,6 +265,53 @@ class S3Repo:
 @pytest.fixture
 def s3repo(s3_server, tmp_path):
     return S3Repo(s3_server, tmp_path)
+
+
+JARS = ROOT / "deps" / "jars"
+# every jar a module's Spark needs, given at the JVM's start (jars given to a
+# later session in the same JVM are not seen by Hadoop's file systems)
+SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "iceberg-aws-bundle-1.10.0.jar", "sqlite-jdbc-3.54.1.0.jar",
+              # s3a:// (test_add): Hadoop's S3A on the Iceberg bundle's AWS SDK v2
+              "hadoop-aws-3.4.1.jar", "s3-transfer-manager-2.33.0.jar"]
+
+
+@pytest.fixture(scope="session")
+def spark(s3_server, tmp_path_factory):
+    """One PySpark 4.0.1 session (local[1], Iceberg 1.10.0) and so one JVM per
+    worker for the whole run, shared by every module that reads or writes
+    with Spark (its start costs 20-40 s; PySpark keeps one JVM a process).
+    Catalog `cat`: a JdbcCatalog on SQLite whose files resolve by scheme
+    (file:// through Hadoop, s3:// to the S3 test server); s3a:// (Hadoop's
+    S3A) reaches the same server. A module needing another catalog sets it
+    under a name of its own with spark.conf.set (test_iceberg's
+    CatalogClients)."""
+    from pyspark.sql import SparkSession
+    for j in SPARK_JARS:
+        assert (JARS / j).is_file(), f"{JARS / j} missing: run scripts/setup.sh"
+    tmp = tmp_path_factory.mktemp("spark")
+    env = s3_server.env()
+    cat = {"": "org.apache.iceberg.spark.SparkCatalog", ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+           ".uri": f"jdbc:sqlite:{tmp / 'catalog.sqlite'}", ".warehouse": f"file://{tmp / 'warehouse'}",
+           ".io-impl": "org.apache.iceberg.io.ResolvingFileIO", ".s3.endpoint": env["AWS_ENDPOINT_URL"],
+           ".s3.path-style-access": "true", ".s3.access-key-id": env["AWS_ACCESS_KEY_ID"],
+           ".s3.secret-access-key": env["AWS_SECRET_ACCESS_KEY"], ".client.region": "us-east-1"}
+    builder = (SparkSession.builder.master("local[1]").appName("fdl-interop")
+               .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
+               .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "1")
+               .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC"))
+    for k, v in cat.items():
+        builder = builder.config(f"spark.sql.catalog.cat{k}", v)
+    s = builder.getOrCreate()
+    for k, v in {"endpoint": env["AWS_ENDPOINT_URL"], "path.style.access": "true",
+                 "access.key": env["AWS_ACCESS_KEY_ID"], "secret.key": env["AWS_SECRET_ACCESS_KEY"],
+                 "endpoint.region": "us-east-1", "connection.ssl.enabled": "false"}.items():
+        s._jsc.hadoopConfiguration().set(f"fs.s3a.{k}", v)
+    s.sql("CREATE NAMESPACE IF NOT EXISTS cat.fdl")
+    yield s
+    s.stop()
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: -p no:xdist runs without it

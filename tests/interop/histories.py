@@ -16,11 +16,22 @@ it does for versions the test published itself (`fdl attach` for each, and
 stock DuckDB where a file it read for the chain is not the same bytes in
 the copy: ledger.py's memo, handed over with the checksums).
 
+`published(steps, root)` does the same for the short setups many tests
+start from (test_reader's `published`, test_rebase's base version,
+test_web's three described versions): a repository in which each step
+(message, SQL statements, files written into the working folder) was
+published as one version from one working catalog, made once per session
+by the release build for each list of steps and copied into each test that
+asks, its ledger adopting the versions (their history is the fixture; what
+the test does with them runs the build under test).
+
 The cache is one folder for all pytest-xdist workers (beside their base
 temporary folders), built under a file lock: a worker that needs a length
 another worker is building waits for it.
 """
 import fcntl
+import hashlib
+import json
 import os
 import pathlib
 import pickle
@@ -45,7 +56,27 @@ class Histories:
         """Make `root` a copy of the history of n versions (whatever was
         there goes) and give the versions to the running test's ledger."""
         assert n in SIZES, f"histories: add {n} to SIZES in histories.py"
-        kept = self._kept(n)
+        return self._copy(self._kept(n), root)
+
+    def published(self, steps, root):
+        """Make `root` a copy of a repository in which each of `steps`,
+        (message, [SQL...]) or (message, [SQL...], {file name: text}), was
+        run in stock DuckDB through the ATTACH `fdl checkout` printed (the
+        files written into the working folder first) and published by `fdl
+        commit -m message`: built once per session for these steps. The
+        running test's ledger adopts the versions. Returns their ids, oldest
+        first."""
+        steps = [[m, list(sqls), dict(*files)] for m, sqls, *files in steps]
+        kept = self.folder / ("p-" + hashlib.sha256(json.dumps(steps).encode()).hexdigest()[:20])
+        if not (kept / "sums.pickle").is_file():
+            with open(self.folder / "lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not (kept / "sums.pickle").is_file():
+                    self._build(kept, steps)
+        self._copy(kept, root)
+        return pickle.loads((kept / "ids.pickle").read_bytes())
+
+    def _copy(self, kept, root):
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(kept / "repo", root, symlinks=True)
         sums, memo = pickle.loads((kept / "sums.pickle").read_bytes())
@@ -104,15 +135,43 @@ class Histories:
                 for vid in led.published(p.stdout):
                     sums[vid] = led.entries[vid][1]
                 if built in SIZES:
-                    self._keep(built, root, sums, memo)
+                    self._keep(self.folder / f"n{built}", root, sums, memo)
             state.write_bytes(pickle.dumps((built, sums, memo)))
         finally:
             con.close()
             led.close()
 
-    def _keep(self, n, root, sums, memo):
-        kept = self.folder / f"n{n}"
+    def _build(self, kept, steps):
+        made = kept.with_name(kept.name + ".made")
+        shutil.rmtree(made, ignore_errors=True)
+        root, work = made / "repo", made / "w"
+        self._run("init", root)
+        con = duckdb.connect(config=ledger_mod.stock_config(self.ext))
+        led = ledger_mod.Ledger(self.ledger_bin, self.ext)
+        led.root(root)
+        ids, sums = [], {}
+        try:
+            con.execute(self._run("checkout", root, work).stdout)
+            for message, statements, files in steps:
+                for name, text in files.items():
+                    (work / name).write_text(text)
+                for sql in statements:
+                    con.execute(sql)
+                for vid in led.published(self._run("commit", work, "-m", message).stdout):
+                    ids.append(vid)
+                    sums[vid] = led.entries[vid][1]
+        finally:
+            con.close()
+            led.close()
+        self._keep(kept, root, sums, led.memo, ids)
+        shutil.rmtree(made, ignore_errors=True)
+
+    def _keep(self, kept, root, sums, memo, ids=()):
+        """sums.pickle last, whole or not at all: a worker that finds it
+        without the lock finds the rest complete."""
         shutil.rmtree(kept, ignore_errors=True)
         kept.mkdir()
         shutil.copytree(root, kept / "repo", symlinks=True)
-        (kept / "sums.pickle").write_bytes(pickle.dumps((dict(sums), dict(memo))))
+        (kept / "ids.pickle").write_bytes(pickle.dumps(list(ids)))
+        (kept / "sums.tmp").write_bytes(pickle.dumps((dict(sums), dict(memo))))
+        (kept / "sums.tmp").rename(kept / "sums.pickle")

@@ -3,9 +3,15 @@ the module) wrote into a repository's working folder is published without
 being copied; stock DuckDB through `fdl attach` and Spark itself through
 fdl's Iceberg view return exactly Spark's rows; a file of another type, one
 outside the repository, one that is not Parquet and one changed before the
-commit are refused, with the file named and nothing registered."""
+commit are refused, with the file named and nothing registered. `fdl add
+--iceberg`: an Iceberg table Spark wrote (a Hadoop catalog in the working
+catalog's folder, merge-on-read updates and deletes) is published equal to
+Spark's own read of its snapshot, a later snapshot registers only its new
+files, and equality deletes, v1 or broken metadata and a data file outside
+the repository are refused."""
 import decimal
 import hashlib
+import json
 import datetime
 import os
 import pathlib
@@ -13,59 +19,11 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, S3Repo, connect, fdl, read_json
+from conftest import S3Repo, connect, fdl, read_json
 from test_iceberg import Readers, duck_rows, normalised, views_json
 
-JARS = ROOT / "deps" / "jars"
-SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "sqlite-jdbc-3.54.1.0.jar",
-              # s3a://: Hadoop's S3A on the Iceberg bundle's AWS SDK v2
-              "hadoop-aws-3.4.1.jar", "s3-transfer-manager-2.33.0.jar", "iceberg-aws-bundle-1.10.0.jar"]
 
-
-def fresh_jvm():
-    """A JVM of this module's own: PySpark keeps the JVM of an earlier module's
-    stopped session in this worker, and jars given to a later session there
-    are not seen by Hadoop's file systems (s3a's S3AFileSystem was "not
-    found" when test_iceberg had run first in the same worker)."""
-    from pyspark import SparkContext
-    gw = SparkContext._gateway
-    if gw is None or SparkContext._active_spark_context is not None:
-        return
-    proc = getattr(gw, "proc", None)
-    gw.shutdown()
-    if proc is not None:
-        proc.kill()
-        proc.wait()
-    SparkContext._gateway = None
-    SparkContext._jvm = None
-
-
-@pytest.fixture(scope="module")
-def spark(s3_server, tmp_path_factory):
-    from pyspark.sql import SparkSession
-    for j in SPARK_JARS:
-        assert (JARS / j).is_file(), f"{JARS / j} missing: run scripts/setup.sh"
-    tmp = tmp_path_factory.mktemp("spark")
-    fresh_jvm()
-    s = (SparkSession.builder.master("local[1]").appName("fdl-add")
-         .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
-         .config("spark.sql.catalog.cat", "org.apache.iceberg.spark.SparkCatalog")
-         .config("spark.sql.catalog.cat.catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog")
-         .config("spark.sql.catalog.cat.uri", f"jdbc:sqlite:{tmp / 'catalog.sqlite'}")
-         .config("spark.sql.catalog.cat.warehouse", f"file://{tmp / 'warehouse'}")
-         .config("spark.sql.session.timeZone", "UTC")
-         .config("spark.ui.enabled", "false")
-         .config("spark.sql.shuffle.partitions", "1")
-         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-         .getOrCreate())
-    env = s3_server.env()
-    for k, v in {"endpoint": env["AWS_ENDPOINT_URL"], "path.style.access": "true",
-                 "access.key": env["AWS_ACCESS_KEY_ID"], "secret.key": env["AWS_SECRET_ACCESS_KEY"],
-                 "endpoint.region": "us-east-1", "connection.ssl.enabled": "false"}.items():
-        s._jsc.hadoopConfiguration().set(f"fs.s3a.{k}", v)
-    s.sql("CREATE NAMESPACE IF NOT EXISTS cat.fdl")
-    yield s
-    s.stop()
+# spark: conftest's, one session (one JVM, every jar) a worker
 
 
 def events(spark, first, n, id_type=None):
@@ -258,3 +216,151 @@ def test_a_file_the_table_holds_already_is_refused(spark, spark_work, tmp_path):
     assert p.returncode == 9, p.stderr
     assert str(own[0]) in p.stderr and "already" in p.stderr and "Nothing was added" in p.stderr
     fdl("commit", work, "-m", "DuckDB's rows only")  # the inserted rows, once
+
+
+# ---- fdl add --iceberg ----------------------------------------------------------
+
+MOR = ("'format-version' = '2', 'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', "
+       "'write.merge.mode' = 'merge-on-read'")
+EVENTS_DDL = ("id BIGINT, name STRING, amount DECIMAL(12,2), at TIMESTAMP, tags ARRAY<STRING>, "
+              "place STRUCT<city: STRING, zip: INT>, day INT")
+
+
+def hadoop_catalog(spark, work):
+    """A Hadoop catalog whose warehouse is the working catalog's own folder
+    of the repository: its namespace/table folder is the table's folder
+    fdl add takes files from. Returns the catalog's name."""
+    dest = pathlib.Path(fdl("add", "--folder", work, "events").stdout.strip())
+    warehouse = dest.parent.parent
+    name = "ice_" + hashlib.sha256(str(warehouse).encode()).hexdigest()[:8]
+    spark.conf.set(f"spark.sql.catalog.{name}", "org.apache.iceberg.spark.SparkCatalog")
+    spark.conf.set(f"spark.sql.catalog.{name}.type", "hadoop")
+    spark.conf.set(f"spark.sql.catalog.{name}.warehouse", f"file://{warehouse}")
+    return name
+
+
+def live_files(spark, table, content=0):
+    return {r.file_path for r in spark.sql(f"SELECT file_path FROM {table}.files WHERE content = {content}").collect()}
+
+
+def add_iceberg(work, table, metadata, check=True):
+    p = fdl("add", work, table, "--iceberg", metadata, "--json", check=check)
+    return json.loads(p.stdout) if p.returncode == 0 else p
+
+
+def test_iceberg_table_published_and_a_later_snapshot(spark, repo, tmp_path):
+    work = tmp_path / "work"
+    fdl("checkout", repo.root, work)
+    cat = hadoop_catalog(spark, work)
+    t = f"{cat}.main.events"
+    spark.sql(f"CREATE TABLE {t} ({EVENTS_DDL}) USING iceberg PARTITIONED BY (day) TBLPROPERTIES ({MOR})")
+    events(spark, 0, 30).writeTo(t).append()
+    spark.sql(f"UPDATE {t} SET name = 'updated', amount = amount * 2 WHERE id % 5 = 0")
+    spark.sql(f"DELETE FROM {t} WHERE id % 7 = 3")
+    assert live_files(spark, t, content=1), "merge-on-read wrote position deletes"
+    want1 = spark_rows(spark.table(t))
+    folder = pathlib.Path(fdl("add", "--folder", work, "events").stdout.strip())
+
+    r = add_iceberg(work, "events", folder)
+    first = live_files(spark, t)
+    assert r["created"] and r["deleted_rows"] > 0 and r["rows"] == len(want1)
+    assert {str(folder / f) for f in r["files"]} == {f.removeprefix("file:") for f in first}
+    fdl("commit", work, "-m", "Spark's Iceberg table, first snapshot")
+    assert published_rows(repo) == want1
+    data = repo.root / "data" / "main" / "events"
+    for f in r["files"]:  # published without a copy; the Iceberg table still has its file
+        assert (data / f).stat().st_ino == (folder / f).stat().st_ino, f
+
+    # the next night: new rows, an update and a delete touching old files
+    events(spark, 30, 12).writeTo(t).append()
+    spark.sql(f"UPDATE {t} SET name = 'again' WHERE id IN (1, 31)")
+    spark.sql(f"DELETE FROM {t} WHERE id IN (2, 32)")
+    want2 = spark_rows(spark.table(t))
+    second = live_files(spark, t)
+    r2 = add_iceberg(work, "events", folder)
+    assert not r2["created"]
+    # only the files the later snapshot added are registered, those it dropped removed
+    assert {str(folder / f) for f in r2["files"]} == {f.removeprefix("file:") for f in second - first}
+    assert {str(folder / f) for f in r2["removed"]} == {f.removeprefix("file:") for f in first - second}
+    assert r2["files"] and r2["rows"] == len(want2)
+    record = read_json(work / "fdl-iceberg.json")["main.events"]
+    snap = spark.sql(f"SELECT snapshot_id FROM {t}.snapshots ORDER BY committed_at DESC LIMIT 1").collect()[0][0]
+    assert record["snapshot"] == r2["iceberg_snapshot"] == snap
+    fdl("commit", work, "-m", "Spark's Iceberg table, later snapshot")
+    assert published_rows(repo) == want2
+    assert published_rows(repo, "main:1") == want1
+    fdl("verify", repo.root)
+    # the same snapshot again changes nothing
+    r3 = add_iceberg(work, "events", folder)
+    assert r3["files"] == [] and r3["removed"] == []
+    assert fdl("commit", work, "-m", "nothing", check=False).returncode == 8
+
+
+def refused_iceberg(work, table, metadata):
+    p = add_iceberg(work, table, metadata, check=False)
+    assert p.returncode == 5, p.stderr
+    assert "Nothing was added" in p.stderr or "nothing was added" in p.stderr, p.stderr
+    assert fdl("commit", work, "-m", "nothing", check=False).returncode == 8  # nothing registered
+    assert not (work / "fdl-iceberg.json").exists()
+    return p.stderr
+
+
+def test_iceberg_tables_fdl_cannot_carry_are_refused(spark, repo, tmp_path):
+    work = tmp_path / "work"
+    fdl("checkout", repo.root, work)
+    cat = hadoop_catalog(spark, work)
+    base = pathlib.Path(fdl("add", "--folder", work, "events").stdout.strip()).parent
+
+    # equality deletes (Flink writes them; here through Iceberg's Java API)
+    spark.sql(f"CREATE TABLE {cat}.main.eq (id BIGINT, name STRING) USING iceberg TBLPROPERTIES ({MOR})")
+    spark.sql(f"INSERT INTO {cat}.main.eq VALUES (1, 'a'), (2, 'b')")
+    jvm = spark._jvm
+    table = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(str(base / "eq"))
+    ids = spark._sc._gateway.new_array(spark._sc._gateway.jvm.int, 1)
+    ids[0] = 1
+    eq_file = str(base / "eq" / "data" / "eq-deletes.parquet")
+    import pyarrow
+    import pyarrow.parquet
+    pyarrow.parquet.write_table(pyarrow.table({"id": pyarrow.array([1], pyarrow.int64())}), eq_file)
+    delete = (jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofEqualityDeletes(ids)
+              .withPath(eq_file).withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
+              .withFileSizeInBytes(os.path.getsize(eq_file)).withRecordCount(1).build())
+    table.newRowDelta().addDeletes(delete).commit()
+    err = refused_iceberg(work, "eq", base / "eq")
+    assert "equality delete" in err and eq_file in err
+
+    # a v1 table
+    spark.sql(f"CREATE TABLE {cat}.main.old (id BIGINT) USING iceberg TBLPROPERTIES ('format-version' = '1')")
+    spark.sql(f"INSERT INTO {cat}.main.old VALUES (1)")
+    meta = sorted((base / "old" / "metadata").glob("v*.metadata.json"))[-1]
+    err = refused_iceberg(work, "old", meta)
+    assert str(meta) in err and "v1 table" in err
+
+    # metadata that is no Iceberg table's
+    broken = base / "old" / "metadata" / "v99.metadata.json"
+    broken.write_text('{"format-version": 2, "location": ')
+    err = refused_iceberg(work, "old", broken)
+    assert str(broken) in err and "not the metadata of an Iceberg table" in err
+
+    # a data file outside the repository
+    outside = tmp_path / "outside"
+    spark.sql(f"CREATE TABLE {cat}.main.far (id BIGINT) USING iceberg "
+              f"TBLPROPERTIES ('write.data.path' = 'file://{outside}')")
+    spark.sql(f"INSERT INTO {cat}.main.far VALUES (1), (2)")
+    err = refused_iceberg(work, "far", base / "far")
+    far = next(outside.rglob("*.parquet"))
+    assert str(far) in err and "is not under" in err
+
+    # a later snapshot whose column type changed (int -> long) against the table made from the first
+    spark.sql(f"CREATE TABLE {cat}.main.typed (id INT, name STRING) USING iceberg TBLPROPERTIES ({MOR})")
+    spark.sql(f"INSERT INTO {cat}.main.typed VALUES (1, 'a')")
+    add_iceberg(work, "typed", base / "typed")
+    fdl("commit", work, "-m", "typed, first snapshot")
+    spark.sql(f"ALTER TABLE {cat}.main.typed ALTER COLUMN id TYPE BIGINT")
+    spark.sql(f"INSERT INTO {cat}.main.typed VALUES (2, 'b')")
+    record = read_json(work / "fdl-iceberg.json")
+    p = add_iceberg(work, "typed", base / "typed", check=False)
+    assert p.returncode == 5 and "column id (BIGINT) of the Iceberg table is INTEGER in table main.typed" in p.stderr
+    assert "metadata.json" in p.stderr and "Nothing was added" in p.stderr
+    assert fdl("commit", work, "-m", "nothing", check=False).returncode == 8
+    assert read_json(work / "fdl-iceberg.json") == record

@@ -71,6 +71,8 @@ def bad_cases(root, work, tmp):
         (["describe"], 2), (["describe", ""], 5), (["describe", nope], 3),
         (["add"], 2), (["add", nope], 2), (["add", nope, "t"], 2), (["add", nope, "t", "f"], 3),
         (["add", "--folder", nope], 2), (["add", "", "t", "f"], 5),
+        (["add", nope, "t", "f", "--iceberg", "m"], 2), (["add", nope, "t", "--iceberg", "m", "--create"], 2),
+        (["add", nope, "t", "--iceberg", "m"], 3),
         (["branch"], 2), (["branch", R, "new", "bogus"], 3), (["branch", R, "bad..name"], 5),
         (["branch", R, "--delete", "bogus"], 3), (["branch", R, "x", ""], 5),
         (["tag"], 2), (["tag", R, "v", "bogus"], 3), (["tag", R, "bad..name"], 5),

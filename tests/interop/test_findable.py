@@ -201,13 +201,11 @@ def links(html):
         r'<link rel="alternate" type="([^"]+)" title="[^"]*" href="([^"]+)">', html)}
 
 
-def test_the_page_without_javascript_and_its_json_ld(repo, tmp_path, venv, ledger):
+def test_the_page_without_javascript_and_its_json_ld(repo, tmp_path, venv, ledger, chromium):
     ids = build(repo, tmp_path)
     server = Server(repo.root, tmp_path)
-    browser = subprocess.Popen(["node", str(ROOT / "web" / "test" / "browser.mjs")], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True, cwd=ROOT / "web")
+    endpoint = chromium
     try:
-        endpoint = browser.stdout.readline().strip()
         for path, vid in (("/", ids[1]), (f"/site/{ids[0]}/index.html", ids[0])):
             status, headers, body = get(server.url + path)
             assert status == 200 and headers["Content-Type"].startswith("text/html")
@@ -245,8 +243,6 @@ def test_the_page_without_javascript_and_its_json_ld(repo, tmp_path, venv, ledge
                 row = next(r for r in first if str(r["id"]) == cells[0])
                 assert cells[1] == (row["town"] if row["town"] is not None else "NULL")
     finally:
-        browser.stdin.close()
-        browser.wait(timeout=60)
         server.stop()
 
 

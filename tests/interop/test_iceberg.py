@@ -1,6 +1,6 @@
 """Iceberg views (fdl iceberg, docs/iceberg.md) read by the real engines:
-PySpark 4.0.1 with Iceberg 1.10.0 (one local[1] session for the module,
-tables registered in a JdbcCatalog on SQLite), pyiceberg 0.12.0, polars'
+PySpark 4.0.1 with Iceberg 1.10.0 (conftest's spark: one local[1] session
+a worker, tables registered in a JdbcCatalog on SQLite), pyiceberg 0.12.0, polars'
 scan_iceberg (on folders) and DuckDB 1.5.5's iceberg_scan, on a folder and
 on a bucket of the S3 server. Every
 read is compared, column by column, with what stock DuckDB returns through
@@ -17,42 +17,10 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import EXT, ROOT, Repo, S3Repo, connect, fdl, host_stops, read_json
+from conftest import EXT, Repo, S3Repo, connect, fdl, host_stops, read_json
+from conftest import JARS, SPARK_JARS  # noqa: F401 (test_private's Spark)
 
-JARS = ROOT / "deps" / "jars"
 os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")  # polars' own planner is another package
-SPARK_JARS = ["iceberg-spark-runtime-4.0_2.13-1.10.0.jar", "iceberg-aws-bundle-1.10.0.jar",
-              "sqlite-jdbc-3.54.1.0.jar"]
-
-
-@pytest.fixture(scope="module")
-def spark(s3_server, tmp_path_factory):
-    from pyspark.sql import SparkSession
-    for j in SPARK_JARS:
-        assert (JARS / j).is_file(), f"{JARS / j} missing: run scripts/setup.sh"
-    tmp = tmp_path_factory.mktemp("spark")
-    env = s3_server.env()
-    s = (SparkSession.builder.master("local[1]").appName("fdl-iceberg")
-         .config("spark.jars", ",".join(str(JARS / j) for j in SPARK_JARS))
-         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-         .config("spark.sql.catalog.cat", "org.apache.iceberg.spark.SparkCatalog")
-         .config("spark.sql.catalog.cat.catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog")
-         .config("spark.sql.catalog.cat.uri", f"jdbc:sqlite:{tmp / 'catalog.sqlite'}")
-         .config("spark.sql.catalog.cat.warehouse", f"file://{tmp / 'warehouse'}")
-         .config("spark.sql.catalog.cat.io-impl", "org.apache.iceberg.io.ResolvingFileIO")
-         .config("spark.sql.catalog.cat.s3.endpoint", env["AWS_ENDPOINT_URL"])
-         .config("spark.sql.catalog.cat.s3.path-style-access", "true")
-         .config("spark.sql.catalog.cat.s3.access-key-id", env["AWS_ACCESS_KEY_ID"])
-         .config("spark.sql.catalog.cat.s3.secret-access-key", env["AWS_SECRET_ACCESS_KEY"])
-         .config("spark.sql.catalog.cat.client.region", "us-east-1")
-         .config("spark.sql.session.timeZone", "UTC")
-         .config("spark.ui.enabled", "false")
-         .config("spark.sql.shuffle.partitions", "1")
-         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-         .getOrCreate())
-    s.sql("CREATE NAMESPACE IF NOT EXISTS cat.fdl")
-    yield s
-    s.stop()
 
 
 # ---- values as one spelling, whichever engine read them -------------------

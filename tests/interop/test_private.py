@@ -641,11 +641,13 @@ def test_spark_reads_the_catalog_over_tls_with_a_trust_store_of_the_tests_ca(pub
 EARLY = {"/_fdl/refs.json", "/history/refs.json", "/HEAD", "/fdl.json"}
 
 
-def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_query(repo, tmp_path, secret):
+def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_query(repo, tmp_path, secret, histories):
+    # e2e.mjs starts a Chromium of its own here (not conftest.chromium): it
+    # saves a download, which a browser it connects to cannot hand it
     import json
     from conftest import ROOT
     from test_web import ARTIFACTS, NODE_SCRIPT, build_repo
-    build_repo(repo, tmp_path)
+    build_repo(repo, histories)
     s = Private(repo.root, tmp_path, None, {"reader": secret}, plain=True)
     try:
         # the page's own files are public, the repository's are not

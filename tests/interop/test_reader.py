@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from conftest import EXT, FDL, Serving, commits, connect, fdl, read_json, rows
+from conftest import EXT, FDL, Serving, connect, fdl, read_json, rows
 
 
 class Server(Serving):
@@ -22,14 +22,17 @@ class Server(Serving):
         self.url = f"http://127.0.0.1:{self.port}"
 
 
+TWO = [("one", ["CREATE TABLE lake.pop (town VARCHAR, people BIGINT)",
+                 "INSERT INTO lake.pop SELECT 'town' || i, i * 10 FROM range(1000) t(i)",
+                 "CREATE TABLE lake.other (x INTEGER)", "INSERT INTO lake.other VALUES (1), (2)"]),
+       ("two", ["DELETE FROM lake.pop WHERE people < 100"])]
+
+
 @pytest.fixture
-def published(repo, tmp_path):
-    """A repository with two versions: v1 plain, v2 with a delete and a rename."""
-    commits(repo, tmp_path / "w",
-            ("one", ["CREATE TABLE lake.pop (town VARCHAR, people BIGINT)",
-                     "INSERT INTO lake.pop SELECT 'town' || i, i * 10 FROM range(1000) t(i)",
-                     "CREATE TABLE lake.other (x INTEGER)", "INSERT INTO lake.other VALUES (1), (2)"]),
-            ("two", ["DELETE FROM lake.pop WHERE people < 100"]))
+def published(repo, histories):
+    """A repository with two versions: v1 plain, v2 with a delete (a copy
+    of the session's, histories.published)."""
+    histories.published(TWO, repo.root)
     return repo
 
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import EXT, FDL, connect, fdl, read_json, rows
+from conftest import EXT, FDL, Repo, connect, fdl, read_json, rows
 
 BASE = ["CREATE TABLE lake.s (a INTEGER, b VARCHAR)",
         "INSERT INTO lake.s SELECT i, 'x' || i FROM range(100) t(i)",
@@ -106,8 +106,23 @@ def tip_and_here(repo, tmp_path, base, tip, here, names=("a", "b"), message="a")
     return tmp_path / names[1]
 
 
+@pytest.fixture
+def repo(tmp_path, histories):
+    """A folder repository whose first version, when a race starts from
+    one, is a copy of the session's (`published` below)."""
+    r = Repo(tmp_path)
+    r.histories = histories
+    return r
+
+
 def published(repo, tmp_path, statements):
-    """The first version of the branch, made from `statements`."""
+    """The first version of the branch, made from `statements`: on a folder
+    a copy of the session's made from the same statements
+    (histories.published; the base is the fixture, the race on it runs the
+    build under test), on a bucket published here."""
+    if getattr(repo, "histories", None) is not None:
+        repo.histories.published([("base", statements)], repo.root)
+        return
     con = repo.checkout(tmp_path / "base")
     run_sql(con, statements)
     con.close()
@@ -482,10 +497,7 @@ def wait_for(cond, what, procs):
 
 
 def test_commit_rebase_four_racing_writers_lose_nothing(repo, tmp_path, ledger):
-    con = repo.checkout(tmp_path / "base")
-    run_sql(con, ["CREATE TABLE lake.t (writer INTEGER, n INTEGER)"])
-    con.close()
-    fdl("commit", tmp_path / "base", "-m", "base")
+    published(repo, tmp_path, ["CREATE TABLE lake.t (writer INTEGER, n INTEGER)"])
     works = []
     for k in range(4):
         w = tmp_path / f"w{k}"

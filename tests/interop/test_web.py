@@ -16,52 +16,40 @@ NODE_SCRIPT = ROOT / "web" / "test" / "e2e.mjs"  # beside web/node_modules
 ARTIFACTS = pathlib.Path(os.environ.get("FDL_ARTIFACTS", ROOT / "build" / "artifacts")) / "web"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def browser():
-    """One Chromium for the module's runs of e2e.mjs on this worker
-    (web/test/browser.mjs): each run connects to it (FDL_TEST_BROWSER) and
-    opens its own browser context."""
-    proc = subprocess.Popen(["node", str(ROOT / "web" / "test" / "browser.mjs")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT / "web")
-    endpoint = proc.stdout.readline().strip()
-    assert endpoint.startswith("ws://"), f"web/test/browser.mjs printed {endpoint!r} (exit {proc.poll()})"
-    os.environ["FDL_TEST_BROWSER"] = endpoint
-    try:
-        yield endpoint
-    finally:
-        del os.environ["FDL_TEST_BROWSER"]
-        proc.stdin.close()
-        proc.wait(timeout=60)
+@pytest.fixture(autouse=True)
+def page_browser(browser):
+    """Every test here drives the page in the worker's one Chromium
+    (conftest.chromium, FDL_TEST_BROWSER)."""
+    return browser
 
 
-def build_repo(repo, tmp_path):
-    """Three versions: a described dataset; more rows and a delete in `towns`;
-    a renamed column in `towns` (a breaking change)."""
-    work = tmp_path / "w"
-    con = repo.checkout(work)
-    (work / "dataset.yml").write_text(
-        "name: population\ntitle: Population by town\n"
-        "description: Census population of each town\n"
-        "keywords: [population, census]\nlicenses: [CC-BY-4.0]\n"
-        "sources: [{title: 2025 census, path: 'https://example.org/census'}]\n"
-        "contributors: [{title: Example City, roles: [publisher]}]\n"
-        "tables:\n  - name: population\n    title: People per town\n"
-        "    fields: [{name: town, description: The town's name}]\n")
-    con.execute("CREATE TABLE lake.population (town VARCHAR, people BIGINT)")
-    con.execute("INSERT INTO lake.population SELECT 'town' || i, i * 10 FROM range(250) t(i)")
-    con.execute("CREATE TABLE lake.towns (code INTEGER, name VARCHAR)")
-    con.execute("INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, 'Crewe')")
-    fdl("commit", work, "-m", "Census 2024")
-    con.execute("INSERT INTO lake.population SELECT 'new' || i, i FROM range(40) t(i)")
-    con.execute("DELETE FROM lake.towns WHERE code = 2")
-    fdl("commit", work, "-m", "Add the 2025 towns")
-    con.execute("ALTER TABLE lake.towns RENAME COLUMN name TO town_name")
-    fdl("commit", work, "-m", "Rename towns.name")
-    con.close()
+DESCRIBED = ("name: population\ntitle: Population by town\n"
+             "description: Census population of each town\n"
+             "keywords: [population, census]\nlicenses: [CC-BY-4.0]\n"
+             "sources: [{title: 2025 census, path: 'https://example.org/census'}]\n"
+             "contributors: [{title: Example City, roles: [publisher]}]\n"
+             "tables:\n  - name: population\n    title: People per town\n"
+             "    fields: [{name: town, description: The town's name}]\n")
+# three versions: a described dataset; more rows and a delete in `towns`; a
+# renamed column in `towns` (a breaking change)
+THREE = [("Census 2024", ["CREATE TABLE lake.population (town VARCHAR, people BIGINT)",
+                          "INSERT INTO lake.population SELECT 'town' || i, i * 10 FROM range(250) t(i)",
+                          "CREATE TABLE lake.towns (code INTEGER, name VARCHAR)",
+                          "INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, 'Crewe')"],
+          {"dataset.yml": DESCRIBED}),
+         ("Add the 2025 towns", ["INSERT INTO lake.population SELECT 'new' || i, i FROM range(40) t(i)",
+                                 "DELETE FROM lake.towns WHERE code = 2"]),
+         ("Rename towns.name", ["ALTER TABLE lake.towns RENAME COLUMN name TO town_name"])]
 
 
-def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
-    build_repo(repo, tmp_path)
+def build_repo(repo, histories):
+    """The three versions of THREE in `repo`: a copy of the session's
+    (histories.published)."""
+    histories.published(THREE, repo.root)
+
+
+def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histories):
+    build_repo(repo, histories)
     server = Server(repo.root, tmp_path)
     try:
         # the page and its assets come from fdl itself, with the right types
@@ -196,7 +184,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path):
     assert seen["phoneOverflow"] <= 0, seen["phoneOverflow"]
 
 
-def test_the_page_on_a_plain_static_host(repo, tmp_path):
+def test_the_page_on_a_plain_static_host(repo, tmp_path, histories):
     """Copied beside the repository on a host that only serves files (Python's
     http.server: no listing for the page, no ranges), the page shows HEAD's
     branch and its history."""
@@ -204,7 +192,7 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path):
     import socket
     import sys
     import time
-    build_repo(repo, tmp_path)
+    build_repo(repo, histories)
     site = tmp_path / "site"
     shutil.copytree(repo.root, site)
     shutil.copytree(ROOT / "build" / "web", site, dirs_exist_ok=True)
