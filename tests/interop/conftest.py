@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 import ledger as ledger_mod
-from ledger import host_stops  # noqa: F401 (for the test files)
+from ledger import host_serves, host_stops  # noqa: F401 (for the test files)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FDL = os.environ.get("FDL_BIN", str(ROOT / "build" / "fdl"))

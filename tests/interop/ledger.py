@@ -51,6 +51,7 @@ import re
 import subprocess
 import threading
 import time
+import urllib.parse
 
 import duckdb
 
@@ -68,7 +69,15 @@ PARALLEL_FROM = 6
 # FDL_LEDGER_MEMO=0: stock DuckDB reads every time, even over unchanged files
 # (to measure what the memo saves; the checks are the same)
 MEMO = os.environ.get("FDL_LEDGER_MEMO", "1") != "0"
-ROOT = "\0root"  # a root's own path in the memo's keys and file names
+COMPARE = os.environ.get("FDL_LEDGER_COMPARE")  # a file: table_sums says there how it compares with one query a column
+ROOT = "\0root"  # a root's own path (a host's URL) in the memo's keys and file names
+# reads through a host serving a folder of this machine (host_serves): ATTACH
+# printed (the host's URL as ROOT) -> as Ledger.memo, for every test of this
+# process (a module's tests serve copies of the same histories)
+SHARED = {}
+# stock DuckDB's threads for a read of a folder root and of a host (issue 55):
+# FDL_LEDGER_THREADS=LOCAL,HOST
+THREADS = dict(zip((False, True), map(int, os.environ.get("FDL_LEDGER_THREADS", "2,2").split(","))))
 
 
 class Ledger:
@@ -89,6 +98,7 @@ class Ledger:
         # of the same ATTACH over the same bytes answers the same (_sums)
         self.memo = {}
         self.unread = 0     # reads so answered (fdl attach ran, DuckDB did not)
+        self.serving = {}   # URL of a host the test started -> the folder it serves (host_serves)
         self.count_lock = threading.Lock()
 
     # --- what tests and conftest.fdl tell the ledger --------------------------
@@ -215,26 +225,32 @@ class Ledger:
         sums recorded) is what it answered to the same ATTACH over the same
         bytes of every file it read (ledger.files_read), in this test or,
         for adopted versions, when the session's history published them
-        (the root's own path aside: a copy's ATTACH names its own)."""
+        (the root's own path aside: a copy's ATTACH names its own), or, for
+        a host serving a folder of this machine (host_serves), in any test
+        of this process (SHARED: the host's URL aside)."""
         p = self._attach(root, vid, env)
         if p.returncode != 0:
             return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
-        here = os.path.realpath(root) if not re.match(r"[a-z0-9]+://", root) else None
-        key = p.stdout.replace(here, ROOT) if here else p.stdout
-        memo = self.memo.get(key)
-        if (MEMO and known is not None and here and memo and memo[0] == known and
-                fingerprint(f.replace(ROOT, here) for f in memo[1]) == memo[2]):
+        host = re.match(r"[a-z0-9]+://", root) is not None
+        here = root.rstrip("/") if host else os.path.realpath(root)
+        local = self._served(here) if host else (lambda f: f if os.path.isabs(f) else None)
+        key = p.stdout.replace(here, ROOT) if local else p.stdout
+        memos = (self.memo, SHARED) if host else (self.memo,)
+        memo = next((m[key] for m in memos if key in m), None)
+        if (MEMO and known is not None and local and memo and memo[0] == known and
+                fingerprint(local(f.replace(ROOT, here)) for f in memo[1]) == memo[2]):
             with self.count_lock:
                 self.unread += 1
             return memo[0]
         con = self._connection()
         try:
+            con.execute(f"SET threads = {THREADS[host]}")
             con.execute(p.stdout)
-            files = files_read(con, "ledger") if here else None
-            before = fingerprint(files) if files else None
+            files = files_read(con, "ledger", local) if local else None
+            before = fingerprint(local(f) for f in files) if files else None
             sums = table_sums(con, "ledger")
-            if files and fingerprint(files) == before:  # no file changed while DuckDB read
-                self.memo[key] = (sums, tuple(f.replace(here, ROOT) for f in files), before)
+            if files and fingerprint(local(f) for f in files) == before:  # no file changed while DuckDB read
+                memos[-1][key] = (sums, tuple(f.replace(here, ROOT) for f in files), before)
             return sums
         except duckdb.Error as e:
             return f"stock DuckDB: {e}"
@@ -243,6 +259,22 @@ class Ledger:
                 con.execute("DETACH DATABASE IF EXISTS ledger")
             except duckdb.Error:
                 pass
+
+    def _served(self, url):
+        """For a host serving a folder of this machine (host_serves): the
+        file behind each of its URLs (None for one outside the folder)."""
+        url, folder = next(((u, f) for u, f in self.serving.items() if url == u or url.startswith(u + "/")),
+                           (None, None))
+        if folder is None:
+            return None
+
+        def local(name):
+            if not name.startswith(url + "/"):
+                return None
+            rel = urllib.parse.unquote(name[len(url) + 1:].split("?")[0])
+            path = os.path.realpath(os.path.join(folder, rel))
+            return path if path.startswith(folder + os.sep) else None
+        return local
 
     # --- the check --------------------------------------------------------------
     def closing(self, where):
@@ -254,6 +286,8 @@ class Ledger:
         problems = self.problems(only=served)
         for r in served:
             del self.roots[r]
+        for url in [u for u in self.serving if u.startswith(where)]:
+            del self.serving[url]
         assert not problems, "the ledger, before " + where + " stops:\n" + "\n".join(problems)
 
     def problems(self, only=None, vids=None):
@@ -342,6 +376,16 @@ def host_stops(url):
         CURRENT[0].closing(url)
 
 
+def host_serves(url, folder):
+    """A plain static host the test started serves `folder` at `url`, each
+    URL under it the file of that name: the ledger may then spare stock
+    DuckDB a read through it over files unchanged since it read them
+    (Ledger._sums). Only for hosts that are not the subject (Python's
+    http.server): fdl serve's answers are always read."""
+    if CURRENT[0] is not None:
+        CURRENT[0].serving[str(url).rstrip("/")] = os.path.realpath(folder)
+
+
 def published_ids(stdout):
     """The ids a publish printed: 'Committed version <id>', or the bare id of -q."""
     ids = re.findall(r"Committed version (\S+)", stdout)
@@ -376,30 +420,32 @@ def _trusted_tree(ext):
     return bool(files) and all(f.is_file() and not f.is_symlink() and trusted(f) and trusted(f.parent) for f in files)
 
 
-def files_read(con, catalog):
-    """Every file stock DuckDB reads for the tables of the attached version:
-    its catalog (and a WAL beside it, if one appears), each table's data and
-    delete files as its catalog names them. None when one is not a file of
-    this machine (a host, a bucket, PostgreSQL): those are always read."""
+def files_read(con, catalog, local):
+    """Every file stock DuckDB reads for the tables of the attached version,
+    as DuckDB names them: its catalog (and a WAL beside it, if one appears),
+    each table's data and delete files as its catalog names them. None when
+    one has no file of this machine behind it (`local`: its path, or None;
+    a bucket, PostgreSQL, a host that is not a folder here): those are
+    always read."""
     meta = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?", [catalog]).fetchone()
-    if not meta or not meta[0] or not os.path.isabs(meta[0]):
+    if not meta or not meta[0] or local(meta[0]) is None:
         return None
     files = [meta[0], meta[0] + ".wal"]
-    tabs = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? "
-                       "ORDER BY ALL", [catalog]).fetchall()
-    for schema, table in tabs:
+    for schema, table in _tables(con, catalog):
         for data, delete in con.execute("SELECT data_file, delete_file FROM ducklake_list_files(?, ?, schema => ?)",
                                         [catalog, table, schema]).fetchall():
             files += [f for f in (data, delete) if f is not None]
-    return tuple(files) if all(os.path.isabs(f) for f in files) else None
+    return tuple(files) if all(local(f) is not None for f in files) else None
 
 
 def fingerprint(files):
-    """Each file's sha256 (None when it is not there)."""
+    """Each file's sha256 (None when it is not there or not named)."""
     out = []
     for f in files:
         h = hashlib.sha256()
         try:
+            if f is None:
+                raise OSError("no file of this machine")
             with open(f, "rb") as fh:
                 for block in iter(lambda: fh.read(1 << 20), b""):
                     h.update(block)
@@ -412,22 +458,79 @@ def fingerprint(files):
 def table_sums(con, catalog):
     """Each table's row count, sum of row hashes and per-column min/max, as
     stock DuckDB answers them (min/max may come from statistics: that is the
-    point, a version's statistics must answer what its rows hold)."""
+    point, a version's statistics must answer what its rows hold).
+
+    Two queries a table, not one a column (issue 55): the columns whose
+    min/max DuckDB answers from the catalog's statistics alone (its plan of
+    `SELECT min(c), max(c)` has no scan) are asked together, which DuckDB
+    answers from statistics the same way (it folds an ungrouped min/max into
+    a constant only when every aggregate of the query can be, so they are
+    asked apart from the others); every other column's min/max is asked in
+    the one scan that counts and hashes the rows. A column DuckDB will not
+    order (its min/max fails) is asked alone, as before, and its error's
+    name is what is compared. The answer is the same tuple as one query a
+    column gave (FDL_LEDGER_COMPARE=FILE takes both and says where they
+    differ, with which columns statistics answered)."""
     out = {}
-    tabs = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? "
-                       "ORDER BY ALL", [catalog]).fetchall()
-    for schema, table in tabs:
+    for schema, table in _tables(con, catalog):
         q = f'"{catalog}"."{schema}"."{table}"'
-        cols = [c for (c,) in con.execute(
+        cols = ['"' + c.replace('"', '""') + '"' for (c,) in con.execute(
             "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? "
             "AND table_name = ? ORDER BY column_index", [catalog, schema, table]).fetchall()]
-        n, h = con.execute(f"SELECT count(*), sum(hash(x))::VARCHAR FROM {q} x").fetchone()
-        mm = []
-        for c in cols:
-            qc = '"' + c.replace('"', '""') + '"'
+        mm, stats, scanned = {}, [], []
+        for qc in cols:
             try:
-                mm.append(con.execute(f"SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {q}").fetchone())
-            except duckdb.Error as e:  # a type with no order: note it, compare the note
-                mm.append((type(e).__name__,))
-        out[f"{schema}.{table}"] = (n, h, tuple(mm))
+                plan = con.execute(f"EXPLAIN SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {q}").fetchall()
+            except duckdb.Error:
+                mm[qc] = _min_max(con, q, qc)  # a type with no order: the error, as one query a column gives it
+                continue
+            (stats if "UNGROUPED_AGGREGATE" not in plan[0][1] else scanned).append(qc)
+        row = con.execute(f"SELECT count(*), sum(hash(x))::VARCHAR{_min_max_sql(scanned)} FROM {q} x").fetchone()
+        n, h = row[:2]
+        mm.update({qc: tuple(row[2 + 2 * i:4 + 2 * i]) for i, qc in enumerate(scanned)})
+        if stats:
+            row = con.execute(f"SELECT {_min_max_sql(stats)[2:]} FROM {q}").fetchone()
+            mm.update({qc: tuple(row[2 * i:2 + 2 * i]) for i, qc in enumerate(stats)})
+        out[f"{schema}.{table}"] = (n, h, tuple(mm[qc] for qc in cols))
+        if COMPARE:
+            _compare(con, catalog, schema, table, out[f"{schema}.{table}"], stats)
     return out
+
+
+def _tables(con, catalog):
+    return con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? "
+                       "ORDER BY ALL", [catalog]).fetchall()
+
+
+def _min_max_sql(cols):
+    return "".join(f", min({qc})::VARCHAR, max({qc})::VARCHAR" for qc in cols)
+
+
+def _min_max(con, q, qc):
+    try:
+        return con.execute(f"SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {q}").fetchone()
+    except duckdb.Error as e:  # a type with no order: note it, compare the note
+        return (type(e).__name__,)
+
+
+def _compare(con, catalog, schema, table, got, stats):
+    """FDL_LEDGER_COMPARE: the sums as one query a column took them, beside
+    the two queries' (a line of JSON a table, to the file named)."""
+    q = f'"{catalog}"."{schema}"."{table}"'
+    cols = [c for (c,) in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? "
+        "AND table_name = ? ORDER BY column_index", [catalog, schema, table]).fetchall()]
+    n, h = con.execute(f"SELECT count(*), sum(hash(x))::VARCHAR FROM {q} x").fetchone()
+    each = (n, h, tuple(_min_max(con, q, '"' + c.replace('"', '""') + '"') for c in cols))
+    types = [t for (t,) in con.execute(
+        "SELECT data_type FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? "
+        "AND table_name = ? ORDER BY column_index", [catalog, schema, table]).fetchall()]
+    together = None  # the stats-answered columns asked together: answered from statistics too?
+    if stats:
+        plan = con.execute(f"EXPLAIN SELECT {_min_max_sql(stats)[2:]} FROM {q}").fetchall()[0][1]
+        together = "UNGROUPED_AGGREGATE" not in plan
+    with open(COMPARE, "a") as f:
+        f.write(json.dumps({"table": f"{schema}.{table}", "same": each == got, "types": types,
+                            "stats": len(stats), "columns": len(cols), "together_from_stats": together,
+                            "each": None if each == got else repr(each), "got": None if each == got else repr(got)})
+                + "\n")

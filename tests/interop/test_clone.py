@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXT, FDL, commits, fdl, host_stops, read_json, rows
+from conftest import EXT, FDL, commits, fdl, host_serves, host_stops, read_json, rows
 from test_reader import Server
 
 
@@ -368,6 +368,7 @@ class HoldingHost:
 
         self.server = Quiet(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        host_serves(self.url, root)  # the ledger may map its URLs to the folder's files
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):

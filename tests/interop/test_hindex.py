@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from conftest import FDL, EXT, connect, fdl, host_stops, read_json
+from conftest import FDL, EXT, connect, fdl, host_serves, host_stops, read_json
 
 
 class Versions:
@@ -105,6 +105,7 @@ class CountingHost:
         self.server = http.server.ThreadingHTTPServer(
             ("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        host_serves(self.url, root)  # the ledger may map its URLs to the folder's files
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):

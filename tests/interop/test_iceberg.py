@@ -17,7 +17,7 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import EXT, Repo, S3Repo, connect, fdl, host_stops, read_json
+from conftest import EXT, Repo, S3Repo, connect, fdl, host_serves, host_stops, read_json
 from conftest import JARS, SPARK_JARS  # noqa: F401 (test_private's Spark)
 
 os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")  # polars' own planner is another package
@@ -808,6 +808,7 @@ class StaticHost:
                                       "--directory", str(folder)], stdout=self.log, stderr=subprocess.STDOUT)
         wait_port(port, self.proc)
         self.url = f"http://127.0.0.1:{port}"
+        host_serves(self.url, folder)  # the ledger may map its URLs to the folder's files
 
     def stop(self):
         host_stops(self.url)

@@ -54,3 +54,35 @@ def test_a_catalog_changed_after_the_read_is_seen(repo, tmp_path, ledger):
         shutil.copyfile(kept, catalog)
     assert len(problems) == 1 and v1 in problems[0] and "no longer reads" in problems[0], problems
     assert ledger.problems() == [] and fdl("verify", repo.root).returncode == 0
+
+
+def test_a_host_is_read_once_over_unchanged_files_and_again_when_one_changes(repo, tmp_path, ledger):
+    """Through a plain static host serving the repository's folder
+    (host_serves), stock DuckDB reads each version once; a later check over
+    the same files is answered from that read (fdl attach still run through
+    the host), in this test or another of this process; a file changed
+    behind the host is read again through it, and the difference reported."""
+    from test_hindex import CountingHost
+    v1, v2, (first, second) = two_versions(repo, tmp_path)
+    host = CountingHost(repo.root)
+    kept = tmp_path / "kept.parquet"
+    try:
+        ledger.reader(host.url)
+        assert ledger.problems() == [] and ledger.unread == 2  # the folder's reads from publish time; the host read
+        assert any(r.startswith("/data/") for r in host.requests), host.requests
+        seen = len(host.requests)
+        assert ledger.problems() == [] and ledger.unread == 2 + 4  # both roots answered from the reads
+        assert host.requests[seen:] and not [r for r in host.requests[seen:] if r.startswith("/data/")]
+        shutil.copyfile(first, kept)
+        shutil.copyfile(second, first)
+        seen = len(host.requests)
+        problems = ledger.problems()
+        shutil.copyfile(kept, first)
+        assert sorted(p.split(": version")[0] for p in problems if "answers other than it did" in p) == \
+            sorted([str(repo.root)] * 2 + [host.url] * 2), problems
+        assert len(problems) == 4 and ledger.unread == 6
+        assert [r for r in host.requests[seen:] if r.startswith("/data/")]  # read through the host again
+    finally:
+        if kept.exists():
+            shutil.copyfile(kept, first)
+        host.close()

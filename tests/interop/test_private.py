@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import EXT, Serving, connect, fdl, host_stops
+from conftest import EXT, Serving, connect, fdl, host_serves, host_stops
 from test_reader import published  # noqa: F401 (the fixture)
 
 
@@ -309,6 +309,7 @@ def static_host(root):
     import functools
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
+    host_serves(f"http://127.0.0.1:{srv.server_address[1]}", root)  # the ledger may map its URLs to root's files
     return srv, f"http://127.0.0.1:{srv.server_address[1]}"
 
 
