@@ -12,7 +12,10 @@ is spared a read only when the same ATTACH would read the same bytes it
 already read in this test (every file it read: the catalog, each table's
 data and delete files, by sha256): the same bytes answer the same
 (FDL_LEDGER_MEMO=0 reads them all again; test_ledger.py shows a changed
-file read again and reported).
+file read again and reported). Through a plain static host serving a folder
+of this machine (`host_serves`), each URL DuckDB read is mapped to the file
+behind it, and a read answers for every later test of the process (the same
+history served by hosts in many tests is read through a host once).
 
 What a test must tell the ledger, because it cannot see it:
 - `ledger.published(stdout)` or `ledger.record(root, vid, env=None)`: a
@@ -20,6 +23,8 @@ What a test must tell the ledger, because it cannot see it:
   script). Folder repositories are swept
   at the end: a version on a branch's history that was never recorded fails
   the test, so none is forgotten.
+- `host_serves(url, folder)`: a plain static host the test started serves
+  a folder of this machine (the test hosts call it; never fdl serve).
 - `ledger.reader(root, env=None)`: another place the same versions are read
   from (an `http://` host, a bucket under another endpoint). Clone
   destinations and every `http(s)://` root given to attach/query/export/
@@ -60,11 +65,13 @@ PUBLISH = {"commit", "run"}
 READS = {"attach", "query", "export", "verify"}  # commands that read tables (log and show read none)
 CURRENT = [None]  # the ledger of the test running in this process (set by the fixture)
 # the reads of a check of at least PARALLEL_FROM reads go READERS at once:
-# each is mostly waiting on `fdl attach` and DuckDB opening the version's
-# catalog, so two overlap. Each reading thread has a DuckDB of its own
+# each is mostly waiting on `fdl attach`, DuckDB opening the version's
+# catalog and, through a host, on its answers, so they overlap; each
+# DuckDB has one thread (THREADS), four reading a version each wait on
+# four hosts' answers at once (issue 55). Each reading thread has a DuckDB of its own
 # (DuckLake attached in two cursors of one database at once loses track of
 # its metadata catalog: "Catalog __ducklake_metadata_... does not exist").
-READERS = 2
+READERS = int(os.environ.get("FDL_LEDGER_READERS", "4"))
 PARALLEL_FROM = 6
 # FDL_LEDGER_MEMO=0: stock DuckDB reads every time, even over unchanged files
 # (to measure what the memo saves; the checks are the same)
@@ -75,9 +82,11 @@ ROOT = "\0root"  # a root's own path (a host's URL) in the memo's keys and file 
 # printed (the host's URL as ROOT) -> as Ledger.memo, for every test of this
 # process (a module's tests serve copies of the same histories)
 SHARED = {}
-# stock DuckDB's threads for a read of a folder root and of a host (issue 55):
-# FDL_LEDGER_THREADS=LOCAL,HOST
-THREADS = dict(zip((False, True), map(int, os.environ.get("FDL_LEDGER_THREADS", "2,2").split(","))))
+# stock DuckDB's threads for a read of a folder root and of a host (issue 55,
+# FDL_LEDGER_THREADS=LOCAL,HOST): one. With two, a scan's second thread spins
+# on a lock while the first opens the next file (a quarter of the tests'
+# Python CPU); more READERS overlap a check's reads instead.
+THREADS = dict(zip((False, True), map(int, os.environ.get("FDL_LEDGER_THREADS", "1,1").split(","))))
 
 
 class Ledger:
@@ -478,13 +487,14 @@ def table_sums(con, catalog):
             "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? "
             "AND table_name = ? ORDER BY column_index", [catalog, schema, table]).fetchall()]
         mm, stats, scanned = {}, [], []
-        for qc in cols:
-            try:
-                plan = con.execute(f"EXPLAIN SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {q}").fetchall()
-            except duckdb.Error:
+        for qc in cols if _scans(con, q, cols) is not False else ():
+            scan = _scans(con, q, [qc])
+            if scan is None:
                 mm[qc] = _min_max(con, q, qc)  # a type with no order: the error, as one query a column gives it
-                continue
-            (stats if "UNGROUPED_AGGREGATE" not in plan[0][1] else scanned).append(qc)
+            else:
+                (scanned if scan else stats).append(qc)
+        if not mm and not stats and not scanned:
+            stats = cols  # all answered from statistics together: no column need be asked alone
         row = con.execute(f"SELECT count(*), sum(hash(x))::VARCHAR{_min_max_sql(scanned)} FROM {q} x").fetchone()
         n, h = row[:2]
         mm.update({qc: tuple(row[2 + 2 * i:4 + 2 * i]) for i, qc in enumerate(scanned)})
@@ -500,6 +510,16 @@ def table_sums(con, catalog):
 def _tables(con, catalog):
     return con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? "
                        "ORDER BY ALL", [catalog]).fetchall()
+
+
+def _scans(con, q, cols):
+    """Whether DuckDB's plan of min/max of these columns reads the table
+    (False: statistics answer them all); None when it refuses one."""
+    try:
+        plan = con.execute(f"EXPLAIN SELECT {_min_max_sql(cols)[2:]} FROM {q}").fetchall()
+    except duckdb.Error:
+        return None
+    return "UNGROUPED_AGGREGATE" in plan[0][1]
 
 
 def _min_max_sql(cols):
