@@ -65,12 +65,12 @@ PUBLISH = {"commit", "run"}
 READS = {"attach", "query", "export", "verify"}  # commands that read tables (log and show read none)
 CURRENT = [None]  # the ledger of the test running in this process (set by the fixture)
 # the reads of a check of at least PARALLEL_FROM reads go READERS at once:
-# each is mostly waiting on `fdl attach`, DuckDB opening the version's
-# catalog and, through a host, on its answers, so they overlap; each
-# DuckDB has one thread (THREADS), four reading a version each wait on
-# four hosts' answers at once (issue 55). Each reading thread has a DuckDB of its own
-# (DuckLake attached in two cursors of one database at once loses track of
-# its metadata catalog: "Catalog __ducklake_metadata_... does not exist").
+# each is mostly waiting on `fdl attach`, on DuckDB opening the version's
+# catalog and, through a host, on the host's answers, so four overlap, each
+# DuckDB with one thread (THREADS; issue 55). Each reading thread has a
+# DuckDB of its own (DuckLake attached in two cursors of one database at
+# once loses track of its metadata catalog: "Catalog
+# __ducklake_metadata_... does not exist").
 READERS = int(os.environ.get("FDL_LEDGER_READERS", "4"))
 PARALLEL_FROM = 6
 # FDL_LEDGER_MEMO=0: stock DuckDB reads every time, even over unchanged files
