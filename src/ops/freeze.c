@@ -438,14 +438,11 @@ static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool la
 {
 	const char *scanner = w->postgres ? "postgres_scanner" : "sqlite_scanner";
 	const char *exts[] = {scanner, lake || preview ? "ducklake" : NULL, NULL};
-	int rc = fdl_duck_new_loading(d, exts, err);
 	/* a commit's statements read and write metadata, never data: DuckDB's
 	 * worker threads only add hand-offs, and what its allocator keeps
 	 * cached was 20 of the 116 MiB a commit held at 10,000 snapshots */
-	if (!rc && (rc = fdl_duck_lean(*d, err))) {
-		fdl_duck_free(*d);
-		*d = NULL;
-	} else if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
+	int rc = fdl_duck_new_lean(d, exts, err);
+	if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
 		fdl_duck_free(*d);
 		*d = NULL;
 	}
