@@ -40,6 +40,9 @@ try {
     await page.waitForSelector(selector, { timeout: 30000 });
     wall.push(Date.now() - t0);
     await page.waitForFunction(() => window.fdlFirstFrame !== undefined, null, { timeout: 30000 });
+    // the first contentful paint is reported a little after its frame
+    await page.waitForFunction(() => performance.getEntriesByName('first-contentful-paint').length, null,
+      { timeout: 5000 }).catch(() => {});
     const got = await page.evaluate(() => ({ first: window.fdlFirstFrame,
       html: performance.getEntriesByType('navigation')[0].responseEnd,
       fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime }));
