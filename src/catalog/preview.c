@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Each live table of the catalog attached (through DuckLake) as `alias`:
+/* Each live table of the catalog attached as `alias` (raw, or through DuckLake):
  * its names, its id and a text that changes whenever what a reader gets
  * from it may change (columns, live files and their deletes). */
-int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, fdl_error *err)
+int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, bool raw, fdl_error *err)
 {
 	static const char *const tmpl =
 		"WITH c AS (SELECT table_id, string_agg(column_id || ':' || coalesce(parent_column, -1) || ':' ||"
@@ -27,7 +27,7 @@ int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, fdl
 		" WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL ORDER BY 1, 2";
 	fdl_buf sql = {0}, meta = {0};
 	fdl_rows rows = {0};
-	int rc = fdl_buf_printf(&meta, err, "__ducklake_metadata_%s", alias);
+	int rc = raw ? fdl_buf_puts(&meta, alias, err) : fdl_buf_printf(&meta, err, "__ducklake_metadata_%s", alias);
 	if (!rc)
 		rc = fdl_sql_with_db(&sql, tmpl, meta.data, err);
 	fdl_buf_free(&meta);
@@ -82,7 +82,9 @@ static col_kind kind_of(const char *type)
 
 typedef struct ptable {
 	fdl_duck *d;
-	char *from; /* alias.schema.table, quoted */
+	char *from;  /* alias.schema.table, quoted, or the plain reading as (SELECT ...) */
+	char *first; /* what the first rows are read from (from, or the leading files in order) */
+	int64_t count; /* the rows, from files.json's counts (plain), else -1 */
 	size_t ncols;
 	char **names, **types;
 	col_kind *kinds;
@@ -98,11 +100,14 @@ static void ptable_free(ptable *p)
 	free(p->types);
 	free(p->kinds);
 	free(p->from);
+	free(p->first);
+	memset(p, 0, sizeof *p);
 }
 
-static int ptable_open(ptable *p, const char *alias, const char *schema, const char *name, fdl_error *err)
+/* The table through DuckLake: alias.schema.name. */
+static int lake_from(ptable *p, const char *alias, const char *schema, const char *name, fdl_error *err)
 {
-	fdl_buf b = {0}, sql = {0};
+	fdl_buf b = {0};
 	int rc = fdl_buf_sql_ident(&b, alias, err);
 	if (!rc)
 		rc = fdl_buf_puts(&b, ".", err);
@@ -113,9 +118,93 @@ static int ptable_open(ptable *p, const char *alias, const char *schema, const c
 	if (!rc)
 		rc = fdl_buf_sql_ident(&b, name, err);
 	p->from = rc ? NULL : fdl_buf_detach(&b);
+	p->first = rc ? NULL : fdl_strdup(p->from);
+	p->count = -1;
 	fdl_buf_free(&b);
+	return rc || p->first ? rc : fdl_oom(err);
+}
+
+/* The plain reading of files[0..n) as a subquery, appended to b; ordered
+ * and cut at `limit` rows when ordered. */
+static int plain_from(fdl_buf *b, const fdl_preview_plain *x, size_t n, bool ordered, size_t limit, fdl_error *err)
+{
+	int rc = fdl_buf_puts(b, "(", err);
 	if (!rc)
-		rc = fdl_buf_printf(&sql, err, "SELECT column_name, column_type FROM (DESCRIBE %s)", p->from);
+		rc = fdl_reading_plain_sql(b, x->table, x->files, n, ordered, err);
+	if (!rc && ordered)
+		rc = fdl_buf_printf(b, err, " LIMIT %zu", limit);
+	return rc ? rc : fdl_buf_puts(b, ") AS fdl_t", err);
+}
+
+/* A table without data files: its columns, typed, and no row. */
+static int no_rows(fdl_buf *b, const json_t *table, fdl_error *err)
+{
+	const json_t *cols = json_object_get(table, "columns"), *c;
+	size_t i;
+	int rc = json_array_size(cols) ? fdl_buf_puts(b, "(SELECT ", err)
+				       : fdl_fail(err, FDL_EINVALID, "files.json names no column");
+	json_array_foreach(rc ? NULL : cols, i, c)
+	{
+		const char *type = json_string_value(json_object_get(c, "type"));
+		rc = fdl_buf_printf(b, err, "%sCAST(NULL AS %s) AS ", i ? ", " : "", type ? type : "");
+		if (!rc)
+			rc = fdl_buf_sql_ident(b, json_string_value(json_object_get(c, "name")), err);
+		if (rc)
+			break;
+	}
+	return rc ? rc : fdl_buf_puts(b, " WHERE false) AS fdl_t", err);
+}
+
+/* The rows a data file of files.json's `f` keeps (its rows less its
+ * deleted ones: the counts the catalog records, exact). */
+static int64_t live_rows(const json_t *f)
+{
+	return json_integer_value(json_object_get(f, "rows")) -
+	       json_integer_value(json_object_get(json_object_get(f, "deletes"), "rows"));
+}
+
+/* The table from its data files: every row from all of them; the first
+ * `first` rows from the leading files that hold them, in DuckLake's order;
+ * the row count from files.json. */
+static int plain_open(ptable *p, const fdl_preview_plain *x, size_t first, fdl_error *err)
+{
+	const json_t *files = json_object_get(x->table, "files");
+	if (json_array_size(files) != x->n)
+		return fdl_fail(err, FDL_EINVALID, "files.json lists %zu files, %zu given", json_array_size(files), x->n);
+	size_t lead = 0;
+	int64_t got = 0;
+	p->count = 0;
+	for (size_t i = 0; i < x->n; i++) {
+		int64_t n = live_rows(json_array_get(files, i));
+		p->count += n;
+		if (got < (int64_t)first) {
+			got += n;
+			lead = i + 1;
+		}
+	}
+	fdl_buf all = {0}, head = {0};
+	int rc = x->n ? plain_from(&all, x, x->n, false, 0, err) : no_rows(&all, x->table, err);
+	if (!rc)
+		rc = x->n ? plain_from(&head, x, lead ? lead : x->n, true, first, err) : no_rows(&head, x->table, err);
+	p->from = rc ? NULL : fdl_buf_detach(&all);
+	p->first = rc ? NULL : fdl_buf_detach(&head);
+	fdl_buf_free(&all);
+	fdl_buf_free(&head);
+	return rc;
+}
+
+static int ptable_open(ptable *p, const char *alias, const char *schema, const char *name,
+		       const fdl_preview_plain *plain, size_t first, fdl_error *err)
+{
+	fdl_buf sql = {0}, typed = {0};
+	int rc = plain ? plain_open(p, plain, first, err) : lake_from(p, alias, schema, name, err);
+	/* from files.json, the names and types DuckDB spells: no file opened */
+	if (!rc && plain)
+		rc = no_rows(&typed, plain->table, err);
+	if (!rc)
+		rc = fdl_buf_printf(&sql, err, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM %s)",
+				    plain ? typed.data : p->from);
+	fdl_buf_free(&typed);
 	fdl_rows rows = {0};
 	if ((rc = fdl_duck_query_built(p->d, &rows, &sql, rc, err)))
 		return rc;
@@ -160,7 +249,7 @@ static int first_rows(json_t **out, ptable *p, size_t limit, fdl_error *err)
 			rc = fdl_buf_puts(&sql, " AS VARCHAR)", err);
 	}
 	if (!rc)
-		rc = fdl_buf_printf(&sql, err, "%s FROM %s LIMIT %zu", p->ncols ? "" : "1", p->from, limit);
+		rc = fdl_buf_printf(&sql, err, "%s FROM %s LIMIT %zu", p->ncols ? "" : "1", p->first, limit);
 	fdl_rows rows = {0};
 	if ((rc = fdl_duck_query_built(p->d, &rows, &sql, rc, err)))
 		return rc;
@@ -275,16 +364,25 @@ static json_t *pairs(fdl_rows *rows, const char *key_name)
 /* A ranged column's histogram over ten bins between its min and max (DuckDB's
  * equi_width_bins, "nice" bounds); NULL in *out when DuckDB has none for it
  * (a type equi_width_bins does not take, an infinite float). */
-static int histogram(json_t **out, ptable *p, size_t i, fdl_error *err)
+static int histogram(json_t **out, ptable *p, size_t i, const char *lo, const char *hi, fdl_error *err)
 {
-	fdl_buf sql = {0}, c = {0};
+	fdl_buf sql = {0}, c = {0}, a = {0}, b = {0};
 	int rc = fdl_buf_sql_ident(&c, p->names[i], err);
 	if (!rc)
+		rc = fdl_buf_sql_str(&a, lo, err);
+	if (!rc)
+		rc = fdl_buf_sql_str(&b, hi, err);
+	/* the bounds the summary's scan printed, cast back (exact: DuckDB
+	 * prints each of these types as text that casts back to the same
+	 * value): one scan, not one for min/max and one for the counts */
+	if (!rc)
 		rc = fdl_buf_printf(&sql, err,
-				    "SELECT CAST(e.key AS VARCHAR), e.value FROM (SELECT unnest(map_entries(histogram(%1$s,"
-				    " (SELECT equi_width_bins(min(%1$s), max(%1$s), 10, true) FROM %2$s)))) AS e FROM %2$s)",
-				    c.data, p->from);
+				    "SELECT CAST(e.key AS VARCHAR), e.value FROM (SELECT unnest(map_entries(histogram(%s,"
+				    " equi_width_bins(CAST(%s AS %s), CAST(%s AS %s), 10, true)))) AS e FROM %s)",
+				    c.data, a.data, p->types[i], b.data, p->types[i], p->from);
 	fdl_buf_free(&c);
+	fdl_buf_free(&a);
+	fdl_buf_free(&b);
 	fdl_rows rows = {0};
 	fdl_error e;
 	*out = NULL;
@@ -321,8 +419,10 @@ static int column_extras(json_t *stats, ptable *p, fdl_error *err)
 	int rc = 0;
 	for (size_t i = 0; i < p->ncols && !rc; i++) {
 		json_t *s = json_array_get(stats, i), *x = NULL;
-		if (p->kinds[i] == COL_RANGED && !json_is_null(json_object_get(s, "min"))) {
-			if (!(rc = histogram(&x, p, i, err)) && x)
+		const char *lo = json_string_value(json_object_get(s, "min")),
+			   *hi = json_string_value(json_object_get(s, "max"));
+		if (p->kinds[i] == COL_RANGED && lo && hi) {
+			if (!(rc = histogram(&x, p, i, lo, hi, err)) && x)
 				json_object_set_new(s, "histogram", x);
 		} else if (p->kinds[i] == COL_TEXT) {
 			if (!(rc = top_values(&x, p, i, err)))
@@ -332,38 +432,29 @@ static int column_extras(json_t *stats, ptable *p, fdl_error *err)
 	return rc;
 }
 
-int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
-			      size_t first, bool with_stats, fdl_error *err)
+/* The preview of the table opened as `p` (fdl_catalog_preview_table). */
+static int table_in(json_t **out, ptable *p, size_t first, bool with_stats, fdl_error *err)
 {
-	ptable p = {.d = d};
 	json_t *cols = json_array(), *rows = NULL, *stats = NULL;
-	int64_t count = 0;
-	/* one transaction: DuckLake reads the snapshot's metadata once, not
-	 * for each query (each its own transaction took 30-90 ms more) */
-	int rc = cols ? fdl_duck_exec(d, "BEGIN TRANSACTION", err) : fdl_oom(err);
-	bool open = !rc;
-	if (!rc)
-		rc = ptable_open(&p, alias, schema, name, err);
-	for (size_t i = 0; i < p.ncols && !rc; i++)
-		if (json_array_append_new(cols, json_pack("{s:s, s:s}", "name", p.names[i], "type", p.types[i])))
+	int64_t count = p->count;
+	int rc = cols ? 0 : fdl_oom(err);
+	for (size_t i = 0; i < p->ncols && !rc; i++)
+		if (json_array_append_new(cols, json_pack("{s:s, s:s}", "name", p->names[i], "type", p->types[i])))
 			rc = fdl_oom(err);
 	if (!rc)
-		rc = first_rows(&rows, &p, first, err);
+		rc = first_rows(&rows, p, first, err);
 	if (!rc && with_stats)
-		rc = summary(&stats, &count, &p, err);
+		rc = summary(&stats, &count, p, err);
 	if (!rc && with_stats)
-		rc = column_extras(stats, &p, err);
-	if (!rc && !with_stats) {
+		rc = column_extras(stats, p, err);
+	if (!rc && count < 0) {
 		fdl_buf sql = {0};
 		fdl_rows r = {0};
-		if (!(rc = fdl_duck_query_built(d, &r, &sql, fdl_buf_printf(&sql, err, "SELECT count(*) FROM %s", p.from),
-						err)))
+		if (!(rc = fdl_duck_query_built(p->d, &r, &sql,
+						fdl_buf_printf(&sql, err, "SELECT count(*) FROM %s", p->from), err)))
 			count = fdl_rows_int(&r, 0, 0);
 		fdl_rows_free(&r);
 	}
-	fdl_error ignore; /* read only: nothing to keep */
-	if (open)
-		fdl_duck_exec(d, "ROLLBACK", &ignore);
 	json_t *doc = rc ? NULL : json_pack("{s:O, s:I, s:O}", "columns", cols, "row_count", (json_int_t)count, "rows", rows);
 	if (doc && stats)
 		json_object_set(doc, "stats", stats);
@@ -372,8 +463,26 @@ int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, cons
 	json_decref(cols);
 	json_decref(rows);
 	json_decref(stats);
-	ptable_free(&p);
 	if (!rc)
 		*out = doc;
+	return rc;
+}
+
+int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
+			      const fdl_preview_plain *plain, size_t first, bool with_stats, fdl_error *err)
+{
+	ptable p = {.d = d};
+	/* one transaction: DuckLake reads the snapshot's metadata once, not
+	 * for each query (each its own transaction took 30-90 ms more) */
+	int rc = fdl_duck_exec(d, "BEGIN TRANSACTION", err);
+	bool open = !rc;
+	if (!rc)
+		rc = ptable_open(&p, alias, schema, name, plain, first, err);
+	if (!rc)
+		rc = table_in(out, &p, first, with_stats, err);
+	fdl_error ignore; /* read only: nothing to keep */
+	if (open)
+		fdl_duck_exec(d, "ROLLBACK", &ignore);
+	ptable_free(&p);
 	return rc;
 }

@@ -20,6 +20,8 @@ typedef struct pv_run {
 	fdl_duck *d;
 	fdl_duck *share; /* the commit's database (DuckLake loaded), beside a commit */
 	bool attached;
+	bool lake;     /* attached through DuckLake; beside a commit raw, until a table needs DuckLake */
+	json_t *files; /* files.json's tables: how each reads from its data files (NULL: not known) */
 } pv_run;
 
 static void run_free(pv_run *r)
@@ -30,6 +32,7 @@ static void run_free(pv_run *r)
 	}
 	fdl_duck_free(r->d);
 	free(r->catalog);
+	json_decref(r->files);
 	fdl_version_free(r->v);
 }
 
@@ -40,6 +43,12 @@ static void run_free(pv_run *r)
 static int run_open(pv_run *r, const char *id, fdl_error *err)
 {
 	int rc = fdl_version_read(&r->v, r->repo, id, err);
+	json_t *files = NULL;
+	fdl_error ignore; /* without it, every table is read through DuckLake */
+	if (!rc && !fdl_version_load_json(&files, r->repo, r->v, "files", &ignore)) {
+		r->files = json_incref(json_object_get(files, "tables"));
+		json_decref(files);
+	}
 	if (!rc)
 		rc = fdl_version_fetch_catalog(&r->catalog, r->repo, r->v, err);
 	if (!rc)
@@ -49,12 +58,31 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 	if (!rc && !r->share)
 		rc = fdl_catalog_version_confined(NULL, r->d, NULL, r->catalog, r->repo->store, r->repo->data_dir,
 						  fdl_version_id(r->v), err);
-	if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
-		r->attached = true;
+	/* beside a commit, raw: a table read from its data files needs no
+	 * more (DuckLake's ATTACH reads more of the catalog) */
+	if (!rc && r->share)
+		rc = fdl_catalog_attach_raw(r->d, ALIAS, r->catalog, FDL_CAT_DUCKDB, true, err);
+	else if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
+		r->lake = true;
+	r->attached = !rc;
 	const char *dirs[] = {r->repo->data_url, NULL};
 	const char *paths[] = {r->catalog, NULL};
 	if (!rc && !r->share)
 		rc = fdl_duck_confine(r->d, dirs, paths, err);
+	return rc;
+}
+
+/* The catalog attached through DuckLake, raw until now (beside a
+ * commit, the database has DuckLake loaded; confinement is not used). */
+static int lake_ready(pv_run *r, fdl_error *err)
+{
+	if (r->lake)
+		return 0;
+	int rc = fdl_catalog_detach(r->d, ALIAS, err);
+	r->attached = false;
+	if (!rc)
+		rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err);
+	r->attached = r->lake = !rc;
 	return rc;
 }
 
@@ -81,13 +109,63 @@ static int table_found(json_t **out, pv_run *r, const char *sha, fdl_error *err)
 	return rc == FDL_ENOTFOUND ? 0 : rc;
 }
 
+/* How table schema.name reads from its data files (files.json's entry,
+ * with written columns and files), into *x and parts (freed by the
+ * caller); false when files.json does not say. */
+static bool plain_of(fdl_preview_plain *x, char ***parts, pv_run *r, const char *schema, const char *name)
+{
+	char *key = fdl_asprintf("%s.%s", schema, name);
+	const json_t *t = key && r->files ? json_object_get(r->files, key) : NULL;
+	free(key);
+	const json_t *files = json_object_get(t, "files");
+	size_t n = json_array_size(files);
+	if (!json_array_size(json_object_get(t, "columns")))
+		return false;
+	fdl_plain_file *f = calloc(n + 1, sizeof *f);
+	*parts = calloc(2 * n + 1, sizeof **parts);
+	*x = (fdl_preview_plain){t, f, n};
+	bool ok = f && *parts;
+	for (size_t i = 0; ok && i < n; i++) {
+		const json_t *e = json_array_get(files, i), *del = json_object_get(e, "deletes");
+		f[i].data = (*parts)[2 * i] = fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(e, "path")));
+		if (del)
+			f[i].deletes = (*parts)[2 * i + 1] =
+				fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(del, "path")));
+		ok = f[i].data && (!del || f[i].deletes);
+	}
+	return ok;
+}
+
+static void parts_free(fdl_preview_plain *x, char **parts)
+{
+	for (size_t i = 0; parts && i < 2 * x->n; i++)
+		free(parts[i]);
+	free(parts);
+	free((void *)x->files);
+}
+
 /* Table `t`'s file computed and written under `sha`, into *out. */
 static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *sha, bool stats, fdl_error *err)
 {
 	json_t *doc = NULL;
 	const char *schema = json_string_value(json_object_get(t, "schema")),
 		   *name = json_string_value(json_object_get(t, "name"));
-	int rc = fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, FDL_PREVIEW_ROWS, stats, err);
+	fdl_preview_plain x = {0};
+	char **parts = NULL;
+	fdl_error why = {0};
+	int rc = plain_of(&x, &parts, r, schema, name)
+			 ? fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, &x, FDL_PREVIEW_ROWS, stats, &why)
+			 : fdl_fail(&why, FDL_ENOTFOUND, "files.json does not say how it reads");
+	parts_free(&x, parts);
+	if (!rc)
+		fdl_duck_trace(r->d, "preview: %s.%s read from its data files", schema, name);
+	else {
+		fdl_duck_trace(r->d, "preview: %s.%s through DuckLake (from its data files alone: %s)", schema, name,
+			       why.message);
+		rc = lake_ready(r, err);
+		if (!rc)
+			rc = fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, NULL, FDL_PREVIEW_ROWS, stats, err);
+	}
 	json_t *head = rc ? NULL
 			  : json_pack("{s:i, s:s, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "schema", schema, "name",
 				      name, "table_id", json_object_get(t, "table_id"));
@@ -155,7 +233,7 @@ static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, const fdl_pr
 	pv_run r = {.repo = repo, .share = share};
 	int rc = run_open(&r, id, err);
 	if (!rc)
-		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, err);
+		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, !r.lake, err);
 	size_t i;
 	json_t *t;
 	json_array_foreach(rc ? NULL : tables, i, t)
