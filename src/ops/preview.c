@@ -18,9 +18,10 @@ typedef struct pv_run {
 	fdl_version *v;
 	char *catalog;
 	fdl_duck *d;
-	fdl_duck *share; /* the commit's database (DuckLake loaded), beside a commit */
+	fdl_duck *share; /* the commit's database, beside a commit */
 	bool attached;
-	bool lake;     /* attached through DuckLake; beside a commit raw, until a table needs DuckLake */
+	bool lake;     /* attached through DuckLake in d (fdl preview) */
+	fdl_duck *own; /* beside a commit, once a table needs DuckLake: a DuckDB of its own, attached through it */
 	json_t *files; /* files.json's tables: how each reads from its data files (NULL: not known) */
 } pv_run;
 
@@ -31,14 +32,17 @@ static void run_free(pv_run *r)
 		fdl_catalog_detach(r->d, ALIAS, &ignore);
 	}
 	fdl_duck_free(r->d);
+	fdl_duck_free(r->own);
 	free(r->catalog);
 	json_decref(r->files);
 	fdl_version_free(r->v);
 }
 
 /* The version attached as a reader attaches it: checked, confined, read
- * only. Beside a commit, in the commit's own database (DuckDB started,
- * DuckLake loaded), without the confinement, which would hold for the
+ * only, through DuckLake; its files.json, which says how each table reads
+ * from its data files. Beside a commit, in the commit's own database
+ * (DuckDB started), the catalog attached raw (its metadata is all the
+ * tables' states need), without the confinement, which would hold for the
  * whole database: the catalog is the one the commit froze and checked. */
 static int run_open(pv_run *r, const char *id, fdl_error *err)
 {
@@ -72,17 +76,23 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 	return rc;
 }
 
-/* The catalog attached through DuckLake, raw until now (beside a
- * commit, the database has DuckLake loaded; confinement is not used). */
-static int lake_ready(pv_run *r, fdl_error *err)
+/* Where the catalog is attached through DuckLake (*lake): in d for fdl
+ * preview; beside a commit, whose database has no DuckLake loaded, a
+ * DuckDB of its own, opened for the first table that needs it (without
+ * the confinement, as in the commit's: the catalog is the one it froze). */
+static int lake_ready(fdl_duck **lake, pv_run *r, fdl_error *err)
 {
-	if (r->lake)
-		return 0;
-	int rc = fdl_catalog_detach(r->d, ALIAS, err);
-	r->attached = false;
-	if (!rc)
-		rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err);
-	r->attached = r->lake = !rc;
+	int rc = 0;
+	if (!r->lake && !r->own && !(rc = fdl_duck_new(&r->own, false, err))) {
+		rc = fdl_duck_use_data(r->own, r->repo->data_url, r->repo->store, err);
+		if (!rc)
+			rc = fdl_catalog_attach_lake(r->own, ALIAS, r->catalog, r->repo->data_url, err);
+		if (rc) {
+			fdl_duck_free(r->own);
+			r->own = NULL;
+		}
+	}
+	*lake = r->lake ? r->d : r->own;
 	return rc;
 }
 
@@ -162,9 +172,10 @@ static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *s
 	else {
 		fdl_duck_trace(r->d, "preview: %s.%s through DuckLake (from its data files alone: %s)", schema, name,
 			       why.message);
-		rc = lake_ready(r, err);
+		fdl_duck *lake = NULL;
+		rc = lake_ready(&lake, r, err);
 		if (!rc)
-			rc = fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, NULL, FDL_PREVIEW_ROWS, stats, err);
+			rc = fdl_catalog_preview_table(&doc, lake, ALIAS, schema, name, NULL, FDL_PREVIEW_ROWS, stats, err);
 	}
 	json_t *head = rc ? NULL
 			  : json_pack("{s:i, s:s, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "schema", schema, "name",
