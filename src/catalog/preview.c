@@ -7,52 +7,172 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The live rows of a catalog's schemas, tables, columns, data and delete
+ * files, from plain scans sorted by (kind, owner, id) and joined here:
+ * DuckDB plans each join for a millisecond or more on catalogs this small
+ * (listing.c), and this runs at every commit that keeps previews. */
+enum { S_SCHEMA, S_TABLE, S_COLUMN, S_DATA, S_DELETE };
+enum { S_KIND, S_OWNER, S_ID, S_TEXT, S_BYTES };
+static const char STATES_SQL[] =
+	"SELECT 0 AS kind, NULL::BIGINT AS owner, schema_id AS id, schema_name AS text, NULL::BIGINT AS bytes"
+	" FROM {db}.ducklake_schema WHERE end_snapshot IS NULL"
+	" UNION ALL SELECT 1, schema_id, table_id, table_name, NULL FROM {db}.ducklake_table WHERE end_snapshot IS NULL"
+	" UNION ALL SELECT 2, table_id, column_id, column_id || ':' || coalesce(parent_column, -1) || ':' ||"
+	"   column_name || ':' || column_type || ':' || coalesce(initial_default, '\\N'), NULL"
+	"   FROM {db}.ducklake_column WHERE end_snapshot IS NULL"
+	" UNION ALL SELECT 3, table_id, data_file_id, path, file_size_bytes FROM {db}.ducklake_data_file"
+	"   WHERE end_snapshot IS NULL"
+	" UNION ALL SELECT 4, data_file_id, delete_file_id, path, NULL FROM {db}.ducklake_delete_file"
+	"   WHERE end_snapshot IS NULL"
+	" ORDER BY kind, owner, id";
+
+typedef struct srows {
+	fdl_rows r;
+	size_t at[6]; /* the first row of each kind (at[5]: the count) */
+} srows;
+
+/* The first row of `kind` owned by `owner` (rows sorted by owner). */
+static size_t first_owned(srows *s, int kind, int64_t owner)
+{
+	size_t lo = s->at[kind], hi = s->at[kind + 1];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fdl_rows_int(&s->r, S_OWNER, mid) < owner)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool owned(srows *s, int kind, size_t row, int64_t owner)
+{
+	return row < s->at[kind + 1] && fdl_rows_int(&s->r, S_OWNER, row) == owner;
+}
+
+/* Appends the cell's text (nothing for NULL), then `sep` when given. */
+static int put_cell(fdl_buf *b, srows *s, size_t row, const char *sep, fdl_error *err)
+{
+	char *t = fdl_rows_str(&s->r, S_TEXT, row);
+	int rc = t || fdl_rows_null(&s->r, S_TEXT, row) ? fdl_buf_puts(b, t ? t : "", err) : fdl_oom(err);
+	duckdb_free(t);
+	return rc || !sep ? rc : fdl_buf_puts(b, sep, err);
+}
+
+/* Table `id`'s state: its columns (by id) and live data files (by id)
+ * with their delete files, as the grouped query fdl wrote before spelt it
+ * (the table files' names stay the same); its files' bytes. */
+static int table_state(fdl_buf *b, int64_t *bytes, srows *s, int64_t id, fdl_error *err)
+{
+	int rc = 0;
+	*bytes = 0;
+	for (size_t i = first_owned(s, S_COLUMN, id), n = 0; !rc && owned(s, S_COLUMN, i, id); i++)
+		if (!fdl_rows_null(&s->r, S_TEXT, i) && !(rc = n++ ? fdl_buf_puts(b, "\n", err) : 0))
+			rc = put_cell(b, s, i, NULL, err);
+	if (!rc)
+		rc = fdl_buf_puts(b, "\x1e", err);
+	for (size_t i = first_owned(s, S_DATA, id), n = 0; !rc && owned(s, S_DATA, i, id); i++) {
+		int64_t file = fdl_rows_int(&s->r, S_ID, i);
+		*bytes += fdl_rows_int(&s->r, S_BYTES, i);
+		rc = n++ ? fdl_buf_puts(b, "\n", err) : 0;
+		if (!rc)
+			rc = put_cell(b, s, i, "\t", err);
+		size_t x = first_owned(s, S_DELETE, file);
+		if (!rc && owned(s, S_DELETE, x, file))
+			rc = put_cell(b, s, x, NULL, err);
+	}
+	return rc;
+}
+
+typedef struct stable {
+	char *schema, *name;
+	int64_t id;
+} stable;
+
+static int by_names(const void *a, const void *b)
+{
+	const stable *x = a, *y = b;
+	int c = strcmp(x->schema, y->schema);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/* The live tables with their schemas' names, sorted by schema and name. */
+static int live_tables(stable **out, size_t *n, srows *s, fdl_error *err)
+{
+	size_t cap = s->at[S_TABLE + 1] - s->at[S_TABLE];
+	stable *t = calloc(cap + 1, sizeof *t);
+	int rc = t ? 0 : fdl_oom(err);
+	*n = 0;
+	for (size_t i = s->at[S_TABLE]; !rc && i < s->at[S_TABLE + 1]; i++) {
+		int64_t schema = fdl_rows_int(&s->r, S_OWNER, i);
+		size_t k = s->at[S_SCHEMA];
+		while (k < s->at[S_SCHEMA + 1] && fdl_rows_int(&s->r, S_ID, k) != schema)
+			k++;
+		if (k == s->at[S_SCHEMA + 1])
+			continue; /* its schema ended: not live */
+		stable *e = &t[(*n)++];
+		e->schema = fdl_rows_str(&s->r, S_TEXT, k);
+		e->name = fdl_rows_str(&s->r, S_TEXT, i);
+		e->id = fdl_rows_int(&s->r, S_ID, i);
+		if (!e->schema || !e->name)
+			rc = fdl_oom(err);
+	}
+	if (!rc && *n)
+		qsort(t, *n, sizeof *t, by_names);
+	*out = t;
+	return rc;
+}
+
+static json_t *state_json(const stable *t, const char *state, int64_t bytes)
+{
+	return json_pack("{s:s, s:s, s:I, s:s, s:I}", "schema", t->schema, "name", t->name, "table_id",
+			 (json_int_t)t->id, "state", state, "bytes", (json_int_t)bytes);
+}
+
 /* Each live table of the catalog attached as `alias` (raw, or through DuckLake):
  * its names, its id and a text that changes whenever what a reader gets
  * from it may change (columns, live files and their deletes). */
 int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, bool raw, fdl_error *err)
 {
-	static const char *const tmpl =
-		"WITH c AS (SELECT table_id, string_agg(column_id || ':' || coalesce(parent_column, -1) || ':' ||"
-		"   column_name || ':' || column_type || ':' || coalesce(initial_default, '\\N'), chr(10) ORDER BY column_id)"
-		"   AS cols FROM {db}.ducklake_column WHERE end_snapshot IS NULL GROUP BY table_id),"
-		" f AS (SELECT f.table_id, string_agg(f.path || chr(9) || coalesce(x.path, ''), chr(10)"
-		"   ORDER BY f.data_file_id) AS files, sum(f.file_size_bytes) AS bytes FROM {db}.ducklake_data_file f"
-		"   LEFT JOIN {db}.ducklake_delete_file x ON x.data_file_id = f.data_file_id AND x.end_snapshot IS NULL"
-		"   WHERE f.end_snapshot IS NULL GROUP BY f.table_id)"
-		" SELECT s.schema_name, t.table_name, t.table_id, coalesce(c.cols, '') || chr(30) || coalesce(f.files, ''),"
-		" coalesce(f.bytes, 0)"
-		" FROM {db}.ducklake_table t JOIN {db}.ducklake_schema s ON s.schema_id = t.schema_id"
-		" LEFT JOIN c ON c.table_id = t.table_id LEFT JOIN f ON f.table_id = t.table_id"
-		" WHERE t.end_snapshot IS NULL AND s.end_snapshot IS NULL ORDER BY 1, 2";
 	fdl_buf sql = {0}, meta = {0};
-	fdl_rows rows = {0};
+	srows s = {0};
 	int rc = raw ? fdl_buf_puts(&meta, alias, err) : fdl_buf_printf(&meta, err, "__ducklake_metadata_%s", alias);
 	if (!rc)
-		rc = fdl_sql_with_db(&sql, tmpl, meta.data, err);
+		rc = fdl_sql_with_db(&sql, STATES_SQL, meta.data, err);
 	fdl_buf_free(&meta);
-	if ((rc = fdl_duck_query_built(d, &rows, &sql, rc, err)))
+	if ((rc = fdl_duck_query_built(d, &s.r, &sql, rc, err)))
 		return rc;
-	json_t *list = json_array();
-	for (size_t i = 0; list && i < fdl_rows_count(&rows); i++) {
-		char *schema = fdl_rows_str(&rows, 0, i), *name = fdl_rows_str(&rows, 1, i),
-		     *state = fdl_rows_str(&rows, 3, i);
-		json_t *t = schema && name && state ? json_pack("{s:s, s:s, s:I, s:s, s:I}", "schema", schema, "name",
-								name, "table_id", (json_int_t)fdl_rows_int(&rows, 2, i),
-								"state", state, "bytes",
-								(json_int_t)fdl_rows_int(&rows, 4, i))
-						    : NULL;
-		duckdb_free(schema);
-		duckdb_free(name);
-		duckdb_free(state);
-		if (!t || json_array_append_new(list, t)) {
+	size_t rows = fdl_rows_count(&s.r);
+	for (int k = 0, i = 0; k <= S_DELETE + 1; k++) {
+		while ((size_t)i < rows && fdl_rows_int(&s.r, S_KIND, (size_t)i) < k)
+			i++;
+		s.at[k] = (size_t)i;
+	}
+	s.at[S_DELETE + 1] = rows;
+	stable *t = NULL;
+	size_t n = 0;
+	rc = live_tables(&t, &n, &s, err);
+	json_t *list = rc ? NULL : json_array();
+	for (size_t i = 0; list && i < n; i++) {
+		fdl_buf state = {0};
+		int64_t bytes;
+		json_t *e = NULL;
+		if (!(rc = table_state(&state, &bytes, &s, t[i].id, err)))
+			e = state_json(&t[i], state.data ? state.data : "", bytes);
+		fdl_buf_free(&state);
+		if (!e || json_array_append_new(list, e)) {
 			json_decref(list);
 			list = NULL;
 		}
 	}
-	fdl_rows_free(&rows);
+	for (size_t i = 0; t && i < n; i++) {
+		duckdb_free(t[i].schema);
+		duckdb_free(t[i].name);
+	}
+	free(t);
+	fdl_rows_free(&s.r);
 	if (!list)
-		return fdl_oom(err);
+		return rc ? rc : fdl_oom(err);
 	*out = list;
 	return 0;
 }
