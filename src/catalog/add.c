@@ -32,12 +32,9 @@ static int folders(fdl_duck *d, const char *alias, const char *schema, const cha
 				"%1$s.ducklake_table t ON t.schema_id = s.schema_id AND t.end_snapshot IS NULL AND "
 				"t.table_name = ",
 				alias);
+	const char *vals[] = {table, schema}, *glue[] = {" WHERE s.end_snapshot IS NULL AND s.schema_name = ", ""};
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, table, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " WHERE s.end_snapshot IS NULL AND s.schema_name = ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, schema, err);
+		rc = fdl_sql_glued(&sql, 2, vals, glue, err);
 	rc = fdl_duck_query_built(d, &r, &sql, rc, err);
 	if (rc)
 		return rc;
@@ -97,12 +94,9 @@ static int known_files(fdl_duck *d, const char *alias, const char *schema, const
 				    " WHERE CAST(f.path_is_relative AS BOOLEAN) AND t.table_name = ",
 				    k ? " UNION ALL " : "", alias, k ? "ducklake_delete_file" : "ducklake_data_file", alias,
 				    alias);
+		const char *vals[] = {table, schema}, *glue[] = {" AND s.schema_name = ", ""};
 		if (!rc)
-			rc = fdl_buf_sql_str(&sql, table, err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, " AND s.schema_name = ", err);
-		if (!rc)
-			rc = fdl_buf_sql_str(&sql, schema, err);
+			rc = fdl_sql_glued(&sql, 2, vals, glue, err);
 	}
 	if (!rc)
 		rc = fdl_duck_strings(d, out, sql.data, err);

@@ -84,12 +84,9 @@ int fdl_catalog_table_files(fdl_duck *d, const char *alias, const char *schema, 
 				    "%s.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL WHERE "
 				    "f.end_snapshot IS NULL AND t.table_name = ",
 				    slash ? "" : "/", alias, alias, alias);
+	const char *vals[] = {table, schema}, *glue[] = {" AND s.schema_name = ", ""};
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, table, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND s.schema_name = ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, schema, err);
+		rc = fdl_sql_glued(&sql, 2, vals, glue, err);
 	if (!rc)
 		rc = fdl_duck_strings(d, out, sql.data, err);
 	fdl_buf_free(&sql);

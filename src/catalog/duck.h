@@ -126,6 +126,9 @@ int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error
 /* Appends `<fn>('<db>', '<native>')`: a statement run in the attached
  * database's own engine (fn: sqlite_query or postgres_query), quoted. */
 int fdl_sql_native(fdl_buf *sql, const char *fn, const char *db, const char *native, fdl_error *err);
+/* Appends vals[0], glue[0], vals[1], glue[1], ... for i < n: each value
+ * as a quoted SQL string, each glue as it is (the text between them). */
+int fdl_sql_glued(fdl_buf *sql, size_t n, const char *const vals[], const char *const glue[], fdl_error *err);
 /* Join the schema path, table path and file path of row `row` (columns
  * col0.. : each path and its path_is_relative) the way DuckLake resolves
  * them; refuses an absolute or unclean result, naming `what`. */

@@ -59,6 +59,17 @@ int fdl_sql_native(fdl_buf *sql, const char *fn, const char *db, const char *nat
 	return rc ? rc : fdl_buf_puts(sql, ")", err);
 }
 
+int fdl_sql_glued(fdl_buf *sql, size_t n, const char *const vals[], const char *const glue[], fdl_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = fdl_buf_sql_str(sql, vals[i], err);
+		if (!rc)
+			rc = fdl_buf_puts(sql, glue[i], err);
+	}
+	return rc;
+}
+
 int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err)
 {
 	int rc = 0;

@@ -111,11 +111,8 @@ static int has_column(bool *yes, fdl_duck *d, const char *alias, const char *sch
 	int rc = fdl_buf_puts(&sql, "SELECT count(*) FROM duckdb_columns() WHERE database_name = ", err);
 	const char *vals[] = {alias, schema, table, name};
 	const char *glue[] = {" AND schema_name = ", " AND table_name = ", " AND lower(column_name) = lower(", ")"};
-	for (size_t i = 0; i < 4 && !rc; i++) {
-		rc = fdl_buf_sql_str(&sql, vals[i], err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, glue[i], err);
-	}
+	if (!rc)
+		rc = fdl_sql_glued(&sql, 4, vals, glue, err);
 	if (!rc)
 		rc = fdl_duck_int(d, &n, 0, sql.data, err);
 	fdl_buf_free(&sql);
@@ -157,11 +154,8 @@ static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t
 	const char *vals[] = {x, xs, xt, v, t->schema, t->table};
 	const char *glue[] = {" AND xc.schema_name = ", " AND xc.table_name = ", " WHERE vc.database_name = ",
 			      " AND vc.schema_name = ", " AND vc.table_name = ", " ORDER BY vc.column_index"};
-	for (size_t i = 0; i < 6 && !rc; i++) {
-		rc = fdl_buf_sql_str(&sql, vals[i], err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, glue[i], err);
-	}
+	if (!rc)
+		rc = fdl_sql_glued(&sql, 6, vals, glue, err);
 	fdl_rows r;
 	if (!(rc = fdl_duck_query_built(d, &r, &sql, rc, err))) {
 		rc = fdl_buf_printf(out, err, "SELECT %s", lead);
