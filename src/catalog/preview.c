@@ -262,7 +262,7 @@ static int no_rows(fdl_buf *b, const json_t *table, fdl_error *err)
 	const json_t *cols = json_object_get(table, "columns"), *c;
 	size_t i;
 	int rc = json_array_size(cols) ? fdl_buf_puts(b, "(SELECT ", err)
-				       : fdl_fail(err, FDL_EINVALID, "files.json names no column");
+				       : fdl_fail(err, FDL_EINVALID, "the table's reading names no column");
 	json_array_foreach(rc ? NULL : cols, i, c)
 	{
 		const char *type = json_string_value(json_object_get(c, "type"));
@@ -290,7 +290,8 @@ static int plain_open(ptable *p, const fdl_preview_plain *x, size_t first, fdl_e
 {
 	const json_t *files = json_object_get(x->table, "files");
 	if (json_array_size(files) != x->n)
-		return fdl_fail(err, FDL_EINVALID, "files.json lists %zu files, %zu given", json_array_size(files), x->n);
+		return fdl_fail(err, FDL_EINVALID, "the table's reading lists %zu data files, %zu given",
+				json_array_size(files), x->n);
 	size_t lead = 0;
 	int64_t got = 0;
 	p->count = 0;

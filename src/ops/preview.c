@@ -165,7 +165,7 @@ static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *s
 	fdl_error why = {0};
 	int rc = plain_of(&x, &parts, r, schema, name)
 			 ? fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, &x, FDL_PREVIEW_ROWS, stats, &why)
-			 : fdl_fail(&why, FDL_ENOTFOUND, "files.json does not say how it reads");
+			 : fdl_fail(&why, FDL_ENOTFOUND, FDL_FILES_JSON " does not say how it reads");
 	parts_free(&x, parts);
 	if (!rc)
 		fdl_duck_trace(r->d, "preview: %s.%s read from its data files", schema, name);
