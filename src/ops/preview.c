@@ -137,7 +137,8 @@ static bool plain_of(fdl_preview_plain *x, char ***parts, pv_run *r, const char 
 	bool ok = f && *parts;
 	for (size_t i = 0; ok && i < n; i++) {
 		const json_t *e = json_array_get(files, i), *del = json_object_get(e, "deletes");
-		f[i].data = (*parts)[2 * i] = fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(e, "path")));
+		f[i].data = (*parts)[2 * i] =
+			fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(e, "path")));
 		if (del)
 			f[i].deletes = (*parts)[2 * i + 1] =
 				fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(del, "path")));
