@@ -84,12 +84,9 @@ int fdl_catalog_table_files(fdl_duck *d, const char *alias, const char *schema, 
 				    "%s.ducklake_schema s ON s.schema_id = t.schema_id AND s.end_snapshot IS NULL WHERE "
 				    "f.end_snapshot IS NULL AND t.table_name = ",
 				    slash ? "" : "/", alias, alias, alias);
+	const char *vals[] = {table, schema}, *glue[] = {" AND s.schema_name = ", ""};
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, table, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND s.schema_name = ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, schema, err);
+		rc = fdl_sql_glued(&sql, 2, vals, glue, err);
 	if (!rc)
 		rc = fdl_duck_strings(d, out, sql.data, err);
 	fdl_buf_free(&sql);
@@ -205,36 +202,12 @@ int fdl_catalog_ice_deleted(fdl_duck *d, const fdl_ice_batch *b, int64_t *out, f
 
 static int table_name(fdl_buf *sql, const char *alias, const fdl_ice_batch *b, fdl_error *err)
 {
-	int rc = fdl_buf_printf(sql, err, "%s.", alias);
-	if (!rc)
-		rc = fdl_buf_sql_ident(sql, b->schema, err);
-	if (!rc)
-		rc = fdl_buf_puts(sql, ".", err);
-	return rc ? rc : fdl_buf_sql_ident(sql, b->table, err);
+	return fdl_sql_table_ref(sql, alias, b->schema, b->table, err);
 }
 
 static int create_sql(fdl_buf *sql, const char *alias, const fdl_ice_batch *b, fdl_error *err)
 {
-	int rc = 0;
-	if (!b->schema_exists) {
-		rc = fdl_buf_printf(sql, err, "CREATE SCHEMA %s.", alias);
-		if (!rc)
-			rc = fdl_buf_sql_ident(sql, b->schema, err);
-		if (!rc)
-			rc = fdl_buf_puts(sql, "; ", err);
-	}
-	if (!rc)
-		rc = fdl_buf_puts(sql, "CREATE TABLE ", err);
-	if (!rc)
-		rc = table_name(sql, alias, b, err);
-	for (size_t i = 0; !rc && i < b->names->len; i++) {
-		rc = fdl_buf_puts(sql, i ? ", " : " (", err);
-		if (!rc)
-			rc = fdl_buf_sql_ident(sql, b->names->items[i], err);
-		if (!rc)
-			rc = fdl_buf_printf(sql, err, " %s", b->types->items[i]);
-	}
-	return rc ? rc : fdl_buf_puts(sql, ")", err);
+	return fdl_sql_create_table(sql, alias, b->schema, b->table, b->schema_exists, b->names, b->types, err);
 }
 
 static int add_sql(fdl_buf *sql, const char *alias, const fdl_ice_batch *b, fdl_error *err)

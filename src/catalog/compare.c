@@ -299,31 +299,14 @@ static int common_columns(fdl_buf *out, fdl_duck *d, const char *a, const char *
 	fdl_buf sql = {0};
 	int rc = fdl_buf_puts(&sql, "SELECT y.column_name, y.data_type LIKE '%VARIANT%' OR x2.data_type LIKE '%VARIANT%'"
 				    " FROM duckdb_columns() y JOIN duckdb_columns() x2 ON x2.database_name = ", err);
+	const char *vals[] = {a, b, schema, table, a};
+	const char *glue[] = {" AND x2.schema_name = y.schema_name AND x2.table_name = y.table_name AND "
+			      "x2.column_name = y.column_name WHERE y.database_name = ",
+			      " AND y.schema_name = ", " AND y.table_name = ",
+			      " AND y.column_name IN (SELECT x.column_name FROM duckdb_columns() x WHERE x.database_name = ",
+			      " AND x.schema_name = y.schema_name AND x.table_name = y.table_name) ORDER BY y.column_index"};
 	if (!rc)
-		rc = fdl_buf_sql_str(&sql, a, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND x2.schema_name = y.schema_name AND x2.table_name = y.table_name AND "
-					"x2.column_name = y.column_name WHERE y.database_name = ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, b, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND y.schema_name = ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, schema, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND y.table_name = ", err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, table, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND y.column_name IN (SELECT x.column_name FROM duckdb_columns() x WHERE "
-					"x.database_name = ",
-				  err);
-	if (!rc)
-		rc = fdl_buf_sql_str(&sql, a, err);
-	if (!rc)
-		rc = fdl_buf_puts(&sql, " AND x.schema_name = y.schema_name AND x.table_name = y.table_name) ORDER "
-					"BY y.column_index",
-				  err);
+		rc = fdl_sql_glued(&sql, 5, vals, glue, err);
 	fdl_rows r;
 	if ((rc = fdl_duck_query_built(d, &r, &sql, rc, err)))
 		return rc;

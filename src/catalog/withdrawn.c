@@ -111,28 +111,12 @@ static int has_column(bool *yes, fdl_duck *d, const char *alias, const char *sch
 	int rc = fdl_buf_puts(&sql, "SELECT count(*) FROM duckdb_columns() WHERE database_name = ", err);
 	const char *vals[] = {alias, schema, table, name};
 	const char *glue[] = {" AND schema_name = ", " AND table_name = ", " AND lower(column_name) = lower(", ")"};
-	for (size_t i = 0; i < 4 && !rc; i++) {
-		rc = fdl_buf_sql_str(&sql, vals[i], err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, glue[i], err);
-	}
+	if (!rc)
+		rc = fdl_sql_glued(&sql, 4, vals, glue, err);
 	if (!rc)
 		rc = fdl_duck_int(d, &n, 0, sql.data, err);
 	fdl_buf_free(&sql);
 	*yes = n > 0;
-	return rc;
-}
-
-/* `alias`.`schema`.`table`, quoted. */
-static int table_ref(fdl_buf *out, const char *alias, const char *schema, const char *table, fdl_error *err)
-{
-	int rc = fdl_buf_printf(out, err, "%s.", alias);
-	if (!rc)
-		rc = fdl_buf_sql_ident(out, schema, err);
-	if (!rc)
-		rc = fdl_buf_puts(out, ".", err);
-	if (!rc)
-		rc = fdl_buf_sql_ident(out, table, err);
 	return rc;
 }
 
@@ -157,11 +141,8 @@ static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t
 	const char *vals[] = {x, xs, xt, v, t->schema, t->table};
 	const char *glue[] = {" AND xc.schema_name = ", " AND xc.table_name = ", " WHERE vc.database_name = ",
 			      " AND vc.schema_name = ", " AND vc.table_name = ", " ORDER BY vc.column_index"};
-	for (size_t i = 0; i < 6 && !rc; i++) {
-		rc = fdl_buf_sql_str(&sql, vals[i], err);
-		if (!rc)
-			rc = fdl_buf_puts(&sql, glue[i], err);
-	}
+	if (!rc)
+		rc = fdl_sql_glued(&sql, 6, vals, glue, err);
 	fdl_rows r;
 	if (!(rc = fdl_duck_query_built(d, &r, &sql, rc, err))) {
 		rc = fdl_buf_printf(out, err, "SELECT %s", lead);
@@ -194,7 +175,7 @@ static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t
 	if (!rc)
 		rc = fdl_buf_puts(out, " FROM ", err);
 	if (!rc)
-		rc = table_ref(out, x, xs, xt, err);
+		rc = fdl_sql_table_ref(out, x, xs, xt, err);
 	if (!rc)
 		rc = fdl_buf_puts(out, where, err);
 	free(xs);
@@ -257,7 +238,7 @@ static int added_where(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const
 				    " OR (fdl_x.snapshot_id BETWEEN %lld AND %lld AND fdl_x.rowid NOT IN (SELECT rowid FROM ",
 				    (long long)w->from, (long long)w->to);
 		if (!rc)
-			rc = table_ref(out, w->v, t->schema, t->table, err);
+			rc = fdl_sql_table_ref(out, w->v, t->schema, t->table, err);
 		if (!rc)
 			rc = fdl_buf_puts(out, "))", err);
 	}
@@ -300,7 +281,7 @@ static int target(fdl_buf *ref, char **xs, char **xt, fdl_duck *d, const char *x
 	if (!rc && !by_id && (!(*xs = fdl_strdup(t->schema)) || !(*xt = fdl_strdup(t->table))))
 		rc = fdl_oom(err);
 	if (!rc && *xs)
-		rc = table_ref(ref, x, *xs, *xt, err);
+		rc = fdl_sql_table_ref(ref, x, *xs, *xt, err);
 	return rc;
 }
 
