@@ -172,44 +172,20 @@ int fdl_catalog_parquet_columns(fdl_duck *d, const char *file, fdl_strlist *name
 /* CREATE SCHEMA / TABLE / SET PARTITIONED BY for --create. */
 static int create_sql(fdl_buf *sql, const char *alias, const fdl_add_batch *b, fdl_error *err)
 {
-	int rc = 0;
-	if (!b->schema_exists) {
-		rc = fdl_buf_printf(sql, err, "CREATE SCHEMA %s.", alias);
-		if (!rc)
-			rc = fdl_buf_sql_ident(sql, b->schema, err);
-		if (!rc)
-			rc = fdl_buf_puts(sql, "; ", err);
-	}
-	fdl_buf name = {0};
+	int rc = fdl_sql_create_table(sql, alias, b->schema, b->table, b->schema_exists, b->names, b->types, err);
 	if (!rc)
-		rc = fdl_buf_printf(&name, err, "%s.", alias);
-	if (!rc)
-		rc = fdl_buf_sql_ident(&name, b->schema, err);
-	if (!rc)
-		rc = fdl_buf_puts(&name, ".", err);
-	if (!rc)
-		rc = fdl_buf_sql_ident(&name, b->table, err);
-	if (!rc)
-		rc = fdl_buf_printf(sql, err, "CREATE TABLE %s (", name.data);
-	for (size_t i = 0; !rc && i < b->names->len; i++) {
-		rc = fdl_buf_puts(sql, i ? ", " : "", err);
-		if (!rc)
-			rc = fdl_buf_sql_ident(sql, b->names->items[i], err);
-		if (!rc)
-			rc = fdl_buf_printf(sql, err, " %s", b->types->items[i]);
-	}
-	if (!rc)
-		rc = fdl_buf_puts(sql, "); ", err);
+		rc = fdl_buf_puts(sql, "; ", err);
 	for (size_t i = 0; !rc && i < b->keys->len; i++) {
 		rc = fdl_buf_puts(sql, i ? ", " : "ALTER TABLE ", err);
 		if (!rc && !i)
-			rc = fdl_buf_printf(sql, err, "%s SET PARTITIONED BY (", name.data);
+			rc = fdl_sql_table_ref(sql, alias, b->schema, b->table, err);
+		if (!rc && !i)
+			rc = fdl_buf_puts(sql, " SET PARTITIONED BY (", err);
 		if (!rc)
 			rc = fdl_buf_sql_ident(sql, b->keys->items[i], err);
 	}
 	if (!rc && b->keys->len)
 		rc = fdl_buf_puts(sql, "); ", err);
-	fdl_buf_free(&name);
 	return rc;
 }
 

@@ -202,36 +202,12 @@ int fdl_catalog_ice_deleted(fdl_duck *d, const fdl_ice_batch *b, int64_t *out, f
 
 static int table_name(fdl_buf *sql, const char *alias, const fdl_ice_batch *b, fdl_error *err)
 {
-	int rc = fdl_buf_printf(sql, err, "%s.", alias);
-	if (!rc)
-		rc = fdl_buf_sql_ident(sql, b->schema, err);
-	if (!rc)
-		rc = fdl_buf_puts(sql, ".", err);
-	return rc ? rc : fdl_buf_sql_ident(sql, b->table, err);
+	return fdl_sql_table_ref(sql, alias, b->schema, b->table, err);
 }
 
 static int create_sql(fdl_buf *sql, const char *alias, const fdl_ice_batch *b, fdl_error *err)
 {
-	int rc = 0;
-	if (!b->schema_exists) {
-		rc = fdl_buf_printf(sql, err, "CREATE SCHEMA %s.", alias);
-		if (!rc)
-			rc = fdl_buf_sql_ident(sql, b->schema, err);
-		if (!rc)
-			rc = fdl_buf_puts(sql, "; ", err);
-	}
-	if (!rc)
-		rc = fdl_buf_puts(sql, "CREATE TABLE ", err);
-	if (!rc)
-		rc = table_name(sql, alias, b, err);
-	for (size_t i = 0; !rc && i < b->names->len; i++) {
-		rc = fdl_buf_puts(sql, i ? ", " : " (", err);
-		if (!rc)
-			rc = fdl_buf_sql_ident(sql, b->names->items[i], err);
-		if (!rc)
-			rc = fdl_buf_printf(sql, err, " %s", b->types->items[i]);
-	}
-	return rc ? rc : fdl_buf_puts(sql, ")", err);
+	return fdl_sql_create_table(sql, alias, b->schema, b->table, b->schema_exists, b->names, b->types, err);
 }
 
 static int add_sql(fdl_buf *sql, const char *alias, const fdl_ice_batch *b, fdl_error *err)

@@ -129,6 +129,12 @@ int fdl_sql_native(fdl_buf *sql, const char *fn, const char *db, const char *nat
 /* Appends vals[0], glue[0], vals[1], glue[1], ... for i < n: each value
  * as a quoted SQL string, each glue as it is (the text between them). */
 int fdl_sql_glued(fdl_buf *sql, size_t n, const char *const vals[], const char *const glue[], fdl_error *err);
+/* Appends `alias`.schema.table, schema and table quoted as identifiers. */
+int fdl_sql_table_ref(fdl_buf *sql, const char *alias, const char *schema, const char *table, fdl_error *err);
+/* Appends `CREATE SCHEMA ...; ` (unless schema_exists) and `CREATE TABLE
+ * alias.schema.table (name type, ...)` with no statement end. */
+int fdl_sql_create_table(fdl_buf *sql, const char *alias, const char *schema, const char *table, bool schema_exists,
+			 const fdl_strlist *names, const fdl_strlist *types, fdl_error *err);
 /* Join the schema path, table path and file path of row `row` (columns
  * col0.. : each path and its path_is_relative) the way DuckLake resolves
  * them; refuses an absolute or unclean result, naming `what`. */

@@ -70,6 +70,41 @@ int fdl_sql_glued(fdl_buf *sql, size_t n, const char *const vals[], const char *
 	return rc;
 }
 
+int fdl_sql_table_ref(fdl_buf *sql, const char *alias, const char *schema, const char *table, fdl_error *err)
+{
+	int rc = fdl_buf_printf(sql, err, "%s.", alias);
+	if (!rc)
+		rc = fdl_buf_sql_ident(sql, schema, err);
+	if (!rc)
+		rc = fdl_buf_puts(sql, ".", err);
+	return rc ? rc : fdl_buf_sql_ident(sql, table, err);
+}
+
+int fdl_sql_create_table(fdl_buf *sql, const char *alias, const char *schema, const char *table, bool schema_exists,
+			 const fdl_strlist *names, const fdl_strlist *types, fdl_error *err)
+{
+	int rc = 0;
+	if (!schema_exists) {
+		rc = fdl_buf_printf(sql, err, "CREATE SCHEMA %s.", alias);
+		if (!rc)
+			rc = fdl_buf_sql_ident(sql, schema, err);
+		if (!rc)
+			rc = fdl_buf_puts(sql, "; ", err);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(sql, "CREATE TABLE ", err);
+	if (!rc)
+		rc = fdl_sql_table_ref(sql, alias, schema, table, err);
+	for (size_t i = 0; !rc && i < names->len; i++) {
+		rc = fdl_buf_puts(sql, i ? ", " : " (", err);
+		if (!rc)
+			rc = fdl_buf_sql_ident(sql, names->items[i], err);
+		if (!rc)
+			rc = fdl_buf_printf(sql, err, " %s", types->items[i]);
+	}
+	return rc ? rc : fdl_buf_puts(sql, names->len ? ")" : " ()", err);
+}
+
 int fdl_sql_with_db(fdl_buf *sql, const char *tmpl, const char *alias, fdl_error *err)
 {
 	int rc = 0;

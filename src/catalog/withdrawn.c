@@ -120,19 +120,6 @@ static int has_column(bool *yes, fdl_duck *d, const char *alias, const char *sch
 	return rc;
 }
 
-/* `alias`.`schema`.`table`, quoted. */
-static int table_ref(fdl_buf *out, const char *alias, const char *schema, const char *table, fdl_error *err)
-{
-	int rc = fdl_buf_printf(out, err, "%s.", alias);
-	if (!rc)
-		rc = fdl_buf_sql_ident(out, schema, err);
-	if (!rc)
-		rc = fdl_buf_puts(out, ".", err);
-	if (!rc)
-		rc = fdl_buf_sql_ident(out, table, err);
-	return rc;
-}
-
 /* SELECT <lead><v's columns, as x has them> FROM x's table of that
  * id<where>; nothing (*has false) when x has no such table. */
 static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t, const char *x, const char *lead,
@@ -188,7 +175,7 @@ static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t
 	if (!rc)
 		rc = fdl_buf_puts(out, " FROM ", err);
 	if (!rc)
-		rc = table_ref(out, x, xs, xt, err);
+		rc = fdl_sql_table_ref(out, x, xs, xt, err);
 	if (!rc)
 		rc = fdl_buf_puts(out, where, err);
 	free(xs);
@@ -251,7 +238,7 @@ static int added_where(fdl_buf *out, fdl_duck *d, const fdl_wd_version *w, const
 				    " OR (fdl_x.snapshot_id BETWEEN %lld AND %lld AND fdl_x.rowid NOT IN (SELECT rowid FROM ",
 				    (long long)w->from, (long long)w->to);
 		if (!rc)
-			rc = table_ref(out, w->v, t->schema, t->table, err);
+			rc = fdl_sql_table_ref(out, w->v, t->schema, t->table, err);
 		if (!rc)
 			rc = fdl_buf_puts(out, "))", err);
 	}
@@ -294,7 +281,7 @@ static int target(fdl_buf *ref, char **xs, char **xt, fdl_duck *d, const char *x
 	if (!rc && !by_id && (!(*xs = fdl_strdup(t->schema)) || !(*xt = fdl_strdup(t->table))))
 		rc = fdl_oom(err);
 	if (!rc && *xs)
-		rc = table_ref(ref, x, *xs, *xt, err);
+		rc = fdl_sql_table_ref(ref, x, *xs, *xt, err);
 	return rc;
 }
 
