@@ -259,8 +259,13 @@ fi
 sconf=$(echo "$venv"/lib/python3*/site-packages/pyspark)/conf
 if [ -d "$(dirname "$sconf")" ]; then
   mkdir -p "$sconf"
-  # the jars by their real path: deps/ may be a worktree's symlink to a shared folder
-  printf 'spark.jars %s\n' "$(ls "$(cd "$deps" && pwd -P)"/jars/*.jar | paste -sd, -)" > "$sconf/spark-defaults.conf"
+  # the jars by their real path: deps/ may be a worktree's symlink to a shared folder.
+  # The driver's JIT stops at C1 (defaultJavaOptions: put before any session's
+  # own extraJavaOptions, not replaced by them): a test's or a page's Spark
+  # runs seconds, and C2 compiling Spark's code cost more CPU than it saved
+  # (test_add's two Spark tests: 40-44 s of CPU with it, 25-28 s without).
+  printf 'spark.jars %s\nspark.driver.defaultJavaOptions -XX:TieredStopAtLevel=1\n' \
+    "$(ls "$(cd "$deps" && pwd -P)"/jars/*.jar | paste -sd, -)" > "$sconf/spark-defaults.conf"
 fi
 
 for s in "${side[@]}"; do

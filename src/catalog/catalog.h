@@ -27,6 +27,15 @@ int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err);
  * load before the first other statement; one loaded later is hashed by
  * DuckDB's signature check (~100 ms). */
 int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_error *err);
+/* The same for a session of metadata statements that scans no data (a
+ * commit's freeze, a checkout, a rebase, gc's and clone's catalog reads):
+ * DuckDB opened with one thread, so it starts no worker (a sanitizer
+ * checkout 0.47 -> 0.29 s CPU), and memory it frees in bulk given back at
+ * once rather than kept cached (at 10,000 snapshots, 20 MiB of a commit's
+ * peak). */
+int fdl_duck_new_lean(fdl_duck **out, const char *const *extensions, fdl_error *err);
+/* the extensions fdl_duck_new(.., true, ..) loads, for the lists above */
+#define FDL_DUCK_SQLITE_LAKE ((const char *const[]){"sqlite_scanner", "ducklake", NULL})
 /* A second connection to `with`'s database (its extensions, settings and
  * attached catalogs), for another thread: statements on the two may run at
  * the same time. Freeing it leaves `with` open; `with` outlives it. */
@@ -35,12 +44,6 @@ void fdl_duck_free(fdl_duck *d);
 /* One line on stderr under FDL_TRACE ("fdl trace: <what>"), beside the
  * statements' times: which way a step went, and why. */
 void fdl_duck_trace(fdl_duck *d, const char *fmt, ...) FDL_PRINTF(2, 3);
-/* Use at most this many threads (e.g. 1 where several sessions run at once). */
-int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err);
-/* A session of many small metadata statements (a commit): one thread, and
- * memory DuckDB frees in bulk given back at once rather than kept cached
- * (at 10,000 snapshots, 20 MiB of a commit's peak). */
-int fdl_duck_lean(fdl_duck *d, fdl_error *err);
 /* LOAD one more extension (e.g. "httpfs") from fdl's extension folder. */
 int fdl_duck_load(fdl_duck *d, const char *name, fdl_error *err);
 /* Give DuckDB access to a store's files where it needs more than a path:
@@ -511,6 +514,12 @@ typedef struct fdl_plain_file {
  * a table a plain reader cannot read right. */
 int fdl_catalog_read_plain(fdl_duck *d, const json_t *table, const fdl_plain_file *files, size_t n, const char *to,
 			   fdl_error *err);
+/* The same reading as a SELECT of the table's columns, appended to sql
+ * (FDL_EINVALID as above; also for a table without data files). ordered:
+ * in DuckLake's order (files in order, rows in file order) even where
+ * deletes are applied (a join, which need not keep it). */
+int fdl_reading_plain_sql(fdl_buf *sql, const json_t *table, const fdl_plain_file *files, size_t n, bool ordered,
+			  fdl_error *err);
 
 /* dataset.json's "tables": every live table (rows, fields with type and
  * nullable, COMMENT ON text as description), then views (kind, sql). */
@@ -575,14 +584,27 @@ int fdl_catalog_row_diff_raw(fdl_duck *d, const char *a, const char *b, const ch
 			     const fdl_diff_rows_options *o, fdl_error *err);
 
 /* A version's preview (preview.c, docs/format.md "Previews (fdl)"), over
- * a catalog attached through DuckLake as `alias`. Each live table: [{"schema",
- * "name", "table_id", "state"}] sorted by schema and name, "state" a text
- * that changes whenever what a reader gets from the table may change. */
-int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, fdl_error *err);
+ * a catalog attached as `alias`, raw or through DuckLake. Each live table:
+ * [{"schema", "name", "table_id", "state", "bytes"}] sorted by schema and
+ * name, "state" a text that changes whenever what a reader gets from the
+ * table may change, "bytes" its live data files' size. */
+int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, bool raw, fdl_error *err);
 /* One table's preview: {"columns", "row_count", "rows" (its first `first`
  * rows), "stats" (over every row; left out unless with_stats)}, every
- * value as DuckDB prints it. */
+ * value as DuckDB prints it. `plain` NULL: through DuckLake, the catalog
+ * attached as `alias`; else from the table's data files alone, as
+ * fdl_catalog_read_plain reads them (`table`: its entry of files.json,
+ * `files`: each of its files, local or remote paths, none for a table
+ * without rows): DuckLake's catalog is never loaded, whose first bind
+ * costs more than the rest of a small table's preview. Where that fails
+ * (a type read_parquet does not take), the caller reads it through
+ * DuckLake. */
+typedef struct fdl_preview_plain {
+	const json_t *table;
+	const fdl_plain_file *files;
+	size_t n;
+} fdl_preview_plain;
 int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
-			      size_t first, bool with_stats, fdl_error *err);
+			      const fdl_preview_plain *plain, size_t first, bool with_stats, fdl_error *err);
 
 #endif

@@ -119,6 +119,8 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static int open_session(fdl_duck *d, const char *const *extensions, bool lean, fdl_error *err);
+
 int fdl_duck_open(fdl_duck *d, fdl_error *err)
 {
 	return fdl_duck_open_with(d, true, err);
@@ -131,6 +133,14 @@ int fdl_duck_open_with(fdl_duck *d, bool sqlite, fdl_error *err)
 }
 
 int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error *err)
+{
+	return open_session(d, extensions, false, err);
+}
+
+/* `lean`: one thread from the start (DuckDB starts no worker, which a
+ * later SET threads would stop again), and memory DuckDB frees in bulk
+ * given back at once rather than kept cached. */
+static int open_session(fdl_duck *d, const char *const *extensions, bool lean, fdl_error *err)
 {
 	memset(d, 0, sizeof *d);
 	const char *trace = getenv("FDL_TRACE");
@@ -152,6 +162,10 @@ int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error 
 	if (extdir)
 		duckdb_set_config(cfg, "extension_directory", extdir);
 	free(extdir);
+	if (lean) {
+		duckdb_set_config(cfg, "threads", "1");
+		duckdb_set_config(cfg, "allocator_bulk_deallocation_flush_threshold", "1MB");
+	}
 	char *msg = NULL;
 	if (duckdb_open_ext(NULL, &d->db, cfg, &msg) != DuckDBSuccess) {
 		int rc = fdl_fail(err, FDL_EDUCKDB, "DuckDB: cannot open: %s", msg ? msg : "unknown error");
@@ -202,18 +216,28 @@ int fdl_duck_new(fdl_duck **out, bool sqlite, fdl_error *err)
 	return fdl_duck_new_loading(out, sqlite ? both : lake, err);
 }
 
-int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_error *err)
+static int new_session(fdl_duck **out, const char *const *extensions, bool lean, fdl_error *err)
 {
 	fdl_duck *d = malloc(sizeof *d);
 	if (!d)
 		return fdl_oom(err);
-	int rc = fdl_duck_open_loading(d, extensions, err);
+	int rc = open_session(d, extensions, lean, err);
 	if (rc) {
 		free(d);
 		return rc;
 	}
 	*out = d;
 	return 0;
+}
+
+int fdl_duck_new_loading(fdl_duck **out, const char *const *extensions, fdl_error *err)
+{
+	return new_session(out, extensions, false, err);
+}
+
+int fdl_duck_new_lean(fdl_duck **out, const char *const *extensions, fdl_error *err)
+{
+	return new_session(out, extensions, true, err);
 }
 
 int fdl_duck_new_sharing(fdl_duck **out, fdl_duck *with, fdl_error *err)
@@ -252,21 +276,6 @@ void fdl_duck_trace(fdl_duck *d, const char *fmt, ...)
 	fputc('\n', stderr);
 	funlockfile(stderr);
 	va_end(ap);
-}
-
-int fdl_duck_threads(fdl_duck *d, int threads, fdl_error *err)
-{
-	char sql[64];
-	snprintf(sql, sizeof sql, "SET threads = %d", threads);
-	return fdl_duck_exec(d, sql, err);
-}
-
-int fdl_duck_lean(fdl_duck *d, fdl_error *err)
-{
-	int rc = fdl_duck_threads(d, 1, err);
-	/* DuckDB's allocator keeps freed blocks for reuse; past this size it
-	 * returns a bulk free to the system when it happens */
-	return rc ? rc : fdl_duck_exec(d, "SET allocator_bulk_deallocation_flush_threshold = '1MB'", err);
 }
 
 int fdl_duck_use(fdl_duck *d, const char *alias, fdl_error *err)

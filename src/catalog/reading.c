@@ -359,8 +359,21 @@ static int deleted_rows(fdl_buf *b, const fdl_plain_file *files, size_t n, fdl_e
 	return rc;
 }
 
-int fdl_catalog_read_plain(fdl_duck *d, const json_t *table, const fdl_plain_file *files, size_t n, const char *to,
-			   fdl_error *err)
+/* The file list `[data, ...]` of files[0..n), appended to b. */
+static int file_list(fdl_buf *b, const fdl_plain_file *files, size_t n, fdl_error *err)
+{
+	int rc = fdl_buf_puts(b, "[", err);
+	for (size_t k = 0; k < n && !rc; k++) {
+		if (k)
+			rc = fdl_buf_puts(b, ", ", err);
+		if (!rc)
+			rc = fdl_buf_sql_str(b, files[k].data, err);
+	}
+	return rc ? rc : fdl_buf_puts(b, "]", err);
+}
+
+int fdl_reading_plain_sql(fdl_buf *sql, const json_t *table, const fdl_plain_file *files, size_t n, bool ordered,
+			  fdl_error *err)
 {
 	const json_t *cols = json_object_get(table, "columns");
 	const char *why = json_string_value(json_object_get(table, "unreadable"));
@@ -371,41 +384,53 @@ int fdl_catalog_read_plain(fdl_duck *d, const json_t *table, const fdl_plain_fil
 	bool deletes = false;
 	for (size_t i = 0; i < n; i++)
 		deletes = deletes || files[i].deletes;
-	fdl_buf sql = {0};
-	int rc = fdl_buf_puts(&sql, "COPY (SELECT ", err);
+	int rc = fdl_buf_puts(sql, "SELECT ", err);
 	size_t i;
 	const json_t *c;
 	json_array_foreach(cols, i, c)
 	{
 		if (!rc && i)
-			rc = fdl_buf_puts(&sql, ", ", err);
+			rc = fdl_buf_puts(sql, ", ", err);
 		if (!rc)
-			rc = fdl_buf_puts(&sql, "d.", err);
+			rc = fdl_buf_puts(sql, "d.", err);
 		if (!rc)
-			rc = fdl_buf_sql_ident(&sql, json_string_value(json_object_get(c, "name")), err);
+			rc = fdl_buf_sql_ident(sql, json_string_value(json_object_get(c, "name")), err);
 	}
 	if (!rc)
-		rc = fdl_buf_puts(&sql, " FROM read_parquet([", err);
-	for (size_t k = 0; k < n && !rc; k++) {
-		if (k)
-			rc = fdl_buf_puts(&sql, ", ", err);
-		if (!rc)
-			rc = fdl_buf_sql_str(&sql, files[k].data, err);
-	}
+		rc = fdl_buf_puts(sql, " FROM read_parquet(", err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, "], schema = ", err);
+		rc = file_list(sql, files, n, err);
 	if (!rc)
-		rc = schema_map(&sql, cols, err);
+		rc = fdl_buf_puts(sql, ", schema = ", err);
 	if (!rc)
-		rc = fdl_buf_puts(&sql, deletes ? ", hive_partitioning = false, filename = 'fdl_file', file_row_number = true) d"
+		rc = schema_map(sql, cols, err);
+	if (!rc)
+		rc = fdl_buf_puts(sql, deletes ? ", hive_partitioning = false, filename = 'fdl_file', file_row_number = true) d"
 						  " LEFT JOIN ("
 						: ", hive_partitioning = false) d",
 				  err);
 	if (!rc && deletes)
-		rc = deleted_rows(&sql, files, n, err);
+		rc = deleted_rows(sql, files, n, err);
 	if (!rc && deletes)
-		rc = fdl_buf_puts(&sql, ") x ON d.fdl_file = x.fdl_file AND d.file_row_number = x.fdl_pos"
+		rc = fdl_buf_puts(sql, ") x ON d.fdl_file = x.fdl_file AND d.file_row_number = x.fdl_pos"
 					" WHERE x.fdl_pos IS NULL", err);
+	/* a join need not keep the scan's order: said again */
+	if (!rc && deletes && ordered)
+		rc = fdl_buf_puts(sql, " ORDER BY list_position(", err);
+	if (!rc && deletes && ordered)
+		rc = file_list(sql, files, n, err);
+	if (!rc && deletes && ordered)
+		rc = fdl_buf_puts(sql, ", d.fdl_file), d.file_row_number", err);
+	return rc;
+}
+
+int fdl_catalog_read_plain(fdl_duck *d, const json_t *table, const fdl_plain_file *files, size_t n, const char *to,
+			   fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "COPY (", err);
+	if (!rc)
+		rc = fdl_reading_plain_sql(&sql, table, files, n, false, err);
 	if (!rc)
 		rc = fdl_buf_puts(&sql, ") TO ", err);
 	if (!rc)

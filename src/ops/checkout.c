@@ -139,7 +139,7 @@ static int pg_target_free(const fdl_work *w, fdl_repo *repo, fdl_error *err)
 		return fdl_fail(err, e.code, "%s", e.message);
 	/* no record: refuse a schema that already holds a DuckLake catalog */
 	fdl_duck *d = NULL;
-	if ((rc = fdl_duck_new(&d, true, err)))
+	if ((rc = fdl_duck_new_lean(&d, FDL_DUCK_SQLITE_LAKE, err)))
 		return rc;
 	rc = fdl_catalog_attach_raw(d, "fdl_probe", w->catalog, FDL_CAT_POSTGRES, true, err);
 	bool lake = false;
@@ -467,7 +467,8 @@ int fdl_checkout(fdl_repo *repo, const char *work, const fdl_checkout_options *o
 	if (!rc && opts && opts->create == FDL_CHECKOUT_NEW)
 		rc = choose_branch(&w, &key, repo, opts, err);
 	fdl_duck *d = NULL;
-	if (!rc && !(rc = fdl_duck_new(&d, true, err))) {
+	/* metadata only: a copy of the version's catalog and a new template */
+	if (!rc && !(rc = fdl_duck_new_lean(&d, FDL_DUCK_SQLITE_LAKE, err))) {
 		rc = fdl_duck_use_store(d, repo->store, err);
 		if (!rc)
 			rc = fdl_checkout_seed(d, repo, &w, err);

@@ -363,8 +363,8 @@ static json_t *data_claims(const vdir *d, const char *files_local)
 static int plan_catalog(cloner *c, const vdir *d, const char *catalog, fdl_error *err)
 {
 	int rc = 0;
-	if (!c->duck && !(rc = fdl_duck_new(&c->duck, true, err)))
-		rc = fdl_duck_threads(c->duck, 1, err); /* the pool is the parallelism */
+	if (!c->duck) /* one thread: the pool is the parallelism */
+		rc = fdl_duck_new_lean(&c->duck, FDL_DUCK_SQLITE_LAKE, err);
 	if (!rc)
 		rc = fdl_catalog_attach_raw(c->duck, "fdl_clone", catalog, FDL_CAT_DUCKDB, true, err);
 	if (rc)

@@ -429,23 +429,21 @@ static const char *work_alias(const fdl_work *w)
 
 /* A DuckDB with what the freeze needs: the working catalog's scanner, and
  * DuckLake (and the store's access, which its ATTACH of a bucket's data
- * path checks) for a full freeze, whose new catalog DuckLake creates, and
- * for the preview the commit computes in this database once the version is
- * written, when the repository keeps previews (DuckLake loaded later would
- * be loaded signed, ten times slower).
+ * path checks) for a full freeze, whose new catalog DuckLake creates. The
+ * preview the commit computes in this database once the version is written
+ * reads tables from their data files and needs no DuckLake (loading it
+ * cost a one-row commit ~9 ms of CPU; a table only DuckLake reads right
+ * gets a DuckDB of its own, preview.c).
  * Extensions load before any other statement. */
-static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool lake, bool preview, fdl_error *err)
+static int open_session(fdl_duck **d, fdl_repo *repo, const fdl_work *w, bool lake, fdl_error *err)
 {
 	const char *scanner = w->postgres ? "postgres_scanner" : "sqlite_scanner";
-	const char *exts[] = {scanner, lake || preview ? "ducklake" : NULL, NULL};
-	int rc = fdl_duck_new_loading(d, exts, err);
+	const char *exts[] = {scanner, lake ? "ducklake" : NULL, NULL};
 	/* a commit's statements read and write metadata, never data: DuckDB's
 	 * worker threads only add hand-offs, and what its allocator keeps
 	 * cached was 20 of the 116 MiB a commit held at 10,000 snapshots */
-	if (!rc && (rc = fdl_duck_lean(*d, err))) {
-		fdl_duck_free(*d);
-		*d = NULL;
-	} else if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
+	int rc = fdl_duck_new_lean(d, exts, err);
+	if (!rc && lake && (rc = fdl_duck_use_store(*d, repo->store, err))) {
 		fdl_duck_free(*d);
 		*d = NULL;
 	}
@@ -594,7 +592,7 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 	/* the template is looked at (and hashed) only for a full freeze */
 	char why[200] = "";
 	char *tmpl = since ? NULL : template_of(w, why);
-	int rc = open_session(d, repo, w, !since && !tmpl, out->preview, err);
+	int rc = open_session(d, repo, w, !since && !tmpl, err);
 	if (!rc && since)
 		rc = read_since_base(sn, *d, repo, out, w, err);
 	if (!rc)
@@ -623,7 +621,7 @@ static int freeze_catalog(frozen *out, fdl_duck **d, fdl_repo *repo, const fdl_w
 		*sn = NULL;
 		fdl_duck_free(*d);
 		*d = NULL;
-		rc = open_session(d, repo, w, true, out->preview, err);
+		rc = open_session(d, repo, w, true, err);
 		if (!rc)
 			rc = attach_work(*d, w, err);
 	}

@@ -171,7 +171,7 @@ static int gc_incomplete(gc_run *g, vdirs *dirs, fdl_error *err)
 static int live_files(fdl_strlist *keep, fdl_repo *repo, vdirs *dirs, fdl_error *err)
 {
 	fdl_duck *duck = NULL;
-	int rc = fdl_duck_new(&duck, true, err);
+	int rc = fdl_duck_new_lean(&duck, FDL_DUCK_SQLITE_LAKE, err); /* catalogs only */
 	for (size_t i = 0; i < dirs->len && !rc; i++) {
 		vdir *d = &dirs->items[i];
 		if (!d->v || expired(d))

@@ -18,8 +18,11 @@ typedef struct pv_run {
 	fdl_version *v;
 	char *catalog;
 	fdl_duck *d;
-	fdl_duck *share; /* the commit's database (DuckLake loaded), beside a commit */
+	fdl_duck *share; /* the commit's database, beside a commit */
 	bool attached;
+	bool lake;     /* attached through DuckLake in d (fdl preview) */
+	fdl_duck *own; /* beside a commit, once a table needs DuckLake: a DuckDB of its own, attached through it */
+	json_t *files; /* files.json's tables: how each reads from its data files (NULL: not known) */
 } pv_run;
 
 static void run_free(pv_run *r)
@@ -29,17 +32,27 @@ static void run_free(pv_run *r)
 		fdl_catalog_detach(r->d, ALIAS, &ignore);
 	}
 	fdl_duck_free(r->d);
+	fdl_duck_free(r->own);
 	free(r->catalog);
+	json_decref(r->files);
 	fdl_version_free(r->v);
 }
 
 /* The version attached as a reader attaches it: checked, confined, read
- * only. Beside a commit, in the commit's own database (DuckDB started,
- * DuckLake loaded), without the confinement, which would hold for the
+ * only, through DuckLake; its files.json, which says how each table reads
+ * from its data files. Beside a commit, in the commit's own database
+ * (DuckDB started), the catalog attached raw (its metadata is all the
+ * tables' states need), without the confinement, which would hold for the
  * whole database: the catalog is the one the commit froze and checked. */
 static int run_open(pv_run *r, const char *id, fdl_error *err)
 {
 	int rc = fdl_version_read(&r->v, r->repo, id, err);
+	json_t *files = NULL;
+	fdl_error ignore; /* without it, every table is read through DuckLake */
+	if (!rc && !fdl_version_load_json(&files, r->repo, r->v, "files", &ignore)) {
+		r->files = json_incref(json_object_get(files, "tables"));
+		json_decref(files);
+	}
 	if (!rc)
 		rc = fdl_version_fetch_catalog(&r->catalog, r->repo, r->v, err);
 	if (!rc)
@@ -49,12 +62,37 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 	if (!rc && !r->share)
 		rc = fdl_catalog_version_confined(NULL, r->d, NULL, r->catalog, r->repo->store, r->repo->data_dir,
 						  fdl_version_id(r->v), err);
-	if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
-		r->attached = true;
+	/* beside a commit, raw: a table read from its data files needs no
+	 * more (DuckLake's ATTACH reads more of the catalog) */
+	if (!rc && r->share)
+		rc = fdl_catalog_attach_raw(r->d, ALIAS, r->catalog, FDL_CAT_DUCKDB, true, err);
+	else if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
+		r->lake = true;
+	r->attached = !rc;
 	const char *dirs[] = {r->repo->data_url, NULL};
 	const char *paths[] = {r->catalog, NULL};
 	if (!rc && !r->share)
 		rc = fdl_duck_confine(r->d, dirs, paths, err);
+	return rc;
+}
+
+/* Where the catalog is attached through DuckLake (*lake): in d for fdl
+ * preview; beside a commit, whose database has no DuckLake loaded, a
+ * DuckDB of its own, opened for the first table that needs it (without
+ * the confinement, as in the commit's: the catalog is the one it froze). */
+static int lake_ready(fdl_duck **lake, pv_run *r, fdl_error *err)
+{
+	int rc = 0;
+	if (!r->lake && !r->own && !(rc = fdl_duck_new(&r->own, false, err))) {
+		rc = fdl_duck_use_data(r->own, r->repo->data_url, r->repo->store, err);
+		if (!rc)
+			rc = fdl_catalog_attach_lake(r->own, ALIAS, r->catalog, r->repo->data_url, err);
+		if (rc) {
+			fdl_duck_free(r->own);
+			r->own = NULL;
+		}
+	}
+	*lake = r->lake ? r->d : r->own;
 	return rc;
 }
 
@@ -81,13 +119,65 @@ static int table_found(json_t **out, pv_run *r, const char *sha, fdl_error *err)
 	return rc == FDL_ENOTFOUND ? 0 : rc;
 }
 
+/* How table schema.name reads from its data files (files.json's entry,
+ * with written columns and files), into *x and parts (freed by the
+ * caller); false when files.json does not say. */
+static bool plain_of(fdl_preview_plain *x, char ***parts, pv_run *r, const char *schema, const char *name)
+{
+	char *key = fdl_asprintf("%s.%s", schema, name);
+	const json_t *t = key && r->files ? json_object_get(r->files, key) : NULL;
+	free(key);
+	const json_t *files = json_object_get(t, "files");
+	size_t n = json_array_size(files);
+	if (!json_array_size(json_object_get(t, "columns")))
+		return false;
+	fdl_plain_file *f = calloc(n + 1, sizeof *f);
+	*parts = calloc(2 * n + 1, sizeof **parts);
+	*x = (fdl_preview_plain){t, f, n};
+	bool ok = f && *parts;
+	for (size_t i = 0; ok && i < n; i++) {
+		const json_t *e = json_array_get(files, i), *del = json_object_get(e, "deletes");
+		f[i].data = (*parts)[2 * i] =
+			fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(e, "path")));
+		if (del)
+			f[i].deletes = (*parts)[2 * i + 1] =
+				fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(del, "path")));
+		ok = f[i].data && (!del || f[i].deletes);
+	}
+	return ok;
+}
+
+static void parts_free(fdl_preview_plain *x, char **parts)
+{
+	for (size_t i = 0; parts && i < 2 * x->n; i++)
+		free(parts[i]);
+	free(parts);
+	free((void *)x->files);
+}
+
 /* Table `t`'s file computed and written under `sha`, into *out. */
 static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *sha, bool stats, fdl_error *err)
 {
 	json_t *doc = NULL;
 	const char *schema = json_string_value(json_object_get(t, "schema")),
 		   *name = json_string_value(json_object_get(t, "name"));
-	int rc = fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, FDL_PREVIEW_ROWS, stats, err);
+	fdl_preview_plain x = {0};
+	char **parts = NULL;
+	fdl_error why = {0};
+	int rc = plain_of(&x, &parts, r, schema, name)
+			 ? fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, &x, FDL_PREVIEW_ROWS, stats, &why)
+			 : fdl_fail(&why, FDL_ENOTFOUND, FDL_FILES_JSON " does not say how it reads");
+	parts_free(&x, parts);
+	if (!rc)
+		fdl_duck_trace(r->d, "preview: %s.%s read from its data files", schema, name);
+	else {
+		fdl_duck_trace(r->d, "preview: %s.%s through DuckLake (from its data files alone: %s)", schema, name,
+			       why.message);
+		fdl_duck *lake = NULL;
+		rc = lake_ready(&lake, r, err);
+		if (!rc)
+			rc = fdl_catalog_preview_table(&doc, lake, ALIAS, schema, name, NULL, FDL_PREVIEW_ROWS, stats, err);
+	}
 	json_t *head = rc ? NULL
 			  : json_pack("{s:i, s:s, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "schema", schema, "name",
 				      name, "table_id", json_object_get(t, "table_id"));
@@ -155,7 +245,7 @@ static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, const fdl_pr
 	pv_run r = {.repo = repo, .share = share};
 	int rc = run_open(&r, id, err);
 	if (!rc)
-		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, err);
+		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, !r.lake, err);
 	size_t i;
 	json_t *t;
 	json_array_foreach(rc ? NULL : tables, i, t)

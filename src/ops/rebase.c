@@ -247,7 +247,8 @@ static int build(rebase_job *j, fdl_rebase_report *r, fdl_error *err)
 	fdl_rebase_plan p = {.work = "fdl_old", .onto = "fdl_new", .data_path = j->w.data_path,
 			     .base = j->w.base[0] ? j->w.base_snapshot : 0, .before_write = crash_point,
 			     .payload = j->repo->store};
-	int rc = fdl_duck_new(&d, true, err);
+	/* metadata only: the catalogs' rows are replayed, no data is read */
+	int rc = fdl_duck_new_lean(&d, FDL_DUCK_SQLITE_LAKE, err);
 	if (!rc)
 		rc = fdl_duck_use_store(d, j->repo->store, err);
 	if (!rc)

@@ -379,11 +379,7 @@ static fdl_duck *catalog_reader(report *r)
 	if (!*duck && !r->duck_rc) {
 		/* the workers are the parallelism: DuckDB's own threads only add
 		 * hand-offs to statements this small */
-		if ((r->duck_rc = fdl_duck_new_loading(duck, NULL, &r->duck_err)) == 0 &&
-		    (r->duck_rc = fdl_duck_threads(*duck, 1, &r->duck_err)) != 0) {
-			fdl_duck_free(*duck);
-			*duck = NULL;
-		}
+		r->duck_rc = fdl_duck_new_lean(duck, NULL, &r->duck_err);
 	}
 	return *duck;
 }

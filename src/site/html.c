@@ -195,6 +195,12 @@ static void first_rows(page *p, const site_table *t)
 		raw(p, "<p class=\"muted\">First rows: none computed for this version yet (<code>fdl preview</code>).</p>\n");
 		return;
 	}
+	/* the card's own marks (app.js viewer()): one selector finds the first
+	 * rows on this page and on the one the script draws */
+	if (!p->rc)
+		p->rc = fdl_buf_printf(p->out, p->err,
+				       "<div class=\"viewer\" data-source=\"preview\" data-rows=\"%zu\"><div class=\"scroll\">",
+				       json_array_size(rows));
 	raw(p, "<table class=\"rows\"><thead><tr>");
 	json_array_foreach(json_object_get(t->preview, "columns"), i, c) el(p, "<th>", fdl__site_str(c, "name"), "</th>");
 	raw(p, "</tr></thead>\n<tbody>\n");
@@ -204,7 +210,7 @@ static void first_rows(page *p, const site_table *t)
 		json_array_foreach(r, k, c) cell(p, c);
 		raw(p, "</tr>\n");
 	}
-	raw(p, "</tbody></table>\n");
+	raw(p, "</tbody></table></div></div>\n");
 }
 
 static void table(page *p, const site_table *t)
@@ -316,9 +322,10 @@ int fdl__site_html(fdl_buf *out, const site_model *m, bool home, fdl_error *err)
 	paragraphs(&p, fdl__site_str(m->dataset, "description"));
 	meta(&p);
 	version_line(&p);
-	raw(&p, "<h2>Tables</h2>\n");
+	raw(&p, home ? "<h2>Tables</h2>\n<div id=\"card-tables\">\n" : "<h2>Tables</h2>\n<div>\n");
 	for (size_t i = 0; i < m->ntables; i++)
 		table(&p, &m->tables[i]);
+	raw(&p, "</div>\n");
 	if (!m->ntables)
 		raw(&p, "<p class=\"muted\">No tables.</p>\n");
 	size_t i;

@@ -124,6 +124,60 @@ def test_each_statistic_equals_stock_duckdb_and_unchanged_tables_are_reused(repo
     vfile.write_text(kept)
 
 
+PLAIN_STEPS = [
+    ("three files and an empty table", [
+        "CREATE TABLE lake.m (id INTEGER, name VARCHAR)",
+        "INSERT INTO lake.m SELECT i, 'n' || (i % 4) FROM range(30) r(i)",
+        "INSERT INTO lake.m SELECT i, 'n' || (i % 5) FROM range(30, 60) r(i)",
+        "INSERT INTO lake.m SELECT i, NULL FROM range(60, 65) r(i)",
+        "CREATE TABLE lake.e (x INTEGER)",
+        "CREATE TABLE lake.p (k INTEGER, region VARCHAR)",
+        "ALTER TABLE lake.p SET PARTITIONED BY (region)",
+        "INSERT INTO lake.p VALUES (1, 'NULL'), (2, 'north'), (3, NULL)",
+        "CREATE TABLE lake.s (i INTEGER, st STRUCT(a INTEGER, b VARCHAR))",
+        "INSERT INTO lake.s VALUES (1, {'a': 1, 'b': 'x'})"]),
+    # the first 20 rows now span two files, each with deletes; a renamed
+    # column and one added with a default for the older files
+    ("deletes in two files, a rename, a column added", [
+        "DELETE FROM lake.m WHERE id < 25 OR (id >= 30 AND id % 7 = 0)",
+        "ALTER TABLE lake.m RENAME COLUMN name TO label",
+        "ALTER TABLE lake.m ADD COLUMN score DOUBLE DEFAULT 1.5",
+        "INSERT INTO lake.m VALUES (100, 'late', 2.5)",
+        # a struct that gained a field after a file was written: files.json
+        # says no plain reader gets it right (its "unreadable")
+        "ALTER TABLE lake.s ADD COLUMN st.c INTEGER",
+        "INSERT INTO lake.s VALUES (2, {'a': 2, 'b': 'y', 'c': 3})"]),
+    ("one more row", ["INSERT INTO lake.m VALUES (101, NULL, NULL)"]),
+]
+
+
+def test_a_changed_table_is_read_from_its_data_files_as_duckdb_reads_it(repo, tmp_path):
+    """A commit reads a changed table's preview from its data files by
+    files.json's reading (columns by field id, defaults, deletes, DuckLake's
+    row order, partition folders ignored; a table without files from its
+    columns), not through DuckLake, and each value still equals stock
+    DuckDB's; a table files.json calls unreadable is read through DuckLake."""
+    con = repo.checkout(tmp_path / "w")
+    ids, traces = [], []
+    for message, statements in PLAIN_STEPS:
+        for sql in statements:
+            con.execute(sql)
+        traces.append(fdl("commit", tmp_path / "w", "-m", message, env={"FDL_TRACE": "1"}).stderr)
+        ids.append(repo.head())
+    con.close()
+    for vid, trace in zip(ids, traces):
+        assert "preview: main.m read from its data files" in trace, trace
+        assert "main.m through DuckLake" not in trace, trace
+        check_version(repo, vid)
+    for table in ("e", "p", "s"):
+        assert f"preview: main.{table} read from its data files" in traces[0], traces[0]
+    assert "preview: main.s through DuckLake (from its data files alone: a reader of plain Parquet cannot" \
+        in traces[1], traces[1]
+    # the first rows come from the two leading files, past their deletes
+    rows = preview(repo, ids[1])["main.m"]["rows"]
+    assert [r[0] for r in rows[:6]] == ["25", "26", "27", "28", "29", "30"], rows
+
+
 def test_fdl_preview_fills_older_versions_and_they_go_with_a_withdrawal(repo, tmp_path, ledger):
     ids, _ = commits(repo, tmp_path / "w", *STEPS)
     before = {vid: (repo.root / "previews" / f"{vid}.json").read_text() for vid in ids}

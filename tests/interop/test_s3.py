@@ -448,6 +448,39 @@ def test_clone_into_a_bucket_does_not_read_the_copy_back(s3_server, repo, tmp_pa
     assert dst.keys("datasets/pop/history/heads/")  # the copy's own history index
 
 
+def test_clone_copies_previews_from_and_into_a_bucket(s3repo, tmp_path):
+    """A repository with previews on a bucket (a store that lists previews/):
+    a clone to a folder, that folder's clone into another prefix of the
+    bucket and a clone from bucket to bucket each hold the source's
+    previews/ (each version's file and its table files) byte for byte, and
+    verify (which checks each preview as a reader parses it) passes."""
+    r = s3repo
+    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)",
+          "CREATE TABLE lake.u AS SELECT 'x' || range AS s FROM range(5)")
+    v1 = r.fdl("commit", tmp_path / "w1", "-m", "two tables", "-q").stdout.strip()
+    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (100)")  # u unchanged: its table file is shared
+    r.fdl("commit", tmp_path / "w2", "-m", "one more row", "-q")
+    r.fdl("branch", r.root, "old", v1)
+    r.fdl("preview", r.root)
+
+    def previews_on_bucket(prefix):
+        return {k[len(prefix):]: r.get(k) for k in r.keys(prefix)}
+
+    want = previews_on_bucket("datasets/pop/previews/")
+    assert len([k for k in want if k.endswith(".json") and "/" not in k]) == 2, sorted(want)
+    assert any(k.startswith("tables/") for k in want), sorted(want)
+    folder = tmp_path / "mirror"
+    r.fdl("clone", r.root, folder)
+    got = {str(p.relative_to(folder / "previews")): p.read_bytes()
+           for p in (folder / "previews").rglob("*") if p.is_file()}
+    assert got == want
+    assert fdl("verify", folder, "--all").returncode == 0
+    for root, prefix in ((folder, "copy"), (r.root, "again")):
+        r.fdl("clone", root, f"s3://{r.bucket}/{prefix}")
+        assert previews_on_bucket(f"{prefix}/previews/") == want, prefix
+        assert r.fdl("verify", f"s3://{r.bucket}/{prefix}", "--all").returncode == 0
+
+
 def test_curl_verbose_shows_no_credential(s3repo, tmp_path):
     """FDL_CURL_VERBOSE prints libcurl's account of each exchange, but the
     signed Authorization header (the key id, the signature) never."""

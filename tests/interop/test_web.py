@@ -587,3 +587,53 @@ def test_the_card_paints_first_rows_and_statistics_from_the_preview(repo, tmp_pa
     [v1] = seen["viewers"]
     same(v1["drawn"], want_first)
     assert ["4", "<script>alert(1)</script>"] in v1["drawn"]["rows"]
+
+
+def test_the_repository_page_shows_first_rows_with_its_html_and_the_script_takes_over(repo, tmp_path, monkeypatch):
+    """Issue 58's time to first rows: with `fdl site`, the landing page is the
+    repository's own index.html, which holds HEAD's first rows; with scripts
+    on and `_fdl/app.js` held back, they are there (the card's marks, the
+    preview's rows) with no request for a repository file; once the script
+    comes it takes the page over without the rows ever leaving it, and
+    without a request for DuckDB-Wasm. Served by fdl serve and by a plain
+    static host (the repository with `_fdl/` copied beside it)."""
+    import shutil
+    from test_hindex import CountingHost
+    from test_preview import expected
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+    ids, _ = commits(repo, tmp_path / "w",
+                     ("towns and counts", [
+                         "CREATE TABLE lake.towns (code INTEGER, name VARCHAR)",
+                         "INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, NULL),"
+                         " (4, '<script>alert(1)</script>')",
+                         "CREATE TABLE lake.counts AS SELECT i AS id, i * 3 AS n FROM range(500) r(i)"]),
+                     ("a delete", ["DELETE FROM lake.towns WHERE code = 2"]))
+    fdl("site", repo.root)
+    con = repo.open_version(ids[-1])
+    try:
+        want = {t: [list(r) for r in expected(con, f"lake.main.{t}")["rows"]] for t in ("towns", "counts")}
+    finally:
+        con.close()
+    want = {f"main.{t}": [["NULL" if c is None else c for c in r] for r in rows] for t, rows in want.items()}
+    assert len(want["main.counts"]) == 20 and ["4", "<script>alert(1)</script>"] in want["main.towns"]
+    static = tmp_path / "static"
+    shutil.copytree(repo.root, static)
+    shutil.copytree(ROOT / "build" / "web" / "_fdl", static / "_fdl")
+    hosts = {"fdl serve": Server(repo.root, tmp_path), "static host": CountingHost(static)}
+    try:
+        for name, host in hosts.items():
+            p = subprocess.run(["node", str(ROOT / "web" / "test" / "first.mjs"), host.url + "/"],
+                               capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
+            assert p.returncode == 0, (name, p.stderr[-4000:])
+            seen = json.loads(p.stdout.strip().splitlines()[-1])
+            # before the script: the rows, from the HTML alone (its stylesheet and the held script asked for)
+            assert seen["before"]["rows"] == want, name
+            assert set(seen["before"]["requests"]) <= {"/", "/_fdl/style.css", "/_fdl/app.js"}, seen["before"]
+            # the script took over: the card's rows from the preview, never gone in between
+            assert seen["after"]["rows"] == want and set(seen["after"]["sources"].values()) == {"preview"}, name
+            assert seen["gone"] is False and seen["scripts"] == 0, name
+            assert not [u for u in seen["requests"] if "/_fdl/duckdb/" in u], name
+            assert [e for e in seen["consoleErrors"] if "404" not in e] == [], (name, seen["consoleErrors"])
+    finally:
+        hosts["fdl serve"].stop()
+        hosts["static host"].close()

@@ -1028,16 +1028,23 @@ async function showVersion(id) {
 
 // ---- routing ---------------------------------------------------------------------
 
+// A page fdl site wrote already shows its rows: it stays as written until
+// the script's own page replaces it (never "Loading…" in between), and
+// stays if the script cannot draw one.
+let written = page.fdlRoot !== undefined;
 async function route() {
   const m = location.hash.match(/^#\/(v|b)\/(.+)$/);
-  show(h('p', { class: 'muted' }, 'Loading…'));
+  const keep = written;
+  written = false;
+  if (!keep) show(h('p', { class: 'muted' }, 'Loading…'));
   try {
     if (m && m[1] === 'v') await showVersion(decodeURIComponent(m[2]));
     else if (!m && page.fdlVersion) await showVersion(page.fdlVersion);
     else await showOverview(m ? decodeURIComponent(m[2]) : null);
     document.body.dataset.ready = location.hash || '#/';
   } catch (e) {
-    failure(e);
+    if (keep && !document.getElementById('token-form')) main.prepend(h('p', { class: 'error' }, `The script cannot take this page over: ${e.message}`));
+    else failure(e);
   }
 }
 
