@@ -282,7 +282,17 @@ interop: build/san/fdl build/fdl web build/bench/sqlrun
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q -n $(WORKERS) --dist loadfile --junitxml=build/interop.xml tests/interop
 
-test: unit corpus fuzz-build abi-check docs-check install-check interop
+# make test: first everything it runs, built JOBS at a time (two, CI's two
+# cores), setup-tests among them (scripts/setup.sh --tests mostly waits on
+# the disk while the sanitizer and fuzz builds compile; clang's objects wait
+# for it); -Otarget prints each job's output whole, never interleaved. Then
+# the checks and suites one after another, as before.
+JOBS ?= 2
+TEST_BUILDS := setup-tests build/san/unit-tests build/san/fdl $(FUZZ_TARGETS:%=build/san/fuzz-%) \
+	$(FUZZ_TARGETS:%=build/fuzz/fuzz-%) all build/bench/sqlrun
+test:
+	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(TEST_BUILDS)
+	@$(MAKE) --no-print-directory unit corpus fuzz-build abi-check docs-check install-check interop
 
 # `make check`: the inner loop, about two minutes on two cores: the unit tests
 # and the interop tests marked quick, one per behaviour family (reader,

@@ -95,6 +95,28 @@ fetch_maven() {
   (cd "$cache" && mvn -B -q dependency:copy -Dartifact="$gav" -DoutputDirectory="$cache" >/dev/null) \
     || die "mvn dependency:copy $gav failed"
 }
+# pip_install VENV REQUIREMENTS [pip options]: from the download cache alone,
+# every file checked against the hashes REQUIREMENTS pins; only when the
+# cache lacks a file (or holds a wrong one) does `pip download` fetch it
+# (one download at a time: the venvs of --tests are installed side by side),
+# then the install runs again. A pinned source archive (PySpark, two of the
+# findable tools') is built into a wheel once, kept in $cache/pip, and used
+# again only while the archive it was built from has a pinned sha256 (pip
+# compares the hash it recorded at the build, origin.json, with the pin).
+# --no-compile: byte-compiling every module of every package costs more than
+# the packages' install; Python writes a module's .pyc when it first imports it.
+pip_install() {
+  local venv=$1 req=$2 log; shift 2
+  local pipi=("$venv/bin/pip" install --quiet --no-index --find-links "$cache" --cache-dir "$cache/pip"
+              --require-hashes --no-compile "$@" -r "$req")
+  log=$(mktemp)
+  if "${pipi[@]}" > "$log" 2>&1; then rm -f "$log"; return 0; fi
+  rm -f "$log"
+  say "${req#"$here/"}: downloading what the cache lacks"
+  flock "$cache/.download.lock" pip download --quiet --require-hashes --no-deps -d "$cache" -r "$req" \
+    || die "pip download -r ${req#"$here/"} failed (hash mismatch or registry unreachable)"
+  "${pipi[@]}" || die "pip install -r ${req#"$here/"} into ${venv#"$here/"} failed"
+}
 if [ "$tests" = 0 ]; then
   fetch_npm duckdb-node-bindings-linux-x64-1.5.5-r.5.tgz
   fetch_sdist "duckdb-$duckdb_version.tar.gz"
@@ -107,10 +129,7 @@ if [ "$tests" = 0 ]; then
   (cd "$cache" && grep -v '\.jar$' "$here/scripts/deps.sha256" | sha256sum --quiet -c -) \
     || die "a cached download does not match scripts/deps.sha256; delete it from $cache and rerun"
 else
-  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-tests.txt" \
-    || die "pip download -r scripts/requirements-tests.txt failed (hash mismatch or registry unreachable)"
-  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-iceberg.txt" \
-    || die "pip download -r scripts/requirements-iceberg.txt failed (hash mismatch or registry unreachable)"
+  # (the Python files of --tests: pip_install below, from the cache first)
   fetch_maven org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0 iceberg-spark-runtime-4.0_2.13-1.10.0.jar
   fetch_maven org.apache.iceberg:iceberg-aws-bundle:1.10.0 iceberg-aws-bundle-1.10.0.jar
   fetch_maven org.xerial:sqlite-jdbc:3.54.1.0 sqlite-jdbc-3.54.1.0.jar
@@ -172,25 +191,65 @@ if [ "$tests" = 0 ] && [ "$(cat "$venv/.requirements-wheel" 2>/dev/null)" != "$w
   echo "$wreq_sum" > "$venv/.requirements-wheel"
 fi
 
+# --- 4b. The pipeline tools the interop tests run (docs/integrations.md) -------
+# dbt (dbt-core + dbt-duckdb) and dlt, in a venv of their own so their
+# dependencies never meet the test venv's; every wheel pinned by sha256.
+pvenv="$deps/pipelines-venv"
+preq_sum=$(sha256sum "$here/scripts/requirements-pipelines.txt" | cut -c1-64)
+pipelines_venv() {
+  [ -x "$pvenv/bin/dbt" ] && [ "$(cat "$pvenv/.requirements" 2>/dev/null)" = "$preq_sum" ] && return 0
+  say "installing dbt and dlt (deps/pipelines-venv)"
+  rm -rf "$pvenv"
+  python3 -m venv "$pvenv"
+  pip_install "$pvenv" "$here/scripts/requirements-pipelines.txt"
+  echo "$preq_sum" > "$pvenv/.requirements"
+}
+
+# --- 4d. The clients of the pages' descriptions (docs/web.md) -----------------
+# mlcroissant, frictionless and extruct, in a venv of their own (pandas, scipy
+# and rdflib never meet the test venv's); every file pinned by sha256. Two of
+# their dependencies are source archives, built with the venv's own setuptools.
+fvenv="$deps/findable-venv"
+freq_sum=$(cat "$here/scripts/requirements-findable-build.txt" "$here/scripts/requirements-findable.txt" | sha256sum | cut -c1-64)
+findable_venv() {
+  [ -x "$fvenv/bin/mlcroissant" ] && [ "$(cat "$fvenv/.requirements" 2>/dev/null)" = "$freq_sum" ] && return 0
+  say "installing mlcroissant, frictionless and extruct (deps/findable-venv)"
+  rm -rf "$fvenv"
+  python3 -m venv "$fvenv"
+  pip_install "$fvenv" "$here/scripts/requirements-findable-build.txt" --no-deps
+  pip_install "$fvenv" "$here/scripts/requirements-findable.txt" --no-deps --no-build-isolation
+  echo "$freq_sum" > "$fvenv/.requirements"
+}
+
+# The two venvs of their own are installed side by side with deps/venv's
+# part below (pip mostly waits on the disk); each one's output is shown
+# whole when it ends, not interleaved.
+side=()
+if [ "$tests" = 1 ]; then
+  trap 'wait' EXIT  # a failure above waits for them: nothing left running
+  for part in pipelines findable; do
+    "${part}_venv" > "$deps/.setup-$part.log" 2>&1 &
+    side+=("$!:$part")
+  done
+fi
+
 # --- 4t. pytest, pytest-xdist, the S3 server (moto), flit-core and wheel ------
 # (--tests), on top of requirements.txt
 treq_sum=$(sha256sum "$here/scripts/requirements-tests.txt" "$here/scripts/requirements.txt" | sha256sum | cut -c1-64)
 if [ "$tests" = 1 ] && [ "$(cat "$venv/.requirements-tests" 2>/dev/null)" != "$treq_sum" ]; then
   say "installing pytest and the S3 server into deps/venv"
-  "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps \
-    -r "$here/scripts/requirements-tests.txt" || die "pip install -r scripts/requirements-tests.txt failed"
+  pip_install "$venv" "$here/scripts/requirements-tests.txt" --no-deps
   echo "$treq_sum" > "$venv/.requirements-tests"
 fi
 
 # --- 4a. The Iceberg readers (tests/interop/test_iceberg.py, docs/iceberg.md) --
 # PySpark, pyiceberg (+ pyarrow) and polars, into the same venv on top of
 # requirements.txt (--tests); PySpark is a source distribution, built with the
-# venv's setuptools and wheel.
+# venv's setuptools and wheel (once: pip_install keeps the wheel in $cache/pip).
 ireq_sum=$(sha256sum "$here/scripts/requirements-iceberg.txt" "$here/scripts/requirements.txt" | sha256sum | cut -c1-64)
 if [ "$tests" = 1 ] && [ "$(cat "$venv/.requirements-iceberg" 2>/dev/null)" != "$ireq_sum" ]; then
   say "installing the Iceberg readers into deps/venv (PySpark, pyiceberg, polars)"
-  "$venv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps --no-build-isolation \
-    -r "$here/scripts/requirements-iceberg.txt" || die "pip install -r scripts/requirements-iceberg.txt failed"
+  pip_install "$venv" "$here/scripts/requirements-iceberg.txt" --no-deps --no-build-isolation
   echo "$ireq_sum" > "$venv/.requirements-iceberg"
 fi
 
@@ -209,42 +268,17 @@ if [ -d "$(dirname "$sconf")" ]; then
     "$(ls "$(cd "$deps" && pwd -P)"/jars/*.jar | paste -sd, -)" > "$sconf/spark-defaults.conf"
 fi
 
-# --- 4b. The pipeline tools the interop tests run (docs/integrations.md) -------
-# dbt (dbt-core + dbt-duckdb) and dlt, in a venv of their own so their
-# dependencies never meet the test venv's; every wheel pinned by sha256.
-pvenv="$deps/pipelines-venv"
-preq_sum=$(sha256sum "$here/scripts/requirements-pipelines.txt" | cut -c1-64)
-if [ "$tests" = 1 ] && { [ ! -x "$pvenv/bin/dbt" ] || [ "$(cat "$pvenv/.requirements" 2>/dev/null)" != "$preq_sum" ]; }; then
-  say "downloading and installing dbt and dlt (deps/pipelines-venv)"
-  pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/requirements-pipelines.txt" \
-    || die "pip download -r scripts/requirements-pipelines.txt failed (hash mismatch or registry unreachable)"
-  rm -rf "$pvenv"
-  python3 -m venv "$pvenv"
-  "$pvenv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes \
-    -r "$here/scripts/requirements-pipelines.txt" || die "pip install into deps/pipelines-venv failed"
-  echo "$preq_sum" > "$pvenv/.requirements"
-fi
-
-# --- 4d. The clients of the pages' descriptions (docs/web.md) -----------------
-# mlcroissant, frictionless and extruct, in a venv of their own (pandas, scipy
-# and rdflib never meet the test venv's); every file pinned by sha256. Two of
-# their dependencies are source archives, built with the venv's own setuptools.
-fvenv="$deps/findable-venv"
-freq_sum=$(cat "$here/scripts/requirements-findable-build.txt" "$here/scripts/requirements-findable.txt" | sha256sum | cut -c1-64)
-if [ "$tests" = 1 ] && { [ ! -x "$fvenv/bin/mlcroissant" ] || [ "$(cat "$fvenv/.requirements" 2>/dev/null)" != "$freq_sum" ]; }; then
-  say "downloading and installing mlcroissant, frictionless and extruct (deps/findable-venv)"
-  for r in requirements-findable-build.txt requirements-findable.txt; do
-    pip download --quiet --require-hashes --no-deps -d "$cache" -r "$here/scripts/$r" \
-      || die "pip download -r scripts/$r failed (hash mismatch or registry unreachable)"
-  done
-  rm -rf "$fvenv"
-  python3 -m venv "$fvenv"
-  "$fvenv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps \
-    -r "$here/scripts/requirements-findable-build.txt" || die "pip install of setuptools and wheel into deps/findable-venv failed"
-  "$fvenv/bin/pip" install --quiet --no-index --find-links "$cache" --require-hashes --no-deps --no-build-isolation \
-    -r "$here/scripts/requirements-findable.txt" || die "pip install into deps/findable-venv failed"
-  echo "$freq_sum" > "$fvenv/.requirements"
-fi
+for s in "${side[@]}"; do
+  part=${s#*:}
+  if wait "${s%%:*}"; then
+    cat "$deps/.setup-$part.log"
+  else
+    cat "$deps/.setup-$part.log" >&2
+    die "installing the $part venv failed (above)"
+  fi
+  rm -f "$deps/.setup-$part.log"
+done
+side=()
 
 # --- 5. The page's toolchain (web/): esbuild, DuckDB-Wasm, playwright-core ----
 # Exact versions and sha512 integrity in web/package-lock.json; npm checks

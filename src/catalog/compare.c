@@ -300,8 +300,8 @@ static int common_columns(fdl_buf *out, fdl_duck *d, const char *a, const char *
 	int rc = fdl_buf_puts(&sql, "SELECT y.column_name, y.data_type LIKE '%VARIANT%' OR x2.data_type LIKE '%VARIANT%'"
 				    " FROM duckdb_columns() y JOIN duckdb_columns() x2 ON x2.database_name = ", err);
 	const char *vals[] = {a, b, schema, table, a};
-	const char *glue[] = {" AND x2.schema_name = y.schema_name AND x2.table_name = y.table_name AND "
-			      "x2.column_name = y.column_name WHERE y.database_name = ",
+	const char *glue[] = {(" AND x2.schema_name = y.schema_name AND x2.table_name = y.table_name AND "
+			       "x2.column_name = y.column_name WHERE y.database_name = "),
 			      " AND y.schema_name = ", " AND y.table_name = ",
 			      " AND y.column_name IN (SELECT x.column_name FROM duckdb_columns() x WHERE x.database_name = ",
 			      " AND x.schema_name = y.schema_name AND x.table_name = y.table_name) ORDER BY y.column_index"};
