@@ -225,6 +225,8 @@ int fdl_catalog_add_files(fdl_duck *d, const char *alias, const fdl_add_batch *b
 		fdl_error_prefix(err, "registering the files in table %s.%s (nothing was added)", b->schema, b->table);
 	}
 	fdl_buf_free(&sql);
+	if (!rc)
+		rc = fdl__catalog_add_bounds(d, alias, b, err);
 	if (!rc) {
 		char tables[128];
 		snprintf(tables, sizeof tables, META_PREFIX "%s", alias);

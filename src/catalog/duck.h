@@ -146,6 +146,14 @@ int fdl_catalog_join_path(char **out, const char *const parts[3], const bool rel
  * attached raw as `dst` (cut at its snapshot), recomputed from its live
  * data files (stats.c). */
 int fdl_catalog_stats_recompute(fdl_duck *d, const char *dst, fdl_error *err);
+/* The DuckDB type ordering the statistics text of DuckLake type `t`, NULL
+ * for a type without order (nested, geometry, variant, interval) (stats.c). */
+const char *fdl__catalog_stats_cast(const char *t);
+/* The files fdl add just registered (the catalog's latest snapshot) in
+ * b's table of the catalog attached as `alias`: for each top-level column they have
+ * no min/max for, the bounds read from the file, written into the file's
+ * and the table's statistics (add_bounds.c). */
+int fdl__catalog_add_bounds(fdl_duck *d, const char *alias, const fdl_add_batch *b, fdl_error *err);
 
 /* Run a query returning one BIGINT (NULL reads as `if_null`). */
 int fdl_duck_int(fdl_duck *d, int64_t *out, int64_t if_null, const char *sql, fdl_error *err);

@@ -30,7 +30,7 @@ static int recompute_table_stats(fdl_duck *d, const char *dst, fdl_error *err)
 /* The DuckDB type DuckLake's column_type names, to order the text of its
  * statistics as DuckLake does (by value, not as text); NULL: a type fdl
  * does not order (nested, geometry, variant, interval): no min/max. */
-static const char *stats_cast(const char *t)
+const char *fdl__catalog_stats_cast(const char *t)
 {
 	static const char *const map[][2] = {
 		{"boolean", "BOOLEAN"}, {"int8", "TINYINT"}, {"int16", "SMALLINT"}, {"int32", "INTEGER"},
@@ -103,7 +103,7 @@ static int recompute_column_stats(fdl_duck *d, const char *dst, fdl_error *err)
 				    dst);
 	const char *sep = "";
 	for (size_t i = 0; !rc && i < types.len; i++) {
-		const char *cast = stats_cast(types.items[i]);
+		const char *cast = fdl__catalog_stats_cast(types.items[i]);
 		if (!cast)
 			continue;
 		rc = fdl_buf_puts(&sql, sep, err);
