@@ -17,6 +17,7 @@ import os
 import pathlib
 import shutil
 
+import duckdb
 import pytest
 
 from conftest import S3Repo, connect, fdl, read_json
@@ -216,6 +217,69 @@ def test_a_file_the_table_holds_already_is_refused(spark, spark_work, tmp_path):
     assert p.returncode == 9, p.stderr
     assert str(own[0]) in p.stderr and "already" in p.stderr and "Nothing was added" in p.stderr
     fdl("commit", work, "-m", "DuckDB's rows only")  # the inserted rows, once
+
+
+def bounds(con, table):
+    """Each column's min and max as stock DuckDB answers them asked alone
+    (from the statistics when it can), then from a scan no statistics can
+    answer; a column DuckDB does not order is left out."""
+    out = {}
+    for (c,) in con.execute(f"SELECT column_name FROM (DESCRIBE {table})").fetchall():
+        qc = '"' + c.replace('"', '""') + '"'
+        try:
+            alone = con.execute(f"SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {table}").fetchone()
+        except duckdb.Error:
+            continue
+        out[c] = (alone, con.execute(f"SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {table} x "
+                                     "WHERE hash(x) IS NOT NULL").fetchone())
+    return out
+
+
+def test_columns_the_added_files_have_no_statistics_for_are_answered_as_the_rows_hold(spark, repo, tmp_path):
+    """Spark writes a TIMESTAMP as INT96 with no min/max; pyarrow can write
+    a file with no statistics at all. After DuckDB inserts rows into such a
+    table, stock DuckDB answers min() and max() of every column from the
+    statistics of every version exactly as a scan of its rows does
+    (DuckLake read the added files' missing bounds as "all NULL" and kept
+    the inserted rows' bounds alone: max("at") 12:02 while the rows hold
+    12:05)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    work = tmp_path / "work"
+    attach = fdl("checkout", repo.root, work).stdout
+    dest = pathlib.Path(fdl("add", "--folder", work, "events").stdout.strip())
+    events(spark, 0, 6).write.partitionBy("day").parquet(str(dest))  # at 12:00 to 12:05
+    fdl("add", work, "events", dest, "--create")
+    readings = pathlib.Path(fdl("add", "--folder", work, "readings").stdout.strip())
+    readings.mkdir(parents=True, exist_ok=True)
+    t0 = datetime.datetime(2024, 3, 1, 12)
+    pq.write_table(pa.table({
+        "id": pa.array([10, 20, 30], pa.int64()),
+        "v": pa.array([1.5, float("nan"), -2.5], pa.float64()),
+        "s": pa.array(["m", "z", None], pa.string()),
+        "d": pa.array([datetime.date(2024, 1, 9), None, datetime.date(2024, 1, 1)], pa.date32()),
+        "amount": pa.array([decimal.Decimal("7.25"), decimal.Decimal("-1.00"), None], pa.decimal128(12, 2)),
+        "at": pa.array([t0, t0 + datetime.timedelta(hours=5), None], pa.timestamp("us")),
+        "none": pa.array([None, None, None], pa.float64())}), readings / "r.parquet", write_statistics=False)
+    fdl("add", work, "readings", readings, "--create")
+    fdl("commit", work, "-m", "files with no statistics")
+    con = connect()
+    con.execute(attach)
+    con.execute("INSERT INTO lake.events SELECT * FROM lake.events WHERE id IN (1, 2)")  # 12:01, 12:02
+    con.execute("INSERT INTO lake.readings VALUES (40, 0.5, 'p', DATE '2024-01-05', 3.00, "
+                "TIMESTAMP '2024-03-01 13:00', 1.0)")
+    for t in ("lake.events", "lake.readings"):
+        b = bounds(con, t)
+        assert {c: alone for c, (alone, _) in b.items()} == {c: scan for c, (_, scan) in b.items()}, t
+    assert bounds(con, "lake.events")["at"][0] == ("2024-03-01 12:00:00", "2024-03-01 12:05:00")
+    con.close()
+    fdl("commit", work, "-m", "DuckDB's rows beside them")
+    for ref in ("main:1", "main"):
+        con = repo.open_version(ref)
+        for t in ("lake.events", "lake.readings"):
+            b = bounds(con, t)
+            assert {c: alone for c, (alone, _) in b.items()} == {c: scan for c, (_, scan) in b.items()}, (ref, t)
+        con.close()
 
 
 # ---- fdl add --iceberg ----------------------------------------------------------
