@@ -72,8 +72,8 @@ static int scan_sql(fdl_buf *sql, fdl_rows *r, size_t from, size_t to, fdl_error
 					    i > from ? ", " : "", c, keep, fl ? c : "", fl ? "))" : "", c, keep,
 					    fl ? c : "", fl ? "))" : "", c, fl ? "bool_or(isnan(" : "NULL::BOOLEAN",
 					    fl ? c : "", fl ? "))" : "");
-		else if (!rc) /* a type without order: nothing to bound */
-			rc = fdl_buf_printf(sql, err, "%sNULL, NULL, NULL::BIGINT, NULL::BOOLEAN", i > from ? ", " : "");
+		else if (!rc) /* a type without order: nothing to bound (an aggregate: one row) */
+			rc = fdl_buf_printf(sql, err, "%sNULL, NULL, max(NULL::BIGINT), NULL::BOOLEAN", i > from ? ", " : "");
 		fdl_buf_free(&col);
 		duckdb_free(name);
 		duckdb_free(type);
