@@ -160,6 +160,8 @@ class Ledger:
             sums = self._sums(root, vid, dict(self.roots[root], **(env or {})))
             self.seconds += time.monotonic() - start
             self.reads += 1
+            if isinstance(sums, str) and (root in self.waived or vid in self.waived):
+                return  # forged on purpose (verify's tests): nothing to compare later
             if isinstance(sums, str):
                 raise AssertionError(f"ledger: {root}: version {vid} cannot be read as it is published: {sums}")
             self.entries[vid] = (root, sums)
