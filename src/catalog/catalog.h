@@ -606,10 +606,5 @@ typedef struct fdl_preview_plain {
 } fdl_preview_plain;
 int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
 			      const fdl_preview_plain *plain, size_t first, bool with_stats, fdl_error *err);
-/* In a lean database (fdl_duck_new_lean: beside a commit), `keep`: memory
- * DuckDB frees kept for the preview's next statement rather than given
- * back at once; !keep: given back again, as the database was opened.
- * Elsewhere, nothing. */
-int fdl_catalog_preview_memory(fdl_duck *d, bool keep, fdl_error *err);
 
 #endif

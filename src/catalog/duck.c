@@ -157,7 +157,6 @@ int fdl_duck_open_loading(fdl_duck *d, const char *const *extensions, fdl_error 
 static int open_session(fdl_duck *d, const char *const *extensions, bool lean, fdl_error *err)
 {
 	memset(d, 0, sizeof *d);
-	d->lean = lean;
 	const char *trace = getenv("FDL_TRACE");
 	d->trace = trace && *trace && strcmp(trace, "0") != 0;
 	double t0 = d->trace ? now_ms() : 0;
@@ -179,7 +178,7 @@ static int open_session(fdl_duck *d, const char *const *extensions, bool lean, f
 	free(extdir);
 	if (lean) {
 		duckdb_set_config(cfg, "threads", "1");
-		duckdb_set_config(cfg, "allocator_bulk_deallocation_flush_threshold", FDL_DUCK_LEAN_FLUSH);
+		duckdb_set_config(cfg, "allocator_bulk_deallocation_flush_threshold", "1MB");
 	}
 	char *msg = NULL;
 	if (duckdb_open_ext(NULL, &d->db, cfg, &msg) != DuckDBSuccess) {

@@ -13,11 +13,7 @@ struct fdl_duck {
 	bool trace;    /* FDL_TRACE set: each statement and its time on stderr */
 	bool unsigned_ok; /* fdl's own extensions load without DuckDB's signature check */
 	bool borrowed;    /* a second connection to another fdl_duck's database: closing leaves it open */
-	bool lean;        /* fdl_duck_new_lean's: one thread, freed memory given back (FDL_DUCK_LEAN_FLUSH) */
 };
-
-/* A lean database's allocator_bulk_deallocation_flush_threshold. */
-#define FDL_DUCK_LEAN_FLUSH "1MB"
 
 typedef struct fdl_rows {
 	duckdb_result res;

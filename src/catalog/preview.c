@@ -607,17 +607,3 @@ int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, cons
 	ptable_free(&p);
 	return rc;
 }
-
-/* Beside a commit, in its lean database, memory a statement frees goes
- * back to the system at once: each of the preview's statements faulted
- * its hash tables' pages in again (about 550 faults each for a histogram
- * or a table's top values, by FDL_TRACE). For the preview, DuckDB's
- * default: kept for the next statement, then back as it was. */
-int fdl_catalog_preview_memory(fdl_duck *d, bool keep, fdl_error *err)
-{
-	if (!d->lean)
-		return 0;
-	return fdl_duck_exec(d, keep ? "SET allocator_bulk_deallocation_flush_threshold = '512MB'"
-				     : "SET allocator_bulk_deallocation_flush_threshold = '" FDL_DUCK_LEAN_FLUSH "'",
-			     err);
-}

@@ -21,7 +21,6 @@ typedef struct pv_run {
 	char *catalog;
 	fdl_duck *d;
 	fdl_duck *share; /* the commit's database, beside a commit */
-	bool memory;     /* beside a commit: its database's freed memory kept for the preview (given back at the end) */
 	bool attached;
 	bool lake;     /* attached through DuckLake in d (fdl preview) */
 	fdl_duck *own; /* beside a commit, once a table needs DuckLake: a DuckDB of its own, attached through it */
@@ -30,11 +29,10 @@ typedef struct pv_run {
 
 static void run_free(pv_run *r)
 {
-	fdl_error ignore;
-	if (r->d && r->share && r->attached) /* the database stays: leave it as found */
+	if (r->d && r->share && r->attached) { /* the database stays: leave it as found */
+		fdl_error ignore;
 		fdl_catalog_detach(r->d, ALIAS, &ignore);
-	if (r->memory)
-		fdl_catalog_preview_memory(r->d, false, &ignore);
+	}
 	fdl_duck_free(r->d);
 	fdl_duck_free(r->own);
 	free(r->catalog);
@@ -61,8 +59,6 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 		rc = fdl_version_fetch_catalog(&r->catalog, r->repo, r->v, err);
 	if (!rc)
 		rc = r->share ? fdl_duck_new_sharing(&r->d, r->share, err) : fdl_duck_new(&r->d, false, err);
-	if (!rc && r->share)
-		r->memory = !(rc = fdl_catalog_preview_memory(r->d, true, err));
 	if (!rc)
 		rc = fdl_duck_use_data(r->d, r->repo->data_url, r->repo->store, err);
 	if (!rc && !r->share)
