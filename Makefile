@@ -272,8 +272,12 @@ fuzz-min: fuzz-build
 	@for t in $(FUZZ_TARGETS); do bash scripts/fuzz.sh $$t min || exit 1; done
 
 # --- tests ---------------------------------------------------------------------
+# UNIT_JOBS: the unit tests' worker processes (tests/unit/main.c: each
+# takes the next case, output printed whole in order, each worker's leaks
+# checked at its exit); 1 runs them in one process, as a debugger wants.
+UNIT_JOBS ?= 2
 unit: build/san/unit-tests
-	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests
+	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests -j $(UNIT_JOBS)
 
 # WORKERS: pytest workers of make interop and make check (two, for CI's two
 # cores; `make interop WORKERS=3` tries a third where the tests wait on I/O)
