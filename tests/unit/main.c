@@ -101,9 +101,13 @@ static void print_slowest(const t_case **cases, const double *secs, int n)
 	for (int i = 0; i < n; i++) {
 		if (secs[i] < 0.5)
 			continue;
-		int j = k < SLOWEST ? k++ : SLOWEST - 1;
-		if (k == SLOWEST && j == SLOWEST - 1 && secs[i] <= secs[top[j]])
+		int j;
+		if (k < SLOWEST)
+			j = k++;
+		else if (secs[i] <= secs[top[SLOWEST - 1]])
 			continue;
+		else
+			j = SLOWEST - 1;
 		while (j > 0 && secs[top[j - 1]] < secs[i]) {
 			top[j] = top[j - 1];
 			j--;
