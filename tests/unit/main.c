@@ -321,9 +321,13 @@ static int run_parallel(const t_case **cases, int n, int jobs)
 int main(int argc, char **argv)
 {
 	int jobs = 1, a = 1;
-	if (a + 1 < argc && !strcmp(argv[a], "-j")) {
-		jobs = atoi(argv[a + 1]);
-		a += 2;
+	if (a < argc && !strncmp(argv[a], "-j", 2)) { /* -j N or -jN */
+		const char *v = argv[a][2] ? argv[a] + 2 : (a + 1 < argc ? argv[++a] : "");
+		char *end;
+		jobs = (int)strtol(v, &end, 10);
+		if (end == v || *end)
+			jobs = 0;
+		a++;
 	}
 	if (jobs < 1 || jobs > MAX_JOBS || argc > a + 1) {
 		fprintf(stderr, "usage: %s [-j N (1 to %d)] [NAME]\n", argv[0], MAX_JOBS);
