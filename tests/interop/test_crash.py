@@ -166,22 +166,21 @@ def test_checkout_and_abandon(repo, tmp_path):
                check_abandon)
 
 
-def three_versions(repo, tmp_path):
-    con = repo.checkout(tmp_path / "work")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    for i in range(3):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "work", "-m", f"v{i}")
-    con.close()
-    ids = [repo.head()]
-    while repo.version(ids[-1])["parents"]:
-        ids.append(repo.version(ids[-1])["parents"][0])
-    return ids[::-1]
+THREE = [("v0", ["CREATE TABLE lake.t (a INTEGER)", "INSERT INTO lake.t VALUES (0)"]),
+         ("v1", ["INSERT INTO lake.t VALUES (1)"]), ("v2", ["INSERT INTO lake.t VALUES (2)"])]
+
+
+def three_versions(repo, histories):
+    """Three versions of t, one row more each, from one working catalog: a
+    copy of the session's (histories.published: the scene, not the
+    subject; the command each test kills runs the build under test).
+    Their ids, oldest first."""
+    return histories.published(THREE, repo.root)
 
 
 @pytest.mark.quick
-def test_expire(repo, tmp_path, ledger):
-    v0, v1, v2 = three_versions(repo, tmp_path)
+def test_expire(repo, tmp_path, ledger, histories):
+    v0, v1, v2 = three_versions(repo, histories)
     ledger.gone(v0, v1)  # retention keeps one
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
@@ -196,8 +195,8 @@ def test_expire(repo, tmp_path, ledger):
     crash_loop("expire", [golden], [repo.root], ["expire", repo.root], check)
 
 
-def test_withdraw(repo, tmp_path, ledger):
-    v0, v1, v2 = three_versions(repo, tmp_path)
+def test_withdraw(repo, tmp_path, ledger, histories):
+    v0, v1, v2 = three_versions(repo, histories)
     ledger.gone(v1, v2)
     golden = tmp_path / "g"
     shutil.copytree(repo.root, golden)
@@ -212,24 +211,23 @@ def test_withdraw(repo, tmp_path, ledger):
     crash_loop("withdraw", [golden], [repo.root], ["withdraw", repo.root, v1, "--reason", "mistake", "--force"], check)
 
 
-def secret_versions(repo, tmp_path):
-    """Three versions with previews and pages (FDL_PREVIEW_AT_COMMIT=1, fdl
-    site): t gets 'open-v0', then 'secret-v1', then 'secret-v2'; u, left as
-    it was, shares one preview file between all three."""
-    con = repo.checkout(tmp_path / "work")
-    con.execute("CREATE TABLE lake.t (s VARCHAR)")
-    con.execute("CREATE TABLE lake.u (a INTEGER)")
-    con.execute("INSERT INTO lake.u VALUES (7)")
-    for i, s in enumerate(("open-v0", "secret-v1", "secret-v2")):
-        con.execute(f"INSERT INTO lake.t VALUES ('{s}')")
-        fdl("commit", tmp_path / "work", "-m", f"version {i}")  # a message a gone version's page keeps
-    con.close()
+SECRET = [("version 0", ["CREATE TABLE lake.t (s VARCHAR)", "CREATE TABLE lake.u (a INTEGER)",
+                         "INSERT INTO lake.u VALUES (7)", "INSERT INTO lake.t VALUES ('open-v0')"]),
+          ("version 1", ["INSERT INTO lake.t VALUES ('secret-v1')"]),
+          ("version 2", ["INSERT INTO lake.t VALUES ('secret-v2')"])]
+
+
+def secret_versions(repo, histories):
+    """Three versions with previews and pages (FDL_PREVIEW_AT_COMMIT=1, set
+    by the test before, when the session's copy is made; fdl site): t gets
+    'open-v0', then 'secret-v1', then 'secret-v2'; u, left as it was, shares
+    one preview file between all three. The versions are a copy of the
+    session's (histories.published: the scene, made once by the release
+    build; the site and the command each test kills run the build under
+    test); a message a gone version's page keeps."""
+    ids = histories.published(SECRET, repo.root)
+    assert all((repo.root / "previews" / f"{v}.json").exists() for v in ids), "built without FDL_PREVIEW_AT_COMMIT"
     fdl("site", repo.root)
-    ids = [repo.head()]
-    while repo.version(ids[-1])["parents"]:
-        ids.append(repo.version(ids[-1])["parents"][0])
-    ids = ids[::-1]
-    assert all((repo.root / "previews" / f"{v}.json").exists() for v in ids)
     return ids
 
 
@@ -249,13 +247,13 @@ def previews_of_live_only(root):
     return set(docs) <= live and tables <= named
 
 
-def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp_path, ledger, monkeypatch):
+def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp_path, ledger, monkeypatch, histories):
     """A withdrawal deletes the previews and pages of the versions it takes
     before their expired.json: killed at any write, no file under previews/
     or site/ (nor index.html) holds their rows once one of them is marked
     withdrawn, and the rerun ends as a clean run does."""
     monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
-    v0, v1, v2 = secret_versions(repo, tmp_path)
+    v0, v1, v2 = secret_versions(repo, histories)
     ledger.gone(v1, v2)
     assert derived_showing(repo.root, "secret-v1")  # the test can fail: the rows are there to begin with
     shared = read_json(repo.root / "previews" / f"{v0}.json")["tables"]
@@ -278,9 +276,9 @@ def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp
                ["withdraw", repo.root, v1, "--reason", "personal data", "--force"], check)
 
 
-def test_expire_leaves_no_preview_of_an_expired_version_at_any_point(repo, tmp_path, ledger, monkeypatch):
+def test_expire_leaves_no_preview_of_an_expired_version_at_any_point(repo, tmp_path, ledger, monkeypatch, histories):
     monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
-    v0, v1, v2 = secret_versions(repo, tmp_path)
+    v0, v1, v2 = secret_versions(repo, histories)
     ledger.gone(v0, v1)
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
@@ -299,11 +297,11 @@ def test_expire_leaves_no_preview_of_an_expired_version_at_any_point(repo, tmp_p
     crash_loop("expire (previews)", [golden], [repo.root], ["expire", repo.root], check)
 
 
-def test_gc_deletes_a_gone_versions_preview_first(repo, tmp_path, ledger, monkeypatch):
+def test_gc_deletes_a_gone_versions_preview_first(repo, tmp_path, ledger, monkeypatch, histories):
     """A preview a withdrawal of an older fdl left behind (killed between
     expired.json and its sweep) goes at gc's first write."""
     monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
-    v0, v1, v2 = secret_versions(repo, tmp_path)
+    v0, v1, v2 = secret_versions(repo, histories)
     before = tmp_path / "before"
     shutil.copytree(repo.root / "previews", before)
     fdl("withdraw", repo.root, v1, "--reason", "personal data", "--force")
@@ -370,8 +368,8 @@ def test_gc(repo, tmp_path, ledger):
     crash_loop("gc", [golden], [repo.root], ["gc", repo.root, "--grace", "0s"], check)
 
 
-def test_branch(repo, tmp_path, ledger):
-    v0, v1, v2 = three_versions(repo, tmp_path)
+def test_branch(repo, tmp_path, ledger, histories):
+    v0, v1, v2 = three_versions(repo, histories)
     golden = tmp_path / "g"
     shutil.copytree(repo.root, golden)
 
