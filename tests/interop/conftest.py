@@ -36,13 +36,13 @@ def release_bin():
     """The release build that builds scenes (fdl_setup): FDL_RELEASE_BIN, or
     build/fdl beside FDL_BIN's build/san/fdl, or this tree's build/fdl. A
     test that needs it and finds none fails saying so (`make` builds it)."""
-    named = os.environ.get("FDL_RELEASE_BIN")
+    named, fdl_bin = os.environ.get("FDL_RELEASE_BIN"), pathlib.Path(FDL)
     if named:
         found = pathlib.Path(named)
+    elif fdl_bin.parent.name == "san" and (fdl_bin.parent.parent / "fdl").is_file():
+        found = fdl_bin.parent.parent / "fdl"
     else:
-        fdl_bin = pathlib.Path(FDL)
-        beside = fdl_bin.parent.parent / "fdl" if fdl_bin.parent.name == "san" else fdl_bin
-        found = beside if beside.is_file() else ROOT / "build" / "fdl"
+        found = ROOT / "build" / "fdl"
     if not (found.is_file() and os.access(found, os.X_OK)):
         pytest.fail(f"no release build of fdl for the tests' set-up at {found} (run `make`, or set FDL_RELEASE_BIN)")
     return str(found)
