@@ -59,7 +59,7 @@ def fdl(*args, check=True, env=None, timeout=None):
 def fdl_setup(*args, check=True, env=None, timeout=None):
     """fdl() with the release build (release_bin): for building a test's
     scene (the versions, branches, checkouts it starts from), never for the
-    step the test is about, which runs FDL_BIN (tests/README.md, "Scenes").
+    step the test is about, which runs FDL_BIN (tests/README.md, "Shared setups": Scenes).
     What it publishes is recorded by the ledger as fdl() does."""
     return _run(release_bin(), args, check, env, timeout)
 
