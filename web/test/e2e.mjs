@@ -40,10 +40,11 @@ try {
   const attrOf = (sel, name) => page.$eval(sel, (e, n) => e.getAttribute(n), name).catch(() => null);
   seen.timeZone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
   seen.clipped = [];
-  // what a phone cannot see: a table wider than the screen with no scrolling box around it
-  const phoneShot = async (name) => {
+  // what a phone cannot see: a table wider than the screen with no scrolling box around it;
+  // image: false checks the same without the screenshot (one a later shot replaces)
+  const phoneShot = async (name, image = true) => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
+    if (image) await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
     const clipped = await page.evaluate(() => [...document.querySelectorAll('main table, main pre')].filter((t) => {
       for (let e = t.parentElement; e && e !== document.body; e = e.parentElement) {
         const o = getComputedStyle(e).overflowX;
@@ -228,8 +229,16 @@ try {
       rows: await page.$$eval('#compare tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))) });
     await page.screenshot({ path: `${artifacts}/compare-${seq}.png`, fullPage: true });
   }
-  for (const q of plan.queries) {
-    await openVersion(q.seq);
+  // queries on one version, one after another in the plan, are typed into
+  // the same page, as a reader asks a second question without going back to
+  // the list; its screenshots are taken after the last of them (each shot
+  // of a version's page replaced the one before), what a phone cannot see
+  // is checked after each
+  for (const [i, q] of plan.queries.entries()) {
+    const prev = plan.queries[i - 1];
+    const next = plan.queries[i + 1];
+    const last = !next || next.seq !== q.seq;
+    if (!prev || prev.seq !== q.seq) await openVersion(q.seq);
     const got = { seq: q.seq, sql: q.sql };
     got.heading = await page.textContent('h1');
     got.attach = await page.textContent('#attach-version');
@@ -237,8 +246,8 @@ try {
       .filter((s) => s.querySelector('.not-queryable'))
       .map((s) => ({ table: s.dataset.table, why: s.querySelector('.not-queryable').textContent })));
     Object.assign(got, await runSql(q.sql, q.csv));
-    await page.screenshot({ path: `${artifacts}/version-${q.seq}.png`, fullPage: true });
-    await phoneShot(`version-${q.seq}`);
+    if (last) await page.screenshot({ path: `${artifacts}/version-${q.seq}.png`, fullPage: true });
+    await phoneShot(`version-${q.seq}`, last);
     seen.queries.push(got);
   }
   seen.pages = [];
