@@ -326,13 +326,14 @@ def publish(env, root, work, sql, message, *args):
 def serve(env, root, port):
     p = subprocess.Popen([FDL, "serve", str(root), "--port", str(port), "-q"], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    for _ in range(200):
+    deadline = time.monotonic() + 300  # a safety net, never the outcome: a slow machine only waits longer
+    while p.poll() is None and time.monotonic() < deadline:
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return p
         time.sleep(0.05)
     p.kill()
-    raise AssertionError(f"set-up: fdl serve {root} did not listen on {port}")
+    raise AssertionError(f"set-up: fdl serve {root} did not listen on {port} (exit {p.poll()})")
 
 
 def run_page(page, session, ledger=None, before=None, saves=None):
