@@ -39,6 +39,7 @@ import inspect
 import json
 import os
 import pathlib
+import pickle
 import re
 import shlex
 import shutil
@@ -51,6 +52,7 @@ import time
 
 import pytest
 
+import ledger as ledger_mod
 from conftest import EXT, FDL, LEDGER_FDL, ROOT
 
 # The test's own set-up (the histories a page assumes) runs
@@ -310,8 +312,9 @@ def fdl_in(env, *args, cwd=None):
     return p.stdout
 
 
-def publish(env, root, work, sql, message, *args):
-    """One version through stock DuckDB (the set-up a page assumes)."""
+def publish(env, root, work, sql, message, *args, full=False):
+    """One version through stock DuckDB (the set-up a page assumes): its id
+    (full: what fdl commit printed)."""
     if not (pathlib.Path(work) / "ducklake.sqlite").exists():
         attach = fdl_in(env, "checkout", root, work, *args)
         (pathlib.Path(work) / "attach.sql").write_text(attach)
@@ -320,19 +323,21 @@ def publish(env, root, work, sql, message, *args):
     con.execute((pathlib.Path(work) / "attach.sql").read_text())
     con.execute(sql)
     con.close()
-    return fdl_in(env, "commit", work, "-m", message).split()[-1]
+    out = fdl_in(env, "commit", work, "-m", message)
+    return out if full else out.split()[-1]
 
 
 def serve(env, root, port):
     p = subprocess.Popen([FDL, "serve", str(root), "--port", str(port), "-q"], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    for _ in range(200):
+    deadline = time.monotonic() + 300  # a safety net, never the outcome: a slow machine only waits longer
+    while p.poll() is None and time.monotonic() < deadline:
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return p
         time.sleep(0.05)
     p.kill()
-    raise AssertionError(f"set-up: fdl serve {root} did not listen on {port}")
+    raise AssertionError(f"set-up: fdl serve {root} did not listen on {port} (exit {p.poll()})")
 
 
 def run_page(page, session, ledger=None, before=None, saves=None):
@@ -410,21 +415,82 @@ class Postgres:
 CENSUS = "CREATE OR REPLACE TABLE lake.population AS SELECT * FROM read_csv('{csv}', types={{'town_code': 'VARCHAR'}})"
 
 
-def history(env, root, work, n, tag_at=None, geo=False):
-    """/srv/population with n versions on main (the population table, a
-    year a version), a tag v2025 at seq tag_at, and a schema geo."""
-    fdl_in(env, "init", root)
-    ids = []
-    for i in range(n):
-        csv = ROOT / "examples" / ("population-2024.csv" if i % 2 == 0 else "population-2025.csv")
-        sql = CENSUS.format(csv=csv) if i == 0 else \
-            f"DELETE FROM lake.population; INSERT INTO lake.population SELECT * FROM read_csv('{csv}', types={{'town_code': 'VARCHAR'}})"
-        if geo and i == 0:
-            sql += "; CREATE SCHEMA lake.geo; CREATE TABLE lake.geo.towns AS SELECT DISTINCT town_code, town FROM lake.population"
-        ids.append(publish(env, root, work, sql, f"Census, version {i + 1}"))
-        if tag_at == i + 1:
-            fdl_in(env, "tag", root, "v2025")
-    return ids
+class Censuses:
+    """/srv/population as the pages assume it: n versions on main of the
+    population table (`Census, version k`, a year a version), with a schema
+    geo or not, published from stock DuckDB through the ATTACH `fdl checkout`
+    printed, by the optimised build (the history is the set-up, the blocks
+    are what is tested). Built once per session (per worker) as one chain of
+    commits kept at every length on its way (README's eight versions, web.md's
+    one, pyfdl's and private.md's two), each version from a checkout of its
+    own (abandoned after its commit: no working catalog stays registered),
+    and copied into each test, whose ledger adopts the versions with the
+    checksums stock DuckDB took when the chain published them (histories.py
+    does the same for the other modules)."""
+
+    def __init__(self, folder):
+        self.folder = pathlib.Path(folder)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "FDL_"))}
+        self.env.update(HOME=str(self.folder / "home"), FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Example City",
+                        FDL_AUTHOR_EMAIL="data@example.org", FDL_CACHE_DIR=str(self.folder / "home" / "cache"))
+        self.chains = {}  # geo -> (root, ids, sums, ledger)
+
+    def copy(self, root, n, tag_at=None, geo=False):
+        """root a copy of the history of n versions (whatever was there
+        goes), a tag v2025 at seq tag_at; returns the versions' ids."""
+        kept = self.folder / f"{'geo' if geo else 'plain'}-{n}"
+        if not kept.is_dir():
+            self._extend(geo, n)
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(kept / "repo", root, symlinks=True)
+        ids, sums, memo = pickle.loads((kept / "sums.pickle").read_bytes())
+        if tag_at:
+            fdl_in(self.env, "tag", root, "v2025", ids[tag_at - 1])
+        ledger_mod.CURRENT[0].adopt(root, sums, memo)
+        return ids
+
+    def _extend(self, geo, n):
+        if geo not in self.chains:
+            root = self.folder / f"{'geo' if geo else 'plain'}-chain"
+            fdl_in(self.env, "init", root)
+            led = ledger_mod.Ledger(LEDGER_FDL, EXT)
+            led.root(str(root))
+            self.chains[geo] = (root, [], {}, led)
+        root, ids, sums, led = self.chains[geo]
+        while len(ids) < n:
+            i = len(ids)
+            csv = ROOT / "examples" / ("population-2024.csv" if i % 2 == 0 else "population-2025.csv")
+            sql = CENSUS.format(csv=csv) if i == 0 else \
+                f"DELETE FROM lake.population; INSERT INTO lake.population SELECT * FROM read_csv('{csv}', types={{'town_code': 'VARCHAR'}})"
+            if geo and i == 0:
+                sql += "; CREATE SCHEMA lake.geo; CREATE TABLE lake.geo.towns AS SELECT DISTINCT town_code, town FROM lake.population"
+            work = self.folder / "work"
+            out = publish(self.env, root, work, sql, f"Census, version {i + 1}", full=True)
+            fdl_in(self.env, "checkout", "--abandon", work)
+            for vid in led.published(out):
+                ids.append(vid)
+                sums[vid] = led.entries[vid][1]
+            kept = self.folder / f"{'geo' if geo else 'plain'}-{len(ids)}"
+            shutil.copytree(root, kept / "repo", symlinks=True)
+            (kept / "sums.pickle").write_bytes(pickle.dumps((list(ids), dict(sums), dict(led.memo))))
+
+    def close(self):
+        for _, _, _, led in self.chains.values():
+            led.close()
+
+
+@pytest.fixture(scope="session")
+def censuses(tmp_path_factory):
+    c = Censuses(tmp_path_factory.mktemp("censuses"))
+    yield c
+    c.close()
+
+
+def history(censuses, root, n, tag_at=None, geo=False):
+    """/srv/population with n versions on main, a tag v2025 at seq tag_at,
+    a schema geo or not: a copy of the session's (Censuses), its versions
+    adopted by the running test's ledger."""
+    return censuses.copy(root, n, tag_at, geo)
 
 
 @pytest.fixture
@@ -435,7 +501,7 @@ def reader(tmp_path, ledger):
     s.close()
 
 
-def test_readme(reader, ledger, s3_server):
+def test_readme(reader, ledger, s3_server, censuses):
     """README.md: the tour, every command's examples (made from
     src/cli/cmd_*.c), S3, teams."""
     s = reader
@@ -457,10 +523,7 @@ def test_readme(reader, ledger, s3_server):
             # the command section works on /srv/population with a history:
             # eight versions of main (main:8 is withdrawn below), v2025 at main:3
             shutil.rmtree(root)
-            ids = history(env, root, sb / "tmp" / "setup-work", 8, tag_at=3)
-            fdl_in(env, "checkout", "--abandon", sb / "tmp" / "setup-work")
-            for v in ids:
-                ledger.record(str(root), v, aws(env))
+            ids = history(censuses, root, 8, tag_at=3)
             state["history"] = ids
             host = free_port()
             s.groups.append(serve(env, root, host).pid)
@@ -578,7 +641,7 @@ def printed_blocks(text, start):
     return [(engine, "\n".join(code) + "\n") for engine, code in out]
 
 
-def test_iceberg(reader, ledger, s3_server):
+def test_iceberg(reader, ledger, s3_server, censuses):
     """docs/iceberg.md, then what fdl iceberg and fdl iceberg --catalog
     print, in the same Python (one JVM)."""
     s = reader
@@ -587,9 +650,7 @@ def test_iceberg(reader, ledger, s3_server):
     s3_server.empty("open-data")  # test_readme may have published there on this server
     s3_server.client().create_bucket(Bucket="open-data")
     root = sb / "srv" / "population"
-    ids = history(env, root, sb / "tmp" / "setup-work", 4, tag_at=3, geo=True)
-    for v in ids:
-        ledger.record(str(root), v, aws(env))
+    history(censuses, root, 4, tag_at=3, geo=True)
     fdl_in(env, "init", "s3://open-data/population")
     ledger.root("s3://open-data/population", aws(env))
     for v in [publish(env, "s3://open-data/population", sb / "tmp" / "setup-s3", CENSUS.format(
@@ -638,13 +699,12 @@ def test_teams(reader, ledger, s3_server):
     run_page("docs/teams.md", s, ledger)
 
 
-def test_web(reader, ledger):
+def test_web(reader, ledger, censuses):
     """docs/web.md: the page copied beside a repository; fdl still finds
     nothing amiss there (verify, which looks only at the layout's files)."""
     s = reader
     root = s.sandbox / "srv" / "population"
-    for v in history(s.env, root, s.sandbox / "tmp" / "setup-work", 1):
-        ledger.record(str(root), v)
+    history(censuses, root, 1)
     run_page("docs/web.md", s, ledger)
     assert (root / "index.html").is_file()
     fdl_in(s.env, "verify", root)
@@ -656,7 +716,7 @@ def test_architecture(reader):
     assert len(run_page("docs/architecture.md", reader)) == 3
 
 
-def test_pyfdl(reader, ledger):
+def test_pyfdl(reader, ledger, censuses):
     """bindings/python/README.md: pyfdl as pip installs it (the package from
     bindings/python over this build's libfdl.so.2), on /srv/population with
     two versions, and the reader's census-2026.csv."""
@@ -665,9 +725,7 @@ def test_pyfdl(reader, ledger):
     assert lib.exists(), f"{lib}: make build/libfdl.so first (make snippets does)"
     s.env.update(PYTHONPATH=str(ROOT / "bindings" / "python"), FDL_LIBRARY=str(lib))
     root = s.sandbox / "srv" / "population"
-    for v in history(s.env, root, s.sandbox / "tmp" / "setup-work", 2):
-        ledger.record(str(root), v)
-    fdl_in(s.env, "checkout", "--abandon", s.sandbox / "tmp" / "setup-work")
+    history(censuses, root, 2)
     shutil.copy(ROOT / "examples" / "population-2025.csv", s.cwd / "census-2026.csv")
     run_page("bindings/python/README.md", s, ledger)
     log = fdl_in(s.env, "log", root, "--json").splitlines()
@@ -675,7 +733,7 @@ def test_pyfdl(reader, ledger):
     ledger.record(str(root), json.loads(log[0])["id"])
 
 
-def test_private(reader, ledger):
+def test_private(reader, ledger, censuses):
     """docs/private.md (issue 57): fdl serve with a token file and TLS (a CA
     the page makes), then what each reader types: fdl with FDL_TOKEN and the
     credentials file, DuckDB's command line after fdl attach, pyfdl with a
@@ -689,8 +747,7 @@ def test_private(reader, ledger):
     s.fill.update({"127.0.0.1:4443": f"127.0.0.1:{port}", "--port 4443": f"--port {port}",
                    "<fdl's extension folder>": EXT})
     root = sb / "srv" / "population"
-    for v in history(env, root, sb / "tmp" / "setup-work", 2):
-        ledger.record(str(root), v)
+    history(censuses, root, 2)
     cat = json.loads(fdl_in(env, "iceberg", root, "--catalog", "--json"))
     s.fill["<lid>"] = cat["path"].split("/")[1]
     run_page("docs/private.md", s, ledger)

@@ -61,14 +61,15 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histor
         assert status == 200 and json.loads(body)["branches"] == {"main": repo.head()}
         assert get(server.url + "/_fdl/../fdl.json")[0] in (403, 404)
 
+        # version 3's two queries one after another: typed into the same page (e2e.mjs)
         plan = {"queries": [{"seq": 3, "sql": "SELECT count(*) AS n, sum(people) AS people FROM population"},
-                            {"seq": 1, "sql": "SELECT count(*) AS n FROM population"},
                             {"seq": 3, "sql": "SELECT * FROM towns"},
+                            {"seq": 1, "sql": "SELECT count(*) AS n FROM population"},
                             {"seq": 2, "sql": "SELECT code, name FROM towns ORDER BY code"}],
                 "viewers": [{"seq": 2, "table": "main.towns"}, {"seq": 3, "table": "main.population", "stats": True}],
                 "compares": [2, 3]}
         p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS), json.dumps(plan)],
-                           capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
+                           capture_output=True, text=True, timeout=900, cwd=ROOT / "web")
         assert p.returncode == 0, p.stderr[-4000:]
         seen = json.loads(p.stdout.strip().splitlines()[-1])
         # the landing page's DuckDB block, run in stock DuckDB as it is shown
@@ -92,7 +93,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histor
     assert seen["history"][2]["breaking"] == 0
     assert seen["branches"] == ["main (HEAD)"]
 
-    latest, first, renamed, deleted = seen["queries"]
+    latest, renamed, first, deleted = seen["queries"]
     # what stock DuckDB says about the same versions
     truth = {}
     for seq in (3, 1):
@@ -209,15 +210,20 @@ def test_the_page_on_a_plain_static_host(repo, tmp_path, histories):
     host = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
                              "--directory", str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
+        # until it listens (however slow the machine), or it died; the
+        # deadline is a safety net, never the outcome
+        deadline = time.monotonic() + 300
+        while True:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
                 break
             except OSError:
+                assert host.poll() is None, f"python -m http.server exited {host.returncode}"
+                assert time.monotonic() < deadline, "python -m http.server never listened"
                 time.sleep(0.1)
         p = subprocess.run(["node", str(NODE_SCRIPT), f"http://127.0.0.1:{port}/", str(ARTIFACTS / "static"),
                             json.dumps({"queries": [{"seq": 3, "sql": "SELECT * FROM towns"}]})],
-                           capture_output=True, text=True, timeout=300, cwd=ROOT / "web")
+                           capture_output=True, text=True, timeout=900, cwd=ROOT / "web")
         assert p.returncode == 0, p.stderr[-4000:]
         seen = json.loads(p.stdout.strip().splitlines()[-1])
     finally:
@@ -253,7 +259,7 @@ def test_the_page_reads_the_history_from_the_index(repo, tmp_path, histories):
         host = CountingHost(site)
         try:
             p = subprocess.run(["node", str(NODE_SCRIPT), host.url + "/", str(ARTIFACTS / f"history-{name}"),
-                                json.dumps({"queries": []})], capture_output=True, text=True, timeout=300,
+                                json.dumps({"queries": []})], capture_output=True, text=True, timeout=900,
                                cwd=ROOT / "web")
             assert p.returncode == 0, p.stderr[-4000:]
             seen[name] = json.loads(p.stdout.strip().splitlines()[-1])
@@ -291,7 +297,7 @@ def test_the_card_renders_markdown_safely_and_labels_a_description_only_version(
     try:
         p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS / "markdown"),
                             json.dumps({"queries": [], "viewers": [{"seq": 2, "table": "main.t"}]})],
-                           capture_output=True, text=True, timeout=300, cwd=ROOT / "web")
+                           capture_output=True, text=True, timeout=900, cwd=ROOT / "web")
         assert p.returncode == 0, p.stderr[-4000:]
         seen = json.loads(p.stdout.strip().splitlines()[-1])
     finally:
@@ -341,7 +347,7 @@ def test_the_page_reads_every_kind_of_table_as_duckdb_does(repo, tmp_path):
     try:
         p = subprocess.run(["node", str(NODE_SCRIPT), server.url + "/", str(ARTIFACTS / "kinds"),
                             json.dumps({"queries": [{"seq": 1, "sql": q} for q in queries]})],
-                           capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
+                           capture_output=True, text=True, timeout=900, cwd=ROOT / "web")
         assert p.returncode == 0, p.stderr[-4000:]
         seen = json.loads(p.stdout.strip().splitlines()[-1])
     finally:
@@ -623,7 +629,7 @@ def test_the_repository_page_shows_first_rows_with_its_html_and_the_script_takes
     try:
         for name, host in hosts.items():
             p = subprocess.run(["node", str(ROOT / "web" / "test" / "first.mjs"), host.url + "/"],
-                               capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
+                               capture_output=True, text=True, timeout=900, cwd=ROOT / "web")
             assert p.returncode == 0, (name, p.stderr[-4000:])
             seen = json.loads(p.stdout.strip().splitlines()[-1])
             # before the script: the rows, from the HTML alone (its stylesheet and the held script asked for)

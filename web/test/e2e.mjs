@@ -17,6 +17,7 @@
 // (a table wider than the screen outside a scrolling box).
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
+import { PATIENCE, patient } from './patience.mjs';
 
 const [base, artifacts, planText] = process.argv.slice(2);
 const plan = JSON.parse(planText);
@@ -32,6 +33,7 @@ const browser = process.env.FDL_TEST_BROWSER
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true,
     timezoneId: process.env.FDL_TEST_TZ || 'Asia/Tokyo' });
+  patient(page); // every wait below is a safety net (patience.mjs), never the outcome
   // an element that may be absent, read without waiting: the page marks
   // body[data-ready] only once it has drawn everything (app.js route()), so
   // what is not there by then never comes; page.textContent() would wait
@@ -40,10 +42,11 @@ try {
   const attrOf = (sel, name) => page.$eval(sel, (e, n) => e.getAttribute(n), name).catch(() => null);
   seen.timeZone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
   seen.clipped = [];
-  // what a phone cannot see: a table wider than the screen with no scrolling box around it
-  const phoneShot = async (name) => {
+  // what a phone cannot see: a table wider than the screen with no scrolling box around it;
+  // image: false checks the same without the screenshot (one a later shot replaces)
+  const phoneShot = async (name, image = true) => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
+    if (image) await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
     const clipped = await page.evaluate(() => [...document.querySelectorAll('main table, main pre')].filter((t) => {
       for (let e = t.parentElement; e && e !== document.body; e = e.parentElement) {
         const o = getComputedStyle(e).overflowX;
@@ -62,7 +65,7 @@ try {
     await page.waitForFunction(() => {
       const s = document.getElementById('query-status');
       return s && (s.dataset.rows !== undefined || s.className === 'error');
-    }, null, { timeout: 120000 });
+    }, null, { timeout: PATIENCE });
     const got = { sql };
     got.status = await page.textContent('#query-status');
     got.header = await page.$$eval('#result-table thead th', (ths) => ths.map((t) => t.textContent));
@@ -125,12 +128,12 @@ try {
 
   await page.goto(base, { waitUntil: 'load' });
   if (process.env.FDL_PAGE_TOKEN) { // a private host: the page asks once, as a reader answers
-    await page.waitForSelector('#token', { timeout: 30000 });
+    await page.waitForSelector('#token', { timeout: PATIENCE });
     seen.askedForToken = await page.textContent('#token-form');
     await page.fill('#token', process.env.FDL_PAGE_TOKEN);
     await page.click('#token-go');
   }
-  await page.waitForSelector('body[data-ready="#/"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-ready="#/"]', { timeout: PATIENCE });
   seen.title = await page.textContent('#title');
   seen.history = await page.$$eval('#history tr.version', (rows) => rows.map((r) => ({
     seq: Number(r.cells[0].textContent), message: r.cells[4].textContent,
@@ -160,7 +163,7 @@ try {
   }
   seen.duckdbBeforeClick = seen.requests.filter((u) => u.includes('/_fdl/duckdb/'));
   await page.click('#chart-button');
-  await page.waitForSelector('#rows-chart[data-series]', { timeout: 60000 });
+  await page.waitForSelector('#rows-chart[data-series]', { timeout: PATIENCE });
   seen.chart = JSON.parse(await page.getAttribute('#rows-chart', 'data-series'));
   seen.cardQueries = [];
   for (const sql of plan.cardQueries || []) seen.cardQueries.push(await runSql(sql, true));
@@ -173,10 +176,10 @@ try {
   // open version `seq` from the history list, as a reader would
   const openVersion = async (seq) => {
     await page.goto(base, { waitUntil: 'load' });
-    await page.waitForSelector('body[data-ready="#/"]', { timeout: 30000 });
+    await page.waitForSelector('body[data-ready="#/"]', { timeout: PATIENCE });
     const row = page.locator('#history tr.version', { has: page.locator(`td:first-child:text-is("${seq}")`) });
     await row.locator('a.version-link').click();
-    await page.waitForFunction(() => (document.body.dataset.ready || '').startsWith('#/v/'), null, { timeout: 30000 });
+    await page.waitForFunction(() => (document.body.dataset.ready || '').startsWith('#/v/'), null, { timeout: PATIENCE });
   };
   seen.viewers = [];
   for (const w of plan.viewers || []) {
@@ -187,13 +190,13 @@ try {
     await page.waitForFunction((t) => {
       const s = document.querySelector(`section.table[data-table="${t}"]`);
       return s && (s.querySelector('.viewer[data-rows]') || s.querySelector('.error'));
-    }, w.table, { timeout: 120000 });
+    }, w.table, { timeout: PATIENCE });
     if (w.stats && await section.locator('button.show-stats').count()) {
       await section.locator('button.show-stats').click();
       await page.waitForFunction((t) => {
         const s = document.querySelector(`section.table[data-table="${t}"]`);
         return s && s.querySelector('.stats-box[data-ready]');
-      }, w.table, { timeout: 120000 });
+      }, w.table, { timeout: PATIENCE });
     }
     seen.viewers.push({ ...w, drawn: await viewerOf(section),
       stats: await section.locator('table.stats tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].slice(0, 4).map((c) => c.textContent.trim()))),
@@ -223,13 +226,21 @@ try {
   for (const seq of plan.compares || []) {
     await openVersion(seq);
     await page.click('#compare-button');
-    await page.waitForSelector('#compare-out[data-done]', { timeout: 120000 });
+    await page.waitForSelector('#compare-out[data-done]', { timeout: PATIENCE });
     seen.compares.push({ seq, done: await page.getAttribute('#compare-out', 'data-done'),
       rows: await page.$$eval('#compare tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))) });
     await page.screenshot({ path: `${artifacts}/compare-${seq}.png`, fullPage: true });
   }
-  for (const q of plan.queries) {
-    await openVersion(q.seq);
+  // queries on one version, one after another in the plan, are typed into
+  // the same page, as a reader asks a second question without going back to
+  // the list; its screenshots are taken after the last of them (each shot
+  // of a version's page replaced the one before), what a phone cannot see
+  // is checked after each
+  for (const [i, q] of plan.queries.entries()) {
+    const prev = plan.queries[i - 1];
+    const next = plan.queries[i + 1];
+    const last = !next || next.seq !== q.seq;
+    if (!prev || prev.seq !== q.seq) await openVersion(q.seq);
     const got = { seq: q.seq, sql: q.sql };
     got.heading = await page.textContent('h1');
     got.attach = await page.textContent('#attach-version');
@@ -237,8 +248,8 @@ try {
       .filter((s) => s.querySelector('.not-queryable'))
       .map((s) => ({ table: s.dataset.table, why: s.querySelector('.not-queryable').textContent })));
     Object.assign(got, await runSql(q.sql, q.csv));
-    await page.screenshot({ path: `${artifacts}/version-${q.seq}.png`, fullPage: true });
-    await phoneShot(`version-${q.seq}`);
+    if (last) await page.screenshot({ path: `${artifacts}/version-${q.seq}.png`, fullPage: true });
+    await phoneShot(`version-${q.seq}`, last);
     seen.queries.push(got);
   }
   seen.pages = [];
@@ -248,7 +259,7 @@ try {
     // from one version's page to another only the fragment changes: the
     // document stays, so wait for this version's own ready mark
     await page.goto(`${base}#/v/${pg.id}`, { waitUntil: 'load' });
-    await page.waitForFunction((want) => document.body.dataset.ready === want, `#/v/${pg.id}`, { timeout: 60000 });
+    await page.waitForFunction((want) => document.body.dataset.ready === want, `#/v/${pg.id}`, { timeout: PATIENCE });
     seen.pages.push({ ...pg,
       text: await page.textContent('main'),
       notice: await textOf('#offline-notice'),

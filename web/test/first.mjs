@@ -10,6 +10,7 @@
 //  elements inside <main> (any time), requests: every path asked for, consoleErrors}
 // FDL_TEST_BROWSER: a Chromium already running (browser.mjs).
 import { chromium } from 'playwright-core';
+import { PATIENCE, patient } from './patience.mjs';
 
 const [url] = process.argv.slice(2);
 const FIRST = '#card-tables .viewer[data-source="preview"][data-rows]';
@@ -32,7 +33,7 @@ try {
       w.scripts = Math.max(w.scripts, document.querySelectorAll('main script').length);
     }).observe(document, { childList: true, subtree: true });
   }, FIRST);
-  const page = await context.newPage();
+  const page = patient(await context.newPage()); // every wait: a safety net (patience.mjs)
   page.on('console', (m) => { if (m.type() === 'error') seen.consoleErrors.push(m.text()); });
   page.on('pageerror', (e) => seen.consoleErrors.push(String(e)));
   page.on('request', (r) => { if (/^https?:/.test(r.url())) seen.requests.push(new URL(r.url()).pathname); });
@@ -44,10 +45,10 @@ try {
     .map((s) => [s.dataset.table, [...s.querySelectorAll('.viewer table.rows tbody tr')]
       .map((tr) => [...tr.children].map((td) => td.textContent))])));
   await page.goto(url, { waitUntil: 'commit' });
-  await page.waitForSelector(FIRST, { timeout: 60000 });
+  await page.waitForSelector(FIRST, { timeout: PATIENCE });
   seen.before = { rows: await rowsOf(), requests: seen.requests.slice() };
   release();
-  await page.waitForSelector('body[data-ready="#/"]', { timeout: 120000 });
+  await page.waitForSelector('body[data-ready="#/"]', { timeout: PATIENCE });
   seen.after = { rows: await rowsOf(), ready: true,
     sources: await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#card-tables section.table')]
       .map((s) => [s.dataset.table, (s.querySelector('.viewer') || { dataset: {} }).dataset.source || null]))) };

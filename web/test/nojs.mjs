@@ -6,6 +6,7 @@
 // (tests/interop/test_findable.py). FDL_TEST_BROWSER: a Chromium already
 // running (browser.mjs).
 import { chromium } from 'playwright-core';
+import { patient } from './patience.mjs';
 
 const [url] = process.argv.slice(2);
 const browser = process.env.FDL_TEST_BROWSER
@@ -14,7 +15,7 @@ const browser = process.env.FDL_TEST_BROWSER
     args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 try {
   const context = await browser.newContext({ javaScriptEnabled: false });
-  const page = await context.newPage();
+  const page = patient(await context.newPage()); // its navigation's wait: a safety net (patience.mjs)
   const response = await page.goto(url);
   const seen = await page.evaluate(() => ({
     title: document.title,
