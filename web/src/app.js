@@ -419,10 +419,30 @@ async function rowsChart(tip, out) {
   out.dataset.series = JSON.stringify(points);
 }
 
+// The landing card's own file (previews/HEAD.json, docs/format.md "The
+// landing card (fdl)"): HEAD's tip with its files and preview in one
+// answer, index.html's. Derived, so never the truth: used only for the
+// branch and the tip the refs name (the caller reads the ref itself),
+// else null.
+let cardRead = null;
+async function cardOf(branch, tip) {
+  cardRead ||= get('previews/HEAD.json').catch(() => null);
+  const c = await cardRead;
+  return c && c.fdl_card === 1 && c.head === branch && c.tip === tip && c.version && c.version.id === tip ? c : null;
+}
+
 // The tip's files, asked for at once: version.json, the preview, and
 // dataset.json and files.json by the names fdl gives them (used when
-// version.json names them so, else read by the names it gives).
-function tipFiles(tip) {
+// version.json names them so, else read by the names it gives); or taken
+// from the landing card `c` (what it lacks, a large files.json, read).
+function tipFiles(tip, c) {
+  if (c) {
+    if (!versions.has(tip)) versions.set(tip, Promise.resolve(c.version));
+    const filesJson = !c.version.files ? null : c.files !== undefined ? c.files
+      : get(`versions/${tip}/${c.version.files.path}`).catch(() => null);
+    return Promise.all([filesJson, previewFrom(c.preview, tip)]).then(([f, previews]) => ({
+      tipVersion: c.version, ds: c.version.dataset ? c.dataset || {} : {}, filesJson: f, previews }));
+  }
   const guess = (name) => get(`versions/${tip}/${name}`).catch(() => undefined);
   const named = (ref, guessed, name, none) => (!ref ? none : ref.path === name ? guessed.then((x) => (x === undefined ? none : x))
     : get(`versions/${tip}/${ref.path}`).catch(() => none));
@@ -440,12 +460,14 @@ async function showOverview(branchName) {
   const branch = branchName || r.head;
   let tip = r.branches[branch];
   // the tip the refs named, its files asked for beside the ref itself
-  let read = tip ? tipFiles(tip) : null;
+  // (or taken from the landing card when it shows that tip)
+  const filesOf = (t) => (t ? cardOf(branch, t).then((c) => tipFiles(t, c)) : null);
+  let read = filesOf(tip);
   let indexed = tip ? useIndex(branch) : null;
   const truth = await r.tipOf(branch);
   if (truth !== tip) {
     tip = truth;
-    read = tip ? tipFiles(tip) : null;
+    read = filesOf(tip);
     indexed = indexed || (tip ? useIndex(branch) : null);
   }
   where.textContent = '';
@@ -556,9 +578,11 @@ function statsTable(stats) {
 // a host that lost it): the page then reads the rows itself, on request.
 const PREVIEW_KEY = /^previews\/tables\/[0-9a-f]{64}\.json$/;
 async function previewOf(id) {
+  return previewFrom(await get(`previews/${id}.json`).catch(() => null), id);
+}
+async function previewFrom(doc, id) {
   try {
-    const doc = await get(`previews/${id}.json`);
-    if (doc.fdl_preview !== 1 || doc.version !== id || !Array.isArray(doc.tables)) return {};
+    if (!doc || doc.fdl_preview !== 1 || doc.version !== id || !Array.isArray(doc.tables)) return {};
     // each table's file, copied into the version's file ("file") by fdl
     // since issue 58's second pass; a preview without the copy names it
     const entries = doc.tables.filter((t) => PREVIEW_KEY.test(t.key));
@@ -1032,10 +1056,14 @@ async function showVersion(id) {
 // the script's own page replaces it (never "Loading…" in between), and
 // stays if the script cannot draw one.
 let written = page.fdlRoot !== undefined;
+let routed = false;
 async function route() {
   const m = location.hash.match(/^#\/(v|b)\/(.+)$/);
   const keep = written;
   written = false;
+  // index.html's answers serve the first page only: a later one asks anew
+  if (routed) for (const k of Object.keys(early)) delete early[k];
+  routed = true;
   if (!keep) show(h('p', { class: 'muted' }, 'Loading…'));
   try {
     if (m && m[1] === 'v') await showVersion(decodeURIComponent(m[2]));
