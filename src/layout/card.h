@@ -6,6 +6,7 @@
  *
  *   previews/HEAD.json   {"fdl_card": 1, "head": "<HEAD's branch>",
  *                         "tip": "<its version id>",
+ *                         "data_dir": "<fdl.json's data_dir>",
  *                         "version": <the tip's version.json>,
  *                         "dataset": <its dataset.json, when it has one>,
  *                         "files": <its files.json, when it has one and it

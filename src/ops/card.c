@@ -58,8 +58,8 @@ static int card_make(json_t **out, fdl_repo *repo, const char *branch, const cha
 	json_t *pv = NULL, *card = NULL;
 	fdl_error e;
 	int rc = fdl_version_read(&v, repo, tip, err);
-	if (!rc && !(card = json_pack("{s:i, s:s, s:s, s:O}", "fdl_card", FDL_CARD_FORMAT, "head", branch, "tip", tip,
-				      "version", (json_t *)fdl_version_json(v))))
+	if (!rc && !(card = json_pack("{s:i, s:s, s:s, s:s, s:O}", "fdl_card", FDL_CARD_FORMAT, "head", branch, "tip",
+				      tip, "data_dir", repo->data_dir, "version", (json_t *)fdl_version_json(v))))
 		rc = fdl_oom(err);
 	if (!rc)
 		rc = add_file(card, repo, v, "dataset", err);

@@ -270,25 +270,38 @@ async function repoConfig() {
 // docs/format.md "The ref list") names them, HEAD names HEAD's branch, and
 // `tipOf(branch)` reads the ref itself (the truth), which a page asks for
 // beside the tip's files. Without a list, only HEAD's branch is known.
-async function refs() {
-  const [served, list, headText] = await Promise.all([get('_fdl/refs.json').catch(() => null),
-    get('history/refs.json').catch(() => null), get('HEAD', 'text').catch(() => null)]);
-  if (served) return { ...served, tipOf: async (b) => served.branches[b] };
-  const head = headText ? headText.trim().replace(/^ref: refs\/heads\//, '') : list && list.head;
-  if (!head) throw new Error('HEAD: cannot be read');
-  const named = list && list.fdl_refs === 1 && list.refs && typeof list.refs === 'object' ? Object.entries(list.refs) : [];
-  const pick = (prefix) => Object.fromEntries(named.filter(([k, v]) => k.startsWith(prefix) && typeof v === 'string')
-    .map(([k, v]) => [k.slice(prefix.length), v]));
-  const branches = pick('refs/heads/');
-  const read = {}; // each ref read once
+// `quick` (the landing card): returned once HEAD is read, without waiting
+// for the list; `later` settles when the list has named the other branches
+// and the tags (at once when fdl serve listed them).
+async function refs(quick = false) {
+  const listRead = get('history/refs.json').catch(() => null);
+  const [served, headText] = await Promise.all([get('_fdl/refs.json').catch(() => null),
+    get('HEAD', 'text').catch(() => null)]);
+  if (served) return { ...served, tipOf: async (b) => served.branches[b], later: Promise.resolve() };
+  const branches = {};
+  const tags = {};
+  const read = {}; // each ref read once: what it says stands over the list's
   const tipOf = (b) => (read[b] ||= (async () => {
     let tip = null;
     try { tip = (await get(`refs/heads/${b}`, 'text')).trim(); } catch { /* unborn */ }
     if (tip) branches[b] = tip; else delete branches[b];
     return tip;
   })());
-  if (!(head in branches)) await tipOf(head);
-  return { head, branches, tags: pick('refs/tags/'), tipOf };
+  const r = { head: headText ? headText.trim().replace(/^ref: refs\/heads\//, '') : null, branches, tags, tipOf };
+  r.later = listRead.then((list) => {
+    const named = list && list.fdl_refs === 1 && list.refs && typeof list.refs === 'object' ? Object.entries(list.refs) : [];
+    const pick = (prefix) => named.filter(([k, v]) => k.startsWith(prefix) && typeof v === 'string')
+      .map(([k, v]) => [k.slice(prefix.length), v]);
+    for (const [k, v] of pick('refs/heads/')) if (!(k in read)) branches[k] = v;
+    Object.assign(tags, Object.fromEntries(pick('refs/tags/')));
+    return list;
+  });
+  if (r.head && quick) return r;
+  const list = await r.later;
+  r.head ||= list && list.head;
+  if (!r.head) throw new Error('HEAD: cannot be read');
+  if (!(r.head in branches)) await tipOf(r.head);
+  return r;
 }
 
 // ---- the overview --------------------------------------------------------------
@@ -441,7 +454,8 @@ function tipFiles(tip, c) {
     const filesJson = !c.version.files ? null : c.files !== undefined ? c.files
       : get(`versions/${tip}/${c.version.files.path}`).catch(() => null);
     return Promise.all([filesJson, previewFrom(c.preview, tip)]).then(([f, previews]) => ({
-      tipVersion: c.version, ds: c.version.dataset ? c.dataset || {} : {}, filesJson: f, previews }));
+      tipVersion: c.version, ds: c.version.dataset ? c.dataset || {} : {}, filesJson: f, previews,
+      dataDir: typeof c.data_dir === 'string' ? c.data_dir : null }));
   }
   const guess = (name) => get(`versions/${tip}/${name}`).catch(() => undefined);
   const named = (ref, guessed, name, none) => (!ref ? none : ref.path === name ? guessed.then((x) => (x === undefined ? none : x))
@@ -456,7 +470,7 @@ function tipFiles(tip, c) {
 
 async function showOverview(branchName) {
   const cfgRead = repoConfig();
-  const r = await refs();
+  const r = await refs(!branchName);
   const branch = branchName || r.head;
   let tip = r.branches[branch];
   // the tip the refs named, its files asked for beside the ref itself
@@ -471,7 +485,9 @@ async function showOverview(branchName) {
     indexed = indexed || (tip ? useIndex(branch) : null);
   }
   where.textContent = '';
-  const [got, cfg] = await Promise.all([read, cfgRead]);
+  const got = await read;
+  // the card says the data folder (fdl.json's data_dir); without it, fdl.json
+  const cfg = got && got.dataDir ? { data_dir: got.dataDir } : await cfgRead;
   const dataDir = cfg.data_dir || 'data';
   const { tipVersion = null, ds = {}, filesJson = null, previews = {} } = got || {};
   document.title = ds.title || ds.name || 'fdl repository';
@@ -486,7 +502,12 @@ async function showOverview(branchName) {
       h('td', { class: 'num' }, vs[i] ? vs[i].seq : ''), h('td', {}, idChip(id, `#/v/${id}`)),
       h('td', {}, vs[i] ? date(vs[i].created_at) : ''), h('td', {}, vs[i] ? vs[i].message : ''))));
   };
-  const tags = Object.entries(r.tags || {});
+  // the tags once the ref list has named them (fdl serve's list at once)
+  const tagsBox = h('div');
+  const tagRows = () => {
+    const tags = Object.entries(r.tags || {});
+    if (tags.length) tagsBox.replaceChildren(h('h2', {}, 'Tags'), h('ul', {}, tags.map(([t, id]) => h('li', {}, t, ' → ', idChip(id, `#/v/${id}`)))));
+  };
   const history = h('tbody', { id: 'history' });
   const more = h('div');
   const gone = tipVersion && tipVersion.files && !filesJson ? await offline(tipVersion) : null;
@@ -499,7 +520,7 @@ async function showOverview(branchName) {
     h('h1', { id: 'title' }, ds.title || ds.name || 'Untitled dataset'),
     tipVersion ? h('p', { class: 'muted', id: 'card-version' },
       `Latest on ${branch}: version ${tipVersion.seq}, ${date(tipVersion.created_at)} `, idChip(tip, `#/v/${tip}`)) : null,
-    gone ? await offlineNotice(tipVersion, gone, r, 'tip-offline') : null,
+    gone ? await r.later.then(() => offlineNotice(tipVersion, gone, r, 'tip-offline')) : null,
     ds.description ? renderMarkdown(ds.description, 'description') : null,
     describe(ds),
     tipVersion ? [
@@ -518,12 +539,14 @@ async function showOverview(branchName) {
     h('h2', {}, 'Branches'),
     h('div', { class: 'scroll' }, h('table', { id: 'branches' }, h('thead', {}, h('tr', {}, h('th', {}, 'Branch'),
       h('th', { class: 'num' }, 'Seq'), h('th', {}, 'Tip'), h('th', {}, 'Date'), h('th', {}, 'Message'))), branches)),
-    tags.length ? [h('h2', {}, 'Tags'), h('ul', {}, tags.map(([t, id]) => h('li', {}, t, ' → ', idChip(id, `#/v/${id}`))))] : null,
+    tagsBox,
     h('h2', {}, `History of ${branch}`),
     tip ? h('div', { class: 'scroll' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Seq'),
       h('th', {}, 'Version'), h('th', {}, 'Date'), h('th', {}, 'Author'), h('th', {}, 'Message and changes'))), history))
       : h('p', { class: 'muted' }, `Branch ${branch} has no version yet.`),
     more);
+  await r.later;
+  tagRows();
   await branchRows();
   if (tip) {
     await indexed;
@@ -1055,11 +1078,15 @@ async function showVersion(id) {
 // A page fdl site wrote already shows its rows: it stays as written until
 // the script's own page replaces it (never "Loading…" in between), and
 // stays if the script cannot draw one.
+// So does the landing card's first rows index.html drew from the card
+// (window.fdlDrawn); once the script routes, index.html draws no more
+// (window.fdlTaken).
 let written = page.fdlRoot !== undefined;
 let routed = false;
 async function route() {
   const m = location.hash.match(/^#\/(v|b)\/(.+)$/);
-  const keep = written;
+  const keep = written || (!routed && !!window.fdlDrawn);
+  window.fdlTaken = true;
   written = false;
   // index.html's answers serve the first page only: a later one asks anew
   if (routed) for (const k of Object.keys(early)) delete early[k];
