@@ -264,7 +264,7 @@ def test_the_page_reads_the_history_from_the_index(repo, tmp_path, histories):
         assert [h["seq"] for h in seen[name]["history"]] == list(range(60, 10, -1))
         assert seen[name]["history"][0]["message"].startswith("row 60")
     assert seen["index"]["history"] == seen["none"]["history"]
-    assert len(fetched["none"]) >= 50
+    assert len(fetched["none"]) >= 49  # one a row, but the tip's: the landing card (previews/HEAD.json) holds it
     assert len(fetched["index"]) <= 2, fetched["index"]
     assert len(truth) == 60
 
