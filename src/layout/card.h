@@ -11,10 +11,11 @@
  *                         "dataset": <its dataset.json, when it has one>,
  *                         "files": <its files.json, when it has one and it
  *                                   is at most FDL_CARD_FILES_MAX bytes>,
- *                         "preview": <previews/<tip>.json, when there>}
+ *                         "preview": <previews/<tip>.json>}
  *
- * Written after every move of HEAD's branch, deleted before its tip
- * expires or is withdrawn (no crash leaves a gone version's rows in it). */
+ * Written after every move of HEAD's branch when its tip has a preview
+ * (else none), deleted before its tip expires or is withdrawn (no crash
+ * leaves a gone version's rows in it). */
 #ifndef FDL_LAYOUT_CARD_H
 #define FDL_LAYOUT_CARD_H
 

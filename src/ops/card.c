@@ -51,13 +51,15 @@ static int add_file(json_t *card, fdl_repo *repo, const fdl_version *v, const ch
 	return rc;
 }
 
-/* The card of `branch` at `tip` (a live version). */
+/* The card of `branch` at `tip` (a live version); FDL_ENOTFOUND when the
+ * tip has no preview (a repository that keeps none pays nothing). */
 static int card_make(json_t **out, fdl_repo *repo, const char *branch, const char *tip, fdl_error *err)
 {
 	fdl_version *v = NULL;
 	json_t *pv = NULL, *card = NULL;
-	fdl_error e;
-	int rc = fdl_version_read(&v, repo, tip, err);
+	int rc = fdl_preview_read(&pv, repo, tip, err);
+	if (!rc)
+		rc = fdl_version_read(&v, repo, tip, err);
 	if (!rc && !(card = json_pack("{s:i, s:s, s:s, s:s, s:O}", "fdl_card", FDL_CARD_FORMAT, "head", branch, "tip",
 				      tip, "data_dir", repo->data_dir, "version", (json_t *)fdl_version_json(v))))
 		rc = fdl_oom(err);
@@ -65,14 +67,25 @@ static int card_make(json_t **out, fdl_repo *repo, const char *branch, const cha
 		rc = add_file(card, repo, v, "dataset", err);
 	if (!rc)
 		rc = add_file(card, repo, v, "files", err);
-	if (!rc && !fdl_preview_read(&pv, repo, tip, &e) && json_object_set_new(card, "preview", pv))
+	if (!rc && json_object_set(card, "preview", pv))
 		rc = fdl_oom(err);
+	json_decref(pv);
 	fdl_version_free(v);
 	if (rc)
 		json_decref(card);
 	else
 		*out = card;
 	return rc;
+}
+
+/* No card: deleted when there is one (nothing written when there is none). */
+static int card_none(fdl_repo *repo, fdl_error *err)
+{
+	int64_t bytes;
+	fdl_error e;
+	if (fdl_store_head(repo->store, FDL_CARD_KEY, &bytes, &e) == FDL_ENOTFOUND)
+		return 0;
+	return fdl_card_delete(repo, err);
 }
 
 int fdl__card_refresh(fdl_repo *repo, fdl_error *err)
@@ -83,11 +96,13 @@ int fdl__card_refresh(fdl_repo *repo, fdl_error *err)
 	fdl_error e;
 	int rc = head_tip(&branch, tip, &found, repo, err);
 	if (!rc && (!found || fdl_version_check_live(repo, tip, &e))) /* unborn, or its tip gone: no card */
-		rc = fdl_card_delete(repo, err);
+		rc = card_none(repo, err);
 	else if (!rc && !(rc = card_make(&card, repo, branch, tip, err)))
 		rc = fdl_card_write(repo, card, err);
-	else if (rc) /* an older card: readers would find it stale, verify warns; none is plainer */
-		fdl_card_delete(repo, &e);
+	else if (rc) { /* no preview of the tip, or it cannot be made: no card (an older one would be stale) */
+		fdl_error_clear(err);
+		rc = card_none(repo, err);
+	}
 	json_decref(card);
 	free(branch);
 	return rc;
