@@ -1,7 +1,7 @@
 /* The landing card (src/layout/card.h) kept current: written from HEAD's
  * branch, its tip's files and preview after each ref move, deleted before
  * its tip goes, checked by fdl verify. */
-#include "preview.h"
+#include "card.h"
 #include "../layout/card.h"
 #include "../layout/keys.h"
 #include "../layout/preview.h"

@@ -2,6 +2,7 @@
  * for every operation that moves a ref, so that one added later cannot
  * forget a derived file. */
 #include "derived.h"
+#include "card.h"
 #include "preview.h"
 #include "../iceberg/iceberg.h"
 #include "../layout/hindex.h"

@@ -4,6 +4,7 @@
  * (derived.c), for older versions by fdl preview. A table whose state a
  * preview already has is not computed again. */
 #include "preview.h"
+#include "card.h"
 #include "../layout/preview.h"
 #include "../layout/walk.h"
 #include "../util/pool.h"

@@ -26,6 +26,7 @@
 #include "sign.h"
 #include "verify.h"
 #include "../iceberg/iceberg.h"
+#include "card.h"
 #include "preview.h"
 #include "../util/pool.h"
 #include "../util/strmap.h"
