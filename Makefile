@@ -5,7 +5,7 @@
 #                 test, and interop tests (pytest, stock DuckDB), after installing
 #                 what only the tests need (scripts/setup.sh --tests); what CI runs
 #   make check    the inner loop, about two minutes: unit tests and the interop
-#                 tests marked quick (one per behaviour family)
+#                 tests marked quick (one per behaviour family), at once
 #   make demo     set up, build, and run the example in examples/
 #   make wheel    build/wheel/pyfdl-VERSION-py3-none-manylinux_2_35_x86_64.whl
 #   make dist     build/dist/fdl-VERSION-linux-x86_64.tar.gz, runs wherever unpacked
@@ -34,7 +34,7 @@ UNIT_SRC:= $(wildcard tests/unit/*.c)
 HDRS    := $(wildcard include/*.h src/*/*.h)
 
 
-.PHONY: test-repeat test-races
+.PHONY: test-repeat test-races quick
 .PHONY: all setup test check unit interop snippets corpus fuzz demo clean web install uninstall man abi-check docs-check bench bench-quick \
 	readme install-check bindings-test
 all: build/fdl build/libfdl.so build/libfdl.a web man
@@ -272,8 +272,12 @@ fuzz-min: fuzz-build
 	@for t in $(FUZZ_TARGETS); do bash scripts/fuzz.sh $$t min || exit 1; done
 
 # --- tests ---------------------------------------------------------------------
+# UNIT_JOBS: the unit tests' worker processes (tests/unit/main.c: each
+# takes the next case, output printed whole in order, each worker's leaks
+# checked at its exit); 1 runs them in one process, as a debugger wants.
+UNIT_JOBS ?= 2
 unit: build/san/unit-tests
-	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests
+	ASAN_OPTIONS=detect_leaks=1 ./build/san/unit-tests -j $(UNIT_JOBS)
 
 # WORKERS: pytest workers of make interop and make check (two, for CI's two
 # cores; `make interop WORKERS=3` tries a third where the tests wait on I/O)
@@ -286,19 +290,32 @@ interop: build/san/fdl build/fdl web build/bench/sqlrun
 # cores), setup-tests among them (scripts/setup.sh --tests mostly waits on
 # the disk while the sanitizer and fuzz builds compile; clang's objects wait
 # for it); -Otarget prints each job's output whole, never interleaved. Then
-# the checks and suites one after another, as before.
+# the checks, JOBS at a time, the longest first (install-check, about a
+# minute and a half on one core, beside the unit tests' two workers, then
+# the corpus, the ABI and the docs checks); a failure stops the run before
+# the interop suite, which runs last, alone.
 JOBS ?= 2
 TEST_BUILDS := setup-tests build/san/unit-tests build/san/fdl $(FUZZ_TARGETS:%=build/san/fuzz-%) \
 	$(FUZZ_TARGETS:%=build/fuzz/fuzz-%) all build/bench/sqlrun
+TEST_CHECKS := install-check unit corpus fuzz-build abi-check docs-check
 test:
 	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(TEST_BUILDS)
-	@$(MAKE) --no-print-directory unit corpus fuzz-build abi-check docs-check install-check interop
+	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(TEST_CHECKS)
+	@$(MAKE) --no-print-directory interop
 
-# `make check`: the inner loop, about two minutes on two cores: the unit tests
-# and the interop tests marked quick, one per behaviour family (reader,
-# writer, refs, clone, page, Iceberg, rebase, lifecycle, crash). `make test`
-# stays what CI runs, before a merge.
-check: unit build/san/fdl build/fdl web
+# `make check`: the inner loop, about two minutes on two cores: the unit
+# tests and the interop tests marked quick, one per behaviour family
+# (reader, writer, refs, clone, page, Iceberg, rebase, lifecycle, crash;
+# `make quick` alone). What they run is built first, JOBS at a time; then
+# the two run at once (the unit tests' two workers beside two pytest
+# workers, which mostly wait on the processes they start), each one's
+# output printed whole when it ends. `make test` stays what CI runs,
+# before a merge.
+CHECK_BUILDS := build/san/unit-tests build/san/fdl build/fdl web
+check:
+	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(CHECK_BUILDS)
+	@$(MAKE) --no-print-directory -j2 -Otarget unit quick
+quick: build/san/fdl build/fdl web
 	FDL_BIN=$(CURDIR)/build/san/fdl FDL_EXTENSION_DIR=$(EXTDIR) \
 	  $(DEPS)/venv/bin/python -m pytest -q -n $(WORKERS) --dist loadfile -m quick tests/interop
 
@@ -409,4 +426,4 @@ build/wheel/.made: build/dist/.staged $(wildcard bindings/python/pyfdl/*) bindin
 .PHONY: setup-tests
 setup-tests:
 	@bash scripts/setup.sh --tests
-docs-check install-check interop check snippets test-races: | setup-tests
+docs-check install-check interop check quick snippets test-races: | setup-tests

@@ -14,6 +14,9 @@ prefix=$(mktemp -d "${TMPDIR:-/tmp}/fdl-prefix-XXXXXX")
 work=$(mktemp -d "${TMPDIR:-/tmp}/fdl-install-check-XXXXXX")
 trap 'rm -rf "$prefix" "$work"' EXIT
 unset FDL_EXTENSION_DIR
+# its own make install and uninstall, not jobs of the make that runs it
+# (make test runs it beside others, -j2: no "jobserver unavailable" warning)
+unset MAKEFLAGS MFLAGS
 say() { printf 'install-check: %s\n' "$*"; }
 
 make -s -C "$here" install PREFIX="$prefix" >/dev/null

@@ -525,6 +525,7 @@ def test_withdrawal_leaves_no_view_leading_to_its_data(repo, tmp_path):
     assert Readers(None).pyiceberg_rows(uri, cols) == want
 
 
+@pytest.mark.quick  # Iceberg's in make check: views written by each commit, read by pyiceberg and DuckDB (seconds)
 def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
     """After retention expires older versions, no view lists them (the
     tip's, written by the commits, is written again by fdl expire), and it
@@ -1083,7 +1084,6 @@ def test_a_snapshot_id_never_comes_to_mean_other_rows(spark, tmp_path, ledger):
         host.stop()
 
 
-@pytest.mark.quick
 def test_catalog_for_an_http_location_read_by_duckdb(tmp_path, ledger):
     """A folder published on a plain HTTP host: the catalog written for that
     location (--location) names only http:// files on the host, and DuckDB
