@@ -46,6 +46,7 @@ function h(tag, attrs, ...children) {
 // to the page's own origin, by the page and by DuckDB-Wasm's worker.
 const TOKEN_KEY = 'fdl-token';
 let token = sessionStorage.getItem(TOKEN_KEY);
+const earlyToken = token; // the one index.html's requests carried
 let asking = null;
 
 function askToken(refused) {
@@ -73,10 +74,11 @@ function askToken(refused) {
 // fetch() of a URL of the page's own origin, with the token; asks for one
 // on a 401.
 // `sent`: the answer to this same request sent earlier (index.html's), used
-// as the first one.
+// as the first one (its 401 refused the token index.html had, not one typed
+// since).
 async function request(url, init = {}, sent = null) {
   for (;;) {
-    const used = token;
+    const used = sent ? earlyToken : token;
     const headers = new Headers(init.headers || {});
     if (used && new URL(url).origin === base.origin) headers.set('Authorization', `Bearer ${used}`);
     const r = sent || await fetch(url, { ...init, headers });
