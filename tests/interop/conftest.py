@@ -32,17 +32,46 @@ LEDGER_FDL = str(ROOT / "build" / "fdl") if (ROOT / "build" / "fdl").exists() el
 os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=1:quarantine_size_mb=16:malloc_context_size=10")
 
 
+def release_bin():
+    """The release build that builds scenes (fdl_setup): FDL_RELEASE_BIN, or
+    build/fdl beside FDL_BIN's build/san/fdl, or this tree's build/fdl. A
+    test that needs it and finds none fails saying so (`make` builds it)."""
+    named, fdl_bin = os.environ.get("FDL_RELEASE_BIN"), pathlib.Path(FDL)
+    if named:
+        found = pathlib.Path(named)
+    elif fdl_bin.parent.name == "san" and (fdl_bin.parent.parent / "fdl").is_file():
+        found = fdl_bin.parent.parent / "fdl"
+    else:
+        found = ROOT / "build" / "fdl"
+    if not (found.is_file() and os.access(found, os.X_OK)):
+        pytest.fail(f"no release build of fdl for the tests' set-up at {found} (run `make`, or set FDL_RELEASE_BIN)")
+    return str(found)
+
+
 def fdl(*args, check=True, env=None, timeout=None):
-    """Run fdl; with check, a non-zero exit fails the test with its stderr.
-    timeout (seconds) is a safety net for tests of things that must not
-    hang: running past it fails the test, nothing else is timed."""
+    """Run fdl (FDL_BIN, the build under test); with check, a non-zero exit
+    fails the test with its stderr. timeout (seconds) is a safety net for
+    tests of things that must not hang: running past it fails the test,
+    nothing else is timed."""
+    return _run(FDL, args, check, env, timeout)
+
+
+def fdl_setup(*args, check=True, env=None, timeout=None):
+    """fdl() with the release build (release_bin): for building a test's
+    scene (the versions, branches, checkouts it starts from), never for the
+    step the test is about, which runs FDL_BIN (tests/README.md, "Shared setups": Scenes).
+    What it publishes is recorded by the ledger as fdl() does."""
+    return _run(release_bin(), args, check, env, timeout)
+
+
+def _run(binary, args, check, env, timeout):
     e = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_AUTHOR_EMAIL="t@example.org")
     named = {"FDL_CACHE_DIR", "XDG_CACHE_HOME"} & (set(os.environ) | set(env or {})) or "HOME" in (env or {})
     if READ_CACHE[0] and not named:
         e["FDL_CACHE_DIR"] = READ_CACHE[0]  # the test's own read cache (read_cache below)
     if env:
         e.update(env)
-    p = subprocess.run([FDL, *map(str, args)], capture_output=True, text=True, env=e, timeout=timeout)
+    p = subprocess.run([binary, *map(str, args)], capture_output=True, text=True, env=e, timeout=timeout)
     if ledger_mod.CURRENT[0] is not None:
         ledger_mod.CURRENT[0].after([str(a) for a in args], env, p)
     if check and p.returncode != 0:
@@ -104,10 +133,11 @@ class Repo:
         self.root = tmp / "repo"
         fdl("init", self.root)
 
-    def checkout(self, work, *extra):
+    def checkout(self, work, *extra, setup=False):
         """Check out and return a DuckDB connection writing to the working catalog,
-        using exactly the ATTACH that `fdl checkout` printed."""
-        p = fdl("checkout", self.root, work, *extra)
+        using exactly the ATTACH that `fdl checkout` printed (with setup, the
+        release build's: the checkout is the scene, not what is tested)."""
+        p = (fdl_setup if setup else fdl)("checkout", self.root, work, *extra)
         con = connect()
         con.execute(p.stdout)
         return con
@@ -125,18 +155,20 @@ class Repo:
         return con
 
 
-def commits(repo, work, *steps, close=True):
+def commits(repo, work, *steps, close=True, setup=False):
     """The setup most modules start from: check `work` out of `repo` and
     publish one version per step, a step being (message, SQL statements run
     in stock DuckDB through the ATTACH checkout printed). Returns the ids of
     the new versions, oldest first, and the connection to the working
-    catalog (closed unless close=False). Works on Repo and S3Repo."""
-    con = repo.checkout(work)
+    catalog (closed unless close=False). Works on Repo and S3Repo. With
+    setup, checkout and commits run the release build (fdl_setup): the
+    versions are the test's scene, not what it tests."""
+    con = repo.checkout(work, setup=setup)
     ids = []
     for message, statements in steps:
         for sql in statements:
             con.execute(sql)
-        fdl("commit", work, "-m", message, env=repo.env)
+        (fdl_setup if setup else fdl)("commit", work, "-m", message, env=repo.env)
         ids.append(repo.head())
     if close:
         con.close()
@@ -244,14 +276,18 @@ class S3Repo:
     def fdl(self, *args, check=True, env=None):
         return fdl(*args, check=check, env=dict(self.env, **(env or {})))
 
+    def setup(self, *args, check=True, env=None):
+        """self.fdl with the release build (fdl_setup): scene building."""
+        return fdl_setup(*args, check=check, env=dict(self.env, **(env or {})))
+
     def connect(self, sql):
         """Stock DuckDB running SQL that fdl printed (it carries the secret)."""
         con = connect()
         con.execute(sql)
         return con
 
-    def checkout(self, work, *extra):
-        return self.connect(self.fdl("checkout", self.root, work, *extra).stdout)
+    def checkout(self, work, *extra, setup=False):
+        return self.connect((self.setup if setup else self.fdl)("checkout", self.root, work, *extra).stdout)
 
     def keys(self, prefix="datasets/pop/"):
         return self.server.keys(self.bucket, prefix)

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXT, FDL, commits, fdl, host_serves, host_stops, read_json, rows
+from conftest import EXT, FDL, fdl, fdl_setup, host_serves, host_stops, read_json, rows
 from test_reader import Server
 
 
@@ -25,12 +25,19 @@ def same_tree(a, b):
         assert filecmp.cmp(a / f, b / f, shallow=False), f
 
 
+def steps(n, *create, insert=("INSERT INTO lake.t VALUES ({i})",)):
+    """n versions v0, v1...: version i runs each `insert` with i, the
+    first runs `create` first. The sources here are copies of the
+    session's repository of these steps (histories.published: the release
+    build made them; they are the scene, the clones are the test)."""
+    return [(f"v{i}", (list(create) if i == 0 else []) + [sql.format(i=i) for sql in insert]) for i in range(n)]
+
+
 @pytest.fixture
-def source(repo, tmp_path):
-    commits(repo, tmp_path / "w", *[(f"v{i}", (["CREATE TABLE lake.t (a INTEGER)"] if i == 0 else [])
-                                     + [f"INSERT INTO lake.t VALUES ({i})"]) for i in range(3)])
-    fdl("branch", repo.root, "old", repo.version(repo.head())["parents"][0])
-    fdl("preview", repo.root)  # the repository keeps previews: a clone copies them
+def source(repo, histories):
+    histories.published(steps(3, "CREATE TABLE lake.t (a INTEGER)"), repo.root)
+    fdl_setup("branch", repo.root, "old", repo.version(repo.head())["parents"][0])
+    fdl_setup("preview", repo.root)  # the repository keeps previews: a clone copies them
     assert len([p for p in (repo.root / "previews").glob("*.json") if p.name != "HEAD.json"]) == 3
     assert (repo.root / "previews" / "HEAD.json").exists()  # the landing card: each copy writes its own
     return repo
@@ -38,6 +45,7 @@ def source(repo, tmp_path):
 
 @pytest.mark.quick
 def test_clone_is_identical(source, tmp_path):
+    fdl_setup("checkout", source.root, tmp_path / "w")  # a working folder: not empty, not a clone
     dst = tmp_path / "copy"
     out = fdl("clone", source.root, dst).stdout
     assert "3 versions" in out
@@ -119,18 +127,14 @@ def test_clone_over_http(source, tmp_path):
     assert rows(con, "lake.t") == [(0,), (1,), (2,)]
 
 
-def test_clone_asks_for_each_file_once(repo, tmp_path):
+def test_clone_asks_for_each_file_once(repo, tmp_path, histories):
     """Over a plain static host (counted, not timed): the plan comes first,
     so each data file is one GET and no HEAD (its size is in the catalog),
     each catalog one GET, used for the plan and the copy. A second clone
     into the copy after one new version asks for that version's files, the
     two probes per version (expired.json, a signature) and a few more."""
     from test_hindex import CountingHost
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    for i in range(6):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    histories.published(steps(6, "CREATE TABLE lake.t (a INTEGER)"), repo.root)
     host = CountingHost(repo.root)
     dst = tmp_path / "copy"
     env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
@@ -146,8 +150,9 @@ def test_clone_asks_for_each_file_once(repo, tmp_path):
         # a source without previews: one request for HEAD's tip's, none for the others
         assert [r for r in first if r.startswith("/previews/")] == [f"/previews/{repo.head()}.json"], first
         # one more version, then the same clone again
+        con = repo.checkout(tmp_path / "w", setup=True)
         con.execute("INSERT INTO lake.t VALUES (99)")
-        fdl("commit", tmp_path / "w", "-m", "v7")
+        fdl_setup("commit", tmp_path / "w", "-m", "v7")
         host.requests.clear()
         fdl("clone", host.url, dst, env=env)
         again = host.requests[:]
@@ -163,16 +168,12 @@ def test_clone_asks_for_each_file_once(repo, tmp_path):
     assert sorted(rows(con2, "lake.t")) == [(0,), (1,), (2,), (3,), (4,), (5,), (99,)]
 
 
-def test_a_bad_file_stops_the_pool_and_no_ref_is_copied(repo, tmp_path):
+def test_a_bad_file_stops_the_pool_and_no_ref_is_copied(repo, tmp_path, histories):
     """Eight transfers at once (a host source): a data file of another size
     fails its check on one thread, the others stop, the error names the
     file, and the copy gets no ref; mended, the same command finishes."""
     from test_hindex import CountingHost
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    for i in range(12):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    histories.published(steps(12, "CREATE TABLE lake.t (a INTEGER)"), repo.root)
     bad = sorted((repo.root / "data").rglob("*.parquet"))[5]
     good = bad.read_bytes()
     bad.write_bytes(good + b"x")
@@ -199,21 +200,15 @@ def expired_data(root):
     return out
 
 
-def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path):
+def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path, histories):
     """Two mirrors, one cloned from the folder (listed) and one from a
     static host (HEAD's chain): after the source withdraws version 3 with
     its version.json (which withdraws 4 and 5, whose catalogs reference its
     data), cloning again deletes from each copy what the source deleted: no
     copy keeps withdrawn data, and both still verify."""
     from test_hindex import CountingHost
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    ids = []
-    for i in range(5):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
-        ids.append(repo.head())
-    fdl("preview", repo.root)  # each copy gets them, and must lose those of the versions withdrawn
+    ids = histories.published(steps(5, "CREATE TABLE lake.t (a INTEGER)"), repo.root)
+    fdl_setup("preview", repo.root)  # each copy gets them, and must lose those of the versions withdrawn
     host = CountingHost(repo.root)
     a, b = tmp_path / "a", tmp_path / "b"
     env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
@@ -258,16 +253,12 @@ def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path):
     assert sorted(rows(con2, "lake.t")) == [(0,), (1,)]
 
 
-def test_a_planted_expired_json_deletes_nothing_outside_its_version(repo, tmp_path, ledger):
+def test_a_planted_expired_json_deletes_nothing_outside_its_version(repo, tmp_path, ledger, histories):
     """expired.json is the source's word, so a hostile source could list
     anything in it: a mirror deletes only a version's own catalog files and
     data files that no live catalog references, never a path that climbs
     out (../fdl.json, /etc/...), never live data."""
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    for i in range(3):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    histories.published(steps(3, "CREATE TABLE lake.t (a INTEGER)"), repo.root)
     copy = tmp_path / "copy"
     fdl("clone", repo.root, copy)
     tip = repo.head()
@@ -379,7 +370,7 @@ class HoldingHost:
         self.server.server_close()
 
 
-def test_killed_at_twenty_points_a_rerun_finishes_and_fetches_nothing_twice(repo, tmp_path):
+def test_killed_at_twenty_points_a_rerun_finishes_and_fetches_nothing_twice(repo, tmp_path, histories):
     """A clone from a static host, 8 transfers at once, killed (SIGKILL)
     while its Nth request is open, for 20 values of N drawn at random (a
     fixed seed, printed) from all its requests: each time what is left
@@ -388,13 +379,9 @@ def test_killed_at_twenty_points_a_rerun_finishes_and_fetches_nothing_twice(repo
     the rerun asks for no data or version file the killed run had already
     completed, and leaves no temporary folder behind."""
     import random
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    con.execute("CREATE TABLE lake.u (b VARCHAR)")
-    for i in range(6):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        con.execute(f"INSERT INTO lake.u VALUES ('{i}')")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    histories.published(steps(6, "CREATE TABLE lake.t (a INTEGER)", "CREATE TABLE lake.u (b VARCHAR)",
+                              insert=("INSERT INTO lake.t VALUES ({i})", "INSERT INTO lake.u VALUES ('{i}')")),
+                        repo.root)
     host = HoldingHost(repo.root)
     try:
         fdl("clone", host.url, tmp_path / "whole", env={"FDL_CACHE_DIR": str(tmp_path / "cache-whole")})

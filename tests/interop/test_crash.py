@@ -42,15 +42,15 @@ def digest(path):
 
 def crash_loop(name, golden, live, args, check):
     """Restore `golden` into `live` before each run; crash at 1, 2, ...
-    until the command completes without reaching a crash point."""
+    until the command completes without reaching a crash point. That last
+    run, from `golden` untouched by a crash, is the clean run: each rerun
+    after a crash must have ended with the files it leaves (commit and
+    checkout aside: they make a new id each time)."""
     def restore():
         for g, l in zip(golden, live):
             shutil.rmtree(l, ignore_errors=True)
             shutil.copytree(g, l, symlinks=True)
-    restore()
-    clean = run(args)
-    assert clean.returncode == 0, clean.stderr
-    want = [tree(l) for l in live]
+    ends = {}  # crash point -> the files its rerun left
     n = 1
     while True:
         restore()
@@ -62,9 +62,11 @@ def crash_loop(name, golden, live, args, check):
         again = run(args)
         assert again.returncode == 0, (n, again.stderr)
         check(n, crashed=False)
-        if name not in ("commit", "checkout"):  # these make a new id each time; the rest must end identical
-            assert [tree(l) for l in live] == want, n
+        if name not in ("commit", "checkout"):
+            ends[n] = [tree(l) for l in live]
         n += 1
+    want = [tree(l) for l in live]  # the clean run's
+    assert [k for k, end in ends.items() if end != want] == [], "reruns that ended otherwise than a clean run"
     COVERED[name] = n - 1
     assert n > 1
 
@@ -74,13 +76,16 @@ def verify_ok(root, n):
     assert v.returncode == 0, (n, v.stdout)
 
 
-def work_rows(work, table):
-    """The rows a working folder's catalog holds, read through DuckLake, read only."""
+def work_rows(work, *tables):
+    """The rows a working folder's catalog holds, read through DuckLake, read
+    only: of the table, or a list, one per table, of several (one DuckDB)."""
     rec = read_json(work / "fdl-work.json")
     con = connect()
     con.execute(f"ATTACH 'ducklake:{work}/ducklake.sqlite' AS w (READ_ONLY, DATA_PATH '{rec['data_path']}', "
                 "OVERRIDE_DATA_PATH true, META_TYPE 'sqlite')")
-    return rows(con, f"w.{table}")
+    found = [rows(con, f"w.{t}") for t in tables]
+    con.close()
+    return found[0] if len(tables) == 1 else found
 
 
 def test_commit(repo, tmp_path, ledger):
@@ -111,12 +116,13 @@ def test_commit(repo, tmp_path, ledger):
         if head == old:  # nothing published: the working catalog is as it was
             assert digest(tmp_path / "work" / "ducklake.sqlite") == catalog_sha, n
         # whatever happened, the working catalog lost nothing
-        assert work_rows(tmp_path / "work", "t") == [(1,), (2,)] and work_rows(tmp_path / "work", "u") == [(3,)], n
+        assert work_rows(tmp_path / "work", "t", "u") == [[(1,), (2,)], [(3,)]], n
         if not crashed:
             v = repo.version(repo.head())
             assert v["parents"] == [old] and v["seq"] == 2
-            assert rows(repo.open_version("main"), "lake.t") == [(1,), (2,)]
-            assert rows(repo.open_version("main"), "lake.u") == [(3,)]
+            main = repo.open_version("main")
+            assert rows(main, "lake.t") == [(1,), (2,)] and rows(main, "lake.u") == [(3,)]
+            main.close()
             assert read_json(tmp_path / "work" / "fdl-work.json")["base"] == repo.head()
             assert read_json(record)["base"] == repo.head()
             assert not list((repo.root / "work").rglob("*.parquet")), n  # published, not kept twice
@@ -160,22 +166,21 @@ def test_checkout_and_abandon(repo, tmp_path):
                check_abandon)
 
 
-def three_versions(repo, tmp_path):
-    con = repo.checkout(tmp_path / "work")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    for i in range(3):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "work", "-m", f"v{i}")
-    con.close()
-    ids = [repo.head()]
-    while repo.version(ids[-1])["parents"]:
-        ids.append(repo.version(ids[-1])["parents"][0])
-    return ids[::-1]
+THREE = [("v0", ["CREATE TABLE lake.t (a INTEGER)", "INSERT INTO lake.t VALUES (0)"]),
+         ("v1", ["INSERT INTO lake.t VALUES (1)"]), ("v2", ["INSERT INTO lake.t VALUES (2)"])]
+
+
+def three_versions(repo, histories):
+    """Three versions of t, one row more each, from one working catalog: a
+    copy of the session's (histories.published: the scene, not the
+    subject; the command each test kills runs the build under test).
+    Their ids, oldest first."""
+    return histories.published(THREE, repo.root)
 
 
 @pytest.mark.quick
-def test_expire(repo, tmp_path, ledger):
-    v0, v1, v2 = three_versions(repo, tmp_path)
+def test_expire(repo, tmp_path, ledger, histories):
+    v0, v1, v2 = three_versions(repo, histories)
     ledger.gone(v0, v1)  # retention keeps one
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
@@ -190,8 +195,8 @@ def test_expire(repo, tmp_path, ledger):
     crash_loop("expire", [golden], [repo.root], ["expire", repo.root], check)
 
 
-def test_withdraw(repo, tmp_path, ledger):
-    v0, v1, v2 = three_versions(repo, tmp_path)
+def test_withdraw(repo, tmp_path, ledger, histories):
+    v0, v1, v2 = three_versions(repo, histories)
     ledger.gone(v1, v2)
     golden = tmp_path / "g"
     shutil.copytree(repo.root, golden)
@@ -206,24 +211,23 @@ def test_withdraw(repo, tmp_path, ledger):
     crash_loop("withdraw", [golden], [repo.root], ["withdraw", repo.root, v1, "--reason", "mistake", "--force"], check)
 
 
-def secret_versions(repo, tmp_path):
-    """Three versions with previews and pages (FDL_PREVIEW_AT_COMMIT=1, fdl
-    site): t gets 'open-v0', then 'secret-v1', then 'secret-v2'; u, left as
-    it was, shares one preview file between all three."""
-    con = repo.checkout(tmp_path / "work")
-    con.execute("CREATE TABLE lake.t (s VARCHAR)")
-    con.execute("CREATE TABLE lake.u (a INTEGER)")
-    con.execute("INSERT INTO lake.u VALUES (7)")
-    for i, s in enumerate(("open-v0", "secret-v1", "secret-v2")):
-        con.execute(f"INSERT INTO lake.t VALUES ('{s}')")
-        fdl("commit", tmp_path / "work", "-m", f"version {i}")  # a message a gone version's page keeps
-    con.close()
+SECRET = [("version 0", ["CREATE TABLE lake.t (s VARCHAR)", "CREATE TABLE lake.u (a INTEGER)",
+                         "INSERT INTO lake.u VALUES (7)", "INSERT INTO lake.t VALUES ('open-v0')"]),
+          ("version 1", ["INSERT INTO lake.t VALUES ('secret-v1')"]),
+          ("version 2", ["INSERT INTO lake.t VALUES ('secret-v2')"])]
+
+
+def secret_versions(repo, histories):
+    """Three versions with previews and pages (FDL_PREVIEW_AT_COMMIT=1, set
+    by the test before, when the session's copy is made; fdl site): t gets
+    'open-v0', then 'secret-v1', then 'secret-v2'; u, left as it was, shares
+    one preview file between all three. The versions are a copy of the
+    session's (histories.published: the scene, made once by the release
+    build; the site and the command each test kills run the build under
+    test); a message a gone version's page keeps."""
+    ids = histories.published(SECRET, repo.root)
+    assert all((repo.root / "previews" / f"{v}.json").exists() for v in ids), "built without FDL_PREVIEW_AT_COMMIT"
     fdl("site", repo.root)
-    ids = [repo.head()]
-    while repo.version(ids[-1])["parents"]:
-        ids.append(repo.version(ids[-1])["parents"][0])
-    ids = ids[::-1]
-    assert all((repo.root / "previews" / f"{v}.json").exists() for v in ids)
     return ids
 
 
@@ -245,13 +249,13 @@ def previews_of_live_only(root):
     return set(docs) <= live and tables <= named and (not card.exists() or read_json(card)["tip"] in live)
 
 
-def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp_path, ledger, monkeypatch):
+def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp_path, ledger, monkeypatch, histories):
     """A withdrawal deletes the previews and pages of the versions it takes
     before their expired.json: killed at any write, no file under previews/
     or site/ (nor index.html) holds their rows once one of them is marked
     withdrawn, and the rerun ends as a clean run does."""
     monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
-    v0, v1, v2 = secret_versions(repo, tmp_path)
+    v0, v1, v2 = secret_versions(repo, histories)
     ledger.gone(v1, v2)
     assert derived_showing(repo.root, "secret-v1")  # the test can fail: the rows are there to begin with
     assert "secret-v2" in (repo.root / "previews" / "HEAD.json").read_text()  # and in the landing card
@@ -276,9 +280,9 @@ def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp
                ["withdraw", repo.root, v1, "--reason", "personal data", "--force"], check)
 
 
-def test_expire_leaves_no_preview_of_an_expired_version_at_any_point(repo, tmp_path, ledger, monkeypatch):
+def test_expire_leaves_no_preview_of_an_expired_version_at_any_point(repo, tmp_path, ledger, monkeypatch, histories):
     monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
-    v0, v1, v2 = secret_versions(repo, tmp_path)
+    v0, v1, v2 = secret_versions(repo, histories)
     ledger.gone(v0, v1)
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
@@ -298,11 +302,11 @@ def test_expire_leaves_no_preview_of_an_expired_version_at_any_point(repo, tmp_p
     crash_loop("expire (previews)", [golden], [repo.root], ["expire", repo.root], check)
 
 
-def test_gc_deletes_a_gone_versions_preview_first(repo, tmp_path, ledger, monkeypatch):
+def test_gc_deletes_a_gone_versions_preview_first(repo, tmp_path, ledger, monkeypatch, histories):
     """A preview a withdrawal of an older fdl left behind (killed between
     expired.json and its sweep) goes at gc's first write."""
     monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
-    v0, v1, v2 = secret_versions(repo, tmp_path)
+    v0, v1, v2 = secret_versions(repo, histories)
     before = tmp_path / "before"
     shutil.copytree(repo.root / "previews", before)
     fdl("withdraw", repo.root, v1, "--reason", "personal data", "--force")
@@ -369,8 +373,8 @@ def test_gc(repo, tmp_path, ledger):
     crash_loop("gc", [golden], [repo.root], ["gc", repo.root, "--grace", "0s"], check)
 
 
-def test_branch(repo, tmp_path, ledger):
-    v0, v1, v2 = three_versions(repo, tmp_path)
+def test_branch(repo, tmp_path, ledger, histories):
+    v0, v1, v2 = three_versions(repo, histories)
     golden = tmp_path / "g"
     shutil.copytree(repo.root, golden)
 

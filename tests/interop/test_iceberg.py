@@ -17,7 +17,8 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import EXT, Repo, S3Repo, connect, fdl, host_serves, host_stops, read_json
+import ledger as ledger_mod
+from conftest import EXT, LEDGER_FDL, Repo, S3Repo, connect, fdl, host_serves, host_stops, read_json
 from conftest import JARS, SPARK_JARS  # noqa: F401 (test_private's Spark)
 
 os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")  # polars' own planner is another package
@@ -198,12 +199,42 @@ def views_json(repo, ref=None):
 
 
 @pytest.fixture(scope="module")
-def folder_repo(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("folder")
-    r = Repo(tmp)
-    r.tmp = tmp
-    build(r)
+def built(tmp_path_factory):
+    """build() on a folder, once for the module (by the build under test):
+    the scene the folder tests start from, copied into each (scene_copy)
+    before any view is written, with the checksums stock DuckDB took of
+    its versions when they were published (.sums, .memo: ledger.adopt)."""
+    tmp = tmp_path_factory.mktemp("built")
+    led = ledger_mod.Ledger(LEDGER_FDL, EXT)
+    outer, ledger_mod.CURRENT[0] = ledger_mod.CURRENT[0], led  # records each version build() publishes
+    try:
+        r = Repo(tmp)
+        r.tmp = tmp
+        build(r)
+    finally:
+        ledger_mod.CURRENT[0] = outer
+        led.close()
+    r.sums = {vid: sums for vid, (_, sums) in led.entries.items()}
+    r.memo = led.memo
+    assert len(r.sums) == 3
     return r
+
+
+def scene_copy(built, tmp, ledger=None):
+    """A copy of the module's built() scene at tmp/repo, as Repo(tmp) and
+    build() would have made it there; the test's ledger adopts its versions
+    (read again at the end like the ones the test publishes)."""
+    r = Repo.__new__(Repo)
+    r.root, r.tmp = tmp / "repo", tmp
+    shutil.copytree(built.root, r.root, symlinks=True)
+    if ledger is not None:
+        ledger.adopt(r.root, built.sums, built.memo)
+    return r
+
+
+@pytest.fixture(scope="module")
+def folder_repo(built, tmp_path_factory):
+    return scene_copy(built, tmp_path_factory.mktemp("folder"))
 
 
 def test_folder_views_read_by_every_engine(spark, folder_repo):
@@ -1000,12 +1031,10 @@ def all_files(repo):
     return [p.read_bytes() for p in (repo.root / "iceberg").rglob("*") if p.is_file()]
 
 
-def test_catalog_of_a_folder_on_a_plain_static_host(spark, tmp_path, ledger):
+def test_catalog_of_a_folder_on_a_plain_static_host(spark, built, tmp_path, ledger):
     """A folder repository's catalog, served by python -m http.server (no
     rewrite rules), attached by Spark, pyiceberg and DuckDB."""
-    repo = Repo(tmp_path)
-    repo.tmp = tmp_path
-    build(repo)
+    repo = scene_copy(built, tmp_path, ledger)
     fdl("branch", repo.root, "feature/x", "t2")
     cat = catalog_json(repo)
     assert cat["catalog"] == f"file://{repo.root}/{cat['path']}"
@@ -1084,13 +1113,11 @@ def test_a_snapshot_id_never_comes_to_mean_other_rows(spark, tmp_path, ledger):
         host.stop()
 
 
-def test_catalog_for_an_http_location_read_by_duckdb(tmp_path, ledger):
+def test_catalog_for_an_http_location_read_by_duckdb(built, tmp_path, ledger):
     """A folder published on a plain HTTP host: the catalog written for that
     location (--location) names only http:// files on the host, and DuckDB
     reads them (docs/iceberg.md names the engines that read no HTTP data)."""
-    repo = Repo(tmp_path)
-    repo.tmp = tmp_path
-    build(repo)
+    repo = scene_copy(built, tmp_path, ledger)
     host = StaticHost(repo.root, tmp_path / "http.log")
     try:
         ledger.reader(host.url)
@@ -1157,13 +1184,11 @@ class Serve(StaticHost):
         self.url = f"http://127.0.0.1:{m.group(1)}"
 
 
-def test_catalog_of_a_folder_on_fdl_serve(spark, tmp_path, ledger):
+def test_catalog_of_a_folder_on_fdl_serve(spark, built, tmp_path, ledger):
     """The same catalog served by fdl serve (its folders answer with their
     index.html, %1F in a path is a nested namespace), attached by Spark,
     pyiceberg and DuckDB."""
-    repo = Repo(tmp_path)
-    repo.tmp = tmp_path
-    build(repo)
+    repo = scene_copy(built, tmp_path, ledger)
     fdl("branch", repo.root, "feature/x", "t2")
     cat = catalog_json(repo)
     server = Serve(repo.root, tmp_path / "serve.log")

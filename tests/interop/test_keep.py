@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import S3Repo, connect, fdl, read_json, rows
+from conftest import S3Repo, connect, fdl, fdl_setup, read_json, rows
 
 DAY = 86400
 
@@ -116,19 +116,20 @@ def maintenance_keeps_every_version(repo, tmp_path, ledger):
     """Versions on two branches and a teammate's uncommitted work, then every
     clean-up DuckLake has, run in a working catalog of main, then a commit.
     The ledger took each version's checksums with stock DuckDB when it was
-    published, and compares them after each step."""
-    con = repo.checkout(tmp_path / "w")
+    published, and compares them after each step. The versions before the
+    clean-up are the scene (the release build publishes them: setup)."""
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT range AS i FROM range(100)")
-    run(repo, "commit", tmp_path / "w", "-m", "v1")
+    setup(repo, "commit", tmp_path / "w", "-m", "v1")
     for k in range(3):  # small files DuckLake's merge would join
         con.execute(f"INSERT INTO lake.t SELECT range + {1000 * (k + 1)} FROM range(10)")
-        run(repo, "commit", tmp_path / "w", "-m", f"v{k + 2}")
+        setup(repo, "commit", tmp_path / "w", "-m", f"v{k + 2}")
     # another branch, with a schema and a table main does not have
-    run(repo, "branch", repo.root, "side", "main:2")
-    side = repo.checkout(tmp_path / "s", "--ref", "side")
+    setup(repo, "branch", repo.root, "side", "main:2")
+    side = repo.checkout(tmp_path / "s", "--ref", "side", setup=True)
     side.execute("CREATE SCHEMA lake.side")
     side.execute("CREATE TABLE lake.side.s AS SELECT 'x' || range AS v FROM range(5)")
-    run(repo, "commit", tmp_path / "s", "-m", "side work")
+    setup(repo, "commit", tmp_path / "s", "-m", "side work")
     # a teammate's work on side, not committed yet
     side.execute("INSERT INTO lake.side.s VALUES ('teammate')")
     teammate = [k for k in staged_keys(repo) if k.endswith(".parquet")]
@@ -159,6 +160,11 @@ def maintenance_keeps_every_version(repo, tmp_path, ledger):
 
 def run(repo, *args, **kw):
     return repo.fdl(*args, **kw) if isinstance(repo, S3Repo) else fdl(*args, **kw)
+
+
+def setup(repo, *args, **kw):
+    """run() with the release build, for a test's scene (fdl_setup)."""
+    return repo.setup(*args, **kw) if isinstance(repo, S3Repo) else fdl_setup(*args, **kw)
 
 
 def test_duckdb_maintenance_in_a_working_catalog_on_a_folder(repo, tmp_path, ledger):

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import EXT, Serving, connect, fdl, host_serves, host_stops
+from conftest import EXT, Serving, connect, fdl, fdl_setup, host_serves, host_stops
 from test_reader import published  # noqa: F401 (the fixture)
 
 
@@ -83,7 +83,7 @@ def secret():
 
 @pytest.fixture
 def private(published, tmp_path, pki, secret):  # noqa: F811
-    fdl("iceberg", published.root, "--catalog")  # the Iceberg views and REST catalog are private too
+    fdl_setup("iceberg", published.root, "--catalog")  # the Iceberg views and REST catalog are private too
     s = Private(published.root, tmp_path, pki, {"alice": secret, "bob": secrets.token_hex(24)})
     yield s
     s.stop()
@@ -172,9 +172,9 @@ def test_tokens_over_plain_http_beyond_loopback_need_insecure(published, tmp_pat
 
 def test_a_rotated_token_file_takes_effect_on_sighup_without_dropping_a_request(published, tmp_path, pki):  # noqa: F811
     # a data file large enough that its answer is still being sent while the tokens change
-    con = published.checkout(tmp_path / "w2")
+    con = published.checkout(tmp_path / "w2", setup=True)
     con.execute("CREATE TABLE lake.big AS SELECT i, md5(i::VARCHAR) AS h FROM range(400000) t(i)")
-    fdl("commit", tmp_path / "w2", "-m", "big")
+    fdl_setup("commit", tmp_path / "w2", "-m", "big")
     con.close()
     big = max((pathlib.Path(published.root) / "data").rglob("*.parquet"), key=lambda p: p.stat().st_size)
     old, new = secrets.token_hex(24), secrets.token_hex(24)
@@ -319,14 +319,15 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 def orphan(published, tmp_path):
-    """A version no ref reaches: committed on a branch, which is then deleted."""
-    fdl("branch", published.root, "side")
-    con = published.checkout(tmp_path / "side", "--ref", "side")
+    """A version no ref reaches: committed on a branch, which is then
+    deleted (the scene: the release build, fdl_setup)."""
+    fdl_setup("branch", published.root, "side")
+    con = published.checkout(tmp_path / "side", "--ref", "side", setup=True)
     con.execute("INSERT INTO lake.other VALUES (3)")
-    fdl("commit", tmp_path / "side", "-m", "side")
+    fdl_setup("commit", tmp_path / "side", "-m", "side")
     con.close()
     vid = published.head("side")
-    fdl("branch", published.root, "--delete", "side")
+    fdl_setup("branch", published.root, "--delete", "side")
     return vid
 
 

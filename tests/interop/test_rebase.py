@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import EXT, FDL, Repo, connect, fdl, read_json, rows
+from conftest import EXT, FDL, Repo, connect, fdl, fdl_setup, read_json, rows
 
 BASE = ["CREATE TABLE lake.s (a INTEGER, b VARCHAR)",
         "INSERT INTO lake.s SELECT i, 'x' || i FROM range(100) t(i)",
@@ -94,15 +94,17 @@ def tip_and_here(repo, tmp_path, base, tip, here, names=("a", "b"), message="a")
     `base` (when given); two working folders checked out of it; `tip` run
     in the first and committed (the branch's new tip), `here` run in the
     second and left there (its connection closed). Returns the second
-    working folder. Works on a folder (Repo) and a bucket (S3Repo)."""
+    working folder. Works on a folder (Repo) and a bucket (S3Repo).
+    All of it is the scene, built by the release build (fdl_setup); what
+    the test then does in the second folder runs the build under test."""
     if base is not None:
         published(repo, tmp_path, base)
-    a, b = repo.checkout(tmp_path / names[0]), repo.checkout(tmp_path / names[1])
+    a, b = repo.checkout(tmp_path / names[0], setup=True), repo.checkout(tmp_path / names[1], setup=True)
     run_sql(a, tip)
     run_sql(b, here)
     a.close()
     b.close()
-    fdl("commit", tmp_path / names[0], "-m", message, env=repo.env)
+    fdl_setup("commit", tmp_path / names[0], "-m", message, env=repo.env)
     return tmp_path / names[1]
 
 
@@ -119,14 +121,14 @@ def published(repo, tmp_path, statements):
     """The first version of the branch, made from `statements`: on a folder
     a copy of the session's made from the same statements
     (histories.published; the base is the fixture, the race on it runs the
-    build under test), on a bucket published here."""
+    build under test), on a bucket published here by the release build."""
     if getattr(repo, "histories", None) is not None:
         repo.histories.published([("base", statements)], repo.root)
         return
-    con = repo.checkout(tmp_path / "base")
+    con = repo.checkout(tmp_path / "base", setup=True)
     run_sql(con, statements)
     con.close()
-    fdl("commit", tmp_path / "base", "-m", "base", env=repo.env)
+    fdl_setup("commit", tmp_path / "base", "-m", "base", env=repo.env)
 
 
 def data_files(repo):
@@ -232,10 +234,10 @@ def test_schema_work_on_one_side_goes_through(repo, tmp_path):
 
 
 def test_rebase_with_nothing_new_on_the_tip_changes_nothing(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     run_sql(con, BASE[:2])
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
     before = snapshot_of(tmp_path / "w")
     p = fdl("rebase", tmp_path / "w")
     assert "already based on" in p.stdout and snapshot_of(tmp_path / "w") == before
@@ -243,14 +245,14 @@ def test_rebase_with_nothing_new_on_the_tip_changes_nothing(repo, tmp_path):
 
 def test_conflicting_schema_changes_are_refused_and_work_is_unchanged(repo, tmp_path):
     published(repo, tmp_path, BASE)
-    a = repo.checkout(tmp_path / "a")
+    a = repo.checkout(tmp_path / "a", setup=True)
     b, b_sql = checkout(repo, tmp_path / "b")
     a.execute("ALTER TABLE lake.s ADD COLUMN c INTEGER")
     b.execute("ALTER TABLE lake.s RENAME COLUMN b TO label")
     b.execute("INSERT INTO lake.one VALUES (7)")
     a.close()
     b.close()
-    fdl("commit", tmp_path / "a", "-m", "a")
+    fdl_setup("commit", tmp_path / "a", "-m", "a")
     before = snapshot_of(tmp_path / "b")
     p = fdl("rebase", tmp_path / "b", check=False)
     assert p.returncode == 4, p.stderr
@@ -416,15 +418,15 @@ def test_a_table_the_tip_renamed(repo, tmp_path, kind):
 
 
 def test_an_edited_description_conflicts_with_a_changed_one(repo, tmp_path):
-    con = repo.checkout(tmp_path / "base")
+    con = repo.checkout(tmp_path / "base", setup=True)
     run_sql(con, BASE[:2])
     con.close()
     (tmp_path / "base" / "dataset.yml").write_text("name: pop\ntitle: Population\n")
-    fdl("commit", tmp_path / "base", "-m", "base")
+    fdl_setup("commit", tmp_path / "base", "-m", "base")
     for w in ("a", "b", "c"):
-        repo.checkout(tmp_path / w).close()
+        repo.checkout(tmp_path / w, setup=True).close()
     (tmp_path / "a" / "dataset.yml").write_text("name: pop\ntitle: Population, corrected\n")
-    fdl("commit", tmp_path / "a", "-m", "a")
+    fdl_setup("commit", tmp_path / "a", "-m", "a")
     # b edited the description too: a conflict
     (tmp_path / "b" / "dataset.yml").write_text("name: pop\ntitle: Population (b)\n")
     p = fdl("rebase", tmp_path / "b", "--json", check=False)
@@ -470,13 +472,13 @@ def test_two_publishers_on_an_empty_branch(repo, tmp_path):
 
 
 def test_onto_must_descend_from_the_base(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     run_sql(con, BASE[:2])
-    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
     first = repo.head()
     con.execute("INSERT INTO lake.s VALUES (5000, 'two')")
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "two")
+    fdl_setup("commit", tmp_path / "w", "-m", "two")
     p = fdl("rebase", tmp_path / "w", "--onto", first, check=False)
     assert p.returncode == 5 and "does not descend from" in p.stderr
 
@@ -501,7 +503,7 @@ def test_commit_rebase_four_racing_writers_lose_nothing(repo, tmp_path, ledger):
     works = []
     for k in range(4):
         w = tmp_path / f"w{k}"
-        con = repo.checkout(w)
+        con = repo.checkout(w, setup=True)
         con.execute(f"INSERT INTO lake.t SELECT {k}, range FROM range({10 * (k + 1)})")
         con.execute(f"CREATE TABLE lake.own{k} AS SELECT {k} AS writer")
         if k == 3:

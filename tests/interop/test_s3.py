@@ -15,12 +15,21 @@ from s3server import Proxy, S3Server
 SAN = "/san/" in FDL
 
 
-def write(repo, work, *statements, fresh=True):
-    """Check out (fresh) and run statements in stock DuckDB through the ATTACH fdl printed."""
-    con = repo.checkout(work) if fresh else repo.connect(repo.fdl("checkout", repo.root, work).stdout)
+def write(repo, work, *statements, fresh=True, setup=False):
+    """Check out (fresh) and run statements in stock DuckDB through the ATTACH fdl printed
+    (with setup, the release build's checkout: the test's scene, not what it tests)."""
+    run = repo.setup if setup else repo.fdl
+    con = repo.checkout(work, setup=setup) if fresh else repo.connect(run("checkout", repo.root, work).stdout)
     for s in statements:
         con.execute(s)
     con.close()
+
+
+def scene(repo, work, message, *statements):
+    """A version of the test's scene: checked out, written and committed by
+    the release build (fdl_setup); returns its id."""
+    write(repo, work, *statements, setup=True)
+    return repo.setup("commit", work, "-m", message, "-q").stdout.strip()
 
 
 def query(repo, target, sql):
@@ -69,10 +78,8 @@ def test_round_trip_init_commit_log_query(s3repo, tmp_path):
 
 def test_stock_duckdb_attaches_straight_from_the_bucket(s3repo, tmp_path):
     r = s3repo
-    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT range AS i FROM range(10)")
-    r.fdl("commit", tmp_path / "w1", "-m", "ten")
-    write(r, tmp_path / "w2", "INSERT INTO lake.t SELECT range + 10 FROM range(5)")
-    r.fdl("commit", tmp_path / "w2", "-m", "fifteen")
+    scene(r, tmp_path / "w1", "ten", "CREATE TABLE lake.t AS SELECT range AS i FROM range(10)")
+    scene(r, tmp_path / "w2", "fifteen", "INSERT INTO lake.t SELECT range + 10 FROM range(5)")
     sql = r.fdl("attach", r.root).stdout
     # DuckDB reads the catalog itself from the bucket, not from fdl's cache
     assert f"ATTACH 'ducklake:{r.root}/versions/" in sql
@@ -101,8 +108,7 @@ def test_checkout_prints_a_secret_and_writes_data_to_the_bucket(s3repo, tmp_path
 
 def test_four_committers_one_branch_one_winner_per_round(s3repo, tmp_path):
     r = s3repo
-    write(r, tmp_path / "base", "CREATE TABLE lake.t (writer INTEGER, round INTEGER)")
-    r.fdl("commit", tmp_path / "base", "-m", "base")
+    scene(r, tmp_path / "base", "base", "CREATE TABLE lake.t (writer INTEGER, round INTEGER)")
     env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", **r.env)
     winners = []
     for rnd in range(3):
@@ -298,10 +304,8 @@ def test_s3_errors_are_clear(s3_server, tmp_path):
 
 def test_withdraw_and_gc_on_a_bucket(s3repo, tmp_path):
     r = s3repo
-    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT 1 AS i")
-    keep = r.fdl("commit", tmp_path / "w1", "-m", "keep", "-q").stdout.strip()
-    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (666)")
-    bad = r.fdl("commit", tmp_path / "w2", "-m", "oops", "-q").stdout.strip()
+    keep = scene(r, tmp_path / "w1", "keep", "CREATE TABLE lake.t AS SELECT 1 AS i")
+    bad = scene(r, tmp_path / "w2", "oops", "INSERT INTO lake.t VALUES (666)")
     before = [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")]
     assert len(before) == 2
     r.fdl("withdraw", r.root, bad, "--reason", "published by mistake", "--force")
@@ -323,8 +327,7 @@ def test_withdraw_and_gc_on_a_bucket(s3repo, tmp_path):
 
 def test_reading_costs_few_requests_and_a_warm_open_two(s3repo, tmp_path):
     r = s3repo
-    write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT 5 AS v")
-    r.fdl("commit", tmp_path / "w", "-m", "one")
+    scene(r, tmp_path / "w", "one", "CREATE TABLE lake.t AS SELECT 5 AS v")
     cache = {"FDL_CACHE_DIR": str(tmp_path / "reader-cache")}
     cold = r.fdl("query", f"{r.root}@main", "SELECT v FROM t", "--requests", env=cache)
     # fdl.json, the ref, version.json, the catalog (then DuckDB reads the data itself)
@@ -364,8 +367,7 @@ def test_a_public_bucket_is_read_without_credentials(tmp_path):
     proxy = Proxy(server.port)
     try:
         r = S3Repo(server, tmp_path, endpoint=proxy.endpoint)
-        write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT 3 AS n")
-        r.fdl("commit", tmp_path / "w", "-m", "public")
+        scene(r, tmp_path / "w", "public", "CREATE TABLE lake.t AS SELECT 3 AS n")
         r.server.client().put_bucket_policy(Bucket=r.bucket, Policy=json.dumps({
             "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*",
             "Action": ["s3:GetObject", "s3:ListBucket"],
@@ -385,8 +387,7 @@ def test_a_public_bucket_is_read_without_credentials(tmp_path):
 
 def test_branch_diff_clone_catalogs_and_run_on_a_bucket(s3repo, tmp_path):
     r = s3repo
-    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)")
-    v1 = r.fdl("commit", tmp_path / "w1", "-m", "three", "-q").stdout.strip()
+    v1 = scene(r, tmp_path / "w1", "three", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)")
     # branches: create, list, delete (each a conditional write or delete on the bucket)
     r.fdl("branch", r.root, "fixes")
     assert "fixes" in r.fdl("branch", r.root).stdout and r.head("fixes") == v1
@@ -418,16 +419,14 @@ def test_branch_diff_clone_catalogs_and_run_on_a_bucket(s3repo, tmp_path):
     assert query(r, f"{back}@main", "SELECT count(*) FROM t") == ["4"]
 
 
-def test_clone_into_a_bucket_does_not_read_the_copy_back(s3_server, repo, tmp_path):
+def test_clone_into_a_bucket_does_not_read_the_copy_back(s3_server, repo, tmp_path, histories):
     """Into a bucket, each file is one PUT and the copy is never fetched
     back: fdl verify's checks run on the bytes the clone fetched and checked
     for its plan, and the copy's history index is made from them. Requests
-    are counted from the S3 server's own log."""
-    con = repo.checkout(tmp_path / "w")
-    con.execute("CREATE TABLE lake.t (a INTEGER)")
-    for i in range(6):
-        con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+    are counted from the S3 server's own log. The source is a copy of the
+    session's (histories.published: the scene, not what is tested)."""
+    histories.published([(f"v{i}", (["CREATE TABLE lake.t (a INTEGER)"] if i == 0 else [])
+                          + [f"INSERT INTO lake.t VALUES ({i})"]) for i in range(6)], repo.root)
     dst = S3Repo(s3_server, tmp_path, init=False)
     log = pathlib.Path(s3_server.log.name)
     s3_server.log.flush()
@@ -455,11 +454,9 @@ def test_clone_copies_previews_from_and_into_a_bucket(s3repo, tmp_path):
     previews/ (each version's file and its table files) byte for byte, and
     verify (which checks each preview as a reader parses it) passes."""
     r = s3repo
-    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)",
-          "CREATE TABLE lake.u AS SELECT 'x' || range AS s FROM range(5)")
-    v1 = r.fdl("commit", tmp_path / "w1", "-m", "two tables", "-q").stdout.strip()
-    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (100)")  # u unchanged: its table file is shared
-    r.fdl("commit", tmp_path / "w2", "-m", "one more row", "-q")
+    v1 = scene(r, tmp_path / "w1", "two tables", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)",
+               "CREATE TABLE lake.u AS SELECT 'x' || range AS s FROM range(5)")
+    scene(r, tmp_path / "w2", "one more row", "INSERT INTO lake.t VALUES (100)")  # u unchanged: its table file is shared
     r.fdl("branch", r.root, "old", v1)
     r.fdl("preview", r.root)
 
