@@ -2,6 +2,7 @@
  * every name fdl gives a file (keys.h). */
 #include "keys.h"
 #include "iceberg.h"
+#include "card.h"
 #include "preview.h"
 #include "site.h"
 
@@ -70,14 +71,14 @@ static bool has_prefix(const char *s, const char *p) { return !strncmp(s, p, str
 
 /* Keys under history/, iceberg/ and previews/: packs, manifests, delete
  * files and a table's preview are named by what they hold; pointers (and
- * a version's preview, deleted with it) move. */
+ * a version's preview, deleted with it, and the landing card) move. */
 static fdl_key_class derived_class(const char *key)
 {
 	char sha[65], id[FDL_ID_LEN + 1];
 	if (fdl_preview_table_key_parse(key, sha))
 		return FDL_KEY_IMMUTABLE;
 	if (has_prefix(key, FDL_PREVIEW_DIR "/"))
-		return fdl_preview_key_parse(key, id) ? FDL_KEY_MOVING : FDL_KEY_OTHER;
+		return fdl_preview_key_parse(key, id) || !strcmp(key, FDL_CARD_KEY) ? FDL_KEY_MOVING : FDL_KEY_OTHER;
 	if (has_prefix(key, FDL_HISTORY_DIR "/packs/"))
 		return FDL_KEY_IMMUTABLE;
 	if (has_prefix(key, FDL_ICEBERG_DIR "/") && (strstr(key, "/manifests/") || strstr(key, "/deletes/")))

@@ -2,6 +2,7 @@
  * for every operation that moves a ref, so that one added later cannot
  * forget a derived file. */
 #include "derived.h"
+#include "card.h"
 #include "preview.h"
 #include "../iceberg/iceberg.h"
 #include "../layout/hindex.h"
@@ -71,6 +72,7 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		return 0;
 	case FDL_MOVE_UNDONE:
 		fdl_reflist_note(repo, &m->key, 1, &ierr);
+		fdl__card_refresh(repo, &ierr);
 		return 0;
 	case FDL_MOVE_REFS:
 		fdl_iceberg_after_refs(repo, &ierr);
@@ -90,6 +92,7 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 				fdl__preview_start(&pj, repo, m->id, NULL, &ierr);
 			fdl__preview_join(pj, &ierr);
 			fdl_site_after_commit(repo, m->id, &ierr);
+			fdl__card_refresh(repo, &ierr);
 		}
 		fdl_reflist_note(repo, &m->key, 1, &ierr);
 		return 0;
@@ -101,22 +104,29 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		/* before expired.json: a crash after it never leaves their rows
 		 * readable in a preview or on a page */
 		int rc = fdl__preview_drop(repo, m->ids, err);
+		if (!rc)
+			rc = fdl__card_drop(repo, m->ids, err);
 		return rc ? rc : fdl_site_before_gone(repo, m->ids, err);
 	}
 	case FDL_MOVE_REMOVAL: {
 		/* the previews of what went go too: a withdrawn version's rows
 		 * must not stay readable in one (nor on its page) */
 		int rc = fdl__preview_sweep(repo, err);
+		if (!rc) /* its tip gone: no card */
+			rc = fdl__card_refresh(repo, err);
 		fdl_site_after_refs(repo, &ierr);
 		return rc ? rc : fdl_iceberg_after_removal(repo, err);
 	}
-	case FDL_MOVE_SWEEP:
-		return fdl__preview_sweep(repo, err);
+	case FDL_MOVE_SWEEP: {
+		int rc = fdl__preview_sweep(repo, err);
+		return rc ? rc : fdl__card_refresh(repo, err);
+	}
 	case FDL_MOVE_DROP_HISTORY:
 		return fdl_history_drop(repo, err);
 	case FDL_MOVE_REINDEX:
 		reindex(repo, m->refs, m->dirs);
 		fdl_site_after_refs(repo, &ierr);
+		fdl__card_refresh(repo, &ierr);
 		return 0;
 	case FDL_MOVE_CLONED:
 		fdl_iceberg_after_clone(repo, m->dst_root, &ierr);
@@ -134,7 +144,9 @@ void fdl_ref_moved_join(struct fdl_derived_job *job)
 		return;
 	fdl_iceberg_after_commit_join(job->views, &ierr);
 	fdl__preview_join(job->preview, &ierr);
-	if (job->repo)
+	if (job->repo) {
 		fdl_site_after_commit(job->repo, job->id, &ierr);
+		fdl__card_refresh(job->repo, &ierr);
+	}
 	free(job);
 }

@@ -4,6 +4,7 @@
  * (derived.c), for older versions by fdl preview. A table whose state a
  * preview already has is not computed again. */
 #include "preview.h"
+#include "card.h"
 #include "../layout/preview.h"
 #include "../layout/walk.h"
 #include "../util/pool.h"
@@ -462,6 +463,8 @@ int fdl__preview_clone(fdl_repo *src, const char *dst_root, const fdl_strlist *l
 	}
 	if (!rc) /* the copy's previews of versions it no longer has live */
 		rc = fdl__preview_sweep(dst, err);
+	if (!rc) /* the copy's own card: its HEAD, its tip (never the source's bytes) */
+		rc = fdl__card_refresh(dst, err);
 	fdl_strlist_free(&ids);
 	fdl_repo_free(dst);
 	return rc;
@@ -591,6 +594,8 @@ int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, cons
 		if (!(rc = fdl__preview_make(repo, ids.items[i], o, &c, err)) && o && o->done)
 			o->done(ids.items[i], c.computed, c.reused, c.already, o->payload);
 	}
+	if (!rc) /* HEAD's tip may have got its preview */
+		rc = fdl__card_refresh(repo, err);
 	fdl_strlist_free(&ids);
 	return rc;
 }

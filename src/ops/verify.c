@@ -26,6 +26,7 @@
 #include "sign.h"
 #include "verify.h"
 #include "../iceberg/iceberg.h"
+#include "card.h"
 #include "preview.h"
 #include "../util/pool.h"
 #include "../util/strmap.h"
@@ -701,14 +702,16 @@ static int check_history(report *r, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
-/* The Iceberg views and the previews (fdl's additions, derived): each
- * against its version. */
+/* The Iceberg views, the previews and the landing card (fdl's additions,
+ * derived): each against its version (the card against HEAD's tip). */
 static int check_iceberg(report *r, fdl_repo *repo, fdl_error *err)
 {
 	fdl_strlist problems = {0}, warnings = {0};
 	int rc = fdl_iceberg_check(&problems, &warnings, repo, err);
 	if (!rc)
 		rc = fdl__preview_check(&problems, &warnings, repo, err);
+	if (!rc)
+		rc = fdl__card_check(&problems, &warnings, repo, err);
 	add_findings(r, &problems, &warnings);
 	return rc;
 }

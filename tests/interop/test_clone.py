@@ -38,7 +38,8 @@ def source(repo, histories):
     histories.published(steps(3, "CREATE TABLE lake.t (a INTEGER)"), repo.root)
     fdl_setup("branch", repo.root, "old", repo.version(repo.head())["parents"][0])
     fdl_setup("preview", repo.root)  # the repository keeps previews: a clone copies them
-    assert len(list((repo.root / "previews").glob("*.json"))) == 3
+    assert len([p for p in (repo.root / "previews").glob("*.json") if p.name != "HEAD.json"]) == 3
+    assert (repo.root / "previews" / "HEAD.json").exists()  # the landing card: each copy writes its own
     return repo
 
 
@@ -215,7 +216,7 @@ def test_a_mirror_follows_what_the_source_withdrew_since(repo, tmp_path, histori
         fdl("clone", repo.root, a)
         fdl("clone", host.url, b, env=env)
         for copy in (a, b):
-            assert {p.name for p in (copy / "previews").glob("*.json")} == {f"{v}.json" for v in ids}, copy
+            assert {p.name for p in (copy / "previews").glob("*.json")} == {f"{v}.json" for v in ids} | {"HEAD.json"}, copy
         before = set(files_of(repo.root)) - {"history/heads/main.json"}
         fdl("withdraw", repo.root, ids[2], "--reason", "personal data", "--remove-version-json", "--force")
         gone = before - set(files_of(repo.root))

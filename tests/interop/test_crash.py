@@ -238,13 +238,15 @@ def derived_showing(root, text):
 
 
 def previews_of_live_only(root):
-    """No preview of a gone version, and no table file that no preview names."""
+    """No preview of a gone version, no table file that no preview names,
+    and no landing card (previews/HEAD.json) of a gone version."""
     live = {p.parent.name for p in (root / "versions").glob("*/version.json")
             if not (p.parent / "expired.json").exists()}
-    docs = {p.stem: read_json(p) for p in (root / "previews").glob("*.json")}
+    docs = {p.stem: read_json(p) for p in (root / "previews").glob("*.json") if p.name != "HEAD.json"}
     named = {t["key"] for d in docs.values() for t in d["tables"]}
     tables = {str(p.relative_to(root)) for p in (root / "previews" / "tables").glob("*.json")}
-    return set(docs) <= live and tables <= named
+    card = root / "previews" / "HEAD.json"
+    return set(docs) <= live and tables <= named and (not card.exists() or read_json(card)["tip"] in live)
 
 
 def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp_path, ledger, monkeypatch, histories):
@@ -256,6 +258,7 @@ def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp
     v0, v1, v2 = secret_versions(repo, histories)
     ledger.gone(v1, v2)
     assert derived_showing(repo.root, "secret-v1")  # the test can fail: the rows are there to begin with
+    assert "secret-v2" in (repo.root / "previews" / "HEAD.json").read_text()  # and in the landing card
     shared = read_json(repo.root / "previews" / f"{v0}.json")["tables"]
     golden = tmp_path / "g"
     shutil.copytree(repo.root, golden)
@@ -268,6 +271,7 @@ def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp
             assert derived_showing(repo.root, "secret-v") == [], (n, marked)
             assert previews_of_live_only(repo.root), n
         if not crashed:
+            assert not (repo.root / "previews" / "HEAD.json").exists()  # HEAD's tip (v2) withdrawn: no card
             assert read_json(repo.root / "previews" / f"{v0}.json")["tables"] == shared
             assert all((repo.root / t["key"]).exists() for t in shared)  # u's file, named by v0, stays
             assert not (repo.root / "previews" / f"{v1}.json").exists()
@@ -293,7 +297,8 @@ def test_expire_leaves_no_preview_of_an_expired_version_at_any_point(repo, tmp_p
             assert previews_of_live_only(repo.root), (n, marked)
             assert not any((repo.root / "site" / v / "croissant.json").exists() for v in marked), n
         if not crashed:
-            assert {p.stem for p in (repo.root / "previews").glob("*.json")} == {v2}
+            assert {p.stem for p in (repo.root / "previews").glob("*.json")} == {v2, "HEAD"}
+            assert read_json(repo.root / "previews" / "HEAD.json")["tip"] == v2  # the card stays, HEAD's tip live
     crash_loop("expire (previews)", [golden], [repo.root], ["expire", repo.root], check)
 
 

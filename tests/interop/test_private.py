@@ -640,7 +640,7 @@ def test_spark_reads_the_catalog_over_tls_with_a_trust_store_of_the_tests_ca(pub
 # --- the page -----------------------------------------------------------------
 
 # what web/index.html asks for before the page's script runs (window.fdlEarly)
-EARLY = {"/_fdl/refs.json", "/history/refs.json", "/HEAD", "/fdl.json"}
+EARLY = {"/_fdl/refs.json", "/history/refs.json", "/HEAD", "/fdl.json", "/previews/HEAD.json", "/refs/heads/main"}
 
 
 def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_query(repo, tmp_path, secret, histories):

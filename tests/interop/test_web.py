@@ -270,7 +270,7 @@ def test_the_page_reads_the_history_from_the_index(repo, tmp_path, histories):
         assert [h["seq"] for h in seen[name]["history"]] == list(range(60, 10, -1))
         assert seen[name]["history"][0]["message"].startswith("row 60")
     assert seen["index"]["history"] == seen["none"]["history"]
-    assert len(fetched["none"]) >= 50
+    assert len(fetched["none"]) >= 49  # one a row, but the tip's: the landing card (previews/HEAD.json) holds it
     assert len(fetched["index"]) <= 2, fetched["index"]
     assert len(truth) == 60
 
@@ -643,3 +643,72 @@ def test_the_repository_page_shows_first_rows_with_its_html_and_the_script_takes
     finally:
         hosts["fdl serve"].stop()
         hosts["static host"].close()
+
+
+def test_the_script_page_draws_the_card_from_one_file_and_never_a_stale_one(repo, tmp_path, monkeypatch):
+    """Issue 58's time to first rows on the script's page (a repository
+    without `fdl site` pages): the landing card's first rows come from the
+    landing card's file (previews/HEAD.json) read beside HEAD and the ref in
+    one round trip, with no request for the tip's own files nor its
+    preview; a card left behind by an older tip (a ref move cut short) is
+    never shown: the page reads the tip the ref names, its own files and
+    rows. From a plain static host and from fdl serve."""
+    import shutil
+    from test_hindex import CountingHost
+    from test_preview import expected
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+    work = tmp_path / "w"
+    ids, con = commits(repo, work, ("towns", [
+        "CREATE TABLE lake.towns (code INTEGER, name VARCHAR)",
+        "INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, NULL), (4, '<script>alert(1)</script>')"]),
+        close=False)
+    old_card = (repo.root / "previews" / "HEAD.json").read_bytes()
+    con.execute("DELETE FROM lake.towns WHERE code = 2")
+    fdl("commit", work, "-m", "a delete")
+    con.close()
+    ids.append(repo.head())
+    card = json.loads((repo.root / "previews" / "HEAD.json").read_bytes())
+    assert card["head"] == "main" and card["tip"] == ids[-1] and card["preview"]["version"] == ids[-1]
+
+    def want_of(vid):
+        c = repo.open_version(vid)
+        try:
+            rows = expected(c, "lake.main.towns")["rows"]
+        finally:
+            c.close()
+        return {"main.towns": [["NULL" if x is None else x for x in r] for r in rows]}
+    want, want_old = want_of(ids[-1]), want_of(ids[0])
+    assert want != want_old and ["4", "<script>alert(1)</script>"] in want["main.towns"]
+    repo_files = ("/versions/", f"/previews/{ids[-1]}.json", f"/previews/{ids[0]}.json")
+
+    def look(host):
+        p = subprocess.run(["node", str(ROOT / "web" / "test" / "card.mjs"), host.url + "/"],
+                           capture_output=True, text=True, timeout=600, cwd=ROOT / "web")
+        assert p.returncode == 0, p.stderr[-4000:]
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    static = tmp_path / "static"
+    shutil.copytree(repo.root, static)
+    shutil.copytree(ROOT / "build" / "web", static, dirs_exist_ok=True)
+    hosts = {"static host": CountingHost(static), "fdl serve": Server(repo.root, tmp_path)}
+    try:
+        for name, host in hosts.items():
+            seen = look(host)
+            assert seen["rows"] == want and seen["sources"] == {"main.towns": "preview"}, (name, seen)
+            assert "version 2" in seen["version"], (name, seen["version"])
+            # one round trip after the page: the card, HEAD and the ref; no file of the tip itself
+            assert "/previews/HEAD.json" in seen["before"], (name, seen["before"])
+            assert not [u for u in seen["before"] if u.startswith(repo_files)], (name, seen["before"])
+            assert not [u for u in seen["requests"] if "/_fdl/duckdb/" in u], name
+            assert [e for e in seen["consoleErrors"] if "404" not in e] == [], (name, seen["consoleErrors"])
+        # the card of the older tip, left as a ref move cut short would leave it: the ref wins
+        (static / "previews" / "HEAD.json").write_bytes(old_card)
+        seen = look(hosts["static host"])
+        assert seen["rows"] == want and "version 2" in seen["version"], seen
+        assert f"/versions/{ids[-1]}/version.json" in seen["requests"], seen["requests"]
+        assert f"/previews/{ids[-1]}.json" in seen["requests"], seen["requests"]
+    finally:
+        hosts["fdl serve"].stop()
+        hosts["static host"].close()
+    v = fdl("verify", static, check=False)
+    assert "previews/HEAD.json" in v.stdout + v.stderr and "not HEAD's tip" in v.stdout + v.stderr, v.stdout

@@ -46,6 +46,7 @@ function h(tag, attrs, ...children) {
 // to the page's own origin, by the page and by DuckDB-Wasm's worker.
 const TOKEN_KEY = 'fdl-token';
 let token = sessionStorage.getItem(TOKEN_KEY);
+const earlyToken = token; // the one index.html's requests carried
 let asking = null;
 
 function askToken(refused) {
@@ -73,10 +74,11 @@ function askToken(refused) {
 // fetch() of a URL of the page's own origin, with the token; asks for one
 // on a 401.
 // `sent`: the answer to this same request sent earlier (index.html's), used
-// as the first one.
+// as the first one (its 401 refused the token index.html had, not one typed
+// since).
 async function request(url, init = {}, sent = null) {
   for (;;) {
-    const used = token;
+    const used = sent ? earlyToken : token;
     const headers = new Headers(init.headers || {});
     if (used && new URL(url).origin === base.origin) headers.set('Authorization', `Bearer ${used}`);
     const r = sent || await fetch(url, { ...init, headers });
@@ -270,25 +272,38 @@ async function repoConfig() {
 // docs/format.md "The ref list") names them, HEAD names HEAD's branch, and
 // `tipOf(branch)` reads the ref itself (the truth), which a page asks for
 // beside the tip's files. Without a list, only HEAD's branch is known.
-async function refs() {
-  const [served, list, headText] = await Promise.all([get('_fdl/refs.json').catch(() => null),
-    get('history/refs.json').catch(() => null), get('HEAD', 'text').catch(() => null)]);
-  if (served) return { ...served, tipOf: async (b) => served.branches[b] };
-  const head = headText ? headText.trim().replace(/^ref: refs\/heads\//, '') : list && list.head;
-  if (!head) throw new Error('HEAD: cannot be read');
-  const named = list && list.fdl_refs === 1 && list.refs && typeof list.refs === 'object' ? Object.entries(list.refs) : [];
-  const pick = (prefix) => Object.fromEntries(named.filter(([k, v]) => k.startsWith(prefix) && typeof v === 'string')
-    .map(([k, v]) => [k.slice(prefix.length), v]));
-  const branches = pick('refs/heads/');
-  const read = {}; // each ref read once
+// `quick` (the landing card): returned once HEAD is read, without waiting
+// for the list; `later` settles when the list has named the other branches
+// and the tags (at once when fdl serve listed them).
+async function refs(quick = false) {
+  const listRead = get('history/refs.json').catch(() => null);
+  const [served, headText] = await Promise.all([get('_fdl/refs.json').catch(() => null),
+    get('HEAD', 'text').catch(() => null)]);
+  if (served) return { ...served, tipOf: async (b) => served.branches[b], later: Promise.resolve() };
+  const branches = {};
+  const tags = {};
+  const read = {}; // each ref read once: what it says stands over the list's
   const tipOf = (b) => (read[b] ||= (async () => {
     let tip = null;
     try { tip = (await get(`refs/heads/${b}`, 'text')).trim(); } catch { /* unborn */ }
     if (tip) branches[b] = tip; else delete branches[b];
     return tip;
   })());
-  if (!(head in branches)) await tipOf(head);
-  return { head, branches, tags: pick('refs/tags/'), tipOf };
+  const r = { head: headText ? headText.trim().replace(/^ref: refs\/heads\//, '') : null, branches, tags, tipOf };
+  r.later = listRead.then((list) => {
+    const named = list && list.fdl_refs === 1 && list.refs && typeof list.refs === 'object' ? Object.entries(list.refs) : [];
+    const pick = (prefix) => named.filter(([k, v]) => k.startsWith(prefix) && typeof v === 'string')
+      .map(([k, v]) => [k.slice(prefix.length), v]);
+    for (const [k, v] of pick('refs/heads/')) if (!(k in read)) branches[k] = v;
+    Object.assign(tags, Object.fromEntries(pick('refs/tags/')));
+    return list;
+  });
+  if (r.head && quick) return r;
+  const list = await r.later;
+  r.head ||= list && list.head;
+  if (!r.head) throw new Error('HEAD: cannot be read');
+  if (!(r.head in branches)) await tipOf(r.head);
+  return r;
 }
 
 // ---- the overview --------------------------------------------------------------
@@ -419,10 +434,31 @@ async function rowsChart(tip, out) {
   out.dataset.series = JSON.stringify(points);
 }
 
+// The landing card's own file (previews/HEAD.json, docs/format.md "The
+// landing card (fdl)"): HEAD's tip with its files and preview in one
+// answer, index.html's. Derived, so never the truth: used only for the
+// branch and the tip the refs name (the caller reads the ref itself),
+// else null.
+let cardRead = null;
+async function cardOf(branch, tip) {
+  cardRead ||= get('previews/HEAD.json').catch(() => null);
+  const c = await cardRead;
+  return c && c.fdl_card === 1 && c.head === branch && c.tip === tip && c.version && c.version.id === tip ? c : null;
+}
+
 // The tip's files, asked for at once: version.json, the preview, and
 // dataset.json and files.json by the names fdl gives them (used when
-// version.json names them so, else read by the names it gives).
-function tipFiles(tip) {
+// version.json names them so, else read by the names it gives); or taken
+// from the landing card `c` (what it lacks, a large files.json, read).
+function tipFiles(tip, c) {
+  if (c) {
+    if (!versions.has(tip)) versions.set(tip, Promise.resolve(c.version));
+    const filesJson = !c.version.files ? null : c.files !== undefined ? c.files
+      : get(`versions/${tip}/${c.version.files.path}`).catch(() => null);
+    return Promise.all([filesJson, previewFrom(c.preview, tip)]).then(([f, previews]) => ({
+      tipVersion: c.version, ds: c.version.dataset ? c.dataset || {} : {}, filesJson: f, previews,
+      dataDir: typeof c.data_dir === 'string' ? c.data_dir : null }));
+  }
   const guess = (name) => get(`versions/${tip}/${name}`).catch(() => undefined);
   const named = (ref, guessed, name, none) => (!ref ? none : ref.path === name ? guessed.then((x) => (x === undefined ? none : x))
     : get(`versions/${tip}/${ref.path}`).catch(() => none));
@@ -436,20 +472,24 @@ function tipFiles(tip) {
 
 async function showOverview(branchName) {
   const cfgRead = repoConfig();
-  const r = await refs();
+  const r = await refs(!branchName);
   const branch = branchName || r.head;
   let tip = r.branches[branch];
   // the tip the refs named, its files asked for beside the ref itself
-  let read = tip ? tipFiles(tip) : null;
+  // (or taken from the landing card when it shows that tip)
+  const filesOf = (t) => (t ? cardOf(branch, t).then((c) => tipFiles(t, c)) : null);
+  let read = filesOf(tip);
   let indexed = tip ? useIndex(branch) : null;
   const truth = await r.tipOf(branch);
   if (truth !== tip) {
     tip = truth;
-    read = tip ? tipFiles(tip) : null;
+    read = filesOf(tip);
     indexed = indexed || (tip ? useIndex(branch) : null);
   }
   where.textContent = '';
-  const [got, cfg] = await Promise.all([read, cfgRead]);
+  const got = await read;
+  // the card says the data folder (fdl.json's data_dir); without it, fdl.json
+  const cfg = got && got.dataDir ? { data_dir: got.dataDir } : await cfgRead;
   const dataDir = cfg.data_dir || 'data';
   const { tipVersion = null, ds = {}, filesJson = null, previews = {} } = got || {};
   document.title = ds.title || ds.name || 'fdl repository';
@@ -464,7 +504,12 @@ async function showOverview(branchName) {
       h('td', { class: 'num' }, vs[i] ? vs[i].seq : ''), h('td', {}, idChip(id, `#/v/${id}`)),
       h('td', {}, vs[i] ? date(vs[i].created_at) : ''), h('td', {}, vs[i] ? vs[i].message : ''))));
   };
-  const tags = Object.entries(r.tags || {});
+  // the tags once the ref list has named them (fdl serve's list at once)
+  const tagsBox = h('div');
+  const tagRows = () => {
+    const tags = Object.entries(r.tags || {});
+    if (tags.length) tagsBox.replaceChildren(h('h2', {}, 'Tags'), h('ul', {}, tags.map(([t, id]) => h('li', {}, t, ' → ', idChip(id, `#/v/${id}`)))));
+  };
   const history = h('tbody', { id: 'history' });
   const more = h('div');
   const gone = tipVersion && tipVersion.files && !filesJson ? await offline(tipVersion) : null;
@@ -477,7 +522,7 @@ async function showOverview(branchName) {
     h('h1', { id: 'title' }, ds.title || ds.name || 'Untitled dataset'),
     tipVersion ? h('p', { class: 'muted', id: 'card-version' },
       `Latest on ${branch}: version ${tipVersion.seq}, ${date(tipVersion.created_at)} `, idChip(tip, `#/v/${tip}`)) : null,
-    gone ? await offlineNotice(tipVersion, gone, r, 'tip-offline') : null,
+    gone ? await r.later.then(() => offlineNotice(tipVersion, gone, r, 'tip-offline')) : null,
     ds.description ? renderMarkdown(ds.description, 'description') : null,
     describe(ds),
     tipVersion ? [
@@ -496,12 +541,14 @@ async function showOverview(branchName) {
     h('h2', {}, 'Branches'),
     h('div', { class: 'scroll' }, h('table', { id: 'branches' }, h('thead', {}, h('tr', {}, h('th', {}, 'Branch'),
       h('th', { class: 'num' }, 'Seq'), h('th', {}, 'Tip'), h('th', {}, 'Date'), h('th', {}, 'Message'))), branches)),
-    tags.length ? [h('h2', {}, 'Tags'), h('ul', {}, tags.map(([t, id]) => h('li', {}, t, ' → ', idChip(id, `#/v/${id}`))))] : null,
+    tagsBox,
     h('h2', {}, `History of ${branch}`),
     tip ? h('div', { class: 'scroll' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Seq'),
       h('th', {}, 'Version'), h('th', {}, 'Date'), h('th', {}, 'Author'), h('th', {}, 'Message and changes'))), history))
       : h('p', { class: 'muted' }, `Branch ${branch} has no version yet.`),
     more);
+  await r.later;
+  tagRows();
   await branchRows();
   if (tip) {
     await indexed;
@@ -556,9 +603,11 @@ function statsTable(stats) {
 // a host that lost it): the page then reads the rows itself, on request.
 const PREVIEW_KEY = /^previews\/tables\/[0-9a-f]{64}\.json$/;
 async function previewOf(id) {
+  return previewFrom(await get(`previews/${id}.json`).catch(() => null), id);
+}
+async function previewFrom(doc, id) {
   try {
-    const doc = await get(`previews/${id}.json`);
-    if (doc.fdl_preview !== 1 || doc.version !== id || !Array.isArray(doc.tables)) return {};
+    if (!doc || doc.fdl_preview !== 1 || doc.version !== id || !Array.isArray(doc.tables)) return {};
     // each table's file, copied into the version's file ("file") by fdl
     // since issue 58's second pass; a preview without the copy names it
     const entries = doc.tables.filter((t) => PREVIEW_KEY.test(t.key));
@@ -1031,11 +1080,19 @@ async function showVersion(id) {
 // A page fdl site wrote already shows its rows: it stays as written until
 // the script's own page replaces it (never "Loading…" in between), and
 // stays if the script cannot draw one.
+// So does the landing card's first rows index.html drew from the card
+// (window.fdlDrawn); once the script routes, index.html draws no more
+// (window.fdlTaken).
 let written = page.fdlRoot !== undefined;
+let routed = false;
 async function route() {
   const m = location.hash.match(/^#\/(v|b)\/(.+)$/);
-  const keep = written;
+  const keep = written || (!routed && !!window.fdlDrawn);
+  window.fdlTaken = true;
   written = false;
+  // index.html's answers serve the first page only: a later one asks anew
+  if (routed) for (const k of Object.keys(early)) delete early[k];
+  routed = true;
   if (!keep) show(h('p', { class: 'muted' }, 'Loading…'));
   try {
     if (m && m[1] === 'v') await showVersion(decodeURIComponent(m[2]));

@@ -91,12 +91,15 @@ try {
     return got;
   };
   // a version without a preview answers 404 for previews/<id>.json (previews
-  // are opt-in, docs/format.md): Chromium logs each such 404 as an error,
-  // which is expected; every other console error is kept
+  // are opt-in, docs/format.md), a repository without a landing card for
+  // previews/HEAD.json, and one whose HEAD names another branch than main
+  // may for refs/heads/main (index.html asks for it at once): Chromium logs
+  // each such 404 as an error, which is expected; every other console
+  // error is kept
   // (dropped from consoleErrors, one for each such response, before the report)
   seen.absentPreviews = [];
   page.on('response', (r) => {
-    if (r.status() === 404 && /\/previews\/[0-9a-f-]+\.json$/.test(new URL(r.url()).pathname))
+    if (r.status() === 404 && /\/previews\/([0-9a-f-]+|HEAD)\.json$|\/refs\/heads\/main$/.test(new URL(r.url()).pathname))
       seen.absentPreviews.push(r.url());
   });
   page.on('console', (m) => { if (m.type() === 'error') seen.consoleErrors.push(m.text()); });
