@@ -111,22 +111,24 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 	case FDL_MOVE_REMOVAL: {
 		/* the previews of what went go too: a withdrawn version's rows
 		 * must not stay readable in one (nor on its page) */
-		int rc = fdl__preview_sweep(repo, err);
-		if (!rc) /* its tip gone: no card */
+		bool held = false;
+		int rc = fdl__preview_sweep(repo, &held, err);
+		if (!rc && held) /* its tip gone: no card (none to drop when previews/ holds nothing) */
 			rc = fdl__card_refresh(repo, err);
 		fdl_site_after_refs(repo, &ierr);
 		return rc ? rc : fdl_iceberg_after_removal(repo, err);
 	}
 	case FDL_MOVE_SWEEP: {
-		int rc = fdl__preview_sweep(repo, err);
-		return rc ? rc : fdl__card_refresh(repo, err);
+		bool held = false;
+		int rc = fdl__preview_sweep(repo, &held, err);
+		return rc || !held ? rc : fdl__card_refresh(repo, err);
 	}
 	case FDL_MOVE_DROP_HISTORY:
 		return fdl_history_drop(repo, err);
 	case FDL_MOVE_REINDEX:
 		reindex(repo, m->refs, m->dirs);
 		fdl_site_after_refs(repo, &ierr);
-		fdl__card_refresh(repo, &ierr);
+		/* the card: gc's SWEEP before it, a clone's CLONED after it */
 		return 0;
 	case FDL_MOVE_CLONED:
 		fdl_iceberg_after_clone(repo, m->dst_root, &ierr);

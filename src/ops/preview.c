@@ -461,9 +461,10 @@ int fdl__preview_clone(fdl_repo *src, const char *dst_root, const fdl_strlist *l
 		bool found;
 		rc = copy_one(&found, src, dst, ids.items[i], err);
 	}
+	bool held = false;
 	if (!rc) /* the copy's previews of versions it no longer has live */
-		rc = fdl__preview_sweep(dst, err);
-	if (!rc) /* the copy's own card: its HEAD, its tip (never the source's bytes) */
+		rc = fdl__preview_sweep(dst, &held, err);
+	if (!rc && held) /* the copy's own card: its HEAD, its tip (never the source's bytes) */
 		rc = fdl__card_refresh(dst, err);
 	fdl_strlist_free(&ids);
 	fdl_repo_free(dst);
@@ -485,13 +486,14 @@ static int live_versions(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
 	return rc;
 }
 
-int fdl__preview_sweep(fdl_repo *repo, fdl_error *err)
+int fdl__preview_sweep(fdl_repo *repo, bool *held, fdl_error *err)
 {
 	fdl_strlist live = {0}, keys = {0};
 	int rc = fdl_store_list(repo->store, FDL_PREVIEW_DIR, &keys, err);
 	bool none = rc == FDL_ENOTFOUND || (!rc && !keys.len);
 	fdl_strlist_free(&keys);
-	if (none) { /* nothing to sweep: no version listed */
+	*held = !none;
+	if (none) { /* nothing to sweep: no version listed, no card */
 		fdl_error_clear(err);
 		return 0;
 	}

@@ -42,8 +42,9 @@ int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fd
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
 
 /* The previews of versions no longer live deleted, and the table files no
- * remaining preview names. */
-int fdl__preview_sweep(fdl_repo *repo, fdl_error *err);
+ * remaining preview names; *held false when previews/ holds nothing at all
+ * (no preview, no card: nothing for the card's refresh to read). */
+int fdl__preview_sweep(fdl_repo *repo, bool *held, fdl_error *err);
 
 /* Before versions `going` expire or are withdrawn: their previews
  * deleted, then the table files no other live version's preview names

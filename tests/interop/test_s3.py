@@ -451,7 +451,8 @@ def test_clone_copies_previews_from_and_into_a_bucket(s3repo, tmp_path):
     """A repository with previews on a bucket (a store that lists previews/):
     a clone to a folder, that folder's clone into another prefix of the
     bucket and a clone from bucket to bucket each hold the source's
-    previews/ (each version's file and its table files) byte for byte, and
+    previews/ (each version's file, its table files and the landing card,
+    which each copy writes from its own HEAD and tip) byte for byte, and
     verify (which checks each preview as a reader parses it) passes."""
     r = s3repo
     v1 = scene(r, tmp_path / "w1", "two tables", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)",
@@ -464,7 +465,8 @@ def test_clone_copies_previews_from_and_into_a_bucket(s3repo, tmp_path):
         return {k[len(prefix):]: r.get(k) for k in r.keys(prefix)}
 
     want = previews_on_bucket("datasets/pop/previews/")
-    assert len([k for k in want if k.endswith(".json") and "/" not in k]) == 2, sorted(want)
+    assert len([k for k in want if k.endswith(".json") and "/" not in k and k != "HEAD.json"]) == 2, sorted(want)
+    assert "HEAD.json" in want, sorted(want)  # the landing card: HEAD's tip has a preview (each copy writes its own)
     assert any(k.startswith("tables/") for k in want), sorted(want)
     folder = tmp_path / "mirror"
     r.fdl("clone", r.root, folder)
