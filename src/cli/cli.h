@@ -185,7 +185,8 @@ void cli_progress_end(cli_progress *p);
  * for them; on one it prints "fdl: WHAT interrupted (SIGNAL). MESSAGE",
  * calls `cleanup(tmp)` when `tmp` is set, removes libfdl's temporary
  * folders of this process and exits 128 + the signal. While a child runs
- * (cli_interrupt_child with its pid; 0 when it ended) the signal is passed
+ * (cli_interrupt_fork starts it, noted before any signal is looked at;
+ * cli_interrupt_child(ci, 0) when it ended) the signal is passed
  * to it and noted instead (cli_interrupt_got). A forked child calls
  * cli_interrupt_unblock before exec. cli_interrupt_end before returning. */
 typedef struct cli_interrupt {
@@ -202,6 +203,7 @@ typedef struct cli_interrupt {
 int cli_interrupt_start(cli_interrupt *ci, const char *what, const char *message);
 void cli_interrupt_say(cli_interrupt *ci, const char *message);
 void cli_interrupt_child(cli_interrupt *ci, pid_t child);
+pid_t cli_interrupt_fork(cli_interrupt *ci);
 int cli_interrupt_got(cli_interrupt *ci);
 void cli_interrupt_unblock(void);
 void cli_interrupt_end(cli_interrupt *ci);

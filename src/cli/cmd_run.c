@@ -38,7 +38,7 @@ static void rm_tree(const char *dir)
 static int run_child(cli_interrupt *ci, char **cmd, const char *work, const char *repo_root, const char *branch_ref,
 		     const char *attach)
 {
-	pid_t pid = fork();
+	pid_t pid = cli_interrupt_fork(ci);
 	if (pid < 0) {
 		fprintf(stderr, "fdl: cannot start %s: %s\n", cmd[0], strerror(errno));
 		return 1;
@@ -63,7 +63,6 @@ static int run_child(cli_interrupt *ci, char **cmd, const char *work, const char
 		fprintf(stderr, "fdl: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(127);
 	}
-	cli_interrupt_child(ci, pid);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;

@@ -86,6 +86,23 @@ void cli_interrupt_child(cli_interrupt *ci, pid_t child)
 	pthread_mutex_unlock(&ci->mu);
 }
 
+/* fork(), the child noted under the lock the waiter takes: a signal that
+ * comes before the parent has noted it (the child may already have said it
+ * runs: fdl run's COMMAND told a test, which sent Ctrl-C at once) waits for
+ * the note and goes to the child, never taken for fdl's own, which would
+ * exit and leave the child behind. The child returns with the lock held in
+ * its copy, which it never takes (it execs). */
+pid_t cli_interrupt_fork(cli_interrupt *ci)
+{
+	pthread_mutex_lock(&ci->mu);
+	pid_t pid = fork();
+	if (pid > 0)
+		ci->child = pid;
+	if (pid != 0)
+		pthread_mutex_unlock(&ci->mu);
+	return pid;
+}
+
 int cli_interrupt_got(cli_interrupt *ci)
 {
 	pthread_mutex_lock(&ci->mu);
