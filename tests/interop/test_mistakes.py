@@ -274,7 +274,13 @@ def test_an_interrupted_run_removes_its_folder_and_says_so(repo, tmp_path):
     os.mkfifo(ready)
     env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", TMPDIR=str(tmp))
     script = f'echo "$FDL_WORK" > {ready}; exec sleep 600'
-    p = subprocess.Popen([FDL, "run", str(repo.root), "--", "sh", "-c", script], env=env,
+    # Ctrl-C at a terminal: SIGINT not ignored. A suite started in the
+    # background by a non-interactive shell ignores it, and fdl run's
+    # COMMAND inherits that as it would without fdl (it then never ends):
+    # fdl starts with SIGINT's default action, as from a terminal.
+    terminal = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                "os.execv(sys.argv[1], sys.argv[1:])"]
+    p = subprocess.Popen(terminal + [FDL, "run", str(repo.root), "--", "sh", "-c", script], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with open(ready) as f:
         work = f.readline().strip()
