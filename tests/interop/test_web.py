@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, commits, connect, fdl
+from conftest import ROOT, commits, connect, fdl, fdl_setup
 from test_reader import Server, get
 
 NODE_SCRIPT = ROOT / "web" / "test" / "e2e.mjs"  # beside web/node_modules
@@ -282,16 +282,16 @@ def test_the_card_renders_markdown_safely_and_labels_a_description_only_version(
     image loaded from elsewhere. A version that changed only dataset.json
     says so."""
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)  # the scene: the release build (tests/README.md)
     hostile = ("Counts of **trees**, see [the survey](https://example.org/survey).\n\n"
                "<script>window.pwned = 1</script>\n\n[click me](javascript:alert(1)) "
                "![pixel](https://tracker.example/p.png) <img src=x onerror=alert(2)>")
     (work / "dataset.yml").write_text("name: trees\ntitle: Trees\ndescription: " + json.dumps(hostile) + "\n")
     con.execute("CREATE TABLE lake.t (id INTEGER, species VARCHAR)")
     con.execute("INSERT INTO lake.t VALUES (1, 'oak'), (2, 'ash')")
-    fdl("commit", work, "-m", "Trees")
+    fdl_setup("commit", work, "-m", "Trees")
     (work / "dataset.yml").write_text("name: trees\ntitle: Trees of the city\ndescription: " + json.dumps(hostile) + "\n")
-    fdl("commit", work, "-m", "Retitle")
+    fdl_setup("commit", work, "-m", "Retitle")
     con.close()
     server = Server(repo.root, tmp_path)
     try:
@@ -323,7 +323,7 @@ def test_the_page_reads_every_kind_of_table_as_duckdb_does(repo, tmp_path):
     the browser, every value (cast to text by each engine) equal to stock
     DuckDB through the ATTACH."""
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)  # the scene: the release build (tests/README.md)
     con.execute("""CREATE TABLE lake.ty (id INTEGER, i8 TINYINT, i16 SMALLINT, i64 BIGINT, u32 UINTEGER, f FLOAT,
       d DOUBLE, dec DECIMAL(10,3), s VARCHAR, b BOOLEAN, dt DATE, tm TIME, ts TIMESTAMP, tstz TIMESTAMPTZ, u UUID,
       l INTEGER[], st STRUCT(a INTEGER, b VARCHAR), bl BLOB)""")
@@ -338,7 +338,7 @@ def test_the_page_reads_every_kind_of_table_as_duckdb_does(repo, tmp_path):
     con.execute("INSERT INTO lake.other.p VALUES (4, 'east')")
     con.execute("UPDATE lake.other.p SET k = 30 WHERE k = 3")
     con.execute("CREATE VIEW lake.v AS SELECT id, s FROM lake.ty WHERE id = 1")
-    fdl("commit", work, "-m", "every kind")
+    fdl_setup("commit", work, "-m", "every kind")
     con.close()
     cols = ["id", "i8", "i16", "i64", "u32", "f", "d", "dec", "s", "b", "dt", "tm", "ts", "tstz", "u", "l", "st", "bl"]
     queries = [f"SELECT '{c}' AS col, string_agg(CAST({c} AS VARCHAR), '|' ORDER BY id) AS v FROM ty" for c in cols]
@@ -393,7 +393,7 @@ def test_every_value_reads_as_duckdb_prints_it(repo, tmp_path):
     is byte for byte what stock DuckDB's COPY (...) TO 'x.csv' writes."""
     import base64
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)  # the scene: the release build (tests/README.md)
     con.execute("""CREATE TABLE lake.vals (id INTEGER, dec DECIMAL(10,3), dt DATE, ts TIMESTAMP, tstz TIMESTAMPTZ,
       tm TIME, iv INTERVAL, u UUID, bl BLOB, h HUGEINT, big BIGINT, ub UBIGINT, f FLOAT, d DOUBLE, s VARCHAR,
       l VARCHAR[], st STRUCT(a INTEGER, b VARCHAR, "c d" DATE), m MAP(VARCHAR, INTEGER), ll INTEGER[][], b BOOLEAN)""")
@@ -408,7 +408,7 @@ next #line', ['NULL', '', 'x,y', 'it''s', NULL, ' lead'], {'a': NULL, 'b': 'x:y'
        TIME '00:00:00', INTERVAL '36 hours', NULL, ''::BLOB, 0, -9007199254740993, 0, -0.0, 'nan', '',
        [], {'a': 1, 'b': '', 'c d': NULL}, MAP {}, [], false),
       (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)""")
-    fdl("commit", work, "-m", "every value")
+    fdl_setup("commit", work, "-m", "every value")
     con.close()
     sql = "SELECT * FROM vals ORDER BY id"
     seen = run_page(repo, tmp_path, "values", {
@@ -450,10 +450,10 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
     card says its tip is offline."""
     from test_lifecycle import set_retention
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)  # the scene: the release build (tests/README.md)
     con.execute("CREATE TABLE lake.first (x INTEGER)")
     con.execute("INSERT INTO lake.first VALUES (1)")
-    fdl("commit", work, "-m", "v1: a start that will expire")
+    fdl_setup("commit", work, "-m", "v1: a start that will expire")
     con.execute("CREATE TABLE lake.t (id INTEGER, name VARCHAR, j INTEGER)")
     con.execute("INSERT INTO lake.t SELECT i, 'n' || i, i * 10 FROM range(10) r(i)")
     con.execute("CREATE TABLE lake.h (ts TIMESTAMP, year INTEGER, v INTEGER)")
@@ -463,7 +463,7 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
     con.execute("CREATE TABLE lake.p (k INTEGER, region VARCHAR)")
     con.execute("ALTER TABLE lake.p SET PARTITIONED BY (region)")
     con.execute("INSERT INTO lake.p VALUES (1, 'NULL'), (2, 'north'), (3, NULL), (4, 'a=b')")
-    fdl("commit", work, "-m", "v2: tables")
+    fdl_setup("commit", work, "-m", "v2: tables")
     con.execute("ALTER TABLE lake.t ADD COLUMN later INTEGER")
     con.execute("ALTER TABLE lake.t ADD COLUMN k INTEGER DEFAULT 42")
     con.execute("ALTER TABLE lake.t DROP COLUMN j")
@@ -471,12 +471,12 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
     con.execute("ALTER TABLE lake.t RENAME COLUMN name TO label")
     con.execute("INSERT INTO lake.t (id, label, later) SELECT i, 'm' || i, i FROM range(10, 15) r(i)")
     con.execute("DELETE FROM lake.t WHERE id = 3")
-    fdl("commit", work, "-m", "v3: columns added, re-added, renamed")
+    fdl_setup("commit", work, "-m", "v3: columns added, re-added, renamed")
     con.execute("INSERT INTO lake.t (id, label, later, k) SELECT i, 'o' || i, i * 2, 7 FROM range(15, 20) r(i)")
     con.execute("UPDATE lake.t SET label = 'changed' WHERE id = 12")
-    fdl("commit", work, "-m", "v4: more rows")
+    fdl_setup("commit", work, "-m", "v4: more rows")
     con.execute("INSERT INTO lake.t (id, label) VALUES (99, 'secret')")
-    fdl("commit", work, "-m", "v5: published by mistake")
+    fdl_setup("commit", work, "-m", "v5: published by mistake")
     con.close()
     log = {json.loads(x)["seq"]: json.loads(x)["id"] for x in fdl("log", repo.root, "--json").stdout.splitlines() if x.strip()}
     # what stock DuckDB says, read before anything goes offline

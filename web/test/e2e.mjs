@@ -176,9 +176,22 @@ try {
   await phoneShot('overview');
   seen.phoneOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
-  // open version `seq` from the history list, as a reader would
+  // open version `seq` from the history list, as a reader would. The
+  // first time, from a fresh load of the page (what a private host's token
+  // and every early answer must survive: a reload); after that, back to the
+  // list in the same document (only the fragment changes, as the page's own
+  // links do), so the page's one DuckDB-Wasm and the extensions it loaded
+  // serve each later version, as they serve a reader going from version to
+  // version (a reload for each had Chromium instantiate DuckDB-Wasm and load
+  // httpfs and ducklake again, most of the browser's CPU: issue 55)
+  let reloaded = false;
   const openVersion = async (seq) => {
-    await page.goto(base, { waitUntil: 'load' });
+    if (!reloaded) {
+      await page.goto(base, { waitUntil: 'load' });
+      reloaded = true;
+    } else if (await page.evaluate(() => location.hash !== '' && location.hash !== '#/')) {
+      await page.evaluate(() => { location.hash = '#/'; });
+    }
     await page.waitForSelector('body[data-ready="#/"]', { timeout: PATIENCE });
     const row = page.locator('#history tr.version', { has: page.locator(`td:first-child:text-is("${seq}")`) });
     await row.locator('a.version-link').click();
