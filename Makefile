@@ -4,7 +4,7 @@
 #   make test     unit tests (ASan + UBSan), the ABI and docs checks, the install
 #                 test, and interop tests (pytest, stock DuckDB), after installing
 #                 what only the tests need (scripts/setup.sh --tests); what CI runs
-#   make check    the inner loop, about two minutes: unit tests and the interop
+#   make check    the inner loop, about half a minute once built: unit tests and the interop
 #                 tests marked quick (one per behaviour family), at once
 #   make demo     set up, build, and run the example in examples/
 #   make wheel    build/wheel/pyfdl-VERSION-py3-none-manylinux_2_35_x86_64.whl
@@ -303,7 +303,7 @@ test:
 	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(TEST_CHECKS)
 	@$(MAKE) --no-print-directory interop
 
-# `make check`: the inner loop, about two minutes on two cores: the unit
+# `make check`: the inner loop, about half a minute on two cores once built: the unit
 # tests and the interop tests marked quick, one per behaviour family
 # (reader, writer, refs, clone, page, Iceberg, rebase, lifecycle, crash;
 # `make quick` alone). What they run is built first, JOBS at a time; then
