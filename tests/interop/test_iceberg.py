@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 import ledger as ledger_mod
-from conftest import EXT, LEDGER_FDL, Repo, S3Repo, connect, fdl, host_serves, host_stops, read_json
+from conftest import EXT, LEDGER_FDL, Repo, S3Repo, connect, fdl, fdl_setup, host_serves, host_stops, read_json
 from conftest import JARS, SPARK_JARS  # noqa: F401 (test_private's Spark)
 
 os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")  # polars' own planner is another package
@@ -62,8 +62,11 @@ def duck_rows(con, source, columns):
 
 
 def expected(repo, ref, table):
-    """What stock DuckDB returns through fdl attach: (columns, rows)."""
-    con = repo.open_version(ref)
+    """What stock DuckDB returns through fdl attach: (columns, rows). The
+    oracle, not the step under test: the ATTACH is printed by the release
+    build (fdl_setup; attach runs under FDL_BIN in test_cli, test_reader)."""
+    con = connect()
+    con.execute(fdl_setup("attach", repo.root, ref, env=repo.env).stdout)
     cols = [r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE lake.{table})").fetchall()]
     return cols, normalised(duck_rows(con, f"lake.{table}", cols))
 
@@ -119,8 +122,9 @@ class Readers:
 
 
 def secret_of(repo):
-    """The LOAD httpfs and CREATE SECRET lines fdl attach prints for a bucket."""
-    sql = repo.fdl("attach", repo.root).stdout if isinstance(repo, S3Repo) else ""
+    """The LOAD httpfs and CREATE SECRET lines fdl attach prints for a bucket
+    (the release build's: the clients' set-up, not what is tested)."""
+    sql = repo.setup("attach", repo.root).stdout if isinstance(repo, S3Repo) else ""
     return "\n".join(line for line in sql.splitlines() if not line.startswith("ATTACH") and line.strip())
 
 
@@ -141,25 +145,27 @@ def check_all(readers, repo, ref, views, secret=""):
 
 def build(repo):
     """Three versions: deletes, a rename, an added column, a list, a struct, a
-    DECIMAL, a TIMESTAMPTZ, a second schema, an update; tag t2 on version 2."""
+    DECIMAL, a TIMESTAMPTZ, a second schema, an update; tag t2 on version 2.
+    By the release build (fdl_setup): the scene of tests about the views and
+    catalogs written of it afterwards (by FDL_BIN), not about these commits."""
     work = repo.tmp / "work"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)
     con.execute("""CREATE TABLE lake.people (id INTEGER, name VARCHAR, score DECIMAL(10, 2), seen TIMESTAMPTZ,
                    tags VARCHAR[], place STRUCT(city VARCHAR, zip INTEGER), born DATE, ratio DOUBLE, big BIGINT)""")
     con.execute("""INSERT INTO lake.people SELECT i, 'p' || i, i * 1.25, TIMESTAMPTZ '2024-03-01 12:00:00+00' +
                    INTERVAL (i) MINUTE, ['a' || i, 'b'], {'city': 'c' || (i % 3), 'zip': 1000 + i},
                    DATE '2000-01-01' + i::INTEGER, i / 4, i * 10000000000 FROM range(20) r(i)""")
     con.close()
-    fdl("commit", work, "-m", "v1", env=repo.env)
-    con = repo.checkout(repo.tmp / "work2")
+    fdl_setup("commit", work, "-m", "v1", env=repo.env)
+    con = repo.checkout(repo.tmp / "work2", setup=True)
     con.execute("DELETE FROM lake.people WHERE id % 5 = 0")
     con.execute("ALTER TABLE lake.people RENAME COLUMN name TO full_name")
     con.close()
-    fdl("commit", repo.tmp / "work2", "-m", "v2",
+    fdl_setup("commit", repo.tmp / "work2", "-m", "v2",
         env=repo.env)
-    fdl("tag", repo.root, "t2", env=repo.env)
+    fdl_setup("tag", repo.root, "t2", env=repo.env)
     w3 = repo.tmp / "work3"
-    con = repo.checkout(w3)
+    con = repo.checkout(w3, setup=True)
     con.execute("ALTER TABLE lake.people ADD COLUMN note VARCHAR")
     con.execute("UPDATE lake.people SET score = score + 100, note = 'updated' WHERE id < 4")
     con.execute("INSERT INTO lake.people (id, full_name, note) VALUES (99, 'new', 'added')")
@@ -170,7 +176,7 @@ def build(repo):
     con.execute("CREATE SCHEMA lake.geo")
     con.execute("CREATE TABLE lake.geo.towns AS SELECT i AS code, 'town ' || i AS town FROM range(5) r(i)")
     con.close()
-    fdl("commit", w3, "-m", "v3", env=repo.env)
+    fdl_setup("commit", w3, "-m", "v3", env=repo.env)
 
 
 def sid(vid):
@@ -180,8 +186,9 @@ def sid(vid):
 
 
 def sid_of(repo, ref):
-    """The snapshot id of the version a ref (main:N, a tag) names."""
-    return sid(json.loads(fdl("show", f"{repo.root}@{ref}", "--json", env=repo.env).stdout)["id"])
+    """The snapshot id of the version a ref (main:N, a tag) names (the
+    oracle: fdl show by the release build, fdl_setup)."""
+    return sid(json.loads(fdl_setup("show", f"{repo.root}@{ref}", "--json", env=repo.env).stdout)["id"])
 
 
 def snap_seqs(meta):
@@ -200,8 +207,7 @@ def views_json(repo, ref=None):
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """build() on a folder, once for the module (by the build under test):
-    the scene the folder tests start from, copied into each (scene_copy)
+    """build() on a folder, once for the module: the scene the folder tests start from, copied into each (scene_copy)
     before any view is written, with the checksums stock DuckDB took of
     its versions when they were published (.sums, .memo: ledger.adopt)."""
     tmp = tmp_path_factory.mktemp("built")
@@ -345,7 +351,7 @@ def test_s3_views_read_by_every_engine(spark, s3_server, tmp_path):
     r = Readers(spark, s3_server)
     check_all(r, repo, "main", views, secret_of(repo))
     # a commit on the bucket writes its view from its parent's
-    con = repo.checkout(tmp_path / "w4")
+    con = repo.checkout(tmp_path / "w4", setup=True)
     con.execute("DELETE FROM lake.geo.towns WHERE code = 1")
     con.close()
     fdl("commit", tmp_path / "w4", "-m", "v4", env=repo.env)
@@ -360,16 +366,16 @@ def test_every_commit_writes_its_view(spark, repo, tmp_path):
     """Once a repository has a view, each commit writes its version's view
     (no fdl iceberg run) from its parent's, with the earlier versions as its
     snapshots; it is exactly the view fdl iceberg writes from nothing."""
-    con = repo.checkout(tmp_path / "w1")
+    con = repo.checkout(tmp_path / "w1", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT range AS a, 'x' || range AS b FROM range(30)")
     con.close()
-    fdl("commit", tmp_path / "w1", "-m", "one")
+    fdl_setup("commit", tmp_path / "w1", "-m", "one")
     assert not (repo.root / "iceberg").exists()  # no view until asked for
     fdl("iceberg", repo.root)
     for i, sql in enumerate(["INSERT INTO lake.t VALUES (100, 'new')",
                              "DELETE FROM lake.t WHERE a % 7 = 0",
                              "UPDATE lake.t SET b = 'changed' WHERE a < 5"]):
-        con = repo.checkout(tmp_path / f"w{i + 2}")
+        con = repo.checkout(tmp_path / f"w{i + 2}", setup=True)
         con.execute(sql)
         con.close()
         fdl("commit", tmp_path / f"w{i + 2}", "-m", sql)
@@ -418,7 +424,7 @@ def test_columns_iceberg_cannot_hold_are_named_and_left_out(spark, repo, tmp_pat
     pyiceberg and DuckDB, named for Spark, which fails on them (and reads
     the rest of such a table, and a table whose left-out columns are in its
     files)."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("""CREATE TABLE lake.odd AS SELECT i AS id, INTERVAL (i) DAY AS iv, i::HUGEINT AS h,
                    i::UBIGINT AS ub, TIME '10:00:00' + INTERVAL (i) MINUTE AS tm FROM range(4) r(i)""")
     con.execute("CREATE TABLE lake.uns AS SELECT i AS id, i::UINTEGER AS u FROM range(4) r(i)")
@@ -427,7 +433,7 @@ def test_columns_iceberg_cannot_hold_are_named_and_left_out(spark, repo, tmp_pat
     con.execute("ALTER TABLE lake.dflt ADD COLUMN d INTEGER DEFAULT 7")
     con.execute("INSERT INTO lake.dflt VALUES (10, 1)")
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "odd types")
+    fdl_setup("commit", tmp_path / "w", "-m", "odd types")
     p = fdl("iceberg", repo.root, "--json")
     views = json.loads(p.stdout)
     for col, why in [("odd.iv (interval)", "no interval"), ("odd.h (int128)", "double"),
@@ -459,10 +465,10 @@ def test_a_hostile_catalog_gets_no_view(repo, tmp_path, ledger):
     """A catalog whose paths lead out of the repository is refused before a
     view names anything: no metadata.json, no manifest."""
     ledger.waive(repo.root, "the test plants a hostile catalog in its own repository")
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
     vid = repo.head()
     ledger.waive(vid, "its catalog is made hostile on purpose")
     path = repo.root / "versions" / vid / "ducklake.duckdb"
@@ -487,10 +493,10 @@ def test_a_planted_parent_view_leads_no_reader_outside(repo, tmp_path):
     under fdl's name with other bytes is written again: every snapshot of
     the next version's view reads only the repository's own data files."""
     from pyiceberg.table import StaticTable
-    con = repo.checkout(tmp_path / "w1")
+    con = repo.checkout(tmp_path / "w1", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(10)")
     con.close()
-    fdl("commit", tmp_path / "w1", "-m", "one")
+    fdl_setup("commit", tmp_path / "w1", "-m", "one")
     fdl("iceberg", repo.root)
     # a folder beside the repository whose path is as long as its own
     outside = repo.root.parent / ("x" * len(repo.root.name))
@@ -503,7 +509,7 @@ def test_a_planted_parent_view_leads_no_reader_outside(repo, tmp_path):
             p.write_bytes(b.replace(old, new))
             planted += 1
     assert planted, "the view's manifests name the repository's data files"
-    con = repo.checkout(tmp_path / "w2")
+    con = repo.checkout(tmp_path / "w2", setup=True)
     con.execute("INSERT INTO lake.t VALUES (100)")
     con.close()
     fdl("commit", tmp_path / "w2", "-m", "two")  # its view, built on its parent's when it may be
@@ -526,21 +532,21 @@ def test_withdrawal_leaves_no_view_leading_to_its_data(repo, tmp_path):
     """A withdrawn version's data: no file of any view names it any more
     (metadata, manifest lists, manifests, delete files); the other branch's
     view is written again and reads as stock DuckDB."""
-    con = repo.checkout(tmp_path / "w1")
+    con = repo.checkout(tmp_path / "w1", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(5)")
     con.close()
-    fdl("commit", tmp_path / "w1", "-m", "one")
+    fdl_setup("commit", tmp_path / "w1", "-m", "one")
     fdl("branch", repo.root, "clean")
-    con = repo.checkout(tmp_path / "w2")
+    con = repo.checkout(tmp_path / "w2", setup=True)
     con.execute("INSERT INTO lake.t VALUES (666)")
     con.execute("DELETE FROM lake.t WHERE a = 0")
     con.close()
-    fdl("commit", tmp_path / "w2", "-m", "personal data")
+    fdl_setup("commit", tmp_path / "w2", "-m", "personal data")
     bad = repo.head()
-    con = repo.checkout(tmp_path / "w3", "--ref", "clean")
+    con = repo.checkout(tmp_path / "w3", "--ref", "clean", setup=True)
     con.execute("INSERT INTO lake.t VALUES (7)")
     con.close()
-    fdl("commit", tmp_path / "w3", "-m", "clean")
+    fdl_setup("commit", tmp_path / "w3", "-m", "clean")
     fdl("iceberg", repo.root)
     fdl("iceberg", f"{repo.root}@clean")
     dry = json.loads(fdl("withdraw", repo.root, bad, "--reason", "personal data", "--dry-run", "--json").stdout)
@@ -562,7 +568,7 @@ def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
     tip's, written by the commits, is written again by fdl expire), and it
     still reads right once gc deleted what they needed."""
     for i in range(3):
-        con = repo.checkout(tmp_path / f"w{i}")
+        con = repo.checkout(tmp_path / f"w{i}", setup=True)
         con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(4)" if i == 0 else
                     f"DELETE FROM lake.t WHERE a = {i}; INSERT INTO lake.t VALUES ({10 * i})")
         con.close()
@@ -587,11 +593,11 @@ def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
 
 
 def test_clone_writes_the_copys_own_view(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(6)")
     con.execute("DELETE FROM lake.t WHERE a = 3")
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
     fdl("iceberg", repo.root)
     copy = tmp_path / "copy"
     fdl("clone", repo.root, copy, "-q")
@@ -607,14 +613,14 @@ def test_verify_checks_each_view_against_its_version(repo, tmp_path):
     """fdl verify reads every view back (manifests with DuckDB's avro
     extension): clean as written; a delete file with other positions, a
     snapshot of a version that is not in the history, are problems."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(10)")
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "one")
-    con = repo.checkout(tmp_path / "w2")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
+    con = repo.checkout(tmp_path / "w2", setup=True)
     con.execute("DELETE FROM lake.t WHERE a IN (2, 5)")
     con.close()
-    fdl("commit", tmp_path / "w2", "-m", "two")
+    fdl_setup("commit", tmp_path / "w2", "-m", "two")
     fdl("iceberg", repo.root)
     assert fdl("verify", repo.root).returncode == 0
     [dele] = list((repo.root / "iceberg").glob("*/deletes/**/*.parquet"))
@@ -666,17 +672,17 @@ def test_a_version_iceberg_cannot_show_is_named(repo, tmp_path):
     """DuckLake's merged files hold rows of several snapshots and are
     filtered by row in DuckLake; a version whose live files include one that
     holds later rows is no snapshot of the view, and fdl iceberg says so."""
-    con = repo.checkout(tmp_path / "w1")
+    con = repo.checkout(tmp_path / "w1", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
     con.close()
-    fdl("commit", tmp_path / "w1", "-m", "one")
-    con = repo.checkout(tmp_path / "w2")
+    fdl_setup("commit", tmp_path / "w1", "-m", "one")
+    con = repo.checkout(tmp_path / "w2", setup=True)
     con.execute("INSERT INTO lake.t VALUES (2)")
     con.execute("INSERT INTO lake.t VALUES (3)")
     con.execute("CALL ducklake_merge_adjacent_files('lake')")
     con.close()
-    fdl("commit", tmp_path / "w2", "-m", "two, merged")
+    fdl_setup("commit", tmp_path / "w2", "-m", "two, merged")
     p = fdl("iceberg", repo.root, "--json")
     assert "main.t: version 1 is not a snapshot" in p.stderr, p.stderr
     uri = json.loads(p.stdout)["main.t"]
@@ -690,10 +696,10 @@ def test_a_version_whose_table_holds_no_file_has_a_view(repo, tmp_path):
     --clean) is a snapshot with no manifest entry: fdl iceberg wrote it
     with qsort over a NULL list (UBSan stopped the sanitizer build, found by
     README's withdraw flow in test_snippets.py)."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "an empty table")
+    fdl_setup("commit", tmp_path / "w", "-m", "an empty table")
     uri = json.loads(fdl("iceberg", repo.root, "--json").stdout)["main.t"]
     cols, want = expected(repo, "main", "t")
     assert want == [] and Readers(None).pyiceberg_rows(uri, cols) == []
@@ -711,14 +717,14 @@ def test_time_travel_before_a_widening_reads_every_column(spark, repo, tmp_path)
     iceberg names the column; float and decimal need nothing. A change
     Iceberg cannot promote (INTEGER to DOUBLE) keeps the column in the
     snapshots before it and leaves it out, named, from the change on."""
-    con = repo.checkout(tmp_path / "w1")
+    con = repo.checkout(tmp_path / "w1", setup=True)
     con.execute("CREATE TABLE lake.t (id INTEGER, v INTEGER, f FLOAT, d DECIMAL(9, 2))")
     con.execute("INSERT INTO lake.t VALUES (1, 10, 1.5, 1.25), (2, -20, 2.5, 2.5)")
     con.execute("CREATE TABLE lake.u AS SELECT 1 AS id, 7 AS w")
     con.close()
-    fdl("commit", tmp_path / "w1", "-m", "narrow")
+    fdl_setup("commit", tmp_path / "w1", "-m", "narrow")
     fdl("iceberg", repo.root)  # the next version's view is its commit's, built on this one
-    con = repo.checkout(tmp_path / "w2")
+    con = repo.checkout(tmp_path / "w2", setup=True)
     for sql in ["ALTER TABLE lake.t ALTER v TYPE BIGINT", "ALTER TABLE lake.t ALTER f TYPE DOUBLE",
                 "ALTER TABLE lake.t ALTER d TYPE DECIMAL(18, 2)",
                 "INSERT INTO lake.t VALUES (3, 30000000000, 3.25, 1234567890123.45)",
@@ -790,11 +796,11 @@ def test_views_of_an_older_fdl_are_verified_and_written_again(repo, tmp_path):
     warning naming it; a commit never builds on it (every snapshot of the
     next view has its version's id), and the catalog writes it again."""
     for i in range(2):
-        con = repo.checkout(tmp_path / f"w{i}")
+        con = repo.checkout(tmp_path / f"w{i}", setup=True)
         con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(3)" if i == 0 else
                     "INSERT INTO lake.t VALUES (10)")
         con.close()
-        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
+        fdl_setup("commit", tmp_path / f"w{i}", "-m", f"v{i}")
     fdl("tag", repo.root, "t2")
     catalog_json(repo)
     old = repo.head()
@@ -804,7 +810,7 @@ def test_views_of_an_older_fdl_are_verified_and_written_again(repo, tmp_path):
     assert "0 problems" in p.stdout, p.stdout
     warned = [x for x in (p.stdout + p.stderr).splitlines() if "older fdl" in x]
     assert len(warned) == 1 and f"versions/{old}/view.json" in warned[0] and "seqs" in warned[0], p.stdout
-    con = repo.checkout(tmp_path / "w2")
+    con = repo.checkout(tmp_path / "w2", setup=True)
     con.execute("INSERT INTO lake.t VALUES (20)")
     con.close()
     fdl("commit", tmp_path / "w2", "-m", "v2")
@@ -981,7 +987,7 @@ def catalog_round(spark, repo, tmp_path, uri, path, s3=None):
         for client, got in clients.rows_at(("main",), "people", cols, sid_of(repo, f"main:{seq}")).items():
             assert got == want, f"{client}: main.people at snapshot {seq} differs from main:{seq}"
     # a commit and a tag: the catalog follows with no other command
-    con = repo.checkout(tmp_path / "w4")
+    con = repo.checkout(tmp_path / "w4", setup=True)
     con.execute("DELETE FROM lake.geo.towns WHERE code = 1")
     con.execute("INSERT INTO lake.people (id, full_name) VALUES (500, 'late')")
     con.close()
@@ -994,7 +1000,7 @@ def catalog_round(spark, repo, tmp_path, uri, path, s3=None):
     # a branch with data that must go: withdrawn, nothing in the catalog leads to it
     fdl("branch", repo.root, "leak", env=repo.env)
     assert ("leak",) in clients.pyiceberg().list_namespaces()  # a new branch is a namespace at once
-    con = repo.checkout(tmp_path / "w5", "--ref", "leak")
+    con = repo.checkout(tmp_path / "w5", "--ref", "leak", setup=True)
     con.execute("INSERT INTO lake.people (id, full_name) VALUES (666, 'personal data')")
     con.close()
     bad = fdl("commit", tmp_path / "w5", "-m", "personal data", "-q", env=repo.env).stdout.strip()
@@ -1058,12 +1064,12 @@ def test_a_snapshot_id_never_comes_to_mean_other_rows(spark, tmp_path, ledger):
     from pyiceberg.table.snapshots import ancestors_of
     repo = Repo(tmp_path)
     for i, row in enumerate(["(1, 'A')", "(2, 'B')", "(3, 'C-bad')"]):
-        con = repo.checkout(tmp_path / f"w{i}")
+        con = repo.checkout(tmp_path / f"w{i}", setup=True)
         if i == 0:
             con.execute("CREATE TABLE lake.t (id INTEGER, s VARCHAR)")
         con.execute(f"INSERT INTO lake.t VALUES {row}")
         con.close()
-        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i + 1}")
+        fdl_setup("commit", tmp_path / f"w{i}", "-m", f"v{i + 1}")
     v3 = repo.head()
     cat = catalog_json(repo)
     host = StaticHost(repo.root, tmp_path / "http.log")
@@ -1078,7 +1084,7 @@ def test_a_snapshot_id_never_comes_to_mean_other_rows(spark, tmp_path, ledger):
         bad = cached.metadata.current_snapshot_id
         assert bad == sid(v3) and before[bad] == normalised([(1, "A"), (2, "B"), (3, "C-bad")])
         fdl("branch", repo.root, "main", "main:2", "--force")
-        con = repo.checkout(tmp_path / "w3")
+        con = repo.checkout(tmp_path / "w3", setup=True)
         con.execute("INSERT INTO lake.t VALUES (30, 'C-prime')")
         con.close()
         fdl("commit", tmp_path / "w3", "-m", "v3'")
@@ -1205,10 +1211,10 @@ def test_catalog_names_on_fdl_serve_and_refuses_what_leads_outside(repo, tmp_pat
     catalog for DuckDB; a view's metadata planted to name a file outside the
     repository stops the catalog, and verify names a catalog file that leads
     outside (a missing one is only behind: a warning)."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute('CREATE TABLE lake."my table" AS SELECT range AS a, range * 2 AS b FROM range(7)')
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
     fdl("branch", repo.root, "a+b")
     p = fdl("iceberg", repo.root, "--catalog")
     assert "refs/heads/a+b: not a namespace" in p.stdout, p.stdout
@@ -1259,12 +1265,12 @@ def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
     leaves the other refs' files as they were; a schema whose tables all went
     leaves the catalog, its folder too (on a file system [ref, schema] is a
     folder beside [ref], not in it); a branch and a tag deleted leave it."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE SCHEMA lake.geo")
     con.execute("CREATE TABLE lake.geo.towns AS SELECT range AS code FROM range(3)")
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(5)")
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
     fdl("branch", repo.root, "other")
     fdl("tag", repo.root, "t1")
     cat = catalog_json(repo)
@@ -1274,7 +1280,7 @@ def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
               if p.is_file() and not p.relative_to(ns).parts[0].startswith("main")}
     assert len(others) == 2 * 2 * 3  # other and t1: [ref] and [ref, geo], each its resource, tables and one table
     mtimes = {p: p.stat().st_mtime_ns for p in others}
-    con = repo.checkout(tmp_path / "w2")
+    con = repo.checkout(tmp_path / "w2", setup=True)
     con.execute("DROP TABLE lake.geo.towns")
     con.execute("DROP SCHEMA lake.geo")
     con.execute("INSERT INTO lake.t VALUES (99)")
@@ -1304,17 +1310,17 @@ def test_commits_on_two_branches_racing_keep_both_in_the_list(repo, tmp_path, le
     import subprocess
     import time
     from conftest import FDL
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(3)")
     con.close()
-    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
     fdl("branch", repo.root, "b")
     cat = catalog_json(repo)
     ns = repo.root / cat["path"] / "v1" / "namespaces"
-    con = repo.checkout(tmp_path / "wa")
+    con = repo.checkout(tmp_path / "wa", setup=True)
     con.execute("INSERT INTO lake.t VALUES (10)")
     con.close()
-    con = repo.checkout(tmp_path / "wb", "--ref", "b")
+    con = repo.checkout(tmp_path / "wb", "--ref", "b", setup=True)
     con.execute("CREATE SCHEMA lake.geo")
     con.execute("CREATE TABLE lake.geo.towns AS SELECT range AS code FROM range(2)")
     con.close()
@@ -1348,11 +1354,11 @@ def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_
     copy, a bucket's copy s3:// URIs under plain keys (a bucket has no
     index.html)."""
     for i in range(3):
-        con = repo.checkout(tmp_path / f"w{i}")
+        con = repo.checkout(tmp_path / f"w{i}", setup=True)
         con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(4)" if i == 0 else
                     f"INSERT INTO lake.t VALUES ({10 * i})")
         con.close()
-        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
+        fdl_setup("commit", tmp_path / f"w{i}", "-m", f"v{i}")
     cat = catalog_json(repo)
     answer = repo.root / cat["path"] / "v1" / "namespaces" / "main" / "tables" / "t"
     assert snap_seqs(read_json(answer)["metadata"]) == [1, 2, 3]
