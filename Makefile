@@ -4,7 +4,7 @@
 #   make test     unit tests (ASan + UBSan), the ABI and docs checks, the install
 #                 test, and interop tests (pytest, stock DuckDB), after installing
 #                 what only the tests need (scripts/setup.sh --tests); what CI runs
-#   make check    the inner loop, about two minutes: unit tests and the interop
+#   make check    the inner loop, about half a minute once built: unit tests and the interop
 #                 tests marked quick (one per behaviour family), at once
 #   make demo     set up, build, and run the example in examples/
 #   make wheel    build/wheel/pyfdl-VERSION-py3-none-manylinux_2_35_x86_64.whl
@@ -240,25 +240,36 @@ build/san/fuzz-cli: tests/fuzz/fuzz_cli.c tests/fuzz/driver.c src/cli/options.c 
 corpus: $(FUZZ_TARGETS:%=build/san/fuzz-%)
 	@for t in $(FUZZ_TARGETS); do ASAN_OPTIONS=detect_leaks=1 ./build/san/fuzz-$$t tests/corpus/$$t || exit 1; done
 
-build/fuzz/%.o: %.c $(HDRS) | deps-check setup-tests
-	@mkdir -p $(dir $@)
-	@echo "  CC fuzz $<"
-	@$(CLANG) $(WARN) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+# fuzz_tree DIR OPT: clang's objects, libfdl.a and every libFuzzer binary
+# under DIR, compiled with OPT: build/fuzz at -O1 for fuzzing (make fuzz);
+# build/fuzz-check at -O0 for make test, which only builds them (clang's
+# warnings and the fuzzers' links) and replays the corpus through the
+# sanitizer build: less than half the compile time
+define fuzz_tree
+$(1)/%.o: %.c $$(HDRS) | deps-check setup-tests
+	@mkdir -p $$(dir $$@)
+	@echo "  CC fuzz $$<"
+	@$$(CLANG) $$(WARN) $$(CPPFLAGS) $(2) -g -fsanitize=fuzzer-no-link $$(FUZZ_SAN) -c $$< -o $$@
 
-build/fuzz/libfdl.a: $(LIB_SRC:%.c=build/fuzz/%.o)
-	@rm -f $@ && ar rcs $@ $^
+$(1)/libfdl.a: $$(LIB_SRC:%.c=$(1)/%.o)
+	@rm -f $$@ && ar rcs $$@ $$^
 
-build/fuzz/fuzz-%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/libfdl.a
-	@echo "  LD fuzz $@"
-	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+$(1)/fuzz-%: $(1)/tests/fuzz/fuzz_%.o $(1)/libfdl.a
+	@echo "  LD fuzz $$@"
+	@$$(CLANG) -fsanitize=fuzzer $$(FUZZ_SAN) -o $$@ $$^ $$(LDLIBS)
 
-build/fuzz/fuzz-cli: build/fuzz/tests/fuzz/fuzz_cli.o build/fuzz/src/cli/options.o build/fuzz/libfdl.a
-	@echo "  LD fuzz $@"
-	@$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+$(1)/fuzz-cli: $(1)/tests/fuzz/fuzz_cli.o $(1)/src/cli/options.o $(1)/libfdl.a
+	@echo "  LD fuzz $$@"
+	@$$(CLANG) -fsanitize=fuzzer $$(FUZZ_SAN) -o $$@ $$^ $$(LDLIBS)
+endef
+$(eval $(call fuzz_tree,build/fuzz,-O1))
+$(eval $(call fuzz_tree,build/fuzz-check,-O0))
 
-# every libFuzzer binary, built (make test): clang's warnings are not gcc's
-.PHONY: fuzz-build fuzz-long fuzz-min
+# every libFuzzer binary, built: for make fuzz (-O1), and for make test
+# (fuzz-check, -O0: clang's warnings are not gcc's)
+.PHONY: fuzz-build fuzz-check fuzz-long fuzz-min
 fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
+fuzz-check: $(FUZZ_TARGETS:%=build/fuzz-check/fuzz-%)
 
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do bash scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
@@ -296,14 +307,14 @@ interop: build/san/fdl build/fdl web build/bench/sqlrun
 # the interop suite, which runs last, alone.
 JOBS ?= 2
 TEST_BUILDS := setup-tests build/san/unit-tests build/san/fdl $(FUZZ_TARGETS:%=build/san/fuzz-%) \
-	$(FUZZ_TARGETS:%=build/fuzz/fuzz-%) all build/bench/sqlrun
-TEST_CHECKS := install-check unit corpus fuzz-build abi-check docs-check
+	$(FUZZ_TARGETS:%=build/fuzz-check/fuzz-%) all build/bench/sqlrun
+TEST_CHECKS := install-check unit corpus fuzz-check abi-check docs-check
 test:
 	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(TEST_BUILDS)
 	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(TEST_CHECKS)
 	@$(MAKE) --no-print-directory interop
 
-# `make check`: the inner loop, about two minutes on two cores: the unit
+# `make check`: the inner loop, about half a minute on two cores once built: the unit
 # tests and the interop tests marked quick, one per behaviour family
 # (reader, writer, refs, clone, page, Iceberg, rebase, lifecycle, crash;
 # `make quick` alone). What they run is built first, JOBS at a time; then
