@@ -100,24 +100,96 @@ static int vtable_find(vtable *out, fdl_duck *d, const char *v, const char *key,
 	return rc;
 }
 
+/* The count the query built in `sql` answers (unless `rc`); frees `sql`. */
+static int count_built(int64_t *n, fdl_duck *d, fdl_buf *sql, int rc, fdl_error *err)
+{
+	if (!rc)
+		rc = fdl_duck_int(d, n, 0, sql->data, err);
+	fdl_buf_free(sql);
+	return rc;
+}
+
 /* Whether table schema.table of the lake attached as `alias` has a column
  * of its own named `name` (as DuckDB compares names): it hides DuckLake's
- * virtual column of that name. */
+ * virtual column of that name. Read from the lake's own ducklake_column
+ * rows of that one table (its top-level columns), not duckdb_columns(),
+ * which lists every column of every attached catalog (a fifth of a
+ * withdrawal's CPU). A lake not attached here (the SQL printed for a
+ * user's working catalog) has none, as duckdb_columns() answered. */
 static int has_column(bool *yes, fdl_duck *d, const char *alias, const char *schema, const char *table,
 		      const char *name, fdl_error *err)
 {
 	fdl_buf sql = {0};
 	int64_t n = 0;
-	int rc = fdl_buf_puts(&sql, "SELECT count(*) FROM duckdb_columns() WHERE database_name = ", err);
-	const char *vals[] = {alias, schema, table, name};
-	const char *glue[] = {" AND schema_name = ", " AND table_name = ", " AND lower(column_name) = lower(", ")"};
+	*yes = false;
+	int rc = fdl_buf_printf(&sql, err,
+				"SELECT count(*) FROM duckdb_databases() WHERE database_name = '%s'", alias);
+	if (!(rc = count_built(&n, d, &sql, rc, err)) && !n)
+		return 0;
 	if (!rc)
-		rc = fdl_sql_glued(&sql, 4, vals, glue, err);
+		rc = fdl_buf_printf(&sql, err,
+				    "SELECT count(*) FROM " FDL_DUCKLAKE_META_PREFIX "%1$s.ducklake_column c JOIN "
+				    FDL_DUCKLAKE_META_PREFIX "%1$s.ducklake_table t ON t.table_id = c.table_id AND "
+				    "t.end_snapshot IS NULL JOIN " FDL_DUCKLAKE_META_PREFIX "%1$s.ducklake_schema s ON "
+				    "s.schema_id = t.schema_id AND s.end_snapshot IS NULL WHERE c.end_snapshot IS NULL AND "
+				    "c.parent_column IS NULL AND s.schema_name = ",
+				    alias);
+	const char *vals[] = {schema, table, name};
+	const char *glue[] = {" AND t.table_name = ", " AND lower(c.column_name) = lower(", ")"};
 	if (!rc)
-		rc = fdl_duck_int(d, &n, 0, sql.data, err);
-	fdl_buf_free(&sql);
-	*yes = n > 0;
+		rc = fdl_sql_glued(&sql, 3, vals, glue, err);
+	rc = count_built(&n, d, &sql, rc, err);
+	*yes = !rc && n > 0;
 	return rc;
+}
+
+/* The columns of table alias.schema.table, in order, as DuckDB types them
+ * (DESCRIBE of that one table: duckdb_columns() would list every column of
+ * every attached catalog). */
+static int describe(fdl_rows *r, fdl_duck *d, const char *alias, const char *schema, const char *table,
+		    fdl_error *err)
+{
+	fdl_buf sql = {0};
+	int rc = fdl_buf_puts(&sql, "DESCRIBE ", err);
+	if (!rc)
+		rc = fdl_sql_table_ref(&sql, alias, schema, table, err);
+	return fdl_duck_query_built(d, r, &sql, rc, err);
+}
+
+/* The type DESCRIBE's rows give column `name` (NULL: none of that name).
+ * Caller frees with duckdb_free. */
+static char *type_of(fdl_rows *r, const char *name)
+{
+	char *type = NULL;
+	for (size_t j = 0; j < fdl_rows_count(r) && !type; j++) {
+		char *c = fdl_rows_str(r, 0, j);
+		if (c && !strcmp(c, name))
+			type = fdl_rows_str(r, 1, j);
+		duckdb_free(c);
+	}
+	return type;
+}
+
+/* Appends column c of v's type vt as x has it (type xty, NULL: none). */
+static int column_as_v(fdl_buf *out, const char *c, const char *vt, const char *xty, fdl_error *err)
+{
+	bool variant = vt && strstr(vt, "VARIANT");
+	const char *type = variant ? "VARCHAR" : vt ? vt : "VARCHAR";
+	int rc = 0;
+	if (!xty)
+		rc = fdl_buf_printf(out, err, "CAST(NULL AS %s)", type);
+	else if (!variant && vt && !strcmp(xty, vt))
+		rc = fdl_buf_sql_ident(out, c, err);
+	else {
+		rc = fdl_buf_puts(out, "TRY_CAST(", err);
+		if (!rc)
+			rc = fdl_buf_sql_ident(out, c, err);
+		if (!rc)
+			rc = fdl_buf_printf(out, err, " AS %s)", type);
+	}
+	if (!rc)
+		rc = fdl_buf_puts(out, " AS ", err);
+	return rc ? rc : fdl_buf_sql_ident(out, c, err);
 }
 
 /* SELECT <lead><v's columns, as x has them> FROM x's table of that
@@ -127,50 +199,29 @@ static int select_as_v(fdl_buf *out, fdl_duck *d, const char *v, const vtable *t
 {
 	char *xs = NULL, *xt = NULL;
 	int rc = table_names(&xs, &xt, d, x, t->id, err);
-	fdl_buf sql = {0};
 	*has = xs != NULL;
 	if (!rc && !*has) {
 		free(xs);
 		free(xt);
 		return 0;
 	}
-	if (!rc)
-		rc = fdl_buf_puts(&sql, "SELECT vc.column_name, vc.data_type, xc.data_type FROM duckdb_columns() vc LEFT JOIN "
-					"duckdb_columns() xc ON xc.column_name = vc.column_name AND xc.database_name = ",
-				  err);
-	const char *vals[] = {x, xs, xt, v, t->schema, t->table};
-	const char *glue[] = {" AND xc.schema_name = ", " AND xc.table_name = ", " WHERE vc.database_name = ",
-			      " AND vc.schema_name = ", " AND vc.table_name = ", " ORDER BY vc.column_index"};
-	if (!rc)
-		rc = fdl_sql_glued(&sql, 6, vals, glue, err);
-	fdl_rows r;
-	if (!(rc = fdl_duck_query_built(d, &r, &sql, rc, err))) {
-		rc = fdl_buf_printf(out, err, "SELECT %s", lead);
-		for (size_t i = 0; i < fdl_rows_count(&r) && !rc; i++) {
-			char *c = fdl_rows_str(&r, 0, i), *vt = fdl_rows_str(&r, 1, i), *xty = fdl_rows_str(&r, 2, i);
-			bool variant = vt && strstr(vt, "VARIANT");
-			const char *type = variant ? "VARCHAR" : vt ? vt : "VARCHAR";
-			rc = i ? fdl_buf_puts(out, ", ", err) : 0;
-			if (!rc && !xty)
-				rc = fdl_buf_printf(out, err, "CAST(NULL AS %s)", type);
-			else if (!rc && !variant && !strcmp(xty, vt))
-				rc = fdl_buf_sql_ident(out, c, err);
-			else if (!rc) {
-				rc = fdl_buf_puts(out, "TRY_CAST(", err);
+	fdl_rows rv, rx;
+	if (!rc && !(rc = describe(&rv, d, v, t->schema, t->table, err))) {
+		if (!(rc = describe(&rx, d, x, xs, xt, err))) {
+			rc = fdl_buf_printf(out, err, "SELECT %s", lead);
+			for (size_t i = 0; i < fdl_rows_count(&rv) && !rc; i++) {
+				char *c = fdl_rows_str(&rv, 0, i), *vt = fdl_rows_str(&rv, 1, i);
+				char *xty = c ? type_of(&rx, c) : NULL;
+				rc = i ? fdl_buf_puts(out, ", ", err) : 0;
 				if (!rc)
-					rc = fdl_buf_sql_ident(out, c, err);
-				if (!rc)
-					rc = fdl_buf_printf(out, err, " AS %s)", type);
+					rc = c ? column_as_v(out, c, vt, xty, err) : fdl_oom(err);
+				duckdb_free(c);
+				duckdb_free(vt);
+				duckdb_free(xty);
 			}
-			if (!rc)
-				rc = fdl_buf_puts(out, " AS ", err);
-			if (!rc)
-				rc = fdl_buf_sql_ident(out, c, err);
-			duckdb_free(c);
-			duckdb_free(vt);
-			duckdb_free(xty);
+			fdl_rows_free(&rx);
 		}
-		fdl_rows_free(&r);
+		fdl_rows_free(&rv);
 	}
 	if (!rc)
 		rc = fdl_buf_puts(out, " FROM ", err);

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import EXT, FDL, Repo, connect, fdl
+from conftest import EXT, FDL, Repo, connect, fdl, fdl_setup
 from test_postgres import new_db, postgres  # noqa: F401  (the module's PostgreSQL server)
 
 
@@ -50,13 +50,20 @@ def held_commit(work, tmp, during, msg, ledger):
 
 def versions_answer_their_rows(repo, expected):
     """Each version's min()/max() (which DuckLake answers from the statistics)
-    equal the bounds of the rows it holds (read row by row)."""
+    equal the bounds of the rows it holds (read row by row). One stock
+    DuckDB reads them all, each version attached in turn with the ATTACH
+    the release build's `fdl attach` prints (fdl_setup: the reader here is
+    stock DuckDB, the subject is what each held commit wrote; `fdl attach`
+    runs the build under test in the tests about it, test_cli, test_reader)."""
+    con = connect()
     for vid, want in expected.items():
-        con = repo.open_version(vid)
+        con.execute(fdl_setup("attach", repo.root, vid).stdout)
         got = con.execute("SELECT min(k), max(k), count(*) FROM lake.t").fetchone()
         held = sorted(r[0] for r in con.execute("SELECT k FROM lake.t").fetchall())
+        con.execute("DETACH lake")
         assert held == sorted(want), vid
         assert got == (min(want), max(want), len(want)), (vid, got, min(want), max(want))
+    con.close()
 
 
 def commits_beside_a_writer(repo, work, con, tmp, ledger, n=30):
