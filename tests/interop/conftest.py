@@ -8,6 +8,7 @@ import collections
 import json
 import os
 import pathlib
+import resource
 import subprocess
 import time
 
@@ -203,7 +204,7 @@ def ledger(request):
         problems = led.problems() + led.sweep()
     finally:
         led.close()
-        request.node.user_properties.append(("ledger", (led.seconds, led.reads, led.unread)))
+        request.node.user_properties.append(("ledger", (led.seconds, led.reads, led.unread, led.attach_kept)))
     assert not problems, "the ledger:\n" + "\n".join(problems)
 
 
@@ -370,20 +371,47 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "quick: one test of a behaviour family, run by `make check` (tests/README.md)")
 
 
+def cpu_seconds():
+    """CPU time of this process and of every child it has waited for (and
+    theirs), user and system: what a test costs the machine, whatever ran
+    beside it. A child never reaped (a browser's renderer) is not in it."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash[CPU_AT_SETUP] = cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "teardown" and CPU_AT_SETUP in item.stash:
+        outcome.get_result().user_properties.append(("cpu", cpu_seconds() - item.stash[CPU_AT_SETUP]))
+
+
+CPU_AT_SETUP = pytest.StashKey[float]()
+
+
 def pytest_terminal_summary(terminalreporter):
     """The test-time report after every run: the slowest 10 files and tests
     (setup, call and teardown together; a module's shared fixtures count in
     the test that set them up), so a slow test shows itself when it lands."""
-    per_test, ledger_secs, ledger_reads = collections.Counter(), collections.Counter(), [0, 0]
+    per_test, ledger_secs, ledger_reads = collections.Counter(), collections.Counter(), [0, 0, 0]
+    cpu = collections.Counter()
     for reports in terminalreporter.stats.values():
         for r in reports:
             if isinstance(r, pytest.TestReport):
                 per_test[r.nodeid] += r.duration
                 for name, value in r.user_properties if r.when == "teardown" else ():
+                    if name == "cpu":
+                        cpu[r.nodeid.split("::")[0]] += value
                     if name == "ledger":
                         ledger_secs[r.nodeid.split("::")[0]] += value[0]
                         ledger_reads[0] += value[1]
                         ledger_reads[1] += value[2]
+                        ledger_reads[2] += value[3] if len(value) > 3 else 0
     if not per_test:
         return
     per_file, count = collections.Counter(), collections.Counter()
@@ -392,14 +420,18 @@ def pytest_terminal_summary(terminalreporter):
         count[nodeid.split("::")[0]] += 1
     write = terminalreporter.write_line
     terminalreporter.section("test times (workers together)")
-    write(f"slowest files of {len(per_file)}:")
+    write(f"slowest files of {len(per_file)} (wall time; CPU time of the worker and the processes it waited for):")
     for f, secs in per_file.most_common(10):
-        write(f"{secs:8.1f} s {count[f]:4d} tests  {f}")
+        write(f"{secs:8.1f} s {cpu[f]:8.1f} s CPU {count[f]:4d} tests  {f}")
     write(f"slowest tests of {len(per_test)}:")
     for t, secs in per_test.most_common(10):
         write(f"{secs:8.1f} s  {t}")
-    write(f"{sum(per_test.values()):8.1f} s  in all")
+    write(f"{sum(per_test.values()):8.1f} s  in all ({sum(cpu.values()):.1f} s of CPU)")
     write(f"{sum(ledger_secs.values()):8.1f} s  of it the ledger's ({ledger_reads[0]} versions read, {ledger_reads[1]} "
-          f"of them over files unchanged since DuckDB read them); most in:")
+          f"of them over files unchanged since DuckDB read them, {ledger_reads[2]} with fdl attach's "
+          f"answer kept); most in:")
     for f, secs in ledger_secs.most_common(5):
         write(f"{secs:8.1f} s  {f}")
+    write("files by CPU time:")
+    for f, secs in cpu.most_common(10):
+        write(f"{secs:8.1f} s CPU {per_file[f]:8.1f} s  {f}")

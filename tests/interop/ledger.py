@@ -7,8 +7,12 @@ right then (through `fdl attach`: row count, the sum of the rows' hashes, and
 min/max of every column as DuckDB answers them, statistics included). At the
 end of the test it reads every recorded version again, through every reader
 the test touched, and compares, the way SQLite runs `PRAGMA integrity_check`
-after each injected fault. `fdl attach` runs for every read; stock DuckDB
-is spared a read only when the same ATTACH would read the same bytes it
+after each injected fault. `fdl attach` runs for every read of a version
+(on a folder, unless it ran for that version in this test and nothing it
+reads changed since: the version's folder and fdl.json by lstat, each data
+file still a plain file at its path; FDL_LEDGER_MEMO=0 runs it each time,
+test_ledger.py shows a withdrawn version and a symlinked data file seen);
+stock DuckDB is spared a read only when the same ATTACH would read the same bytes it
 already read in this test (every file it read: the catalog, each table's
 data and delete files, by sha256): the same bytes answer the same
 (FDL_LEDGER_MEMO=0 reads them all again; test_ledger.py shows a changed
@@ -53,6 +57,7 @@ import json
 import os
 import pathlib
 import re
+import stat
 import subprocess
 import threading
 import time
@@ -116,6 +121,9 @@ class Ledger:
         # of the same ATTACH over the same bytes answers the same (_sums)
         self.memo = {}
         self.unread = 0     # reads so answered (fdl attach ran, DuckDB did not)
+        # (real root, vid, env) -> (attach_state, fdl attach's answer): _attach_once
+        self.attached = {}
+        self.attach_kept = 0  # reads whose fdl attach answer was kept (_attach_once)
         self.serving = {}   # URL of a host the test started -> the folder it serves (host_serves)
         self.count_lock = threading.Lock()
 
@@ -226,6 +234,44 @@ class Ledger:
         return subprocess.run([self.fdl_bin, "attach", root, vid, "--as", "ledger", "--show-token"], capture_output=True,
                               text=True, env=e)
 
+    def _attach_once(self, root, vid, env):
+        """`fdl attach` for the version, or, for a folder root, its answer
+        when it last ran in this test with the same env, if nothing it reads
+        changed since: the version's folder and fdl.json (attach_state), and
+        each data and delete file stock DuckDB read through that answer
+        still a file of that path, no symlink on the way (fdl's check of
+        what a catalog names; their bytes are the memo of reads' to check).
+        FDL_LEDGER_MEMO=0 runs it every time."""
+        if re.match(r"[a-z0-9]+://", root) or not MEMO:
+            return self._attach(root, vid, env)
+        here = os.path.realpath(root)
+        key = (here, vid, tuple(sorted((env or {}).items())))
+        had = self.attached.get(key)
+        if had is not None and attach_state(here, vid) == had[0] and self._files_plain(had[1], here):
+            with self.count_lock:
+                self.attach_kept += 1
+            return had[1]
+        before = attach_state(here, vid)
+        p = self._attach(root, vid, env)
+        if p.returncode == 0 and attach_state(here, vid) == before:  # nothing moved while it ran
+            self.attached[key] = (before, p)
+        return p
+
+    def _files_plain(self, p, here):
+        """Each file stock DuckDB read through the ATTACH `p` printed (the
+        memo of reads; none before it read) is a regular file whose path
+        has no symlink."""
+        memo = self.memo.get(p.stdout.replace(here, ROOT))
+        for f in (f.replace(ROOT, here) for f in memo[1]) if memo else ():
+            if f.endswith(".wal") and not os.path.lexists(f):
+                continue  # the WAL the memo lists in case one appears
+            try:
+                if not stat.S_ISREG(os.lstat(f).st_mode) or os.path.realpath(f) != f:
+                    return False
+            except OSError:
+                return False
+        return True
+
     def _connect(self):
         con = duckdb.connect(config=stock_config(self.ext))
         con.execute("SET enable_external_file_cache = false")  # every read goes to the store
@@ -248,7 +294,7 @@ class Ledger:
         (the root's own path aside: a copy's ATTACH names its own), or, for
         a host serving a folder of this machine (host_serves), in any test
         of this process (SHARED: the host's URL aside)."""
-        p = self._attach(root, vid, env)
+        p = self._attach_once(root, vid, env)
         if p.returncode != 0:
             return f"fdl attach exited {p.returncode}: {p.stderr.strip()}"
         host = re.match(r"[a-z0-9]+://", root) is not None
@@ -459,6 +505,25 @@ def files_read(con, catalog, local):
                                         [catalog, table, schema]).fetchall():
             files += [f for f in (data, delete) if f is not None]
     return tuple(files) if all(local(f) is not None for f in files) else None
+
+
+def attach_state(root, vid):
+    """What `fdl attach ROOT VID` reads of a folder repository besides the
+    data files, by lstat (type, size, mtime, inode): every entry of the
+    version's folder (version.json, its catalog, dataset.json, files.json,
+    an expired.json) and the repository's fdl.json."""
+    def st(path):
+        try:
+            s = os.lstat(path)
+            return (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ino)
+        except OSError:
+            return None
+    folder = os.path.join(root, "versions", vid)
+    entries = []
+    for at, dirs, names in os.walk(folder):
+        dirs.sort()
+        entries += [(os.path.relpath(os.path.join(at, n), folder), st(os.path.join(at, n))) for n in sorted(names + dirs)]
+    return (st(folder), tuple(entries), st(os.path.join(root, "fdl.json")))
 
 
 def fingerprint(files):

@@ -2,8 +2,11 @@
 that answers otherwise when stock DuckDB is spared a read over files that
 did not change (the memo of reads, issue 55). A data file or a catalog
 changed after the version was read makes DuckDB read it again, and the
-difference is reported; unchanged files are answered from the first read,
-`fdl attach` still run each time."""
+difference is reported; unchanged files are answered from the first read.
+`fdl attach`'s answer is kept for a version whose folder, fdl.json and data
+files (each still a plain file) did not change: a withdrawn version and a
+data file made a symlink run it again, and its refusal is reported."""
+import os
 import shutil
 
 from conftest import commits, fdl
@@ -21,7 +24,33 @@ def two_versions(repo, tmp_path):
 def test_unchanged_files_are_not_read_again(repo, tmp_path, ledger):
     v1, v2, _ = two_versions(repo, tmp_path)
     assert ledger.problems() == []
-    assert ledger.unread == 2  # both answered from the reads at publish time, fdl attach run again
+    assert ledger.unread == 2  # both answered from the reads at publish time
+    assert ledger.attach_kept == 2  # and from fdl attach's answers then: nothing it reads changed
+
+
+def test_a_withdrawn_version_runs_fdl_attach_again(repo, tmp_path, ledger):
+    v1, v2, _ = two_versions(repo, tmp_path)
+    fdl("withdraw", repo.root, v2, "--reason", "a test", "--force")  # expired.json in its folder, its catalog gone
+    ledger.gone(v2)
+    assert ledger.problems() == []  # v2 answers exit 7, as a withdrawn version must (a kept answer would not)
+    assert ledger.attach_kept == 1  # v1's answer kept; v2's folder changed
+    assert "fdl attach exited 7" in ledger._sums(str(repo.root), v2, {})
+
+
+def test_a_data_file_made_a_symlink_runs_fdl_attach_again(repo, tmp_path, ledger):
+    v1, v2, (first, second) = two_versions(repo, tmp_path)
+    assert ledger.problems() == [] and ledger.attach_kept == 2
+    moved = tmp_path / "elsewhere.parquet"
+    os.replace(first, moved)
+    os.symlink(moved, first)  # the same bytes, behind a symlink: fdl refuses to read it
+    try:
+        problems = ledger.problems()
+    finally:
+        os.remove(first)
+        os.replace(moved, first)
+    assert sorted(v for v in (v1, v2) if any(v in p and "fdl attach exited" in p for p in problems)) == \
+        sorted([v1, v2]), problems
+    assert len(problems) == 2 and ledger.attach_kept == 2  # none kept this time
 
 
 def changed(problem):
