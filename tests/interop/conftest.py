@@ -385,13 +385,25 @@ def pytest_runtest_setup(item):
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The last test of a worker also tears down the session's fixtures (an
+    S3 server that served every test before it): that CPU is counted apart."""
+    before = cpu_seconds()
+    yield
+    if nextitem is None:
+        item.stash[CPU_OF_SESSION] = cpu_seconds() - before
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     if call.when == "teardown" and CPU_AT_SETUP in item.stash:
-        outcome.get_result().user_properties.append(("cpu", cpu_seconds() - item.stash[CPU_AT_SETUP]))
+        session = item.stash.get(CPU_OF_SESSION, 0.0)
+        outcome.get_result().user_properties.append(("cpu", (cpu_seconds() - item.stash[CPU_AT_SETUP] - session,
+                                                             session)))
 
 
-CPU_AT_SETUP = pytest.StashKey[float]()
+CPU_AT_SETUP, CPU_OF_SESSION = pytest.StashKey[float](), pytest.StashKey[float]()
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -399,14 +411,15 @@ def pytest_terminal_summary(terminalreporter):
     (setup, call and teardown together; a module's shared fixtures count in
     the test that set them up), so a slow test shows itself when it lands."""
     per_test, ledger_secs, ledger_reads = collections.Counter(), collections.Counter(), [0, 0, 0]
-    cpu = collections.Counter()
+    cpu, session_cpu = collections.Counter(), 0.0
     for reports in terminalreporter.stats.values():
         for r in reports:
             if isinstance(r, pytest.TestReport):
                 per_test[r.nodeid] += r.duration
                 for name, value in r.user_properties if r.when == "teardown" else ():
                     if name == "cpu":
-                        cpu[r.nodeid.split("::")[0]] += value
+                        cpu[r.nodeid.split("::")[0]] += value[0]
+                        session_cpu += value[1]
                     if name == "ledger":
                         ledger_secs[r.nodeid.split("::")[0]] += value[0]
                         ledger_reads[0] += value[1]
@@ -426,7 +439,8 @@ def pytest_terminal_summary(terminalreporter):
     write(f"slowest tests of {len(per_test)}:")
     for t, secs in per_test.most_common(10):
         write(f"{secs:8.1f} s  {t}")
-    write(f"{sum(per_test.values()):8.1f} s  in all ({sum(cpu.values()):.1f} s of CPU)")
+    write(f"{sum(per_test.values()):8.1f} s  in all ({sum(cpu.values()):.1f} s of CPU, and {session_cpu:.1f} s in the "
+          "session's shared fixtures as each worker tore them down: its S3 server, its Spark)")
     write(f"{sum(ledger_secs.values()):8.1f} s  of it the ledger's ({ledger_reads[0]} versions read, {ledger_reads[1]} "
           f"of them over files unchanged since DuckDB read them, {ledger_reads[2]} with fdl attach's "
           f"answer kept); most in:")
