@@ -173,6 +173,11 @@ def test_a_changed_table_is_read_from_its_data_files_as_duckdb_reads_it(repo, tm
         assert f"preview: main.{table} read from its data files" in traces[0], traces[0]
     assert "preview: main.s through DuckLake (from its data files alone: a reader of plain Parquet cannot" \
         in traces[1], traces[1]
+    # a commit that left the leading files as they were takes the first rows
+    # from its parent's preview (the rows stock DuckDB returns, checked
+    # above); one that deleted from them, or renamed a column, reads them again
+    reused = "preview: first rows as in the parent's preview (the same leading files)"
+    assert [reused in t for t in traces] == [False, False, True], traces
     # the first rows come from the two leading files, past their deletes
     rows = preview(repo, ids[1])["main.m"]["rows"]
     assert [r[0] for r in rows[:6]] == ["25", "26", "27", "28", "29", "30"], rows
