@@ -1339,49 +1339,62 @@ def bench_page(tmp, reps, rows, tables=50):
     rows.append(row)
 
 def bench_preview(tmp, reps, rows, big_mib):
-    """Issue 58: a one-row commit writing its version's preview against the
-    same commit with FDL_PREVIEW_AT_COMMIT=0, alternating on one working
-    catalog (10 tables at 10 snapshots; a table of big_mib MiB, above the
-    commit's bound on statistics, changed by one row); and the time from
-    navigation to the landing card's first rows drawn, from a static host
-    50 ms away, cold, against the issue's target (0.5 s)."""
+    """Issue 58: a one-row commit in a repository that keeps previews (its
+    first parent has one, so each commit writes its version's) against the
+    same commit in a clone of it without previews (one that never ran fdl
+    preview: its commits write none), alternating, each with a working
+    catalog of its own (10 tables at 10 snapshots; a table of big_mib MiB,
+    above the commit's bound on statistics, changed by one row); and the
+    time from navigation to the landing card's first rows drawn, from a
+    static host 50 ms away, cold, against the issue's target (0.5 s).
+    Each side goes on from its own last commit, as it would in use: one
+    repository alternating both (FDL_PREVIEW_AT_COMMIT) would give every
+    commit with a preview a parent without one."""
     small_root, small_work = new_repo(tmp, "preview-small"), tmp / "preview-small-work"
     con = connect(checkout(small_root, small_work))
     fill_snapshots(con, 10)
+    con.close()
     run([FDL, "commit", small_work, "-m", "ten snapshots", "-q"])
     big_root, big_work = new_repo(tmp, "preview-big"), tmp / "preview-big-work"
     big = connect(checkout(big_root, big_work))
     # md5 text barely compresses: about 75 bytes of Parquet a row
     big.execute("CREATE TABLE lake.big AS SELECT i AS id, md5(i::VARCHAR) || md5((i * 7)::VARCHAR) AS s"
                 f" FROM range({big_mib * 14000}) r(i)")
+    big.close()
     run([FDL, "commit", big_work, "-m", "big", "-q"])
     big_bytes = files_bytes((big_root / "data").rglob("*.parquet"))
-    for label, c, work, table in (("10 snapshots, 10 tables", con, small_work, "t0"),
-                                  (f"{big_bytes / 2**20:.0f} MiB table", big, big_work, "big")):
+    for label, root, table in (("10 snapshots, 10 tables", small_root, "t0"),
+                               (f"{big_bytes / 2**20:.0f} MiB table", big_root, "big")):
         row = Row("one-row commit, preview on", label, "at most 10% more than without")
+        plain = tmp / (root.name + "-without")
+        run([FDL, "clone", root, plain])
+        shutil.rmtree(plain / "previews", ignore_errors=True)  # a repository that never ran fdl preview
+        run([FDL, "preview", root])  # from now on, each commit here writes its version's
+        sides = {}
+        for which, r in (("fdl", root), ("peer", plain)):
+            work = tmp / (r.name + "-one")
+            sides[which] = (work, connect(checkout(r, work)))
         k = [10**9]
 
-        def one(which, c=c, table=table):
+        def one(which, table=table):
             k[0] += 1
+            c = sides[which][1]
             cols = [r[0] for r in c.execute(f"SELECT column_name FROM (DESCRIBE lake.{table})").fetchall()]
             c.execute(f"INSERT INTO lake.{table} ({cols[0]}) VALUES ({k[0]})")
-        # =1: previews are opt-in (a parent without one gives none), and the
-        # peer's commits leave parents without one
-        alternate(row, reps, ["env", "FDL_PREVIEW_AT_COMMIT=1", FDL, "commit", work, "-m", "one row", "-q"],
-                  ["env", "FDL_PREVIEW_AT_COMMIT=0", FDL, "commit", work, "-m", "one row", "-q"], one,
-                  "the same commit without a preview")
-        root = small_root if work == small_work else big_root
-        if not any((root / "previews").glob("*.json")):  # the measured side wrote one, or the row is void
-            raise RuntimeError(f"{root}: no preview written by the commits measured with one")
+        before = len(list((root / "previews").glob("*.json")))
+        alternate(row, reps, [FDL, "commit", sides["fdl"][0], "-m", "one row", "-q"],
+                  [FDL, "commit", sides["peer"][0], "-m", "one row", "-q"], one,
+                  "the same commit in a clone without previews")
+        for _, c in sides.values():
+            c.close()
+        # the measured side wrote one a commit, the other none, or the row is void
+        if len(list((root / "previews").glob("*.json"))) != before + reps or (plain / "previews").exists():
+            raise RuntimeError(f"{root}: not one preview a commit on one side and none on the other")
         rows.append(row)
-    con.close()
-    big.close()
     node = shutil.which("node")
     if not node or not (ROOT / "build" / "web" / "index.html").exists():
         print("preview page: skipped (node or build/web missing: make web)", file=sys.stderr)
         return
-    # the last commit above ran without a preview: written now, as fdl preview fills one
-    run([FDL, "preview", small_root])
     first_rows_rows(tmp, node, small_root, reps, rows)
 
 

@@ -590,7 +590,9 @@ int fdl_catalog_row_diff_raw(fdl_duck *d, const char *a, const char *b, const ch
  * table may change, "bytes" its live data files' size. */
 int fdl_catalog_preview_states(json_t **out, fdl_duck *d, const char *alias, bool raw, fdl_error *err);
 /* One table's preview: {"columns", "row_count", "rows" (its first `first`
- * rows), "stats" (over every row; left out unless with_stats)}, every
+ * rows), "rows_from" (plain only: the sha256 of the reading of its leading
+ * files the rows came from), "stats" (over every row; left out unless
+ * with_stats)}, every
  * value as DuckDB prints it. `plain` NULL: through DuckLake, the catalog
  * attached as `alias`; else from the table's data files alone, as
  * fdl_catalog_read_plain reads them (`table`: its entry of files.json,
@@ -603,7 +605,14 @@ typedef struct fdl_preview_plain {
 	const json_t *table;
 	const fdl_plain_file *files;
 	size_t n;
+	/* the same table's file in another version's preview (NULL: none):
+	 * its first rows are taken when its "rows_from" is this reading's */
+	const json_t *prior;
+	/* its live data files' bytes (-1: not known); at most
+	 * FDL_PREVIEW_HELD_MAX, the statistics read the rows once into memory */
+	int64_t bytes;
 } fdl_preview_plain;
+#define FDL_PREVIEW_HELD_MAX (4 << 20)
 int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
 			      const fdl_preview_plain *plain, size_t first, bool with_stats, fdl_error *err);
 

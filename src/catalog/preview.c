@@ -3,6 +3,7 @@
  * read through DuckLake from a catalog attached read only, every value as
  * DuckDB prints it. */
 #include "duck.h"
+#include "../util/pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,25 @@ static json_t *cell(fdl_rows *rows, size_t col, size_t row)
 	return v;
 }
 
+static int first_rows(json_t **out, ptable *p, size_t limit, fdl_error *err);
+
+/* The first rows from `prior` (another version's file of the table) when
+ * they were read from the same leading files as p->first reads (rows_from:
+ * its sha256 in *from), else read now. */
+static int first_rows_reused(json_t **out, char from[65], ptable *p, const json_t *prior, size_t limit,
+			     fdl_error *err)
+{
+	int rc = fdl_sha256_mem(from, p->first, strlen(p->first), err);
+	const char *had = json_string_value(json_object_get(prior, "rows_from"));
+	const json_t *rows = json_object_get(prior, "rows");
+	if (!rc && had && !strcmp(had, from) && json_is_array(rows) && json_array_size(rows) <= limit) {
+		fdl_duck_trace(p->d, "preview: first rows as in the parent's preview (the same leading files)");
+		*out = json_deep_copy(rows);
+		return *out ? 0 : fdl_oom(err);
+	}
+	return rc ? rc : first_rows(out, p, limit, err);
+}
+
 static int first_rows(json_t **out, ptable *p, size_t limit, fdl_error *err)
 {
 	fdl_buf sql = {0};
@@ -535,7 +555,10 @@ static int top_values(json_t **out, ptable *p, size_t i, fdl_error *err)
 	return *out ? 0 : fdl_oom(err);
 }
 
-static int column_extras(json_t *stats, ptable *p, fdl_error *err)
+/* Each ranged column's histogram and, unless `tops` were read beside
+ * (tops[i] for text column i, NULL: read here), each text column's most
+ * frequent values, into the stats. */
+static int column_extras(json_t *stats, ptable *p, json_t **tops, fdl_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < p->ncols && !rc; i++) {
@@ -546,28 +569,131 @@ static int column_extras(json_t *stats, ptable *p, fdl_error *err)
 			if (!(rc = histogram(&x, p, i, lo, hi, err)) && x)
 				json_object_set_new(s, "histogram", x);
 		} else if (p->kinds[i] == COL_TEXT) {
-			if (!(rc = top_values(&x, p, i, err)))
+			x = tops ? tops[i] : NULL;
+			if (tops)
+				tops[i] = NULL;
+			if (x || !(rc = top_values(&x, p, i, err)))
 				json_object_set_new(s, "top", x);
 		}
 	}
 	return rc;
 }
 
-/* The preview of the table opened as `p` (fdl_catalog_preview_table). */
-static int table_in(json_t **out, ptable *p, size_t first, bool with_stats, fdl_error *err)
+/* What a table's preview reads beside its summary, on a connection of its
+ * own (the table read from its data files: no transaction to share): its
+ * first rows, and, with statistics, each text column's most frequent
+ * values. The summary and the histograms that need its min and max go on
+ * meanwhile. */
+typedef struct beside_reads {
+	ptable p; /* the table's reading, p.d the second connection */
+	const json_t *prior;
+	size_t first;
+	bool tops_wanted;
+	json_t *rows, **tops;
+	char from[65];
+	fdl_error err;
+	int rc;
+} beside_reads;
+
+static void beside_run(void *arg)
+{
+	beside_reads *b = arg;
+	b->rc = first_rows_reused(&b->rows, b->from, &b->p, b->prior, b->first, &b->err);
+	for (size_t i = 0; !b->rc && b->tops_wanted && i < b->p.ncols; i++)
+		if (b->p.kinds[i] == COL_TEXT)
+			b->rc = top_values(&b->tops[i], &b->p, i, &b->err);
+}
+
+#define HELD "temp.main.fdl_pv_held"
+
+/* A small table's statistics over its rows read once into memory (each
+ * query then opens none of its files, the most of its cost when they are
+ * small): summary, histograms and most frequent values, as over the files.
+ * Where one fails there (a histogram DuckDB has none for ends the
+ * transaction, and the rows held with it), over the files. */
+static int held_stats(json_t **stats, int64_t *count, ptable *p, fdl_error *err)
+{
+	fdl_buf sql = {0};
+	ptable h = *p;
+	h.from = HELD;
+	int rc = fdl_buf_printf(&sql, err, "CREATE TEMP TABLE " HELD " AS SELECT * FROM %s", p->from);
+	if (!rc)
+		rc = fdl_duck_exec(p->d, sql.data, err);
+	fdl_buf_free(&sql);
+	if (!rc)
+		rc = summary(stats, count, &h, err);
+	if (!rc)
+		rc = column_extras(*stats, &h, NULL, err);
+	fdl_error ignore;
+	if (!rc)
+		return fdl_duck_exec(p->d, "DROP TABLE " HELD, err);
+	fdl_duck_trace(p->d, "preview: statistics over the files (over the rows held: %s)", err->message);
+	json_decref(*stats);
+	*stats = NULL;
+	fdl_duck_exec(p->d, "ROLLBACK; BEGIN TRANSACTION", &ignore);
+	rc = summary(stats, count, p, err);
+	return rc ? rc : column_extras(*stats, p, NULL, err);
+}
+
+/* A table read from its data files: its first rows (*from: their
+ * rows_from) and, when `stats` is not NULL, its statistics, the first
+ * rows and the text columns' tops read beside the summary when a second
+ * connection and a thread can be had (else here, one after the other). */
+static int plain_reads(json_t **rows, char from[65], json_t **stats, int64_t *count, ptable *p,
+		       const fdl_preview_plain *plain, size_t first, fdl_error *err)
+{
+	bool held = stats && plain->bytes >= 0 && plain->bytes <= FDL_PREVIEW_HELD_MAX;
+	beside_reads b = {.p = *p, .prior = plain->prior, .first = first, .tops_wanted = stats && !held};
+	if (stats && !(b.tops = calloc(p->ncols + 1, sizeof *b.tops)))
+		return fdl_oom(err);
+	fdl_duck *d2 = NULL;
+	fdl_pool_side *side = NULL;
+	fdl_error ignore; /* without a second connection, all is read here */
+	if (stats && !fdl_duck_new_sharing(&d2, p->d, &ignore)) {
+		b.p.d = d2;
+		side = fdl_pool_side_start(beside_run, &b);
+	}
+	if (!side) {
+		b.p.d = p->d;
+		beside_run(&b);
+	}
+	int rc = !stats ? 0 : held ? held_stats(stats, count, p, err) : summary(stats, count, p, err);
+	fdl_pool_side_join(side);
+	if (!rc && b.rc) {
+		*err = b.err;
+		rc = b.rc;
+	}
+	if (!rc && stats && !held)
+		rc = column_extras(*stats, p, b.tops, err);
+	for (size_t i = 0; b.tops && i < p->ncols; i++)
+		json_decref(b.tops[i]); /* those not taken (an error) */
+	free(b.tops);
+	fdl_duck_free(d2);
+	*rows = b.rows;
+	memcpy(from, b.from, sizeof b.from);
+	return rc;
+}
+
+/* The preview of the table opened as `p` (fdl_catalog_preview_table);
+ * `plain`: read from its data files. */
+static int table_in(json_t **out, ptable *p, const fdl_preview_plain *plain, size_t first, bool with_stats,
+		    fdl_error *err)
 {
 	json_t *cols = json_array(), *rows = NULL, *stats = NULL;
 	int64_t count = p->count;
+	char from[65] = "";
 	int rc = cols ? 0 : fdl_oom(err);
 	for (size_t i = 0; i < p->ncols && !rc; i++)
 		if (json_array_append_new(cols, json_pack("{s:s, s:s}", "name", p->names[i], "type", p->types[i])))
 			rc = fdl_oom(err);
-	if (!rc)
+	if (!rc && plain)
+		rc = plain_reads(&rows, from, with_stats ? &stats : NULL, &count, p, plain, first, err);
+	if (!rc && !plain)
 		rc = first_rows(&rows, p, first, err);
-	if (!rc && with_stats)
+	if (!rc && !plain && with_stats)
 		rc = summary(&stats, &count, p, err);
-	if (!rc && with_stats)
-		rc = column_extras(stats, p, err);
+	if (!rc && !plain && with_stats)
+		rc = column_extras(stats, p, NULL, err);
 	if (!rc && count < 0) {
 		fdl_buf sql = {0};
 		fdl_rows r = {0};
@@ -579,6 +705,10 @@ static int table_in(json_t **out, ptable *p, size_t first, bool with_stats, fdl_
 	json_t *doc = rc ? NULL : json_pack("{s:O, s:I, s:O}", "columns", cols, "row_count", (json_int_t)count, "rows", rows);
 	if (doc && stats)
 		json_object_set(doc, "stats", stats);
+	if (doc && from[0] && json_object_set_new(doc, "rows_from", json_string(from))) {
+		json_decref(doc);
+		doc = NULL;
+	}
 	if (!rc && !doc)
 		rc = fdl_oom(err);
 	json_decref(cols);
@@ -600,7 +730,7 @@ int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, cons
 	if (!rc)
 		rc = ptable_open(&p, alias, schema, name, plain, first, err);
 	if (!rc)
-		rc = table_in(out, &p, first, with_stats, err);
+		rc = table_in(out, &p, plain, first, with_stats, err);
 	fdl_error ignore; /* read only: nothing to keep */
 	if (open)
 		fdl_duck_exec(d, "ROLLBACK", &ignore);

@@ -26,6 +26,8 @@ typedef struct pv_run {
 	bool lake;     /* attached through DuckLake in d (fdl preview) */
 	fdl_duck *own; /* beside a commit, once a table needs DuckLake: a DuckDB of its own, attached through it */
 	json_t *files; /* files.json's tables: how each reads from its data files (NULL: not known) */
+	json_t *prior; /* the first parent's preview, once a table is computed (NULL: none) */
+	bool prior_read;
 } pv_run;
 
 static void run_free(pv_run *r)
@@ -38,6 +40,7 @@ static void run_free(pv_run *r)
 	fdl_duck_free(r->own);
 	free(r->catalog);
 	json_decref(r->files);
+	json_decref(r->prior);
 	fdl_version_free(r->v);
 }
 
@@ -136,7 +139,7 @@ static bool plain_of(fdl_preview_plain *x, char ***parts, pv_run *r, const char 
 		return false;
 	fdl_plain_file *f = calloc(n + 1, sizeof *f);
 	*parts = calloc(2 * n + 1, sizeof **parts);
-	*x = (fdl_preview_plain){t, f, n};
+	*x = (fdl_preview_plain){t, f, n, NULL, -1};
 	bool ok = f && *parts;
 	for (size_t i = 0; ok && i < n; i++) {
 		const json_t *e = json_array_get(files, i), *del = json_object_get(e, "deletes");
@@ -158,6 +161,29 @@ static void parts_free(fdl_preview_plain *x, char **parts)
 	free((void *)x->files);
 }
 
+/* Table `t`'s file as the first parent's preview holds a copy of it
+ * (NULL: none, or not read; one request, not one per table): a commit that
+ * left the table's leading files as they were takes its first rows from
+ * it. */
+static const json_t *prior_of(pv_run *r, const json_t *t)
+{
+	fdl_error ignore;
+	const char *parent = fdl_version_parent(r->v, 0);
+	if (!r->prior_read && parent && fdl_preview_read(&r->prior, r->repo, parent, &ignore))
+		r->prior = NULL;
+	r->prior_read = true;
+	size_t i;
+	const json_t *e;
+	json_array_foreach(json_object_get(r->prior, "tables"), i, e)
+	{
+		if (json_equal(json_object_get(e, "table_id"), json_object_get(t, "table_id")) &&
+		    json_equal(json_object_get(e, "schema"), json_object_get(t, "schema")) &&
+		    json_equal(json_object_get(e, "name"), json_object_get(t, "name")))
+			return json_object_get(e, "file");
+	}
+	return NULL;
+}
+
 /* Table `t`'s file computed and written under `sha`, into *out. */
 static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *sha, bool stats, fdl_error *err)
 {
@@ -167,8 +193,10 @@ static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *s
 	fdl_preview_plain x = {0};
 	char **parts = NULL;
 	fdl_error why = {0};
-	int rc = plain_of(&x, &parts, r, schema, name)
-			 ? fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, &x, FDL_PREVIEW_ROWS, stats, &why)
+	bool plain = plain_of(&x, &parts, r, schema, name);
+	x.prior = prior_of(r, t);
+	x.bytes = json_is_integer(json_object_get(t, "bytes")) ? json_integer_value(json_object_get(t, "bytes")) : -1;
+	int rc = plain ? fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, &x, FDL_PREVIEW_ROWS, stats, &why)
 			 : fdl_fail(&why, FDL_ENOTFOUND, FDL_FILES_JSON " does not say how it reads");
 	parts_free(&x, parts);
 	if (!rc)
