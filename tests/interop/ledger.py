@@ -313,6 +313,10 @@ class Ledger:
             con.execute(f"SET threads = {THREADS[host]}")
             con.execute(f"SET http_retry_wait_ms = {HOST_RETRY_MS if host and local else 100}")
             con.execute(p.stdout)
+            # one read-only transaction: DuckLake reads the version's
+            # metadata once for all the statements below, not once each
+            # (the same answers: the catalog does not change under it)
+            con.execute("BEGIN TRANSACTION")
             files = files_read(con, "ledger", local) if local else None
             before = fingerprint(local(f) for f in files) if files else None
             sums = table_sums(con, "ledger")
@@ -324,6 +328,10 @@ class Ledger:
         except StatsDisagree as e:
             return f"stock DuckDB's statistics answer other than the rows: {e}"
         finally:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # no transaction open (the ATTACH failed)
             try:
                 con.execute("DETACH DATABASE IF EXISTS ledger")
             except duckdb.Error:
@@ -500,9 +508,11 @@ def files_read(con, catalog, local):
     if not meta or not meta[0] or local(meta[0]) is None:
         return None
     files = [meta[0], meta[0] + ".wal"]
-    for schema, table in _tables(con, catalog):
-        for data, delete in con.execute("SELECT data_file, delete_file FROM ducklake_list_files(?, ?, schema => ?)",
-                                        [catalog, table, schema]).fetchall():
+    tables = _tables(con, catalog)
+    if tables:  # one statement for every table (a statement each costs DuckLake's metadata reads each)
+        sql = " UNION ALL ".join(["SELECT data_file, delete_file FROM ducklake_list_files(?, ?, schema => ?)"] *
+                                 len(tables))
+        for data, delete in con.execute(sql, [a for s, t in tables for a in (catalog, t, s)]).fetchall():
             files += [f for f in (data, delete) if f is not None]
     return tuple(files) if all(local(f) is not None for f in files) else None
 
@@ -558,12 +568,14 @@ def table_sums(con, catalog):
     scan of its own (through a host each scan opens every file again); a
     column DuckDB will not order is asked alone, and its error's name is
     what is compared."""
-    out = {}
+    out, columns = {}, {}
+    for schema, table, c in con.execute("SELECT schema_name, table_name, column_name FROM duckdb_columns() "
+                                        "WHERE database_name = ? ORDER BY schema_name, table_name, column_index",
+                                        [catalog]).fetchall():
+        columns.setdefault((schema, table), []).append('"' + c.replace('"', '""') + '"')
     for schema, table in _tables(con, catalog):
         q = f'"{catalog}"."{schema}"."{table}"'
-        cols = ['"' + c.replace('"', '""') + '"' for (c,) in con.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? "
-            "AND table_name = ? ORDER BY column_index", [catalog, schema, table]).fetchall()]
+        cols = columns.get((schema, table), [])
         mm, scanned = {}, []
         for qc in cols:
             if _scans(con, q, qc):
@@ -593,6 +605,7 @@ def _scans(con, q, qc):
     try:
         plan = con.execute(f"EXPLAIN SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {q}").fetchall()
     except duckdb.Error:
+        _again(con)
         return False
     return "UNGROUPED_AGGREGATE" in plan[0][1]
 
@@ -606,4 +619,15 @@ def _min_max(con, q, qc):
     try:
         return con.execute(f"SELECT min({qc})::VARCHAR, max({qc})::VARCHAR FROM {q}").fetchone()
     except duckdb.Error as e:  # a type with no order: note it, compare the note
+        _again(con)
         return (type(e).__name__,)
+
+
+def _again(con):
+    """After a refused statement: DuckDB ends the transaction it was in; a
+    new one for the statements after it (none open: nothing to do)."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        return
+    con.execute("BEGIN TRANSACTION")
