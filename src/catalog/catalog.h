@@ -608,11 +608,7 @@ typedef struct fdl_preview_plain {
 	/* the same table's file in another version's preview (NULL: none):
 	 * its first rows are taken when its "rows_from" is this reading's */
 	const json_t *prior;
-	/* its live data files' bytes (-1: not known); at most
-	 * FDL_PREVIEW_HELD_MAX, the statistics read the rows once into memory */
-	int64_t bytes;
 } fdl_preview_plain;
-#define FDL_PREVIEW_HELD_MAX (4 << 20)
 int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
 			      const fdl_preview_plain *plain, size_t first, bool with_stats, fdl_error *err);
 

@@ -604,37 +604,6 @@ static void beside_run(void *arg)
 			b->rc = top_values(&b->tops[i], &b->p, i, &b->err);
 }
 
-#define HELD "temp.main.fdl_pv_held"
-
-/* A small table's statistics over its rows read once into memory (each
- * query then opens none of its files, the most of its cost when they are
- * small): summary, histograms and most frequent values, as over the files.
- * Where one fails there (a histogram DuckDB has none for ends the
- * transaction, and the rows held with it), over the files. */
-static int held_stats(json_t **stats, int64_t *count, ptable *p, fdl_error *err)
-{
-	fdl_buf sql = {0};
-	ptable h = *p;
-	h.from = HELD;
-	int rc = fdl_buf_printf(&sql, err, "CREATE TEMP TABLE " HELD " AS SELECT * FROM %s", p->from);
-	if (!rc)
-		rc = fdl_duck_exec(p->d, sql.data, err);
-	fdl_buf_free(&sql);
-	if (!rc)
-		rc = summary(stats, count, &h, err);
-	if (!rc)
-		rc = column_extras(*stats, &h, NULL, err);
-	fdl_error ignore;
-	if (!rc)
-		return fdl_duck_exec(p->d, "DROP TABLE " HELD, err);
-	fdl_duck_trace(p->d, "preview: statistics over the files (over the rows held: %s)", err->message);
-	json_decref(*stats);
-	*stats = NULL;
-	fdl_duck_exec(p->d, "ROLLBACK; BEGIN TRANSACTION", &ignore);
-	rc = summary(stats, count, p, err);
-	return rc ? rc : column_extras(*stats, p, NULL, err);
-}
-
 /* A table read from its data files: its first rows (*from: their
  * rows_from) and, when `stats` is not NULL, its statistics, the first
  * rows and the text columns' tops read beside the summary when a second
@@ -642,8 +611,7 @@ static int held_stats(json_t **stats, int64_t *count, ptable *p, fdl_error *err)
 static int plain_reads(json_t **rows, char from[65], json_t **stats, int64_t *count, ptable *p,
 		       const fdl_preview_plain *plain, size_t first, fdl_error *err)
 {
-	bool held = stats && plain->bytes >= 0 && plain->bytes <= FDL_PREVIEW_HELD_MAX;
-	beside_reads b = {.p = *p, .prior = plain->prior, .first = first, .tops_wanted = stats && !held};
+	beside_reads b = {.p = *p, .prior = plain->prior, .first = first, .tops_wanted = stats != NULL};
 	if (stats && !(b.tops = calloc(p->ncols + 1, sizeof *b.tops)))
 		return fdl_oom(err);
 	fdl_duck *d2 = NULL;
@@ -657,13 +625,13 @@ static int plain_reads(json_t **rows, char from[65], json_t **stats, int64_t *co
 		b.p.d = p->d;
 		beside_run(&b);
 	}
-	int rc = !stats ? 0 : held ? held_stats(stats, count, p, err) : summary(stats, count, p, err);
+	int rc = stats ? summary(stats, count, p, err) : 0;
 	fdl_pool_side_join(side);
 	if (!rc && b.rc) {
 		*err = b.err;
 		rc = b.rc;
 	}
-	if (!rc && stats && !held)
+	if (!rc && stats)
 		rc = column_extras(*stats, p, b.tops, err);
 	for (size_t i = 0; b.tops && i < p->ncols; i++)
 		json_decref(b.tops[i]); /* those not taken (an error) */

@@ -139,7 +139,7 @@ static bool plain_of(fdl_preview_plain *x, char ***parts, pv_run *r, const char 
 		return false;
 	fdl_plain_file *f = calloc(n + 1, sizeof *f);
 	*parts = calloc(2 * n + 1, sizeof **parts);
-	*x = (fdl_preview_plain){t, f, n, NULL, -1};
+	*x = (fdl_preview_plain){t, f, n, NULL};
 	bool ok = f && *parts;
 	for (size_t i = 0; ok && i < n; i++) {
 		const json_t *e = json_array_get(files, i), *del = json_object_get(e, "deletes");
@@ -195,7 +195,6 @@ static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *s
 	fdl_error why = {0};
 	bool plain = plain_of(&x, &parts, r, schema, name);
 	x.prior = prior_of(r, t);
-	x.bytes = json_is_integer(json_object_get(t, "bytes")) ? json_integer_value(json_object_get(t, "bytes")) : -1;
 	int rc = plain ? fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, &x, FDL_PREVIEW_ROWS, stats, &why)
 			 : fdl_fail(&why, FDL_ENOTFOUND, FDL_FILES_JSON " does not say how it reads");
 	parts_free(&x, parts);
