@@ -11,16 +11,17 @@ import subprocess
 
 import pytest
 
-from conftest import EXT, FDL, commits, connect, fdl, read_json, rows
+from conftest import EXT, FDL, commits, connect, fdl, fdl_setup, read_json, rows
 
 SANITIZER_MARKS = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "UndefinedBehaviorSanitizer")
 
 
 @pytest.fixture
 def two(repo, tmp_path):
-    """A repository with two versions of one table, and its working catalog."""
+    """A repository with two versions of one table, and its working catalog:
+    the scene of the tests below, made by the release build (setup)."""
     commits(repo, tmp_path / "w", ("one", ["CREATE TABLE lake.t (a INTEGER)", "INSERT INTO lake.t VALUES (1)"]),
-            ("two", ["INSERT INTO lake.t VALUES (2)"]))
+            ("two", ["INSERT INTO lake.t VALUES (2)"]), setup=True)
     return repo
 
 
@@ -119,7 +120,7 @@ def test_one_ref_syntax_everywhere(two, tmp_path):
     root = two.root
     v2 = two.head()
     v1 = two.version(v2)["parents"][0]
-    fdl("branch", root, "side", v1)
+    fdl_setup("branch", root, "side", v1)  # the scene: a branch to name v1 by
     (root / "refs" / "tags").mkdir(exist_ok=True)
     (root / "refs" / "tags" / "first").write_text(v1 + "\n")
     forms = {v1: ["1", "main:1", "HEAD:1", "side", "side:1", "first", "refs/tags/first", "first:1", v1, v1[:-4],
@@ -228,7 +229,7 @@ def test_broken_description_beats_nothing_to_commit(two, tmp_path):
 def test_message_from_file_stdin_and_editor(two, tmp_path, ledger):
     con = connect()
     work = tmp_path / "w2"
-    con.execute(fdl("checkout", two.root, work).stdout)
+    con.execute(fdl_setup("checkout", two.root, work).stdout)  # the scene; the commits are the step
     msg = tmp_path / "msg.txt"
     msg.write_text("\n\nLong title\n\nA body   \nwith # no comment stripping\n\n\n")
     con.execute("INSERT INTO lake.t VALUES (3)")
@@ -264,7 +265,7 @@ def test_message_from_file_stdin_and_editor(two, tmp_path, ledger):
 def test_author_from_git_config_or_refused(two, tmp_path, ledger):
     con = connect()
     work = tmp_path / "w3"
-    con.execute(fdl("checkout", two.root, work).stdout)
+    con.execute(fdl_setup("checkout", two.root, work).stdout)  # the scene; the commits are the step
     home = tmp_path / "home"
     home.mkdir()
     base = {"PATH": os.environ["PATH"], "HOME": str(home), "FDL_EXTENSION_DIR": EXT,
@@ -297,14 +298,14 @@ def test_author_from_git_config_or_refused(two, tmp_path, ledger):
 
 
 def test_diff_rows_limit_totals_and_streamed_json(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)  # the two versions are the scene; the diffs are the step
     con.execute("CREATE TABLE lake.big (i INTEGER, s VARCHAR)")
     con.execute("INSERT INTO lake.big SELECT i, 'old' || i FROM range(50) t(i)")
-    fdl("commit", tmp_path / "w", "-m", "one")
+    fdl_setup("commit", tmp_path / "w", "-m", "one")
     a = repo.head()
     con.execute("DELETE FROM lake.big WHERE i < 7")
     con.execute("INSERT INTO lake.big SELECT i, 'new' || i FROM range(1000, 1250) t(i)")
-    fdl("commit", tmp_path / "w", "-m", "two")
+    fdl_setup("commit", tmp_path / "w", "-m", "two")
     b = repo.head()
     con.close()
     text = fdl("diff", repo.root, a, b, "--rows").stdout

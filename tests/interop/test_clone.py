@@ -384,7 +384,8 @@ def test_killed_at_twenty_points_a_rerun_finishes_and_fetches_nothing_twice(repo
                         repo.root)
     host = HoldingHost(repo.root)
     try:
-        fdl("clone", host.url, tmp_path / "whole", env={"FDL_CACHE_DIR": str(tmp_path / "cache-whole")})
+        # the whole clone, what each killed one is compared with: the scene (release build)
+        fdl_setup("clone", host.url, tmp_path / "whole", env={"FDL_CACHE_DIR": str(tmp_path / "cache-whole")})
         total = len(host.requests)
         seed = 25
         points = sorted(random.Random(seed).sample(range(1, total + 1), min(20, total)))

@@ -5,11 +5,13 @@ import textwrap
 
 import pytest
 
-from conftest import connect, fdl, read_json
+from conftest import connect, fdl, fdl_setup, read_json
 
 
 def make_work(repo, tmp_path):
-    con = repo.checkout(tmp_path / "work")
+    """A working folder of an empty repository (checked out by the release
+    build: the scene; the describe and commit after it are the step)."""
+    con = repo.checkout(tmp_path / "work", setup=True)
     con.execute("CREATE TABLE lake.population (town_code VARCHAR NOT NULL, people BIGINT)")
     con.execute("INSERT INTO lake.population VALUES ('01101', 1200), ('01102', 830)")
     con.execute("COMMENT ON COLUMN lake.population.people IS 'residents on census day'")
@@ -195,13 +197,16 @@ tables:
 
 
 def described_repo(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w1")
+    """The first version, described (by the release build: the scene of the
+    tests after it; test_full_description_merged_with_catalog is about that
+    commit): the next contributor's checkout and commits run FDL_BIN."""
+    con = repo.checkout(tmp_path / "w1", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER, b INTEGER)")
     con.execute("CREATE TABLE lake.gone (x INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1, 10)")
     con.close()
     (tmp_path / "w1" / "dataset.yml").write_text(DESCRIBED)
-    fdl("commit", tmp_path / "w1", "-m", "described")
+    fdl_setup("commit", tmp_path / "w1", "-m", "described")
     return read_json(repo.root / "versions" / repo.head() / "dataset.json")
 
 

@@ -21,9 +21,9 @@ def staged_keys(repo):
 
 
 def test_uncommitted_files_survive_gc_whatever_their_age(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)  # the scene: v1 and a working catalog on it
     con.execute("CREATE TABLE lake.t AS SELECT range AS i FROM range(10)")
-    fdl("commit", tmp_path / "w", "-m", "v1")
+    fdl_setup("commit", tmp_path / "w", "-m", "v1")
     v1 = repo.head()
     # a month of work, not committed yet, written 40 days ago
     con.execute("INSERT INTO lake.t SELECT range + 100 FROM range(5)")
@@ -184,10 +184,11 @@ def test_duckdb_maintenance_in_a_working_catalog_on_a_bucket(s3repo, tmp_path, l
 def test_a_working_catalog_from_before_is_never_silent(repo, tmp_path, ledger):
     """A working catalog whose DuckLake deleted a published file (one made
     before fdl kept DuckLake off them): the next commit names the file and
-    the version that needs it, and publishes nothing."""
-    con = repo.checkout(tmp_path / "w")
+    the version that needs it, and publishes nothing. v1 and the working
+    catalog are the scene (the release build's); the commit after is the step."""
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT range AS i FROM range(10)")
-    fdl("commit", tmp_path / "w", "-m", "v1")
+    fdl_setup("commit", tmp_path / "w", "-m", "v1")
     v1 = repo.head()
     [published] = (repo.root / "data").rglob("*.parquet")
     con.execute("DELETE FROM lake.t WHERE i < 3")
@@ -257,13 +258,15 @@ def test_a_rebased_working_catalog_keeps_its_folder_its_record_and_its_protectio
     """fdl rebase builds a new catalog from the branch's new tip: it keeps
     WORK's id (its folder work/<id>/ and the repository's record, renewed
     with the new base), its new files are published by the next commit, and
-    the tip's files, a delete file among them, are out of DuckLake's reach."""
-    a = repo.checkout(tmp_path / "a")
+    the tip's files, a delete file among them, are out of DuckLake's reach.
+    The scene (v1..v3 by a, b's checkout) is the release build's; b's
+    refused commit, the rebase and what follows run FDL_BIN."""
+    a = repo.checkout(tmp_path / "a", setup=True)
     a.execute("CREATE TABLE lake.t AS SELECT range AS i FROM range(100)")
-    fdl("commit", tmp_path / "a", "-m", "v1")
+    fdl_setup("commit", tmp_path / "a", "-m", "v1")
     a.execute("DELETE FROM lake.t WHERE i < 10")
-    fdl("commit", tmp_path / "a", "-m", "v2: a delete file")
-    attach_b = fdl("checkout", repo.root, tmp_path / "b").stdout
+    fdl_setup("commit", tmp_path / "a", "-m", "v2: a delete file")
+    attach_b = fdl_setup("checkout", repo.root, tmp_path / "b").stdout
     b = connect()
     b.execute(attach_b)
     wid = read_json(tmp_path / "b" / "fdl-work.json")["id"]
@@ -276,7 +279,7 @@ def test_a_rebased_working_catalog_keeps_its_folder_its_record_and_its_protectio
     assert len(own) == 2
     # a publishes first
     a.execute("INSERT INTO lake.t VALUES (-1)")
-    fdl("commit", tmp_path / "a", "-m", "v3")
+    fdl_setup("commit", tmp_path / "a", "-m", "v3")
     v3 = repo.head()
     p = fdl("commit", tmp_path / "b", "-m", "b", check=False)
     assert p.returncode == 4 and "fdl rebase" in p.stderr

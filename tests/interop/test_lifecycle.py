@@ -7,17 +7,20 @@ import duckdb
 
 import pytest
 
-from conftest import connect, fdl, read_json, rows
+from conftest import connect, fdl, fdl_setup, read_json, rows
 
 
 def history(repo, tmp_path, n=3):
-    """n versions on main, version i inserting row i into its own data file."""
-    con = repo.checkout(tmp_path / "w")
+    """n versions on main, version i inserting row i into its own data file:
+    the scene every test here starts from, so checked out and committed by
+    the release build (tests/README.md, "Shared setups": Scenes); the
+    expiry, withdrawal or gc after it runs the build under test."""
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     ids = []
     for i in range(1, n + 1):
         con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        fdl("commit", tmp_path / "w", "-m", f"v{i}")
+        fdl_setup("commit", tmp_path / "w", "-m", f"v{i}")
         ids.append(repo.head())
     return con, ids
 
@@ -97,9 +100,9 @@ def test_gc(repo, tmp_path):
     uncommitted = sorted(str(p.relative_to(repo.root)) for p in (repo.root / "work" / work).rglob("*.parquet"))
     assert len(uncommitted) == 1
     # another writer publishes meanwhile: its files are referenced and stay
-    other = repo.checkout(tmp_path / "o", "--ref", "main")
+    other = repo.checkout(tmp_path / "o", "--ref", "main", setup=True)
     other.execute("INSERT INTO lake.t VALUES (7)")
-    fdl("commit", tmp_path / "o", "-m", "side work")
+    fdl_setup("commit", tmp_path / "o", "-m", "side work")
     # what an interrupted writer left in the data folder, and what someone put there
     stray = repo.root / "data" / "main" / "t" / "ducklake-019a3c4e-7b21-7f3a-9c55-2f0d8e1a4b6c.parquet"
     stray.write_bytes(b"PAR1")
@@ -143,14 +146,14 @@ def test_gc(repo, tmp_path):
 def test_gc_after_expire_frees_only_unreferenced(repo, tmp_path):
     con, (v1, v2) = history(repo, tmp_path, n=2)
     # a version on a branch that is then deleted: after it expires, its own file is unreferenced
-    fdl("branch", repo.root, "exp", v1)
-    e = repo.checkout(tmp_path / "e", "--ref", "exp")
+    fdl_setup("branch", repo.root, "exp", v1)
+    e = repo.checkout(tmp_path / "e", "--ref", "exp", setup=True)
     e.execute("INSERT INTO lake.t VALUES (50)")
-    fdl("commit", tmp_path / "e", "-m", "experiment")
+    fdl_setup("commit", tmp_path / "e", "-m", "experiment")
     exp_id = repo.head("exp")
     [added] = [f["path"] for f in read_json(repo.root / "versions" / exp_id / "files.json")["tables"]["main.t"]["files"]
                if f["rows"] == 1 and f["path"] not in str(read_json(repo.root / "versions" / v1 / "files.json"))]
-    fdl("branch", repo.root, "--delete", "exp")
+    fdl_setup("branch", repo.root, "--delete", "exp")
     set_retention(repo, 0, 1)
     # the working catalog still based on it keeps it (its next commit reads it)
     assert exp_id not in [x["id"] for x in json.loads(fdl("expire", repo.root, "--dry-run", "--json").stdout)["expired"]]
@@ -182,16 +185,16 @@ def test_withdrawal_refused_while_a_merged_file_still_returns_the_rows(repo, tmp
     print "removed" while main still returns the SSN: refused, naming v3,
     whatever --force says, and nothing is written. --clean, a commit, and
     the withdrawal of both then leaves no copy of the row anywhere."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)  # v1..v3 are the scene
     con.execute("CREATE TABLE lake.t (id INTEGER, ssn VARCHAR)")
     con.execute("INSERT INTO lake.t VALUES (1, NULL), (2, NULL)")
-    fdl("commit", tmp_path / "w", "-m", "v1")
+    fdl_setup("commit", tmp_path / "w", "-m", "v1")
     v1 = repo.head()
     con.execute("INSERT INTO lake.t VALUES (3, '123-45-6789')")
-    fdl("commit", tmp_path / "w", "-m", "v2")
+    fdl_setup("commit", tmp_path / "w", "-m", "v2")
     v2 = repo.head()
     con.execute("CALL ducklake_merge_adjacent_files('lake')")
-    fdl("commit", tmp_path / "w", "-m", "v3: files merged")
+    fdl_setup("commit", tmp_path / "w", "-m", "v3: files merged")
     v3 = repo.head()
     assert rows(repo.open_version(v3), "lake.t")[-1] == (3, "123-45-6789")
     before = {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")}
@@ -205,7 +208,7 @@ def test_withdrawal_refused_while_a_merged_file_still_returns_the_rows(repo, tmp
     assert [v["id"] for v in dry["versions"]] == [v2] and dry["refused"] and "DELETE FROM lake" in dry["cleanup"]
     # the way out: a version without the row, then both withdrawn
     work = tmp_path / "fix"
-    fdl("checkout", repo.root, work)
+    fdl_setup("checkout", repo.root, work)  # the working catalog --clean works on
     fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work)
     fdl("commit", work, "-m", "v4: without the SSN")
     assert rows(repo.open_version("main"), "lake.t") == [(1, None), (2, None)]
@@ -228,7 +231,7 @@ def test_withdrawing_a_tip_or_a_tag_is_refused_and_a_clean_version_keeps_the_bra
     statements the refusal prints run as printed in stock DuckDB, keeps main
     readable."""
     con, (v1, v2, v3) = history(repo, tmp_path)
-    fdl("tag", repo.root, "v2025", v2)
+    fdl_setup("tag", repo.root, "v2025", v2)
     [f2] = [f["path"] for f in read_json(repo.root / "versions" / v2 / "files.json")["tables"]["main.t"]["files"]
             if f["rows"] == 1 and f["path"] not in str(read_json(repo.root / "versions" / v1 / "files.json"))]
     before = {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")}
@@ -280,27 +283,27 @@ def test_clean_deletes_the_withdrawn_rows_by_where_they_are_not_by_value(repo, t
     later equal row stays, and
     --dry-run counts exactly those rows per table, in the report and in
     WORK, without changing it."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)  # v1..v3 are the scene
     con.execute("CREATE TABLE lake.t (k VARCHAR, v INTEGER)")
     con.execute("CREATE TABLE lake.u (x INTEGER)")
     con.execute("INSERT INTO lake.t VALUES ('A', 10), ('B', 20)")
     con.execute("INSERT INTO lake.u VALUES (1)")
-    fdl("commit", tmp_path / "w", "-m", "v1")
+    fdl_setup("commit", tmp_path / "w", "-m", "v1")
     con.execute("INSERT INTO lake.t VALUES ('A', 10), ('SECRET', 1)")
     con.execute("UPDATE lake.t SET v = 21 WHERE k = 'B'")
     con.execute("INSERT INTO lake.u VALUES (1), (2)")
-    fdl("commit", tmp_path / "w", "-m", "v2: a secret")
+    fdl_setup("commit", tmp_path / "w", "-m", "v2: a secret")
     v2 = repo.head()
     con.execute("INSERT INTO lake.t VALUES ('C', 30), ('A', 10)")
     con.execute("CHECKPOINT lake")  # v2's rows move into merged files
-    fdl("commit", tmp_path / "w", "-m", "v3")
+    fdl_setup("commit", tmp_path / "w", "-m", "v3")
     v3 = repo.head()
     con.close()
     dry = json.loads(fdl("withdraw", repo.root, "main:2", "--reason", "pii", "--dry-run", "--json").stdout)
     assert dry["added"] == [{"from": v2, "table": "main.t", "rows": 3}, {"from": v2, "table": "main.u", "rows": 2}]
     assert "IS NOT DISTINCT FROM" not in dry["cleanup"] and "EXCEPT ALL" not in dry["cleanup"]
     work = tmp_path / "fix"
-    fdl("checkout", repo.root, work)
+    fdl_setup("checkout", repo.root, work)  # the working catalog --clean works on
     before = {str(p): p.stat().st_mtime_ns for p in work.rglob("*")}
     out = fdl("withdraw", repo.root, "main:2", "--reason", "pii", "--clean", work, "--dry-run").stdout
     assert out == f"would delete 3 rows of main.t that {v2} added\nwould delete 2 rows of main.u that {v2} added\n"
@@ -323,18 +326,18 @@ def test_clean_finds_the_table_by_its_id_after_a_rename_and_a_new_table_of_its_n
     SECRET's (('N2', 2), a row v3 added) and t_old kept SECRET. It finds the
     table by its DuckLake id now; the statements printed for a publisher
     stop with an error rather than delete in another table."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)  # v1..v3 are the scene
     con.execute("CREATE TABLE lake.t (k VARCHAR, v INTEGER)")
     con.execute("INSERT INTO lake.t VALUES ('A', 10), ('B', 20)")
-    fdl("commit", tmp_path / "w", "-m", "v1")
+    fdl_setup("commit", tmp_path / "w", "-m", "v1")
     v1 = repo.head()
     con.execute("INSERT INTO lake.t VALUES ('SECRET', 1)")
-    fdl("commit", tmp_path / "w", "-m", "v2: a secret")
+    fdl_setup("commit", tmp_path / "w", "-m", "v2: a secret")
     v2 = repo.head()
     con.execute("ALTER TABLE lake.t RENAME TO t_old")
     con.execute("CREATE TABLE lake.t (k VARCHAR, v INTEGER)")
     con.execute("INSERT INTO lake.t VALUES ('N0', 0), ('N1', 1), ('N2', 2), ('N3', 3)")
-    fdl("commit", tmp_path / "w", "-m", "v3")
+    fdl_setup("commit", tmp_path / "w", "-m", "v3")
     v3 = repo.head()
     # the statements printed, run as printed in stock DuckDB: refused, nothing deleted
     dry = json.loads(fdl("withdraw", repo.root, v2, "--reason", "pii", "--dry-run", "--json").stdout)
@@ -348,7 +351,7 @@ def test_clean_finds_the_table_by_its_id_after_a_rename_and_a_new_table_of_its_n
     assert len(rows(con, "lake.t")) == 4 and len(rows(con, "lake.t_old")) == 3
     con.close()
     work = tmp_path / "fix"
-    fdl("checkout", repo.root, work)
+    fdl_setup("checkout", repo.root, work)  # the working catalog --clean works on
     out = fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work, "--dry-run").stdout
     assert out == f"would delete 1 row of main.t that {v2} added\n"
     fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work)
@@ -372,19 +375,19 @@ def test_a_row_changed_by_the_version_is_found_after_a_merge_and_a_rewrite(repo,
     snapshots before are expired. By row id (1) and by snapshot (v2's) the
     row was v2's no more: --clean found nothing, and withdrawing v2 went
     ahead while main returned SECRET. The row ids DuckLake allotted to v2's own files find it."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)  # v1..v3 are the scene
     con.execute("CREATE TABLE lake.t (k VARCHAR, v VARCHAR)")
     con.execute("INSERT INTO lake.t SELECT 'r' || i, 'ok' FROM range(5) t(i)")
-    fdl("commit", tmp_path / "w", "-m", "v1")
+    fdl_setup("commit", tmp_path / "w", "-m", "v1")
     con.execute("UPDATE lake.t SET v = 'SECRET' WHERE k = 'r1'")
-    fdl("commit", tmp_path / "w", "-m", "v2: a secret")
+    fdl_setup("commit", tmp_path / "w", "-m", "v2: a secret")
     v2 = repo.head()
     con.execute("INSERT INTO lake.t VALUES ('x', 'ok')")
     con.execute("CALL ducklake_merge_adjacent_files('lake')")
     con.execute("DELETE FROM lake.t WHERE k = 'x'")
     con.execute("CALL ducklake_rewrite_data_files('lake', delete_threshold => 0)")
     con.execute("CALL ducklake_expire_snapshots('lake', older_than => now())")  # v3 shares no file of v2's
-    fdl("commit", tmp_path / "w", "-m", "v3: maintenance")
+    fdl_setup("commit", tmp_path / "w", "-m", "v3: maintenance")
     v3 = repo.head()
     con.close()
     assert repo.open_version("main").execute("SELECT rowid, snapshot_id FROM lake.t WHERE v = 'SECRET'").fetchall() \
@@ -392,7 +395,7 @@ def test_a_row_changed_by_the_version_is_found_after_a_merge_and_a_rewrite(repo,
     p = fdl("withdraw", repo.root, v2, "--reason", "pii", "--dry-run", check=False)
     assert f"still returns 1 row of main.t that {v2} added: live version {v3}" in p.stdout, p.stdout
     work = tmp_path / "fix"
-    fdl("checkout", repo.root, work)
+    fdl_setup("checkout", repo.root, work)  # the working catalog --clean works on
     out = fdl("withdraw", repo.root, v2, "--reason", "pii", "--clean", work).stdout
     assert out == f"deleted 1 row of main.t that {v2} added\n"
     fdl("commit", work, "-m", "v4: without v2's row")

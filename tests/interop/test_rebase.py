@@ -56,8 +56,10 @@ def table_rows(con, names):
 
 
 def checkout(repo, work):
-    """A working folder and the ATTACH that checkout printed for it."""
-    sql = fdl("checkout", repo.root, work).stdout
+    """A working folder and the ATTACH that checkout printed for it (by the
+    release build: the working folder a refused rebase must leave usable,
+    or the one a loser redoes its change in, is the scene)."""
+    sql = fdl_setup("checkout", repo.root, work).stdout
     con = connect()
     con.execute(sql)
     return con, sql
