@@ -1268,12 +1268,19 @@ def bench_rebase(tmp, history, replayed, reps, rows):
     run([FDL, "commit", winner, "-m", "the winner", "-q"])
     golden = tmp / f"rb-{history}-{replayed}-golden"
     shutil.copytree(loser, golden)
+    # the loser's new data and delete files are staged in the repository's
+    # work/<id>/, which a rebase rewrites (a delete file written again with
+    # its snapshot ids moved): put back with the working catalog
+    staged = tmp / f"rb-{history}-{replayed}-staged"
+    shutil.copytree(root / "work", staged)
     n = [0]
 
     def restore(which):
         if which == "fdl":
             shutil.rmtree(loser)
             shutil.copytree(golden, loser)
+            shutil.rmtree(root / "work")
+            shutil.copytree(staged, root / "work")
 
     def peer_cmd():
         n[0] += 1
@@ -1284,6 +1291,7 @@ def bench_rebase(tmp, history, replayed, reps, rows):
     row = Row("rebase", f"{replayed} snapshots on {history}", "faster than checking out again and redoing")
     alternate(row, reps, [FDL, "rebase", loser], peer_cmd, before=restore,
               peer_name="fdl checkout + the change redone in stock DuckDB")
+    restore("fdl")
     report = json.loads(run([FDL, "rebase", golden, "--json"]))
     row.extra["delete_files_written"] = report["delete_files"]
     rows.append(row)
