@@ -194,7 +194,7 @@ static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *s
 	char **parts = NULL;
 	fdl_error why = {0};
 	bool plain = plain_of(&x, &parts, r, schema, name);
-	x.prior = prior_of(r, t);
+	x.prior = plain ? prior_of(r, t) : NULL; /* only a plain reading takes them */
 	int rc = plain ? fdl_catalog_preview_table(&doc, r->d, ALIAS, schema, name, &x, FDL_PREVIEW_ROWS, stats, &why)
 			 : fdl_fail(&why, FDL_ENOTFOUND, FDL_FILES_JSON " does not say how it reads");
 	parts_free(&x, parts);
