@@ -178,6 +178,11 @@ int fdl_version_load_json(json_t **out, fdl_repo *repo, const fdl_version *v, co
 
 /* What a new version is made of (fdl_version_write). */
 typedef struct fdl_version_new {
+	/* its id (uuidv7) and created_at, drawn by fdl_version_draw before
+	 * anything is written, so that what derives from the version (its
+	 * preview) is computed beside its writes, by its id */
+	char id[FDL_ID_LEN + 1];
+	char created_at[32];
 	const fdl_version *parent; /* NULL: the first version of its branch */
 	const char *message, *author_name, *author_email; /* email may be NULL */
 	const char *catalog_file;                          /* the frozen catalog, a local file */
@@ -189,11 +194,14 @@ typedef struct fdl_version_new {
 	const json_t *changes, *inputs; /* NULL: none */
 } fdl_version_new;
 
-/* Write a new version under a new id (uuidv7, into `id`): the catalog,
- * dataset.json and files.json create-only, then version.json (seq one past
- * the parent's), checked as a reader checks it. A failure leaves at most an
- * incomplete folder no ref names. */
-int fdl_version_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_version_new *n, fdl_error *err);
+/* A new version's id (uuidv7) and created_at (the time it is drawn at,
+ * to the second) into n; once per version, before fdl_version_write. */
+int fdl_version_draw(fdl_version_new *n, fdl_repo *repo, fdl_error *err);
+/* Write a new version under the id n holds (fdl_version_draw): the
+ * catalog, dataset.json and files.json create-only, then version.json (seq
+ * one past the parent's), checked as a reader checks it. A failure leaves
+ * at most an incomplete folder no ref names. */
+int fdl_version_write(fdl_repo *repo, const fdl_version_new *n, fdl_error *err);
 
 /* The first DuckLake snapshot version v added: one past its first parent's
  * (when the parent is known; a version with a new description alone adds

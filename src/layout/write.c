@@ -55,15 +55,20 @@ static json_t *version_doc(const fdl_version_new *n, const char *id, const char 
 	return v;
 }
 
-int fdl_version_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_version_new *n, fdl_error *err)
+int fdl_version_draw(fdl_version_new *n, fdl_repo *repo, fdl_error *err)
 {
-	char now[32], cat_sha[65];
+	int rc = fdl_time_now_iso(n->created_at, err);
+	return rc ? rc : fdl_uuid7_next(&repo->ids, n->id, err);
+}
+
+int fdl_version_write(fdl_repo *repo, const fdl_version_new *n, fdl_error *err)
+{
+	char cat_sha[65];
 	int64_t cat_bytes = 0;
-	int rc = fdl_time_now_iso(now, err);
-	if (!rc)
-		rc = fdl_uuid7_next(&repo->ids, id, err);
-	if (!rc)
-		rc = fdl_sha256_file(cat_sha, &cat_bytes, n->catalog_file, err);
+	const char *id = n->id;
+	if (!fdl_id_is_uuid7(id)) /* drawn, never left empty */
+		return fdl_fail(err, FDL_EINVALID, "fdl_version_write: the new version's id '%s' was not drawn", id);
+	int rc = fdl_sha256_file(cat_sha, &cat_bytes, n->catalog_file, err);
 	if (rc)
 		return rc;
 	json_t *dataset_ref = json_object(), *files_ref = json_object(), *v = NULL;
@@ -79,7 +84,7 @@ int fdl_version_write(char id[FDL_ID_LEN + 1], fdl_repo *repo, const fdl_version
 		rc = put_doc(repo, id, FDL_DATASET_JSON, dataset, dataset_len, dataset_ref, err);
 	if (!rc)
 		rc = put_doc(repo, id, FDL_FILES_JSON, n->files_text, n->files_len, files_ref, err);
-	if (!rc && !(v = version_doc(n, id, now, cat_bytes, cat_sha, dataset_ref, files_ref)))
+	if (!rc && !(v = version_doc(n, id, n->created_at, cat_bytes, cat_sha, dataset_ref, files_ref)))
 		rc = fdl_fail(err, FDL_ENOMEM, "out of memory building " FDL_VERSION_JSON);
 	/* Read our own version.json back through the reader's checks: a
 	 * writer never publishes what its readers would refuse. */

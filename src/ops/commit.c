@@ -27,27 +27,6 @@ static int description_changed(const fdl_work *w, const frozen *fz, fdl_error *e
 	return 0;
 }
 
-/* Write the frozen catalog as a new version whose parent is the base. */
-static int write_version(char id[FDL_ID_LEN + 1], fdl_repo *repo, const frozen *fz, const fdl_commit_options *opts,
-			 const json_t *inputs, fdl_error *err)
-{
-	fdl_version_new n = {.parent = fz->base,
-			     .message = opts->message,
-			     .author_name = opts->author_name,
-			     .author_email = opts->author_email,
-			     .catalog_file = fz->catalog_file,
-			     .catalog_storage = fz->info.storage,
-			     .ducklake_format = fz->info.format,
-			     .first_snapshot = fz->info.first_snapshot,
-			     .last_snapshot = fz->info.last_snapshot,
-			     .dataset = fz->dataset_json,
-			     .files_text = fz->files_text,
-			     .files_len = fz->files_len,
-			     .changes = fz->changes,
-			     .inputs = json_array_size(inputs) ? inputs : NULL};
-	return fdl_version_write(id, repo, &n, err);
-}
-
 /* The compare-and-swap failed, or the branch is locked. When the branch
  * still names our base, the lock (or a writer mid-update) was the cause:
  * keep that message (`failed`: err holds it), which says who holds it. */
@@ -262,6 +241,45 @@ typedef struct commit_job {
 	struct fdl_derived_job *derived; /* what derives from the version, started beside once it is written */
 } commit_job;
 
+/* Write the frozen catalog as a new version whose parent is the base,
+ * under an id drawn first: everything the version holds is at hand (its
+ * data published, its catalog frozen), so what derives from it alone, its
+ * preview, starts now through the seam, beside these writes, and writes
+ * its own files once the version is written. */
+static int write_version(commit_job *c, const fdl_commit_options *opts, fdl_error *err)
+{
+	const frozen *fz = &c->fz;
+	fdl_version_new n = {.parent = fz->base,
+			     .message = opts->message,
+			     .author_name = opts->author_name,
+			     .author_email = opts->author_email,
+			     .catalog_file = fz->catalog_file,
+			     .catalog_storage = fz->info.storage,
+			     .ducklake_format = fz->info.format,
+			     .first_snapshot = fz->info.first_snapshot,
+			     .last_snapshot = fz->info.last_snapshot,
+			     .dataset = fz->dataset_json,
+			     .files_text = fz->files_text,
+			     .files_len = fz->files_len,
+			     .changes = fz->changes,
+			     .inputs = json_array_size(c->inputs) ? c->inputs : NULL};
+	int rc = fdl_version_draw(&n, c->repo, err);
+	if (rc)
+		return rc;
+	fdl_ref_moved(c->repo,
+		      &(fdl_ref_move){.what = FDL_MOVE_FROZEN, .id = n.id, .version = &n, .share = fz->duck,
+				      .job = &c->derived, .preview = fz->preview},
+		      NULL);
+	fdl_test_pause("commit-frozen"); /* tests: the preview computed before any file of the version is written */
+	if ((rc = fdl_version_write(c->repo, &n, err)))
+		return rc;
+	memcpy(c->id, n.id, sizeof c->id);
+	fdl_duck_trace(fz->duck, "commit: version %s written", c->id);
+	/* the preview's files may go: beside the ref's move and what follows it */
+	fdl_ref_moved(c->repo, &(fdl_ref_move){.what = FDL_MOVE_WRITTEN, .id = c->id, .job = &c->derived}, NULL);
+	return 0;
+}
+
 /* Open the repository, read the branch and fail early, before any work,
  * when it already moved or another writer holds its lock: a blocked commit
  * writes nothing. An earlier commit that died after publishing, before
@@ -401,13 +419,8 @@ static int commit_publish(commit_job *c, const fdl_commit_options *opts, fdl_err
 		return conflict(c->repo, c->key, w, NULL, false, err);
 	if ((rc = publish_staged(c->repo, w, &c->fz, err)))
 		return rc;
-	if ((rc = write_version(c->id, c->repo, &c->fz, opts, c->inputs, err)))
+	if ((rc = write_version(c, opts, err)))
 		return rc;
-	/* its preview starts now, beside the ref's move and what follows it */
-	fdl_ref_moved(c->repo,
-		      &(fdl_ref_move){.what = FDL_MOVE_WRITTEN, .id = c->id, .share = c->fz.duck, .job = &c->derived,
-				      .preview = c->fz.preview},
-		      NULL);
 	memcpy(w->pending, c->id, sizeof w->pending);
 	if ((rc = fdl_work_save(w, err)))
 		return rc;
@@ -443,8 +456,7 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	 * a commit killed in it recovers as one killed before. The Iceberg
 	 * views are written beside what follows, which does not read them. */
 	fdl_ref_moved(c->repo,
-		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &c->derived,
-				      .preview = c->fz.preview},
+		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &c->derived},
 		      NULL);
 	/* then the working catalog's files and the repository's record, still
 	 * with `pending` saved: a commit killed in them recovers the same way */
@@ -477,7 +489,9 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 
 static void commit_job_free(commit_job *c)
 {
-	fdl_ref_moved_join(c->derived); /* a version written that no ref took: its preview all the same */
+	/* a version written that no ref took: its preview all the same; one
+	 * never written (a failure in its writes): none */
+	fdl_ref_moved_join(c->derived);
 	/* a commit that did not publish renews the record's lease all the same */
 	if (c->seen.doc) {
 		fdl_error ignore;

@@ -31,15 +31,14 @@ static void reindex(fdl_repo *repo, const fdl_strlist *refs, const struct vdirs 
 struct fdl_derived_job {
 	struct fdl_iceberg_job *views;
 	fdl_preview_job *preview;
-	bool decided; /* the preview started, or not, as the commit decided */
 	fdl_repo *repo; /* the pages, written once the preview is in (their first rows) */
 	char id[FDL_ID_LEN + 1];
 };
 
 /* A commit's derived work started beside it, in the commit's DuckDB
- * (`share`): its preview once the version is written (`name` NULL), its
- * Iceberg views once branch `name` moved (each best effort; the caller
- * joins both). */
+ * (`share`): its preview before the version is written (FROZEN: its files
+ * held until WRITTEN), its Iceberg views once branch `name` moved (TIP;
+ * each best effort; the caller joins both). */
 static void beside_start(struct fdl_derived_job **out, fdl_repo *repo, const char *name, const fdl_ref_move *m)
 {
 	fdl_error ierr;
@@ -47,9 +46,8 @@ static void beside_start(struct fdl_derived_job **out, fdl_repo *repo, const cha
 	*out = j;
 	if (!j)
 		return;
-	if (!j->decided && m->preview) /* WRITTEN, or a TIP with no WRITTEN before */
-		fdl__preview_start(&j->preview, repo, m->id, m->share, &ierr);
-	j->decided = true;
+	if (m->what == FDL_MOVE_FROZEN && m->preview && !j->preview)
+		fdl__preview_start_held(&j->preview, repo, m->version, m->share, &ierr);
 	if (name) {
 		fdl_iceberg_after_commit_start(&j->views, repo, name, m->id, m->share, &ierr);
 		j->repo = repo; /* the branch moved: its pages follow at the join */
@@ -77,9 +75,13 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 	case FDL_MOVE_REFS:
 		fdl_iceberg_after_refs(repo, &ierr);
 		return 0;
-	case FDL_MOVE_WRITTEN:
-		if (m->job)
+	case FDL_MOVE_FROZEN:
+		if (m->job && m->version)
 			beside_start(m->job, repo, NULL, m);
+		return 0;
+	case FDL_MOVE_WRITTEN:
+		if (m->job && *m->job)
+			fdl__preview_release((*m->job)->preview);
 		return 0;
 	case FDL_MOVE_TIP:
 		fdl_history_update(repo, name, FDL_HISTORY_WALK_MAX, &ierr);

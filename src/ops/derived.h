@@ -22,10 +22,17 @@ typedef enum fdl_move {
 	/* a branch or tag was created or deleted: the views of the tips that
 	 * have one (they carry the tags), the catalog's namespaces */
 	FDL_MOVE_REFS,
-	/* version `id` is written whole, before a ref names it (commit): what
-	 * derives from the version alone, its preview, starts beside the
-	 * caller into `job`, which the TIP that follows takes on; joined by
-	 * fdl_ref_moved_join whether the ref moved or not */
+	/* version `id` is about to be written as `version` (commit): its id
+	 * drawn, its data files published, its catalog frozen, nothing of it
+	 * written yet. What derives from the version alone, its preview (when
+	 * `preview`), starts beside the caller into `job` from what `version`
+	 * holds (its catalog file must stay until the join), its files held
+	 * until WRITTEN; joined by fdl_ref_moved_join, which drops them when
+	 * no WRITTEN came (the version was never written) */
+	FDL_MOVE_FROZEN,
+	/* version `id` is written whole, before a ref names it (commit): the
+	 * files of what FROZEN started in `job` may go (the TIP that follows
+	 * takes the job on; a version written that no ref took keeps them) */
 	FDL_MOVE_WRITTEN,
 	/* branch `key` moved to `id` (commit, rebase, branch --force): its
 	 * index, its Iceberg view and its preview (beside the caller when
@@ -71,9 +78,10 @@ typedef struct fdl_ref_move {
 	const fdl_strlist *refs;      /* REINDEX: the ref keys (NULL: listed from the store) */
 	const struct vdirs *dirs;     /* REINDEX */
 	const char *dst_root;         /* CLONED */
-	fdl_duck *share;              /* WRITTEN, TIP with job: a database the preview and views may share */
-	struct fdl_derived_job **job; /* WRITTEN, TIP: the preview and views started beside; fdl_ref_moved_join joins */
-	bool preview;                 /* WRITTEN, TIP with job: the commit's decision (fdl__preview_wanted) */
+	const fdl_version_new *version; /* FROZEN: the version about to be written */
+	fdl_duck *share;              /* FROZEN, TIP with job: a database the preview and views may share */
+	struct fdl_derived_job **job; /* FROZEN, WRITTEN, TIP: the preview and views started beside; fdl_ref_moved_join joins */
+	bool preview;                 /* FROZEN: the commit's decision (fdl__preview_wanted) */
 } fdl_ref_move;
 
 /* Bring what derives from the refs up to date after (or, INTENT, before)
@@ -82,8 +90,8 @@ typedef struct fdl_ref_move {
  * 0, except for GOING, REMOVAL, SWEEP and DROP_HISTORY, whose failure the caller
  * must report (err says what failed). */
 int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err);
-/* Join the views and the preview a TIP move started beside (job may be
- * NULL); their result, best effort as the rest. */
+/* Join the preview and the views FROZEN and TIP moves started beside (job
+ * may be NULL); their result, best effort as the rest. */
 void fdl_ref_moved_join(struct fdl_derived_job *job);
 
 #endif

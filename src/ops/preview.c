@@ -9,6 +9,7 @@
 #include "../layout/walk.h"
 #include "../util/pool.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -16,9 +17,34 @@
 
 #define ALIAS "fdl_pv"
 
+/* A preview computed beside a commit (fdl__preview_start, _held). Held:
+ * from what the commit holds before its version is written, its files
+ * written only once the gate opens (the version written); the join drops
+ * them when it never did. */
+typedef enum gate { GATE_SHUT, GATE_OPEN, GATE_DROPPED } gate;
+
+struct fdl_preview_job {
+	fdl_repo *repo; /* its own handle: the caller goes on with its own */
+	fdl_duck *share;
+	char id[FDL_ID_LEN + 1];
+	fdl_pool_side *side;
+	fdl_error err;
+	int rc;
+	bool held; /* read from below, not from the version (not written yet) */
+	char *catalog, *files_text; /* held: the frozen catalog (a local file), files.json's text */
+	size_t files_len;
+	char parent[FDL_ID_LEN + 1]; /* held: the first parent ("" none) */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	gate gate;     /* under mu */
+	bool deferred; /* no thread could be started: run where the gate opens */
+};
+
 typedef struct pv_run {
 	fdl_repo *repo;
+	fdl_preview_job *job; /* beside a commit: where the writes wait (NULL: fdl preview) */
 	fdl_version *v;
+	const char *parent; /* the first parent (NULL: none) */
 	char *catalog;
 	fdl_duck *d;
 	fdl_duck *share; /* the commit's database, beside a commit */
@@ -28,6 +54,7 @@ typedef struct pv_run {
 	json_t *files; /* files.json's tables: how each reads from its data files (NULL: not known) */
 	json_t *prior; /* the first parent's preview, once a table is computed (NULL: none) */
 	bool prior_read;
+	json_t *held; /* the table files computed, [[sha, file], ...]: written once the rest is */
 } pv_run;
 
 static void run_free(pv_run *r)
@@ -41,16 +68,13 @@ static void run_free(pv_run *r)
 	free(r->catalog);
 	json_decref(r->files);
 	json_decref(r->prior);
+	json_decref(r->held);
 	fdl_version_free(r->v);
 }
 
-/* The version attached as a reader attaches it: checked, confined, read
- * only, through DuckLake; its files.json, which says how each table reads
- * from its data files. Beside a commit, in the commit's own database
- * (DuckDB started), the catalog attached raw (its metadata is all the
- * tables' states need), without the confinement, which would hold for the
- * whole database: the catalog is the one the commit froze and checked. */
-static int run_open(pv_run *r, const char *id, fdl_error *err)
+/* The version's files.json's tables, first parent and catalog, from the
+ * repository (fdl preview; a branch moved without a commit). */
+static int run_read(pv_run *r, const char *id, fdl_error *err)
 {
 	int rc = fdl_version_read(&r->v, r->repo, id, err);
 	json_t *files = NULL;
@@ -60,14 +84,42 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 		json_decref(files);
 	}
 	if (!rc)
-		rc = fdl_version_fetch_catalog(&r->catalog, r->repo, r->v, err);
+		r->parent = fdl_version_parent(r->v, 0);
+	return rc ? rc : fdl_version_fetch_catalog(&r->catalog, r->repo, r->v, err);
+}
+
+/* The same from what a commit holds before the version is written (the
+ * same bytes): the frozen catalog in its folder, files.json's text, the
+ * base's id. */
+static int run_given(pv_run *r, const fdl_preview_job *j, fdl_error *err)
+{
+	json_error_t jerr;
+	fdl_error ignore;
+	json_t *files = j->files_text ? json_loadb(j->files_text, j->files_len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+	if (files && !fdl_files_json_check(files, FDL_FILES_JSON, &ignore))
+		r->files = json_incref(json_object_get(files, "tables"));
+	json_decref(files);
+	r->parent = j->parent[0] ? j->parent : NULL;
+	return (r->catalog = strdup(j->catalog)) ? 0 : fdl_oom(err);
+}
+
+/* The version attached as a reader attaches it: checked, confined, read
+ * only, through DuckLake; its files.json, which says how each table reads
+ * from its data files. Beside a commit, in the commit's own database
+ * (DuckDB started), the catalog attached raw (its metadata is all the
+ * tables' states need), without the confinement, which would hold for the
+ * whole database: the catalog is the one the commit froze and checked
+ * (held: the file in the commit's folder, which nothing writes now). */
+static int run_open(pv_run *r, const char *id, fdl_error *err)
+{
+	int rc = r->job && r->job->held ? run_given(r, r->job, err) : run_read(r, id, err);
 	if (!rc)
 		rc = r->share ? fdl_duck_new_sharing(&r->d, r->share, err) : fdl_duck_new(&r->d, false, err);
 	if (!rc)
 		rc = fdl_duck_use_data(r->d, r->repo->data_url, r->repo->store, err);
 	if (!rc && !r->share)
-		rc = fdl_catalog_version_confined(NULL, r->d, NULL, r->catalog, r->repo->store, r->repo->data_dir,
-						  fdl_version_id(r->v), err);
+		rc = fdl_catalog_version_confined(NULL, r->d, NULL, r->catalog, r->repo->store, r->repo->data_dir, id,
+						  err);
 	/* beside a commit, raw: a table read from its data files needs no
 	 * more (DuckLake's ATTACH reads more of the catalog) */
 	if (!rc && r->share)
@@ -168,8 +220,7 @@ static void parts_free(fdl_preview_plain *x, char **parts)
 static const json_t *prior_of(pv_run *r, const json_t *t)
 {
 	fdl_error ignore;
-	const char *parent = fdl_version_parent(r->v, 0);
-	if (!r->prior_read && parent && fdl_preview_read(&r->prior, r->repo, parent, &ignore))
+	if (!r->prior_read && r->parent && fdl_preview_read(&r->prior, r->repo, r->parent, &ignore))
 		r->prior = NULL;
 	r->prior_read = true;
 	size_t i;
@@ -184,7 +235,8 @@ static const json_t *prior_of(pv_run *r, const json_t *t)
 	return NULL;
 }
 
-/* Table `t`'s file computed and written under `sha`, into *out. */
+/* Table `t`'s file computed under `sha`, into *out, and held to be
+ * written with the version's preview. */
 static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *sha, bool stats, fdl_error *err)
 {
 	json_t *doc = NULL;
@@ -213,8 +265,8 @@ static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *s
 				      name, "table_id", json_object_get(t, "table_id"));
 	if (!rc)
 		rc = head && !json_object_update_missing(head, doc) ? 0 : fdl_oom(err);
-	if (!rc)
-		rc = fdl_preview_table_write(r->repo, sha, head, err);
+	if (!rc && ((!r->held && !(r->held = json_array())) || json_array_append_new(r->held, json_pack("[s, O]", sha, head))))
+		rc = fdl_oom(err);
 	json_decref(doc);
 	if (rc) {
 		json_decref(head);
@@ -254,25 +306,76 @@ static int table_entry(pv_run *r, json_t *t, const fdl_preview_options *o, fdl_p
 	return rc;
 }
 
-/* fdl__preview_make, in `share` when it is not NULL. */
-static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, const fdl_preview_options *o,
+/* Whether the held writes may go: at once for fdl preview; beside a
+ * commit once its version is written (false: it never was, or the commit
+ * gave up first: nothing is written). */
+static bool gate_passed(fdl_preview_job *j)
+{
+	if (!j)
+		return true;
+	if (j->held)
+		fdl_test_pause("preview-held"); /* tests: computed, its version not yet written */
+	pthread_mutex_lock(&j->mu);
+	if (j->gate == GATE_SHUT)
+		fdl_duck_trace(j->share, "preview: computed; its files wait for version %s to be written", j->id);
+	while (j->gate == GATE_SHUT)
+		pthread_cond_wait(&j->cv, &j->mu);
+	bool open = j->gate == GATE_OPEN;
+	pthread_mutex_unlock(&j->mu);
+	return open;
+}
+
+/* The table files computed, then the version's preview (which names
+ * them), once the gate lets them go. */
+static int run_write(pv_run *r, const char *id, const json_t *doc, bool again, fdl_error *err)
+{
+	if (!gate_passed(r->job)) {
+		fdl_duck_trace(r->d, "preview: version %s was never written: its preview is not either", id);
+		return 0;
+	}
+	size_t i;
+	json_t *e;
+	json_array_foreach(r->held, i, e)
+	{
+		const json_t *file = json_array_get(e, 1);
+		int rc = fdl_preview_table_write(r->repo, json_string_value(json_array_get(e, 0)), file, err);
+		if (rc)
+			return fdl_error_prefix(err, "table %s.%s", json_string_value(json_object_get(file, "schema")),
+						json_string_value(json_object_get(file, "name")));
+	}
+	return fdl_preview_write(r->repo, id, doc, again, err);
+}
+
+/* Whether version `id` has its preview (n->already) with every table's
+ * statistics, or o asks for none more: then nothing is to be done. *again:
+ * it has one, without some table's statistics. */
+static bool preview_done(bool *again, fdl_repo *repo, const char *id, const fdl_preview_options *o,
+			 fdl_preview_counts *n)
+{
+	json_t *have = NULL;
+	fdl_error e;
+	*again = false;
+	if (fdl_preview_load(&have, repo, id, &e))
+		return false;
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(have, "tables"), i, t) *again |= !json_object_get(t, "stats");
+	json_decref(have);
+	n->already = !*again || !o || !o->stats_max_bytes;
+	return n->already;
+}
+
+/* fdl__preview_make, in `share` when it is not NULL, beside the commit of
+ * `job` when it is not NULL (held: from what the commit holds). */
+static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, fdl_preview_job *job, const fdl_preview_options *o,
 		   fdl_preview_counts *n, fdl_error *err)
 {
-	json_t *have = NULL, *tables = NULL;
-	fdl_error e;
+	json_t *tables = NULL;
 	memset(n, 0, sizeof *n);
 	bool again = false; /* a table lacks the statistics asked for now: the preview written again */
-	if (!fdl_preview_load(&have, repo, id, &e)) {
-		size_t i;
-		json_t *t;
-		json_array_foreach(json_object_get(have, "tables"), i, t) again |= !json_object_get(t, "stats");
-		json_decref(have);
-		if (!again || !o || !o->stats_max_bytes) {
-			n->already = true;
-			return 0;
-		}
-	}
-	pv_run r = {.repo = repo, .share = share};
+	if (!(job && job->held) && preview_done(&again, repo, id, o, n)) /* held: not written, so none */
+		return 0;
+	pv_run r = {.repo = repo, .share = share, .job = job};
 	int rc = run_open(&r, id, err);
 	if (!rc)
 		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, !r.lake, err);
@@ -288,7 +391,7 @@ static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, const fdl_pr
 	if (!rc && !doc)
 		rc = fdl_oom(err);
 	if (!rc)
-		rc = fdl_preview_write(repo, id, doc, again, err);
+		rc = run_write(&r, id, doc, again, err);
 	if (rc)
 		fdl_error_prefix(err, "the preview of version %s", id);
 	json_decref(doc);
@@ -300,19 +403,10 @@ static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, const fdl_pr
 int fdl__preview_make(fdl_repo *repo, const char *id, const fdl_preview_options *o, fdl_preview_counts *n,
 		      fdl_error *err)
 {
-	return make_in(repo, id, NULL, o, n, err);
+	return make_in(repo, id, NULL, NULL, o, n, err);
 }
 
 /* ---- beside a commit ------------------------------------------------------- */
-
-struct fdl_preview_job {
-	fdl_repo *repo; /* its own handle: the caller goes on with its own */
-	fdl_duck *share;
-	char id[FDL_ID_LEN + 1];
-	fdl_pool_side *side;
-	fdl_error err;
-	int rc;
-};
 
 /* This thread's CPU time so far, in ms, and its page faults (for FDL_TRACE). */
 static double thread_cpu_ms(long *faults)
@@ -331,7 +425,7 @@ static void job_run(void *arg)
 	o.stats_max_bytes = FDL_PREVIEW_STATS_MAX;
 	long f0, f1;
 	double t0 = thread_cpu_ms(&f0);
-	j->rc = make_in(j->repo, j->id, j->share, &o, &n, &j->err);
+	j->rc = make_in(j->repo, j->id, j->share, j, &o, &n, &j->err);
 	double t1 = thread_cpu_ms(&f1);
 	fdl_duck_trace(j->share, "preview: %.1f ms of its thread's CPU, %ld page faults (%zu tables computed, %zu reused)",
 		       t1 - t0, f1 - f0, n.computed, n.reused);
@@ -366,35 +460,111 @@ bool fdl__preview_wanted_for(fdl_repo *repo, const char *id)
 	return kept;
 }
 
-int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
+static void job_free(fdl_preview_job *j)
 {
-	*out = NULL;
-	fdl_preview_job *j = calloc(1, sizeof *j);
+	pthread_cond_destroy(&j->cv);
+	pthread_mutex_destroy(&j->mu);
+	fdl_repo_free(j->repo);
+	free(j->catalog);
+	free(j->files_text);
+	free(j);
+}
+
+/* A job for version `id`, its gate open, not started. */
+static int job_new(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
+{
+	fdl_preview_job *j = *out = calloc(1, sizeof *j);
 	if (!j)
 		return fdl_oom(err);
 	snprintf(j->id, sizeof j->id, "%s", id);
 	j->share = share;
+	j->gate = GATE_OPEN;
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
 	int rc = fdl_repo_open(&j->repo, repo->root, err);
 	if (rc) {
-		free(j);
-		return rc;
+		job_free(j);
+		*out = NULL;
 	}
-	if (!(j->side = fdl_pool_side_start(job_run, j)))
-		job_run(j); /* no thread: here, now */
-	*out = j;
+	return rc;
+}
+
+/* On a thread of its own; without one, here and now, or (gate shut) where
+ * the gate opens, so that nothing waits for what cannot come. */
+static void job_go(fdl_preview_job *j)
+{
+	if ((j->side = fdl_pool_side_start(job_run, j)))
+		return;
+	if (j->gate == GATE_SHUT) /* no thread: nothing else reads it */
+		j->deferred = true;
+	else
+		job_run(j);
+}
+
+int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
+{
+	int rc = job_new(out, repo, id, share, err);
+	if (!rc)
+		job_go(*out);
+	return rc;
+}
+
+int fdl__preview_start_held(fdl_preview_job **out, fdl_repo *repo, const fdl_version_new *v, fdl_duck *share,
+			    fdl_error *err)
+{
+	int rc = job_new(out, repo, v->id, share, err);
+	fdl_preview_job *j = *out;
+	if (rc)
+		return rc;
+	j->held = true;
+	j->gate = GATE_SHUT;
+	j->files_len = v->files_len;
+	snprintf(j->parent, sizeof j->parent, "%s", v->parent ? fdl_version_id(v->parent) : "");
+	j->catalog = strdup(v->catalog_file);
+	j->files_text = v->files_text ? malloc(v->files_len + 1) : NULL;
+	if (!j->catalog || (v->files_text && !j->files_text)) {
+		job_free(j);
+		*out = NULL;
+		return fdl_oom(err);
+	}
+	if (j->files_text)
+		memcpy(j->files_text, v->files_text, v->files_len);
+	job_go(j);
 	return 0;
+}
+
+/* The gate from shut to `to` (nothing once it is open or dropped). */
+static void gate_set(fdl_preview_job *j, gate to)
+{
+	pthread_mutex_lock(&j->mu);
+	if (j->gate == GATE_SHUT) {
+		j->gate = to;
+		pthread_cond_broadcast(&j->cv);
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+void fdl__preview_release(fdl_preview_job *j)
+{
+	if (!j)
+		return;
+	gate_set(j, GATE_OPEN);
+	if (j->deferred) {
+		j->deferred = false;
+		job_run(j); /* no thread: here, now, as the version is written */
+	}
 }
 
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err)
 {
 	if (!j)
 		return 0;
+	gate_set(j, GATE_DROPPED); /* its version never written: nothing of it */
 	fdl_pool_side_join(j->side);
 	int rc = j->rc;
 	if (rc)
 		*err = j->err;
-	fdl_repo_free(j->repo);
-	free(j);
+	job_free(j);
 	return rc;
 }
 

@@ -39,6 +39,18 @@ bool fdl__preview_wanted_for(fdl_repo *repo, const char *id);
  * nothing) before `share` is freed. */
 typedef struct fdl_preview_job fdl_preview_job;
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
+/* The same for version `v` before it is written (its id drawn, its data
+ * published): computed from what v holds (its frozen catalog, a local file
+ * that must stay until the join; files.json's text, copied; its first
+ * parent), beside the version's own writes; its table files and preview
+ * are held until fdl__preview_release says the version is written. */
+int fdl__preview_start_held(fdl_preview_job **out, fdl_repo *repo, const fdl_version_new *v, fdl_duck *share,
+			    fdl_error *err);
+/* The held job's version is written: its files may go (NULL: nothing).
+ * Where no thread could be started, the job runs here. */
+void fdl__preview_release(fdl_preview_job *j);
+/* Wait for the job and free it; a held job never released writes nothing
+ * (its version was never written). */
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err);
 
 /* The previews of versions no longer live deleted, and the table files no

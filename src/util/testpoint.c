@@ -5,7 +5,8 @@
  * it go, with files, never with timing. Compiled to nothing without
  * -DFDL_CRASH_POINTS.
  *
- * FDL_PAUSE_AT=<point> with FDL_PAUSE_DIR=<dir>: at <point> the command
+ * FDL_PAUSE_AT=<point> (or several, comma-separated: two threads of one
+ * command held, each at its own) with FDL_PAUSE_DIR=<dir>: at <point> the command
  * creates <dir>/<point>.reached and <dir>/<point>.<pid>.reached, and waits
  * until <dir>/<point>.go exists (kept: every later pass goes through) or
  * <dir>/<point>.<pid>.go exists (removed when seen: the next pass of that
@@ -19,6 +20,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+/* Whether `point` is one of the comma-separated names of `at`. */
+static bool named(const char *at, const char *point)
+{
+	size_t n = strlen(point);
+	for (const char *p = at; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+		if (!strncmp(p, point, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 static void touch(const char *path)
 {
 	int fd = path ? open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
@@ -29,7 +40,7 @@ static void touch(const char *path)
 void fdl_test_pause(const char *point)
 {
 	const char *at = getenv("FDL_PAUSE_AT"), *dir = getenv("FDL_PAUSE_DIR");
-	if (!at || !dir || !*dir || strcmp(at, point))
+	if (!at || !dir || !*dir || !named(at, point))
 		return;
 	long pid = (long)getpid();
 	char *reached = fdl_asprintf("%s/%s.reached", dir, point), *go = fdl_asprintf("%s/%s.go", dir, point);

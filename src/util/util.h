@@ -204,7 +204,7 @@ size_t fdl_lock_record(char out[FDL_LOCK_RECORD_MAX], const char *command);
 bool fdl_lock_record_dead(const char *text);
 int fdl_lock_record_report(const char *text, const char *where, const char *what, fdl_error *err);
 /* Test builds (-DFDL_CRASH_POINTS), the one pause mechanism: when
- * FDL_PAUSE_AT names `point`, create <FDL_PAUSE_DIR>/<point>.reached and
+ * FDL_PAUSE_AT names `point` (a comma-separated list may name several), create <FDL_PAUSE_DIR>/<point>.reached and
  * <point>.<pid>.reached and wait until <point>.go (kept) or <point>.<pid>.go
  * (removed when seen) appears there, so a test puts another process's step
  * exactly here; nothing otherwise (testpoint.c). */

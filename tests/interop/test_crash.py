@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -130,6 +131,91 @@ def test_commit(repo, tmp_path, ledger):
     ledger.record(repo.root, repo.head())  # the last run's version two is the one left published
 
 
+def held_commit(args, gate, crash_at):
+    """fdl commit killed at its crash_at-th write (FDL_CRASH_AT), held before
+    the first write of its version (pause point commit-frozen, after its
+    preview started) until the preview is computed (preview-held, let go at
+    once: nothing holds the preview but the commit's own gate). Returns its
+    exit code, its stderr and whether both points were reached (the preview
+    was ready to write before any file of the version was)."""
+    gate.mkdir()
+    (gate / "preview-held.go").touch()  # kept: every pass goes through
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_CRASH_AT=str(crash_at),
+               FDL_PAUSE_AT="commit-frozen,preview-held", FDL_PAUSE_DIR=str(gate))
+    p = subprocess.Popen([FDL, *map(str, args)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    points = [gate / "commit-frozen.reached", gate / "preview-held.reached"]
+    try:
+        deadline = time.monotonic() + 300  # a safety net, never the outcome
+        while not all(x.exists() for x in points) and p.poll() is None:
+            assert time.monotonic() < deadline, "the commit never reached its pause points"
+            time.sleep(0.005)
+        held = all(x.exists() for x in points)
+        (gate / "commit-frozen.go").touch()
+        _, err = p.communicate(timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return p.returncode, err, held
+
+
+def previews_held(root):
+    """Every file under previews/ with its sha256."""
+    return {str(p.relative_to(root)): digest(p) for p in (root / "previews").rglob("*") if p.is_file()}
+
+
+def test_commit_writes_no_preview_before_its_version(repo, tmp_path, ledger, monkeypatch):
+    """A commit's preview is computed beside its version's writes, from what
+    the commit holds (the frozen catalog, files.json's text, the base), and
+    its table files and preview are written only once version.json is: held
+    until its preview is computed, then killed at each write up to the ref
+    update and past it, no preview or table file of a version never written
+    is left; a version written (taken by the ref or not) may have its
+    preview; the rerun ends with the new tip's preview."""
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+    work = tmp_path / "work"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t AS SELECT i AS a, 'x' || i AS b FROM range(100) r(i)")
+    con.execute("CREATE TABLE lake.u (a INTEGER)")
+    con.execute("INSERT INTO lake.u VALUES (1)")
+    fdl("commit", work, "-m", "one")
+    old = repo.head()
+    con.execute("INSERT INTO lake.t VALUES (-1, 'new')")
+    con.close()
+    golden = [tmp_path / "g-repo", tmp_path / "g-work"]
+    shutil.copytree(repo.root, golden[0])
+    shutil.copytree(work, golden[1])
+    before = previews_held(repo.root)
+    versions = {p.name for p in (repo.root / "versions").iterdir()}
+    assert f"previews/{old}.json" in before
+    unwritten = 0  # kills after the preview was computed, before its version was written
+    n = 1
+    while True:
+        for g, live in zip(golden, [repo.root, work]):
+            shutil.rmtree(live)
+            shutil.copytree(g, live, symlinks=True)
+        code, err, held = held_commit(["commit", work, "-m", "two"], tmp_path / f"gate-{n}", n)
+        if code == 0:
+            break
+        assert "crash point" in err, (n, err)
+        verify_ok(repo.root, n)
+        assert previews_of_live_only(repo.root, unnamed=True), n
+        new = {d.name for d in (repo.root / "versions").iterdir()} - versions
+        if not any((repo.root / "versions" / v / "version.json").exists() for v in new):
+            assert previews_held(repo.root) == before, n  # nothing of the preview of a version never written
+            unwritten += held
+        again = run(["commit", work, "-m", "two"])
+        assert again.returncode == 0, (n, again.stderr)
+        assert repo.version(repo.head())["parents"] == [old], n
+        assert (repo.root / "previews" / f"{repo.head()}.json").exists(), n
+        assert previews_of_live_only(repo.root), n  # a table file left unnamed is the rerun's again
+        verify_ok(repo.root, n)
+        n += 1
+    assert unwritten == 4, unwritten  # killed at the catalog, dataset.json, files.json and version.json
+    assert (repo.root / "previews" / f"{repo.head()}.json").exists() and previews_of_live_only(repo.root)
+    COVERED["commit (preview held)"] = n - 1
+    ledger.record(repo.root, repo.head())
+
+
 def test_checkout_and_abandon(repo, tmp_path):
     con = repo.checkout(tmp_path / "w")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
@@ -237,16 +323,18 @@ def derived_showing(root, text):
     return sorted(str(p.relative_to(root)) for p in files if p.exists() and text.encode() in p.read_bytes())
 
 
-def previews_of_live_only(root):
-    """No preview of a gone version, no table file that no preview names,
-    and no landing card (previews/HEAD.json) of a gone version."""
+def previews_of_live_only(root, unnamed=False):
+    """No preview of a gone version, no table file that no preview names
+    (with unnamed, some may be left: a kill between a preview's table files
+    and the preview, which verify warns of and the rerun names), and no
+    landing card (previews/HEAD.json) of a gone version."""
     live = {p.parent.name for p in (root / "versions").glob("*/version.json")
             if not (p.parent / "expired.json").exists()}
     docs = {p.stem: read_json(p) for p in (root / "previews").glob("*.json") if p.name != "HEAD.json"}
     named = {t["key"] for d in docs.values() for t in d["tables"]}
     tables = {str(p.relative_to(root)) for p in (root / "previews" / "tables").glob("*.json")}
     card = root / "previews" / "HEAD.json"
-    return set(docs) <= live and tables <= named and (not card.exists() or read_json(card)["tip"] in live)
+    return set(docs) <= live and (unnamed or tables <= named) and (not card.exists() or read_json(card)["tip"] in live)
 
 
 def test_withdraw_leaves_no_preview_of_the_withdrawn_rows_at_any_point(repo, tmp_path, ledger, monkeypatch, histories):

@@ -3,6 +3,7 @@ column statistics, written at commit and by `fdl preview`, checked value by
 value against stock DuckDB over the whole table; a table the commit left as it
 was reused; removed with a withdrawn version; listed by verify."""
 import json
+import shutil
 
 import duckdb
 import pytest
@@ -185,6 +186,26 @@ def test_a_changed_table_is_read_from_its_data_files_as_duckdb_reads_it(repo, tm
     # the first rows come from the two leading files, past their deletes
     rows = preview(repo, ids[1])["main.m"]["rows"]
     assert [r[0] for r in rows[:6]] == ["25", "26", "27", "28", "29", "30"], rows
+
+
+def test_the_preview_at_commit_is_the_one_fdl_preview_computes_from_the_version(repo, tmp_path):
+    """A commit computes its preview before its version is written, from what
+    it holds (the frozen catalog in its own folder, files.json's text, its
+    base's id), beside the version's writes: byte for byte what `fdl
+    preview` computes from the versions once written, the table files and
+    the landing card too, for tables with deletes in two files, a renamed
+    and an added column, a struct read through DuckLake, and first rows
+    taken from the parent's preview."""
+    commits(repo, tmp_path / "w", *PLAIN_STEPS)
+    previews = repo.root / "previews"
+
+    def held():
+        return {str(p.relative_to(previews)): p.read_bytes() for p in previews.rglob("*") if p.is_file()}
+    at_commit = held()
+    assert len([k for k in at_commit if not k.startswith("tables/")]) == 4  # three versions and the card
+    shutil.rmtree(previews)
+    fdl("preview", repo.root)
+    assert held() == at_commit
 
 
 def test_fdl_preview_fills_older_versions_and_they_go_with_a_withdrawal(repo, tmp_path, ledger):
