@@ -61,7 +61,8 @@ def marks(lines, end):
     """From a traced commit's stamped lines: the preview's start (its ATTACH
     less its duration) and end, and the process's end, after DETACH fdl_new."""
     detach = next(t for t, line in lines if "DETACH fdl_new" in line)
-    start = next(t - float(re.search(r"trace:\s+([0-9.]+) ms", line).group(1)) for t, line in lines if " AS fdl_pv " in line)
+    start = next(t - float(re.search(r"trace:\s+([0-9.]+) ms", line).group(1))
+                 for t, line in lines if " AS fdl_pv " in line)
     stop = next(t for t, line in lines if "of its thread's CPU" in line)
     return start - detach, stop - detach, end - detach
 
