@@ -456,7 +456,8 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	 * a commit killed in it recovers as one killed before. The Iceberg
 	 * views are written beside what follows, which does not read them. */
 	fdl_ref_moved(c->repo,
-		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck, .job = &c->derived},
+		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck,
+				      .job = &c->derived},
 		      NULL);
 	/* then the working catalog's files and the repository's record, still
 	 * with `pending` saved: a commit killed in them recovers the same way */

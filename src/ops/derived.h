@@ -80,7 +80,7 @@ typedef struct fdl_ref_move {
 	const char *dst_root;         /* CLONED */
 	const fdl_version_new *version; /* FROZEN: the version about to be written */
 	fdl_duck *share;              /* FROZEN, TIP with job: a database the preview and views may share */
-	struct fdl_derived_job **job; /* FROZEN, WRITTEN, TIP: the preview and views started beside; fdl_ref_moved_join joins */
+	struct fdl_derived_job **job; /* FROZEN, WRITTEN, TIP: what started beside; fdl_ref_moved_join joins */
 	bool preview;                 /* FROZEN: the commit's decision (fdl__preview_wanted) */
 } fdl_ref_move;
 

@@ -265,7 +265,9 @@ static int table_compute(json_t **out, pv_run *r, const json_t *t, const char *s
 				      name, "table_id", json_object_get(t, "table_id"));
 	if (!rc)
 		rc = head && !json_object_update_missing(head, doc) ? 0 : fdl_oom(err);
-	if (!rc && ((!r->held && !(r->held = json_array())) || json_array_append_new(r->held, json_pack("[s, O]", sha, head))))
+	if (!rc && !r->held && !(r->held = json_array()))
+		rc = fdl_oom(err);
+	if (!rc && json_array_append_new(r->held, json_pack("[s, O]", sha, head)))
 		rc = fdl_oom(err);
 	json_decref(doc);
 	if (rc) {
