@@ -1,5 +1,6 @@
 /* Previews (preview.c): computed for a version, beside a commit (the seam,
- * derived.c, starts and joins it), and removed with their versions. */
+ * derived.c, starts and joins it), and removed with their versions;
+ * copied by a clone (preview_clone.c). */
 #ifndef FDL_OPS_PREVIEW_H
 #define FDL_OPS_PREVIEW_H
 
