@@ -480,6 +480,33 @@ def test_clone_copies_previews_from_and_into_a_bucket(s3repo, tmp_path):
         assert r.fdl("verify", f"s3://{r.bucket}/{prefix}", "--all").returncode == 0
 
 
+def test_a_commit_on_a_bucket_writes_the_preview_fdl_preview_computes(s3repo, tmp_path):
+    """A commit on a bucket computes its preview before its version is
+    written, from the catalog it froze in its own folder and the data files
+    it has just published to the bucket: byte for byte what `fdl preview`
+    computes from the version once written (a delete and a new row in one
+    table, the other reused)."""
+    r = s3repo
+    v1 = scene(r, tmp_path / "w1", "two tables", "CREATE TABLE lake.t AS SELECT range AS i FROM range(30)",
+               "CREATE TABLE lake.u AS SELECT 'x' || range AS s FROM range(5)")
+    r.fdl("preview", r.root)  # the repository keeps previews from now on
+    write(r, tmp_path / "w2", "DELETE FROM lake.t WHERE i < 3", "INSERT INTO lake.t VALUES (100)")
+    r.fdl("commit", tmp_path / "w2", "-m", "a delete and a row")
+    v2 = r.head()
+    prefix = "datasets/pop/"
+
+    def named(vid):
+        return {t["key"] for t in json.loads(r.get(f"{prefix}previews/{vid}.json"))["tables"]}
+    own = sorted(named(v2) - named(v1))  # t's file: u's is v1's
+    assert len(own) == 1 and len(named(v2)) == 2, (own, named(v2))
+    at_commit = {k: r.get(prefix + k) for k in [f"previews/{v2}.json", *own]}
+    client = r.server.client()
+    for k in at_commit:
+        client.delete_object(Bucket=r.bucket, Key=prefix + k)
+    r.fdl("preview", r.root, v2)
+    assert {k: r.get(prefix + k) for k in at_commit} == at_commit
+
+
 def test_curl_verbose_shows_no_credential(s3repo, tmp_path):
     """FDL_CURL_VERBOSE prints libcurl's account of each exchange, but the
     signed Authorization header (the key id, the signature) never."""
