@@ -20,7 +20,7 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import S3Repo, connect, fdl, read_json
+from conftest import S3Repo, connect, fdl, fdl_setup, read_json
 from test_iceberg import Readers, duck_rows, normalised, views_json
 
 
@@ -131,13 +131,17 @@ def test_spark_output_on_a_bucket(spark, s3_server, tmp_path):
 @pytest.fixture
 def spark_work(spark, repo, tmp_path):
     """A working catalog with table events published from Spark's files, and
-    the folder it takes files from."""
+    the folder it takes files from: the scene of the refusals below, so
+    checked out, added and committed by the release build (tests/README.md,
+    "Shared setups": Scenes); each refused add and the commit after it run
+    the build under test, as test_spark_output_published_without_copying's
+    checkout, add and commit do."""
     work = tmp_path / "work"
-    (tmp_path / "attach.sql").write_text(fdl("checkout", repo.root, work).stdout)
-    dest = fdl("add", "--folder", work, "events").stdout.strip()
+    (tmp_path / "attach.sql").write_text(fdl_setup("checkout", repo.root, work).stdout)
+    dest = fdl_setup("add", "--folder", work, "events").stdout.strip()
     events(spark, 0, 6).write.partitionBy("day").parquet(dest)
-    fdl("add", work, "events", dest, "--create")
-    fdl("commit", work, "-m", "base")
+    fdl_setup("add", work, "events", dest, "--create")
+    fdl_setup("commit", work, "-m", "base")
     return work, pathlib.Path(dest)
 
 
@@ -293,8 +297,9 @@ EVENTS_DDL = ("id BIGINT, name STRING, amount DECIMAL(12,2), at TIMESTAMP, tags 
 def hadoop_catalog(spark, work):
     """A Hadoop catalog whose warehouse is the working catalog's own folder
     of the repository: its namespace/table folder is the table's folder
-    fdl add takes files from. Returns the catalog's name."""
-    dest = pathlib.Path(fdl("add", "--folder", work, "events").stdout.strip())
+    fdl add takes files from (found by the release build: scenery). Returns
+    the catalog's name."""
+    dest = pathlib.Path(fdl_setup("add", "--folder", work, "events").stdout.strip())
     warehouse = dest.parent.parent
     name = "ice_" + hashlib.sha256(str(warehouse).encode()).hexdigest()[:8]
     spark.conf.set(f"spark.sql.catalog.{name}", "org.apache.iceberg.spark.SparkCatalog")
@@ -370,10 +375,12 @@ def refused_iceberg(work, table, metadata):
 
 
 def test_iceberg_tables_fdl_cannot_carry_are_refused(spark, repo, tmp_path):
+    # the checkout, the table's folder, and the first snapshot of typed
+    # below are the scene each refusal starts from: the release build's
     work = tmp_path / "work"
-    fdl("checkout", repo.root, work)
+    fdl_setup("checkout", repo.root, work)
     cat = hadoop_catalog(spark, work)
-    base = pathlib.Path(fdl("add", "--folder", work, "events").stdout.strip()).parent
+    base = pathlib.Path(fdl_setup("add", "--folder", work, "events").stdout.strip()).parent
 
     # equality deletes (Flink writes them; here through Iceberg's Java API)
     spark.sql(f"CREATE TABLE {cat}.main.eq (id BIGINT, name STRING) USING iceberg TBLPROPERTIES ({MOR})")
@@ -418,8 +425,8 @@ def test_iceberg_tables_fdl_cannot_carry_are_refused(spark, repo, tmp_path):
     # a later snapshot whose column type changed (int -> long) against the table made from the first
     spark.sql(f"CREATE TABLE {cat}.main.typed (id INT, name STRING) USING iceberg TBLPROPERTIES ({MOR})")
     spark.sql(f"INSERT INTO {cat}.main.typed VALUES (1, 'a')")
-    add_iceberg(work, "typed", base / "typed")
-    fdl("commit", work, "-m", "typed, first snapshot")
+    fdl_setup("add", work, "typed", "--iceberg", base / "typed", "--json")
+    fdl_setup("commit", work, "-m", "typed, first snapshot")
     spark.sql(f"ALTER TABLE {cat}.main.typed ALTER COLUMN id TYPE BIGINT")
     spark.sql(f"INSERT INTO {cat}.main.typed VALUES (2, 'b')")
     record = read_json(work / "fdl-iceberg.json")

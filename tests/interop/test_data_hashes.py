@@ -7,7 +7,7 @@ import json
 import shutil
 import subprocess
 
-from conftest import S3Repo, fdl, read_json, rows
+from conftest import S3Repo, fdl, fdl_setup, read_json, rows
 from s3server import Proxy
 
 
@@ -19,16 +19,20 @@ def hashes(repo, vid):
     return read_json(repo.root / "versions" / vid / "files.json").get("sha256")
 
 
-def amounts(repo, tmp_path):
-    """v1 adds a file of AMOUNT:000100-like values; v2 adds one and deletes a row."""
-    con = repo.checkout(tmp_path / "w")
+def amounts(repo, tmp_path, setup=False):
+    """v1 adds a file of AMOUNT:000100-like values; v2 adds one and deletes a row.
+    With setup, by the release build: for a test whose assertions are about
+    what runs after them (the hashes these commits record are
+    test_files_json_records_each_data_file_once_and_carries_it_over's)."""
+    run = fdl_setup if setup else fdl
+    con = repo.checkout(tmp_path / "w", setup=setup)
     con.execute("CREATE TABLE lake.pay (id INTEGER, amount VARCHAR)")
     con.execute("INSERT INTO lake.pay SELECT i, printf('AMOUNT:%06d', i * 100) FROM range(1, 6) r(i)")
-    fdl("commit", tmp_path / "w", "-m", "v1")
+    run("commit", tmp_path / "w", "-m", "v1")
     v1 = repo.head()
     con.execute("INSERT INTO lake.pay VALUES (6, 'AMOUNT:000600')")
     con.execute("DELETE FROM lake.pay WHERE id = 5")
-    fdl("commit", tmp_path / "w", "-m", "v2")
+    run("commit", tmp_path / "w", "-m", "v2")
     return con, v1, repo.head()
 
 
@@ -64,14 +68,16 @@ def test_files_json_records_each_data_file_once_and_carries_it_over(repo, tmp_pa
 
 
 def test_a_same_size_change_to_a_data_file_fails_verify_signatures_and_clone(repo, tmp_path):
-    con, v1, v2 = amounts(repo, tmp_path)
+    # the versions and their signatures are the scene (the release build's);
+    # every verify and clone after them runs the build under test
+    con, v1, v2 = amounts(repo, tmp_path, setup=True)
     key = tmp_path / "key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ann", "-f", str(key)], check=True)
     pub = (tmp_path / "key.pub").read_text().split()
     allowed = tmp_path / "allowed_signers"
     allowed.write_text(f'ann@example.org namespaces="fdl" {pub[0]} {pub[1]}\n')
     for v in (v1, v2):
-        fdl("sign", repo.root, v, "--key", key)
+        fdl_setup("sign", repo.root, v, "--key", key)
     sigs = ["--signatures", "--allowed-signers", allowed]
     assert fdl("verify", repo.root, "--all", *sigs).returncode == 0
     f = first_file(repo, v1)
@@ -118,10 +124,12 @@ def strip_hashes(repo, vid):
 
 
 def test_versions_written_before_have_no_hash_and_say_so(repo, tmp_path, ledger):
-    con = repo.checkout(tmp_path / "w")
+    # the old version is the scene (made by the release build, then its
+    # hashes stripped); the commit of the new one runs the build under test
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.pay (id INTEGER, amount VARCHAR)")
     con.execute("INSERT INTO lake.pay VALUES (1, 'AMOUNT:000100')")
-    fdl("commit", tmp_path / "w", "-m", "old")
+    fdl_setup("commit", tmp_path / "w", "-m", "old")
     old = repo.head()
     strip_hashes(repo, old)
     p = fdl("verify", repo.root, "--all")
@@ -154,7 +162,7 @@ def test_a_commit_on_a_bucket_reads_only_its_new_data_files(s3_server, tmp_path,
     proxy = Proxy(s3_server.port)
     try:
         r = S3Repo(s3_server, tmp_path, endpoint=proxy.endpoint)
-        con = r.checkout(tmp_path / "w")
+        con = r.checkout(tmp_path / "w", setup=True)  # the scene; the commits run the build under test
         con.execute("CREATE TABLE lake.t (i INTEGER)")
         for i in range(3):
             con.execute(f"INSERT INTO lake.t VALUES ({i})")
@@ -249,8 +257,9 @@ def test_nothing_to_commit_hashes_nothing(repo, tmp_path, ledger):
     """A commit that ends with "nothing to commit" publishes nothing, so it
     reads no map and hashes no file (the freeze's hashing is skipped when
     the snapshot and the description are the base's): a second commit
-    with no change says so without touching files.json or the data."""
-    con, v1, v2 = amounts(repo, tmp_path)
+    with no change says so without touching files.json or the data.
+    The two versions before are the release build's (the scene)."""
+    con, v1, v2 = amounts(repo, tmp_path, setup=True)
     con.close()
     p = fdl("commit", tmp_path / "w", "-m", "again", check=False, env={"FDL_TRACE": "1"})
     assert p.returncode == 8 and "nothing to commit" in p.stderr, (p.returncode, p.stderr)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import EXT, Repo, connect, fdl, read_json, rows
+from conftest import EXT, Repo, connect, fdl, fdl_setup, read_json, rows
 
 PGBIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 
@@ -79,7 +79,7 @@ def test_checkout_commit_adopt(postgres, tmp_path):
 def test_rebase_says_a_shared_catalog_needs_none(postgres, tmp_path):
     repo = Repo(tmp_path)
     work = new_db(postgres, "rebased")
-    fdl("checkout", repo.root, work)
+    fdl_setup("checkout", repo.root, work)  # the scene (test_checkout_commit_adopt's checkout runs FDL_BIN)
     p = fdl("rebase", work, check=False)
     assert p.returncode == 5, p.stderr
     assert "needs no rebase" in p.stderr and "run fdl commit again" in p.stderr
@@ -236,9 +236,10 @@ def test_two_committers_share_one_catalog(postgres, tmp_path, ledger):
     repo = Repo(tmp_path)
     work = new_db(postgres, "shared")
     con = connect()
-    con.execute(fdl("checkout", repo.root, work).stdout)
+    # the checkout and the base version are the scene (the release build's); the racing commits run FDL_BIN
+    con.execute(fdl_setup("checkout", repo.root, work).stdout)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
-    fdl("commit", work, "-m", "base")
+    fdl_setup("commit", work, "-m", "base")
     from conftest import FDL
     env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="x")
     for round_ in range(3):
@@ -262,9 +263,10 @@ def test_commit_rebase_of_a_shared_catalog_commits_again(postgres, tmp_path, led
     repo = Repo(tmp_path)
     work = new_db(postgres, "again")
     con = connect()
-    con.execute(fdl("checkout", repo.root, work).stdout)
+    # the checkout and the base version are the scene (the release build's); the racing commits run FDL_BIN
+    con.execute(fdl_setup("checkout", repo.root, work).stdout)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
-    fdl("commit", work, "-m", "base")
+    fdl_setup("commit", work, "-m", "base")
     con.execute("INSERT INTO lake.t VALUES (1)")
     from conftest import FDL
     gate = tmp_path / "gate"
@@ -303,12 +305,13 @@ def test_a_team_catalog_keeps_the_description(postgres, tmp_path):
     """A PostgreSQL working catalog has no folder for dataset.yml: the base
     version's description carries over to every commit from it."""
     repo = Repo(tmp_path)
-    con = repo.checkout(tmp_path / "w")
+    # the described base version is the scene (the release build's); the team's checkout and commits run FDL_BIN
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
     con.close()
     (tmp_path / "w" / "dataset.yml").write_text("name: pop\ntitle: Population\nlicenses: [CC-BY-4.0]\n"
                                                 "tables:\n  - name: t\n    description: towns\n")
-    fdl("commit", tmp_path / "w", "-m", "described")
+    fdl_setup("commit", tmp_path / "w", "-m", "described")
     work = new_db(postgres, "keeps")
     pg = connect()
     pg.execute(fdl("checkout", repo.root, work).stdout)

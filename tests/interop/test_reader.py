@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from conftest import EXT, FDL, Serving, connect, fdl, read_json, rows
+from conftest import EXT, FDL, Serving, connect, fdl, fdl_setup, read_json, rows
 
 
 class Server(Serving):
@@ -232,7 +232,7 @@ def test_an_expired_version_is_not_read_from_the_cache(published, tmp_path, ledg
         cfg = read_json(published.root / "fdl.json")
         cfg["retention"] = {"days": 0, "keep": 1}
         (published.root / "fdl.json").write_text(json.dumps(cfg))
-        fdl("expire", published.root)
+        fdl_setup("expire", published.root)  # the scene (test_lifecycle's expiries run FDL_BIN)
         assert (published.root / "versions" / first / "expired.json").exists()
         for cmd in (["query", f"{s.url}@{first}", "SELECT count(*) FROM pop"], ["attach", s.url, first]):
             p = fdl(*cmd, check=False, env=env)
@@ -280,16 +280,18 @@ def test_export_after_compaction_and_rename(published, tmp_path):
     p = fdl("export", published.root, "pop", "--to", tmp_path / "pop", check=False)
     assert p.returncode == 5 and "CALL ducklake_rewrite_data_files(" in p.stderr, p.stderr
     call = p.stderr[p.stderr.index("CALL "):].strip()
-    con = published.checkout(tmp_path / "w2")
+    # the compacted and the renamed versions are the scene of each export
+    # (checked out and committed by the release build); every export runs FDL_BIN
+    con = published.checkout(tmp_path / "w2", setup=True)
     con.execute(call)
-    fdl("commit", tmp_path / "w2", "-m", "compacted")
+    fdl_setup("commit", tmp_path / "w2", "-m", "compacted")
     files = read_json(published.root / "versions" / published.head() / "files.json")["tables"]["main.pop"]["files"]
     assert files and not any("deletes" in f for f in files)
     fdl("export", published.root, "pop", "--to", tmp_path / "pop.parquet")
     duck = connect()
     assert duck.execute(f"SELECT count(*), min(people) FROM '{tmp_path}/pop.parquet'").fetchone() == (990, 100)
     con.execute("ALTER TABLE lake.other RENAME COLUMN x TO y")
-    fdl("commit", tmp_path / "w2", "-m", "renamed")
+    fdl_setup("commit", tmp_path / "w2", "-m", "renamed")
     p = fdl("export", published.root, "other", "--to", tmp_path / "o", check=False)
     assert p.returncode == 5 and "renamed" in p.stderr
     # into one file the old files' column is read by its field id under the new name
@@ -391,9 +393,9 @@ def test_root_at_ref_in_every_command(published, server, tmp_path):
     without a path (http://host:port@main), never read as user@host."""
     repo = published
     url = server.url
-    first = fdl("log", repo.root, "--json").stdout.splitlines()[-1]
+    first = fdl_setup("log", repo.root, "--json").stdout.splitlines()[-1]  # the scene: v1 and its tag
     v1 = json.loads(first)["id"]
-    fdl("tag", repo.root, "v1", v1)
+    fdl_setup("tag", repo.root, "v1", v1)
     for root in (url, str(repo.root)):
         env = {"FDL_CACHE_DIR": str(tmp_path / "cache")}
         log = fdl("log", f"{root}@main", "--json", env=env).stdout.splitlines()

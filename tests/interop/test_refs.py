@@ -9,14 +9,14 @@ import time
 
 import pytest
 
-from conftest import EXT, FDL, fdl, rows
+from conftest import EXT, FDL, fdl, fdl_setup, rows
 from test_lifecycle import history, set_retention
 
 
 @pytest.mark.quick
 def test_a_branch_and_a_tag_never_share_a_name(repo, tmp_path):
     con, (v1, v2, v3) = history(repo, tmp_path)
-    fdl("tag", repo.root, "t5", v2)
+    fdl_setup("tag", repo.root, "t5", v2)  # the scene (the release build's), as history is
     for args in (["branch", repo.root, "t5", "main:2"], ["branch", repo.root, "refs/heads/t5", v1]):
         p = fdl(*args, check=False)
         assert p.returncode == 9, p.stderr
@@ -32,14 +32,14 @@ def test_a_branch_and_a_tag_never_share_a_name(repo, tmp_path):
     assert p.returncode == 5 and "t5 is a tag" in p.stderr
     assert not (tmp_path / "w2" / "ducklake.sqlite").exists()
     # the other way: a tag named like a branch
-    fdl("branch", repo.root, "dev", v1)
+    fdl_setup("branch", repo.root, "dev", v1)
     p = fdl("tag", repo.root, "dev", v3, check=False)
     assert p.returncode == 9 and "a branch dev exists (refs/heads/dev, version " + v1 in p.stderr
     assert not (repo.root / "refs/tags/dev").exists()
     # a tag that takes a new branch's name between its checkout and its first commit
-    w3 = repo.checkout(tmp_path / "w3", "--orphan", "feature")
+    w3 = repo.checkout(tmp_path / "w3", "--orphan", "feature", setup=True)
     w3.execute("CREATE TABLE lake.f (x INTEGER)")
-    fdl("tag", repo.root, "feature", v1)
+    fdl_setup("tag", repo.root, "feature", v1)
     before = sorted(os.listdir(repo.root / "versions"))
     p = fdl("commit", tmp_path / "w3", "-m", "first on feature", check=False)
     assert p.returncode == 9 and "a tag feature exists" in p.stderr
@@ -57,8 +57,8 @@ def test_a_ref_is_never_the_folder_of_another(repo, tmp_path):
     9 as a name a tag holds, either way round, for branches and tags, before
     anything is written."""
     con, (v1, v2) = history(repo, tmp_path, n=2)
-    fdl("branch", repo.root, "dev/x", v1)
-    fdl("tag", repo.root, "v2025", v1)
+    fdl_setup("branch", repo.root, "dev/x", v1)  # the scene; the refused refs and those beside run FDL_BIN
+    fdl_setup("tag", repo.root, "v2025", v1)
     before = {str(p): p.stat().st_mtime_ns for p in repo.root.rglob("*")}
     for args, taken in ((["branch", repo.root, "main/geo", "main"], "branch main exists (refs/heads/main, version " + v2),
                         (["branch", repo.root, "main/geo/x", v1, "--force"], "branch main exists (refs/heads/main"),
@@ -78,14 +78,14 @@ def test_a_ref_is_never_the_folder_of_another(repo, tmp_path):
 def test_no_ref_on_an_expired_or_withdrawn_version(repo, tmp_path):
     con, (v1, v2, v3) = history(repo, tmp_path)
     set_retention(repo, 0, 1)
-    fdl("expire", repo.root)
+    fdl_setup("expire", repo.root)  # the scene (test_lifecycle's expiries run FDL_BIN); the refs refused run it here
     assert (repo.root / "versions" / v1 / "expired.json").exists()
     for kind in ("tag", "branch"):
         p = fdl(kind, repo.root, "old", v1, check=False)
         assert p.returncode == 7, p.stderr
         assert f"{kind} old not created: version {v1} left retention" in p.stderr
         assert not (repo.root / "refs" / ("tags" if kind == "tag" else "heads") / "old").exists()
-    fdl("withdraw", repo.root, v3, "--reason", "wrong numbers", "--force")  # main's tip: --force
+    fdl_setup("withdraw", repo.root, v3, "--reason", "wrong numbers", "--force")  # main's tip: --force; the scene
     for kind in ("tag", "branch"):
         p = fdl(kind, repo.root, "bad", v3, check=False)
         assert p.returncode == 7 and f"version {v3} was withdrawn" in p.stderr, p.stderr
@@ -160,17 +160,18 @@ def test_refs_on_a_bucket(s3repo, tmp_path):
     absent: a holder that was killed is broken by the next one on this host,
     a live one is reported."""
     r = s3repo
-    con = r.checkout(tmp_path / "w")
+    # the version and the refs each refusal meets are the scene: the release build's
+    con = r.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT 1 AS i")
     con.close()
-    v1 = r.fdl("commit", tmp_path / "w", "-m", "one", "-q").stdout.strip()
-    r.fdl("tag", r.root, "t5", v1)
+    v1 = r.setup("commit", tmp_path / "w", "-m", "one", "-q").stdout.strip()
+    r.setup("tag", r.root, "t5", v1)
     p = r.fdl("branch", r.root, "t5", check=False)
     assert p.returncode == 9 and "refs/tags/t5" in p.stderr
     # a bucket has no folders, but a ref is never another's folder there either
     p = r.fdl("branch", r.root, "main/geo", check=False)
     assert p.returncode == 9 and "refs/heads/main" in p.stderr and "folder" in p.stderr, p.stderr
-    r.fdl("branch", r.root, "dev/x")
+    r.setup("branch", r.root, "dev/x")
     p = r.fdl("branch", r.root, "dev", check=False)
     assert p.returncode == 9 and "refs/heads/dev/x" in p.stderr, p.stderr
     assert not any(k.endswith(("refs/heads/main/geo", "refs/heads/dev")) for k in r.keys())

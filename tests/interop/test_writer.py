@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import FDL, EXT, connect, fdl, read_json, rows, tables
+from conftest import FDL, EXT, connect, fdl, fdl_setup, read_json, rows, tables
 
 STEPS = [
     ("create and insert", [
@@ -157,9 +157,10 @@ def test_files_json_and_dataset_json(repo, tmp_path):
 
 
 def test_nothing_to_commit(repo, tmp_path):
-    con = repo.checkout(tmp_path / "work")
+    # the first version is the scene (the release build's); the commit with nothing new runs FDL_BIN
+    con = repo.checkout(tmp_path / "work", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
-    fdl("commit", tmp_path / "work", "-m", "one")
+    fdl_setup("commit", tmp_path / "work", "-m", "one")
     before = sorted(p.name for p in (repo.root / "versions").iterdir())
     p = fdl("commit", tmp_path / "work", "-m", "again", check=False)
     assert p.returncode == 8 and "nothing to commit" in p.stderr
@@ -167,12 +168,14 @@ def test_nothing_to_commit(repo, tmp_path):
 
 
 def test_concurrent_commits_one_wins(repo, tmp_path, ledger):
-    con = repo.checkout(tmp_path / "base")
+    # the base version and the two working catalogs are the scene (the
+    # release build's); the racing commits and the retry run FDL_BIN
+    con = repo.checkout(tmp_path / "base", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
-    fdl("commit", tmp_path / "base", "-m", "base")
+    fdl_setup("commit", tmp_path / "base", "-m", "base")
     base = repo.head()
-    a = repo.checkout(tmp_path / "a")
-    b = repo.checkout(tmp_path / "b")
+    a = repo.checkout(tmp_path / "a", setup=True)
+    b = repo.checkout(tmp_path / "b", setup=True)
     a.execute("INSERT INTO lake.t VALUES (1)")
     b.execute("INSERT INTO lake.t VALUES (2)")
     env = dict(FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="x", PATH="/usr/bin:/bin")
@@ -225,16 +228,18 @@ def test_missing_data_file_is_refused(repo, tmp_path):
 
 
 def test_commit_on_a_base_withdrawn_since_checkout_is_refused(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w1")
+    # the base, the checkout on it and its withdrawal are the scene (the
+    # release build's; test_lifecycle's withdrawals run FDL_BIN); the commit runs FDL_BIN
+    con = repo.checkout(tmp_path / "w1", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
     con.close()
-    fdl("commit", tmp_path / "w1", "-m", "one")
+    fdl_setup("commit", tmp_path / "w1", "-m", "one")
     base = repo.head()
-    con = repo.checkout(tmp_path / "w2")
+    con = repo.checkout(tmp_path / "w2", setup=True)
     con.execute("INSERT INTO lake.t VALUES (2)")
     con.close()
-    fdl("withdraw", repo.root, base, "--reason", "published by mistake", "--force")
+    fdl_setup("withdraw", repo.root, base, "--reason", "published by mistake", "--force")
     p = fdl("commit", tmp_path / "w2", "-m", "two", check=False)
     assert p.returncode == 7, p.stderr
     assert base in p.stderr and "check out again" in p.stderr
@@ -244,12 +249,14 @@ def test_commit_on_a_base_withdrawn_since_checkout_is_refused(repo, tmp_path):
 def test_a_new_data_file_that_is_a_symlink_or_of_another_size_is_refused(repo, tmp_path):
     """The data files a commit adds are each looked at (a folder at a time):
     a symlink is never followed, a size must be the catalog's, and a file
-    missing from a second version (one with a base) is caught too."""
-    con = repo.checkout(tmp_path / "work")
+    missing from a second version (one with a base) is caught too. The
+    first version is the scene (the release build's); every commit of the
+    second runs FDL_BIN."""
+    con = repo.checkout(tmp_path / "work", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("CREATE TABLE lake.u (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
-    fdl("commit", tmp_path / "work", "-m", "one")
+    fdl_setup("commit", tmp_path / "work", "-m", "one")
     base = repo.head()
     before = set((repo.root / "work").rglob("*.parquet"))
     con.execute("INSERT INTO lake.t VALUES (2)")
