@@ -62,7 +62,7 @@ def staged_files(dest):
 
 def test_spark_output_published_without_copying(spark, repo, tmp_path):
     work = tmp_path / "work"
-    fdl("checkout", repo.root, work)
+    fdl_setup("checkout", repo.root, work)  # the scene: the add and commit after it run FDL_BIN
     dest = fdl("add", "--folder", work, "events").stdout.strip()
     assert dest.startswith(f"{repo.root}/work/") and dest.endswith("/main/events/")
     first = events(spark, 0, 30)
@@ -108,7 +108,7 @@ def test_spark_output_on_a_bucket(spark, s3_server, tmp_path):
     prefix of the working catalog's folder, the commit copies server-side."""
     repo = S3Repo(s3_server, tmp_path)
     work = tmp_path / "work"
-    repo.fdl("checkout", repo.root, work)
+    repo.setup("checkout", repo.root, work)  # the scene (test_s3's checkouts run FDL_BIN)
     dest = repo.fdl("add", "--folder", work, "events").stdout.strip()
     assert dest.startswith(f"{repo.root}/work/") and dest.endswith("/main/events/")
     df = events(spark, 0, 20)
@@ -250,7 +250,7 @@ def test_columns_the_added_files_have_no_statistics_for_are_answered_as_the_rows
     import pyarrow as pa
     import pyarrow.parquet as pq
     work = tmp_path / "work"
-    attach = fdl("checkout", repo.root, work).stdout
+    attach = fdl_setup("checkout", repo.root, work).stdout  # the scene: the adds and commits run FDL_BIN
     dest = pathlib.Path(fdl("add", "--folder", work, "events").stdout.strip())
     events(spark, 0, 6).write.partitionBy("day").parquet(str(dest))  # at 12:00 to 12:05
     fdl("add", work, "events", dest, "--create")
@@ -319,7 +319,7 @@ def add_iceberg(work, table, metadata, check=True):
 
 def test_iceberg_table_published_and_a_later_snapshot(spark, repo, tmp_path):
     work = tmp_path / "work"
-    fdl("checkout", repo.root, work)
+    fdl_setup("checkout", repo.root, work)  # the scene: the adds and commits run FDL_BIN
     cat = hadoop_catalog(spark, work)
     t = f"{cat}.main.events"
     spark.sql(f"CREATE TABLE {t} ({EVENTS_DDL}) USING iceberg PARTITIONED BY (day) TBLPROPERTIES ({MOR})")
