@@ -78,7 +78,7 @@ def test_a_ref_is_never_the_folder_of_another(repo, tmp_path):
 def test_no_ref_on_an_expired_or_withdrawn_version(repo, tmp_path):
     con, (v1, v2, v3) = history(repo, tmp_path)
     set_retention(repo, 0, 1)
-    fdl_setup("expire", repo.root)  # the scene (test_lifecycle's expiries run FDL_BIN); the refs refused run it here
+    fdl_setup("expire", repo.root)  # the scene (test_lifecycle's expiries run FDL_BIN)
     assert (repo.root / "versions" / v1 / "expired.json").exists()
     for kind in ("tag", "branch"):
         p = fdl(kind, repo.root, "old", v1, check=False)
