@@ -341,11 +341,11 @@ def test_show_and_diff_name_what_the_description_changed(repo, tmp_path):
     (tmp_path / "w" / "dataset.yml").write_text(
         "name: s\ntitle: Stats\nlicenses: [CC0-1.0]\ntables:\n  - name: t\n    fields:\n"
         "      - name: a\n        description: A\n")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")  # the two versions are the scene: show and diff compare them
     (tmp_path / "w" / "dataset.yml").write_text(
         "name: s\ntitle: Monthly stats\nlicenses: [CC-BY-4.0]\ntables:\n  - name: t\n    description: the t\n"
         "    fields:\n      - name: a\n        description: the a\n")
-    commit(tmp_path / "w", "description only")
+    scene(tmp_path / "w", "description only")
     show = fdl("show", repo.root).stdout
     section = show.split("description changes\n")[1].split("\n\n")[0].splitlines()
     assert section == ["  title changed", "  licenses changed", "  main.t: description added",
