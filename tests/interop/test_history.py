@@ -10,15 +10,22 @@ import textwrap
 
 import pytest
 
-from conftest import EXT, FDL, connect, fdl, read_json, rows
+from conftest import EXT, FDL, connect, fdl, fdl_setup, read_json, rows
 
 
 def commit(work, msg, *extra):
     return fdl("commit", work, "-m", msg, *extra)
 
 
+def scene(work, msg):
+    """A commit of the test's scene: the release build (fdl_setup), for the
+    versions a test starts from and asserts nothing about (tests/README.md,
+    "Shared setups")."""
+    return fdl_setup("commit", work, "-m", msg)
+
+
 def test_changes_and_breaking(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR, c INTEGER)")
     con.execute("CREATE TABLE lake.gone (x INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1, 'x', 1)")
@@ -54,7 +61,7 @@ def test_changes_and_breaking(repo, tmp_path):
 
 
 def test_inputs_file_and_url(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     big = tmp_path / "source.bin"
     with open(big, "wb") as f:  # bigger than any buffer: hashed streaming
@@ -99,7 +106,7 @@ def test_inputs_file_and_url(repo, tmp_path):
 
 
 def test_snapshot_messages_stay_in_the_catalog(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("BEGIN")
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("CALL lake.set_commit_message('builder', 'create t', extra_info => '{\"step\": 1}')")
@@ -116,10 +123,10 @@ def test_snapshot_messages_stay_in_the_catalog(repo, tmp_path):
 
 
 def test_branches(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")
     first = repo.head()
     fdl("branch", repo.root, "dev")
     p = fdl("branch", repo.root, "dev", check=False)
@@ -148,10 +155,10 @@ def test_branches(repo, tmp_path):
 def test_a_dbt_rebuild_is_not_a_breaking_change(repo, tmp_path):
     """dbt's `table` materialisation: x__dbt_tmp is built, x dropped and the
     new table renamed to x. Within one version that is the same table."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.x AS SELECT 1 AS a, 'p' AS b")
     con.execute("CREATE TABLE lake.y (k INTEGER)")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")
 
     def rebuild(select):
         con.execute(f"CREATE TABLE lake.x__dbt_tmp AS {select}")
@@ -176,10 +183,10 @@ def test_a_dbt_rebuild_is_not_a_breaking_change(repo, tmp_path):
 
 
 def test_tags(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
     con.execute("INSERT INTO lake.t VALUES (1)")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")
     first = repo.head()
     assert fdl("tag", repo.root, "v1").stdout == "Created tag v1\n"
     assert (repo.root / "refs/tags/v1").read_text() == first + "\n"
@@ -204,15 +211,15 @@ def test_tags(repo, tmp_path):
 
 
 def test_show_says_what_a_version_holds_and_changed(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR)")
     con.execute("INSERT INTO lake.t SELECT i, 'x' FROM range(5) r(i)")
     con.execute("CREATE SCHEMA lake.s")
     con.execute("CREATE TABLE lake.s.u AS SELECT 1 AS k")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")
     con.execute("ALTER TABLE lake.t ADD COLUMN c DOUBLE")
     con.execute("DELETE FROM lake.t WHERE a < 2")
-    commit(tmp_path / "w", "two")
+    scene(tmp_path / "w", "two")
     out = fdl("show", repo.root).stdout
     assert "changes\n" in out and "add_column" in out and "c" in out
     lines = {l.split()[0]: l.split() for l in out.splitlines()[out.splitlines().index(
@@ -229,16 +236,16 @@ def test_show_says_what_a_version_holds_and_changed(repo, tmp_path):
 
 
 def test_diff_rows_match_except(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER, b VARCHAR)")
     con.execute("INSERT INTO lake.t VALUES (1, 'x'), (2, 'y'), (2, 'y'), (3, 'z')")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")
     a = repo.head()
     con.execute("DELETE FROM lake.t WHERE a = 1")
     con.execute("UPDATE lake.t SET b = 'Z' WHERE a = 3")
     con.execute("INSERT INTO lake.t VALUES (4, 'w'), (2, 'y')")
     con.execute("ALTER TABLE lake.t ADD COLUMN c INTEGER")
-    commit(tmp_path / "w", "two")
+    scene(tmp_path / "w", "two")
     b = repo.head()
     d = json.loads(fdl("diff", repo.root, a, b, "--rows", "--json").stdout)
     assert d["from"] == a and d["to"] == b
@@ -264,16 +271,16 @@ def test_diff_rows_match_except(repo, tmp_path):
 
 
 def test_diff_rows_skips_unchanged_tables_and_compares_variants(repo, tmp_path):
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     for i in range(20):
         con.execute(f"CREATE TABLE lake.same{i} AS SELECT range AS a FROM range({i + 1})")
     con.execute("CREATE TABLE lake.v (k INTEGER, x VARIANT)")
     con.execute("INSERT INTO lake.v VALUES (1, 1::VARIANT), (2, 'two'::VARIANT), (3, [1, 2]::VARIANT)")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")
     a = repo.head()
     con.execute("DELETE FROM lake.v WHERE k = 2")
     con.execute("INSERT INTO lake.v VALUES (4, {'p': 1}::VARIANT)")
-    commit(tmp_path / "w", "two")
+    scene(tmp_path / "w", "two")
     b = repo.head()
     p = fdl("diff", repo.root, a, b, "--rows", "--json", env={"FDL_TRACE": "1"})
     d = json.loads(p.stdout)
@@ -335,11 +342,11 @@ def test_run_pipeline(repo, tmp_path):
 
 def test_run_reports_conflict(repo, tmp_path, ledger):
     """A publish that lands while the build runs makes the run's commit a conflict."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t (a INTEGER)")
-    commit(tmp_path / "w", "base")
+    scene(tmp_path / "w", "base")
     # a second working catalog on the same base, whose commit lands mid-build
-    (tmp_path / "other.sql").write_text(fdl("checkout", repo.root, tmp_path / "other").stdout)
+    (tmp_path / "other.sql").write_text(fdl_setup("checkout", repo.root, tmp_path / "other").stdout)
     script = tmp_path / "racy.py"
     script.write_text(textwrap.dedent(f"""
         import os, subprocess, duckdb

@@ -12,11 +12,18 @@ import time
 
 import pytest
 
-from conftest import EXT, FDL, connect, fdl, read_json, rows, tables
+from conftest import EXT, FDL, connect, fdl, fdl_setup, read_json, rows, tables
 
 
 def commit(work, msg, *extra, check=True):
     return fdl("commit", work, "-m", msg, *extra, check=check)
+
+
+def scene(work, msg):
+    """A commit of the test's scene: the release build (fdl_setup), for the
+    versions a test starts from and asserts nothing about (tests/README.md,
+    "Shared setups")."""
+    return fdl_setup("commit", work, "-m", msg)
 
 
 def test_serve_on_a_taken_port_says_it_once(repo):
@@ -34,9 +41,9 @@ def test_serve_on_a_taken_port_says_it_once(repo):
 def test_dry_runs_with_nothing_to_do_say_so(repo, tmp_path):
     """Finding: `expire --dry-run` and `gc --dry-run` with nothing to do
     printed nothing at all."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")
     for args in (["expire", "--dry-run"], ["expire"]):
         out = fdl(*args[:1], repo.root, *args[1:]).stdout
         assert out.startswith("Nothing") and "retention" in out, out
@@ -46,12 +53,13 @@ def test_dry_runs_with_nothing_to_do_say_so(repo, tmp_path):
 
 
 def history(repo, tmp_path, n, work="w"):
-    """n versions on main, each replacing t with one row (i); the ids."""
-    con = repo.checkout(tmp_path / work)
+    """n versions on main, each replacing t with one row (i); the ids.
+    The tests' scene: checked out and committed by the release build."""
+    con = repo.checkout(tmp_path / work, setup=True)
     ids = []
     for i in range(1, n + 1):
         con.execute(f"CREATE OR REPLACE TABLE lake.t AS SELECT {i} AS a")
-        commit(tmp_path / work, f"v{i}")
+        scene(tmp_path / work, f"v{i}")
         ids.append(repo.head())
     return con, ids
 
@@ -114,8 +122,8 @@ def test_checkout_of_a_missing_branch_is_refused(repo, tmp_path):
     """Finding: `checkout --ref corection` exited 0 with an empty catalog and
     the next commit published `corection` as an unrelated seq 1."""
     _, ids = history(repo, tmp_path, 2)
-    fdl("branch", repo.root, "correction")
-    fdl("tag", repo.root, "v2025", "main:1")
+    fdl_setup("branch", repo.root, "correction")  # scene: the checkouts are checked
+    fdl_setup("tag", repo.root, "v2025", "main:1")
     before = sorted(p.relative_to(repo.root) for p in repo.root.rglob("*"))
     p = fdl("checkout", repo.root, tmp_path / "c", "--ref", "corection", check=False)
     assert p.returncode == 3
@@ -147,7 +155,7 @@ def test_checkout_of_a_missing_branch_is_refused(repo, tmp_path):
 def test_nothing_to_commit_on_an_empty_repository(repo, tmp_path):
     """Finding: committing an untouched checkout of an empty repository, or
     `fdl run` of a command that writes nothing, published an empty version."""
-    repo.checkout(tmp_path / "w").close()
+    repo.checkout(tmp_path / "w", setup=True).close()
     p = commit(tmp_path / "w", "nothing", check=False)
     assert p.returncode == 8 and "nothing to commit" in p.stderr
     p = fdl("run", repo.root, "--", "true")
@@ -176,11 +184,11 @@ tables:
 def test_a_renamed_column_keeps_its_description(repo, tmp_path):
     """Finding: a renamed column lost its description silently, and the
     commit after it failed naming the table's line for the column."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.monthly_indicators (month INTEGER, obs_status VARCHAR)")
     con.execute("INSERT INTO lake.monthly_indicators VALUES (1, 'A')")
     (tmp_path / "w" / "dataset.yml").write_text(DESCRIBED)
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")
     con.execute("ALTER TABLE lake.monthly_indicators RENAME COLUMN obs_status TO status")
 
     def described(ref="main"):
@@ -220,7 +228,7 @@ def test_a_catalog_migrated_to_ducklake_1_1_is_refused_at_commit(repo, tmp_path)
     """DuckDB 2.0 ships DuckLake 1.1, which migrates a working catalog when
     asked to; versions must stay format 1.0 for readers on DuckDB 1.5."""
     import sqlite3
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
     con.close()
     db = sqlite3.connect(tmp_path / "w" / "ducklake.sqlite")
@@ -239,7 +247,7 @@ def test_an_interrupted_commit_says_so_and_leaves_no_temporary_folder(repo, tmp_
     """Finding: Ctrl-C during a commit exited without a word. Forced: the
     working folder's dataset.yml is a FIFO, so the commit waits in it, after
     its temporary folder is made, until the test (its writer) lets go."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
     con.close()
     tmp = tmp_path / "tmp"
@@ -328,16 +336,16 @@ def test_log_shows_refs_and_states(repo, tmp_path, ledger):
 def test_show_and_diff_name_what_the_description_changed(repo, tmp_path):
     """Finding: `show` and `diff` said "no schema changes" for a version
     that changed only its description and licence."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
     (tmp_path / "w" / "dataset.yml").write_text(
         "name: s\ntitle: Stats\nlicenses: [CC0-1.0]\ntables:\n  - name: t\n    fields:\n"
         "      - name: a\n        description: A\n")
-    commit(tmp_path / "w", "one")
+    scene(tmp_path / "w", "one")  # the two versions are the scene: show and diff compare them
     (tmp_path / "w" / "dataset.yml").write_text(
         "name: s\ntitle: Monthly stats\nlicenses: [CC-BY-4.0]\ntables:\n  - name: t\n    description: the t\n"
         "    fields:\n      - name: a\n        description: the a\n")
-    commit(tmp_path / "w", "description only")
+    scene(tmp_path / "w", "description only")
     show = fdl("show", repo.root).stdout
     section = show.split("description changes\n")[1].split("\n\n")[0].splitlines()
     assert section == ["  title changed", "  licenses changed", "  main.t: description added",
@@ -357,12 +365,12 @@ def refs_of(root):
 
 def branched(repo, tmp_path):
     """main with three versions, `fixes` one version beyond main:2, tag v1 on main:1."""
-    _, ids = history(repo, tmp_path, 3)
-    fdl("branch", repo.root, "fixes", "main:2")
-    con = repo.checkout(tmp_path / "f", "--ref", "fixes")
+    _, ids = history(repo, tmp_path, 3)  # the clone tests' scene: all by the release build
+    fdl_setup("branch", repo.root, "fixes", "main:2")
+    con = repo.checkout(tmp_path / "f", "--ref", "fixes", setup=True)
     con.execute("INSERT INTO lake.t VALUES (20)")
-    commit(tmp_path / "f", "fix")
-    fdl("tag", repo.root, "v1", "main:1")
+    scene(tmp_path / "f", "fix")
+    fdl_setup("tag", repo.root, "v1", "main:1")
     return ids, repo.head("fixes")
 
 
@@ -403,15 +411,15 @@ def test_clone_into_another_repository_is_refused(repo, tmp_path):
     """Issue 43: `fdl clone A M; fdl clone B M` with unrelated A and B
     replaced M's main with B's, and A's versions were left unreferenced."""
     history(repo, tmp_path, 2)
-    other = tmp_path / "other"
-    fdl("init", other)
+    other = tmp_path / "other"  # the scene (other, the mirror): the release build
+    fdl_setup("init", other)
     con = connect()
-    con.execute(fdl("checkout", other, tmp_path / "ow").stdout)
+    con.execute(fdl_setup("checkout", other, tmp_path / "ow").stdout)
     con.execute("CREATE TABLE lake.t AS SELECT 7 AS a")
     con.close()
-    commit(tmp_path / "ow", "unrelated")
+    scene(tmp_path / "ow", "unrelated")
     mirror = tmp_path / "m"
-    fdl("clone", repo.root, mirror)
+    fdl_setup("clone", repo.root, mirror)
     before = refs_of(mirror)
     p = fdl("clone", other, mirror, check=False)
     assert p.returncode == 4 and "another repository" in p.stderr and "--force" in p.stderr, p.stderr
@@ -426,8 +434,8 @@ def test_a_mirror_says_when_the_source_moved_a_branch_back(repo, tmp_path):
     mirror, with a line that says so rather than silently."""
     _, ids = history(repo, tmp_path, 3)
     mirror = tmp_path / "m"
-    fdl("clone", repo.root, mirror)
-    fdl("branch", repo.root, "main", "main:1", "--force")
+    fdl_setup("clone", repo.root, mirror)  # scene: the next clone is checked
+    fdl_setup("branch", repo.root, "main", "main:1", "--force")
     out = fdl("clone", repo.root, mirror).stdout
     assert f"warning: refs/heads/main moved from {ids[2]} to {ids[0]}, which does not descend from it" in out
     assert refs_of(mirror)["refs/heads/main"] == ids[0]
@@ -467,7 +475,7 @@ def test_verify_reaches_a_version_no_ref_reaches(repo, tmp_path, ledger):
     """Finding: `fdl verify` said "3 versions checked" and found nothing
     wrong with a damaged older version that only `--all` reached."""
     _, ids = history(repo, tmp_path, 3)
-    fdl("branch", repo.root, "main", "main:2", "--force")  # v3 is now reached by no ref
+    fdl_setup("branch", repo.root, "main", "main:2", "--force")  # scene: v3 is now reached by no ref
     with open(repo.root / "versions" / ids[2] / "ducklake.duckdb", "ab") as f:
         f.write(b"x")
     ledger.waive(ids[2], "its catalog is damaged on purpose")

@@ -32,6 +32,21 @@ def scene(repo, work, message, *statements):
     return repo.setup("commit", work, "-m", message, "-q").stdout.strip()
 
 
+def bucket(server, tmp, endpoint=None):
+    """An S3Repo whose init is the test's scene (the release build): for
+    tests about what follows it. Init on a bucket runs FDL_BIN in
+    test_round_trip_init_commit_log_query and the tests that check init."""
+    r = S3Repo(server, tmp, endpoint=endpoint, init=False)
+    r.setup("init", r.root)
+    return r
+
+
+@pytest.fixture
+def s3scene(s3_server, tmp_path):
+    """s3repo, initialized by the release build (bucket above)."""
+    return bucket(s3_server, tmp_path)
+
+
 def query(repo, target, sql):
     p = repo.fdl("query", target, sql, "--format", "csv")
     return p.stdout.strip().splitlines()[1:]
@@ -76,8 +91,8 @@ def test_round_trip_init_commit_log_query(s3repo, tmp_path):
     assert r.fdl("verify", r.root, "--all").returncode == 0
 
 
-def test_stock_duckdb_attaches_straight_from_the_bucket(s3repo, tmp_path):
-    r = s3repo
+def test_stock_duckdb_attaches_straight_from_the_bucket(s3scene, tmp_path):
+    r = s3scene
     scene(r, tmp_path / "w1", "ten", "CREATE TABLE lake.t AS SELECT range AS i FROM range(10)")
     scene(r, tmp_path / "w2", "fifteen", "INSERT INTO lake.t SELECT range + 10 FROM range(5)")
     sql = r.fdl("attach", r.root).stdout
@@ -92,8 +107,8 @@ def test_stock_duckdb_attaches_straight_from_the_bucket(s3repo, tmp_path):
     assert old.execute("SELECT count(*), sum(i) FROM v1.t").fetchone() == (10, 45)
 
 
-def test_checkout_prints_a_secret_and_writes_data_to_the_bucket(s3repo, tmp_path):
-    r = s3repo
+def test_checkout_prints_a_secret_and_writes_data_to_the_bucket(s3scene, tmp_path):
+    r = s3scene
     out = r.fdl("checkout", r.root, tmp_path / "w").stdout
     assert "LOAD httpfs;" in out and "CREATE OR REPLACE SECRET" in out
     # DuckDB writes into the working catalog's own folder in the bucket, work/<id>/
@@ -106,8 +121,8 @@ def test_checkout_prints_a_secret_and_writes_data_to_the_bucket(s3repo, tmp_path
             assert r.server.secret.encode() not in f.read_bytes(), f
 
 
-def test_four_committers_one_branch_one_winner_per_round(s3repo, tmp_path):
-    r = s3repo
+def test_four_committers_one_branch_one_winner_per_round(s3scene, tmp_path):
+    r = s3scene
     scene(r, tmp_path / "base", "base", "CREATE TABLE lake.t (writer INTEGER, round INTEGER)")
     env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", **r.env)
     winners = []
@@ -115,7 +130,7 @@ def test_four_committers_one_branch_one_winner_per_round(s3repo, tmp_path):
         works = []
         for w in range(4):
             work = tmp_path / f"r{rnd}w{w}"
-            write(r, work, f"INSERT INTO lake.t VALUES ({w}, {rnd})")
+            write(r, work, f"INSERT INTO lake.t VALUES ({w}, {rnd})", setup=True)  # scene: the commits race
             works.append(work)
         procs = [subprocess.Popen([FDL, "commit", str(work), "-m", f"round {rnd} writer {w}", "-q"], env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -143,9 +158,9 @@ def test_four_committers_one_branch_one_winner_per_round(s3repo, tmp_path):
     assert ids[:len(winners)] == [vid for _, _, vid in reversed(winners)] and len(ids) == len(winners) + 1
 
 
-def test_multipart_upload_round_trip(s3repo, tmp_path):
-    r = s3repo
-    write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT range AS i FROM range(100)")
+def test_multipart_upload_round_trip(s3scene, tmp_path):
+    r = s3scene
+    write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT range AS i FROM range(100)", setup=True)
     small = {"FDL_S3_MULTIPART_THRESHOLD": "65536", "FDL_S3_PART_SIZE": "65536"}
     vid = r.fdl("commit", tmp_path / "w", "-m", "in parts", "-q", env=small).stdout.strip()
     size = len(r.get(f"datasets/pop/versions/{vid}/ducklake.duckdb"))
@@ -158,11 +173,10 @@ def test_multipart_upload_round_trip(s3repo, tmp_path):
 
 
 @pytest.mark.skipif(not SAN, reason="crash points exist only in the test build (make interop)")
-def test_interrupted_multipart_upload_leaves_no_visible_version(s3repo, tmp_path):
-    r = s3repo
-    write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT 1 AS i")
-    first = r.fdl("commit", tmp_path / "w1", "-m", "one", "-q").stdout.strip()
-    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (2)")
+def test_interrupted_multipart_upload_leaves_no_visible_version(s3scene, tmp_path):
+    r = s3scene
+    first = scene(r, tmp_path / "w1", "one", "CREATE TABLE lake.t AS SELECT 1 AS i")
+    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (2)", setup=True)
     small = {"FDL_S3_MULTIPART_THRESHOLD": "65536", "FDL_S3_PART_SIZE": "65536"}
     # write 1 starts the catalog upload, 2 and 3 are its first parts: die before the third part
     p = r.fdl("commit", tmp_path / "w2", "-m", "two", check=False, env=dict(small, FDL_CRASH_AT="4"))
@@ -208,8 +222,8 @@ def test_a_server_that_ignores_preconditions_is_refused(tmp_path):
 def test_transient_errors_are_retried_and_a_lost_answer_is_not_a_conflict(s3_server, tmp_path):
     proxy = Proxy(s3_server.port)
     try:
-        r = S3Repo(s3_server, tmp_path, endpoint=proxy.endpoint)
-        write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT 42 AS answer")
+        r = bucket(s3_server, tmp_path, endpoint=proxy.endpoint)
+        write(r, tmp_path / "w", "CREATE TABLE lake.t AS SELECT 42 AS answer", setup=True)
         # every third request fails with 503; the first create of version.json and the
         # ref update are applied by the server but their answers are lost
         lost = set()
@@ -264,12 +278,12 @@ def test_profile_files_and_virtual_hosted_addressing(s3_server, tmp_path):
     assert "403" in p.stderr and "profile 'default'" in p.stderr
 
 
-def test_upload_progress_on_a_terminal_only(s3repo, tmp_path):
-    r = s3repo
+def test_upload_progress_on_a_terminal_only(s3scene, tmp_path):
+    r = s3scene
     write(r, tmp_path / "w1", "CREATE TABLE lake.t AS SELECT 1 AS i")
     p = r.fdl("commit", tmp_path / "w1", "-m", "quiet pipe")
     assert "upload" not in p.stderr  # not a terminal: no progress
-    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (2)")
+    write(r, tmp_path / "w2", "INSERT INTO lake.t VALUES (2)", setup=True)
     env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="T", **r.env)
     pid, fd = pty.fork()
     if pid == 0:
@@ -302,8 +316,8 @@ def test_s3_errors_are_clear(s3_server, tmp_path):
     assert p.returncode == 9 and "already an fdl repository" in p.stderr
 
 
-def test_withdraw_and_gc_on_a_bucket(s3repo, tmp_path):
-    r = s3repo
+def test_withdraw_and_gc_on_a_bucket(s3scene, tmp_path):
+    r = s3scene
     keep = scene(r, tmp_path / "w1", "keep", "CREATE TABLE lake.t AS SELECT 1 AS i")
     bad = scene(r, tmp_path / "w2", "oops", "INSERT INTO lake.t VALUES (666)")
     before = [k for k in r.keys("datasets/pop/data/") if k.endswith(".parquet")]
@@ -325,8 +339,8 @@ def test_withdraw_and_gc_on_a_bucket(s3repo, tmp_path):
     assert query(r, f"{r.root}@{keep}", "SELECT i FROM t") == ["1"]
 
 
-def test_reading_costs_few_requests_and_a_warm_open_two(s3repo, tmp_path):
-    r = s3repo
+def test_reading_costs_few_requests_and_a_warm_open_two(s3scene, tmp_path):
+    r = s3scene
     scene(r, tmp_path / "w", "one", "CREATE TABLE lake.t AS SELECT 5 AS v")
     cache = {"FDL_CACHE_DIR": str(tmp_path / "reader-cache")}
     cold = r.fdl("query", f"{r.root}@main", "SELECT v FROM t", "--requests", env=cache)
@@ -340,12 +354,12 @@ def test_reading_costs_few_requests_and_a_warm_open_two(s3repo, tmp_path):
 def test_a_commit_checks_only_the_data_files_it_adds(s3_server, tmp_path):
     proxy = Proxy(s3_server.port)
     try:
-        r = S3Repo(s3_server, tmp_path, endpoint=proxy.endpoint)
-        con = r.checkout(tmp_path / "w")
+        r = bucket(s3_server, tmp_path, endpoint=proxy.endpoint)
+        con = r.checkout(tmp_path / "w", setup=True)
         con.execute("CREATE TABLE lake.t (i INTEGER)")
         for i in range(12):  # twelve data files
             con.execute(f"INSERT INTO lake.t VALUES ({i})")
-        r.fdl("commit", tmp_path / "w", "-m", "twelve files")
+        r.setup("commit", tmp_path / "w", "-m", "twelve files")  # scene: the next commit is checked
         con.execute("INSERT INTO lake.t VALUES (12)")  # one more
         con.close()
         proxy.seen.clear()
@@ -366,7 +380,7 @@ def test_a_public_bucket_is_read_without_credentials(tmp_path):
     server = S3Server(tmp_path / "moto.log", check_signatures=False)
     proxy = Proxy(server.port)
     try:
-        r = S3Repo(server, tmp_path, endpoint=proxy.endpoint)
+        r = bucket(server, tmp_path, endpoint=proxy.endpoint)
         scene(r, tmp_path / "w", "public", "CREATE TABLE lake.t AS SELECT 3 AS n")
         r.server.client().put_bucket_policy(Bucket=r.bucket, Policy=json.dumps({
             "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*",
@@ -385,8 +399,8 @@ def test_a_public_bucket_is_read_without_credentials(tmp_path):
         server.stop()
 
 
-def test_branch_diff_clone_catalogs_and_run_on_a_bucket(s3repo, tmp_path):
-    r = s3repo
+def test_branch_diff_clone_catalogs_and_run_on_a_bucket(s3scene, tmp_path):
+    r = s3scene
     v1 = scene(r, tmp_path / "w1", "three", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)")
     # branches: create, list, delete (each a conditional write or delete on the bucket)
     r.fdl("branch", r.root, "fixes")
@@ -447,19 +461,19 @@ def test_clone_into_a_bucket_does_not_read_the_copy_back(s3_server, repo, tmp_pa
     assert dst.keys("datasets/pop/history/heads/")  # the copy's own history index
 
 
-def test_clone_copies_previews_from_and_into_a_bucket(s3repo, tmp_path):
+def test_clone_copies_previews_from_and_into_a_bucket(s3scene, tmp_path):
     """A repository with previews on a bucket (a store that lists previews/):
     a clone to a folder, that folder's clone into another prefix of the
     bucket and a clone from bucket to bucket each hold the source's
     previews/ (each version's file, its table files and the landing card,
     which each copy writes from its own HEAD and tip) byte for byte, and
     verify (which checks each preview as a reader parses it) passes."""
-    r = s3repo
+    r = s3scene
     v1 = scene(r, tmp_path / "w1", "two tables", "CREATE TABLE lake.t AS SELECT range AS i FROM range(3)",
                "CREATE TABLE lake.u AS SELECT 'x' || range AS s FROM range(5)")
     scene(r, tmp_path / "w2", "one more row", "INSERT INTO lake.t VALUES (100)")  # u unchanged: its table file is shared
-    r.fdl("branch", r.root, "old", v1)
-    r.fdl("preview", r.root)
+    r.setup("branch", r.root, "old", v1)  # scene: the clones are checked
+    r.setup("preview", r.root)  # (fdl preview on a bucket: the next test's last step)
 
     def previews_on_bucket(prefix):
         return {k[len(prefix):]: r.get(k) for k in r.keys(prefix)}
@@ -480,17 +494,17 @@ def test_clone_copies_previews_from_and_into_a_bucket(s3repo, tmp_path):
         assert r.fdl("verify", f"s3://{r.bucket}/{prefix}", "--all").returncode == 0
 
 
-def test_a_commit_on_a_bucket_writes_the_preview_fdl_preview_computes(s3repo, tmp_path):
+def test_a_commit_on_a_bucket_writes_the_preview_fdl_preview_computes(s3scene, tmp_path):
     """A commit on a bucket computes its preview before its version is
     written, from the catalog it froze in its own folder and the data files
     it has just published to the bucket: byte for byte what `fdl preview`
     computes from the version once written (a delete and a new row in one
     table, the other reused)."""
-    r = s3repo
+    r = s3scene
     v1 = scene(r, tmp_path / "w1", "two tables", "CREATE TABLE lake.t AS SELECT range AS i FROM range(30)",
                "CREATE TABLE lake.u AS SELECT 'x' || range AS s FROM range(5)")
-    r.fdl("preview", r.root)  # the repository keeps previews from now on
-    write(r, tmp_path / "w2", "DELETE FROM lake.t WHERE i < 3", "INSERT INTO lake.t VALUES (100)")
+    r.setup("preview", r.root)  # the repository keeps previews from now on (scene)
+    write(r, tmp_path / "w2", "DELETE FROM lake.t WHERE i < 3", "INSERT INTO lake.t VALUES (100)", setup=True)
     r.fdl("commit", tmp_path / "w2", "-m", "a delete and a row")
     v2 = r.head()
     prefix = "datasets/pop/"
@@ -507,10 +521,10 @@ def test_a_commit_on_a_bucket_writes_the_preview_fdl_preview_computes(s3repo, tm
     assert {k: r.get(prefix + k) for k in at_commit} == at_commit
 
 
-def test_curl_verbose_shows_no_credential(s3repo, tmp_path):
+def test_curl_verbose_shows_no_credential(s3scene, tmp_path):
     """FDL_CURL_VERBOSE prints libcurl's account of each exchange, but the
     signed Authorization header (the key id, the signature) never."""
-    r = s3repo
+    r = s3scene
     p = r.fdl("log", r.root, env={"FDL_CURL_VERBOSE": "1"}, check=False)  # no version yet: exit 3
     assert "> GET " in p.stderr and "Authorization: <not shown>" in p.stderr, p.stderr[-2000:]
     assert r.server.key_id not in p.stderr + p.stdout and "Signature=" not in p.stderr
