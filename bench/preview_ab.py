@@ -58,11 +58,13 @@ def side(fdl, root, work):
 
 
 def marks(lines, end):
-    """From a traced commit's stamped lines: the preview's start (its ATTACH
-    less its duration) and end, and the process's end, after DETACH fdl_new."""
+    """From a traced commit's stamped lines: the preview's start (its ATTACH,
+    or since the tenth pass its reading of the tables' states before the
+    detach, less its duration) and end, and the process's end, after (or,
+    negative, before) DETACH fdl_new ends."""
     detach = next(t for t, line in lines if "DETACH fdl_new" in line)
     start = next(t - float(re.search(r"trace:\s+([0-9.]+) ms", line).group(1))
-                 for t, line in lines if " AS fdl_pv " in line)
+                 for t, line in lines if " AS fdl_pv " in line or " AS text, NULL::BIGINT AS bytes " in line)
     stop = next(t for t, line in lines if "of its thread's CPU" in line)
     return start - detach, stop - detach, end - detach
 
@@ -78,7 +80,7 @@ def commit(fdl, work, trace):
     wall = 1000 * (time.perf_counter() - t0)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = 1000 * (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return wall, cpu, marks(lines, wall) if trace and any("fdl_pv" in line for _, line in lines) else None
+    return wall, cpu, marks(lines, wall) if trace and any("of its thread's CPU" in line for _, line in lines) else None
 
 
 def main():

@@ -608,6 +608,10 @@ typedef struct fdl_preview_plain {
 	/* the same table's file in another version's preview (NULL: none):
 	 * its first rows are taken when its "rows_from" is this reading's */
 	const json_t *prior;
+	/* `files` as the version names them, where `files` are read from
+	 * elsewhere (a commit's new files before they are published): the
+	 * reading rows_from is of (NULL: `files`) */
+	const fdl_plain_file *named;
 } fdl_preview_plain;
 int fdl_catalog_preview_table(json_t **out, fdl_duck *d, const char *alias, const char *schema, const char *name,
 			      const fdl_preview_plain *plain, size_t first, bool with_stats, fdl_error *err);

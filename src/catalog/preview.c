@@ -205,6 +205,7 @@ typedef struct ptable {
 	fdl_duck *d;
 	char *from;  /* alias.schema.table, quoted, or the plain reading as (SELECT ...) */
 	char *first; /* what the first rows are read from (from, or the leading files in order) */
+	char *first_named; /* the same reading of the files as the version names them (rows_from's) */
 	int64_t count; /* the rows, from files.json's counts (plain), else -1 */
 	size_t ncols;
 	char **names, **types;
@@ -222,6 +223,7 @@ static void ptable_free(ptable *p)
 	free(p->kinds);
 	free(p->from);
 	free(p->first);
+	free(p->first_named);
 	memset(p, 0, sizeof *p);
 }
 
@@ -247,11 +249,12 @@ static int lake_from(ptable *p, const char *alias, const char *schema, const cha
 
 /* The plain reading of files[0..n) as a subquery, appended to b; ordered
  * and cut at `limit` rows when ordered. */
-static int plain_from(fdl_buf *b, const fdl_preview_plain *x, size_t n, bool ordered, size_t limit, fdl_error *err)
+static int plain_from(fdl_buf *b, const fdl_preview_plain *x, const fdl_plain_file *files, size_t n, bool ordered,
+		      size_t limit, fdl_error *err)
 {
 	int rc = fdl_buf_puts(b, "(", err);
 	if (!rc)
-		rc = fdl_reading_plain_sql(b, x->table, x->files, n, ordered, err);
+		rc = fdl_reading_plain_sql(b, x->table, files, n, ordered, err);
 	if (!rc && ordered)
 		rc = fdl_buf_printf(b, err, " LIMIT %zu", limit);
 	return rc ? rc : fdl_buf_puts(b, ") AS fdl_t", err);
@@ -304,14 +307,19 @@ static int plain_open(ptable *p, const fdl_preview_plain *x, size_t first, fdl_e
 			lead = i + 1;
 		}
 	}
-	fdl_buf all = {0}, head = {0};
-	int rc = x->n ? plain_from(&all, x, x->n, false, 0, err) : no_rows(&all, x->table, err);
+	fdl_buf all = {0}, head = {0}, named = {0};
+	int rc = x->n ? plain_from(&all, x, x->files, x->n, false, 0, err) : no_rows(&all, x->table, err);
 	if (!rc)
-		rc = x->n ? plain_from(&head, x, lead ? lead : x->n, true, first, err) : no_rows(&head, x->table, err);
+		rc = x->n ? plain_from(&head, x, x->files, lead ? lead : x->n, true, first, err)
+			  : no_rows(&head, x->table, err);
+	if (!rc && x->n && x->named)
+		rc = plain_from(&named, x, x->named, lead ? lead : x->n, true, first, err);
 	p->from = rc ? NULL : fdl_buf_detach(&all);
 	p->first = rc ? NULL : fdl_buf_detach(&head);
+	p->first_named = rc || !named.data ? NULL : fdl_buf_detach(&named);
 	fdl_buf_free(&all);
 	fdl_buf_free(&head);
+	fdl_buf_free(&named);
 	return rc;
 }
 
@@ -367,7 +375,8 @@ static int first_rows(json_t **out, ptable *p, size_t limit, fdl_error *err);
 static int first_rows_reused(json_t **out, char from[65], ptable *p, const json_t *prior, size_t limit,
 			     fdl_error *err)
 {
-	int rc = fdl_sha256_mem(from, p->first, strlen(p->first), err);
+	const char *reading = p->first_named ? p->first_named : p->first;
+	int rc = fdl_sha256_mem(from, reading, strlen(reading), err);
 	const char *had = json_string_value(json_object_get(prior, "rows_from"));
 	const json_t *rows = json_object_get(prior, "rows");
 	if (!rc && had && !strcmp(had, from) && json_is_array(rows) && json_array_size(rows) <= limit) {

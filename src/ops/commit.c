@@ -146,6 +146,9 @@ static int settle_staged(fdl_repo *repo, const fdl_work *w, frozen *fz, bool swe
 {
 	if (!w->id[0])
 		return 0;
+	/* what started beside the freeze may be reading the copies here */
+	if (fz->staged.len || sweep)
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_SETTLING, .job = &fz->derived}, NULL);
 	const char *tables = w->postgres ? "fdl_work." FDL_PG_SCHEMA : "fdl_work";
 	char *data = NULL, *dir = fdl_workrec_staging(w->id);
 	fdl_strlist listed = {0}, own = {0}, gone = {0}, kept = {0};
@@ -238,14 +241,13 @@ typedef struct commit_job {
 	json_t *inputs;
 	char id[FDL_ID_LEN + 1], tip[FDL_ID_LEN + 1], etag[FDL_ETAG_MAX];
 	bool exists, recovered;
-	struct fdl_derived_job *derived; /* what derives from the version, started beside once it is written */
 } commit_job;
 
 /* Write the frozen catalog as a new version whose parent is the base,
- * under an id drawn first: everything the version holds is at hand (its
- * data published, its catalog frozen), so what derives from it alone, its
- * preview, starts now through the seam, beside these writes, and writes
- * its own files once the version is written. */
+ * under an id drawn now (its data published, its catalog frozen); what
+ * derives from it alone, its preview, started beside the freeze's last
+ * write (the seam's FROZEN) and writes its own files once the version is
+ * written, under that id. */
 static int write_version(commit_job *c, const fdl_commit_options *opts, fdl_error *err)
 {
 	const frozen *fz = &c->fz;
@@ -266,17 +268,13 @@ static int write_version(commit_job *c, const fdl_commit_options *opts, fdl_erro
 	int rc = fdl_version_draw(&n, c->repo, err);
 	if (rc)
 		return rc;
-	fdl_ref_moved(c->repo,
-		      &(fdl_ref_move){.what = FDL_MOVE_FROZEN, .id = n.id, .version = &n, .share = fz->duck,
-				      .job = &c->derived, .preview = fz->preview},
-		      NULL);
 	fdl_test_pause("commit-frozen"); /* tests: the preview computed before any file of the version is written */
 	if ((rc = fdl_version_write(c->repo, &n, err)))
 		return rc;
 	memcpy(c->id, n.id, sizeof c->id);
 	fdl_duck_trace(fz->duck, "commit: version %s written", c->id);
 	/* the preview's files may go: beside the ref's move and what follows it */
-	fdl_ref_moved(c->repo, &(fdl_ref_move){.what = FDL_MOVE_WRITTEN, .id = c->id, .job = &c->derived}, NULL);
+	fdl_ref_moved(c->repo, &(fdl_ref_move){.what = FDL_MOVE_WRITTEN, .id = c->id, .job = &c->fz.derived}, NULL);
 	return 0;
 }
 
@@ -457,7 +455,7 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 	 * views are written beside what follows, which does not read them. */
 	fdl_ref_moved(c->repo,
 		      &(fdl_ref_move){.what = FDL_MOVE_TIP, .key = c->key, .id = id, .share = c->fz.duck,
-				      .job = &c->derived},
+				      .job = &c->fz.derived},
 		      NULL);
 	/* then the working catalog's files and the repository's record, still
 	 * with `pending` saved: a commit killed in them recovers the same way */
@@ -468,8 +466,8 @@ static int commit_record(commit_job *c, char out_id[FDL_ID_LEN + 1], const fdl_c
 		memcpy(w->names_at, id, sizeof w->names_at);
 	}
 	rc = settled(c->repo, w, &c->fz, c->recovered, &c->seen, c->key, id, err);
-	fdl_ref_moved_join(c->derived);
-	c->derived = NULL;
+	fdl_ref_moved_join(c->fz.derived);
+	c->fz.derived = NULL;
 	if (rc)
 		return rc;
 	w->pending[0] = '\0';
@@ -492,7 +490,8 @@ static void commit_job_free(commit_job *c)
 {
 	/* a version written that no ref took: its preview all the same; one
 	 * never written (a failure in its writes): none */
-	fdl_ref_moved_join(c->derived);
+	fdl_ref_moved_join(c->fz.derived);
+	c->fz.derived = NULL;
 	/* a commit that did not publish renews the record's lease all the same */
 	if (c->seen.doc) {
 		fdl_error ignore;

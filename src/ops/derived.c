@@ -35,10 +35,11 @@ struct fdl_derived_job {
 	char id[FDL_ID_LEN + 1];
 };
 
-/* A commit's derived work started beside it, in the commit's DuckDB
- * (`share`): its preview before the version is written (FROZEN: its files
- * held until WRITTEN), its Iceberg views once branch `name` moved (TIP;
- * each best effort; the caller joins both). */
+/* A commit's derived work started beside it, in the commit's DuckDB: its
+ * preview before the version is written (FROZEN: from what the freeze
+ * holds, its files held until WRITTEN), its Iceberg views once branch
+ * `name` moved (TIP, in `share`; each best effort; the caller joins
+ * both). */
 static void beside_start(struct fdl_derived_job **out, fdl_repo *repo, const char *name, const fdl_ref_move *m)
 {
 	fdl_error ierr;
@@ -47,7 +48,7 @@ static void beside_start(struct fdl_derived_job **out, fdl_repo *repo, const cha
 	if (!j)
 		return;
 	if (m->what == FDL_MOVE_FROZEN && m->preview && !j->preview)
-		fdl__preview_start_held(&j->preview, repo, m->version, m->share, &ierr);
+		fdl__preview_start_held(&j->preview, repo, m->frozen, &ierr);
 	if (name) {
 		fdl_iceberg_after_commit_start(&j->views, repo, name, m->id, m->share, &ierr);
 		j->repo = repo; /* the branch moved: its pages follow at the join */
@@ -76,12 +77,16 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		fdl_iceberg_after_refs(repo, &ierr);
 		return 0;
 	case FDL_MOVE_FROZEN:
-		if (m->job && m->version)
+		if (m->job && m->frozen)
 			beside_start(m->job, repo, NULL, m);
 		return 0;
 	case FDL_MOVE_WRITTEN:
 		if (m->job && *m->job)
-			fdl__preview_release((*m->job)->preview);
+			fdl__preview_release((*m->job)->preview, m->id);
+		return 0;
+	case FDL_MOVE_SETTLING:
+		if (m->job && *m->job)
+			fdl__preview_settling((*m->job)->preview);
 		return 0;
 	case FDL_MOVE_TIP:
 		fdl_history_update(repo, name, FDL_HISTORY_WALK_MAX, &ierr);

@@ -22,18 +22,25 @@ typedef enum fdl_move {
 	/* a branch or tag was created or deleted: the views of the tips that
 	 * have one (they carry the tags), the catalog's namespaces */
 	FDL_MOVE_REFS,
-	/* version `id` is about to be written as `version` (commit): its id
-	 * drawn, its data files published, its catalog frozen, nothing of it
-	 * written yet. What derives from the version alone, its preview (when
-	 * `preview`), starts beside the caller into `job` from what `version`
-	 * holds (its catalog file must stay until the join), its files held
-	 * until WRITTEN; joined by fdl_ref_moved_join, which drops them when
-	 * no WRITTEN came (the version was never written) */
+	/* a version is about to be written (commit): its catalog frozen
+	 * and still attached in the freeze's DuckDB (`frozen`, read before
+	 * the freeze's last write, the detach that writes the catalog's
+	 * file), its id not yet drawn, nothing of it written. What derives
+	 * from the version alone, its preview (when `preview`), starts
+	 * beside the caller into `job` from what `frozen` holds (the catalog
+	 * file must stay until the join), its files held until WRITTEN;
+	 * joined by fdl_ref_moved_join, which drops them when no WRITTEN
+	 * came (the version was never written) */
 	FDL_MOVE_FROZEN,
 	/* version `id` is written whole, before a ref names it (commit): the
-	 * files of what FROZEN started in `job` may go (the TIP that follows
-	 * takes the job on; a version written that no ref took keeps them) */
+	 * files of what FROZEN started in `job` may go, under that id (the
+	 * TIP that follows takes the job on; a version written that no ref
+	 * took keeps them) */
 	FDL_MOVE_WRITTEN,
+	/* the working catalog's own copies of the version's new files are
+	 * about to go (commit): what FROZEN started in `job` reading them
+	 * (a table's data files, read where they were) is waited for */
+	FDL_MOVE_SETTLING,
 	/* branch `key` moved to `id` (commit, rebase, branch --force): its
 	 * index, its Iceberg view and its preview (beside the caller when
 	 * `job` is set), its line in the ref list */
@@ -68,6 +75,24 @@ typedef enum fdl_move {
 	FDL_MOVE_CLONED,
 } fdl_move;
 
+/* FROZEN's payload: the new catalog's metadata attached raw in `share`
+ * as `alias` (read only before the move returns: the freeze then detaches
+ * it, which writes `catalog_file`), files.json's tables as the freeze
+ * derived them, the version's first parent (NULL or "": none), where its
+ * new files are until they are published. */
+typedef struct fdl_move_frozen {
+	fdl_duck *share;
+	const char *alias;
+	const char *catalog_file;
+	const json_t *tables;
+	const char *parent;
+	/* the new files still in the working catalog's own folder (relative,
+	 * sorted), read there, at `staging` (a URL or path ending in '/'),
+	 * until SETTLING */
+	const fdl_strlist *staged;
+	const char *staging;
+} fdl_move_frozen;
+
 typedef struct fdl_ref_move {
 	fdl_move what;
 	const char *key;              /* the ref (INTENT, UNDONE, TIP) */
@@ -78,9 +103,9 @@ typedef struct fdl_ref_move {
 	const fdl_strlist *refs;      /* REINDEX: the ref keys (NULL: listed from the store) */
 	const struct vdirs *dirs;     /* REINDEX */
 	const char *dst_root;         /* CLONED */
-	const fdl_version_new *version; /* FROZEN: the version about to be written */
-	fdl_duck *share;              /* FROZEN, TIP with job: a database the preview and views may share */
-	struct fdl_derived_job **job; /* FROZEN, WRITTEN, TIP: what started beside; fdl_ref_moved_join joins */
+	const struct fdl_move_frozen *frozen; /* FROZEN: what the freeze holds of the version */
+	fdl_duck *share;              /* TIP with job: a database the views may share */
+	struct fdl_derived_job **job; /* FROZEN, WRITTEN, SETTLING, TIP: what started beside; fdl_ref_moved_join joins */
 	bool preview;                 /* FROZEN: the commit's decision (fdl__preview_wanted) */
 } fdl_ref_move;
 

@@ -9,6 +9,7 @@
  * version. Writes nothing to the repository.
  */
 #include "freeze.h"
+#include "derived.h"
 #include "hashes.h"
 #include "preview.h"
 #include "../layout/dataset.h"
@@ -24,6 +25,7 @@
 
 void fdl_frozen_free(frozen *f)
 {
+	fdl_ref_moved_join(f->derived);
 	json_decref(f->files_json);
 	free(f->files_text);
 	fdl_buf_free(&f->hashes_text);
@@ -652,6 +654,27 @@ static int keep_unstaged(fdl_strlist *added, const fdl_strlist *staged, fdl_erro
 	return rc;
 }
 
+/* The version's preview starts through the seam, from the catalog as it
+ * is still attached (alias) and files.json's tables, beside the detach
+ * that writes the catalog and the version's own writes. */
+static void preview_beside(frozen *out, fdl_repo *repo, const fdl_work *w, fdl_duck *d, const char *alias)
+{
+	char *staging = NULL;
+	fdl_error ignore; /* without it, the new files are read once published */
+	if (w->id[0] && out->staged.len && fdl_work_staging_location(&staging, repo, w->id, &ignore))
+		staging = NULL;
+	fdl_move_frozen f = {.share = d,
+			     .alias = alias,
+			     .catalog_file = out->catalog_file,
+			     .tables = json_object_get(out->files_json, "tables"),
+			     .parent = out->base ? fdl_version_id(out->base) : NULL,
+			     .staged = &out->staged,
+			     .staging = staging};
+	fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_FROZEN, .frozen = &f, .job = &out->derived, .preview = true},
+		      NULL);
+	free(staging);
+}
+
 int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdir, bool hash, fdl_error *err)
 {
 	fdl_duck *d = NULL;
@@ -722,6 +745,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	 * (out->info.storage), and DuckDB only for its trace */
 	if (!rc)
 		out->duck = d; /* commit settles the working catalog's files in it */
+	if (!rc && out->preview)
+		preview_beside(out, repo, w, d, nalias);
 	side_job job = {repo, &files, listed ? &added : NULL, out, w, hash, 0, {0}};
 	fdl_pool_side *side = rc ? NULL : fdl_pool_side_start(side_run, &job);
 	if (!rc && !side)
@@ -745,6 +770,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	fdl_data_files_free(&files);
 	fdl_since_free(sn);
 	if (rc) {
+		fdl_ref_moved_join(out->derived); /* before its database goes */
+		out->derived = NULL;
 		out->duck = NULL;
 		fdl_duck_free(d);
 	}

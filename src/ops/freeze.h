@@ -43,6 +43,10 @@ typedef struct frozen {
 	/* the commit writes the version's preview (fdl__preview_wanted, decided
 	 * once here: DuckLake is loaded for it; the seam is told) */
 	bool preview;
+	/* what derives from the version, started beside the freeze's last
+	 * write (its preview, held: the seam's FROZEN); commit moves and
+	 * joins it (fdl_frozen_free does, at the latest) */
+	struct fdl_derived_job *derived;
 } frozen;
 
 /* Freeze the working catalog's latest snapshot into tmpdir/ducklake.duckdb

@@ -30,13 +30,16 @@ struct fdl_preview_job {
 	fdl_pool_side *side;
 	fdl_error err;
 	int rc;
-	bool held; /* read from below, not from the version (not written yet) */
-	char *catalog, *files_text; /* held: the frozen catalog (a local file), files.json's text */
-	size_t files_len;
+	bool held; /* from what the freeze holds, not from the version (not written yet; id "" until then) */
+	char *catalog; /* held: the frozen catalog's file (written once the freeze detaches it) */
+	json_t *files, *states; /* held: files.json's tables; the tables' states, read as it started */
 	char parent[FDL_ID_LEN + 1]; /* held: the first parent ("" none) */
+	fdl_strlist staged; /* held: new files read at `staging` (fdl_move_frozen) */
+	char *staging;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	gate gate;     /* under mu */
+	bool reading;  /* under mu: held, it may read `staged` files (fdl__preview_settling waits) */
 	bool deferred; /* no thread could be started: run where the gate opens */
 };
 
@@ -52,6 +55,8 @@ typedef struct pv_run {
 	bool lake;     /* attached through DuckLake in d (fdl preview) */
 	fdl_duck *own; /* beside a commit, once a table needs DuckLake: a DuckDB of its own, attached through it */
 	json_t *files; /* files.json's tables: how each reads from its data files (NULL: not known) */
+	const fdl_strlist *staged; /* held: files read at `staging`, not in the data folder (NULL: none) */
+	const char *staging;
 	json_t *prior; /* the first parent's preview, once a table is computed (NULL: none) */
 	bool prior_read;
 	json_t *held; /* the table files computed, [[sha, file], ...]: written once the rest is */
@@ -88,40 +93,42 @@ static int run_read(pv_run *r, const char *id, fdl_error *err)
 	return rc ? rc : fdl_version_fetch_catalog(&r->catalog, r->repo, r->v, err);
 }
 
-/* The same from what a commit holds before the version is written (the
- * same bytes): the frozen catalog in its folder, files.json's text, the
- * base's id. */
+/* The same from what a commit's freeze holds before the version is
+ * written (what the version's files will say): the frozen catalog's file,
+ * files.json's tables, the base's id. */
 static int run_given(pv_run *r, const fdl_preview_job *j, fdl_error *err)
 {
-	json_error_t jerr;
-	fdl_error ignore;
-	json_t *files = j->files_text ? json_loadb(j->files_text, j->files_len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
-	if (files && !fdl_files_json_check(files, FDL_FILES_JSON, &ignore))
-		r->files = json_incref(json_object_get(files, "tables"));
-	json_decref(files);
+	r->files = json_incref(j->files);
 	r->parent = j->parent[0] ? j->parent : NULL;
+	r->staged = j->staging ? &j->staged : NULL;
+	r->staging = j->staging;
 	return (r->catalog = strdup(j->catalog)) ? 0 : fdl_oom(err);
 }
 
 /* The version attached as a reader attaches it: checked, confined, read
  * only, through DuckLake; its files.json, which says how each table reads
- * from its data files. Beside a commit, in the commit's own database
- * (DuckDB started), the catalog attached raw (its metadata is all the
- * tables' states need), without the confinement, which would hold for the
- * whole database: the catalog is the one the commit froze and checked
- * (held: the file in the commit's folder, which nothing writes now). */
+ * from its data files. Beside a commit (held), a connection to the
+ * commit's own database (DuckDB started) with nothing attached: the
+ * tables' states were read from the freeze's catalog as the job started,
+ * a table read from its data files needs no more, and one that needs
+ * DuckLake gets a DuckDB of its own (lake_ready). With `share` and not
+ * held, the catalog attached raw there, without the confinement, which
+ * would hold for the whole database. */
 static int run_open(pv_run *r, const char *id, fdl_error *err)
 {
-	int rc = r->job && r->job->held ? run_given(r, r->job, err) : run_read(r, id, err);
+	bool held = r->job && r->job->held;
+	int rc = held ? run_given(r, r->job, err) : run_read(r, id, err);
 	if (!rc)
 		rc = r->share ? fdl_duck_new_sharing(&r->d, r->share, err) : fdl_duck_new(&r->d, false, err);
 	if (!rc)
 		rc = fdl_duck_use_data(r->d, r->repo->data_url, r->repo->store, err);
+	if (held) /* the states were read as it started: nothing attached here */
+		return rc;
 	if (!rc && !r->share)
 		rc = fdl_catalog_version_confined(NULL, r->d, NULL, r->catalog, r->repo->store, r->repo->data_dir, id,
 						  err);
-	/* beside a commit, raw: a table read from its data files needs no
-	 * more (DuckLake's ATTACH reads more of the catalog) */
+	/* in `share`, raw: a table read from its data files needs no more
+	 * (DuckLake's ATTACH reads more of the catalog) */
 	if (!rc && r->share)
 		rc = fdl_catalog_attach_raw(r->d, ALIAS, r->catalog, FDL_CAT_DUCKDB, true, err);
 	else if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
@@ -134,6 +141,34 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 	return rc;
 }
 
+/* Until the held job's gate is open or dropped: whether it opened (the
+ * version written). */
+static bool gate_wait(fdl_preview_job *j)
+{
+	pthread_mutex_lock(&j->mu);
+	j->reading = false; /* nothing read while it waits */
+	pthread_cond_broadcast(&j->cv);
+	if (j->gate == GATE_SHUT)
+		fdl_duck_trace(j->share, "preview: waiting for its version to be written");
+	while (j->gate == GATE_SHUT)
+		pthread_cond_wait(&j->cv, &j->mu);
+	bool open = j->gate == GATE_OPEN;
+	pthread_mutex_unlock(&j->mu);
+	return open;
+}
+
+/* Whether the held writes may go: at once for fdl preview; beside a
+ * commit once its version is written (false: it never was, or the commit
+ * gave up first: nothing is written). */
+static bool gate_passed(fdl_preview_job *j)
+{
+	if (!j)
+		return true;
+	if (j->held)
+		fdl_test_pause("preview-held"); /* tests: computed, its version not yet written */
+	return gate_wait(j);
+}
+
 /* Where the catalog is attached through DuckLake (*lake): in d for fdl
  * preview; beside a commit, whose database has no DuckLake loaded, a
  * DuckDB of its own, opened for the first table that needs it (without
@@ -141,6 +176,9 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 static int lake_ready(fdl_duck **lake, pv_run *r, fdl_error *err)
 {
 	int rc = 0;
+	/* held: the catalog's file is whole once the version is written */
+	if (r->job && r->job->held && !r->lake && !r->own && !gate_wait(r->job))
+		return fdl_fail(err, FDL_ENOTFOUND, "its version was never written");
 	if (!r->lake && !r->own && !(rc = fdl_duck_new(&r->own, false, err))) {
 		rc = fdl_duck_use_data(r->own, r->repo->data_url, r->repo->store, err);
 		if (!rc)
@@ -177,9 +215,19 @@ static int table_found(json_t **out, pv_run *r, const char *sha, fdl_error *err)
 	return rc == FDL_ENOTFOUND ? 0 : rc;
 }
 
+/* File `path` (files.json's) as the version names it (the data folder),
+ * and, into *at, where it is read: there, or held, where the freeze
+ * found it, not yet published (else *at is NULL). */
+static char *file_url(char **at, const pv_run *r, const char *path)
+{
+	bool staged = path && r->staged && fdl_strlist_has_sorted(r->staged, path);
+	*at = staged ? fdl_asprintf("%s%s", r->staging, path) : NULL;
+	return fdl_asprintf("%s%s", r->repo->data_url, path);
+}
+
 /* How table schema.name reads from its data files (files.json's entry,
- * with written columns and files), into *x and parts (freed by the
- * caller); false when files.json does not say. */
+ * with written columns and files), into *x and parts (4 a file, freed by
+ * the caller); false when files.json does not say. */
 static bool plain_of(fdl_preview_plain *x, char ***parts, pv_run *r, const char *schema, const char *name)
 {
 	char *key = fdl_asprintf("%s.%s", schema, name);
@@ -189,25 +237,28 @@ static bool plain_of(fdl_preview_plain *x, char ***parts, pv_run *r, const char 
 	size_t n = json_array_size(files);
 	if (!json_array_size(json_object_get(t, "columns")))
 		return false;
-	fdl_plain_file *f = calloc(n + 1, sizeof *f);
-	*parts = calloc(2 * n + 1, sizeof **parts);
-	*x = (fdl_preview_plain){t, f, n, NULL};
-	bool ok = f && *parts;
+	fdl_plain_file *f = calloc(2 * n + 1, sizeof *f), *named = f ? f + n : NULL; /* read at; named */
+	*parts = calloc(4 * n + 1, sizeof **parts);
+	*x = (fdl_preview_plain){t, f, n, NULL, NULL};
+	bool ok = f && *parts, moved = false;
 	for (size_t i = 0; ok && i < n; i++) {
 		const json_t *e = json_array_get(files, i), *del = json_object_get(e, "deletes");
-		f[i].data = (*parts)[2 * i] =
-			fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(e, "path")));
+		char **p = *parts + 4 * i;
+		named[i].data = p[0] = file_url(&p[1], r, json_string_value(json_object_get(e, "path")));
 		if (del)
-			f[i].deletes = (*parts)[2 * i + 1] =
-				fdl_asprintf("%s%s", r->repo->data_url, json_string_value(json_object_get(del, "path")));
-		ok = f[i].data && (!del || f[i].deletes);
+			named[i].deletes = p[2] = file_url(&p[3], r, json_string_value(json_object_get(del, "path")));
+		f[i].data = p[1] ? p[1] : p[0];
+		f[i].deletes = p[3] ? p[3] : p[2];
+		moved |= p[1] || p[3];
+		ok = p[0] && (!del || p[2]);
 	}
+	x->named = moved ? named : NULL;
 	return ok;
 }
 
 static void parts_free(fdl_preview_plain *x, char **parts)
 {
-	for (size_t i = 0; parts && i < 2 * x->n; i++)
+	for (size_t i = 0; parts && i < 4 * x->n; i++)
 		free(parts[i]);
 	free(parts);
 	free((void *)x->files);
@@ -308,33 +359,10 @@ static int table_entry(pv_run *r, json_t *t, const fdl_preview_options *o, fdl_p
 	return rc;
 }
 
-/* Whether the held writes may go: at once for fdl preview; beside a
- * commit once its version is written (false: it never was, or the commit
- * gave up first: nothing is written). */
-static bool gate_passed(fdl_preview_job *j)
-{
-	if (!j)
-		return true;
-	if (j->held)
-		fdl_test_pause("preview-held"); /* tests: computed, its version not yet written */
-	pthread_mutex_lock(&j->mu);
-	if (j->gate == GATE_SHUT)
-		fdl_duck_trace(j->share, "preview: computed; its files wait for version %s to be written", j->id);
-	while (j->gate == GATE_SHUT)
-		pthread_cond_wait(&j->cv, &j->mu);
-	bool open = j->gate == GATE_OPEN;
-	pthread_mutex_unlock(&j->mu);
-	return open;
-}
-
 /* The table files computed, then the version's preview (which names
  * them), once the gate lets them go. */
 static int run_write(pv_run *r, const char *id, const json_t *doc, bool again, fdl_error *err)
 {
-	if (!gate_passed(r->job)) {
-		fdl_duck_trace(r->d, "preview: version %s was never written: its preview is not either", id);
-		return 0;
-	}
 	size_t i;
 	json_t *e;
 	json_array_foreach(r->held, i, e)
@@ -375,11 +403,15 @@ static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, fdl_preview_
 	json_t *tables = NULL;
 	memset(n, 0, sizeof *n);
 	bool again = false; /* a table lacks the statistics asked for now: the preview written again */
-	if (!(job && job->held) && preview_done(&again, repo, id, o, n)) /* held: not written, so none */
+	bool held = job && job->held;
+	if (!held && preview_done(&again, repo, id, o, n)) /* held: not written, so none */
 		return 0;
 	pv_run r = {.repo = repo, .share = share, .job = job};
 	int rc = run_open(&r, id, err);
-	if (!rc)
+	if (!rc && held) { /* read as the job started */
+		tables = job->states;
+		job->states = NULL;
+	} else if (!rc)
 		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, !r.lake, err);
 	size_t i;
 	json_t *t;
@@ -388,14 +420,19 @@ static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, fdl_preview_
 		if ((rc = table_entry(&r, t, o, n, err)))
 			break;
 	}
-	json_t *doc = rc ? NULL : json_pack("{s:i, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "version", id, "tables",
-					    tables);
-	if (!rc && !doc)
+	/* held: its version's id, once written (none: nothing of it) */
+	bool go = !rc && gate_passed(job);
+	if (!rc && !go)
+		fdl_duck_trace(r.d, "preview: its version was never written: its preview is not either");
+	const char *vid = held ? job->id : id;
+	json_t *doc = !go ? NULL : json_pack("{s:i, s:s, s:O}", "fdl_preview", FDL_PREVIEW_FORMAT, "version", vid,
+					     "tables", tables);
+	if (go && !doc)
 		rc = fdl_oom(err);
-	if (!rc)
-		rc = run_write(&r, id, doc, again, err);
+	if (go && !rc)
+		rc = run_write(&r, vid, doc, again, err);
 	if (rc)
-		fdl_error_prefix(err, "the preview of version %s", id);
+		fdl_error_prefix(err, "the preview of version %s", vid[0] ? vid : "(never written)");
 	json_decref(doc);
 	json_decref(tables);
 	run_free(&r);
@@ -426,8 +463,14 @@ static void job_run(void *arg)
 	fdl_preview_options o = FDL_PREVIEW_OPTIONS_INIT;
 	o.stats_max_bytes = FDL_PREVIEW_STATS_MAX;
 	long f0, f1;
+	if (j->held)
+		fdl_test_pause("preview-reading"); /* tests: before its first read, the commit going on */
 	double t0 = thread_cpu_ms(&f0);
 	j->rc = make_in(j->repo, j->id, j->share, j, &o, &n, &j->err);
+	pthread_mutex_lock(&j->mu);
+	j->reading = false;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
 	double t1 = thread_cpu_ms(&f1);
 	fdl_duck_trace(j->share, "preview: %.1f ms of its thread's CPU, %ld page faults (%zu tables computed, %zu reused)",
 		       t1 - t0, f1 - f0, n.computed, n.reused);
@@ -468,7 +511,10 @@ static void job_free(fdl_preview_job *j)
 	pthread_mutex_destroy(&j->mu);
 	fdl_repo_free(j->repo);
 	free(j->catalog);
-	free(j->files_text);
+	free(j->staging);
+	fdl_strlist_free(&j->staged);
+	json_decref(j->files);
+	json_decref(j->states);
 	free(j);
 }
 
@@ -511,57 +557,77 @@ int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fd
 	return rc;
 }
 
-int fdl__preview_start_held(fdl_preview_job **out, fdl_repo *repo, const fdl_version_new *v, fdl_duck *share,
-			    fdl_error *err)
+int fdl__preview_start_held(fdl_preview_job **out, fdl_repo *repo, const fdl_move_frozen *f, fdl_error *err)
 {
-	int rc = job_new(out, repo, v->id, share, err);
+	int rc = job_new(out, repo, "", f->share, err);
 	fdl_preview_job *j = *out;
 	if (rc)
 		return rc;
 	j->held = true;
 	j->gate = GATE_SHUT;
-	j->files_len = v->files_len;
-	snprintf(j->parent, sizeof j->parent, "%s", v->parent ? fdl_version_id(v->parent) : "");
-	j->catalog = strdup(v->catalog_file);
-	j->files_text = v->files_text ? malloc(v->files_len + 1) : NULL;
-	if (!j->catalog || (v->files_text && !j->files_text)) {
+	snprintf(j->parent, sizeof j->parent, "%s", f->parent ? f->parent : "");
+	j->catalog = strdup(f->catalog_file);
+	j->files = f->tables ? json_deep_copy(f->tables) : NULL;
+	if (!j->catalog || (f->tables && !j->files) || (f->staging && !(j->staging = strdup(f->staging))))
+		rc = fdl_oom(err);
+	for (size_t i = 0; !rc && f->staging && f->staged && i < f->staged->len; i++)
+		rc = fdl_strlist_add(&j->staged, f->staged->items[i], err);
+	j->reading = true;
+	/* here, before the freeze detaches the catalog */
+	if (!rc)
+		rc = fdl_catalog_preview_states(&j->states, f->share, f->alias, true, err);
+	if (rc) {
 		job_free(j);
 		*out = NULL;
-		return fdl_oom(err);
+		return rc;
 	}
-	if (j->files_text)
-		memcpy(j->files_text, v->files_text, v->files_len);
 	job_go(j);
 	return 0;
 }
 
-/* The gate from shut to `to` (nothing once it is open or dropped). */
-static void gate_set(fdl_preview_job *j, gate to)
+/* The gate from shut to `to` (nothing once it is open or dropped), the
+ * version's id given when it opens. */
+static void gate_set(fdl_preview_job *j, gate to, const char *id)
 {
 	pthread_mutex_lock(&j->mu);
 	if (j->gate == GATE_SHUT) {
+		if (id)
+			snprintf(j->id, sizeof j->id, "%s", id);
 		j->gate = to;
 		pthread_cond_broadcast(&j->cv);
 	}
 	pthread_mutex_unlock(&j->mu);
 }
 
-void fdl__preview_release(fdl_preview_job *j)
+void fdl__preview_release(fdl_preview_job *j, const char *id)
 {
 	if (!j)
 		return;
-	gate_set(j, GATE_OPEN);
+	gate_set(j, GATE_OPEN, id);
 	if (j->deferred) {
 		j->deferred = false;
 		job_run(j); /* no thread: here, now, as the version is written */
 	}
 }
 
+void fdl__preview_settling(fdl_preview_job *j)
+{
+	if (!j || !j->side) /* no thread: it ran where its gate opened, or never will */
+		return;
+	pthread_mutex_lock(&j->mu);
+	if (j->reading)
+		fdl_duck_trace(j->share, "commit: waiting for the preview's reads of the new files where the freeze "
+					 "found them");
+	while (j->reading)
+		pthread_cond_wait(&j->cv, &j->mu);
+	pthread_mutex_unlock(&j->mu);
+}
+
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err)
 {
 	if (!j)
 		return 0;
-	gate_set(j, GATE_DROPPED); /* its version never written: nothing of it */
+	gate_set(j, GATE_DROPPED, NULL); /* its version never written: nothing of it */
 	fdl_pool_side_join(j->side);
 	int rc = j->rc;
 	if (rc)

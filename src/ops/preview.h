@@ -4,6 +4,7 @@
 #ifndef FDL_OPS_PREVIEW_H
 #define FDL_OPS_PREVIEW_H
 
+#include "derived.h"
 #include "../catalog/catalog.h"
 #include "../layout/layout.h"
 
@@ -40,16 +41,21 @@ bool fdl__preview_wanted_for(fdl_repo *repo, const char *id);
  * nothing) before `share` is freed. */
 typedef struct fdl_preview_job fdl_preview_job;
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
-/* The same for version `v` before it is written (its id drawn, its data
- * published): computed from what v holds (its frozen catalog, a local file
- * that must stay until the join; files.json's text, copied; its first
- * parent), beside the version's own writes; its table files and preview
- * are held until fdl__preview_release says the version is written. */
-int fdl__preview_start_held(fdl_preview_job **out, fdl_repo *repo, const fdl_version_new *v, fdl_duck *share,
-			    fdl_error *err);
-/* The held job's version is written: its files may go (NULL: nothing).
- * Where no thread could be started, the job runs here. */
-void fdl__preview_release(fdl_preview_job *j);
+/* The same for that version, before its id is drawn: the tables' states
+ * read here, in the caller's thread, from `f->alias`; the rest computed beside the freeze's last
+ * write and the version's own (a table read from its data files at once,
+ * one that needs DuckLake once the catalog is written); its table files
+ * and preview are held until fdl__preview_release names the version,
+ * written. */
+int fdl__preview_start_held(fdl_preview_job **out, fdl_repo *repo, const fdl_move_frozen *f, fdl_error *err);
+/* The held job's version `id` is written: its files may go (j NULL:
+ * nothing). Where no thread could be started, the job runs here. */
+void fdl__preview_release(fdl_preview_job *j, const char *id);
+/* Until the held job no longer reads the new files where the freeze found
+ * them (f->staged): it computed its tables, or waits for its version to
+ * be written (j NULL: nothing). A read of one gone after this fails, and
+ * the table is read through DuckLake instead. */
+void fdl__preview_settling(fdl_preview_job *j);
 /* Wait for the job and free it; a held job never released writes nothing
  * (its version was never written). */
 int fdl__preview_join(fdl_preview_job *j, fdl_error *err);

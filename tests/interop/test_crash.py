@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -165,7 +166,7 @@ def previews_held(root):
 
 def test_commit_writes_no_preview_before_its_version(repo, tmp_path, ledger, monkeypatch):
     """A commit's preview is computed beside its version's writes, from what
-    the commit holds (the frozen catalog, files.json's text, the base), and
+    the commit holds (the frozen catalog, files.json's tables, the base), and
     its table files and preview are written only once version.json is: held
     until its preview is computed, then killed at each write up to the ref
     update and past it, no preview or table file of a version never written
@@ -213,6 +214,66 @@ def test_commit_writes_no_preview_before_its_version(repo, tmp_path, ledger, mon
     assert unwritten == 4, unwritten  # killed at the catalog, dataset.json, files.json and version.json
     assert (repo.root / "previews" / f"{repo.head()}.json").exists() and previews_of_live_only(repo.root)
     COVERED["commit (preview held)"] = n - 1
+    ledger.record(repo.root, repo.head())
+
+
+def test_a_commit_keeps_its_new_files_until_its_preview_read_them(repo, tmp_path, ledger, monkeypatch):
+    """The preview beside a commit reads a table's new data files where the
+    freeze found them (the working catalog's own folder: they are published
+    later); the commit waits for those reads before its copies there go.
+    Held before its first read (pause point preview-reading) while the
+    commit goes on, the commit stops and waits, its copy of the new file
+    still there; let go, the preview reads the table from its data files,
+    and it is byte for byte the one fdl preview computes from the version."""
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+    work = tmp_path / "work"
+    con = repo.checkout(work)
+    con.execute("CREATE TABLE lake.t AS SELECT i AS a, 'x' || i AS b FROM range(100) r(i)")
+    fdl("commit", work, "-m", "one")
+    con.execute("INSERT INTO lake.t VALUES (-1, 'new')")
+    con.close()
+    staged = lambda: sorted((repo.root / "work").rglob("*.parquet"))  # noqa: E731
+    assert len(staged()) == 1
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_TRACE="1",
+               FDL_PAUSE_AT="preview-reading", FDL_PAUSE_DIR=str(gate))
+    p = subprocess.Popen([FDL, "commit", work, "-m", "two"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    err, waits = [], threading.Event()
+
+    def read():  # the commit's trace, as it comes
+        for line in p.stderr:
+            err.append(line)
+            if "waiting for the preview's reads" in line:
+                waits.set()
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        # without the wait the commit would end at its join, held by the
+        # preview: the deadline is a safety net, never the outcome
+        assert waits.wait(timeout=300), "the commit did not wait:\n" + "".join(err[-20:])
+        assert (gate / "preview-reading.reached").exists()
+        assert len(staged()) == 1  # its copy of the new file is still there
+        (gate / "preview-reading.go").touch()
+        assert p.wait(timeout=600) == 0, "".join(err)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        reader.join()
+    trace = "".join(err)
+    assert "preview: main.t read from its data files" in trace, trace
+    assert "through DuckLake" not in trace, trace
+    assert staged() == []  # published, then gone from the working catalog's folder
+    previews = repo.root / "previews"
+
+    def held():
+        return {str(q.relative_to(previews)): q.read_bytes() for q in previews.rglob("*") if q.is_file()}
+    at_commit = held()
+    assert f"{repo.head()}.json" in at_commit
+    shutil.rmtree(previews)
+    fdl("preview", repo.root)
+    assert held() == at_commit
     ledger.record(repo.root, repo.head())
 
 
