@@ -75,7 +75,7 @@ seam() {
 	grep -rnE '\b(fdl_history_(update|prepare|remove|drop)|fdl_reflist_(note|note_gone|set|rebuild)|fdl_iceberg_after_[a-z_]*|fdl_site_(after|before)_[a-z_]*|fdl_ice_catalog_sync[a-z_]*)\(' src --include=*.c |
 		grep -v '^src/layout/\|^src/iceberg/\|^src/site/\|^src/ops/derived\.c:'
 	grep -rnE '\bfdl__preview_(make|start|start_held|release|join|sweep|drop|clone)\(' src --include=*.c |
-		grep -v '^src/ops/preview\.c:\|^src/ops/preview_clone\.c:\|^src/ops/derived\.c:'
+		grep -v '^src/ops/preview\.c:\|^src/ops/preview_clone\.c:\|^src/ops/preview_repo\.c:\|^src/ops/derived\.c:'
 }
 
 # libyaml only behind util/yaml.c, libcurl only under src/store/

@@ -84,6 +84,10 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 		if (m->job && *m->job)
 			fdl__preview_release((*m->job)->preview, m->id);
 		return 0;
+	case FDL_MOVE_DETACHING:
+		if (m->job && *m->job)
+			fdl__preview_detaching((*m->job)->preview);
+		return 0;
 	case FDL_MOVE_SETTLING:
 		if (m->job && *m->job)
 			fdl__preview_settling((*m->job)->preview);

@@ -37,6 +37,10 @@ typedef enum fdl_move {
 	 * TIP that follows takes the job on; a version written that no ref
 	 * took keeps them) */
 	FDL_MOVE_WRITTEN,
+	/* the freeze is about to detach the new catalog (FROZEN's `alias`),
+	 * which writes its file: what FROZEN started in `job` reading it is
+	 * waited for */
+	FDL_MOVE_DETACHING,
 	/* the working catalog's own copies of the version's new files are
 	 * about to go (commit): what FROZEN started in `job` reading them
 	 * (a table's data files, read where they were) is waited for */
@@ -76,8 +80,8 @@ typedef enum fdl_move {
 } fdl_move;
 
 /* FROZEN's payload: the new catalog's metadata attached raw in `share`
- * as `alias` (read only before the move returns: the freeze then detaches
- * it, which writes `catalog_file`), files.json's tables as the freeze
+ * as `alias` (read until DETACHING: the freeze then detaches it, which
+ * writes `catalog_file`), files.json's tables as the freeze
  * derived them, the version's first parent (NULL or "": none), where its
  * new files are until they are published. */
 typedef struct fdl_move_frozen {
@@ -105,7 +109,7 @@ typedef struct fdl_ref_move {
 	const char *dst_root;         /* CLONED */
 	const struct fdl_move_frozen *frozen; /* FROZEN: what the freeze holds of the version */
 	fdl_duck *share;              /* TIP with job: a database the views may share */
-	struct fdl_derived_job **job; /* FROZEN, WRITTEN, SETTLING, TIP: what started beside; fdl_ref_moved_join joins */
+	struct fdl_derived_job **job; /* FROZEN, WRITTEN, DETACHING, SETTLING, TIP: what started beside; joined by fdl_ref_moved_join */
 	bool preview;                 /* FROZEN: the commit's decision (fdl__preview_wanted) */
 } fdl_ref_move;
 

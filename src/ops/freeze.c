@@ -655,8 +655,9 @@ static int keep_unstaged(fdl_strlist *added, const fdl_strlist *staged, fdl_erro
 }
 
 /* The version's preview starts through the seam, from the catalog as it
- * is still attached (alias) and files.json's tables, beside the detach
- * that writes the catalog and the version's own writes. */
+ * is still attached (alias, until DETACHING) and files.json's tables,
+ * beside the rest of the freeze, the detach that writes the catalog and
+ * the version's own writes. */
 static void preview_beside(frozen *out, fdl_repo *repo, const fdl_work *w, fdl_duck *d, const char *alias)
 {
 	char *staging = NULL;
@@ -725,6 +726,8 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 		rc = keep_unstaged(&added, &out->staged, err);
 	if (!rc)
 		rc = fdl_catalog_files_json(&out->files_json, d, nalias, listing, &files, err);
+	if (!rc && out->preview) /* beside what follows, reading the catalog until its detach */
+		preview_beside(out, repo, w, d, nalias);
 	fdl_listing_free(listing);
 	listing = NULL;
 	json_t *tables = NULL;
@@ -745,13 +748,12 @@ int fdl_freeze(frozen *out, fdl_repo *repo, const fdl_work *w, const char *tmpdi
 	 * (out->info.storage), and DuckDB only for its trace */
 	if (!rc)
 		out->duck = d; /* commit settles the working catalog's files in it */
-	if (!rc && out->preview)
-		preview_beside(out, repo, w, d, nalias);
 	side_job job = {repo, &files, listed ? &added : NULL, out, w, hash, 0, {0}};
 	fdl_pool_side *side = rc ? NULL : fdl_pool_side_start(side_run, &job);
 	if (!rc && !side)
 		side_run(&job);
 	if (attached) { /* checkpoints the frozen file: its one write */
+		fdl_ref_moved(repo, &(fdl_ref_move){.what = FDL_MOVE_DETACHING, .job = &out->derived}, NULL);
 		int drc = fdl_catalog_detach(d, "fdl_new", rc ? NULL : err);
 		if (!rc && drc)
 			rc = fdl_error_prefix(err, "writing the frozen catalog %s", out->catalog_file);

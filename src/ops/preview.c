@@ -4,9 +4,7 @@
  * (derived.c), for older versions by fdl preview. A table whose state a
  * preview already has is not computed again. */
 #include "preview.h"
-#include "card.h"
 #include "../layout/preview.h"
-#include "../layout/walk.h"
 #include "../util/pool.h"
 
 #include <pthread.h>
@@ -32,7 +30,8 @@ struct fdl_preview_job {
 	int rc;
 	bool held; /* from what the freeze holds, not from the version (not written yet; id "" until then) */
 	char *catalog; /* held: the frozen catalog's file (written once the freeze detaches it) */
-	json_t *files, *states; /* held: files.json's tables; the tables' states, read as it started */
+	json_t *files, *states; /* held: files.json's tables; the tables' states (NULL: read on its thread) */
+	char *alias; /* held: where the new catalog is attached in `share`, until the freeze detaches it */
 	char parent[FDL_ID_LEN + 1]; /* held: the first parent ("" none) */
 	fdl_strlist staged; /* held: new files read at `staging` (fdl_move_frozen) */
 	char *staging;
@@ -40,6 +39,7 @@ struct fdl_preview_job {
 	pthread_cond_t cv;
 	gate gate;     /* under mu */
 	bool reading;  /* under mu: held, it may read `staged` files (fdl__preview_settling waits) */
+	bool states_pending; /* under mu: held, it has yet to read `alias` (fdl__preview_detaching waits) */
 	bool deferred; /* no thread could be started: run where the gate opens */
 };
 
@@ -139,6 +139,15 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 	if (!rc && !r->share)
 		rc = fdl_duck_confine(r->d, dirs, paths, err);
 	return rc;
+}
+
+/* The held job no longer reads the freeze's catalog: it may be detached. */
+static void states_read(fdl_preview_job *j)
+{
+	pthread_mutex_lock(&j->mu);
+	j->states_pending = false;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
 }
 
 /* Until the held job's gate is open or dropped: whether it opened (the
@@ -408,11 +417,17 @@ static int make_in(fdl_repo *repo, const char *id, fdl_duck *share, fdl_preview_
 		return 0;
 	pv_run r = {.repo = repo, .share = share, .job = job};
 	int rc = run_open(&r, id, err);
-	if (!rc && held) { /* read as the job started */
+	if (!rc && held && job->states) { /* read as the job started (no thread) */
 		tables = job->states;
 		job->states = NULL;
-	} else if (!rc)
+	} else if (!rc && held)
+		rc = fdl_catalog_preview_states(&tables, r.d, job->alias, true, err);
+	else if (!rc)
 		rc = fdl_catalog_preview_states(&tables, r.d, ALIAS, !r.lake, err);
+	if (held) {
+		states_read(job);
+		fdl_test_pause("preview-reading"); /* tests: before its first read of a table, the commit going on */
+	}
 	size_t i;
 	json_t *t;
 	json_array_foreach(rc ? NULL : tables, i, t)
@@ -463,11 +478,12 @@ static void job_run(void *arg)
 	fdl_preview_options o = FDL_PREVIEW_OPTIONS_INIT;
 	o.stats_max_bytes = FDL_PREVIEW_STATS_MAX;
 	long f0, f1;
-	if (j->held)
-		fdl_test_pause("preview-reading"); /* tests: before its first read, the commit going on */
+	if (j->held && j->states_pending)
+		fdl_test_pause("preview-started"); /* tests: before it reads the freeze's catalog */
 	double t0 = thread_cpu_ms(&f0);
 	j->rc = make_in(j->repo, j->id, j->share, j, &o, &n, &j->err);
 	pthread_mutex_lock(&j->mu);
+	j->states_pending = false;
 	j->reading = false;
 	pthread_cond_broadcast(&j->cv);
 	pthread_mutex_unlock(&j->mu);
@@ -511,6 +527,7 @@ static void job_free(fdl_preview_job *j)
 	pthread_mutex_destroy(&j->mu);
 	fdl_repo_free(j->repo);
 	free(j->catalog);
+	free(j->alias);
 	free(j->staging);
 	fdl_strlist_free(&j->staged);
 	json_decref(j->files);
@@ -572,17 +589,21 @@ int fdl__preview_start_held(fdl_preview_job **out, fdl_repo *repo, const fdl_mov
 		rc = fdl_oom(err);
 	for (size_t i = 0; !rc && f->staging && f->staged && i < f->staged->len; i++)
 		rc = fdl_strlist_add(&j->staged, f->staged->items[i], err);
-	j->reading = true;
-	/* here, before the freeze detaches the catalog */
-	if (!rc)
+	if (!rc && !(j->alias = strdup(f->alias)))
+		rc = fdl_oom(err);
+	j->reading = j->states_pending = true;
+	/* on its thread, the states read before the freeze detaches the
+	 * catalog (fdl__preview_detaching); without one, here and now */
+	if (!rc && !(j->side = fdl_pool_side_start(job_run, j))) {
 		rc = fdl_catalog_preview_states(&j->states, f->share, f->alias, true, err);
+		j->states_pending = false;
+		j->deferred = true;
+	}
 	if (rc) {
 		job_free(j);
 		*out = NULL;
-		return rc;
 	}
-	job_go(j);
-	return 0;
+	return rc;
 }
 
 /* The gate from shut to `to` (nothing once it is open or dropped), the
@@ -610,6 +631,18 @@ void fdl__preview_release(fdl_preview_job *j, const char *id)
 	}
 }
 
+void fdl__preview_detaching(fdl_preview_job *j)
+{
+	if (!j || !j->side)
+		return;
+	pthread_mutex_lock(&j->mu);
+	if (j->states_pending)
+		fdl_duck_trace(j->share, "freeze: waiting for the preview to read the tables' states before the detach");
+	while (j->states_pending)
+		pthread_cond_wait(&j->cv, &j->mu);
+	pthread_mutex_unlock(&j->mu);
+}
+
 void fdl__preview_settling(fdl_preview_job *j)
 {
 	if (!j || !j->side) /* no thread: it ran where its gate opened, or never will */
@@ -633,136 +666,5 @@ int fdl__preview_join(fdl_preview_job *j, fdl_error *err)
 	if (rc)
 		*err = j->err;
 	job_free(j);
-	return rc;
-}
-
-/* ---- fdl preview ---------------------------------------------------------- */
-
-/* Every live version of the repository (sorted). */
-static int live_versions(fdl_strlist *out, fdl_repo *repo, fdl_error *err)
-{
-	vdirs dirs = {0};
-	int rc = fdl_vdirs_list(&dirs, NULL, NULL, repo, err);
-	for (size_t i = 0; i < dirs.len && !rc; i++)
-		if (fdl_vdir_has(&dirs.items[i], FDL_VERSION_JSON) && !fdl_vdir_has(&dirs.items[i], FDL_EXPIRED_JSON))
-			rc = fdl_strlist_add(out, dirs.items[i].id, err);
-	fdl_vdirs_free(&dirs);
-	fdl_strlist_sort(out);
-	return rc;
-}
-
-int fdl__preview_sweep(fdl_repo *repo, bool *held, fdl_error *err)
-{
-	fdl_strlist live = {0}, keys = {0};
-	int rc = fdl_store_list(repo->store, FDL_PREVIEW_DIR, &keys, err);
-	bool none = rc == FDL_ENOTFOUND || (!rc && !keys.len);
-	fdl_strlist_free(&keys);
-	*held = !none;
-	if (none) { /* nothing to sweep: no version listed, no card */
-		fdl_error_clear(err);
-		return 0;
-	}
-	if (!rc)
-		rc = live_versions(&live, repo, err);
-	if (!rc)
-		rc = fdl_preview_sweep(repo, &live, NULL, err);
-	fdl_strlist_free(&live);
-	return rc;
-}
-
-int fdl__preview_drop(fdl_repo *repo, const fdl_strlist *going, fdl_error *err)
-{
-	fdl_strlist live = {0}, left = {0};
-	int rc = live_versions(&live, repo, err);
-	for (size_t i = 0; i < live.len && !rc; i++) {
-		bool goes = false;
-		for (size_t k = 0; k < going->len && !goes; k++)
-			goes = !strcmp(going->items[k], live.items[i]);
-		if (!goes)
-			rc = fdl_strlist_add(&left, live.items[i], err);
-	}
-	if (!rc) /* live is sorted: so is what is left of it */
-		rc = fdl_preview_sweep(repo, &left, NULL, err);
-	fdl_strlist_free(&live);
-	fdl_strlist_free(&left);
-	return rc;
-}
-
-/* One preview: its version live, its files as the format says. */
-static int check_one(fdl_strlist *problems, fdl_strlist *warnings, fdl_strlist *named, fdl_repo *repo,
-		     const fdl_strlist *live, const char *id, fdl_error *err)
-{
-	char *key = fdl_preview_key(id);
-	json_t *doc = NULL;
-	fdl_error e;
-	int rc = key ? 0 : fdl_oom(err);
-	if (!rc && !fdl_strlist_has_sorted(live, id)) /* a withdrawal or expiry cut short before its sweep */
-		rc = fdl_finding_add(warnings, key, "version %s is gone (withdrawn, expired or never whole), yet its "
-				     "preview holds its first rows: run the withdrawal or expiry again, or fdl gc, "
-				     "which deletes it", id);
-	else if (!rc && fdl_preview_load(&doc, repo, id, &e))
-		rc = fdl_finding_add(problems, key, "cannot be read: %s (fdl preview writes it again once it is "
-				     "deleted)", e.message);
-	size_t i;
-	json_t *t;
-	json_array_foreach(rc ? NULL : json_object_get(doc, "tables"), i, t)
-	{
-		if ((rc = fdl_strlist_add(named, json_string_value(json_object_get(t, "key")), err)))
-			break;
-	}
-	json_decref(doc);
-	free(key);
-	return rc;
-}
-
-int fdl__preview_check(fdl_strlist *problems, fdl_strlist *warnings, fdl_repo *repo, fdl_error *err)
-{
-	fdl_strlist live = {0}, ids = {0}, named = {0}, keys = {0};
-	int rc = live_versions(&live, repo, err);
-	if (!rc)
-		rc = fdl_preview_list(&ids, repo, err);
-	for (size_t i = 0; i < ids.len && !rc; i++)
-		rc = check_one(problems, warnings, &named, repo, &live, ids.items[i], err);
-	fdl_strlist_sort(&named);
-	if (!rc && !(rc = fdl_store_list(repo->store, FDL_PREVIEW_TABLES_DIR, &keys, err)))
-		fdl_strlist_sort(&keys);
-	if (rc == FDL_ENOTFOUND)
-		rc = 0;
-	for (size_t i = 0; i < keys.len && !rc; i++)
-		if (!fdl_strlist_has_sorted(&named, keys.items[i]))
-			rc = fdl_finding_add(warnings, keys.items[i], "no preview names it (fdl gc deletes it)");
-	fdl_strlist_free(&live);
-	fdl_strlist_free(&ids);
-	fdl_strlist_free(&named);
-	fdl_strlist_free(&keys);
-	return rc;
-}
-
-int fdl_preview_fill(fdl_repo *repo, const char *const *versions, size_t n, const fdl_preview_options *o,
-		     fdl_error *err)
-{
-	fdl_preview_options defaults = FDL_PREVIEW_OPTIONS_INIT;
-	int rc = o ? fdl_options_check(o->version, FDL_PREVIEW_OPTIONS_VERSION, "fdl_preview_fill",
-				       "fdl_preview_options", err)
-		   : 0;
-	if (rc)
-		return rc;
-	o = o ? o : &defaults;
-	fdl_strlist ids = {0};
-	for (size_t i = 0; i < n && !rc; i++) {
-		char id[FDL_ID_LEN + 1];
-		if (!(rc = fdl_ref_resolve(id, repo, versions[i], err)) && !(rc = fdl_version_check_live(repo, id, err)))
-			rc = fdl_strlist_add(&ids, id, err);
-	}
-	if (!rc && !n)
-		rc = live_versions(&ids, repo, err);
-	for (size_t i = 0; i < ids.len && !rc; i++) {
-		fdl_preview_counts c;
-		if (!(rc = fdl__preview_make(repo, ids.items[i], o, &c, err)) && o && o->done)
-			o->done(ids.items[i], c.computed, c.reused, c.already, o->payload);
-	}
-	if (!rc) /* HEAD's tip may have got its preview */
-		rc = fdl__card_refresh(repo, err);
-	fdl_strlist_free(&ids);
 	return rc;
 }

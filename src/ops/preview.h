@@ -41,16 +41,21 @@ bool fdl__preview_wanted_for(fdl_repo *repo, const char *id);
  * nothing) before `share` is freed. */
 typedef struct fdl_preview_job fdl_preview_job;
 int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
-/* The same for that version, before its id is drawn: the tables' states
- * read here, in the caller's thread, from `f->alias`; the rest computed beside the freeze's last
- * write and the version's own (a table read from its data files at once,
- * one that needs DuckLake once the catalog is written); its table files
- * and preview are held until fdl__preview_release names the version,
- * written. */
+/* The same for that version, before its id is drawn, on a thread of its
+ * own (where none can be started, the tables' states are read here and
+ * the rest runs where the gate opens): the tables' states read from
+ * `f->alias` (fdl__preview_detaching waits for it), the rest beside the
+ * freeze's last write and the version's own (a table read from its data
+ * files at once, one that needs DuckLake once the catalog is written);
+ * its table files and preview are held until fdl__preview_release names
+ * the version, written. */
 int fdl__preview_start_held(fdl_preview_job **out, fdl_repo *repo, const fdl_move_frozen *f, fdl_error *err);
 /* The held job's version `id` is written: its files may go (j NULL:
  * nothing). Where no thread could be started, the job runs here. */
 void fdl__preview_release(fdl_preview_job *j, const char *id);
+/* Until the held job no longer reads the freeze's catalog (f->alias),
+ * which is about to be detached (j NULL: nothing). */
+void fdl__preview_detaching(fdl_preview_job *j);
 /* Until the held job no longer reads the new files where the freeze found
  * them (f->staged): it computed its tables, or waits for its version to
  * be written (j NULL: nothing). A read of one gone after this fails, and

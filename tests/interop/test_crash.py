@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import EXT, FDL, connect, fdl, read_json, rows
+from conftest import EXT, FDL, connect, fdl, fdl_setup, read_json, rows
 
 COVERED = {}
 
@@ -265,6 +265,61 @@ def test_a_commit_keeps_its_new_files_until_its_preview_read_them(repo, tmp_path
     assert "preview: main.t read from its data files" in trace, trace
     assert "through DuckLake" not in trace, trace
     assert staged() == []  # published, then gone from the working catalog's folder
+    previews = repo.root / "previews"
+
+    def held():
+        return {str(q.relative_to(previews)): q.read_bytes() for q in previews.rglob("*") if q.is_file()}
+    at_commit = held()
+    assert f"{repo.head()}.json" in at_commit
+    shutil.rmtree(previews)
+    fdl("preview", repo.root)
+    assert held() == at_commit
+    ledger.record(repo.root, repo.head())
+
+
+def test_the_freeze_detaches_its_catalog_once_the_preview_read_it(repo, tmp_path, ledger, monkeypatch):
+    """The preview beside a commit starts while the freeze still has the new
+    catalog attached and reads the tables' states from it on its own
+    thread; the freeze waits for that read before the detach that writes the
+    catalog's file. Held before it (pause point preview-started), the freeze
+    stops and waits; let go, the commit ends with the version's preview,
+    byte for byte the one fdl preview computes."""
+    monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+    work = tmp_path / "work"
+    con = repo.checkout(work, setup=True)
+    con.execute("CREATE TABLE lake.t AS SELECT i AS a, 'x' || i AS b FROM range(100) r(i)")
+    fdl_setup("commit", work, "-m", "one")
+    con.execute("INSERT INTO lake.t VALUES (-1, 'new')")
+    con.close()
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_TRACE="1",
+               FDL_PAUSE_AT="preview-started", FDL_PAUSE_DIR=str(gate))
+    p = subprocess.Popen([FDL, "commit", work, "-m", "two"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    err, waits = [], threading.Event()
+
+    def read():  # the commit's trace, as it comes
+        for line in p.stderr:
+            err.append(line)
+            if "waiting for the preview to read the tables' states" in line:
+                waits.set()
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        # without the wait the freeze would detach and the commit end at its
+        # join, held by the preview: the deadline is a safety net, never the outcome
+        assert waits.wait(timeout=300), "the freeze did not wait:\n" + "".join(err[-20:])
+        assert (gate / "preview-started.reached").exists()
+        assert not any("DETACH fdl_new" in line for line in err), "".join(err)
+        (gate / "preview-started.go").touch()
+        assert p.wait(timeout=600) == 0, "".join(err)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        reader.join()
+    trace = "".join(err)
+    assert "preview: main.t read from its data files" in trace, trace
     previews = repo.root / "previews"
 
     def held():
