@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, fdl
+from conftest import ROOT, Repo, connect, fdl, fdl_setup
 from test_reader import Server, get
 
 VENV = ROOT / "deps" / "findable-venv" / "bin"
@@ -66,6 +66,16 @@ print(json.dumps(extruct.extract(html, base_url=sys.argv[2], syntaxes=["json-ld"
 """
 
 
+@pytest.fixture
+def repo(tmp_path):
+    """conftest's repo, initialized by the release build (fdl_setup): what
+    these tests start from (init runs FDL_BIN in the tests about it)."""
+    r = Repo.__new__(Repo)
+    r.root = tmp_path / "repo"
+    fdl_setup("init", r.root)
+    return r
+
+
 @pytest.fixture(scope="module")
 def venv():
     assert (VENV / "mlcroissant").exists() and (VENV / "frictionless").exists(), \
@@ -80,13 +90,16 @@ def tool(venv, *args, check=True):
     return p
 
 
-def build(repo, tmp_path):
+def build(repo, tmp_path, setup=False):
     """v1: a described dataset (a hostile description, licences, people)
     with a plain table, a table with a delete and one with a renamed column;
     pages turned on; v2 (written by the commit through the seam): more rows
-    in a new single-file table."""
+    in a new single-file table. The checkout and v1 are the scene (the
+    release build, fdl_setup); `fdl site` and v2's commit, which write the
+    pages, run FDL_BIN unless setup (a test about what comes after them)."""
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    step = fdl_setup if setup else fdl
+    con = repo.checkout(work, setup=True)
     (work / "dataset.yml").write_text(
         "name: population\n"
         f"title: {json.dumps(TITLE)}\n"
@@ -104,18 +117,20 @@ def build(repo, tmp_path):
     con.execute("DELETE FROM lake.towns WHERE code = 2")
     con.execute("CREATE TABLE lake.renamed AS SELECT i AS a FROM range(5) t(i)")
     con.execute("ALTER TABLE lake.renamed RENAME COLUMN a TO b")
-    fdl("commit", work, "-m", "Census 2024")
+    fdl_setup("commit", work, "-m", "Census 2024")
     v1 = repo.head()
-    fdl("site", repo.root)
+    step("site", repo.root)
     con.execute("CREATE TABLE lake.extra AS SELECT i AS n, 'x' || i AS label FROM range(30) t(i)")
-    fdl("commit", work, "-m", "Add extra")
+    step("commit", work, "-m", "Add extra")
     con.close()
     return [v1, repo.head()]
 
 
 def duck_rows(repo, vid, table):
-    """The table as stock DuckDB reads it through fdl attach, as the loader's JSON spells it."""
-    con = repo.open_version(vid)
+    """The table as stock DuckDB reads it through fdl attach (the oracle: the
+    release build's ATTACH), as the loader's JSON spells it."""
+    con = connect()
+    con.execute(fdl_setup("attach", repo.root, vid).stdout)
     cur = con.execute(f"SELECT * FROM lake.{table}")
     names = [d[0] for d in cur.description]
     rows = []
@@ -180,7 +195,7 @@ def test_croissant_and_data_package_load_what_duckdb_reads(repo, tmp_path, venv)
 
 
 def test_a_public_address_goes_into_the_files(repo, tmp_path, venv):
-    ids = build(repo, tmp_path)
+    ids = build(repo, tmp_path, setup=True)  # the config and the site after it are the step
     server = Server(repo.root, tmp_path)
     try:
         fdl("config", repo.root, "public_url", server.url + "/")
@@ -247,7 +262,7 @@ def test_the_page_without_javascript_and_its_json_ld(repo, tmp_path, venv, ledge
 
 
 def test_a_withdrawal_takes_the_descriptions_with_it(repo, tmp_path, venv, ledger):
-    ids = build(repo, tmp_path)
+    ids = build(repo, tmp_path, setup=True)  # the withdrawal is the step
     fdl("withdraw", repo.root, ids[1], "--reason", "published by mistake", "--force")
     ledger.gone(ids[1])
     folder = repo.root / "site" / ids[1]

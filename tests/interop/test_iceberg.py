@@ -214,7 +214,7 @@ def built(tmp_path_factory):
     led = ledger_mod.Ledger(LEDGER_FDL, EXT)
     outer, ledger_mod.CURRENT[0] = ledger_mod.CURRENT[0], led  # records each version build() publishes
     try:
-        r = Repo(tmp)
+        r = scene_repo(tmp)
         r.tmp = tmp
         build(r)
     finally:
@@ -236,6 +236,37 @@ def scene_copy(built, tmp, ledger=None):
     if ledger is not None:
         ledger.adopt(r.root, built.sums, built.memo)
     return r
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """conftest's repo, initialized by the release build (fdl_setup): the
+    scene of tests about the views and catalogs of what is committed to it
+    (init runs FDL_BIN in test_init_iceberg_and_tags_keep_the_tips_view and
+    the tests about init)."""
+    return scene_repo(tmp_path)
+
+
+def scene_repo(tmp):
+    r = Repo.__new__(Repo)
+    r.root = tmp / "repo"
+    fdl_setup("init", r.root)
+    return r
+
+
+def scene_bucket(server, tmp):
+    """S3Repo(server, tmp) with its init by the release build (the scene)."""
+    r = S3Repo(server, tmp, init=False)
+    r.setup("init", r.root)
+    return r
+
+
+def attached(repo, ref):
+    """Stock DuckDB on a version through fdl attach by the release build
+    (the oracle, as expected() is)."""
+    con = connect()
+    con.execute(fdl_setup("attach", repo.root, ref, env=repo.env).stdout)
+    return con
 
 
 @pytest.fixture(scope="module")
@@ -342,7 +373,7 @@ def test_manifests_name_only_the_repositorys_files(folder_repo):
 
 
 def test_s3_views_read_by_every_engine(spark, s3_server, tmp_path):
-    repo = S3Repo(s3_server, tmp_path)
+    repo = scene_bucket(s3_server, tmp_path)
     build(repo)
     views = views_json(repo)
     assert set(views) == {"main.people", "main.sales", "geo.towns"}
@@ -446,7 +477,7 @@ def test_columns_iceberg_cannot_hold_are_named_and_left_out(spark, repo, tmp_pat
         uri = views[f"main.{table}"]
         schema = [f["name"] for f in read_json(uri[len("file://"):])["schemas"][-1]["fields"]]
         assert schema == cols, (table, schema)
-        con = repo.open_version("main")
+        con = attached(repo, "main")
         want = normalised(duck_rows(con, f"lake.{table}", cols))
         assert r.pyiceberg_rows(uri, cols) == want
         assert r.duckdb_rows(uri, cols) == want
@@ -536,7 +567,7 @@ def test_withdrawal_leaves_no_view_leading_to_its_data(repo, tmp_path):
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(5)")
     con.close()
     fdl_setup("commit", tmp_path / "w1", "-m", "one")
-    fdl("branch", repo.root, "clean")
+    fdl_setup("branch", repo.root, "clean")
     con = repo.checkout(tmp_path / "w2", setup=True)
     con.execute("INSERT INTO lake.t VALUES (666)")
     con.execute("DELETE FROM lake.t WHERE a = 0")
@@ -572,14 +603,14 @@ def test_expiry_and_gc_keep_views_to_live_versions(repo, tmp_path):
         con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(4)" if i == 0 else
                     f"DELETE FROM lake.t WHERE a = {i}; INSERT INTO lake.t VALUES ({10 * i})")
         con.close()
-        fdl("commit", tmp_path / f"w{i}", "-m", f"v{i}")
+        (fdl if i else fdl_setup)("commit", tmp_path / f"w{i}", "-m", f"v{i}")  # the first: the scene, no view yet
         if i == 0:
             fdl("iceberg", repo.root)
     tip = repo.head()
     [uri] = [f"file://{p}" for p in (repo.root / "iceberg").glob(f"*/versions/{tip}/main/t/metadata/*.json")]
     assert snap_seqs(read_json(uri[len("file://"):])) == [1, 2, 3]
-    for i in range(3):  # a working catalog keeps its base from expiry: done with them
-        fdl("checkout", "--abandon", tmp_path / f"w{i}")
+    for i in range(3):  # a working catalog keeps its base from expiry: done with them (the scene)
+        fdl_setup("checkout", "--abandon", tmp_path / f"w{i}")
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
     (repo.root / "fdl.json").write_text(json.dumps(cfg))
@@ -649,12 +680,12 @@ def test_init_iceberg_and_tags_keep_the_tips_view(tmp_path):
     fdl("init", root, "--iceberg")
     assert read_json(root / "iceberg" / "views.json")["views"][0]["location"] == f"file://{root}"
     con = connect()
-    con.execute(fdl("checkout", root, tmp_path / "w").stdout)
+    con.execute(fdl_setup("checkout", root, tmp_path / "w").stdout)  # the commits write the views: the step
     con.execute("CREATE TABLE lake.t AS SELECT 1 AS a")
     con.close()
     fdl("commit", tmp_path / "w", "-m", "one")
     con = connect()
-    con.execute(fdl("checkout", root, tmp_path / "w2").stdout)
+    con.execute(fdl_setup("checkout", root, tmp_path / "w2").stdout)
     con.execute("INSERT INTO lake.t VALUES (2)")
     con.close()
     fdl("commit", tmp_path / "w2", "-m", "two")
@@ -801,8 +832,8 @@ def test_views_of_an_older_fdl_are_verified_and_written_again(repo, tmp_path):
                     "INSERT INTO lake.t VALUES (10)")
         con.close()
         fdl_setup("commit", tmp_path / f"w{i}", "-m", f"v{i}")
-    fdl("tag", repo.root, "t2")
-    catalog_json(repo)
+    fdl_setup("tag", repo.root, "t2")  # the scene: the catalog and the view made older
+    catalog_json(repo, setup=True)
     old = repo.head()
     [view] = (repo.root / "iceberg").glob(f"*/versions/{old}/view.json")
     older_fdl_view(view)
@@ -855,8 +886,10 @@ class StaticHost:
         self.log.close()
 
 
-def catalog_json(repo):
-    return json.loads(fdl("iceberg", repo.root, "--catalog", "--json", env=repo.env).stdout)
+def catalog_json(repo, setup=False):
+    """fdl iceberg ROOT --catalog --json; with setup by the release build
+    (a catalog the test starts from, not the one it checks)."""
+    return json.loads((fdl_setup if setup else fdl)("iceberg", repo.root, "--catalog", "--json", env=repo.env).stdout)
 
 
 def catalog_written(root, env=None):
@@ -1041,7 +1074,7 @@ def test_catalog_of_a_folder_on_a_plain_static_host(spark, built, tmp_path, ledg
     """A folder repository's catalog, served by python -m http.server (no
     rewrite rules), attached by Spark, pyiceberg and DuckDB."""
     repo = scene_copy(built, tmp_path, ledger)
-    fdl("branch", repo.root, "feature/x", "t2")
+    fdl_setup("branch", repo.root, "feature/x", "t2")  # the scene: the catalog is what is tested
     cat = catalog_json(repo)
     assert cat["catalog"] == f"file://{repo.root}/{cat['path']}"
     assert cat["namespaces"] == [["feature/x"], ["main"], ["main", "geo"], ["t2"]]
@@ -1062,7 +1095,7 @@ def test_a_snapshot_id_never_comes_to_mean_other_rows(spark, tmp_path, ledger):
     an incremental read from it is refused, Spark and DuckDB refuse the
     pinned id; the view of v3 itself still reads v3's rows under it."""
     from pyiceberg.table.snapshots import ancestors_of
-    repo = Repo(tmp_path)
+    repo = scene_repo(tmp_path)
     for i, row in enumerate(["(1, 'A')", "(2, 'B')", "(3, 'C-bad')"]):
         con = repo.checkout(tmp_path / f"w{i}", setup=True)
         if i == 0:
@@ -1161,12 +1194,12 @@ def test_catalog_of_a_bucket_on_its_own_endpoint(spark, open_s3, tmp_path):
     """A bucket repository's catalog, served by the S3 server's own endpoint
     (a public-read bucket, unsigned GETs), attached by Spark, pyiceberg and
     DuckDB, its tables' files s3:// URIs read with the clients' keys."""
-    repo = S3Repo(open_s3, tmp_path)
+    repo = scene_bucket(open_s3, tmp_path)
     open_s3.client().put_bucket_policy(Bucket=repo.bucket, Policy=json.dumps({
         "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
                                                 "Resource": f"arn:aws:s3:::{repo.bucket}/datasets/pop/iceberg/*"}]}))
     build(repo)
-    fdl("branch", repo.root, "feature/x", "t2", env=repo.env)
+    fdl_setup("branch", repo.root, "feature/x", "t2", env=repo.env)  # the scene: the catalog is what is tested
     cat = catalog_json(repo)
     assert cat["catalog"] == f"{open_s3.endpoint}/{repo.bucket}/datasets/pop/{cat['path']}"
     assert cat["location"] == repo.root
@@ -1195,7 +1228,7 @@ def test_catalog_of_a_folder_on_fdl_serve(spark, built, tmp_path, ledger):
     index.html, %1F in a path is a nested namespace), attached by Spark,
     pyiceberg and DuckDB."""
     repo = scene_copy(built, tmp_path, ledger)
-    fdl("branch", repo.root, "feature/x", "t2")
+    fdl_setup("branch", repo.root, "feature/x", "t2")  # the scene: the catalog is what is tested
     cat = catalog_json(repo)
     server = Serve(repo.root, tmp_path / "serve.log")
     try:
@@ -1215,7 +1248,7 @@ def test_catalog_names_on_fdl_serve_and_refuses_what_leads_outside(repo, tmp_pat
     con.execute('CREATE TABLE lake."my table" AS SELECT range AS a, range * 2 AS b FROM range(7)')
     con.close()
     fdl_setup("commit", tmp_path / "w", "-m", "one")
-    fdl("branch", repo.root, "a+b")
+    fdl_setup("branch", repo.root, "a+b")  # the scene: what the catalog makes of it is the step
     p = fdl("iceberg", repo.root, "--catalog")
     assert "refs/heads/a+b: not a namespace" in p.stdout, p.stdout
     line = next(x for x in p.stdout.splitlines() if "main.my table" in x)
@@ -1228,7 +1261,7 @@ def test_catalog_names_on_fdl_serve_and_refuses_what_leads_outside(repo, tmp_pat
         clients = CatalogClients(None, f"{server.url}/{cat['path']}")
         con = clients.duck()
         got = normalised(con.execute(f'SELECT a, b FROM fdl.main."{renamed}"').fetchall())
-        want = normalised(repo.open_version("main").execute('SELECT a, b FROM lake."my table"').fetchall())
+        want = normalised(attached(repo, "main").execute('SELECT a, b FROM lake."my table"').fetchall())
         assert got == want and len(got) == 7
         assert [n for n in clients.pyiceberg().list_namespaces()] == [("main",)]
     finally:
@@ -1271,8 +1304,8 @@ def test_a_commit_rewrites_its_branchs_namespaces_alone(repo, tmp_path):
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(5)")
     con.close()
     fdl_setup("commit", tmp_path / "w", "-m", "one")
-    fdl("branch", repo.root, "other")
-    fdl("tag", repo.root, "t1")
+    fdl_setup("branch", repo.root, "other")  # the scene; their deletion below is a step
+    fdl_setup("tag", repo.root, "t1")
     cat = catalog_json(repo)
     ns = repo.root / cat["path"] / "v1" / "namespaces"
     assert (ns / "main\x1fgeo" / "tables" / "towns").is_file()
@@ -1314,8 +1347,8 @@ def test_commits_on_two_branches_racing_keep_both_in_the_list(repo, tmp_path, le
     con.execute("CREATE TABLE lake.t AS SELECT range AS a FROM range(3)")
     con.close()
     fdl_setup("commit", tmp_path / "w", "-m", "one")
-    fdl("branch", repo.root, "b")
-    cat = catalog_json(repo)
+    fdl_setup("branch", repo.root, "b")  # the scene: the racing commits are the step
+    cat = catalog_json(repo, setup=True)
     ns = repo.root / cat["path"] / "v1" / "namespaces"
     con = repo.checkout(tmp_path / "wa", setup=True)
     con.execute("INSERT INTO lake.t VALUES (10)")
@@ -1362,8 +1395,8 @@ def test_catalog_follows_expiry_and_clones_write_their_own(s3_server, repo, tmp_
     cat = catalog_json(repo)
     answer = repo.root / cat["path"] / "v1" / "namespaces" / "main" / "tables" / "t"
     assert snap_seqs(read_json(answer)["metadata"]) == [1, 2, 3]
-    for i in range(3):  # a working catalog keeps its base from expiry: done with them
-        fdl("checkout", "--abandon", tmp_path / f"w{i}")
+    for i in range(3):  # a working catalog keeps its base from expiry: done with them (the scene)
+        fdl_setup("checkout", "--abandon", tmp_path / f"w{i}")
     cfg = read_json(repo.root / "fdl.json")
     cfg["retention"] = {"days": 0, "keep": 1}
     (repo.root / "fdl.json").write_text(json.dumps(cfg))

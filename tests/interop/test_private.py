@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import EXT, Serving, connect, fdl, fdl_setup, host_serves, host_stops
+from conftest import EXT, Repo, Serving, connect, fdl, fdl_setup, host_serves, host_stops
 from test_reader import published  # noqa: F401 (the fixture)
 
 
@@ -74,6 +74,16 @@ class Private(Serving):
         if self.url.startswith("https"):
             return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=60)
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """conftest's repo without its init: every test here makes it a copy of
+    a published history (published, build_repo), which replaces the folder
+    (an init there was thrown away; init runs FDL_BIN in the tests about it)."""
+    r = Repo.__new__(Repo)
+    r.root = tmp_path / "repo"
+    return r
 
 
 @pytest.fixture
@@ -522,7 +532,7 @@ def test_iceberg_clients_read_the_catalog_of_a_private_host_with_the_token(publi
     assert '# spark.conf.set("spark.sql.catalog.fdl.token", os.environ["FDL_TOKEN"])' in printed
     assert 'token=os.environ["FDL_TOKEN"]' in printed
     assert "CREATE SECRET fdl_iceberg (TYPE iceberg, TOKEN getenv('FDL_TOKEN'))" in printed
-    path = json.loads(fdl("iceberg", published.root, "--catalog", "--json").stdout)["path"]
+    path = json.loads(fdl_setup("iceberg", published.root, "--catalog", "--json").stdout)["path"]  # written above
     s = Private(published.root, tmp_path, None, {"alice": secret}, plain=True)
     try:
         uri = f"{s.url}/{path}"
@@ -558,7 +568,8 @@ def test_duckdb_reads_a_private_http_location_with_a_secret_scoped_to_it(publish
         printed = fdl("iceberg", published.root, "--catalog", "--location", s.url).stdout
         assert f"BEARER_TOKEN getenv('FDL_TOKEN'),\n  --   SCOPE '{s.url}/'" in printed, printed
         assert "read no\n  # http(s):// files" in printed
-        path = json.loads(fdl("iceberg", published.root, "--catalog", "--location", s.url, "--json").stdout)["path"]
+        path = json.loads(fdl_setup("iceberg", published.root, "--catalog", "--location", s.url,
+                                    "--json").stdout)["path"]  # written above
         uri = f"{s.url}/{path}"
 
         def count(files_secret):
@@ -621,7 +632,7 @@ def test_spark_reads_the_catalog_over_tls_with_a_trust_store_of_the_tests_ca(pub
                     "-keystore", str(store), "-storepass", "changeit"], check=True, capture_output=True)
     printed = fdl("iceberg", published.root, "--catalog").stdout
     assert '# spark.conf.set("spark.sql.catalog.fdl.token", os.environ["FDL_TOKEN"])' in printed
-    path = json.loads(fdl("iceberg", published.root, "--catalog", "--json").stdout)["path"]
+    path = json.loads(fdl_setup("iceberg", published.root, "--catalog", "--json").stdout)["path"]  # written above
     s = Private(published.root, tmp_path, pki, {"alice": secret})
     try:
         assert s.url.startswith("https://")
@@ -676,7 +687,7 @@ def test_the_page_asks_for_the_token_once_then_shows_the_card_and_answers_a_quer
     assert all("status of 401" in e for e in seen["consoleErrors"]), seen["consoleErrors"]
     assert seen["title"] == "Population by town"
     con = connect()
-    con.execute(fdl("attach", repo.root).stdout)
+    con.execute(fdl_setup("attach", repo.root).stdout)  # the oracle
     n, people = con.execute("SELECT count(*), sum(people) FROM lake.population").fetchone()
     assert seen["cardQueries"][0]["rows"] == [[str(n), str(people)]]
     assert seen["queries"][0]["rows"] == [["250"]]
