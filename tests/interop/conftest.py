@@ -130,9 +130,11 @@ class Repo:
 
     env = {}  # what fdl needs beyond the defaults (S3Repo: the AWS variables)
 
-    def __init__(self, tmp):
+    def __init__(self, tmp, setup=False):
+        """With setup, the release build's init (fdl_setup): the repository
+        is the test's scene, its init not what the test checks."""
         self.root = tmp / "repo"
-        fdl("init", self.root)
+        (fdl_setup if setup else fdl)("init", self.root)
 
     def checkout(self, work, *extra, setup=False):
         """Check out and return a DuckDB connection writing to the working catalog,
@@ -149,10 +151,12 @@ class Repo:
     def version(self, vid):
         return read_json(self.root / "versions" / vid / "version.json")
 
-    def open_version(self, ref):
-        """Attach a version in a fresh stock DuckDB through `fdl attach`."""
+    def open_version(self, ref, setup=False):
+        """Attach a version in a fresh stock DuckDB through `fdl attach` (with
+        setup, the release build's: the reader is stock DuckDB, an oracle of
+        a test about something else; `fdl attach` is the subject elsewhere)."""
         con = connect()
-        con.execute(fdl("attach", self.root, ref).stdout)
+        con.execute((fdl_setup if setup else fdl)("attach", self.root, ref).stdout)
         return con
 
 

@@ -138,9 +138,9 @@ def steps(con, n):
 
 @pytest.mark.parametrize("n", [1, 40, 1100])
 def test_incremental_equals_full(tmp_path, n):
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)
     # one thread: the same snapshots and files, half the CPU of DuckDB's
     # default (each of the 1,100 small commits woke a second thread)
     con.execute("SET threads = 1")
@@ -165,7 +165,7 @@ def test_incremental_equals_full(tmp_path, n):
     (work / "dataset.yml").write_text("name: eq\ntitle: Equal both ways\n")
     assert "no snapshot since" in both_ways(repo, work, "description")
     # the last version read by stock DuckDB, through fdl attach
-    v = repo.open_version("main")
+    v = repo.open_version("main", setup=True)
     assert v.execute("SELECT count(*) FROM lake.t WHERE label = 'last'").fetchone() == (1,)
     assert fdl("verify", repo.root, "--deep", check=False).returncode == 0
 
@@ -175,9 +175,9 @@ def test_many_small_files_warned_and_compacted(tmp_path):
     merges them; --compact merges them first (a new snapshot of the working
     catalog), the rows stay the same, and the older version still reads
     the files it had."""
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)
     con.execute("CREATE TABLE lake.t (k INTEGER)")
     con.execute("CREATE TABLE lake.few (k INTEGER)")
     for i in range(60):
@@ -196,10 +196,10 @@ def test_many_small_files_warned_and_compacted(tmp_path):
     assert "compact: " in p.stderr and "data files merged" in p.stderr
     files = read_json(repo.root / "versions" / repo.head() / "files.json")
     assert len(files["tables"]["main.t"]["files"]) < 5, files["tables"]["main.t"]
-    v = repo.open_version("main")
+    v = repo.open_version("main", setup=True)
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (61, sum(range(61)))
     assert v.execute("SELECT count(*) FROM lake.few").fetchone() == (40,)
-    old = repo.open_version(before)
+    old = repo.open_version(before, setup=True)
     assert old.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (60, sum(range(60)))
     assert fdl("verify", repo.root, "--deep", "--all", check=False).returncode == 0
 
@@ -211,9 +211,9 @@ def test_template_changed_or_a_symlink_is_not_used(tmp_path):
     (here: a table and a view planted in it, which the copy would publish),
     or one that is a symlink, is not used: DuckLake creates the catalog, as
     it does for a working folder checked out before templates were written."""
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work)  # its template and template_sha256 are checked: the build under test
     con.execute("CREATE TABLE lake.t AS SELECT range AS k FROM range(5)")
     tmpl = work / "fdl-template.duckdb"
     assert len(read_json(work / "fdl-work.json")["template_sha256"]) == 64
@@ -231,11 +231,11 @@ def test_template_changed_or_a_symlink_is_not_used(tmp_path):
                      ).fetchone() == (0,)
     assert f.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = 'f' AND NOT internal").fetchone() == (0,)
     f.close()
-    v = repo.open_version("main")
+    v = repo.open_version("main", setup=True)
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (5, 10)
     # a symlink to an untouched template (another checkout's) is not followed
     good = tmp_path / "other"
-    repo.checkout(good).close()
+    repo.checkout(good, setup=True).close()
     con.execute("INSERT INTO lake.t VALUES (5)")
     (good / "fdl-template.duckdb").rename(tmp_path / "good.duckdb")
     tmpl.unlink()
@@ -243,7 +243,7 @@ def test_template_changed_or_a_symlink_is_not_used(tmp_path):
     p = fdl("commit", work, "-m", "full again", env={"FDL_TRACE": "1", "FDL_FREEZE": "full"})
     assert "the template is not used (fdl-template.duckdb is not a regular file)" in p.stderr, p.stderr
     assert "fdl_template" not in p.stderr and "ducklake.duckdb_extension" in p.stderr, p.stderr
-    v = repo.open_version("main")
+    v = repo.open_version("main", setup=True)
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (6, 15)
     assert fdl("verify", repo.root, "--deep", check=False).returncode == 0
 
@@ -254,9 +254,9 @@ def test_row_added_by_absolute_path_is_frozen_relative(tmp_path):
     ducklake_add_data_files of a file written there) is recorded relative to
     the data path in the new frozen catalog, by the incremental freeze as by
     the full one, and read back by stock DuckDB."""
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)
     con.execute("CREATE TABLE lake.t (k BIGINT, s VARCHAR)")
     con.execute("INSERT INTO lake.t VALUES (1, 'one')")
     both_ways(repo, work, "first", "full (a first version)")
@@ -278,6 +278,6 @@ def test_row_added_by_absolute_path_is_frozen_relative(tmp_path):
     frozen.close()
     files = read_json(repo.root / "versions" / repo.head() / "files.json")
     assert "main/t/added-by-hand.parquet" in files["sha256"], files["sha256"]
-    v = repo.open_version("main")
+    v = repo.open_version("main", setup=True)
     assert v.execute("SELECT count(*), sum(k) FROM lake.t").fetchone() == (4, 1 + 100 + 101 + 102)
     assert fdl("verify", repo.root, "--deep", check=False).returncode == 0

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import EXT, FDL, ROOT, connect, fdl, read_json, rows
+from conftest import EXT, FDL, ROOT, Repo, connect, fdl, fdl_setup, read_json, rows
 
 PIPE_BIN = ROOT / "deps" / "pipelines-venv" / "bin"
 
@@ -26,9 +26,19 @@ def tools():
             "DO_NOT_TRACK": "1", "RUNTIME__LOG_LEVEL": "WARNING"}
 
 
+@pytest.fixture
+def repo(tmp_path):
+    """The repository the pipelines publish to, its init by the release
+    build: the scene (tests/README.md, "Shared setups")."""
+    return Repo(tmp_path, setup=True)
+
+
 def read(root, ref="main"):
+    """Stock DuckDB on a version, through the release build's ATTACH (the
+    reader is stock DuckDB; `fdl attach` runs the build under test in the
+    tests about it, test_cli and test_reader)."""
     con = connect()
-    con.execute(fdl("attach", f"{root}@{ref}").stdout)
+    con.execute(fdl_setup("attach", f"{root}@{ref}").stdout)
     return con
 
 

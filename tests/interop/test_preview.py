@@ -8,7 +8,7 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import commits, connect, fdl, read_json
+from conftest import Repo, commits, connect, fdl, read_json
 
 
 @pytest.fixture(autouse=True)
@@ -18,6 +18,27 @@ def every_commit_previews(monkeypatch, request):
     once `fdl preview` wrote one) has its own test."""
     if request.node.name != "test_a_repository_keeps_previews_once_fdl_preview_wrote_one":
         monkeypatch.setenv("FDL_PREVIEW_AT_COMMIT", "1")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """The repository, its init by the release build: the scene
+    (tests/README.md, "Shared setups")."""
+    return Repo(tmp_path, setup=True)
+
+
+def commits_under_test(repo, work, *steps):
+    """commits() from the release build's checkout (the scene), each commit,
+    which writes the preview under test, by FDL_BIN: the ids, oldest first."""
+    con = repo.checkout(work, setup=True)
+    ids = []
+    for message, statements in steps:
+        for sql in statements:
+            con.execute(sql)
+        fdl("commit", work, "-m", message)
+        ids.append(repo.head())
+    con.close()
+    return ids
 
 
 def preview(repo, vid):
@@ -78,7 +99,7 @@ def expected(con, table):
 
 def check_version(repo, vid):
     got = preview(repo, vid)
-    con = repo.open_version(vid)
+    con = repo.open_version(vid, setup=True)  # stock DuckDB, the oracle: the release build's ATTACH
     try:
         names = sorted(r[0] for r in con.execute(
             "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall())
@@ -108,7 +129,7 @@ STEPS = [
 
 
 def test_each_statistic_equals_stock_duckdb_and_unchanged_tables_are_reused(repo, tmp_path):
-    ids, _ = commits(repo, tmp_path / "w", *STEPS)
+    ids = commits_under_test(repo, tmp_path / "w", *STEPS)
     p = [check_version(repo, vid) for vid in ids]
     # a table the commit did not change keeps its file; one it changed gets a new one
     assert p[1]["main.big"]["key"] == p[0]["main.big"]["key"]
@@ -162,7 +183,7 @@ def test_a_changed_table_is_read_from_its_data_files_as_duckdb_reads_it(repo, tm
     row order, partition folders ignored; a table without files from its
     columns), not through DuckLake, and each value still equals stock
     DuckDB's; a table files.json calls unreadable is read through DuckLake."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     ids, traces = [], []
     for message, statements in PLAIN_STEPS:
         for sql in statements:
@@ -196,7 +217,7 @@ def test_the_preview_at_commit_is_the_one_fdl_preview_computes_from_the_version(
     the landing card too, for tables with deletes in two files, a renamed
     and an added column, a struct read through DuckLake, and first rows
     taken from the parent's preview."""
-    commits(repo, tmp_path / "w", *PLAIN_STEPS)
+    commits_under_test(repo, tmp_path / "w", *PLAIN_STEPS)
     previews = repo.root / "previews"
 
     def held():
@@ -209,7 +230,7 @@ def test_the_preview_at_commit_is_the_one_fdl_preview_computes_from_the_version(
 
 
 def test_fdl_preview_fills_older_versions_and_they_go_with_a_withdrawal(repo, tmp_path, ledger):
-    ids, _ = commits(repo, tmp_path / "w", *STEPS)
+    ids, _ = commits(repo, tmp_path / "w", *STEPS, setup=True)  # the scene: fdl preview is checked
     before = {vid: (repo.root / "previews" / f"{vid}.json").read_text() for vid in ids}
     tables = sorted(p.name for p in (repo.root / "previews" / "tables").iterdir())
     # previews deleted (a repository published before fdl wrote them): fdl preview writes the same files
@@ -243,7 +264,7 @@ def test_a_repository_keeps_previews_once_fdl_preview_wrote_one(repo, tmp_path, 
     commit (none written); once it has one, each commit whose first parent
     has a preview writes its own, equal to stock DuckDB's answers."""
     monkeypatch.delenv("FDL_PREVIEW_AT_COMMIT", raising=False)
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.t AS SELECT i AS a, 'x' || i AS b FROM range(50) r(i)")
     fdl("commit", tmp_path / "w", "-m", "v1")
     con.execute("INSERT INTO lake.t VALUES (-1, NULL)")
@@ -263,7 +284,7 @@ def test_a_column_without_a_histogram_leaves_the_other_statistics_as_duckdb_answ
     equi_width_bins refuses an infinite bound, which ends the preview's
     transaction): the preview has none for it, and every other statistic,
     read after it from the table's data files, still equals stock DuckDB's."""
-    con = repo.checkout(tmp_path / "w")
+    con = repo.checkout(tmp_path / "w", setup=True)
     con.execute("CREATE TABLE lake.f (x DOUBLE, s VARCHAR, n INTEGER)")
     con.execute("INSERT INTO lake.f VALUES (1.5, 'a', 1), ('inf', 'b', 2), (NULL, 'a', NULL), (-2.25, NULL, 3)")
     con.close()

@@ -89,9 +89,9 @@ def commits_beside_a_writer(repo, work, con, tmp, ledger, n=30):
 
 
 def test_commits_beside_a_writer_sqlite(tmp_path, ledger):
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)
     expected = commits_beside_a_writer(repo, work, con, tmp_path, ledger)
     assert len(expected) == 30
     versions_answer_their_rows(repo, expected)
@@ -100,10 +100,10 @@ def test_commits_beside_a_writer_sqlite(tmp_path, ledger):
 
 
 def test_commits_beside_a_writer_postgres(postgres, tmp_path, ledger):  # noqa: F811
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = new_db(postgres, "stats")
     con = connect()
-    con.execute(fdl("checkout", repo.root, work).stdout)
+    con.execute(fdl_setup("checkout", repo.root, work).stdout)
     expected = commits_beside_a_writer(repo, work, con, tmp_path, ledger)
     assert len(expected) == 30
     versions_answer_their_rows(repo, expected)
@@ -115,9 +115,9 @@ def test_commits_beside_a_writer_postgres(postgres, tmp_path, ledger):  # noqa: 
 def test_recomputed_bounds_order_by_type(tmp_path, column, ledger):
     """The bounds recomputed at the cut order values as their type does
     ('10' after '9' as numbers, before it as text), as DuckLake does."""
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)
     typ = column.split(" ", 1)[1]
     con.execute(f"CREATE TABLE lake.t ({column})")
     values, late = {"BIGINT": (["9", "10", "-3"], "100"), "VARCHAR": (["9", "10", "b"], "c"),
@@ -129,7 +129,7 @@ def test_recomputed_bounds_order_by_type(tmp_path, column, ledger):
     # the writer's value is past every bound: the version must not answer it
     held_commit(work, tmp_path, lambda: con.execute(f"INSERT INTO lake.t VALUES (CAST('{late}' AS {typ}))"),
                 "typed", ledger)
-    v = repo.open_version("main")
+    v = repo.open_version("main", setup=True)  # stock DuckDB reads what the held commit wrote
     got = v.execute("SELECT min(k), max(k) FROM lake.t").fetchone()
     rows = [r[0] for r in v.execute("SELECT k FROM lake.t").fetchall()]
     assert got == (min(rows), max(rows))
@@ -141,12 +141,12 @@ def test_verify_names_a_version_whose_bounds_no_file_holds(tmp_path, ledger):
     holds (what a commit beside a writer made before the fix) is named by
     fdl verify, with the table, the column and the value; the others pass."""
     import sqlite3
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)
     con.execute("CREATE TABLE lake.t (k BIGINT, s VARCHAR)")
     con.execute("INSERT INTO lake.t VALUES (1, 'a'), (2, 'b')")
-    fdl("commit", work, "-m", "good")
+    fdl_setup("commit", work, "-m", "good")  # the scene: the versions verify reads
     good = repo.head()
     con.execute("INSERT INTO lake.t VALUES (3, 'c')")
     con.close()
@@ -156,9 +156,9 @@ def test_verify_names_a_version_whose_bounds_no_file_holds(tmp_path, ledger):
     db.commit()
     db.close()
     ledger.waive(repo.root, "the statistics are forged for verify to find: they answer other than the rows")
-    fdl("commit", work, "-m", "bad")
+    fdl_setup("commit", work, "-m", "bad")
     bad = repo.head()
-    v = repo.open_version(bad)
+    v = repo.open_version(bad, setup=True)
     assert v.execute("SELECT max(k) FROM lake.t").fetchone() == (238,)  # what stock DuckDB answers
     p = fdl("verify", repo.root, "--all", "--deep", check=False)
     assert p.returncode != 0
@@ -177,9 +177,9 @@ def test_verify_checks_each_table_and_column_of_a_wide_catalog(tmp_path, ledger)
     bound of a table with a deleted row: DuckLake reads the files of such
     a table for min() and max(), so its statistics answer nothing."""
     import sqlite3
-    repo = Repo(tmp_path)
+    repo = Repo(tmp_path, setup=True)  # the scene: the release build (tests/README.md)
     work = tmp_path / "w"
-    con = repo.checkout(work)
+    con = repo.checkout(work, setup=True)
     cols = ", ".join(f"c{j} BIGINT" for j in range(6))
     for t in range(4):
         con.execute(f"CREATE TABLE lake.t{t} ({cols})")
@@ -197,8 +197,8 @@ def test_verify_checks_each_table_and_column_of_a_wide_catalog(tmp_path, ledger)
     db.commit()
     db.close()
     ledger.waive(repo.root, "the statistics are forged for verify to find: they answer other than the rows")
-    fdl("commit", work, "-m", "wide")
-    v = repo.open_version("main")
+    fdl_setup("commit", work, "-m", "wide")  # the scene: the version verify reads
+    v = repo.open_version("main", setup=True)
     assert v.execute("SELECT min(c3) FROM lake.t2").fetchone() == (-7,)  # what stock DuckDB answers
     assert v.execute("SELECT max(c2) FROM lake.t1").fetchone() == (122,)  # read from the files
     p = fdl("verify", repo.root, "--all", "--deep", check=False)

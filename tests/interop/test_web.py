@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, commits, connect, fdl, fdl_setup
+from conftest import ROOT, Repo, commits, connect, fdl, fdl_setup
 from test_reader import Server, get
 
 NODE_SCRIPT = ROOT / "web" / "test" / "e2e.mjs"  # beside web/node_modules
@@ -21,6 +21,34 @@ def page_browser(browser):
     """Every test here drives the page in the worker's one Chromium
     (conftest.chromium, FDL_TEST_BROWSER)."""
     return browser
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """The repository, its init by the release build: the scene the page
+    reads (tests/README.md, "Shared setups"; the histories replace it)."""
+    return Repo(tmp_path, setup=True)
+
+
+def oracle(repo, ref):
+    """Stock DuckDB on a version, through the release build's ATTACH: the
+    oracle the page is checked against (`fdl attach` runs the build under
+    test in the tests about it, test_cli and test_reader)."""
+    con = connect()
+    con.execute(fdl_setup("attach", repo.root, ref).stdout)
+    return con
+
+
+def log_ids(repo):
+    """The versions `fdl log --json` lists, newest first (the release build:
+    an oracle here; test_history checks log)."""
+    return [json.loads(x) for x in fdl_setup("log", repo.root, "--json").stdout.splitlines() if x.strip()]
+
+
+def diff_rows(repo, seq):
+    """`fdl diff --rows --json` of main:seq-1 and main:seq by the release
+    build: the oracle of the page's compare (test_history checks diff)."""
+    return json.loads(fdl_setup("diff", repo.root, f"main:{seq - 1}", f"main:{seq}", "--rows", "--json").stdout)
 
 
 DESCRIBED = ("name: population\ntitle: Population by town\n"
@@ -97,8 +125,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histor
     # what stock DuckDB says about the same versions
     truth = {}
     for seq in (3, 1):
-        con = connect()
-        con.execute(fdl("attach", repo.root, f"main:{seq}").stdout)
+        con = oracle(repo, f"main:{seq}")
         truth[seq] = con.execute("SELECT count(*), sum(people) FROM lake.population").fetchone()
     assert latest["heading"].startswith("Version 3")
     assert latest["header"] == ["n", "people"]
@@ -109,8 +136,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histor
     # towns has deletes (v2 on) and a renamed column (v3): both read as DuckLake reads them,
     # the rename through files.json's field_ids
     assert latest["notQueryable"] == [] and first["notQueryable"] == []
-    con = connect()
-    con.execute(fdl("attach", repo.root, "main:3").stdout)
+    con = oracle(repo, "main:3")
     towns3 = con.execute("SELECT * FROM lake.towns ORDER BY code").fetchall()
     assert towns3 == [(1, "Ashby"), (3, "Crewe")]
     assert renamed["header"] == ["code", "town_name"]
@@ -123,8 +149,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histor
         assert (ARTIFACTS / name).stat().st_size > 10000, name
 
     # a table with deleted rows (delete files) reads in the browser as DuckLake reads it
-    con = connect()
-    con.execute(fdl("attach", repo.root, "main:2").stdout)
+    con = oracle(repo, "main:2")
     towns2 = con.execute("SELECT code, name FROM lake.towns ORDER BY code").fetchall()
     assert towns2 == [(1, "Ashby"), (3, "Crewe")]
     assert deleted["rows"] == [[str(c), n] for c, n in towns2] and deleted["header"] == ["code", "name"]
@@ -133,8 +158,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histor
     assert towns_view["error"] == [] and towns_view["header"] == ["code", "name"]
     assert towns_view["types"] == ["int32", "varchar"]
     assert sorted(towns_view["rows"]) == sorted([[str(c), n] for c, n in towns2])
-    con = connect()
-    con.execute(fdl("attach", repo.root, "main:3").stdout)
+    con = oracle(repo, "main:3")
     people = {r[0]: r[1] for r in con.execute("SELECT town, people FROM lake.population").fetchall()}
     assert len(population_view["rows"]) == 20  # one page
     assert all(people[t] == int(n) for t, n in population_view["rows"])
@@ -153,7 +177,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histor
     assert facts["main.population"].startswith(f"{counts['population']} rows") and "2 columns" in facts["main.population"]
     assert facts["main.towns"].startswith(f"{counts['towns']} rows")
     assert card["tables"][1]["columns"] == ["code", "town_name"]
-    log = [json.loads(line)["id"] for line in fdl("log", repo.root, "--json").stdout.splitlines() if line.strip()]
+    log = [v["id"] for v in log_ids(repo)]
     assert card["historyIds"] == log and len(log) == 3  # whole ids behind the short ones
     # "use this dataset": the DuckDB block runs in stock DuckDB as it is shown
     assert f"versions/{head}/ducklake.duckdb" in card["duckdb"] and "import duckdb" in card["python"]
@@ -168,7 +192,7 @@ def test_the_page_lists_versions_opens_one_and_queries_it(repo, tmp_path, histor
     by_seq = {c["seq"]: {r[0]: r for r in c["rows"]} for c in seen["compares"]}
     assert all(c["done"] == "1" for c in seen["compares"])
     for seq in (2, 3):
-        diff = json.loads(fdl("diff", repo.root, f"main:{seq - 1}", f"main:{seq}", "--rows", "--json").stdout)
+        diff = diff_rows(repo, seq)
         for table, t in diff["rows"].items():
             row = by_seq[seq][table]
             if row[5] == "not readable in the browser":  # towns after its rename (v3)
@@ -353,8 +377,7 @@ def test_the_page_reads_every_kind_of_table_as_duckdb_does(repo, tmp_path):
     finally:
         server.stop()
     assert seen["consoleErrors"] == []
-    con = connect()
-    con.execute(fdl("attach", repo.root, "main:1").stdout)
+    con = oracle(repo, "main:1")
     for q, got in zip(queries, seen["queries"]):
         stock = q.replace("FROM ty", "FROM lake.ty").replace("FROM other.p", "FROM lake.other.p").replace("FROM v", "FROM lake.v")
         want = [["NULL" if x is None else str(x) for x in row] for row in con.execute(stock).fetchall()]
@@ -418,7 +441,7 @@ next #line', ['NULL', '', 'x,y', 'it''s', NULL, ' lead'], {'a': NULL, 'b': 'x:y'
         "viewers": [{"seq": 1, "table": "main.vals"}]})
     assert seen["consoleErrors"] == []
     assert seen["timeZone"] == "Asia/Tokyo"
-    lake = repo.open_version("main")
+    lake = repo.open_version("main", setup=True)
     want = stock_text(lake, "SELECT * FROM lake.vals ORDER BY id")
     assert want[0][4] == "2025-12-01 04:45:07.25+00" and want[0][1] == "999.698"  # what the issue saw wrong
     [card] = seen["cardQueries"]
@@ -478,9 +501,9 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
     con.execute("INSERT INTO lake.t (id, label) VALUES (99, 'secret')")
     fdl_setup("commit", work, "-m", "v5: published by mistake")
     con.close()
-    log = {json.loads(x)["seq"]: json.loads(x)["id"] for x in fdl("log", repo.root, "--json").stdout.splitlines() if x.strip()}
+    log = {v["seq"]: v["id"] for v in log_ids(repo)}
     # what stock DuckDB says, read before anything goes offline
-    lake = repo.open_version("main:4")
+    lake = repo.open_version("main:4", setup=True)
     queries = ["SELECT * FROM t ORDER BY id", "SELECT * FROM h ORDER BY v", "SELECT * FROM p ORDER BY k",
                "SELECT j, k, count(*) AS n FROM t GROUP BY ALL ORDER BY ALL"]
     want = [stock_text(lake, q.replace("FROM ", "FROM lake.")) for q in queries]
@@ -492,11 +515,10 @@ def test_schema_changes_partitions_statistics_compare_and_offline_versions(repo,
         n, lo, hi = lake.execute(f'SELECT count(*) - count("{c}"), CAST(min("{c}") AS VARCHAR), '
                                  f'CAST(max("{c}") AS VARCHAR) FROM lake.t').fetchone()
         stats[c] = [c, str(n), "NULL" if lo is None else lo, "NULL" if hi is None else hi]
-    diffs = {seq: json.loads(fdl("diff", repo.root, f"main:{seq - 1}", f"main:{seq}", "--rows", "--json").stdout)
-             for seq in (3, 4)}
+    diffs = {seq: diff_rows(repo, seq) for seq in (3, 4)}
     set_retention(repo, 0, 4)
     assert [e["id"] for e in json.loads(fdl("expire", repo.root, "--json").stdout)["expired"]] == [log[1]]
-    fdl("withdraw", repo.root, log[5], "--reason", "a row published by mistake", "--force")  # the tip: offline on purpose
+    fdl_setup("withdraw", repo.root, log[5], "--reason", "a row published by mistake", "--force")  # the tip: offline on purpose
 
     seen = run_page(repo, tmp_path, "lifecycle", {
         "queries": [{"seq": 4, "sql": q} for q in queries],
@@ -556,15 +578,15 @@ def test_the_card_paints_first_rows_and_statistics_from_the_preview(repo, tmp_pa
                          " (4, '<script>alert(1)</script>'), (5, '<img src=x onerror=alert(2)>')"]),
                      ("a delete and a renamed column", [
                          "DELETE FROM lake.towns WHERE code = 2",
-                         "ALTER TABLE lake.towns RENAME COLUMN name TO town_name"]))
+                         "ALTER TABLE lake.towns RENAME COLUMN name TO town_name"]), setup=True)  # the scene: the page is checked
     assert all((repo.root / "previews" / f"{vid}.json").exists() for vid in ids)
     seen = run_page(repo, tmp_path, "preview", {"queries": [], "viewers": [{"seq": 1, "table": "main.towns",
                                                                             "stats": True}]})
     assert seen["consoleErrors"] == []
     assert seen["duckdbBeforeClick"] == [] and not [u for u in seen["requests"] if "/_fdl/duckdb/" in u]
     assert seen["card"]["scripts"] == 0
-    con = repo.open_version(ids[-1])
-    first = repo.open_version(ids[0])
+    con = repo.open_version(ids[-1], setup=True)
+    first = repo.open_version(ids[0], setup=True)
     try:
         want = {name: expected(con, f"lake.main.{name}") for name in ("big", "towns")}
         want_first = expected(first, "lake.main.towns")
@@ -613,9 +635,9 @@ def test_the_repository_page_shows_first_rows_with_its_html_and_the_script_takes
                          "INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, NULL),"
                          " (4, '<script>alert(1)</script>')",
                          "CREATE TABLE lake.counts AS SELECT i AS id, i * 3 AS n FROM range(500) r(i)"]),
-                     ("a delete", ["DELETE FROM lake.towns WHERE code = 2"]))
+                     ("a delete", ["DELETE FROM lake.towns WHERE code = 2"]), setup=True)  # the scene
     fdl("site", repo.root)
-    con = repo.open_version(ids[-1])
+    con = repo.open_version(ids[-1], setup=True)
     try:
         want = {t: [list(r) for r in expected(con, f"lake.main.{t}")["rows"]] for t in ("towns", "counts")}
     finally:
@@ -661,7 +683,7 @@ def test_the_script_page_draws_the_card_from_one_file_and_never_a_stale_one(repo
     ids, con = commits(repo, work, ("towns", [
         "CREATE TABLE lake.towns (code INTEGER, name VARCHAR)",
         "INSERT INTO lake.towns VALUES (1, 'Ashby'), (2, 'Brill'), (3, NULL), (4, '<script>alert(1)</script>')"]),
-        close=False)
+        close=False, setup=True)  # the scene; the next commit, whose landing card is checked, runs FDL_BIN
     old_card = (repo.root / "previews" / "HEAD.json").read_bytes()
     con.execute("DELETE FROM lake.towns WHERE code = 2")
     fdl("commit", work, "-m", "a delete")
@@ -671,7 +693,7 @@ def test_the_script_page_draws_the_card_from_one_file_and_never_a_stale_one(repo
     assert card["head"] == "main" and card["tip"] == ids[-1] and card["preview"]["version"] == ids[-1]
 
     def want_of(vid):
-        c = repo.open_version(vid)
+        c = repo.open_version(vid, setup=True)
         try:
             rows = expected(c, "lake.main.towns")["rows"]
         finally:
