@@ -217,6 +217,54 @@ def test_commit_writes_no_preview_before_its_version(repo, tmp_path, ledger, mon
     ledger.record(repo.root, repo.head())
 
 
+def commit_held_until(work, gate, point, says, while_held):
+    """fdl commit of `work` (traced) with its preview held at pause point
+    `point` until its trace says `says` (the commit waiting for it); then
+    while_held(lines so far) runs, the preview is let go and the commit must
+    end well. Returns its whole trace. Without the wait the commit would end
+    at its join, held by the preview: the deadline is a safety net, never
+    the outcome."""
+    gate.mkdir()
+    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_TRACE="1",
+               FDL_PAUSE_AT=point, FDL_PAUSE_DIR=str(gate))
+    p = subprocess.Popen([FDL, "commit", work, "-m", "two"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    err, waits = [], threading.Event()
+
+    def read():  # the commit's trace, as it comes
+        for line in p.stderr:
+            err.append(line)
+            if says in line:
+                waits.set()
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        assert waits.wait(timeout=300), f"no {says!r}:\n" + "".join(err[-20:])
+        assert (gate / f"{point}.reached").exists()
+        while_held(list(err))
+        (gate / f"{point}.go").touch()
+        assert p.wait(timeout=600) == 0, "".join(err)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        reader.join()
+    return "".join(err)
+
+
+def preview_is_fdl_previews(repo):
+    """Every file under previews/ (the tip's among them) is byte for byte
+    what fdl preview computes once previews/ is removed."""
+    previews = repo.root / "previews"
+
+    def held():
+        return {str(q.relative_to(previews)): q.read_bytes() for q in previews.rglob("*") if q.is_file()}
+    at_commit = held()
+    assert f"{repo.head()}.json" in at_commit
+    shutil.rmtree(previews)
+    fdl("preview", repo.root)
+    assert held() == at_commit
+
+
 def test_a_commit_keeps_its_new_files_until_its_preview_read_them(repo, tmp_path, ledger, monkeypatch):
     """The preview beside a commit reads a table's new data files where the
     freeze found them (the working catalog's own folder: they are published
@@ -234,46 +282,13 @@ def test_a_commit_keeps_its_new_files_until_its_preview_read_them(repo, tmp_path
     con.close()
     staged = lambda: sorted((repo.root / "work").rglob("*.parquet"))  # noqa: E731
     assert len(staged()) == 1
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_TRACE="1",
-               FDL_PAUSE_AT="preview-reading", FDL_PAUSE_DIR=str(gate))
-    p = subprocess.Popen([FDL, "commit", work, "-m", "two"], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    err, waits = [], threading.Event()
-
-    def read():  # the commit's trace, as it comes
-        for line in p.stderr:
-            err.append(line)
-            if "waiting for the preview's reads" in line:
-                waits.set()
-    reader = threading.Thread(target=read)
-    reader.start()
-    try:
-        # without the wait the commit would end at its join, held by the
-        # preview: the deadline is a safety net, never the outcome
-        assert waits.wait(timeout=300), "the commit did not wait:\n" + "".join(err[-20:])
-        assert (gate / "preview-reading.reached").exists()
+    def copy_kept(_):
         assert len(staged()) == 1  # its copy of the new file is still there
-        (gate / "preview-reading.go").touch()
-        assert p.wait(timeout=600) == 0, "".join(err)
-    finally:
-        if p.poll() is None:
-            p.kill()
-        reader.join()
-    trace = "".join(err)
+    trace = commit_held_until(work, tmp_path / "gate", "preview-reading", "waiting for the preview's reads", copy_kept)
     assert "preview: main.t read from its data files" in trace, trace
     assert "through DuckLake" not in trace, trace
     assert staged() == []  # published, then gone from the working catalog's folder
-    previews = repo.root / "previews"
-
-    def held():
-        return {str(q.relative_to(previews)): q.read_bytes() for q in previews.rglob("*") if q.is_file()}
-    at_commit = held()
-    assert f"{repo.head()}.json" in at_commit
-    shutil.rmtree(previews)
-    fdl("preview", repo.root)
-    assert held() == at_commit
+    preview_is_fdl_previews(repo)
     ledger.record(repo.root, repo.head())
 
 
@@ -291,44 +306,12 @@ def test_the_freeze_detaches_its_catalog_once_the_preview_read_it(repo, tmp_path
     fdl_setup("commit", work, "-m", "one")
     con.execute("INSERT INTO lake.t VALUES (-1, 'new')")
     con.close()
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    env = dict(os.environ, FDL_EXTENSION_DIR=EXT, FDL_AUTHOR_NAME="Test", FDL_TRACE="1",
-               FDL_PAUSE_AT="preview-started", FDL_PAUSE_DIR=str(gate))
-    p = subprocess.Popen([FDL, "commit", work, "-m", "two"], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    err, waits = [], threading.Event()
-
-    def read():  # the commit's trace, as it comes
-        for line in p.stderr:
-            err.append(line)
-            if "waiting for the preview to read the tables' states" in line:
-                waits.set()
-    reader = threading.Thread(target=read)
-    reader.start()
-    try:
-        # without the wait the freeze would detach and the commit end at its
-        # join, held by the preview: the deadline is a safety net, never the outcome
-        assert waits.wait(timeout=300), "the freeze did not wait:\n" + "".join(err[-20:])
-        assert (gate / "preview-started.reached").exists()
-        assert not any("DETACH fdl_new" in line for line in err), "".join(err)
-        (gate / "preview-started.go").touch()
-        assert p.wait(timeout=600) == 0, "".join(err)
-    finally:
-        if p.poll() is None:
-            p.kill()
-        reader.join()
-    trace = "".join(err)
+    def not_detached(lines):
+        assert not any("DETACH fdl_new" in line for line in lines), "".join(lines)
+    trace = commit_held_until(work, tmp_path / "gate", "preview-started",
+                              "waiting for the preview to read the tables' states", not_detached)
     assert "preview: main.t read from its data files" in trace, trace
-    previews = repo.root / "previews"
-
-    def held():
-        return {str(q.relative_to(previews)): q.read_bytes() for q in previews.rglob("*") if q.is_file()}
-    at_commit = held()
-    assert f"{repo.head()}.json" in at_commit
-    shutil.rmtree(previews)
-    fdl("preview", repo.root)
-    assert held() == at_commit
+    preview_is_fdl_previews(repo)
     ledger.record(repo.root, repo.head())
 
 
