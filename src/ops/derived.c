@@ -100,7 +100,7 @@ int fdl_ref_moved(fdl_repo *repo, const fdl_ref_move *m, fdl_error *err)
 			fdl_preview_job *pj = NULL;
 			fdl_iceberg_after_commit(repo, name, m->id, &ierr);
 			if (fdl__preview_wanted_for(repo, m->id))
-				fdl__preview_start(&pj, repo, m->id, NULL, &ierr);
+				fdl__preview_start(&pj, repo, m->id, &ierr);
 			fdl__preview_join(pj, &ierr);
 			fdl_site_after_commit(repo, m->id, &ierr);
 			fdl__card_refresh(repo, &ierr);

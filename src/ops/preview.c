@@ -51,7 +51,6 @@ typedef struct pv_run {
 	char *catalog;
 	fdl_duck *d;
 	fdl_duck *share; /* the commit's database, beside a commit */
-	bool attached;
 	bool lake;     /* attached through DuckLake in d (fdl preview) */
 	fdl_duck *own; /* beside a commit, once a table needs DuckLake: a DuckDB of its own, attached through it */
 	json_t *files; /* files.json's tables: how each reads from its data files (NULL: not known) */
@@ -64,10 +63,6 @@ typedef struct pv_run {
 
 static void run_free(pv_run *r)
 {
-	if (r->d && r->share && r->attached) { /* the database stays: leave it as found */
-		fdl_error ignore;
-		fdl_catalog_detach(r->d, ALIAS, &ignore);
-	}
 	fdl_duck_free(r->d);
 	fdl_duck_free(r->own);
 	free(r->catalog);
@@ -108,12 +103,10 @@ static int run_given(pv_run *r, const fdl_preview_job *j, fdl_error *err)
 /* The version attached as a reader attaches it: checked, confined, read
  * only, through DuckLake; its files.json, which says how each table reads
  * from its data files. Beside a commit (held), a connection to the
- * commit's own database (DuckDB started) with nothing attached: the
- * tables' states were read from the freeze's catalog as the job started,
- * a table read from its data files needs no more, and one that needs
- * DuckLake gets a DuckDB of its own (lake_ready). With `share` and not
- * held, the catalog attached raw there, without the confinement, which
- * would hold for the whole database. */
+ * commit's own database (`share`, DuckDB started) with nothing attached:
+ * the tables' states are read from the freeze's catalog, a table read from
+ * its data files needs no more, and one that needs DuckLake gets a DuckDB
+ * of its own (lake_ready). */
 static int run_open(pv_run *r, const char *id, fdl_error *err)
 {
 	bool held = r->job && r->job->held;
@@ -122,21 +115,16 @@ static int run_open(pv_run *r, const char *id, fdl_error *err)
 		rc = r->share ? fdl_duck_new_sharing(&r->d, r->share, err) : fdl_duck_new(&r->d, false, err);
 	if (!rc)
 		rc = fdl_duck_use_data(r->d, r->repo->data_url, r->repo->store, err);
-	if (held) /* the states were read as it started: nothing attached here */
+	if (held) /* nothing attached here */
 		return rc;
-	if (!rc && !r->share)
+	if (!rc)
 		rc = fdl_catalog_version_confined(NULL, r->d, NULL, r->catalog, r->repo->store, r->repo->data_dir, id,
 						  err);
-	/* in `share`, raw: a table read from its data files needs no more
-	 * (DuckLake's ATTACH reads more of the catalog) */
-	if (!rc && r->share)
-		rc = fdl_catalog_attach_raw(r->d, ALIAS, r->catalog, FDL_CAT_DUCKDB, true, err);
-	else if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
+	if (!rc && !(rc = fdl_catalog_attach_lake(r->d, ALIAS, r->catalog, r->repo->data_url, err)))
 		r->lake = true;
-	r->attached = !rc;
 	const char *dirs[] = {r->repo->data_url, NULL};
 	const char *paths[] = {r->catalog, NULL};
-	if (!rc && !r->share)
+	if (!rc)
 		rc = fdl_duck_confine(r->d, dirs, paths, err);
 	return rc;
 }
@@ -566,9 +554,9 @@ static void job_go(fdl_preview_job *j)
 		job_run(j);
 }
 
-int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err)
+int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_error *err)
 {
-	int rc = job_new(out, repo, id, share, err);
+	int rc = job_new(out, repo, id, NULL, err);
 	if (!rc)
 		job_go(*out);
 	return rc;

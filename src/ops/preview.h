@@ -35,12 +35,10 @@ bool fdl__preview_wanted(fdl_repo *repo, const char *parent);
 bool fdl__preview_wanted_for(fdl_repo *repo, const char *id);
 
 /* Version `id`'s preview, computed beside the caller (the decision is the
- * caller's, above) on its own repository handle, on a connection of its
- * own to `share` (the commit's DuckDB, DuckLake loaded; NULL: a DuckDB of
- * its own), with the commit's bound on statistics. Join it (NULL:
- * nothing) before `share` is freed. */
+ * caller's, above) on its own repository handle and a DuckDB of its own,
+ * with the commit's bound on statistics; joined by fdl__preview_join. */
 typedef struct fdl_preview_job fdl_preview_job;
-int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_duck *share, fdl_error *err);
+int fdl__preview_start(fdl_preview_job **out, fdl_repo *repo, const char *id, fdl_error *err);
 /* The same for that version, before its id is drawn, on a thread of its
  * own (where none can be started, the tables' states are read here and
  * the rest runs where the gate opens): the tables' states read from
